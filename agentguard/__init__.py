@@ -1,0 +1,3 @@
+"""agentguard: keeps AI-agent containers honest."""
+
+__version__ = "0.1.0"

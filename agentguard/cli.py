@@ -1,0 +1,186 @@
+"""The command line: parse -> config -> run -> render -> exit code. Nothing else lives here."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentguard import __version__
+from agentguard.engine import EXIT_CODE_TABLE, ExitCode, UsageError, exit_code
+from agentguard.findings import Report, Severity
+from agentguard.report import Format, render
+
+app = typer.Typer(
+    name="agentguard",
+    help="Keeps AI-agent containers honest: pins what an agent stack installs and checks "
+    "what the agent's container can read and do.\n\nExit codes: "
+    + "; ".join(f"{code} {text}" for code, text in EXIT_CODE_TABLE),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")
+]
+FailOnOpt = Annotated[
+    str,
+    typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity."),
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every finding and source.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")]
+
+
+def _color_wanted() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def log(message: str, *, quiet: bool = False) -> None:
+    """Progress and notes go to stderr, never mixed with a report on stdout."""
+    if not quiet:
+        typer.echo(message, err=True)
+
+
+def emit(
+    report: Report,
+    fmt: Format,
+    output: Path | None,
+    fail_on: str,
+    *,
+    verbose: bool = False,
+    allow_incomplete: bool = False,
+) -> None:
+    """Render the report, write it, and exit with the code from the shared table."""
+    try:
+        threshold = Severity.parse(fail_on)
+    except ValueError as exc:
+        fail_usage(str(exc))
+    text = render(report, fmt, color=output is None and _color_wanted(), verbose=verbose)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            typer.echo(f"agentguard: cannot write report to {output}: {exc}", err=True)
+            raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+    raise typer.Exit(int(exit_code(report, threshold, allow_incomplete=allow_incomplete)))
+
+
+def fail_usage(message: str) -> typer.Exit:
+    typer.echo(f"agentguard: error: {message}", err=True)
+    raise typer.Exit(int(ExitCode.USAGE))
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"agentguard {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Show the version."
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
+@app.command()
+def lock(
+    project: Annotated[
+        Path, typer.Argument(help="Project folder (pyproject.toml or requirements.in).")
+    ] = Path("."),
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Offline: verify the lock files against the inputs; write nothing."
+        ),
+    ] = False,
+    upgrade: Annotated[
+        bool,
+        typer.Option("--upgrade", "-U", help="Allow every package to move to its newest version."),
+    ] = False,
+    upgrade_package: Annotated[
+        list[str], typer.Option("--upgrade-package", "-P", help="Allow this package to move.")
+    ] = [],  # noqa: B006
+    allow_major: Annotated[
+        list[str],
+        typer.Option("--allow-major", help="Let this package cross a major (after review)."),
+    ] = [],  # noqa: B006
+    extra: Annotated[
+        list[str], typer.Option("--extra", help="Include this optional-dependencies group.")
+    ] = [],  # noqa: B006
+    all_extras: Annotated[
+        bool, typer.Option("--all-extras", help="Include every optional-dependencies group.")
+    ] = False,
+    group: Annotated[
+        list[str], typer.Option("--group", help="Include this [dependency-groups] group.")
+    ] = [],  # noqa: B006
+    index_url: Annotated[
+        str | None,
+        typer.Option(
+            "--index-url", help="Package index (simple API); default: the resolver's own."
+        ),
+    ] = None,
+    find_links: Annotated[
+        list[str], typer.Option("--find-links", help="A folder of wheels to use as well.")
+    ] = [],  # noqa: B006
+    no_index: Annotated[bool, typer.Option("--no-index", help="Use only --find-links.")] = False,
+    backend: Annotated[
+        str, typer.Option("--backend", help="Resolver: uv (default) or pip-tools.")
+    ] = "uv",
+    only_binary: Annotated[
+        bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
+    ] = False,
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+    fail_on: FailOnOpt = "high",
+    verbose: VerboseOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Resolve the project's whole dependency tree and write hash-pinned lock files."""
+    from agentguard.lock.command import LockOptions, run_lock
+
+    opts = LockOptions(
+        project=project,
+        check=check,
+        upgrade=upgrade,
+        upgrade_packages=tuple(upgrade_package),
+        allow_major=tuple(allow_major),
+        extras=tuple(extra),
+        all_extras=all_extras,
+        groups=tuple(group),
+        index_url=index_url,
+        find_links=tuple(find_links),
+        no_index=no_index,
+        backend=backend,
+        only_binary=only_binary,
+    )
+    try:
+        report = run_lock(opts, progress=lambda m: log(m, quiet=quiet))
+    except UsageError as exc:
+        fail_usage(str(exc))
+    emit(report, fmt, output, fail_on, verbose=verbose)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("agentguard: interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Runs gathering and rules for a command, applies policy, and picks the exit code.
+
+Exit codes (one table for every command):
+
+====  =====================================================================
+0     complete, and no active finding at or above ``--fail-on``
+1     complete, and at least one active finding at or above ``--fail-on``
+2     usage or configuration error (bad flag, malformed input file, unknown key)
+3     incomplete: a source failed or could not be read (takes precedence over 1,
+      because a partial look cannot vouch for anything; the findings are still reported)
+====  =====================================================================
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+from collections.abc import Iterable, Mapping
+
+from agentguard import __version__
+from agentguard.findings import (
+    Finding,
+    JSONValue,
+    Provenance,
+    Report,
+    Severity,
+    Source,
+    sort_findings,
+)
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    INCOMPLETE = 3
+
+
+EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
+    (0, "complete, and no active finding at or above --fail-on"),
+    (1, "complete, and at least one active finding at or above --fail-on"),
+    (2, "usage or configuration error: bad flag, malformed input, unknown config key"),
+    (3, "incomplete: a source failed or could not be read (wins over 1)"),
+)
+
+
+class UsageError(Exception):
+    """Bad input from the user: exit 2 with this message."""
+
+
+def now_utc() -> str:
+    return (
+        _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    )
+
+
+def make_report(
+    command: str,
+    findings: Iterable[Finding],
+    sources: Iterable[Source],
+    *,
+    target: str | None = None,
+    inputs: Mapping[str, JSONValue] | None = None,
+    facts: Mapping[str, JSONValue] | None = None,
+    notes: Iterable[str] = (),
+) -> Report:
+    return Report(
+        provenance=Provenance(
+            command=command,
+            tool_version=__version__,
+            made_at=now_utc(),
+            target=target,
+            inputs=dict(inputs or {}),
+        ),
+        findings=sort_findings(findings),
+        sources=tuple(sources),
+        facts=dict(facts or {}),
+        notes=tuple(notes),
+    )
+
+
+def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = False) -> ExitCode:
+    if report.failed_sources and not allow_incomplete:
+        return ExitCode.INCOMPLETE
+    worst = report.worst()
+    if worst is not None and worst >= fail_on:
+        return ExitCode.FINDINGS
+    return ExitCode.OK

@@ -1,0 +1,27 @@
+"""Output formats. Each renders a finished :class:`~agentguard.findings.Report`; none checks anything."""
+
+from __future__ import annotations
+
+import enum
+
+from agentguard.findings import Report
+
+
+class Format(str, enum.Enum):
+    TEXT = "text"
+    JSON = "json"
+    SARIF = "sarif"
+
+
+def render(report: Report, fmt: Format, *, color: bool = False, verbose: bool = False) -> str:
+    if fmt is Format.JSON:
+        from agentguard.report.json_out import render_json
+
+        return render_json(report)
+    if fmt is Format.SARIF:
+        from agentguard.report.sarif import render_sarif
+
+        return render_sarif(report)
+    from agentguard.report.text import render_text
+
+    return render_text(report, color=color, verbose=verbose)

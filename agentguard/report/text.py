@@ -1,0 +1,137 @@
+"""Text output for people (rich). Colour only when asked (a TTY without NO_COLOR)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from agentguard.findings import Finding, Report, Severity, SourceStatus
+
+_STYLE = {
+    Severity.CRITICAL: "bold white on red",
+    Severity.HIGH: "bold red",
+    Severity.MEDIUM: "yellow",
+    Severity.LOW: "cyan",
+    Severity.INFO: "dim",
+}
+_STATUS_STYLE = {
+    SourceStatus.OK: "green",
+    SourceStatus.FAILED: "bold red",
+    SourceStatus.SKIPPED: "yellow",
+}
+
+# Low and info findings beyond this many per rule are summarised in one line.
+SUMMARISE_AFTER = 5
+
+
+def _finding(console: Console, f: Finding) -> None:
+    head = Text()
+    head.append(f"{f.severity.value.upper():8}", style=_STYLE[f.severity])
+    head.append(f" {f.rule_id} ", style="bold")
+    head.append(f.title)
+    if f.ambiguous:
+        head.append("  [ambiguous]", style="magenta")
+    if f.confidence.value != "high":
+        head.append(f"  (confidence: {f.confidence.value})", style="dim")
+    if f.suppressed:
+        head.append(f"  (suppressed: {f.suppressed})", style="dim")
+    console.print(head)
+    console.print(Text("  " + f.message))
+    for loc in f.locations:
+        if len(loc.dependency_path) > 1:
+            console.print(Text("  path: ", style="dim"), end="")
+            for depth, node in enumerate(loc.dependency_path):
+                prefix = "" if depth == 0 else "        " + "   " * (depth - 1) + "└─ "
+                console.print(Text(prefix + node))
+            if loc.path or loc.layer or loc.note:
+                rest = Text("  at: " + loc.describe().split(", ")[0], style="dim")
+                console.print(rest)
+        else:
+            console.print(Text("  at: " + loc.describe(), style="dim"))
+    console.print(Text("  fix: " + f.fix.description, style="green"))
+    if f.fix.snippet:
+        for line in f.fix.snippet.splitlines():
+            console.print(Text("       " + line, style="green"))
+
+
+def render_text(report: Report, *, color: bool = False, verbose: bool = False) -> str:
+    buf = io.StringIO()
+    console = Console(
+        file=buf,
+        force_terminal=color,
+        no_color=not color,
+        width=110,
+        highlight=False,
+        soft_wrap=True,
+    )
+    prov = report.provenance
+    console.print(Text(f"agentguard {prov.tool_version} {prov.command}", style="bold"), end="")
+    console.print(Text(f"  target: {prov.target}" if prov.target else ""), end="")
+    console.print(Text(f"  at {prov.made_at}", style="dim"))
+    for key, value in prov.inputs.items():
+        console.print(Text(f"  {key}: {value}", style="dim"))
+
+    shown_per_rule: dict[str, int] = {}
+    hidden: dict[str, int] = {}
+    for f in report.findings:
+        if f.suppressed and not verbose:
+            continue
+        n = shown_per_rule.get(f.rule_id, 0)
+        if not verbose and f.severity <= Severity.LOW and n >= SUMMARISE_AFTER:
+            hidden[f.rule_id] = hidden.get(f.rule_id, 0) + 1
+            continue
+        shown_per_rule[f.rule_id] = n + 1
+        console.print()
+        _finding(console, f)
+    for rule_id, count in sorted(hidden.items()):
+        console.print(
+            Text(
+                f"\n  ... and {count} more {rule_id} findings (low/info; --verbose shows all)",
+                style="dim",
+            )
+        )
+
+    console.print()
+    bad = [s for s in report.sources if s.status is not SourceStatus.OK]
+    ok_count = len(report.sources) - len(bad)
+    if verbose or bad:
+        table = Table(title="sources", show_lines=False, title_justify="left")
+        table.add_column("status")
+        table.add_column("kind")
+        table.add_column("name", overflow="fold")
+        table.add_column("reason", overflow="fold")
+        for s in report.sources if verbose else bad:
+            table.add_row(
+                Text(s.status.value, style=_STATUS_STYLE[s.status]), s.kind, s.name, s.reason or ""
+            )
+        console.print(table)
+    console.print(
+        Text(
+            f"sources: {ok_count} ok, {len(report.failed_sources)} failed, "
+            f"{len(bad) - len(report.failed_sources)} skipped"
+        )
+    )
+
+    active = report.active_findings()
+    summary = Table(title="findings", title_justify="left")
+    summary.add_column("severity")
+    summary.add_column("count", justify="right")
+    for sev in sorted(Severity, reverse=True):
+        count = sum(1 for f in active if f.severity is sev)
+        if count:
+            summary.add_row(Text(sev.value, style=_STYLE[sev]), str(count))
+    if active:
+        console.print(summary)
+    suppressed = len(report.findings) - len(active)
+    tail = f"{len(active)} findings" + (f", {suppressed} suppressed" if suppressed else "")
+    if not report.complete:
+        tail += " -- INCOMPLETE: a source failed, so this is not a clean bill of health"
+    elif not active:
+        tail += " (every source was read)"
+    console.print(Text(tail, style="bold"))
+    for note in report.notes:
+        console.print(Text(note, style="dim"))
+    return buf.getvalue()

@@ -1,0 +1,7 @@
+"""Rule families. Importing this package registers every rule.
+
+Ids: AG1xx dependencies, AG2xx mounts and working directory, AG3xx agent tools and
+configuration, AG4xx container hardening. An id never changes meaning and is never reused.
+"""
+
+from agentguard.rules import deps  # noqa: F401
