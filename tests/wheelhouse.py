@@ -1,0 +1,90 @@
+"""Build small real wheels and a PEP 503 simple index on disk, for deterministic resolution."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import zipfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+# A fixed timestamp so that the same wheel is byte-identical on every run.
+_DATE = (2024, 1, 1, 0, 0, 0)
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest}"
+
+
+def build_wheel(
+    out_dir: Path,
+    name: str,
+    version: str,
+    requires: Iterable[str] = (),
+    *,
+    extras: Mapping[str, Iterable[str]] | None = None,
+    requires_python: str | None = None,
+    files: Mapping[str, str] | None = None,
+) -> Path:
+    """Write ``name-version-py3-none-any.whl`` with the given Requires-Dist lines."""
+    dist = name.replace("-", "_")
+    info = f"{dist}-{version}.dist-info"
+    meta = [
+        "Metadata-Version: 2.1",
+        f"Name: {name}",
+        f"Version: {version}",
+    ]
+    if requires_python:
+        meta.append(f"Requires-Python: {requires_python}")
+    for extra in sorted(extras or {}):
+        meta.append(f"Provides-Extra: {extra}")
+    meta.extend(f"Requires-Dist: {r}" for r in requires)
+    for extra, reqs in sorted((extras or {}).items()):
+        meta.extend(f'Requires-Dist: {r} ; extra == "{extra}"' for r in reqs)
+    contents: dict[str, bytes] = {
+        f"{dist}/__init__.py": f'__version__ = "{version}"\n'.encode(),
+        f"{info}/METADATA": ("\n".join(meta) + "\n").encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: agentguard-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    for path, text in (files or {}).items():
+        contents[path] = text.encode()
+    record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in contents.items())
+    record += f"{info}/RECORD,,\n"
+    contents[f"{info}/RECORD"] = record.encode()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{dist}-{version}-py3-none-any.whl"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p, d in contents.items():
+            zi = zipfile.ZipInfo(p, date_time=_DATE)
+            zi.external_attr = 0o644 << 16
+            zf.writestr(zi, d)
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def write_simple_index(wheel_dir: Path, index_dir: Path) -> str:
+    """A PEP 503 index over ``wheel_dir``; returns its file:// URL."""
+    by_name: dict[str, list[Path]] = {}
+    for whl in sorted(wheel_dir.glob("*.whl")):
+        by_name.setdefault(canonicalize_name(whl.name.split("-")[0]), []).append(whl)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    root_links = []
+    for name, wheels in sorted(by_name.items()):
+        (index_dir / name).mkdir(exist_ok=True)
+        links = []
+        for whl in wheels:
+            sha = hashlib.sha256(whl.read_bytes()).hexdigest()
+            links.append(f'<a href="{whl.resolve().as_uri()}#sha256={sha}">{whl.name}</a><br/>')
+        (index_dir / name / "index.html").write_text(
+            "<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n"
+        )
+        root_links.append(f'<a href="{name}/">{name}</a><br/>')
+    (index_dir / "index.html").write_text(
+        "<html><body>\n" + "\n".join(root_links) + "\n</body></html>\n"
+    )
+    return index_dir.resolve().as_uri()
