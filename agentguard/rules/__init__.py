@@ -4,4 +4,8 @@ Ids: AG1xx dependencies, AG2xx mounts and working directory, AG3xx agent tools a
 configuration, AG4xx container hardening. An id never changes meaning and is never reused.
 """
 
-from agentguard.rules import deps  # noqa: F401
+from agentguard.rules import (
+    deps,  # noqa: F401
+    hardening,  # noqa: F401
+    mounts,  # noqa: F401
+)
