@@ -1,0 +1,43 @@
+"""Agent configuration in a project folder (or in files collected from an image).
+
+Entry points used by the ``inspect`` command and the image inspector:
+
+* :func:`inspect_project` -- a folder (walked) or a single file;
+* :func:`inspect_files` -- files already collected (from an image), with the image's workdir.
+
+Both return a :class:`ProjectResult`: findings, the sources read (ok / failed / skipped)
+and facts for JSON readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentguard.findings import Finding, JSONValue, Source
+from agentguard.inspect.facts import ProjectFile
+
+
+@dataclass(frozen=True)
+class ProjectResult:
+    findings: tuple[Finding, ...]
+    sources: tuple[Source, ...]
+    facts: dict[str, JSONValue]
+
+
+def inspect_project(path: Path) -> ProjectResult:
+    """Walk a project folder (or read one file) and run the agent-configuration rules."""
+    from agentguard.inspect.project.scan import scan_path
+
+    return scan_path(path)
+
+
+def inspect_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:
+    """Run the agent-configuration rules over files collected from an image."""
+    from agentguard.inspect.project.scan import scan_files
+
+    return scan_files(files, workdir=workdir)
+
+
+__all__ = ["ProjectFile", "ProjectResult", "inspect_files", "inspect_project"]
