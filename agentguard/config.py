@@ -1,14 +1,30 @@
-"""Policy and configuration: shipped policies/*.toml and a project's [tool.agentguard]."""
+"""Policy and configuration: shipped policies/*.toml and a project's own configuration.
+
+A project configures agentguard in ``[tool.agentguard]`` of its ``pyproject.toml`` or at
+the top level of an ``agentguard.toml``. A shipped policy (``agentguard/policies/*.toml``)
+is a configuration of the same shape. Layers, lowest first: the policy chain (each
+policy may name the one it builds on with ``policy = "..."``), then the project file.
+Tables merge key by key; any other value (a list, a string) replaces the lower one.
+
+Both ``pyproject.toml`` (with a ``[tool.agentguard]`` table) and ``agentguard.toml`` in
+one folder: identical content is fine (one source of truth, read twice); different
+content is ambiguous and an error naming both files. Unknown keys are errors naming
+the file and the key (exit 2).
+"""
 
 from __future__ import annotations
 
+import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from agentguard.engine import UsageError
 from agentguard.findings import Severity
 
 if sys.version_info >= (3, 11):
@@ -16,8 +32,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+DEFAULT_POLICY = "default"
+PROJECT_FILE = "agentguard.toml"
+PYPROJECT = "pyproject.toml"
+TOP_KEYS = ("policy", "fail-on", "disable", "severity", "ignore", "rules", "deps")
+_RULE_ID = re.compile(r"^AG[1-9]\d\d$")
+_MAX_POLICY_DEPTH = 8
 
-class ConfigError(Exception):
+
+class ConfigError(UsageError):
     """A configuration file is malformed or has an unknown key (exit 2)."""
 
 
@@ -32,9 +55,62 @@ class DepsPolicy:
         return canonicalize_name(name) in self.watched
 
 
-def load_policy_data(name: str = "default") -> dict[str, Any]:
+@dataclass(frozen=True)
+class IgnoreEntry:
+    """``ignore = {AG301 = ["agents/*.py", "Dockerfile:12"]}``: one pattern of one rule."""
+
+    rule: str  # a rule id, or "*" for every rule
+    pattern: str  # a path glob (``*``, ``?``, ``**``) as written, without the line
+    line: int | None  # only this line, when written as ``path:line``
+    origin: str  # the file (and key) that declared it, for the suppression reason
+
+    @property
+    def text(self) -> str:
+        return f"{self.pattern}:{self.line}" if self.line is not None else self.pattern
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration of one run (policy chain + project file), validated."""
+
+    files: tuple[str, ...]  # every file that contributed, lowest layer first
+    policy: str
+    fail_on: Severity | None  # None: not configured (the command's default applies)
+    disabled: frozenset[str]
+    severity: Mapping[str, Severity]
+    ignores: tuple[IgnoreEntry, ...]
+    rule_options: Mapping[str, Mapping[str, Any]]
+    deps: DepsPolicy
+    notes: tuple[str, ...] = field(default=())
+
+    def options(self, rule_id: str) -> Mapping[str, Any]:
+        return self.rule_options.get(rule_id, {})
+
+
+def load_policy_data(name: str = DEFAULT_POLICY) -> dict[str, Any]:
+    return _read_policy(name, "(built-in default)")[0]
+
+
+def shipped_policies() -> list[str]:
+    files = resources.files("agentguard.policies").iterdir()
+    return sorted(f.name[: -len(".toml")] for f in files if f.name.endswith(".toml"))
+
+
+def _read_policy(name: str, named_in: str) -> tuple[dict[str, Any], str]:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", name) or name not in shipped_policies():
+        raise ConfigError(
+            f"{named_in}: unknown policy {name!r} (shipped: {', '.join(shipped_policies())})"
+        )
+    label = f"policy:{name}"
     text = resources.files("agentguard.policies").joinpath(f"{name}.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    return _parse_toml(text, label), label
+
+
+def _parse_toml(text: str, label: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{label}: not valid TOML: {exc}") from None
 
 
 def _names(value: Any, where: str) -> frozenset[str]:
@@ -44,6 +120,7 @@ def _names(value: Any, where: str) -> frozenset[str]:
 
 
 def deps_policy(data: dict[str, Any] | None = None) -> DepsPolicy:
+    """The ``[deps]`` table of ``data`` (default: the shipped default policy)."""
     deps = (data or load_policy_data()).get("deps", {})
     known = {"watched", "span-accepted", "watched-severity", "tail-severity"}
     unknown = set(deps) - known
@@ -58,3 +135,205 @@ def deps_policy(data: dict[str, Any] | None = None) -> DepsPolicy:
         )
     except ValueError as exc:
         raise ConfigError(f"[deps]: {exc}") from None
+
+
+# -- reading the project's file -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Layer:
+    label: str  # file name shown in errors
+    prefix: str  # "tool.agentguard." in pyproject.toml, "" elsewhere
+    data: dict[str, Any]
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    return _parse_toml(text, str(path))
+
+
+def _project_layer(path: Path) -> _Layer | None:
+    data = _read_file(path)
+    if path.name != PYPROJECT:
+        return _Layer(str(path), "", data)
+    tool = data.get("tool", {})
+    section = tool.get("agentguard") if isinstance(tool, dict) else None
+    if section is None:
+        return None
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: tool.agentguard must be a table")
+    return _Layer(str(path), "tool.agentguard.", section)
+
+
+def find_project_layer(project: Path) -> tuple[_Layer | None, list[str]]:
+    """The project's configuration in ``project`` (not its parents), and notes."""
+    own = project / PROJECT_FILE
+    pyproject = project / PYPROJECT
+    from_own = _project_layer(own) if own.is_file() else None
+    from_py = _project_layer(pyproject) if pyproject.is_file() else None
+    if from_own and from_py:
+        if from_own.data != from_py.data:
+            raise ConfigError(
+                f"two configurations: {own} and [tool.agentguard] in {pyproject} differ; "
+                "keep one of them (agentguard does not pick one for you)"
+            )
+        return from_own, [f"config: {own} and {pyproject} hold the same configuration"]
+    return from_own or from_py, []
+
+
+def load_config(project: Path | None = None, *, config_file: Path | None = None) -> Config:
+    """The effective configuration for ``project`` (or only ``config_file``, when given)."""
+    notes: list[str] = []
+    if config_file is not None:
+        if not config_file.is_file():
+            raise ConfigError(f"{config_file}: no such configuration file")
+        layer = _project_layer(config_file)
+        if layer is None:
+            raise ConfigError(f"{config_file}: has no [tool.agentguard] table")
+    elif project is not None:
+        layer, notes = find_project_layer(project)
+    else:
+        layer = None
+    layers = [layer] if layer else []
+    for lay in layers:
+        _validate(lay)
+    # the policy chain, from the project's `policy` (default: "default") down to its root
+    chain: list[_Layer] = []
+    name = str(layer.data.get("policy", DEFAULT_POLICY)) if layer else DEFAULT_POLICY
+    named_in = f"{layer.label}: {layer.prefix}policy" if layer else "(built-in default)"
+    while True:
+        if len(chain) >= _MAX_POLICY_DEPTH or any(c.label == f"policy:{name}" for c in chain):
+            raise ConfigError(f"{named_in}: policy {name!r} builds on itself (a cycle)")
+        data, label = _read_policy(name, named_in)
+        pol = _Layer(label, "", data)
+        _validate(pol)
+        chain.append(pol)
+        if "policy" not in data:
+            break
+        name, named_in = str(data["policy"]), f"{label}: policy"
+    stack = [*reversed(chain), *layers]
+    return _build(stack, policy=chain[0].label.split(":", 1)[1], notes=notes)
+
+
+# -- validation and merging -----------------------------------------------------------
+
+
+def _known_rules() -> set[str]:
+    from agentguard.rules.base import all_rules
+
+    return {r.id for r in all_rules()}
+
+
+def _rule_key(lay: _Layer, key: str, rule: str, known: set[str], *, star: bool = False) -> None:
+    if star and rule == "*":
+        return
+    if not _RULE_ID.match(rule):
+        raise ConfigError(f"{lay.label}: {lay.prefix}{key}: {rule!r} is not a rule id (AGnnn)")
+    if rule not in known:
+        raise ConfigError(
+            f"{lay.label}: {lay.prefix}{key}: unknown rule {rule} (`agentguard rules` lists them)"
+        )
+
+
+def _validate(lay: _Layer) -> None:
+    d, p, label = lay.data, lay.prefix, lay.label
+    for key in d:
+        if key not in TOP_KEYS:
+            raise ConfigError(
+                f"{label}: unknown key `{p}{key}` (known keys: {', '.join(TOP_KEYS)})"
+            )
+    known = _known_rules()
+    if "policy" in d and not isinstance(d["policy"], str):
+        raise ConfigError(f"{label}: {p}policy must be a policy name (a string)")
+    if "fail-on" in d:
+        _severity(lay, "fail-on", d["fail-on"])
+    disable = d.get("disable", [])
+    if not isinstance(disable, list) or not all(isinstance(r, str) for r in disable):
+        raise ConfigError(f"{label}: {p}disable must be a list of rule ids")
+    for rule in disable:
+        _rule_key(lay, "disable", rule, known)
+    for table in ("severity", "ignore", "rules", "deps"):
+        if table in d and not isinstance(d[table], dict):
+            raise ConfigError(f"{label}: {p}{table} must be a table")
+    for rule, sev in d.get("severity", {}).items():
+        _rule_key(lay, "severity", rule, known)
+        _severity(lay, f"severity.{rule}", sev)
+    for rule, patterns in d.get("ignore", {}).items():
+        _rule_key(lay, "ignore", rule, known, star=True)
+        if not isinstance(patterns, list) or not all(isinstance(x, str) for x in patterns):
+            raise ConfigError(f"{label}: {p}ignore.{rule} must be a list of paths (or path:line)")
+    for rule, opts in d.get("rules", {}).items():
+        _rule_key(lay, "rules", rule, known)
+        _validate_options(lay, rule, opts)
+    if "deps" in d:
+        try:
+            deps_policy({"deps": d["deps"]})
+        except ConfigError as exc:
+            raise ConfigError(f"{label}: {p}{exc}") from None
+
+
+def _severity(lay: _Layer, key: str, value: Any) -> Severity:
+    try:
+        return Severity.parse(value if isinstance(value, str) else repr(value))
+    except ValueError as exc:
+        raise ConfigError(f"{lay.label}: {lay.prefix}{key}: {exc}") from None
+
+
+def _validate_options(lay: _Layer, rule_id: str, opts: Any) -> None:
+    from agentguard.rules.base import get_rule
+
+    where = f"{lay.label}: {lay.prefix}rules.{rule_id}"
+    if not isinstance(opts, dict):
+        raise ConfigError(f"{where} must be a table of options")
+    # a rule declares its options as `options = {"name": "what it does"}` on its class
+    declared: Mapping[str, str] = getattr(get_rule(rule_id), "options", {})
+    for key in opts:
+        if key not in declared:
+            takes = ", ".join(sorted(declared)) or "none"
+            raise ConfigError(f"{where}: unknown option `{key}` ({rule_id} takes: {takes})")
+
+
+def _merge(low: dict[str, Any], high: dict[str, Any]) -> dict[str, Any]:
+    out = dict(low)
+    for key, value in high.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _ignore_entries(lay: _Layer, rule: str, patterns: list[str]) -> list[IgnoreEntry]:
+    out = []
+    for text in patterns:
+        pattern, line = text, None
+        head, sep, tail = text.rpartition(":")
+        if sep and tail.isdigit() and head:
+            pattern, line = head, int(tail)
+        out.append(IgnoreEntry(rule, pattern, line, f"{lay.label}: {lay.prefix}ignore.{rule}"))
+    return out
+
+
+def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
+    merged: dict[str, Any] = {}
+    ignores: dict[str, list[IgnoreEntry]] = {}
+    for lay in stack:
+        merged = _merge(merged, lay.data)
+        for rule, patterns in lay.data.get("ignore", {}).items():
+            ignores[rule] = _ignore_entries(lay, rule, patterns)  # a higher layer replaces
+    top = stack[-1]
+    fail_on = _severity(top, "fail-on", merged["fail-on"]) if "fail-on" in merged else None
+    return Config(
+        files=tuple(lay.label for lay in stack),
+        policy=policy,
+        fail_on=fail_on,
+        disabled=frozenset(merged.get("disable", [])),
+        severity={r: Severity.parse(s) for r, s in merged.get("severity", {}).items()},
+        ignores=tuple(e for rule in sorted(ignores) for e in ignores[rule]),
+        rule_options={r: dict(o) for r, o in merged.get("rules", {}).items()},
+        deps=deps_policy(merged),
+        notes=tuple(notes),
+    )

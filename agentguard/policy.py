@@ -1,0 +1,237 @@
+"""Applying a configuration to a run's findings: report post-processing, after the rules.
+
+In order: disabled rules are dropped; severities are remapped; findings matching an
+``ignore`` pattern, an inline ``# agentguard: ignore[AG301]`` comment, or the baseline
+are kept but marked suppressed with the reason. Inline comments are read from the file
+a finding points to (this is the one place outside gathering that reads files; the
+rules stay free of I/O), and every file read for them is recorded as a source.
+
+Inline comments: ``# agentguard: ignore[AG301]`` or ``# agentguard: ignore[AG301,AG302]``
+(``//`` works too, for JSONC) at the end of the finding's line, or on a comment-only
+line directly above it. A finding without a line number can be ignored in the
+configuration, not inline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from agentguard.baseline import Baseline
+from agentguard.config import Config, IgnoreEntry
+from agentguard.findings import Finding, Location, Severity, Source
+
+INLINE = re.compile(r"(?:#|//)\s*agentguard:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
+MAX_SUPPRESSION_FILE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Applied:
+    findings: tuple[Finding, ...]
+    sources: tuple[Source, ...]  # files read for inline suppressions
+    notes: tuple[str, ...]
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """``*`` any run inside one path segment, ``?`` one character, ``**`` any depth."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _candidate_paths(loc: Location, root: Path | None) -> list[str]:
+    """The spellings of a location's path an ignore pattern may match."""
+    if not loc.path:
+        return []
+    path = loc.path.replace("\\", "/")
+    out = [path]
+    if root is not None and loc.layer is None and PurePosixPath(path).is_absolute():
+        full, base = Path(path).resolve(), root.resolve()
+        if full.is_relative_to(base):  # outside the project: no project-relative spelling
+            out.append(full.relative_to(base).as_posix())
+    if path.startswith("./"):
+        out.append(path[2:])
+    return out
+
+
+def _pattern_matches(entry: IgnoreEntry, loc: Location, root: Path | None) -> bool:
+    if entry.line is not None and loc.line != entry.line:
+        return False
+    rx = glob_to_regex(entry.pattern.rstrip("/"))
+    below = glob_to_regex(entry.pattern.rstrip("/") + "/**")
+    for cand in _candidate_paths(loc, root):
+        name = PurePosixPath(cand).name
+        if rx.match(cand) or below.match(cand) or ("/" not in entry.pattern and rx.match(name)):
+            return True
+    return False
+
+
+def _config_ignore(f: Finding, config: Config, root: Path | None) -> str | None:
+    for entry in config.ignores:
+        if entry.rule not in ("*", f.rule_id):
+            continue
+        for loc in f.locations:
+            if _pattern_matches(entry, loc, root):
+                return f"config: {entry.origin} = {entry.text!r}"
+    return None
+
+
+class _Lines:
+    """File lines read for inline comments, each file once, each read recorded."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.cache: dict[Path, list[str] | None] = {}
+        self.sources: list[Source] = []
+
+    def local_file(self, loc: Location) -> Path | None:
+        if not loc.path or loc.layer is not None or self.root is None:
+            return None
+        path = Path(loc.path)
+        full = path if path.is_absolute() else self.root / path
+        if not full.resolve().is_relative_to(self.root.resolve()):
+            return None  # not a file of this project (a host path elsewhere)
+        return full if full.is_file() else None
+
+    def lines(self, full: Path, shown: str) -> list[str] | None:
+        if full in self.cache:
+            return self.cache[full]
+        lines: list[str] | None = None
+        try:
+            if full.stat().st_size > MAX_SUPPRESSION_FILE_BYTES:
+                self.sources.append(
+                    Source.skipped(
+                        "file",
+                        shown,
+                        f"larger than {MAX_SUPPRESSION_FILE_BYTES} bytes: inline suppressions "
+                        "in it were not read",
+                    )
+                )
+            else:
+                lines = full.read_bytes().decode("utf-8", errors="replace").splitlines()
+                self.sources.append(Source.ok("file", shown, "read for inline suppressions"))
+        except OSError as exc:
+            self.sources.append(
+                Source.failed(
+                    "file",
+                    shown,
+                    f"cannot read it for inline suppressions: {exc.strerror or exc}",
+                    error_code="suppression-file-unreadable",
+                    retryable=False,
+                    remedy="make the file readable, or ignore the finding in the configuration",
+                )
+            )
+        self.cache[full] = lines
+        return lines
+
+
+def inline_rules(line: str) -> set[str]:
+    return {
+        part.strip().upper()
+        for m in INLINE.finditer(line)
+        for part in m.group(1).split(",")
+        if part.strip()
+    }
+
+
+def _inline_ignore(f: Finding, files: _Lines) -> str | None:
+    for loc in f.locations:
+        if loc.line is None or loc.path is None:
+            continue
+        full = files.local_file(loc)
+        if full is None:
+            continue
+        lines = files.lines(full, loc.path)
+        if lines is None or not 1 <= loc.line <= len(lines):
+            continue
+        here = lines[loc.line - 1]
+        if f.rule_id in inline_rules(here):
+            return f"inline: {loc.path}:{loc.line}"
+        if loc.line >= 2:
+            above = lines[loc.line - 2]
+            if above.lstrip().startswith(("#", "//")) and f.rule_id in inline_rules(above):
+                return f"inline: {loc.path}:{loc.line - 1}"
+    return None
+
+
+def _remap(f: Finding, config: Config) -> Finding:
+    # A finding the rule itself graded info (mitigated, accepted, inventory) is a verdict,
+    # not a hazard grade: a remap never raises it.
+    target = config.severity.get(f.rule_id)
+    if target is None or f.severity is Severity.INFO or f.severity is target:
+        return f
+    return f.with_severity(target)
+
+
+def apply_policy(
+    findings: Iterable[Finding],
+    config: Config,
+    *,
+    root: Path | None,
+    baseline: Baseline | None = None,
+) -> Applied:
+    """Apply ``config`` (and the baseline) to ``findings``; nothing is lost but disabled rules."""
+    notes: list[str] = []
+    dropped: Counter[str] = Counter()
+    remapped: Counter[str] = Counter()
+    files = _Lines(root)
+    out: list[Finding] = []
+    for f in findings:
+        if f.rule_id in config.disabled:
+            dropped[f.rule_id] += 1
+            continue
+        g = _remap(f, config)
+        if g is not f:
+            remapped[f.rule_id] += 1
+        if g.suppressed is None:
+            reason = _config_ignore(g, config, root) or _inline_ignore(g, files)
+            if reason:
+                g = g.with_suppression(reason)
+        out.append(g)
+    for rule, n in sorted(dropped.items()):
+        notes.append(f"config: {rule} is disabled ({n} finding(s) not reported)")
+    for rule, n in sorted(remapped.items()):
+        notes.append(
+            f"config: {rule} severity set to {config.severity[rule].value} ({n} finding(s))"
+        )
+    if baseline is not None:
+        out, note = _apply_baseline(out, baseline)
+        notes.append(note)
+    return Applied(tuple(out), tuple(files.sources), tuple(notes))
+
+
+def _apply_baseline(findings: list[Finding], baseline: Baseline) -> tuple[list[Finding], str]:
+    left = baseline.counts()
+    out: list[Finding] = []
+    matched = 0
+    for f in findings:
+        fp = f.fingerprint()
+        if f.suppressed is None and left[fp] > 0:
+            left[fp] -= 1
+            matched += 1
+            f = f.with_suppression("baseline")
+        out.append(f)
+    gone = sum(left.values())
+    note = f"baseline {baseline.path}: {matched} finding(s) matched"
+    if gone:
+        note += f"; {gone} baseline entr{'y' if gone == 1 else 'ies'} no longer found (fixed?)"
+    return out, note
