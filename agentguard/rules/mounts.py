@@ -8,7 +8,12 @@ same classes from compose/devcontainer files. Pure functions only (no I/O).
 
 from __future__ import annotations
 
-from agentguard.findings import Severity
+import itertools
+import posixpath
+from collections.abc import Callable, Sequence
+
+from agentguard.findings import Confidence, Finding, Fix, Location, Severity
+from agentguard.inspect.facts import ImageFacts, MountFact
 from agentguard.rules.base import Rule, register
 
 
@@ -147,3 +152,224 @@ class SensitiveHostPathMounted(Rule):
     title = "Sensitive host path mounted"
     default_severity = Severity.HIGH
     family = "mounts"
+
+
+# ---------------------------------------------------------------------------------------
+# Pure functions. The mount checks take plain MountFacts, the effective working
+# directory and a `subject` plus a function giving the Location to cite for a mount,
+# so the compose/devcontainer rules can call them with their own file:line locations.
+# ---------------------------------------------------------------------------------------
+
+MountLocator = Callable[[MountFact], Location]
+
+
+def effective_workdir(*candidates: str | None) -> str | None:
+    """The first set working directory; "" (not set) falls through, and all unset is "/".
+
+    None anywhere before a set value means unknown (the caller could not read it).
+    """
+    for value in candidates:
+        if value is None:
+            return None
+        if value.strip():
+            return posixpath.normpath(value.strip())
+    return "/"
+
+
+def _norm(path: str | None) -> str | None:
+    if path is None or not path.strip():
+        return None
+    return posixpath.normpath(path.strip())
+
+
+def workdir_relation(destination: str, workdir: str) -> str | None:
+    """ "at", "above" (the mount contains the workdir) or "below" (inside it); else None."""
+    dest = posixpath.normpath(destination)
+    if dest == workdir:
+        return "at"
+    if workdir == "/" or dest.startswith(workdir + "/"):
+        return "below"
+    if dest == "/" or workdir.startswith(dest + "/"):
+        return "above"
+    return None
+
+
+def is_docker_socket(path: str | None) -> bool:
+    p = _norm(path)
+    return p is not None and posixpath.basename(p) in _SOCKET_NAMES
+
+
+_SOCKET_NAMES = frozenset({"docker.sock", "containerd.sock", "podman.sock", "dockershim.sock"})
+_SOCKET_DIRS = frozenset({"/var/run", "/run", "/var/run/docker", "/run/docker"})
+
+
+def check_host_folder_at_workdir(
+    mounts: Sequence[MountFact], workdir: str | None, *, subject: str, locate: MountLocator
+) -> list[Finding]:
+    """AG202: bind mounts at, above or below the working directory (not the socket)."""
+    findings: list[Finding] = []
+    for m in mounts:
+        if m.type != "bind" or is_docker_socket(m.source) or is_docker_socket(m.destination):
+            continue
+        relation = workdir_relation(m.destination, workdir) if workdir is not None else "unknown"
+        if relation is None:
+            continue
+        rw = {True: "writable", False: "read-only", None: "writability unknown"}[m.read_write]
+        where = {
+            "at": f"at the working directory {workdir}",
+            "above": f"at {m.destination}, which contains the working directory {workdir}",
+            "below": f"at {m.destination}, inside the working directory {workdir}",
+            "unknown": f"at {m.destination} (the working directory is unknown)",
+        }[relation]
+        findings.append(
+            HostFolderAtWorkdir.finding(
+                f"{subject} mounts the host folder {m.source or '(unknown)'} {where} ({rw}); "
+                "the agent reads it as its project.",
+                locations=[locate(m)],
+                fix=Fix(
+                    f"Do not mount {m.source or 'the host folder'} into the agent's working "
+                    "directory: mount only what the agent needs, read-only, outside it, or use "
+                    "a named volume as scratch space.",
+                    snippet="-v agent-scratch:/work -w /work",
+                ),
+                evidence={
+                    "subject": subject,
+                    "source": m.source,
+                    "destination": m.destination,
+                    "workdir": workdir,
+                    "relation": relation,
+                    "read_write": m.read_write,
+                },
+                severity=Severity.HIGH,
+                confidence=Confidence.LOW if relation == "unknown" else Confidence.HIGH,
+            )
+        )
+    return findings
+
+
+def check_docker_socket_mounts(
+    mounts: Sequence[MountFact], *, subject: str, locate: MountLocator
+) -> list[Finding]:
+    """AG203: the engine's socket (or the folder holding it) mounted into a container."""
+    findings: list[Finding] = []
+    for m in mounts:
+        direct = is_docker_socket(m.source) or is_docker_socket(m.destination)
+        folder = m.type == "bind" and _norm(m.source) in _SOCKET_DIRS
+        if not (direct or folder):
+            continue
+        what = (
+            "the Docker socket" if direct else f"{m.source}, the folder holding the Docker socket"
+        )
+        findings.append(
+            DockerSocketExposed.finding(
+                f"{subject} mounts {what} ({m.source or '(unknown)'} -> {m.destination}): "
+                "whoever reaches it is root on the host.",
+                locations=[locate(m)],
+                fix=Fix(
+                    f"Remove the mount of {m.source or m.destination}; if the agent must run "
+                    "containers, give it a separate rootless engine or an API proxy that allows "
+                    "only the calls it needs."
+                ),
+                evidence={
+                    "subject": subject,
+                    "source": m.source,
+                    "destination": m.destination,
+                    "read_write": m.read_write,
+                    "via_folder": not direct,
+                },
+                confidence=Confidence.HIGH if direct else Confidence.MEDIUM,
+            )
+        )
+    return findings
+
+
+def check_image_docker_socket(image: ImageFacts) -> list[Finding]:
+    """AG203 for `docker.sock` files inside an image (a socket baked into a layer)."""
+    return [
+        DockerSocketExposed.finding(
+            f"Image {image.target} contains {path}: it expects the Docker socket at that path.",
+            locations=[Location(path=path)],
+            fix=Fix(f"Remove {path} from the image and do not mount the engine's socket there."),
+            evidence={"image": image.target, "path": path},
+            severity=Severity.MEDIUM,
+        )
+        for path in sorted(image.docker_socket_paths)
+    ]
+
+
+_HOME_ROOTS = ("/home", "/Users")
+_CREDENTIAL_PARTS = frozenset(
+    {".ssh", ".aws", ".claude", ".kube", ".docker", ".gnupg", ".azure", ".netrc", ".pypirc"}
+    | {".git-credentials", ".npmrc", ".claude.json", ".codex", ".gemini"}
+)
+_CREDENTIAL_PAIRS = frozenset({(".config", "gcloud"), (".config", "gh"), (".config", "claude")})
+_SYSTEM_PATHS = frozenset({"/", "/etc", "/root", "/home", "/Users", "/proc", "/sys", "/boot"})
+_SYSTEM_PATHS_BELOW = ("/etc/", "/root/", "/proc/", "/sys/", "/boot/", "/var/lib/docker")
+_BENIGN_ETC = frozenset({"/etc/localtime", "/etc/timezone", "/etc/hosts", "/etc/resolv.conf"})
+
+
+def sensitive_reason(source: str | None) -> str | None:
+    """Why a host path is sensitive, or None. ``~`` counts as a home folder."""
+    src = _norm(source)
+    if src is None:
+        return None
+    if src in _BENIGN_ETC:
+        return None
+    parts = [p for p in src.split("/") if p]
+    if src == "~" or (src.startswith("~/") and len(parts) == 1):
+        return "home folder"
+    for part in parts:
+        if part in _CREDENTIAL_PARTS:
+            return f"credentials folder {part}"
+    for a, b in itertools.pairwise(parts):
+        if (a, b) in _CREDENTIAL_PAIRS:
+            return f"credentials folder {a}/{b}"
+    if src in _SYSTEM_PATHS or src.startswith(_SYSTEM_PATHS_BELOW):
+        return "the host's root filesystem" if src == "/" else f"system path {src}"
+    if len(parts) == 2 and "/" + parts[0] in _HOME_ROOTS:
+        return "home folder"
+    return None
+
+
+def check_sensitive_mounts(
+    mounts: Sequence[MountFact], *, subject: str, locate: MountLocator
+) -> list[Finding]:
+    """AG204: bind mounts of /, /etc, home folders and credentials folders."""
+    findings: list[Finding] = []
+    for m in mounts:
+        if m.type != "bind":
+            continue
+        reason = sensitive_reason(m.source)
+        if reason is None:
+            continue
+        rw = {True: "writable", False: "read-only", None: "writability unknown"}[m.read_write]
+        findings.append(
+            SensitiveHostPathMounted.finding(
+                f"{subject} mounts {m.source} ({reason}) at {m.destination} ({rw}).",
+                locations=[locate(m)],
+                fix=Fix(
+                    f"Remove the mount of {m.source}; mount only the folder the agent needs, "
+                    "read-only, and pass credentials at run time as narrowly scoped secrets."
+                ),
+                evidence={
+                    "subject": subject,
+                    "source": m.source,
+                    "destination": m.destination,
+                    "reason": reason,
+                    "read_write": m.read_write,
+                },
+                severity=Severity.CRITICAL if m.read_write and m.source == "/" else Severity.HIGH,
+            )
+        )
+    return findings
+
+
+def check_mounts(
+    mounts: Sequence[MountFact], workdir: str | None, *, subject: str, locate: MountLocator
+) -> list[Finding]:
+    """AG202, AG203 and AG204 over one set of mounts."""
+    return (
+        check_host_folder_at_workdir(mounts, workdir, subject=subject, locate=locate)
+        + check_docker_socket_mounts(mounts, subject=subject, locate=locate)
+        + check_sensitive_mounts(mounts, subject=subject, locate=locate)
+    )

@@ -1,0 +1,263 @@
+"""Recognising literal secrets in environment assignments, and redacting them.
+
+Pure string functions used by AG402 (image config, build history, container and compose
+environments). A value is never returned or logged: callers get the variable's name,
+why it looks secret, and a short hash prefix to correlate the same value across places.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from agentguard.findings import Finding, Fix, Location
+from agentguard.inspect.facts import ImageFacts
+from agentguard.rules.hardening import LiteralSecret
+
+# Name parts (split on "_") that say "this holds a secret".
+_SECRET_PARTS = frozenset(
+    {
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "APIKEY",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "PAT",
+    }
+)
+# Two consecutive parts that say it ("ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY").
+_SECRET_PAIRS = frozenset(
+    {
+        ("API", "KEY"),
+        ("ACCESS", "KEY"),
+        ("SECRET", "KEY"),
+        ("PRIVATE", "KEY"),
+        ("SIGNING", "KEY"),
+        ("ENCRYPTION", "KEY"),
+        ("MASTER", "KEY"),
+        ("AUTH", "KEY"),
+        ("DB", "PASS"),
+    }
+)
+# Suffixes naming a reference to a secret, not the secret ("..._PASSWORD_FILE=/run/secrets/x").
+_REFERENCE_SUFFIXES = ("_FILE", "_PATH", "_DIR", "_ENV", "_NAME", "_ID_FILE")
+# Well-known public values that only look secret by name (official images set GPG_KEY).
+_NOT_SECRET_NAMES = frozenset({"GPG_KEY", "PWD", "OLDPWD", "TOKENIZERS_PARALLELISM"})
+_NOT_SECRET_VALUES = frozenset(
+    {"0", "1", "true", "false", "yes", "no", "none", "null", "on", "off"}
+)
+
+# Value formats of real keys, whatever the variable is called.
+_VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("anthropic-or-openai-key", re.compile(r"^sk-[A-Za-z0-9_\-]{16,}$")),
+    ("github-token", re.compile(r"^(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}$|^github_pat_\w{20,}$")),
+    ("gitlab-token", re.compile(r"^glpat-[A-Za-z0-9_\-]{16,}$")),
+    ("aws-access-key-id", re.compile(r"^(AKIA|ASIA)[0-9A-Z]{16}$")),
+    ("google-api-key", re.compile(r"^AIza[0-9A-Za-z_\-]{30,}$")),
+    ("huggingface-token", re.compile(r"^hf_[A-Za-z0-9]{20,}$")),
+    ("slack-token", re.compile(r"^xox[abprs]-[A-Za-z0-9\-]{10,}$")),
+    ("credentials-in-url", re.compile(r"^[a-z][a-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@")),
+)
+
+_PASS_THROUGH = re.compile(
+    r"^\$(\{[A-Za-z_][A-Za-z0-9_]*([:?+\-=][^}]*)?\}|[A-Za-z_][A-Za-z0-9_]*)$"
+)
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    """A variable that holds a literal secret. Carries no value, only a hash prefix."""
+
+    name: str
+    reason: str  # "name" (the variable is called like a secret) or a value-format name
+    value_sha256_prefix: str
+
+
+def value_fingerprint(value: str) -> str:
+    """First 8 hex digits of the value's SHA-256: enough to correlate, not to recover."""
+    return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def is_pass_through(value: str) -> bool:
+    """`$VAR` or `${VAR}` (with or without a default): the value comes from elsewhere."""
+    return bool(_PASS_THROUGH.match(value.strip()))
+
+
+def name_says_secret(name: str) -> bool:
+    upper = name.upper()
+    if upper in _NOT_SECRET_NAMES or upper.endswith(_REFERENCE_SUFFIXES):
+        return False
+    parts = [p for p in upper.split("_") if p]
+    if any(p in _SECRET_PARTS for p in parts):
+        return True
+    return any((a, b) in _SECRET_PAIRS for a, b in itertools.pairwise(parts))
+
+
+def value_format(value: str) -> str | None:
+    for label, pattern in _VALUE_PATTERNS:
+        if pattern.search(value):
+            return label
+    return None
+
+
+def classify(name: str, value: str) -> SecretHit | None:
+    """A hit when ``value`` is a literal secret; None for empty or passed-through values."""
+    stripped = value.strip().strip("\"'")
+    if not stripped or is_pass_through(stripped):
+        return None
+    fmt = value_format(stripped)
+    if fmt is not None:
+        return SecretHit(name, fmt, value_fingerprint(stripped))
+    if stripped.lower() in _NOT_SECRET_VALUES or not name_says_secret(name):
+        return None
+    if "$" in stripped and re.search(r"\$\{?[A-Za-z_]", stripped):
+        return None  # built from other variables at run time, e.g. "Bearer ${TOKEN}"
+    return SecretHit(name, "name", value_fingerprint(stripped))
+
+
+# NAME=value, NAME="value", NAME='value' anywhere in a build step.
+_ASSIGNMENT = re.compile(
+    r"(?<![\w$/.\-])([A-Za-z_][A-Za-z0-9_]*)=(\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s;&|)]*)"
+)
+# The legacy `ENV NAME value` form (no "=").
+_ENV_SPACE_FORM = re.compile(r"\bENV\s+([A-Za-z_][A-Za-z0-9_]*)\s+(?!\S*=)(\S.*?)\s*$")
+
+
+def assignments(text: str) -> list[tuple[str, str, tuple[int, int]]]:
+    """Every `NAME=value` in a build step (``created_by``), with the value's span."""
+    found: list[tuple[str, str, tuple[int, int]]] = []
+    for m in _ASSIGNMENT.finditer(text):
+        raw = m.group(2)
+        value = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" else raw
+        found.append((m.group(1), value, m.span(2)))
+    if not found:
+        m2 = _ENV_SPACE_FORM.search(text)
+        if m2:
+            found.append((m2.group(1), m2.group(2), m2.span(2)))
+    return found
+
+
+def scan_text(text: str) -> list[tuple[SecretHit, tuple[int, int]]]:
+    """The secret assignments in a build step, each with the span of its value."""
+    hits: list[tuple[SecretHit, tuple[int, int]]] = []
+    for name, value, span in assignments(text):
+        hit = classify(name, value)
+        if hit is not None:
+            hits.append((hit, span))
+    return hits
+
+
+def redact(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each span replaced by ``***`` (spans may overlap or repeat)."""
+    out = text
+    for start, end in sorted(set(spans), reverse=True):
+        out = out[:start] + "***" + out[end:]
+    return out
+
+
+def redact_step(text: str) -> str:
+    """A build step with every secret value replaced by ``***``: safe to show."""
+    return redact(text, [span for _, span in scan_text(text)])
+
+
+# AG402 over facts -----------------------------------------------------------------
+
+
+def check_env_secrets(
+    env: Sequence[tuple[str, str]], *, subject: str, location: Location, set_where: str
+) -> list[Finding]:
+    """AG402 for each variable holding a literal secret. The value never leaves here."""
+    findings: list[Finding] = []
+    for name, value in env:
+        hit = classify(name, value)
+        if hit is None:
+            continue
+        findings.append(_secret_finding(hit, subject=subject, location=location, where=set_where))
+    return findings
+
+
+def _secret_finding(hit: SecretHit, *, subject: str, location: Location, where: str) -> Finding:
+    why = (
+        "its name says it is a secret"
+        if hit.reason == "name"
+        else f"its value has the format of a {hit.reason.replace('-', ' ')}"
+    )
+    return LiteralSecret.finding(
+        f"{subject} sets {hit.name} to a literal value in {where} ({why}); value redacted, "
+        f"sha256 prefix {hit.value_sha256_prefix}.",
+        locations=[location],
+        fix=Fix(
+            f"Remove the literal {hit.name} from {where}, pass it at run time from a secret "
+            f"store (`--env {hit.name}` passes the caller's value through), and rotate it: "
+            "anyone who can read the image or the config has it.",
+            snippet=f"--env {hit.name}",
+        ),
+        evidence={
+            "subject": subject,
+            "variable": hit.name,
+            "set_where": where,
+            "detected_by": hit.reason,
+            "value": "redacted",
+            "value_sha256_prefix": hit.value_sha256_prefix,
+        },
+    )
+
+
+def check_history_secrets(image: ImageFacts) -> list[Finding]:
+    """AG402 for secrets in build steps (`ENV`, `ARG`, `RUN export X=...`, build args).
+
+    A step that sets the same variable to the same value as the image config's ``Env``
+    is not reported twice: the config finding cites it.
+    """
+    config_hits = {
+        (h.name, h.value_sha256_prefix)
+        for h in (classify(n, v) for n, v in image.config.env)
+        if h is not None
+    }
+    layer_of = _layer_for_history(image)
+    findings: list[Finding] = []
+    for index, entry in enumerate(image.config.history):
+        if not entry.created_by:
+            continue
+        hits = scan_text(entry.created_by)
+        seen: set[tuple[str, str]] = set()
+        for hit, _span in hits:
+            key = (hit.name, hit.value_sha256_prefix)
+            if key in config_hits or key in seen:
+                continue
+            seen.add(key)
+            step = redact_step(entry.created_by)
+            findings.append(
+                _secret_finding(
+                    hit,
+                    subject=f"image {image.target}",
+                    location=Location(layer=layer_of.get(index), note=f"history step {index}"),
+                    where=f"build history step {index} ({_shorten(step)})",
+                )
+            )
+    return findings
+
+
+def _layer_for_history(image: ImageFacts) -> dict[int, str]:
+    """History index -> layer digest, pairing non-empty history entries with layers in order."""
+    out: dict[int, str] = {}
+    layers = iter(image.layers)
+    for index, entry in enumerate(image.config.history):
+        if entry.empty_layer:
+            continue
+        layer = next(layers, None)
+        if layer is None:
+            break
+        out[index] = layer.digest
+    return out
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
