@@ -7,5 +7,6 @@ configuration, AG4xx container hardening. An id never changes meaning and is nev
 from agentguard.rules import (
     deps,  # noqa: F401
     hardening,  # noqa: F401
+    installed,  # noqa: F401
     mounts,  # noqa: F401
 )
