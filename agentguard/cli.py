@@ -174,12 +174,118 @@ def lock(
     emit(report, fmt, output, fail_on, verbose=verbose)
 
 
+@app.command()
+def check(
+    project: Annotated[Path, typer.Argument(help="Project folder.")] = Path("."),
+    image: Annotated[
+        list[str], typer.Option("--image", help="Also inspect this image (reference or tarball).")
+    ] = [],  # noqa: B006
+    images_from_compose: Annotated[
+        bool,
+        typer.Option(
+            "--images-from-compose", help="Also inspect the images the compose file names."
+        ),
+    ] = False,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete", help="Exit 0/1 even when a source failed (still reported)."
+        ),
+    ] = False,
+    fail_on: Annotated[
+        str | None,
+        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
+    ] = None,
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="Read only this configuration file.")
+    ] = None,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Suppress the findings recorded in this file.")
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option("--write-baseline", help="Record the current findings here (adopt the gate)."),
+    ] = None,
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+    verbose: VerboseOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """The gate before deploy: lock --check, the project-folder rules and each image, one exit code."""
+    from agentguard.check import CheckOptions, run_check
+    from agentguard.progress import progress
+
+    opts = CheckOptions(
+        project=project,
+        images=tuple(image),
+        images_from_compose=images_from_compose,
+        config_file=config_file,
+        baseline=baseline,
+        write_baseline=write_baseline,
+    )
+    try:
+        if fail_on is not None:
+            Severity.parse(fail_on)
+        with progress("checking", quiet=quiet) as step:
+            result = run_check(opts, progress=step)
+    except (UsageError, ValueError) as exc:
+        fail_usage(str(exc))
+    threshold = fail_on or result.fail_on.value
+    emit(result.report, fmt, output, threshold, verbose=verbose, allow_incomplete=allow_incomplete)
+
+
+@app.command("rules")
+def rules_cmd() -> None:
+    """List every rule: id, name, default severity, title."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from agentguard.rules.base import all_rules
+
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    for col in ("id", "name", "severity", "title"):
+        table.add_column(col, no_wrap=col != "title")
+    for r in all_rules():
+        table.add_row(r.id, r.name, r.default_severity.value, r.title)
+    width = None if sys.stdout.isatty() else 160  # a pipe gets whole lines, never wrapped
+    Console(no_color=not _color_wanted(), highlight=False, width=width).print(table)
+
+
+@app.command()
+def explain(rule_id: Annotated[str, typer.Argument(help="A rule id, e.g. AG101.")]) -> None:
+    """Print a rule's page: what it checks, why it matters, an example, what to do instead."""
+    from agentguard.docs import rule_page
+    from agentguard.rules.base import get_rule
+
+    try:
+        rule = get_rule(rule_id)
+    except KeyError as exc:
+        fail_usage(str(exc.args[0]))
+    page = rule_page(rule)
+    if _color_wanted():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(page))
+    else:
+        sys.stdout.write(page)
+
+
 def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
         typer.echo("agentguard: interrupted", err=True)
         sys.exit(130)
+    except Exception as exc:  # the last line of defence: never a traceback, never exit 0
+        if os.environ.get("AGENTGUARD_DEBUG"):
+            raise
+        typer.echo(
+            f"agentguard: internal error: {type(exc).__name__}: {exc} -- the run is incomplete "
+            "(set AGENTGUARD_DEBUG=1 for the traceback, and please report it)",
+            err=True,
+        )
+        sys.exit(int(ExitCode.INCOMPLETE))
 
 
 if __name__ == "__main__":

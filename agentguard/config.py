@@ -36,6 +36,7 @@ DEFAULT_POLICY = "default"
 PROJECT_FILE = "agentguard.toml"
 PYPROJECT = "pyproject.toml"
 TOP_KEYS = ("policy", "fail-on", "disable", "severity", "ignore", "rules", "deps")
+DEPS_KEYS = ("watched", "span-accepted", "watched-severity", "watched-parent-severity", "tail-severity")
 _RULE_ID = re.compile(r"^AG[1-9]\d\d$")
 _MAX_POLICY_DEPTH = 8
 
@@ -48,7 +49,8 @@ class ConfigError(UsageError):
 class DepsPolicy:
     watched: frozenset[str]
     span_accepted: frozenset[str]
-    watched_severity: Severity
+    watched_severity: Severity  # the child is on the watched list
+    watched_parent_severity: Severity  # only the parent is on it (e.g. an SDK's own web stack)
     tail_severity: Severity
 
     def is_watched(self, name: str) -> bool:
@@ -122,8 +124,7 @@ def _names(value: Any, where: str) -> frozenset[str]:
 def deps_policy(data: dict[str, Any] | None = None) -> DepsPolicy:
     """The ``[deps]`` table of ``data`` (default: the shipped default policy)."""
     deps = (data or load_policy_data()).get("deps", {})
-    known = {"watched", "span-accepted", "watched-severity", "tail-severity"}
-    unknown = set(deps) - known
+    unknown = set(deps) - set(DEPS_KEYS)
     if unknown:
         raise ConfigError(f"unknown key(s) in [deps]: {', '.join(sorted(unknown))}")
     try:
@@ -131,6 +132,7 @@ def deps_policy(data: dict[str, Any] | None = None) -> DepsPolicy:
             watched=_names(deps.get("watched", []), "deps.watched"),
             span_accepted=_names(deps.get("span-accepted", []), "deps.span-accepted"),
             watched_severity=Severity.parse(deps.get("watched-severity", "high")),
+            watched_parent_severity=Severity.parse(deps.get("watched-parent-severity", "medium")),
             tail_severity=Severity.parse(deps.get("tail-severity", "low")),
         )
     except ValueError as exc:
@@ -268,11 +270,16 @@ def _validate(lay: _Layer) -> None:
     for rule, opts in d.get("rules", {}).items():
         _rule_key(lay, "rules", rule, known)
         _validate_options(lay, rule, opts)
+    for key in d.get("deps", {}):
+        if key not in DEPS_KEYS:
+            raise ConfigError(
+                f"{label}: unknown key `{p}deps.{key}` (known keys: {', '.join(DEPS_KEYS)})"
+            )
     if "deps" in d:
         try:
             deps_policy({"deps": d["deps"]})
         except ConfigError as exc:
-            raise ConfigError(f"{label}: {p}{exc}") from None
+            raise ConfigError(f"{label}: {p}deps: {str(exc).removeprefix('[deps]: ')}") from None
 
 
 def _severity(lay: _Layer, key: str, value: Any) -> Severity:

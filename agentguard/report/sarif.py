@@ -64,7 +64,10 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, JSONValue]:
     if f.rule_id in index:
         res["ruleIndex"] = index[f.rule_id]
     if f.suppressed is not None:
-        res["suppressions"] = [{"kind": "external", "justification": f.suppressed}]
+        # an inline `# agentguard: ignore[...]` comment is SARIF's "inSource"; config and
+        # baseline suppressions live outside the analysed file ("external")
+        kind = "inSource" if f.suppressed.startswith("inline:") else "external"
+        res["suppressions"] = [{"kind": kind, "justification": f.suppressed}]
     return res
 
 

@@ -1,0 +1,179 @@
+"""``agentguard check``: the gate before deploy. One report and one exit code for a project.
+
+Steps, each recorded with its sources: ``lock --check`` (offline: lock files against the
+inputs), the project-folder rules (agent configuration, Dockerfiles, compose files), and
+the inspection of each image named with ``--image`` or in the compose file(s). Then the
+configuration (policy, ignores, inline comments) and the baseline are applied.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
+from agentguard.config import Config, load_config
+from agentguard.engine import UsageError, make_report
+from agentguard.findings import Finding, JSONValue, Report, Severity, Source
+from agentguard.policy import apply_policy
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    project: Path
+    images: tuple[str, ...] = ()
+    images_from_compose: bool = False
+    config_file: Path | None = None
+    baseline: Path | None = None
+    write_baseline: Path | None = None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    findings: tuple[Finding, ...] = ()
+    sources: tuple[Source, ...] = ()
+    facts: dict[str, JSONValue] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    report: Report
+    config: Config
+
+    @property
+    def fail_on(self) -> Severity:
+        return self.config.fail_on or Severity.HIGH
+
+
+def _declares_dependencies(project: Path) -> bool:
+    if (project / "requirements.in").is_file():
+        return True
+    pyproject = project / "pyproject.toml"
+    if not pyproject.is_file():
+        return False
+    try:
+        return "project" in tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return True  # let the lock step report the problem with the file
+
+
+def lock_step(project: Path) -> StepResult:
+    """``lock --check``: offline, reads the inputs and the two lock files."""
+    if not _declares_dependencies(project):
+        return StepResult(
+            sources=(
+                Source.skipped(
+                    "lock",
+                    str(project),
+                    "no pyproject.toml [project] or requirements.in: no dependencies to check",
+                ),
+            )
+        )
+    from agentguard.lock.command import check_lock
+    from agentguard.lock.inputs import read_inputs
+
+    report = check_lock(read_inputs(project))
+    facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
+    return StepResult(report.findings, report.sources, facts, report.notes)
+
+
+def project_step(project: Path) -> StepResult:
+    """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files)."""
+    from agentguard.inspect.project import inspect_project
+
+    result = inspect_project(project)
+    return StepResult(result.findings, result.sources, dict(result.facts))
+
+
+def image_step(ref: str) -> StepResult:
+    """Inspect one image (a reference the engine knows, or a saved tarball)."""
+    return StepResult(
+        sources=(
+            Source.failed(
+                "image",
+                ref,
+                "image inspection is not wired into `check` in this build",
+                error_code="step-unavailable",
+                retryable=False,
+                remedy="run `agentguard inspect` on the image separately",
+            ),
+        )
+    )
+
+
+def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
+    images = list(dict.fromkeys(opts.images))
+    sources: list[Source] = []
+    if opts.images_from_compose:
+        from agentguard.inspect.compose_images import compose_images
+
+        found = compose_images(opts.project)
+        sources.extend(found.sources)
+        images.extend(i for i in found.images if i not in images)
+    return images, sources
+
+
+def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> CheckResult:
+    project = opts.project
+    if not project.is_dir():
+        raise UsageError(f"{project}: not a folder")
+    config = load_config(project, config_file=opts.config_file)
+    baseline = read_baseline(opts.baseline) if opts.baseline else None
+
+    steps: list[tuple[str, StepResult]] = []
+    progress("checking the lock files")
+    steps.append(("lock", lock_step(project)))
+    progress("scanning the project folder")
+    steps.append(("project", project_step(project)))
+    images, image_sources = _images(opts)
+    steps.append(("compose", StepResult(sources=tuple(image_sources))))
+    for i, ref in enumerate(images, 1):
+        progress(f"inspecting image {i}/{len(images)}: {ref}")
+        steps.append((f"image:{ref}", image_step(ref)))
+
+    findings = [f for _, s in steps for f in s.findings]
+    notes = [*config.notes, *(n for _, s in steps for n in s.notes)]
+    if opts.write_baseline is not None:
+        applied = apply_policy(findings, config, root=project)
+        accepted = [f for f in applied.findings if f.suppressed is None]
+        count = write_baseline(opts.write_baseline, accepted)
+        notes.append(f"baseline written to {opts.write_baseline}: {count} finding(s)")
+        baseline = Baseline(str(opts.write_baseline), tuple(entry_for(f) for f in accepted))
+    applied = apply_policy(findings, config, root=project, baseline=baseline)
+    facts: dict[str, JSONValue] = {
+        "config": {
+            "files": list(config.files),
+            "policy": config.policy,
+            "fail_on": (config.fail_on or Severity.HIGH).value,
+        },
+        "steps": {name: dict(s.facts) for name, s in steps if s.facts},
+    }
+    report = make_report(
+        "check",
+        applied.findings,
+        [*(src for _, s in steps for src in s.sources), *applied.sources],
+        target=str(project),
+        inputs=_inputs(opts, images),
+        facts=facts,
+        notes=[*notes, *applied.notes],
+    )
+    return CheckResult(report, config)
+
+
+def _inputs(opts: CheckOptions, images: Iterable[str]) -> dict[str, JSONValue]:
+    out: dict[str, JSONValue] = {}
+    if images:
+        out["images"] = list(images)
+    if opts.baseline:
+        out["baseline"] = str(opts.baseline)
+    return out

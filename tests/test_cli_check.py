@@ -1,0 +1,196 @@
+"""`agentguard check` end to end: snapshots of text/JSON/SARIF, the exit-code table, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner, Result
+
+from agentguard.cli import app
+from tests.snapshot import assert_snapshot, normalise
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "check" / "agent-project"
+
+
+@pytest.fixture()
+def agent_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the fixture project; the tests run from its parent, as a CI job would."""
+    dest = tmp_path / "agent-project"
+    shutil.copytree(FIXTURE, dest)
+    monkeypatch.chdir(tmp_path)
+    return dest
+
+
+REL = Path("agent-project")
+
+
+def run(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(app, [str(a) for a in args], env=env)
+
+
+def test_text_report_snapshot(agent_project: Path) -> None:
+    result = run("check", REL, env={"NO_COLOR": "1"})
+    assert result.exit_code == 1, result.stderr
+    assert "\x1b[" not in result.stdout
+    assert_snapshot(
+        "check-agent-project.txt", normalise(result.stdout, (agent_project, "<project>"))
+    )
+
+
+def test_json_report_snapshot(agent_project: Path) -> None:
+    result = run("check", REL, "--format", "json")
+    assert result.exit_code == 1, result.stderr
+    assert result.stderr == ""  # machine formats: nothing but the report, no progress
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "agentguard.report/1"
+    assert_snapshot(
+        "check-agent-project.json", normalise(result.stdout, (agent_project, "<project>"))
+    )
+
+
+def test_sarif_report_snapshot_validates(agent_project: Path, sarif_schema: dict[str, Any]) -> None:
+    out = agent_project.parent / "report.sarif"
+    result = run("check", REL, "--format", "sarif", "--output", out)
+    assert result.exit_code == 1, result.stderr
+    assert result.stdout == ""
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, sarif_schema)
+    # rules[] is checked against the registry in tests/test_sarif.py; the snapshot keeps
+    # the run, so that adding a rule elsewhere does not rewrite this file
+    run_ = doc["runs"][0]
+    ids = [r["id"] for r in run_["tool"]["driver"]["rules"]]
+    for res in run_["results"]:
+        assert ids[res.pop("ruleIndex")] == res["ruleId"]
+    run_["tool"]["driver"]["rules"] = "<every registered rule>"
+    text = json.dumps(doc, indent=2) + "\n"
+    assert_snapshot("check-agent-project.sarif", normalise(text, (agent_project, "<project>")))
+
+
+# -- the exit-code table ---------------------------------------------------------------
+
+
+def test_exit_0_when_nothing_reaches_fail_on(agent_project: Path) -> None:
+    result = run("check", agent_project, "--fail-on", "critical", "--format", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["complete"] is True
+    assert doc["summary"]["by_severity"] == {"high": 1}
+
+
+def test_exit_0_on_a_folder_with_nothing_to_check(tmp_path: Path) -> None:
+    result = run("check", tmp_path, "--format", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["findings"] == []
+    assert doc["sources"][0] == {
+        "kind": "lock",
+        "name": str(tmp_path),
+        "status": "skipped",
+        "reason": "no pyproject.toml [project] or requirements.in: no dependencies to check",
+    }
+
+
+def test_exit_1_on_a_finding_at_fail_on(agent_project: Path) -> None:
+    result = run("check", agent_project, "--format", "json")
+    assert result.exit_code == 1
+    finding = json.loads(result.stdout)["findings"][0]
+    assert (finding["rule_id"], finding["severity"], finding["locations"]) == (
+        "AG103",
+        "high",
+        [{"path": "pyproject.toml"}],
+    )
+    assert finding["fix"] == {
+        "description": "Run `agentguard lock` and commit both lock files.",
+        "safe": False,
+    }
+
+
+def test_fail_on_comes_from_the_configuration(agent_project: Path) -> None:
+    (agent_project / "agentguard.toml").write_text('fail-on = "critical"\n')
+    assert run("check", agent_project).exit_code == 0
+    assert run("check", agent_project, "--fail-on", "high").exit_code == 1  # the flag wins
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            "strict = true\n",
+            "{f}: unknown key `strict` (known keys: policy, fail-on, disable, severity, "
+            "ignore, rules, deps)",
+        ),
+        (
+            '[severity]\nAG103 = "severe"\n',
+            "{f}: severity.AG103: unknown severity 'severe' (expected one of: info, low, "
+            "medium, high, critical)",
+        ),
+    ],
+)
+def test_exit_2_on_a_configuration_error(agent_project: Path, config: str, message: str) -> None:
+    (agent_project / "agentguard.toml").write_text(config)
+    result = run("check", agent_project)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert (
+        result.stderr
+        == "agentguard: error: " + message.format(f=agent_project / "agentguard.toml") + "\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("--fail-on", "severe"),
+            "unknown severity 'severe' (expected one of: info, low, medium, high, critical)",
+        ),
+        (
+            ("--baseline", "{p}/none.json"),
+            "{p}/none.json: no such baseline (write one with --write-baseline {p}/none.json)",
+        ),
+    ],
+)
+def test_exit_2_on_a_bad_flag(agent_project: Path, args: tuple[str, ...], message: str) -> None:
+    result = run("check", agent_project, *(a.format(p=agent_project) for a in args))
+    assert result.exit_code == 2
+    assert result.stderr == "agentguard: error: " + message.format(p=agent_project) + "\n"
+
+
+def test_exit_3_when_a_source_failed_even_with_findings(agent_project: Path) -> None:
+    (agent_project / "compose.yaml").unlink()
+    result = run("check", agent_project, "--images-from-compose", "--format", "json")
+    assert result.exit_code == 3
+    doc = json.loads(result.stdout)
+    assert doc["complete"] is False
+    assert [s for s in doc["sources"] if s["status"] == "failed"] == [
+        {
+            "kind": "compose",
+            "name": str(agent_project),
+            "status": "failed",
+            "reason": "--images-from-compose: no compose file (compose.yaml, compose.yml, "
+            "docker-compose.yaml, docker-compose.yml)",
+            "error_code": "compose-missing",
+            "retryable": False,
+            "remedy": "name the images with --image instead",
+        }
+    ]
+    assert [f["rule_id"] for f in doc["findings"]] == ["AG103"]  # still reported
+
+
+def test_allow_incomplete_turns_3_back_into_the_findings_verdict(agent_project: Path) -> None:
+    (agent_project / "compose.yaml").unlink()
+    result = run("check", agent_project, "--images-from-compose", "--allow-incomplete")
+    assert result.exit_code == 1
+    assert "INCOMPLETE: a source failed" in result.stdout
+
+
+def test_exit_3_text_names_the_failed_source(agent_project: Path) -> None:
+    (agent_project / "compose.yaml").unlink()
+    result = run("check", REL, "--images-from-compose", env={"NO_COLOR": "1"})
+    assert result.exit_code == 3
+    assert_snapshot("check-incomplete.txt", normalise(result.stdout, (agent_project, "<project>")))

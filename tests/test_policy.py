@@ -1,0 +1,186 @@
+"""Applying a configuration to findings: disable, severity remap, ignores, inline comments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentguard.config import load_config
+from agentguard.findings import Finding, Location, Severity, Source, SourceStatus
+from agentguard.policy import apply_policy, glob_to_regex, inline_rules
+from agentguard.rules.hardening import RunsAsRoot, WritableRootFilesystem
+from agentguard.rules.mounts import DockerSocketExposed, ProjectInImageWorkdir
+
+DOCKERFILE = """\
+FROM scratch
+# agentguard: ignore[AG401]
+USER root
+COPY . /app  # agentguard: ignore[AG201, AG406]
+RUN true
+WORKDIR /app
+"""
+COMPOSE = """\
+services:
+  agent:
+    image: agent:1
+    volumes:
+      - /var/run/docker.sock:/var/run/docker.sock
+"""
+
+
+def project(tmp_path: Path, config: str = "") -> Path:
+    (tmp_path / "Dockerfile").write_text(DOCKERFILE)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "compose.yaml").write_text(COMPOSE)
+    (tmp_path / "agentguard.toml").write_text(config)
+    return tmp_path
+
+
+def root_user(path: str, line: int | None) -> Finding:
+    return RunsAsRoot.finding(
+        "The image runs as root (USER root).",
+        locations=[Location(path=path, line=line)],
+        fix="Add `USER 10001` after the last RUN.",
+        evidence={"user": "root"},
+    )
+
+
+def copy_all(line: int = 4) -> Finding:
+    return ProjectInImageWorkdir.finding(
+        "COPY . /app puts the project into the working directory.",
+        locations=[Location(path="Dockerfile", line=line)],
+        fix="Copy only the built package.",
+        evidence={"instruction": "COPY . /app"},
+    )
+
+
+def socket(path: str = "deploy/compose.yaml", line: int = 5) -> Finding:
+    return DockerSocketExposed.finding(
+        "Service agent mounts /var/run/docker.sock.",
+        locations=[Location(path=path, line=line)],
+        fix="Remove the socket mount.",
+        evidence={"service": "agent", "source": "/var/run/docker.sock"},
+    )
+
+
+def writable_root() -> Finding:
+    return WritableRootFilesystem.finding(
+        "Service agent has a writable root filesystem.",
+        locations=[Location(path="deploy/compose.yaml", line=2)],
+        fix="Set `read_only: true`.",
+    )
+
+
+def test_disabled_rules_are_dropped_and_said_so(tmp_path: Path) -> None:
+    root = project(tmp_path, 'disable = ["AG203"]\n')
+    applied = apply_policy([socket(), writable_root()], load_config(root), root=root)
+    assert applied.findings == (writable_root(),)
+    assert applied.notes == ("config: AG203 is disabled (1 finding(s) not reported)",)
+
+
+def test_severity_remap_changes_the_grade_but_never_raises_an_info_verdict(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path, '[severity]\nAG203 = "medium"\nAG406 = "high"\n')
+    info = writable_root().with_severity(Severity.INFO)
+    applied = apply_policy([socket(), writable_root(), info], load_config(root), root=root)
+    assert applied.findings == (
+        socket().with_severity(Severity.MEDIUM),
+        writable_root().with_severity(Severity.HIGH),
+        info,
+    )
+    assert applied.notes == (
+        "config: AG203 severity set to medium (1 finding(s))",
+        "config: AG406 severity set to high (1 finding(s))",
+    )
+    # the fingerprint does not depend on the severity: a remap keeps baselines valid
+    assert applied.findings[0].fingerprint() == socket().fingerprint()
+
+
+def test_config_ignore_by_glob_and_by_path_line(tmp_path: Path) -> None:
+    root = project(tmp_path, '[ignore]\nAG203 = ["deploy/*.yaml:5"]\n"*" = ["legacy/"]\n')
+    cfg = load_config(root)
+    other_line = socket(line=9)
+    legacy = root_user("legacy/Dockerfile", 1)
+    applied = apply_policy([socket(), other_line, legacy], cfg, root=root)
+    origin = root / "agentguard.toml"
+    assert applied.findings == (
+        socket().with_suppression(f"config: {origin}: ignore.AG203 = 'deploy/*.yaml:5'"),
+        other_line,
+        legacy.with_suppression(f"config: {origin}: ignore.* = 'legacy/'"),
+    )
+
+
+def test_inline_comment_on_the_line_or_the_comment_line_above(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    applied = apply_policy(
+        [root_user("Dockerfile", 3), copy_all(4), root_user("Dockerfile", 5)],
+        load_config(root),
+        root=root,
+    )
+    assert applied.findings == (
+        root_user("Dockerfile", 3).with_suppression("inline: Dockerfile:2"),
+        copy_all(4).with_suppression("inline: Dockerfile:4"),
+        # line 4 carries code and a comment for AG201/AG406 only: line 5 is not covered
+        root_user("Dockerfile", 5),
+    )
+    assert applied.sources == (Source.ok("file", "Dockerfile", "read for inline suppressions"),)
+
+
+def test_inline_comment_of_another_rule_does_not_suppress(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    finding = root_user("Dockerfile", 4)  # line 4 names AG201 and AG406, not AG401
+    assert apply_policy([finding], load_config(root), root=root).findings == (finding,)
+
+
+def test_inline_comment_in_jsonc(tmp_path: Path) -> None:
+    (tmp_path / ".devcontainer").mkdir()
+    (tmp_path / ".devcontainer" / "devcontainer.json").write_text(
+        '{\n  // agentguard: ignore[AG203]\n  "mounts": ["source=/var/run/docker.sock"]\n}\n'
+    )
+    finding = socket(".devcontainer/devcontainer.json", 3)
+    applied = apply_policy([finding], load_config(tmp_path), root=tmp_path)
+    expected = finding.with_suppression("inline: .devcontainer/devcontainer.json:2")
+    assert applied.findings == (expected,)
+
+
+def test_paths_inside_images_are_not_read_from_the_host(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    in_image = RunsAsRoot.finding(
+        "The image runs as root.",
+        locations=[Location(path="Dockerfile", line=3, layer="sha256:" + "a" * 64)],
+        fix="Add `USER 10001`.",
+    )
+    applied = apply_policy([in_image], load_config(root), root=root)
+    assert applied.findings == (in_image,)
+    assert applied.sources == ()
+
+
+def test_a_file_too_large_to_read_is_a_skipped_source_and_the_finding_stays(
+    tmp_path: Path,
+) -> None:
+    big = tmp_path / "big.py"
+    big.write_bytes(b"# agentguard: ignore[AG401]\n" + b"x = 1\n" * 800_000)
+    finding = root_user("big.py", 2)
+    applied = apply_policy([finding], load_config(tmp_path), root=tmp_path)
+    assert applied.findings == (finding,)
+    assert applied.sources == (
+        Source(
+            "file",
+            "big.py",
+            SourceStatus.SKIPPED,
+            "larger than 4194304 bytes: inline suppressions in it were not read",
+        ),
+    )
+
+
+def test_inline_rules_and_globs() -> None:
+    assert inline_rules("x = 1  # agentguard: ignore[AG301,ag302 , AG303]") == {
+        "AG301",
+        "AG302",
+        "AG303",
+    }
+    assert inline_rules("# agentguard: ignore") == set()
+    assert glob_to_regex("**/*.yaml").match("a/b/c.yaml")
+    assert glob_to_regex("**/*.yaml").match("c.yaml")
+    assert not glob_to_regex("*.yaml").match("a/c.yaml")
+    assert glob_to_regex("src/?.py").match("src/a.py")
