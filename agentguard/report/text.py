@@ -129,6 +129,8 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
     tail = f"{len(active)} findings" + (f", {suppressed} suppressed" if suppressed else "")
     if not report.complete:
         tail += " -- INCOMPLETE: a source failed, so this is not a clean bill of health"
+    elif not active and len(bad) > len(report.failed_sources):
+        tail += " (some sources were skipped: see the table above)"
     elif not active:
         tail += " (every source was read)"
     console.print(Text(tail, style="bold"))
