@@ -206,6 +206,10 @@ def check(
         Path | None,
         typer.Option("--write-baseline", help="Record the current findings here (adopt the gate)."),
     ] = None,
+    sarif_output: Annotated[
+        Path | None,
+        typer.Option("--sarif-output", help="Also write the report as SARIF here (for CI)."),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     verbose: VerboseOpt = False,
@@ -231,7 +235,81 @@ def check(
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or result.fail_on.value
+    if sarif_output is not None:
+        try:
+            sarif_output.write_text(render(result.report, Format.SARIF), encoding="utf-8")
+        except OSError as exc:
+            typer.echo(f"agentguard: cannot write SARIF to {sarif_output}: {exc}", err=True)
+            raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
     emit(result.report, fmt, output, threshold, verbose=verbose, allow_incomplete=allow_incomplete)
+
+
+@app.command()
+def inspect(
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="An image (name:tag, id, digest), a container (name, id), a `docker save` "
+            "tarball, an OCI layout (folder or tar), a compose file, a project folder or a file."
+        ),
+    ],
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            help="What TARGET is: image, container, archive, oci, compose, project, file "
+            "(needed when a name is ambiguous).",
+        ),
+    ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option("--platform", help="os/arch[/variant] to pick from a multi-platform image."),
+    ] = None,
+    lock_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--lock",
+            help="Compare installed packages with this pylock.toml (default: ./pylock.toml).",
+        ),
+    ] = None,
+    no_lock: Annotated[bool, typer.Option("--no-lock", help="Do not use ./pylock.toml.")] = False,
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="Read only this configuration file.")
+    ] = None,
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
+    ] = None,
+    verbose: VerboseOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Check what an agent's container can read and do: an image, a container, a saved image."""
+    from agentguard.inspect.run import InspectOptions, run_inspect
+    from agentguard.inspect.targets import Kind
+    from agentguard.progress import progress
+
+    try:
+        if fail_on is not None:
+            Severity.parse(fail_on)
+        if kind is not None and kind not in {k.value for k in Kind}:
+            kinds = ", ".join(k.value for k in Kind)
+            raise UsageError(f"unknown --kind {kind!r} (expected one of: {kinds})")
+        opts = InspectOptions(
+            target=target,
+            kind=Kind(kind) if kind is not None else None,
+            platform=platform,
+            lock=lock_file,
+            discover_lock=not no_lock,
+            config_file=config_file,
+        )
+        with progress("inspecting", quiet=quiet) as step:
+            report, config = run_inspect(opts, progress=step)
+    except (UsageError, ValueError) as exc:
+        fail_usage(str(exc))
+    threshold = fail_on or (config.fail_on or Severity.HIGH).value
+    emit(report, fmt, output, threshold, verbose=verbose)
 
 
 @app.command("rules")

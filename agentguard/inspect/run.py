@@ -1,0 +1,335 @@
+"""One `agentguard inspect` run: detect the target, gather facts, run the rules, report.
+
+:func:`inspect_target` gathers and runs the rules (reusable by `agentguard check`);
+:func:`run_inspect` adds the configuration (policy, ignores) and makes the Report with
+provenance inputs: image id and repo digests, container id, the lock's hash.
+
+Lock discovery (documented choice): without ``--lock``, a ``pylock.toml`` in the current
+directory is used for image, container and archive targets, and the report says it was
+discovered; ``--no-lock`` turns discovery off. Project targets are left to the
+project-folder scan, which finds its own files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from agentguard.config import Config, load_config
+from agentguard.engine import make_report
+from agentguard.findings import Finding, JSONValue, Report, Source
+from agentguard.inspect import engine as eng
+from agentguard.inspect.container import container_facts
+from agentguard.inspect.facts import ContainerFacts, ImageFacts, ProjectFile
+from agentguard.inspect.lock_input import LOCK_NAME, LockInput, read_lock
+from agentguard.inspect.summary import agent_files, container_facts_json, image_facts_json
+from agentguard.inspect.targets import Kind, Target, detect_target
+from agentguard.rules.inspected import check_container, check_image, container_workdir
+from agentguard.rules.mounts import effective_workdir
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class InspectOptions:
+    target: str
+    kind: Kind | None = None
+    platform: str | None = None  # "os/arch[/variant]" for multi-platform images
+    lock: Path | None = None
+    discover_lock: bool = True
+    config_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class InspectResult:
+    findings: tuple[Finding, ...] = ()
+    sources: tuple[Source, ...] = ()
+    facts: dict[str, JSONValue] = field(default_factory=dict)
+    inputs: dict[str, JSONValue] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _ImageRead:
+    facts: ImageFacts | None
+    sources: tuple[Source, ...]
+
+
+def _reader_unavailable(target: str, exc: Exception) -> _ImageRead:
+    return _ImageRead(
+        None,
+        (
+            Source.failed(
+                "image",
+                target,
+                f"the image reader is not available in this build: {exc}",
+                error_code="reader-unavailable",
+                retryable=False,
+            ),
+        ),
+    )
+
+
+def _reader(name: str) -> Any:
+    """The streaming reader's entry point (agentguard.inspect.image), looked up at run time."""
+    import importlib
+
+    module = importlib.import_module("agentguard.inspect.image")
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise ImportError(f"agentguard.inspect.image has no {name}") from None
+
+
+def read_image_file(path: Path, *, target: str, platform: str | None) -> _ImageRead:
+    """A `docker save` tarball or an OCI layout (folder or tar) through the streaming reader."""
+    try:
+        read_image_archive = _reader("read_image_archive")
+    except ImportError as exc:
+        return _reader_unavailable(target, exc)
+    read = read_image_archive(path, target=target, platform=platform)
+    return _ImageRead(read.facts, tuple(read.sources))
+
+
+def read_engine_image(image: Any, *, target: str, platform: str | None) -> _ImageRead:
+    """An engine image: `image.save()`'s stream fed to the same reader, never to disk."""
+    try:
+        read_image_stream = _reader("read_image_stream")
+    except ImportError as exc:
+        return _reader_unavailable(target, exc)
+    try:
+        stream = eng.save_stream(image)
+    except Exception as exc:
+        return _ImageRead(
+            None, (eng.failed_source("engine", target, "cannot save the image", exc),)
+        )
+    read = read_image_stream(stream, target=target, platform=platform)
+    facts = read.facts
+    if facts is not None:
+        repo_digests = tuple(image.attrs.get("RepoDigests") or ()) or facts.repo_digests
+        facts = replace(facts, repo_digests=repo_digests, image_id=facts.image_id or image.id)
+    return _ImageRead(facts, (*read.sources, eng.stream_source(target, stream)))
+
+
+def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None, list[Source]]:
+    if opts.lock is not None:
+        lock, source = read_lock(opts.lock)
+        return lock, [source]
+    if not opts.discover_lock or kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE, None):
+        return None, []
+    candidate = Path(LOCK_NAME)
+    if not candidate.is_file():
+        return None, [
+            Source.skipped(
+                "lockfile", LOCK_NAME, "no --lock and no pylock.toml here: AG110 not run"
+            )
+        ]
+    lock, source = read_lock(candidate, discovered=True)
+    return lock, [source]
+
+
+def _image_part(
+    image: ImageFacts,
+    *,
+    lock: LockInput | None,
+    config: Config,
+    workdir: str | None,
+    runtime: bool,
+) -> InspectResult:
+    """Rules over one image, its agent configuration files, and its facts."""
+    findings = check_image(
+        image, lock=lock, watched=config.deps.watched, workdir=workdir, runtime=runtime
+    )
+    wd = effective_workdir(workdir or "", image.config.workdir)
+    sources: list[Source] = []
+    facts: dict[str, JSONValue] = {"image": image_facts_json(image, wd)}
+    files = agent_files(image, wd) if wd is not None else []
+    if files:
+        from agentguard.inspect.project import inspect_files
+
+        result = inspect_files(
+            [ProjectFile(c.path, c.data, origin=f"image:{c.layer_digest}") for c, _ in files],
+            workdir=wd,
+        )
+        findings += list(result.findings)
+        sources += list(result.sources)
+        if result.facts:
+            facts["agent_config"] = dict(result.facts)
+    inputs: dict[str, JSONValue] = {
+        "image_id": image.image_id,
+        "repo_digests": list(image.repo_digests),
+    }
+    return InspectResult(tuple(findings), tuple(sources), facts, inputs)
+
+
+def _merge(*parts: InspectResult) -> InspectResult:
+    findings: list[Finding] = []
+    sources: list[Source] = []
+    facts: dict[str, JSONValue] = {}
+    inputs: dict[str, JSONValue] = {}
+    notes: list[str] = []
+    for p in parts:
+        findings += p.findings
+        sources += p.sources
+        facts.update(p.facts)
+        inputs.update(p.inputs)
+        notes += p.notes
+    return InspectResult(tuple(findings), tuple(sources), facts, inputs, tuple(notes))
+
+
+def inspect_target(
+    opts: InspectOptions,
+    *,
+    config: Config,
+    progress: Progress = lambda _m: None,
+    connect: Callable[[], eng.Engine] = eng.connect,
+) -> InspectResult:
+    """Detect, gather and run the rules (no policy applied). UsageError means exit 2."""
+    progress(f"finding out what {opts.target} is")
+    target = detect_target(opts.target, opts.kind, connect)
+    head = InspectResult(
+        sources=target.sources,
+        facts={"target": {"text": target.text, "kind": _kind(target), "how": target.how}},
+        inputs={"kind": _kind(target)} if target.kind is not None else {},
+    )
+    if target.kind is None:
+        return head
+    lock, lock_sources = _lock_for(opts, target.kind)
+    lock_part = InspectResult(
+        sources=tuple(lock_sources),
+        inputs={"lock": {"path": lock.path, "sha256": lock.sha256, "discovered": lock.discovered}}
+        if lock
+        else {},
+        notes=(f"compared with {lock.path} (found in the current directory)",)
+        if lock and lock.discovered
+        else (),
+    )
+    if target.kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE):
+        return _merge(head, _project(target))
+    if target.kind.is_image_file:
+        assert target.path is not None
+        progress(f"reading {target.path}")
+        read = read_image_file(target.path, target=target.text, platform=opts.platform)
+        return _merge(head, lock_part, _after_read(read, lock=lock, config=config))
+    if target.kind is Kind.IMAGE:
+        progress(f"reading image {target.text} from the engine")
+        read = read_engine_image(target.engine_obj, target=target.text, platform=opts.platform)
+        return _merge(head, lock_part, _after_read(read, lock=lock, config=config))
+    return _merge(
+        head, lock_part, _container(target, opts, lock=lock, config=config, progress=progress)
+    )
+
+
+def _kind(target: Target) -> str | None:
+    return target.kind.value if target.kind is not None else None
+
+
+def _after_read(read: _ImageRead, *, lock: LockInput | None, config: Config) -> InspectResult:
+    gathered = InspectResult(sources=read.sources)
+    if read.facts is None:
+        return gathered
+    return _merge(
+        gathered, _image_part(read.facts, lock=lock, config=config, workdir=None, runtime=False)
+    )
+
+
+def _container(
+    target: Target,
+    opts: InspectOptions,
+    *,
+    lock: LockInput | None,
+    config: Config,
+    progress: Progress,
+) -> InspectResult:
+    obj = target.engine_obj
+    attrs: dict[str, Any] = dict(getattr(obj, "attrs", {}) or {})
+    image_id = attrs.get("Image") if isinstance(attrs.get("Image"), str) else None
+    sources: list[Source] = []
+    image: ImageFacts | None = None
+    image_part = InspectResult()
+    if image_id is None:
+        sources.append(
+            Source.failed(
+                "image",
+                target.text,
+                "the container record names no image",
+                error_code="engine-error",
+                retryable=False,
+            )
+        )
+    else:
+        progress(f"reading the image of container {target.text}")
+        client = getattr(obj, "client", None)
+        look = eng.lookup_image(client, image_id) if client is not None else None
+        if look is None or look.obj is None:
+            sources.append(
+                look.source
+                if look is not None
+                else Source.failed("image", image_id, "no engine client", error_code="engine-error")
+            )
+        else:
+            read = read_engine_image(look.obj, target=image_id, platform=opts.platform)
+            sources += read.sources
+            image = read.facts
+    facts = container_facts(attrs, image)
+    workdir = container_workdir(facts)
+    if image is not None:
+        image_part = _image_part(
+            image, lock=lock, config=config, workdir=facts.workdir or None, runtime=True
+        )
+    findings = check_container(facts)
+    return _merge(
+        InspectResult(
+            tuple(findings),
+            tuple(sources),
+            {"container": container_facts_json(facts, workdir)},
+            {"container_id": facts.id},
+        ),
+        image_part,
+    )
+
+
+def _project(target: Target) -> InspectResult:
+    assert target.path is not None
+    from agentguard.inspect.project import inspect_project
+
+    result = inspect_project(target.path)
+    return InspectResult(
+        tuple(result.findings), tuple(result.sources), {"project": dict(result.facts)}
+    )
+
+
+def run_inspect(
+    opts: InspectOptions,
+    *,
+    progress: Progress = lambda _m: None,
+    connect: Callable[[], eng.Engine] = eng.connect,
+) -> tuple[Report, Config]:
+    """The whole command: config, inspect, policy, report. UsageError means exit 2."""
+    from agentguard.policy import apply_policy
+
+    root = Path.cwd()
+    config = load_config(root, config_file=opts.config_file)
+    result = inspect_target(opts, config=config, progress=progress, connect=connect)
+    applied = apply_policy(result.findings, config, root=root)
+    report = make_report(
+        "inspect",
+        applied.findings,
+        (*result.sources, *applied.sources),
+        target=opts.target,
+        inputs=result.inputs,
+        facts=result.facts,
+        notes=(*config.notes, *result.notes, *applied.notes),
+    )
+    return report, config
+
+
+__all__ = [
+    "ContainerFacts",
+    "InspectOptions",
+    "InspectResult",
+    "inspect_target",
+    "run_inspect",
+]
