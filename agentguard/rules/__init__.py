@@ -5,6 +5,7 @@ configuration, AG4xx container hardening. An id never changes meaning and is nev
 """
 
 from agentguard.rules import (
+    buildfiles,  # noqa: F401
     deps,  # noqa: F401
     hardening,  # noqa: F401
     installed,  # noqa: F401

@@ -1,0 +1,253 @@
+"""Dockerfile facts: stages, users, working directories, ENV/ARG, COPY/ADD and RUN lines.
+
+Parsing uses the ``dockerfile`` package, which wraps BuildKit's own parser (heredocs,
+flags, the escape directive). That package ships binary wheels for x86_64 (Linux, macOS,
+Windows) and macOS arm64 only; where it is not installed (Linux aarch64, for one) the
+small parser in :mod:`agentguard.inspect.project.dockerfile_fallback` takes over and the
+source says so. Both produce the same :class:`Instruction` records.
+"""
+
+from __future__ import annotations
+
+import importlib
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentguard.inspect.project.dockerfile_fallback import Instruction, parse_fallback
+
+_buildkit: Any
+try:  # pragma: no cover - which branch runs depends on the platform's wheels
+    _buildkit = importlib.import_module("dockerfile")
+    HAVE_BUILDKIT_PARSER = True
+except ImportError:  # pragma: no cover
+    _buildkit = None
+    HAVE_BUILDKIT_PARSER = False
+
+
+class DockerfileError(ValueError):
+    """The file is not a Dockerfile the parser accepts."""
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """One ``ENV``/``ARG`` setting. ``value`` None: an ARG without a default."""
+
+    name: str
+    value: str | None = field(repr=False)  # may be a secret: never rendered
+    line: int
+    instruction: str  # "ENV" | "ARG"
+
+
+@dataclass(frozen=True)
+class CopyStep:
+    instruction: str  # "COPY" | "ADD"
+    sources: tuple[str, ...]
+    destination: str  # as written
+    destination_abs: str  # resolved against the working directory at that point
+    from_stage: str | None  # --from=...
+    line: int
+
+
+@dataclass(frozen=True)
+class RunStep:
+    script: str  # the shell text (heredoc bodies included), or the JSON argv joined
+    line: int
+    env: tuple[EnvSetting, ...]  # ENV/ARG in force at this point of the stage
+
+
+@dataclass(frozen=True)
+class Stage:
+    index: int
+    base: str  # "python:3.12-slim", "scratch", another stage's name
+    name: str | None  # AS name
+    line: int
+    user: str | None  # last USER in this stage; None: no USER (inherited from the base)
+    user_line: int | None
+    workdir: str | None  # resolved WORKDIR; None: none in this stage (inherited)
+    workdir_line: int | None
+    env: tuple[EnvSetting, ...]
+    copies: tuple[CopyStep, ...]
+    runs: tuple[RunStep, ...]
+
+
+@dataclass(frozen=True)
+class DockerfileFacts:
+    path: str
+    parser: str  # "buildkit" (the dockerfile package) | "fallback"
+    stages: tuple[Stage, ...]
+    global_args: tuple[EnvSetting, ...]  # ARG before the first FROM
+
+    @property
+    def final(self) -> Stage | None:
+        return self.stages[-1] if self.stages else None
+
+    def stage_named(self, name: str) -> Stage | None:
+        for s in self.stages:
+            if s.name is not None and s.name.lower() == name.lower():
+                return s
+        return None
+
+    def effective_user(self, stage: Stage) -> tuple[str | None, int | None]:
+        """USER in force in ``stage``, following bases that are earlier stages."""
+        seen: set[int] = set()
+        current: Stage | None = stage
+        while current is not None and current.index not in seen:
+            seen.add(current.index)
+            if current.user is not None:
+                return current.user, current.user_line
+            current = self.stage_named(current.base)
+        return None, None
+
+    def effective_workdir(self, stage: Stage) -> tuple[str | None, int | None]:
+        seen: set[int] = set()
+        current: Stage | None = stage
+        while current is not None and current.index not in seen:
+            seen.add(current.index)
+            if current.workdir is not None:
+                return current.workdir, current.workdir_line
+            current = self.stage_named(current.base)
+        return None, None
+
+
+def parse_instructions(text: str) -> tuple[list[Instruction], str]:
+    """Instructions of ``text`` and the parser used. Raises :class:`DockerfileError`."""
+    if "\x00" in text:
+        raise DockerfileError("file contains NUL bytes")
+    if HAVE_BUILDKIT_PARSER and _buildkit is not None:
+        try:
+            cmds = _buildkit.parse_string(text)
+        except _buildkit.GoParseError as exc:
+            raise DockerfileError(str(exc)) from None
+        return [
+            Instruction(
+                cmd=c.cmd.upper(),
+                flags=tuple(c.flags),
+                args=tuple(c.value),
+                original=c.original,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                heredocs=tuple(h.content for h in c.heredocs),
+                json=c.json,
+            )
+            for c in cmds
+        ], "buildkit"
+    try:
+        return parse_fallback(text), "fallback"
+    except ValueError as exc:
+        raise DockerfileError(str(exc)) from None
+
+
+_KNOWN = {
+    "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY",
+    "ENTRYPOINT", "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL",
+    "HEALTHCHECK", "SHELL",
+}  # fmt: skip
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        inner = value[1:-1]
+        return re.sub(r"\\(.)", r"\1", inner) if value[0] == '"' else inner
+    return re.sub(r"\\(.)", r"\1", value)
+
+
+def _env_pairs(ins: Instruction) -> list[EnvSetting]:
+    args = list(ins.args)
+    out: list[EnvSetting] = []
+    if ins.cmd == "ENV":
+        for i in range(0, len(args) - 1, 2):
+            out.append(EnvSetting(args[i], _unquote(args[i + 1]), ins.start_line, "ENV"))
+    else:  # ARG
+        for a in args:
+            name, eq, value = a.partition("=")
+            out.append(EnvSetting(name, _unquote(value) if eq else None, ins.start_line, "ARG"))
+    return out
+
+
+def _resolve(path: str, workdir: str | None) -> str:
+    base = workdir or "/"
+    return posixpath.normpath(posixpath.join(base, _unquote(path)))
+
+
+def _flag(flags: tuple[str, ...], name: str) -> str | None:
+    for f in flags:
+        if f.startswith(f"--{name}="):
+            return f.split("=", 1)[1]
+    return None
+
+
+def build_facts(path: str, text: str) -> DockerfileFacts:
+    """Parse ``text`` into stages. Raises :class:`DockerfileError` for a non-Dockerfile."""
+    instructions, parser = parse_instructions(text)
+    unknown = [i for i in instructions if i.cmd not in _KNOWN]
+    if unknown:
+        first = unknown[0]
+        raise DockerfileError(f"line {first.start_line}: unknown instruction {first.cmd!r}")
+    global_args: list[EnvSetting] = []
+    stages: list[Stage] = []
+    cur: dict[str, object] | None = None
+
+    def close() -> None:
+        if cur is not None:
+            stages.append(Stage(**cur))  # type: ignore[arg-type]
+
+    for ins in instructions:
+        if ins.cmd == "FROM":
+            close()
+            args = [a for a in ins.args]
+            if not args:
+                raise DockerfileError(f"line {ins.start_line}: FROM without an image")
+            name = args[2] if len(args) >= 3 and args[1].lower() == "as" else None
+            cur = {
+                "index": len(stages),
+                "base": args[0],
+                "name": name,
+                "line": ins.start_line,
+                "user": None,
+                "user_line": None,
+                "workdir": None,
+                "workdir_line": None,
+                "env": (),
+                "copies": (),
+                "runs": (),
+            }
+            continue
+        if cur is None:
+            if ins.cmd == "ARG":
+                global_args.extend(_env_pairs(ins))
+                continue
+            raise DockerfileError(f"line {ins.start_line}: {ins.cmd} before the first FROM")
+        _apply(cur, ins)
+    close()
+    if not stages:
+        raise DockerfileError("no FROM instruction")
+    return DockerfileFacts(path, parser, tuple(stages), tuple(global_args))
+
+
+def _apply(cur: dict[str, object], ins: Instruction) -> None:
+    env: tuple[EnvSetting, ...] = cur["env"]  # type: ignore[assignment]
+    workdir = cur["workdir"] if isinstance(cur["workdir"], str) else None
+    if ins.cmd in ("ENV", "ARG"):
+        cur["env"] = (*env, *_env_pairs(ins))
+    elif ins.cmd == "USER" and ins.args:
+        cur["user"] = _unquote(ins.args[0])
+        cur["user_line"] = ins.start_line
+    elif ins.cmd == "WORKDIR" and ins.args:
+        cur["workdir"] = _resolve(ins.args[0], workdir)
+        cur["workdir_line"] = ins.start_line
+    elif ins.cmd in ("COPY", "ADD") and len(ins.args) >= 2:
+        step = CopyStep(
+            instruction=ins.cmd,
+            sources=tuple(_unquote(a) for a in ins.args[:-1]),
+            destination=ins.args[-1],
+            destination_abs=_resolve(ins.args[-1], workdir),
+            from_stage=_flag(ins.flags, "from"),
+            line=ins.start_line,
+        )
+        cur["copies"] = (*cur["copies"], step)  # type: ignore[misc]
+    elif ins.cmd == "RUN":
+        joined = " ".join(ins.args)
+        script = joined if ins.json else "\n".join([joined, *ins.heredocs])
+        cur["runs"] = (*cur["runs"], RunStep(script, ins.start_line, env))  # type: ignore[misc]

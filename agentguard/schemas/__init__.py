@@ -1,0 +1,1 @@
+"""Vendored JSON schemas (data files), read with :mod:`importlib.resources`."""
