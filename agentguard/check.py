@@ -95,20 +95,33 @@ def project_step(project: Path) -> StepResult:
     return StepResult(result.findings, result.sources, dict(result.facts))
 
 
-def image_step(ref: str) -> StepResult:
-    """Inspect one image (a reference the engine knows, or a saved tarball)."""
-    return StepResult(
-        sources=(
-            Source.failed(
-                "image",
-                ref,
-                "image inspection is not wired into `check` in this build",
-                error_code="step-unavailable",
-                retryable=False,
-                remedy="run `agentguard inspect` on the image separately",
-            ),
-        )
+def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -> StepResult:
+    """Inspect one image: a saved tarball or OCI layout when ``ref`` is a local path, else an
+    image the engine knows. The project's ``pylock.toml`` (when present) is what the
+    installed packages are compared with (AG110)."""
+    from agentguard.inspect.run import InspectOptions, inspect_target
+    from agentguard.inspect.targets import Kind, classify_path
+
+    path = Path(ref).expanduser()
+    if path.exists():
+        kind = classify_path(path)
+        if not kind.is_image_file:
+            raise UsageError(
+                f"--image {ref}: a local {kind.value}, not a saved image (a `docker save` "
+                "tarball or an OCI layout)"
+            )
+    else:
+        kind = Kind.IMAGE
+    lock = project / "pylock.toml"
+    opts = InspectOptions(
+        target=ref,
+        kind=kind,
+        lock=lock if lock.is_file() else None,
+        discover_lock=False,
     )
+    result = inspect_target(opts, config=config, progress=progress)
+    facts: dict[str, JSONValue] = {**result.facts, "inputs": dict(result.inputs)}
+    return StepResult(result.findings, result.sources, facts, result.notes)
 
 
 def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
@@ -139,7 +152,9 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     steps.append(("compose", StepResult(sources=tuple(image_sources))))
     for i, ref in enumerate(images, 1):
         progress(f"inspecting image {i}/{len(images)}: {ref}")
-        steps.append((f"image:{ref}", image_step(ref)))
+        steps.append(
+            (f"image:{ref}", image_step(ref, project=project, config=config, progress=progress))
+        )
 
     findings = [f for _, s in steps for f in s.findings]
     notes = [*config.notes, *(n for _, s in steps for n in s.notes)]

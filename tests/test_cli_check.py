@@ -194,3 +194,13 @@ def test_exit_3_text_names_the_failed_source(agent_project: Path) -> None:
     result = run("check", REL, "--images-from-compose", env={"NO_COLOR": "1"})
     assert result.exit_code == 3
     assert_snapshot("check-incomplete.txt", normalise(result.stdout, (agent_project, "<project>")))
+
+
+def test_sarif_output_beside_text_for_ci(agent_project: Path, sarif_schema: dict[str, Any]) -> None:
+    sarif = agent_project.parent / "agentguard.sarif"
+    result = run("check", REL, "--sarif-output", sarif, env={"NO_COLOR": "1"})
+    assert result.exit_code == 1
+    assert result.stdout.startswith("agentguard ")  # people read the log, code scanning the file
+    doc = json.loads(sarif.read_text())
+    jsonschema.validate(doc, sarif_schema)
+    assert [r["ruleId"] for r in doc["runs"][0]["results"]] == ["AG103"]
