@@ -36,7 +36,13 @@ DEFAULT_POLICY = "default"
 PROJECT_FILE = "agentguard.toml"
 PYPROJECT = "pyproject.toml"
 TOP_KEYS = ("policy", "fail-on", "disable", "severity", "ignore", "rules", "deps")
-DEPS_KEYS = ("watched", "span-accepted", "watched-severity", "watched-parent-severity", "tail-severity")
+DEPS_KEYS = (
+    "watched",
+    "span-accepted",
+    "watched-severity",
+    "watched-parent-severity",
+    "tail-severity",
+)
 _RULE_ID = re.compile(r"^AG[1-9]\d\d$")
 _MAX_POLICY_DEPTH = 8
 

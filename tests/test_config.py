@@ -8,6 +8,7 @@ import pytest
 
 from agentguard.config import (
     Config,
+    DEPS_KEYS,
     ConfigError,
     IgnoreEntry,
     deps_policy,
@@ -193,8 +194,9 @@ def test_config_error_is_a_usage_error() -> None:
         ),
         (
             "[deps]\nwatch = []\n",
-            "{f}: unknown key `tool.agentguard.deps.watch` (known keys: watched, span-accepted, "
-            "watched-severity, tail-severity)",
+            "{f}: unknown key `tool.agentguard.deps.watch` (known keys: "
+            + ", ".join(DEPS_KEYS)
+            + ")",
         ),
         (
             'policy = "paranoid"\n',
