@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agentguard.config import (
-    Config,
     DEPS_KEYS,
+    Config,
     ConfigError,
     IgnoreEntry,
     deps_policy,

@@ -1,0 +1,130 @@
+"""The CI integration files run what they say: the action's scripts, the pre-commit hooks and
+the GitLab snippet in docs/ci.md, each executed for real against the fixture project."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE = REPO / "tests" / "fixtures" / "check" / "agent-project"
+BIN = Path(sys.executable).parent  # the environment's `agentguard` script lives here
+
+
+@pytest.fixture()
+def agent_project(tmp_path: Path) -> Path:
+    dest = tmp_path / "agent-project"
+    shutil.copytree(FIXTURE, dest)
+    return dest
+
+
+def env(**extra: str) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("INPUT_")}
+    out["PATH"] = f"{BIN}{os.pathsep}{out.get('PATH', '')}"
+    out.update(extra)
+    return out
+
+
+def action_step(name: str) -> dict[str, Any]:
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    (step,) = [s for s in action["runs"]["steps"] if s.get("name") == name]
+    return dict(step)
+
+
+def test_action_inputs_and_upload() -> None:
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert set(action["inputs"]) >= {"path", "images", "fail-on", "sarif-file", "baseline"}
+    uses = [s.get("uses", "") for s in action["runs"]["steps"]]
+    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses)
+    assert "pip install" in action_step("Install agentguard")["run"]
+
+
+def test_action_check_script_writes_sarif_and_the_exit_code(
+    agent_project: Path, tmp_path: Path, sarif_schema: dict[str, Any]
+) -> None:
+    step = action_step("agentguard check")
+    output = tmp_path / "github-output"
+    sarif = tmp_path / "agentguard.sarif"
+    result = subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        env=env(
+            GITHUB_OUTPUT=str(output),
+            INPUT_PATH=str(agent_project),
+            INPUT_IMAGES="\n   \n",
+            INPUT_FROM_COMPOSE="false",
+            INPUT_FAIL_ON="high",
+            INPUT_BASELINE="",
+            INPUT_ALLOW_INCOMPLETE="false",
+            INPUT_SARIF=str(sarif),
+            NO_COLOR="1",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr  # the step itself never fails the job
+    assert output.read_text() == "exit-code=1\n"
+    assert "AG103 Lock files out of sync with the inputs" in result.stdout
+    doc = json.loads(sarif.read_text())
+    jsonschema.validate(doc, sarif_schema)
+
+
+@pytest.mark.parametrize(("code", "exit_code"), [("0", 0), ("1", 1), ("2", 2), ("3", 3)])
+def test_action_gate_fails_the_job_with_checks_exit_code(code: str, exit_code: int) -> None:
+    step = action_step("Gate")
+    result = subprocess.run(
+        ["bash", "-e", "-c", step["run"]], env=env(CODE=code), capture_output=True, text=True
+    )
+    assert result.returncode == exit_code
+
+
+def test_pre_commit_hooks_run_for_real(agent_project: Path) -> None:
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    assert set(hooks) == {"agentguard-lock-check", "agentguard-project"}
+    for hook in hooks.values():
+        assert hook["language"] == "python" and hook["pass_filenames"] is False
+    assert re.search(hooks["agentguard-lock-check"]["files"], "sub/requirements.lock")
+
+    lock = subprocess.run(
+        hooks["agentguard-lock-check"]["entry"].split(),
+        cwd=agent_project,
+        env=env(NO_COLOR="1"),
+        capture_output=True,
+        text=True,
+    )
+    assert lock.returncode == 1  # no lock files in the fixture: AG103
+    assert "AG103" in lock.stdout
+
+    project = subprocess.run(
+        hooks["agentguard-project"]["entry"].split(),
+        cwd=agent_project,
+        env=env(NO_COLOR="1"),
+        capture_output=True,
+        text=True,
+    )
+    assert project.returncode in (0, 1), project.stderr  # a verdict, not a usage error
+    assert project.stdout.startswith("agentguard ")
+
+
+def test_gitlab_snippet_in_the_docs_runs(agent_project: Path) -> None:
+    text = (REPO / "docs" / "ci.md").read_text()
+    block = text.split("## GitLab CI", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    job = yaml.safe_load(block)["agentguard"]
+    (command,) = [c for c in job["script"] if c.startswith("agentguard ")]
+    result = subprocess.run(
+        command.split(), cwd=agent_project, env=env(), capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    for artifact in job["artifacts"]["paths"]:
+        assert (agent_project / artifact).is_file(), artifact
