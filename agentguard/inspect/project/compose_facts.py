@@ -94,8 +94,8 @@ def _validator() -> Any:
     jsonschema: Any = importlib.import_module("jsonschema")  # untyped library
     text = resources.files("agentguard.schemas").joinpath("compose-spec.json").read_text("utf-8")
     schema = json.loads(text)
-    cls = jsonschema.validators.validator_for(schema)
-    return cls(schema)
+    # the schema declares draft-07 (under an https URL jsonschema does not recognise)
+    return jsonschema.Draft7Validator(schema)
 
 
 def schema_errors(doc: LinedDoc, limit: int = 5) -> list[str]:

@@ -44,7 +44,7 @@ else:  # pragma: no cover
 
 _COMPOSE = re.compile(r"^(docker-)?compose(\.[\w.-]+)?\.ya?ml$", re.IGNORECASE)
 _NOT_DOCKERFILE = (".py", ".md", ".txt", ".json", ".yml", ".yaml", ".sh", ".js", ".ts", ".toml")
-_REQUIREMENTS = re.compile(r"^(.*requirements.*\.(txt|in)|constraints.*\.txt)$", re.IGNORECASE)
+_REQUIREMENTS = re.compile(r"^(.*requirements.*\.(txt|in|lock)|constraints.*\.txt)$", re.IGNORECASE)
 
 
 def file_kind(path: str) -> str | None:
