@@ -14,6 +14,7 @@ configuration, not inline.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -35,6 +36,7 @@ class Applied:
     notes: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=1024)
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
     """``*`` any run inside one path segment, ``?`` one character, ``**`` any depth."""
     out: list[str] = []
@@ -101,14 +103,21 @@ class _Lines:
     def __init__(self, root: Path | None) -> None:
         self.root = root
         self.cache: dict[Path, list[str] | None] = {}
+        self.where: dict[str, Path | None] = {}
         self.sources: list[Source] = []
 
     def local_file(self, loc: Location) -> Path | None:
         if not loc.path or loc.layer is not None or self.root is None:
             return None
-        path = Path(loc.path)
-        full = path if path.is_absolute() else self.root / path
-        if not full.resolve().is_relative_to(self.root.resolve()):
+        if loc.path not in self.where:
+            self.where[loc.path] = self._local_file(loc.path, self.root)
+        return self.where[loc.path]
+
+    @staticmethod
+    def _local_file(text: str, root: Path) -> Path | None:
+        path = Path(text)
+        full = path if path.is_absolute() else root / path
+        if not full.resolve().is_relative_to(root.resolve()):
             return None  # not a file of this project (a host path elsewhere)
         return full if full.is_file() else None
 
