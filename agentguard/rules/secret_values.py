@@ -186,7 +186,7 @@ def _secret_finding(hit: SecretHit, *, subject: str, location: Location, where: 
     why = (
         "its name says it is a secret"
         if hit.reason == "name"
-        else f"its value has the format of a {hit.reason.replace('-', ' ')}"
+        else f"its value has a known key format: {hit.reason.replace('-', ' ')}"
     )
     return LiteralSecret.finding(
         f"{subject} sets {hit.name} to a literal value in {where} ({why}); value redacted, "
