@@ -10,7 +10,20 @@ import pytest
 from agentguard.findings import SourceStatus
 from tests.inspect.containers.support import assert_expected, cases, scan
 
-MINE = ("dockerfile", "compose", "devcontainer", "requirements", "pyproject", "no-", "dockerignore", "allow-", "copy-", "hashed", "constraints", "capped")
+MINE = (
+    "dockerfile",
+    "compose",
+    "devcontainer",
+    "requirements",
+    "pyproject",
+    "no-",
+    "dockerignore",
+    "allow-",
+    "copy-",
+    "hashed",
+    "constraints",
+    "capped",
+)
 FAIL = [(rule, case) for rule in ("AG120", "AG121", "AG212") for case in cases(rule, "fail", MINE)]
 PASS = [(rule, case) for rule in ("AG120", "AG121", "AG212") for case in cases(rule, "pass", MINE)]
 

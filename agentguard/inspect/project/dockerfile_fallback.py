@@ -139,7 +139,7 @@ def parse_fallback(text: str) -> list[Instruction]:
                 continue
             parts.append(body)
             break
-        logical = " ".join(p.strip() for p in parts if p.strip())
+        logical = "".join(parts).strip()  # BuildKit keeps the next line's indentation
         keyword, _, rest = logical.partition(" ")
         cmd = keyword.upper()
         heredocs: list[str] = []

@@ -28,7 +28,10 @@ _PLAIN_TAGS = {
 
 def load_yaml(text: str) -> LinedDoc:
     """The single YAML document in ``text``. Raises :class:`DocumentError`."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # the reader rejects control characters here
+    except yaml.YAMLError as exc:
+        raise DocumentError(f"not valid YAML: {exc}", line=1) from None
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:

@@ -31,7 +31,14 @@ def scan(folder: Path) -> tuple[list[Finding], list[Source]]:
 def whole(findings: list[Finding]) -> list[dict[str, Any]]:
     """Findings as their full JSON form (what every report renders), in a stable order."""
     out = [f.to_json() for f in findings]
-    return sorted(out, key=lambda d: (d["locations"][0].get("path", ""), d["locations"][0].get("line") or 0, d["message"]))
+    return sorted(
+        out,
+        key=lambda d: (
+            d["locations"][0].get("path", ""),
+            d["locations"][0].get("line") or 0,
+            d["message"],
+        ),
+    )
 
 
 def assert_expected(case: Path, rule_id: str) -> list[dict[str, Any]]:
