@@ -12,6 +12,7 @@ project-folder scan, which finds its own files.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,55 +58,27 @@ class _ImageRead:
     sources: tuple[Source, ...]
 
 
-def _reader_unavailable(target: str, exc: Exception) -> _ImageRead:
-    return _ImageRead(
-        None,
-        (
-            Source.failed(
-                "image",
-                target,
-                f"the image reader is not available in this build: {exc}",
-                error_code="reader-unavailable",
-                retryable=False,
-            ),
-        ),
-    )
-
-
-def _reader(name: str) -> Any:
-    """The streaming reader's entry point (agentguard.inspect.image), looked up at run time."""
-    import importlib
-
-    module = importlib.import_module("agentguard.inspect.image")
-    try:
-        return getattr(module, name)
-    except AttributeError:
-        raise ImportError(f"agentguard.inspect.image has no {name}") from None
-
-
 def read_image_file(path: Path, *, target: str, platform: str | None) -> _ImageRead:
     """A `docker save` tarball or an OCI layout (folder or tar) through the streaming reader."""
-    try:
-        read_image_archive = _reader("read_image_archive")
-    except ImportError as exc:
-        return _reader_unavailable(target, exc)
+    from agentguard.inspect.image import read_image_archive
+
     read = read_image_archive(path, target=target, platform=platform)
     return _ImageRead(read.facts, tuple(read.sources))
 
 
 def read_engine_image(image: Any, *, target: str, platform: str | None) -> _ImageRead:
     """An engine image: `image.save()`'s stream fed to the same reader, never to disk."""
-    try:
-        read_image_stream = _reader("read_image_stream")
-    except ImportError as exc:
-        return _reader_unavailable(target, exc)
+    from agentguard.inspect.image import read_image_stream
+
     try:
         stream = eng.save_stream(image)
     except Exception as exc:
         return _ImageRead(
             None, (eng.failed_source("engine", target, "cannot save the image", exc),)
         )
-    read = read_image_stream(stream, target=target, platform=platform)
+    # BufferedReader: read(n) returns n bytes unless at the end (the raw stream may return less)
+    buffered = io.BufferedReader(stream, buffer_size=eng.SAVE_CHUNK)
+    read = read_image_stream(buffered, target=target, platform=platform)
     facts = read.facts
     if facts is not None:
         repo_digests = tuple(image.attrs.get("RepoDigests") or ()) or facts.repo_digests
