@@ -90,7 +90,10 @@ def check_compose_service(
         findings.append(f)
     if svc.user is not None:
         findings += check_user(
-            svc.user, subject=subject, location=at("user"), set_where="the compose file"
+            None if "$" in svc.user else svc.user,  # interpolated: unknown, not "not root"
+            subject=subject,
+            location=at("user"),
+            set_where="the compose file",
         )
     for env in svc.environment:
         if env.value is not None:
@@ -174,7 +177,7 @@ def check_devcontainer(dc: DevcontainerFacts) -> list[Finding]:
     for setting, label in ((dc.remote_user, "remoteUser"), (dc.container_user, "containerUser")):
         if setting.value is not None:
             findings += check_user(
-                setting.value,
+                None if "$" in setting.value else setting.value,
                 subject=subject,
                 location=Location(path=dc.path, line=setting.line),
                 set_where=label,

@@ -146,3 +146,11 @@ def test_literal_secrets_never_appear_in_any_output() -> None:
             assert secret not in text
     for f in findings:
         assert all(secret not in repr(f) for secret in secrets)
+
+
+def test_an_interpolated_user_is_unknown_not_unprivileged() -> None:
+    compose = 'services:\n  agent:\n    image: bot:1\n    user: "${UID}:${GID}"\n'
+    [finding] = only("AG401", run({"compose.yaml": compose}))
+    assert finding.confidence is Confidence.LOW
+    assert finding.evidence["user"] is None
+    assert finding.locations == (Location(path="compose.yaml", line=4),)
