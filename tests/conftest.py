@@ -50,21 +50,22 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture()
 def agent_index(tmp_path: Path) -> dict[str, Any]:
-    """A local index: an SDK whose range on a protocol library spans majors 1 and 2.
+    """A local index that replays the incident with small real wheels.
 
-    - ``proto`` 0.9.0, 1.0.0, 1.5.0, 2.0.0, 2.1.0
-    - ``agent-sdk`` 1.0.0 requires ``proto>=1.0`` (unbounded: majors 1 and 2)
-    - ``agent-sdk`` 1.1.0 requires ``proto>=1.0,<3`` (majors 1 and 2)
-    - ``agent-sdk`` 1.2.0 requires ``proto>=1.5,<2`` (one major)
-    - ``helper`` 1.0.0 requires ``typing-x>=1`` ; typing-x 1.0.0, 2.0.0 (the long tail)
+    - ``mcp`` 0.9.0, 1.0.0, 1.5.0, 2.0.0, 2.1.0 (majors 0.9, 1 and 2 released)
+    - ``claude-agent-sdk`` 0.2.95 requires ``mcp>=1.0`` (unbounded: admits 1 and 2)
+    - ``claude-agent-sdk`` 0.2.189 requires ``mcp<3,>=1.0`` (capped, still admits 1 and 2)
+    - ``claude-agent-sdk`` 0.2.100 requires ``mcp<2,>=1.5`` (one major)
+    - every SDK requires ``httpx-lite>=1.0``, which requires ``typing-x>=1`` (1.0.0 and
+      2.0.0 released: the long tail)
     """
     wheels = tmp_path / "wheels"
     for v in ("0.9.0", "1.0.0", "1.5.0", "2.0.0", "2.1.0"):
-        build_wheel(wheels, "proto", v)
-    build_wheel(wheels, "agent-sdk", "1.0.0", ["proto>=1.0", "helper>=1.0"])
-    build_wheel(wheels, "agent-sdk", "1.1.0", ["proto<3,>=1.0", "helper>=1.0"])
-    build_wheel(wheels, "agent-sdk", "1.2.0", ["proto<2,>=1.5", "helper>=1.0"])
-    build_wheel(wheels, "helper", "1.0.0", ["typing-x>=1"])
+        build_wheel(wheels, "mcp", v)
+    build_wheel(wheels, "claude-agent-sdk", "0.2.95", ["mcp>=1.0", "httpx-lite>=1.0"])
+    build_wheel(wheels, "claude-agent-sdk", "0.2.100", ["mcp<2,>=1.5", "httpx-lite>=1.0"])
+    build_wheel(wheels, "claude-agent-sdk", "0.2.189", ["mcp<3,>=1.0", "httpx-lite>=1.0"])
+    build_wheel(wheels, "httpx-lite", "1.0.0", ["typing-x>=1"])
     build_wheel(wheels, "typing-x", "1.0.0")
     build_wheel(wheels, "typing-x", "2.0.0")
     url = write_simple_index(wheels, tmp_path / "simple")

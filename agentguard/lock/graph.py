@@ -35,6 +35,9 @@ class DependencyEdge:
     specifier: str
     marker: str | None = None
     extras: tuple[str, ...] = ()
+    admitted_majors: tuple[str, ...] | None = (
+        None  # released majors the specifier admits; None = unknown
+    )
 
 
 @dataclass(frozen=True)

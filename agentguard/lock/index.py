@@ -9,19 +9,28 @@ needs no metadata download at all.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.client
 import json
 import os
 import re
+import socket
+import ssl
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
+from packaging.metadata import parse_email
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
@@ -63,32 +72,106 @@ class IndexFile:
         return self.filename.endswith(".whl")
 
 
-@dataclass(frozen=True)
 class ProjectPage:
-    name: str
-    files: tuple[IndexFile, ...]
+    """The files of one project. JSON pages list thousands of files (pydantic-core: 15k):
+    entries are grouped by version string cheaply and turned into IndexFile on demand."""
+
+    def __init__(
+        self,
+        name: str,
+        files: Iterable[IndexFile] = (),
+        raw: dict[str, list[Callable[[], IndexFile | None]]] | None = None,
+        yanked_only: frozenset[str] = frozenset(),
+    ) -> None:
+        self.name = name
+        self._raw: dict[str, list[Callable[[], IndexFile | None]]] = {
+            k: list(v) for k, v in (raw or {}).items()
+        }
+        self._yanked_only = set(yanked_only)
+        for f in files:
+            self._raw.setdefault(str(f.version), []).append(lambda f=f: f)  # type: ignore[misc]
+            if not f.yanked:
+                self._yanked_only.discard(str(f.version))
+
+    def merge(self, other: ProjectPage) -> ProjectPage:
+        raw = {k: list(v) for k, v in self._raw.items()}
+        for k, v in other._raw.items():
+            raw.setdefault(k, []).extend(v)
+        both = {
+            k
+            for k in self._yanked_only | other._yanked_only
+            if (k not in self._raw or k in self._yanked_only)
+            and (k not in other._raw or k in other._yanked_only)
+        }
+        return ProjectPage(self.name, raw=raw, yanked_only=frozenset(both))
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._raw.values())
+
+    @property
+    def files(self) -> tuple[IndexFile, ...]:
+        out: list[IndexFile] = []
+        for makers in self._raw.values():
+            out.extend(f for f in (m() for m in makers) if f is not None)
+        return tuple(out)
 
     def versions(self) -> list[Version]:
-        return sorted({f.version for f in self.files})
+        return sorted(v for v in (_parse_version(k) for k in self._raw) if v is not None)
 
     def released_versions(self) -> list[Version]:
         """Versions with at least one non-yanked file, pre-releases excluded."""
-        return sorted(
-            {f.version for f in self.files if not f.yanked and not f.version.is_prerelease}
-        )
+        out = []
+        for k in self._raw:
+            if k in self._yanked_only:
+                continue
+            v = _parse_version(k)
+            if v is not None and not v.is_prerelease:
+                out.append(v)
+        return sorted(set(out))
 
     def files_for(self, version: Version) -> list[IndexFile]:
-        return [f for f in self.files if f.version == version]
+        out: list[IndexFile] = []
+        for k, makers in self._raw.items():
+            if _parse_version(k) == version:
+                out.extend(f for f in (m() for m in makers) if f is not None)
+        return out
+
+
+_VERSION_CACHE: dict[str, Version | None] = {}
+
+
+def _parse_version(text: str) -> Version | None:
+    try:
+        return _VERSION_CACHE[text]
+    except KeyError:
+        pass
+    try:
+        v: Version | None = Version(text)
+    except InvalidVersion:
+        v = None
+    _VERSION_CACHE[text] = v
+    return v
 
 
 def _version_of(filename: str, name: str) -> Version | None:
-    try:
-        if filename.endswith(".whl"):
+    """The version in a wheel or sdist file name (cheap split first: pages list thousands)."""
+    if filename.endswith(".whl"):
+        parts = filename.split("-")
+        if len(parts) in (5, 6):
+            return _parse_version(parts[1])
+        try:
             return parse_wheel_filename(filename)[1]
-        if filename.endswith((".tar.gz", ".zip")):
-            return parse_sdist_filename(filename)[1]
-    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-        return None
+        except (InvalidWheelFilename, InvalidVersion):
+            return None
+    for ext in (".tar.gz", ".zip"):
+        if filename.endswith(ext):
+            stem = filename[: -len(ext)]
+            if "-" in stem:
+                return _parse_version(stem.rsplit("-", 1)[1])
+            try:
+                return parse_sdist_filename(filename)[1]
+            except (InvalidSdistFilename, InvalidVersion):
+                return None
     return None
 
 
@@ -151,55 +234,208 @@ def parse_html_page(name: str, page_url: str, html: str) -> ProjectPage:
     return ProjectPage(name, tuple(files))
 
 
+def _version_text(filename: str) -> str | None:
+    if filename.endswith(".whl"):
+        parts = filename.split("-")
+        return parts[1] if len(parts) in (5, 6) else None
+    for ext in (".tar.gz", ".zip"):
+        if filename.endswith(ext):
+            stem = filename[: -len(ext)]
+            return stem.rsplit("-", 1)[1] if "-" in stem else None
+    return None
+
+
 def parse_json_page(name: str, page_url: str, data: dict[str, object]) -> ProjectPage:
-    files: list[IndexFile] = []
     raw_files = data.get("files")
     if not isinstance(raw_files, list):
         raise IndexError_(
             f"index page for {name} has no file list", code="index-garbage", retryable=False
         )
+    raw: dict[str, list[Callable[[], IndexFile | None]]] = {}
+    not_yanked: set[str] = set()
     for item in raw_files:
         if not isinstance(item, dict):
             continue
-        filename = str(item.get("filename", ""))
-        version = _version_of(filename, name)
-        if version is None:
+        filename = item.get("filename")
+        if not isinstance(filename, str):
             continue
-        hashes = item.get("hashes") if isinstance(item.get("hashes"), dict) else {}
-        assert isinstance(hashes, dict)
-        meta = item.get("core-metadata", item.get("dist-info-metadata"))
-        size = item.get("size")
-        files.append(
-            IndexFile(
-                filename=filename,
-                url=urllib.parse.urljoin(page_url, str(item.get("url", ""))),
-                version=version,
-                sha256=str(hashes["sha256"]).lower() if "sha256" in hashes else None,
-                size=size if isinstance(size, int) else None,
-                upload_time=str(item["upload-time"]) if item.get("upload-time") else None,
-                requires_python=str(item["requires-python"])
-                if item.get("requires-python")
-                else None,
-                yanked=bool(item.get("yanked")),
-                has_metadata=bool(meta),
-            )
-        )
-    return ProjectPage(name, tuple(files))
+        vtext = _version_text(filename)
+        if vtext is None:
+            continue
+        raw.setdefault(vtext, []).append(functools.partial(_json_file, page_url, name, item))
+        if not item.get("yanked"):
+            not_yanked.add(vtext)
+    return ProjectPage(name, raw=raw, yanked_only=frozenset(set(raw) - not_yanked))
+
+
+def _json_file(page_url: str, name: str, item: dict[str, Any]) -> IndexFile | None:
+    filename = str(item.get("filename", ""))
+    version = _version_of(filename, name)
+    if version is None:
+        return None
+    hashes = item.get("hashes") if isinstance(item.get("hashes"), dict) else {}
+    assert isinstance(hashes, dict)
+    meta = item.get("core-metadata", item.get("dist-info-metadata"))
+    size = item.get("size")
+    return IndexFile(
+        filename=filename,
+        url=_absolute(page_url, str(item.get("url", ""))),
+        version=version,
+        sha256=str(hashes["sha256"]).lower() if "sha256" in hashes else None,
+        size=size if isinstance(size, int) else None,
+        upload_time=str(item["upload-time"]) if item.get("upload-time") else None,
+        requires_python=str(item["requires-python"]) if item.get("requires-python") else None,
+        yanked=bool(item.get("yanked")),
+        has_metadata=bool(meta),
+    )
+
+
+def _absolute(base: str, url: str) -> str:
+    return (
+        url if url.startswith(("https://", "http://", "file:")) else urllib.parse.urljoin(base, url)
+    )
 
 
 def _file_path(url: str) -> Path:
     return Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
 
 
+_SSL_CONTEXT: ssl.SSLContext | None = None
+_SSL_LOCK = threading.Lock()
+_DNS: dict[tuple[str, int], tuple[str, int]] = {}
+_DNS_LOCKS: dict[tuple[str, int], threading.Lock] = {}
+_LOCAL = threading.local()
+MAX_REDIRECTS = 5
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """One context for every request: building one costs ~40 ms of CPU (loading CA certs)."""
+    global _SSL_CONTEXT
+    with _SSL_LOCK:
+        if _SSL_CONTEXT is None:
+            cafile = os.environ.get("SSL_CERT_FILE") or os.environ.get("PIP_CERT") or None
+            _SSL_CONTEXT = ssl.create_default_context(
+                cafile=cafile if cafile and os.path.isfile(cafile) else None
+            )
+        return _SSL_CONTEXT
+
+
+def _resolve(host: str, port: int) -> tuple[str, int]:
+    """Resolve each host once per process: a burst of parallel look-ups can hit a resolver's
+    rate limit (seen here: 5 s stalls), and the answer does not change within one run."""
+    key = (host, port)
+    with _SSL_LOCK:
+        lock = _DNS_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _DNS:
+            info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            host_addr, port_addr = info[0][4][0], info[0][4][1]
+            _DNS[key] = (str(host_addr), int(port_addr))
+        return _DNS[key]
+
+
+class _Connection(http.client.HTTPSConnection):
+    """Keep-alive HTTP(S) connection that connects to the cached address of its host."""
+
+    def __init__(self, scheme: str, host: str, port: int) -> None:
+        super().__init__(host, port, timeout=TIMEOUT, context=_ssl_context())
+        self.scheme = scheme
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection(_resolve(self.host, self.port), self.timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.scheme == "https":
+            self.sock = _ssl_context().wrap_socket(self.sock, server_hostname=self.host)
+
+
+def _connection(scheme: str, host: str, port: int, fresh: bool = False) -> _Connection:
+    pool: dict[tuple[str, str, int], _Connection] = getattr(_LOCAL, "pool", None) or {}
+    _LOCAL.pool = pool
+    key = (scheme, host, port)
+    if fresh and key in pool:
+        pool.pop(key).close()
+    if key not in pool:
+        pool[key] = _Connection(scheme, host, port)
+    return pool[key]
+
+
 def _http_get(
     url: str, accept: str | None = None, limit: int = MAX_PAGE_BYTES
 ) -> tuple[bytes, str]:
+    if urllib.request.getproxies():
+        return _urllib_get(url, accept, limit)
+    headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+    if accept:
+        headers["Accept"] = accept
+    for _ in range(MAX_REDIRECTS + 1):
+        parts = urllib.parse.urlsplit(url)
+        scheme = parts.scheme
+        if scheme not in ("http", "https") or not parts.hostname:
+            raise IndexError_(f"{url}: unsupported URL", code="index-bad-url", retryable=False)
+        port = parts.port or (443 if scheme == "https" else 80)
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        for attempt in (0, 1):
+            conn = _connection(scheme, parts.hostname, port, fresh=attempt == 1)
+            try:
+                conn.request("GET", path, headers=headers)
+                resp = conn.getresponse()
+                status = resp.status
+                location = resp.getheader("Location")
+                ctype = resp.getheader("Content-Type", "")
+                body = resp.read(limit + 1) if status < 300 else resp.read()
+                if resp.will_close:
+                    _connection(scheme, parts.hostname, port, fresh=True)
+                break
+            except (
+                http.client.RemoteDisconnected,
+                ConnectionResetError,
+                BrokenPipeError,
+                http.client.CannotSendRequest,
+                http.client.BadStatusLine,
+            ) as exc:
+                if attempt == 1:
+                    raise IndexError_(
+                        f"{url}: connection failed ({exc})",
+                        code="index-unreachable",
+                        retryable=True,
+                    ) from None
+            except (OSError, http.client.HTTPException) as exc:
+                _connection(scheme, parts.hostname, port, fresh=True)
+                raise IndexError_(
+                    f"{url}: unreachable ({exc})", code="index-unreachable", retryable=True
+                ) from None
+        if status in (301, 302, 303, 307, 308) and location:
+            url = urllib.parse.urljoin(url, location)
+            continue
+        if status == 404:
+            raise IndexError_(f"{url}: not found (404)", code="index-not-found", retryable=False)
+        if status >= 400:
+            raise IndexError_(
+                f"{url}: HTTP {status}",
+                code="index-http-error",
+                retryable=status >= 500 or status == 429,
+            )
+        if len(body) > limit:
+            raise IndexError_(
+                f"{url}: answer larger than {limit} bytes", code="index-too-large", retryable=False
+            )
+        return body, ctype
+    raise IndexError_(
+        f"{url}: more than {MAX_REDIRECTS} redirects", code="index-http-error", retryable=False
+    )
+
+
+def _urllib_get(url: str, accept: str | None, limit: int) -> tuple[bytes, str]:
+    """Through urllib, which honours proxy settings."""
     headers = {"User-Agent": USER_AGENT}
     if accept:
         headers["Accept"] = accept
     req = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
+        ctx = _ssl_context() if url.startswith("https:") else None
+        with urllib.request.urlopen(req, timeout=TIMEOUT, context=ctx) as resp:
             body = resp.read(limit + 1)
             if len(body) > limit:
                 raise IndexError_(
@@ -234,14 +470,36 @@ class IndexClient:
         find_links: Iterable[str] = (),
         cache_dir: Path | None = None,
     ) -> None:
-        self.index_urls = [u.rstrip("/") + "/" for u in index_urls]
+        self.index_urls_given = tuple(index_urls)
+        self.index_urls = [u.rstrip("/") + "/" for u in self.index_urls_given]
         self.find_links = list(find_links)
         self.cache_dir = cache_dir or default_cache_dir()
+        self._pool: ThreadPoolExecutor | None = None
+        self._prefetched: dict[str, Future[ProjectPage]] = {}
+
+    def prefetch(self, names: Iterable[str], workers: int = 16) -> None:
+        """Start reading pages in the background (e.g. while the resolver runs)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(workers)
+        for name in names:
+            cname = canonicalize_name(name)
+            if cname not in self._prefetched:
+                self._prefetched[cname] = self._pool.submit(self._read_page, cname)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
     # -- project pages -------------------------------------------------------------
     def project_page(self, name: str) -> ProjectPage:
         cname = canonicalize_name(name)
-        files: list[IndexFile] = []
+        future = self._prefetched.get(cname)
+        if future is not None:
+            return future.result()
+        return self._read_page(cname)
+
+    def _read_page(self, cname: str) -> ProjectPage:
+        files = ProjectPage(cname)
         errors: list[IndexError_] = []
         found = False
         for base in self.index_urls:
@@ -253,20 +511,20 @@ class IndexClient:
                 errors.append(exc)
                 continue
             found = True
-            files.extend(page.files)
+            files = files.merge(page)
         for link in self.find_links:
             page = self._find_links_page(link, cname)
-            if page.files:
+            if len(page):
                 found = True
-                files.extend(page.files)
+                files = files.merge(page)
         if errors and not found:
             raise errors[0]
         if errors:
             # One index answered, another failed: the version list may be partial.
             raise errors[0]
         if not found:
-            raise IndexError_(f"{name}: not on any index", code="index-not-found", retryable=False)
-        return ProjectPage(cname, tuple(files))
+            raise IndexError_(f"{cname}: not on any index", code="index-not-found", retryable=False)
+        return files
 
     def _index_page(self, base: str, cname: str) -> ProjectPage:
         url = f"{base}{cname}/"
@@ -333,6 +591,29 @@ class IndexClient:
         return ProjectPage(cname, ())
 
     # -- metadata ------------------------------------------------------------------
+    def requires_dist(self, file: IndexFile) -> list[str]:
+        """The valid ``Requires-Dist`` lines of one wheel (parsed once, cached as JSON)."""
+        cache = None
+        if file.sha256:
+            cache = self.cache_dir / "requires" / file.sha256[:2] / f"{file.sha256}.json"
+            try:
+                cached = json.loads(cache.read_text("utf-8"))
+                if isinstance(cached, list) and all(isinstance(x, str) for x in cached):
+                    return cached
+            except (OSError, ValueError):
+                pass
+        raw, _unparsed = parse_email(self.core_metadata(file))
+        out: list[str] = []
+        for line in raw.get("requires_dist", []) or []:
+            try:
+                Requirement(line)
+            except InvalidRequirement:
+                continue
+            out.append(line)
+        if cache is not None:
+            _atomic_write(cache, json.dumps(out))
+        return out
+
     def core_metadata(self, file: IndexFile) -> str:
         """The METADATA text of one wheel (cached by sha256)."""
         key = file.sha256 or hashlib.sha256(file.url.encode()).hexdigest()

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agentguard.findings import Finding, Report, Severity, SourceStatus
+from agentguard.findings import Finding, Location, Report, Severity, SourceStatus
 
 _STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -46,9 +46,14 @@ def _finding(console: Console, f: Finding) -> None:
             for depth, node in enumerate(loc.dependency_path):
                 prefix = "" if depth == 0 else "        " + "   " * (depth - 1) + "└─ "
                 console.print(Text(prefix + node))
-            if loc.path or loc.layer or loc.note:
-                rest = Text("  at: " + loc.describe().split(", ")[0], style="dim")
-                console.print(rest)
+            if loc.path or loc.layer:
+                console.print(
+                    Text(
+                        "  at: "
+                        + Location(path=loc.path, line=loc.line, layer=loc.layer).describe(),
+                        style="dim",
+                    )
+                )
         else:
             console.print(Text("  at: " + loc.describe(), style="dim"))
     console.print(Text("  fix: " + f.fix.description, style="green"))

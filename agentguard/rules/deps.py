@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from agentguard.config import DepsPolicy
@@ -169,6 +169,12 @@ class DependencyRangesUnknown(Rule):
     family = "dependencies"
 
 
+def _majors_text(majors: tuple[str, ...]) -> str:
+    if len(majors) <= 6:
+        return ", ".join(majors)
+    return f"{', '.join(majors[:3])}, ..., {', '.join(majors[-2:])}"
+
+
 def _cap(child: str, specifier: str, locked: Version) -> str:
     """`child>=<floor>,<next major>` for the locked major, keeping a tighter lower bound."""
     floor = major_floor(locked)
@@ -199,67 +205,52 @@ def _alternative_cap(child: str, specifier: str, locked: Version) -> str | None:
     return None
 
 
-def own_holds(spec: str, versions: Iterable[Version]) -> bool:
-    from agentguard.lock.graph import majors_admitted
-
-    return len(majors_admitted(spec, versions)) <= 1
-
-
-def check_major_spans(
-    graph: LockGraph,
-    policy: DepsPolicy,
-    released: Mapping[str, list[Version]],
-) -> list[Finding]:
+def check_major_spans(graph: LockGraph, policy: DepsPolicy) -> list[Finding]:
     """AG101 for every edge whose specifier admits two or more released majors."""
     findings: list[Finding] = []
     own: dict[str, list[DependencyEdge]] = {}
     for e in graph.edges:
         if e.parent == PROJECT:
             own.setdefault(e.child, []).append(e)
-    for edge in sorted(graph.edges, key=lambda e: (e.parent, e.child, e.specifier, e.marker or "")):
-        versions = released.get(edge.child)
-        if not versions:
+    for edge in graph.edges:
+        majors = edge.admitted_majors
+        if majors is None or len(majors) <= 1:
             continue
-        try:
-            from agentguard.lock.graph import majors_admitted
-
-            majors = majors_admitted(edge.specifier, versions)
-        except InvalidSpecifier:
+        locked_versions = sorted({p.version for p in graph.versions_of(edge.child)}, key=Version)
+        if not locked_versions:
             continue
-        if len(majors) <= 1:
-            continue
-        locked = graph.versions_of(edge.child)
-        locked_versions = sorted({p.version for p in locked}, key=Version)
-        locked_v = Version(locked_versions[-1]) if locked_versions else max(versions)
-        path = (
-            (*graph.path_to(edge.parent), edge.child)
-            if edge.parent != PROJECT
-            else ("project", edge.child)
-        )
-        watched = policy.is_watched(edge.child) or (
-            edge.parent != PROJECT and policy.is_watched(edge.parent)
-        )
-        severity = policy.watched_severity if watched else policy.tail_severity
+        locked_v = Version(locked_versions[-1])
+        if edge.parent == PROJECT:
+            path: tuple[str, ...] = ("project", edge.child)
+        else:
+            path = (*graph.path_to(edge.parent), edge.child)
+        watched = policy.is_watched(edge.child)
+        if watched:
+            severity = policy.watched_severity
+        elif edge.parent != PROJECT and policy.is_watched(edge.parent):
+            severity = policy.watched_parent_severity
+        else:
+            severity = policy.tail_severity
         cap = _cap(edge.child, edge.specifier, locked_v)
         alt = _alternative_cap(edge.child, edge.specifier, locked_v)
         mitigated_by = [
             o.specifier
             for o in own.get(edge.child, [])
-            if o is not edge and own_holds(o.specifier, versions)
+            if o != edge and o.admitted_majors is not None and len(o.admitted_majors) <= 1
         ]
-        spec_text = edge.specifier or "(any version)"
-        parent_label = (
-            "the project" if edge.parent == PROJECT else f"{edge.parent}=={edge.parent_version}"
-        )
+        if edge.parent == PROJECT:
+            parent_label = "the project"
+        else:
+            parent_label = f"{edge.parent}=={edge.parent_version}"
         message = (
-            f"{parent_label} declares {edge.child}{edge.specifier or ''}, which admits "
-            f"{len(majors)} released majors of {edge.child} ({', '.join(majors)}); "
-            f"locked: {edge.child}=={', '.join(locked_versions) or 'unknown'}."
+            f"{parent_label} declares {edge.child}{edge.specifier}, which admits "
+            f"{len(majors)} released majors of {edge.child} ({_majors_text(majors)}); "
+            f"locked: {edge.child}=={', '.join(locked_versions)}."
         )
         if unbounded_above(edge.specifier):
             message += " The range has no upper bound, so every future major is admitted too."
         evidence = {
-            "parent": edge.parent if edge.parent != PROJECT else "project",
+            "parent": "project" if edge.parent == PROJECT else edge.parent,
             "parent_version": edge.parent_version,
             "child": edge.child,
             "specifier": edge.specifier,
@@ -287,7 +278,7 @@ def check_major_spans(
         findings.append(
             MajorSpanningRange.finding(
                 message,
-                locations=[Location(dependency_path=path, note=f"{spec_text}")],
+                locations=[Location(dependency_path=path, note=edge.specifier or "(any version)")],
                 fix=fix,
                 evidence=evidence,
                 severity=severity,

@@ -1,0 +1,219 @@
+"""From pins to a dependency graph: version lists and declared ranges from the index.
+
+For every locked package this reads the index page once (released versions, and the
+files whose hashes the lock carries) and the core metadata of one of its wheels
+(``Requires-Dist``, cached by the wheel's sha256). All of it runs concurrently.
+Each page and metadata read is a :class:`Source`; a failed read is recorded, and the
+graph marks that package's edges unknown rather than empty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from agentguard.findings import Source
+from agentguard.lock.graph import (
+    PROJECT,
+    DependencyEdge,
+    LockedPackage,
+    LockGraph,
+    released_major_keys,
+)
+from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage
+
+WORKERS = 16
+_EXTRA = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    graph: LockGraph
+    released: dict[str, list[Version]]
+    files: dict[
+        tuple[str, str], list[IndexFile]
+    ]  # (name, version) -> files matching the pins' hashes
+    sources: tuple[Source, ...]
+
+
+def _pick_metadata_file(files: list[IndexFile]) -> IndexFile | None:
+    wheels = [f for f in files if f.is_wheel]
+    if not wheels:
+        return None
+    # A pure wheel is the most common metadata; otherwise any wheel (metadata is per release).
+    wheels.sort(key=lambda f: (not f.filename.endswith("-none-any.whl"), f.filename))
+    return wheels[0]
+
+
+def analyse(
+    pins: Iterable[LockedPackage],
+    root_requirements: Iterable[str],
+    client: IndexClient,
+    progress: Callable[[str], None] = lambda _m: None,
+) -> Analysis:
+    pins = list(pins)
+    names = sorted({p.name for p in pins})
+    sources: list[Source] = []
+    pages: dict[str, ProjectPage] = {}
+
+    progress(f"reading {len(names)} index pages")
+
+    def fetch_page(name: str) -> tuple[str, ProjectPage | IndexError_]:
+        try:
+            return name, client.project_page(name)
+        except IndexError_ as exc:
+            return name, exc
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        for name, result in pool.map(fetch_page, names):
+            if isinstance(result, IndexError_):
+                sources.append(
+                    Source.failed(
+                        "index",
+                        f"{name} (project page)",
+                        str(result),
+                        error_code=result.code,
+                        retryable=result.retryable,
+                        remedy="Check the index, then re-run.",
+                    )
+                )
+            else:
+                pages[name] = result
+                sources.append(Source.ok("index", f"{name} (project page)", f"{len(result)} files"))
+
+    files: dict[tuple[str, str], list[IndexFile]] = {}
+    to_read: list[tuple[LockedPackage, IndexFile]] = []
+    unknown: list[str] = []
+    for pin in pins:
+        page = pages.get(pin.name)
+        if page is None:
+            continue
+        wanted = {h.split(":", 1)[1] for h in pin.hashes if h.startswith("sha256:")}
+        matching = (
+            [f for f in page.files_for(Version(pin.version)) if f.sha256 in wanted]
+            if pin.version
+            else []
+        )
+        files[(pin.name, pin.version)] = matching
+        meta_file = _pick_metadata_file(matching) or _pick_metadata_file(
+            page.files_for(Version(pin.version))
+        )
+        if meta_file is None:
+            unknown.append(pin.name)
+            sources.append(
+                Source.skipped(
+                    "metadata",
+                    f"{pin.name}=={pin.version}",
+                    "no wheel: learning its requirements would mean building the sdist",
+                )
+            )
+        else:
+            to_read.append((pin, meta_file))
+
+    progress(f"reading metadata of {len(to_read)} packages")
+    requires: dict[tuple[str, str], list[Requirement]] = {}
+
+    def fetch_meta(
+        item: tuple[LockedPackage, IndexFile],
+    ) -> tuple[LockedPackage, list[Requirement] | IndexError_]:
+        pin, f = item
+        try:
+            return pin, [Requirement(r) for r in client.requires_dist(f)]
+        except IndexError_ as exc:
+            return pin, exc
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        for pin, meta in pool.map(fetch_meta, to_read):
+            if isinstance(meta, IndexError_):
+                sources.append(
+                    Source.failed(
+                        "metadata",
+                        f"{pin.name}=={pin.version}",
+                        str(meta),
+                        error_code=meta.code,
+                        retryable=meta.retryable,
+                    )
+                )
+            else:
+                requires[(pin.name, pin.version)] = meta
+                sources.append(
+                    Source.ok(
+                        "metadata",
+                        f"{pin.name}=={pin.version}",
+                        f"{len(meta)} Requires-Dist entries",
+                    )
+                )
+
+    graph = build_graph(pins, root_requirements, requires, unknown)
+    released = {name: page.released_versions() for name, page in pages.items()}
+    graph = LockGraph(
+        packages=graph.packages,
+        edges=graph.edges,
+        released_majors={n: released_major_keys(v) for n, v in sorted(released.items())},
+        unknown_metadata=graph.unknown_metadata,
+    )
+    return Analysis(graph, released, files, tuple(sources))
+
+
+def build_graph(
+    pins: list[LockedPackage],
+    root_requirements: Iterable[str],
+    requires: dict[tuple[str, str], list[Requirement]],
+    unknown: Iterable[str] = (),
+) -> LockGraph:
+    """Edges from each package's declared requirements, following extras to a fixed point."""
+    locked = {p.name for p in pins}
+    versions: dict[str, list[str]] = {}
+    for p in pins:
+        versions.setdefault(p.name, []).append(p.version)
+    extras: dict[str, set[str]] = {}
+    edges: set[DependencyEdge] = set()
+
+    def add(
+        parent: str, parent_version: str | None, req: Requirement, parent_extras: set[str]
+    ) -> bool:
+        child = canonicalize_name(req.name)
+        if child not in locked:
+            return False
+        marker = str(req.marker) if req.marker else None
+        if marker:
+            wanted = {canonicalize_name(e) for e in _EXTRA.findall(marker)}
+            if wanted and not (wanted & parent_extras):
+                return False
+        edge = DependencyEdge(
+            parent,
+            parent_version,
+            child,
+            str(req.specifier),
+            marker,
+            tuple(sorted(canonicalize_name(e) for e in req.extras)),
+        )
+        grew = edge not in edges
+        edges.add(edge)
+        new = {canonicalize_name(e) for e in req.extras} - extras.get(child, set())
+        if new:
+            extras.setdefault(child, set()).update(new)
+            grew = True
+        return grew
+
+    for text in root_requirements:
+        add(PROJECT, None, Requirement(text), set())
+    changed = True
+    while changed:
+        changed = False
+        for (name, version), reqs in sorted(requires.items()):
+            for req in reqs:
+                if add(name, version, req, extras.get(name, set())):
+                    changed = True
+    ordered = tuple(sorted(edges, key=lambda e: (e.parent, e.child, e.specifier, e.marker or "")))
+    return LockGraph(
+        packages=tuple(sorted(pins, key=lambda p: (p.name, p.version))),
+        edges=ordered,
+        unknown_metadata=tuple(sorted(set(unknown))),
+    )

@@ -1,0 +1,366 @@
+"""Resolver backends: uv (default) and pip-tools. Both produce hash-pinned requirements.
+
+A backend runs the real resolver once and returns the pins plus the index it used.
+It never runs package code itself beyond what the resolver does; with
+``only_binary`` the resolver is told to refuse sdists (no builds at all).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from agentguard.engine import UsageError
+from agentguard.lock.graph import LockedPackage
+
+RESOLVE_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class ResolveRequest:
+    requirements: tuple[str, ...]
+    python_version: str | None  # lowest supported "3.10", for universal resolution
+    index_url: str | None
+    find_links: tuple[str, ...]
+    no_index: bool
+    upgrade: bool
+    upgrade_packages: tuple[str, ...]
+    only_binary: bool
+    preferences: str | None  # text of the previous requirements lock
+
+
+@dataclass(frozen=True)
+class Resolution:
+    pins: tuple[LockedPackage, ...]
+    index_urls: tuple[str, ...]
+    find_links: tuple[str, ...]
+    backend: str  # "uv 0.13.9"
+    universal: bool
+    command: tuple[str, ...]
+
+
+class ResolverError(Exception):
+    def __init__(
+        self, message: str, *, code: str, retryable: bool, remedy: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
+        self.remedy = remedy
+
+
+def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], list[str]]:
+    """Parse a hash-pinned requirements file: pins, index urls, find-links."""
+    pins: list[LockedPackage] = []
+    index_urls: list[str] = []
+    find_links: list[str] = []
+    logical: list[str] = []
+    for raw in [*text.splitlines(), ""]:
+        line = raw.strip()
+        if line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            logical.append(line[:-1].strip())
+            continue
+        logical.append(line)
+        entry = " ".join(x for x in logical if x).strip()
+        logical = []
+        if not entry:
+            continue
+        if entry.startswith(("--index-url", "-i ")):
+            index_urls.insert(
+                0, entry.split(None, 1)[1].strip() if " " in entry else entry.split("=", 1)[1]
+            )
+            continue
+        if entry.startswith("--extra-index-url"):
+            index_urls.append(re.split(r"[ =]", entry, maxsplit=1)[1].strip())
+            continue
+        if entry.startswith(("--find-links", "-f ")):
+            find_links.append(re.split(r"[ =]", entry, maxsplit=1)[1].strip())
+            continue
+        if entry.startswith("-"):
+            continue
+        parts = entry.split(" --hash=")
+        spec = parts[0].strip()
+        hashes = tuple(sorted(h.strip() for h in parts[1:]))
+        try:
+            req = Requirement(spec)
+        except InvalidRequirement as exc:
+            raise ResolverError(
+                f"resolver output has an unreadable line {spec!r}: {exc}",
+                code="resolver-garbage",
+                retryable=False,
+            ) from None
+        pinned = [s for s in req.specifier if s.operator == "=="]
+        version = "" if len(pinned) != 1 else pinned[0].version
+        pins.append(
+            LockedPackage(
+                name=canonicalize_name(req.name),
+                version=version,
+                marker=str(req.marker) if req.marker else None,
+                hashes=hashes,
+            )
+        )
+    return pins, index_urls, find_links
+
+
+def _classify(stderr: str) -> ResolverError:
+    text = stderr.strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    summary = (
+        " ".join(ln.strip() for ln in lines[:6])[:600] or "the resolver failed without a message"
+    )
+    low = text.lower()
+    if (
+        "not found in the package registry" in low
+        or "no matching distribution" in low
+        or ("could not find a version that satisfies" in low and "no versions" in low)
+    ):
+        return ResolverError(
+            summary,
+            code="unknown-package",
+            retryable=False,
+            remedy="Check the package name and the index; fix the requirement.",
+        )
+    if any(
+        k in low
+        for k in (
+            "failed to fetch",
+            "error sending request",
+            "dns error",
+            "connection refused",
+            "timed out",
+            "failed to connect",
+            "network is unreachable",
+            "connection reset",
+            "server error",
+            "500 internal",
+            "502 bad gateway",
+            "503 service",
+        )
+    ):
+        return ResolverError(
+            summary,
+            code="index-unreachable",
+            retryable=True,
+            remedy="Check network access to the index (or --index-url), then re-run.",
+        )
+    if (
+        "no solution found" in low
+        or "resolutionimpossible" in low
+        or "could not find a version" in low
+    ):
+        return ResolverError(
+            summary,
+            code="unresolvable",
+            retryable=False,
+            remedy="Loosen or correct the conflicting requirements named above.",
+        )
+    if "failed to build" in low or "build backend" in low:
+        return ResolverError(
+            summary,
+            code="sdist-build-failed",
+            retryable=False,
+            remedy="Resolve with --only-binary, or pick a version that ships wheels.",
+        )
+    return ResolverError(summary, code="resolver-failed", retryable=False)
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            cmd,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RESOLVE_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise ResolverError(
+            f"the resolver did not finish within {RESOLVE_TIMEOUT} s",
+            code="resolver-timeout",
+            retryable=True,
+        ) from None
+    except OSError as exc:
+        raise ResolverError(
+            f"cannot run the resolver: {exc}", code="resolver-missing", retryable=False
+        ) from None
+
+
+def uv_binary() -> str:
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        found = shutil.which("uv")
+        if found:
+            return found
+        raise UsageError(
+            "uv is not installed (it ships with agentguard: reinstall agentguard)"
+        ) from None
+
+
+def resolve_uv(req: ResolveRequest) -> Resolution:
+    uv = uv_binary()
+    version = _run([uv, "--version"], Path.cwd(), dict(os.environ)).stdout.strip() or "uv"
+    with tempfile.TemporaryDirectory(prefix="agentguard-lock-") as tmp:
+        tmpdir = Path(tmp)
+        (tmpdir / "requirements.in").write_text(
+            "\n".join(req.requirements) + "\n", encoding="utf-8"
+        )
+        out = tmpdir / "requirements.txt"
+        if req.preferences:
+            out.write_text(
+                req.preferences, encoding="utf-8"
+            )  # uv prefers pins already in the output
+        cmd = [
+            uv,
+            "pip",
+            "compile",
+            "requirements.in",
+            "-o",
+            str(out),
+            "--universal",
+            "--generate-hashes",
+            "--emit-index-url",
+            "--emit-find-links",
+            "--no-header",
+            "--no-annotate",
+            "--quiet",
+        ]
+        # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
+        # pyenv shims here) just to learn that the target version is not installed.
+        cmd += ["--python", sys.executable]
+        if req.python_version:
+            cmd += ["--python-version", req.python_version]
+        if req.index_url:
+            cmd += ["--default-index", req.index_url]
+        for link in req.find_links:
+            cmd += ["--find-links", link]
+        if req.no_index:
+            cmd.append("--no-index")
+        if req.upgrade:
+            cmd.append("--upgrade")
+        for p in req.upgrade_packages:
+            cmd += ["--upgrade-package", p]
+        if req.only_binary:
+            cmd += ["--only-binary", ":all:"]
+        proc = _run(cmd, tmpdir, dict(os.environ))
+        if proc.returncode != 0:
+            raise _classify(proc.stderr)
+        pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
+    shown = ["uv", *cmd[1:]]
+    shown[shown.index("-o") + 1] = "requirements.txt"
+    return Resolution(
+        tuple(pins), tuple(index_urls), tuple(find_links), version, True, tuple(shown)
+    )
+
+
+def resolve_pip_tools(req: ResolveRequest) -> Resolution:
+    try:
+        import piptools  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "--backend pip-tools needs pip-tools: pip install 'agentguard[pip-tools]'"
+        ) from None
+    env = dict(os.environ)
+    env["PIP_CONFIG_FILE"] = (
+        os.devnull
+    )  # see the same indexes we were told, not the machine's pip.conf
+    with tempfile.TemporaryDirectory(prefix="agentguard-lock-") as tmp:
+        tmpdir = Path(tmp)
+        (tmpdir / "requirements.in").write_text(
+            "\n".join(req.requirements) + "\n", encoding="utf-8"
+        )
+        out = tmpdir / "requirements.txt"
+        if req.preferences:
+            out.write_text(req.preferences, encoding="utf-8")
+        cmd = [
+            sys.executable,
+            "-m",
+            "piptools",
+            "compile",
+            "requirements.in",
+            "-o",
+            str(out),
+            "--generate-hashes",
+            "--emit-index-url",
+            "--emit-find-links",
+            "--no-header",
+            "--no-annotate",
+            "--quiet",
+            "--strip-extras",
+        ]
+        if req.index_url:
+            cmd += ["--index-url", req.index_url]
+        for link in req.find_links:
+            cmd += ["--find-links", link]
+        if req.no_index:
+            cmd.append("--no-index")
+        if req.upgrade:
+            cmd.append("--upgrade")
+        for p in req.upgrade_packages:
+            cmd += ["--upgrade-package", p]
+        if req.only_binary:
+            cmd += ["--pip-args", "--only-binary :all:"]
+        proc = _run(cmd, tmpdir, env)
+        if proc.returncode != 0:
+            raise _classify(proc.stderr)
+        pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
+    raw_version = _run(
+        [sys.executable, "-m", "piptools", "--version"], Path.cwd(), env
+    ).stdout.strip()
+    version = "pip-compile " + raw_version.rsplit(" ", 1)[-1] if raw_version else "pip-compile"
+    if not index_urls and not req.no_index:
+        index_urls = [req.index_url] if req.index_url else list(default_index_urls())
+    shown = ["pip-compile", *cmd[4:]]
+    shown[shown.index("-o") + 1] = "requirements.txt"
+    return Resolution(
+        tuple(pins),
+        tuple(index_urls),
+        tuple(find_links),
+        version or "pip-tools",
+        False,
+        tuple(shown),
+    )
+
+
+def default_index_urls() -> tuple[str, ...]:
+    """The index the resolver uses when none is given (asked from uv, not hard-coded)."""
+    with tempfile.TemporaryDirectory(prefix="agentguard-idx-") as tmp:
+        (Path(tmp) / "empty.in").write_text("", encoding="utf-8")
+        proc = _run(
+            [
+                uv_binary(),
+                "pip",
+                "compile",
+                "empty.in",
+                "--emit-index-url",
+                "--no-header",
+                "--quiet",
+            ],
+            Path(tmp),
+            dict(os.environ),
+        )
+        _, urls, _ = parse_requirements_lock(proc.stdout)
+    return tuple(urls)
+
+
+BACKENDS: dict[str, Callable[[ResolveRequest], Resolution]] = {
+    "uv": resolve_uv,
+    "pip-tools": resolve_pip_tools,
+}

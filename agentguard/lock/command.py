@@ -1,0 +1,397 @@
+"""`agentguard lock` and `agentguard lock --check`: gather, run the AG1xx rules, write."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from agentguard.config import ConfigError, DepsPolicy, deps_policy
+from agentguard.engine import UsageError, make_report, now_utc
+from agentguard.findings import Finding, Fix, JSONValue, Location, Report, Severity, Source
+from agentguard.lock.analysis import analyse
+from agentguard.lock.backend import BACKENDS, ResolveRequest, ResolverError
+from agentguard.lock.graph import DependencyEdge, LockGraph, majors_admitted
+from agentguard.lock.index import IndexClient
+from agentguard.lock.inputs import ProjectInputs, read_inputs
+from agentguard.lock.lockfile import (
+    PYLOCK,
+    REQUIREMENTS_LOCK,
+    LockfileError,
+    StoredLock,
+    build_pylock,
+    project_lock,
+    read_stored,
+    render_pylock,
+    render_requirements,
+    write_atomically,
+)
+from agentguard.rules.deps import (
+    LockOutOfSync,
+    UnhashedPin,
+    check_major_crossings,
+    check_major_spans,
+    check_unknown_metadata,
+)
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    project: Path
+    check: bool = False
+    upgrade: bool = False
+    upgrade_packages: tuple[str, ...] = ()
+    allow_major: tuple[str, ...] = ()
+    extras: tuple[str, ...] = ()
+    all_extras: bool = False
+    groups: tuple[str, ...] = ()
+    index_url: str | None = None
+    find_links: tuple[str, ...] = ()
+    no_index: bool = False
+    backend: str = "uv"
+    only_binary: bool = False
+
+
+def _python_floor(requires_python: str | None) -> str | None:
+    if not requires_python:
+        return None
+    try:
+        spec = SpecifierSet(requires_python)
+    except InvalidSpecifier:
+        return None
+    for s in spec:
+        if s.operator in (">=", "~=", "=="):
+            parts = s.version.split(".")
+            return ".".join(parts[:2]) if len(parts) > 1 else f"{parts[0]}.0"
+    return None
+
+
+def _policy() -> DepsPolicy:
+    try:
+        return deps_policy()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def run_lock(opts: LockOptions, progress: Progress = lambda _m: None) -> Report:
+    if opts.backend not in BACKENDS:
+        raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
+    root = opts.project
+    inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
+    if opts.check:
+        return check_lock(inputs)
+    policy = _policy()
+    try:
+        with project_lock(root):
+            return _lock_locked(opts, inputs, policy, progress)
+    except LockfileError as exc:
+        return _failed_report(
+            inputs,
+            Source.failed(
+                "lockfile",
+                str(root),
+                str(exc),
+                error_code=exc.code,
+                retryable=exc.code == "lock-busy",
+            ),
+        )
+
+
+def _failed_report(inputs: ProjectInputs, *sources: Source, notes: tuple[str, ...] = ()) -> Report:
+    return make_report(
+        "lock",
+        [],
+        sources,
+        target=str(inputs.root),
+        inputs={"input_hash": inputs.input_hash, "input_source": inputs.source},
+        notes=(*notes, "No lock file was written or changed."),
+    )
+
+
+def _lock_locked(
+    opts: LockOptions, inputs: ProjectInputs, policy: DepsPolicy, progress: Progress
+) -> Report:
+    root = inputs.root
+    sources: list[Source] = [
+        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
+    ]
+    try:
+        previous = read_stored(root)
+    except LockfileError as exc:
+        return _failed_report(
+            inputs,
+            *sources,
+            Source.failed(
+                "lockfile",
+                PYLOCK,
+                str(exc),
+                error_code=exc.code,
+                retryable=False,
+                remedy="Fix or delete the broken lock files, then re-run.",
+            ),
+        )
+    if previous is not None:
+        sources.append(
+            Source.ok("lockfile", PYLOCK, f"previous lock: {len(previous.packages)} packages")
+        )
+    request = ResolveRequest(
+        requirements=tuple(inputs.requirement_lines()),
+        python_version=_python_floor(inputs.requires_python),
+        index_url=opts.index_url,
+        find_links=opts.find_links,
+        no_index=opts.no_index,
+        upgrade=opts.upgrade,
+        upgrade_packages=opts.upgrade_packages,
+        only_binary=opts.only_binary,
+        preferences=(root / REQUIREMENTS_LOCK).read_text(encoding="utf-8")
+        if previous is not None
+        else None,
+    )
+    progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
+    try:
+        resolution = BACKENDS[opts.backend](request)
+    except ResolverError as exc:
+        sources.append(
+            Source.failed(
+                "resolver",
+                opts.backend,
+                str(exc),
+                error_code=exc.code,
+                retryable=exc.retryable,
+                remedy=exc.remedy,
+            )
+        )
+        return _failed_report(inputs, *sources)
+    sources.append(
+        Source.ok("resolver", resolution.backend, f"{len(resolution.pins)} packages pinned")
+    )
+
+    client = IndexClient(
+        resolution.index_urls if not opts.no_index else (), resolution.find_links or opts.find_links
+    )
+    analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
+    sources.extend(analysis.sources)
+    graph = _with_majors(analysis.graph, analysis.released)
+
+    findings: list[Finding] = []
+    findings += check_major_spans(graph, policy)
+    findings += check_unknown_metadata(graph)
+    crossings: list[Finding] = []
+    if previous is not None:
+        crossings = check_major_crossings(previous.versions(), graph, opts.allow_major)
+        findings += crossings
+    blocking = [f for f in crossings if f.severity > Severity.INFO]
+
+    provenance: dict[str, JSONValue] = {
+        "input_hash": inputs.input_hash,
+        "input_source": inputs.source,
+        "backend": resolution.backend,
+        "index_urls": list(resolution.index_urls),
+    }
+    notes: list[str] = []
+    facts = {"packages": len(graph.packages), "edges": len(graph.edges)}
+    incomplete = any(s.status.value == "failed" for s in sources)
+    if blocking:
+        notes.append(
+            f"A re-lock would cross a major ({', '.join(str(f.evidence['package']) for f in blocking)}); "
+            "both lock files were left untouched."
+        )
+    elif incomplete:
+        notes.append(
+            "A source failed, so the analysis is incomplete; no lock file was written or changed."
+        )
+    else:
+        resolved_at = now_utc()
+        data = build_pylock(inputs, resolution, graph, analysis.files, resolved_at)
+        index_line = opts.index_url if opts.index_url and not opts.no_index else None
+        texts = {
+            root / REQUIREMENTS_LOCK: render_requirements(
+                resolution.pins, inputs, index_line, opts.find_links
+            ),
+            root / PYLOCK: render_pylock(data),
+        }
+        if previous is not None and _same_lock(
+            previous, texts[root / REQUIREMENTS_LOCK], data, root
+        ):
+            notes.append("The lock is up to date; files left untouched.")
+        else:
+            try:
+                write_atomically(texts)
+            except OSError as exc:
+                sources.append(
+                    Source.failed(
+                        "lockfile",
+                        str(root),
+                        f"cannot write the lock files: {exc}",
+                        error_code="lockfile-write-failed",
+                        retryable=False,
+                        remedy="Free disk space or fix the folder's permissions.",
+                    )
+                )
+                notes.append("Writing failed; the previous lock files are unchanged.")
+            else:
+                notes.append(
+                    f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(graph.packages)} packages)."
+                )
+        provenance["lock_digest"] = _file_digest(root / PYLOCK)
+    return make_report(
+        "lock", findings, sources, target=str(root), inputs=provenance, facts=facts, notes=notes
+    )
+
+
+def _same_lock(
+    previous: StoredLock, requirements_text: str, data: dict[str, Any], root: Path
+) -> bool:
+    """Same pins, hashes and graph as before: nothing to rewrite (keeps files byte-identical)."""
+    try:
+        old_req = (root / REQUIREMENTS_LOCK).read_text(encoding="utf-8")
+    except OSError:
+        return False
+    if old_req != requirements_text:
+        return False
+    old_tool = dict(previous.tool)
+    new_tool = dict(data.get("tool", {}).get("agentguard", {}))
+    for t in (old_tool, new_tool):
+        t.pop("resolved-at", None)
+        t.pop("tool-version", None)
+    return old_tool == new_tool
+
+
+def _with_majors(graph: LockGraph, released: dict[str, list[Any]]) -> LockGraph:
+    edges = []
+    for e in graph.edges:
+        versions = released.get(e.child)
+        admitted = None
+        if versions:
+            try:
+                admitted = majors_admitted(e.specifier, versions)
+            except InvalidSpecifier:
+                admitted = None
+        edges.append(dataclasses.replace(e, admitted_majors=admitted))
+    return dataclasses.replace(graph, edges=tuple(edges))
+
+
+def _edge_key(e: DependencyEdge) -> tuple[str, str, str]:
+    return (e.parent, e.child, e.specifier)
+
+
+def check_lock(inputs: ProjectInputs) -> Report:
+    """Offline: the lock files match the inputs and each other, every pin is hashed, no
+    unmitigated high major-span finding. Reads only the two lock files."""
+    root = inputs.root
+    policy = _policy()
+    sources: list[Source] = [
+        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
+    ]
+    findings: list[Finding] = []
+    prov: dict[str, JSONValue] = {"input_hash": inputs.input_hash, "input_source": inputs.source}
+    try:
+        stored = read_stored(root)
+    except LockfileError as exc:
+        sources.append(
+            Source.failed(
+                "lockfile",
+                PYLOCK,
+                str(exc),
+                error_code=exc.code,
+                retryable=False,
+                remedy="Re-run `agentguard lock` to regenerate the lock files.",
+            )
+        )
+        return make_report("lock --check", [], sources, target=str(root), inputs=prov)
+    if stored is None:
+        findings.append(
+            LockOutOfSync.finding(
+                f"No lock: neither {PYLOCK} nor {REQUIREMENTS_LOCK} exists in {root}.",
+                locations=[Location(path=inputs.source)],
+                fix="Run `agentguard lock` and commit both lock files.",
+                evidence={"expected_input_hash": inputs.input_hash, "found": None},
+            )
+        )
+        return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
+    sources.append(Source.ok("lockfile", PYLOCK, f"{len(stored.packages)} packages"))
+    sources.append(
+        Source.ok("lockfile", REQUIREMENTS_LOCK, f"{len(stored.requirements_pins)} pins")
+    )
+    prov["lock_digest"] = _file_digest(root / PYLOCK)
+    prov["resolved_at"] = stored.tool.get("resolved-at")
+    for name, found in (
+        (PYLOCK, stored.input_hash),
+        (REQUIREMENTS_LOCK, stored.requirements_input_hash),
+    ):
+        if found != inputs.input_hash:
+            findings.append(
+                LockOutOfSync.finding(
+                    f"{name} was made from other inputs than {inputs.source} declares now "
+                    f"(recorded {found or 'nothing'}, now {inputs.input_hash}).",
+                    locations=[Location(path=name)],
+                    fix="Run `agentguard lock` and commit both lock files.",
+                    evidence={
+                        "file": name,
+                        "recorded_input_hash": found,
+                        "input_hash": inputs.input_hash,
+                    },
+                )
+            )
+    a = {(p.name, p.version) for p in stored.packages}
+    b = {(p.name, p.version) for p in stored.requirements_pins}
+    if a != b:
+        only_py = sorted(f"{n}=={v}" for n, v in a - b)
+        only_req = sorted(f"{n}=={v}" for n, v in b - a)
+        findings.append(
+            LockOutOfSync.finding(
+                f"{PYLOCK} and {REQUIREMENTS_LOCK} pin different packages.",
+                locations=[Location(path=PYLOCK), Location(path=REQUIREMENTS_LOCK)],
+                fix="Run `agentguard lock`; never edit one lock file by hand.",
+                evidence={"only_in_pylock": only_py, "only_in_requirements": only_req},
+            )
+        )
+    req_lines = _requirement_lines(root / REQUIREMENTS_LOCK)
+    for pin in stored.requirements_pins:
+        if pin.hashes and pin.version:
+            continue
+        findings.append(
+            UnhashedPin.finding(
+                f"{pin.name}{'==' + pin.version if pin.version else ''} has "
+                f"{'no hash' if not pin.hashes else 'no exact pin'}; pip --require-hashes refuses the file.",
+                locations=[Location(path=REQUIREMENTS_LOCK, line=req_lines.get(pin.name))],
+                fix=Fix("Re-generate the lock with `agentguard lock`; do not edit it by hand."),
+                evidence={
+                    "package": pin.name,
+                    "version": pin.version or None,
+                    "hashes": len(pin.hashes),
+                },
+            )
+        )
+    findings += check_major_spans(stored.graph, policy)
+    findings += check_unknown_metadata(stored.graph)
+    return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
+
+
+def _requirement_lines(path: Path) -> dict[str, int]:
+    from packaging.utils import canonicalize_name
+
+    out: dict[str, int] = {}
+    try:
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            s = line.strip()
+            if s and s[0].isalnum():
+                name = canonicalize_name(s.split("==")[0].split(";")[0].split()[0].split("[")[0])
+                out.setdefault(name, i)
+    except OSError:
+        pass
+    return out

@@ -1,0 +1,279 @@
+"""Reading a project's declared dependencies: PEP 621 pyproject.toml or requirements.in."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+
+from agentguard.engine import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MAX_INPUT_BYTES = 4 * 1024 * 1024
+MAX_INCLUDE_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class DeclaredRequirement:
+    text: str  # normalised: str(Requirement)
+    file: str  # relative to the project root
+    line: int | None
+
+    @property
+    def requirement(self) -> Requirement:
+        return Requirement(self.text)
+
+    @property
+    def name(self) -> str:
+        return canonicalize_name(self.requirement.name)
+
+
+@dataclass(frozen=True)
+class ProjectInputs:
+    root: Path
+    source: str  # "pyproject.toml" or "requirements.in"
+    requirements: tuple[DeclaredRequirement, ...]
+    requires_python: str | None
+    selection: tuple[str, ...]  # ("extra:x", "group:y")
+    input_hash: str  # "sha256:<hex>" over the normalised inputs
+
+    def requirement_lines(self) -> list[str]:
+        return [r.text for r in self.requirements]
+
+
+def _hash_inputs(
+    reqs: list[DeclaredRequirement], requires_python: str | None, selection: list[str]
+) -> str:
+    blob = json.dumps(
+        {
+            "requirements": sorted(r.text for r in reqs),
+            "requires_python": requires_python,
+            "selection": sorted(selection),
+        },
+        sort_keys=True,
+    )
+    return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise UsageError(
+                f"{path.name}: {size} bytes is larger than the {MAX_INPUT_BYTES} byte limit"
+            )
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path.name}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return i
+    return None
+
+
+def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        where = f"{file}:{line}" if line else file
+        raise UsageError(f"{where}: invalid requirement {text!r}: {exc}") from None
+    if req.url:
+        raise UsageError(
+            f"{file}: direct URL requirement {req.name} @ ... cannot be hash-locked from an index"
+        )
+    return DeclaredRequirement(str(req), file, line)
+
+
+def read_pyproject(
+    root: Path, extras: tuple[str, ...], all_extras: bool, groups: tuple[str, ...]
+) -> ProjectInputs:
+    path = root / "pyproject.toml"
+    text = _read_text(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"pyproject.toml is not valid TOML: {exc}") from None
+    project = data.get("project")
+    if not isinstance(project, dict):
+        raise UsageError("pyproject.toml has no [project] table (PEP 621)")
+    if "dependencies" in project.get("dynamic", []):
+        raise UsageError(
+            "pyproject.toml declares dependencies as dynamic; list them in [project.dependencies]"
+        )
+    deps = project.get("dependencies", [])
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise UsageError("[project.dependencies] must be a list of requirement strings")
+    reqs = [_req(d, "pyproject.toml", _line_of(text, d)) for d in deps]
+    selection: list[str] = []
+
+    optional = project.get("optional-dependencies", {})
+    if not isinstance(optional, dict):
+        raise UsageError("[project.optional-dependencies] must be a table")
+    wanted = sorted(optional) if all_extras else list(extras)
+    for extra in wanted:
+        names = {canonicalize_name(k): k for k in optional}
+        key = names.get(canonicalize_name(extra))
+        if key is None:
+            raise UsageError(
+                f"no optional-dependencies group {extra!r} (have: {', '.join(sorted(optional)) or 'none'})"
+            )
+        items = optional[key]
+        if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
+            raise UsageError(f"[project.optional-dependencies].{key} must be a list of strings")
+        reqs.extend(_req(d, "pyproject.toml", _line_of(text, d)) for d in items)
+        selection.append(f"extra:{canonicalize_name(key)}")
+
+    dep_groups = data.get("dependency-groups", {})
+    if not isinstance(dep_groups, dict):
+        raise UsageError("[dependency-groups] must be a table")
+    for group in groups:
+        for d in _expand_group(dep_groups, group, ()):
+            reqs.append(_req(d, "pyproject.toml", _line_of(text, d)))
+        selection.append(f"group:{canonicalize_name(group)}")
+
+    requires_python = project.get("requires-python")
+    if requires_python is not None:
+        if not isinstance(requires_python, str):
+            raise UsageError("[project].requires-python must be a string")
+        try:
+            SpecifierSet(requires_python)
+        except InvalidSpecifier:
+            raise UsageError(
+                f"[project].requires-python {requires_python!r} is not a valid specifier"
+            ) from None
+    reqs = _dedupe(reqs)
+    return ProjectInputs(
+        root,
+        "pyproject.toml",
+        tuple(reqs),
+        requires_python,
+        tuple(selection),
+        _hash_inputs(reqs, requires_python, selection),
+    )
+
+
+def _expand_group(groups: dict[str, Any], name: str, stack: tuple[str, ...]) -> list[str]:
+    """PEP 735: a group is a list of requirement strings and {include-group = "..."} tables."""
+    by_norm = {canonicalize_name(k): k for k in groups}
+    key = by_norm.get(canonicalize_name(name))
+    if key is None:
+        raise UsageError(
+            f"no dependency group {name!r} (have: {', '.join(sorted(groups)) or 'none'})"
+        )
+    if key in stack:
+        raise UsageError(f"dependency group {key!r} includes itself ({' -> '.join((*stack, key))})")
+    out: list[str] = []
+    items = groups[key]
+    if not isinstance(items, list):
+        raise UsageError(f"[dependency-groups].{key} must be a list")
+    for item in items:
+        if isinstance(item, str):
+            out.append(item)
+        elif (
+            isinstance(item, dict)
+            and set(item) == {"include-group"}
+            and isinstance(item["include-group"], str)
+        ):
+            out.extend(_expand_group(groups, item["include-group"], (*stack, key)))
+        else:
+            raise UsageError(f"[dependency-groups].{key}: unsupported entry {item!r}")
+    return out
+
+
+def _dedupe(reqs: list[DeclaredRequirement]) -> list[DeclaredRequirement]:
+    seen: set[str] = set()
+    out: list[DeclaredRequirement] = []
+    for r in reqs:
+        if r.text not in seen:
+            seen.add(r.text)
+            out.append(r)
+    return out
+
+
+def read_requirements_in(
+    root: Path, path: Path | None = None, depth: int = 0
+) -> list[DeclaredRequirement]:
+    path = path or root / "requirements.in"
+    if depth > MAX_INCLUDE_DEPTH:
+        raise UsageError(f"{path.name}: -r includes nested deeper than {MAX_INCLUDE_DEPTH}")
+    text = _read_text(path)
+    rel = str(path.relative_to(root)) if path.is_relative_to(root) else path.name
+    out: list[DeclaredRequirement] = []
+    logical = ""
+    start = 0
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not logical:
+            start = lineno
+        if line.endswith("\\"):
+            logical += line[:-1] + " "
+            continue
+        logical += line
+        entry, logical = logical.strip(), ""
+        if not entry:
+            continue
+        if entry.startswith(("-r ", "--requirement ")):
+            include = (path.parent / entry.split(None, 1)[1].strip()).resolve()
+            out.extend(read_requirements_in(root, include, depth + 1))
+        elif entry.startswith("-"):
+            raise UsageError(
+                f"{rel}:{start}: option line {entry.split()[0]!r} is not supported in lock inputs; "
+                "pass index options to `agentguard lock` instead"
+            )
+        else:
+            out.append(_req(entry, rel, start))
+    return out
+
+
+def _declares_project(path: Path) -> bool:
+    """A pyproject.toml with only tool settings does not declare dependencies."""
+    try:
+        return "project" in tomllib.loads(_read_text(path))
+    except tomllib.TOMLDecodeError:
+        return True  # let read_pyproject report the syntax error
+
+
+def read_inputs(
+    root: Path,
+    *,
+    extras: tuple[str, ...] = (),
+    all_extras: bool = False,
+    groups: tuple[str, ...] = (),
+) -> ProjectInputs:
+    if not root.is_dir():
+        raise UsageError(f"{root}: not a folder")
+    has_pyproject = (root / "pyproject.toml").is_file() and _declares_project(
+        root / "pyproject.toml"
+    )
+    has_in = (root / "requirements.in").is_file()
+    if has_pyproject and has_in:
+        raise UsageError(
+            "both pyproject.toml and requirements.in declare dependencies here; agentguard will not "
+            "pick one: move the requirements into one of them"
+        )
+    if has_pyproject:
+        return read_pyproject(root, extras, all_extras, groups)
+    if has_in:
+        if extras or all_extras or groups:
+            raise UsageError("--extra/--all-extras/--group need a pyproject.toml")
+        reqs = _dedupe(read_requirements_in(root.resolve()))
+        return ProjectInputs(
+            root, "requirements.in", tuple(reqs), None, (), _hash_inputs(reqs, None, [])
+        )
+    raise UsageError(f"{root}: no pyproject.toml or requirements.in to lock")

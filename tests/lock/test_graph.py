@@ -1,0 +1,61 @@
+"""The graph facts and the major arithmetic, offline."""
+
+from __future__ import annotations
+
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from agentguard.lock.analysis import build_graph
+from agentguard.lock.graph import (
+    PROJECT,
+    DependencyEdge,
+    LockedPackage,
+    major_key,
+    majors_admitted,
+    unbounded_above,
+)
+
+V = [Version(v) for v in ("0.9.1", "1.0.0", "1.23.0", "1.30.0", "2.0.0", "2.3.0", "3.0.0rc1")]
+
+
+def test_major_key_counts_each_minor_before_1_0() -> None:
+    assert [major_key(Version(v)) for v in ("0.9.1", "0.10.0", "1.2.3", "2.0")] == [
+        "0.9",
+        "0.10",
+        "1",
+        "2",
+    ]
+
+
+def test_majors_admitted_ignores_prereleases_and_follows_the_specifier() -> None:
+    assert majors_admitted(">=1.23.0", V) == ("1", "2")
+    assert majors_admitted(">=0.1.0", V) == ("0.9", "1", "2")
+    assert majors_admitted("<2.0.0,>=1.23.0", V) == ("1",)
+    assert majors_admitted("", V) == ("0.9", "1", "2")
+
+
+def test_unbounded_above() -> None:
+    assert unbounded_above(">=1.23.0")
+    assert unbounded_above("")
+    assert not unbounded_above("<3,>=1.19.0")
+    assert not unbounded_above("~=1.2")
+    assert not unbounded_above("==1.2.*")
+
+
+def _pin(name: str, version: str) -> LockedPackage:
+    return LockedPackage(name, version, None, ())
+
+
+def test_build_graph_follows_extras_and_keeps_the_declared_specifier() -> None:
+    pins = [_pin("sdk", "1.0"), _pin("mcp", "1.5"), _pin("ws", "2.0"), _pin("cli", "1.0")]
+    requires = {
+        ("sdk", "1.0"): [Requirement("mcp[ws]>=1"), Requirement('cli>=1 ; extra == "cli"')],
+        ("mcp", "1.5"): [Requirement('ws<3,>=1 ; extra == "ws"'), Requirement("absent>=1")],
+    }
+    graph = build_graph(pins, ["sdk==1.0"], requires)
+    assert graph.edges == (
+        DependencyEdge(PROJECT, None, "sdk", "==1.0"),
+        DependencyEdge("mcp", "1.5", "ws", "<3,>=1", 'extra == "ws"'),
+        DependencyEdge("sdk", "1.0", "mcp", ">=1", None, ("ws",)),
+    )
+    assert graph.path_to("ws") == ("project", "sdk==1.0", "mcp==1.5", "ws==2.0")

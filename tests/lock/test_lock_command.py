@@ -1,0 +1,397 @@
+"""`agentguard lock` end to end: the real resolver (uv) against a local index of real wheels."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.pylock import Pylock
+
+from tests.lock.helpers import findings, run_cli, run_json, strip_volatile, write_project
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+pytestmark = pytest.mark.usefixtures("isolated_cache")
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _lock(project: Path, index: dict[str, Any], *extra: str) -> tuple[int, dict[str, Any], str]:
+    return run_json("lock", str(project), "--index-url", index["url"], *extra)
+
+
+def test_lock_reports_the_incident_edge_whole(tmp_path: Path, agent_index: dict[str, Any]) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"])
+    code, report, _ = _lock(project, agent_index)
+
+    assert code == 1  # a high finding, --fail-on high by default
+    mcp = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert [strip_volatile(f) for f in mcp] == [
+        {
+            "rule_id": "AG101",
+            "title": "Dependency range admits more than one released major",
+            "severity": "high",
+            "confidence": "high",
+            "message": "claude-agent-sdk==0.2.95 declares mcp>=1.0, which admits 2 released majors of mcp "
+            "(1, 2); locked: mcp==2.1.0. The range has no upper bound, so every future major is "
+            "admitted too.",
+            "locations": [
+                {"dependency_path": ["project", "claude-agent-sdk==0.2.95", "mcp"], "note": ">=1.0"}
+            ],
+            "evidence": {
+                "parent": "claude-agent-sdk",
+                "parent_version": "0.2.95",
+                "child": "mcp",
+                "specifier": ">=1.0",
+                "marker": None,
+                "majors_admitted": ["1", "2"],
+                "locked": ["2.1.0"],
+                "unbounded_above": True,
+                "watched": True,
+                "mitigated_by": [],
+            },
+            "fix": {
+                "description": "Cap mcp at the major you have tested: add `mcp>=2.0,<3` (the locked major) "
+                "to your requirements, or `mcp>=1.0,<2` if your code was written against that major.",
+                "safe": False,
+                "snippet": "mcp>=2.0,<3",
+            },
+            "ambiguous": False,
+            "suppressed": None,
+        }
+    ]
+    # The long tail (typing-x spans 1 and 2 through httpx-lite) is low, not high.
+    tail = findings(report, "AG101")
+    assert {(f["evidence"]["child"], f["severity"]) for f in tail} == {
+        ("mcp", "high"),
+        ("typing-x", "low"),
+    }
+    assert report["complete"] is True
+    assert report["provenance"]["inputs"]["input_hash"].startswith("sha256:")
+    assert {s["status"] for s in report["sources"]} == {"ok"}
+
+
+def test_lock_pins_with_the_wheels_own_hashes(tmp_path: Path, agent_index: dict[str, Any]) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"])
+    _lock(project, agent_index)
+    wheels: Path = agent_index["wheels"]
+    text = (project / "requirements.lock").read_text()
+    for name, version in [("mcp", "2.1.0"), ("claude_agent_sdk", "0.2.95"), ("typing_x", "2.0.0")]:
+        sha = _sha(wheels / f"{name}-{version}-py3-none-any.whl")
+        assert f"{name.replace('_', '-')}=={version} \\\n    --hash=sha256:{sha}\n" in text
+    assert f"--index-url {agent_index['url']}" in text
+
+    data = tomllib.loads((project / "pylock.toml").read_text())
+    lock = Pylock.from_dict(data)
+    lock.validate()
+    assert {(p.name, str(p.version)) for p in lock.packages} == {
+        ("claude-agent-sdk", "0.2.95"),
+        ("httpx-lite", "1.0.0"),
+        ("mcp", "2.1.0"),
+        ("typing-x", "2.0.0"),
+    }
+    tool = data["tool"]["agentguard"]
+    assert tool["inputs"] == ["claude-agent-sdk==0.2.95"]
+    assert tool["input-hash"].startswith("sha256:")
+    assert tool["index-urls"] == [agent_index["url"]]
+    assert {
+        "parent": "claude-agent-sdk",
+        "parent-version": "0.2.95",
+        "child": "mcp",
+        "specifier": ">=1.0",
+        "majors-admitted": ["1", "2"],
+    } in tool["edges"]
+    assert tool["released-majors"]["mcp"] == ["0.9", "1", "2"]
+
+
+def test_the_lock_installs_with_require_hashes(tmp_path: Path, agent_index: dict[str, Any]) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"])
+    _lock(project, agent_index)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--no-cache-dir",
+            "--isolated",
+            "--require-hashes",
+            "-r",
+            str(project / "requirements.lock"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    installed = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import mcp; print(mcp.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert installed.stdout.strip() == "2.1.0"
+
+
+def test_the_projects_own_cap_mitigates_the_edge(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1.0,<2"])
+    code, report, _ = _lock(project, agent_index)
+    mcp = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert len(mcp) == 1
+    assert mcp[0]["severity"] == "info"
+    assert mcp[0]["evidence"]["mitigated_by"] == ["<2,>=1.0"]
+    assert mcp[0]["evidence"]["locked"] == ["1.5.0"]
+    assert mcp[0]["message"].endswith(
+        "Mitigated: the project's own requirement mcp<2,>=1.0 holds one major."
+    )
+    assert code == 0  # only low/info remain
+
+
+def test_relock_that_would_cross_a_major_fails_and_leaves_files(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
+    code, _, _ = _lock(project, agent_index)
+    assert code == 0
+    assert "mcp==1.5.0" in (project / "requirements.lock").read_text()
+
+    # The cap is dropped: a plain re-lock keeps the locked version (the resolver prefers it).
+    write_project(project, ["claude-agent-sdk==0.2.95"])
+    code, report, _ = _lock(project, agent_index)
+    assert "mcp==1.5.0" in (project / "requirements.lock").read_text()
+    assert findings(report, "AG102") == []
+
+    before = {n: (project / n).read_bytes() for n in ("requirements.lock", "pylock.toml")}
+    code, report, _ = _lock(project, agent_index, "--upgrade")
+    assert code == 1
+    [crossing] = findings(report, "AG102")
+    assert strip_volatile(crossing) == {
+        "rule_id": "AG102",
+        "title": "Re-lock would cross a major",
+        "severity": "high",
+        "confidence": "high",
+        "message": "mcp would move from 1.5.0 to 2.1.0 (major 1 -> 2), allowed by: "
+        "claude-agent-sdk==0.2.95 declares mcp>=1.0.",
+        "locations": [{"dependency_path": ["project", "claude-agent-sdk==0.2.95", "mcp==2.1.0"]}],
+        "evidence": {
+            "package": "mcp",
+            "old": "1.5.0",
+            "new": "2.1.0",
+            "allowed_by": ["claude-agent-sdk==0.2.95 declares mcp>=1.0"],
+        },
+        "fix": {
+            "description": "Review mcp 2, then re-run with `--allow-major mcp`; or add `mcp<2` to stay on "
+            "the locked major.",
+            "safe": False,
+            "snippet": "mcp<2",
+        },
+        "ambiguous": False,
+        "suppressed": None,
+    }
+    assert {n: (project / n).read_bytes() for n in before} == before
+    assert "both lock files were left untouched" in " ".join(report["notes"])
+    assert not list(project.glob(".*.tmp"))
+
+    # --upgrade-package crosses the same way.
+    code, report, _ = _lock(project, agent_index, "--upgrade-package", "mcp")
+    assert code == 1 and findings(report, "AG102")
+    assert {n: (project / n).read_bytes() for n in before} == before
+
+    # A reviewed crossing goes through.
+    code, report, _ = _lock(project, agent_index, "--upgrade", "--allow-major", "mcp")
+    [allowed] = findings(report, "AG102")
+    assert allowed["severity"] == "info"
+    assert "mcp==2.1.0" in (project / "requirements.lock").read_text()
+
+
+def test_relock_with_nothing_changed_is_byte_identical(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.189"])
+    _lock(project, agent_index)
+    before = {n: (project / n).read_bytes() for n in ("requirements.lock", "pylock.toml")}
+    _, report, _ = _lock(project, agent_index)
+    assert {n: (project / n).read_bytes() for n in before} == before
+    assert "The lock is up to date; files left untouched." in report["notes"]
+
+
+def test_check_in_sync_out_of_sync_and_missing_hashes(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.100"])
+    _lock(project, agent_index)
+    code, report, _ = run_json("lock", "--check", str(project))
+    assert code == 0, report
+    # Only the long tail remains: httpx-lite declares typing-x>=1 (majors 1 and 2), low.
+    assert [(f["rule_id"], f["evidence"]["child"], f["severity"]) for f in report["findings"]] == [
+        ("AG101", "typing-x", "low")
+    ]
+    assert [s["name"] for s in report["sources"]] == [
+        "pyproject.toml",
+        "pylock.toml",
+        "requirements.lock",
+    ]
+
+    write_project(project, ["claude-agent-sdk==0.2.100", "typing-x<2"])
+    code, report, _ = run_json("lock", "--check", str(project))
+    assert code == 1
+    assert [(f["rule_id"], f["evidence"]["file"]) for f in findings(report, "AG103")] == [
+        ("AG103", "pylock.toml"),
+        ("AG103", "requirements.lock"),
+    ]
+
+    write_project(project, ["claude-agent-sdk==0.2.100"])
+    req = project / "requirements.lock"
+    text = req.read_text()
+    for name in ("claude-agent-sdk", "httpx-lite", "mcp"):
+        text = re.sub(rf"({name}==\S+) \\\n(    --hash=\S+( \\)?\n)+", r"\1\n", text)
+    req.write_text(text)
+    code, report, _ = run_json("lock", "--check", str(project))
+    unhashed = findings(report, "AG104")
+    assert code == 1
+    assert sorted(f["evidence"]["package"] for f in unhashed) == [
+        "claude-agent-sdk",
+        "httpx-lite",
+        "mcp",
+    ]
+    assert all(
+        f["locations"][0]["path"] == "requirements.lock" and f["locations"][0]["line"]
+        for f in unhashed
+    )
+
+
+def test_check_reports_unmitigated_span_offline(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.189"])
+    _lock(project, agent_index)
+    # No index at all now: --check must not need one.
+    code, report, _ = run_json("lock", "--check", str(project))
+    assert code == 1
+    [mcp] = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert mcp["evidence"]["specifier"] == "<3,>=1.0"
+    assert mcp["evidence"]["unbounded_above"] is False
+    assert mcp["severity"] == "high"
+
+
+def test_check_without_a_lock_is_out_of_sync(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.189"])
+    code, report, _ = run_json("lock", "--check", str(project))
+    assert code == 1
+    [f] = report["findings"]
+    assert f["rule_id"] == "AG103" and "No lock" in f["message"]
+
+
+def test_extras_and_dependency_groups(tmp_path: Path, agent_index: dict[str, Any]) -> None:
+    extra = (
+        '\n[project.optional-dependencies]\nproto = ["mcp>=1,<2"]\n'
+        '\n[dependency-groups]\ntyping = ["typing-x>=1,<2"]\ndev = [{include-group = "typing"}]\n'
+    )
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"], extra=extra)
+    code, report, _ = _lock(project, agent_index, "--extra", "proto", "--group", "dev")
+    assert code == 0 and report["complete"] is True
+    text = (project / "requirements.lock").read_text()
+    assert "mcp==1.5.0" in text and "typing-x==1.0.0" in text
+    data = tomllib.loads((project / "pylock.toml").read_text())
+    assert data["tool"]["agentguard"]["selection"] == ["extra:proto", "group:dev"]
+
+
+def test_requirements_in_projects(tmp_path: Path, agent_index: dict[str, Any]) -> None:
+    project = tmp_path / "bot"
+    project.mkdir()
+    (project / "base.in").write_text("httpx-lite>=1.0\n")
+    (project / "requirements.in").write_text(
+        "# the bot\n-r base.in\nclaude-agent-sdk==0.2.100  # pinned\n"
+    )
+    code, report, _ = _lock(project, agent_index)
+    assert code == 0  # claude-agent-sdk 0.2.100 holds mcp to one major; typing-x is low
+    assert report["provenance"]["inputs"]["input_source"] == "requirements.in"
+    assert "claude-agent-sdk==0.2.100" in (project / "requirements.lock").read_text()
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "message"),
+    [
+        ("[project\nname = 'x'", "pyproject.toml is not valid TOML"),
+        ("[project]\nname='x'\ndependencies = ['claude-agent-sdk==']\n", "invalid requirement"),
+        ("[project]\nname='x'\ndynamic = ['dependencies']\n", "declares dependencies as dynamic"),
+    ],
+)
+def test_malformed_input_is_a_usage_error(tmp_path: Path, pyproject: str, message: str) -> None:
+    project = tmp_path / "bot"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(pyproject)
+    proc = run_cli("lock", str(project))
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml"]
+
+
+def test_unknown_package_is_a_failed_resolver_source(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["no-such-agent-package==1.0"])
+    code, report, _ = _lock(project, agent_index)
+    assert code == 3
+    [resolver] = [s for s in report["sources"] if s["kind"] == "resolver"]
+    assert resolver["status"] == "failed"
+    assert resolver["error_code"] == "unknown-package"
+    assert resolver["retryable"] is False
+    assert report["findings"] == [] and report["complete"] is False
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml"]
+
+
+def test_unreachable_index_is_incomplete_and_retryable(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"])
+    code, report, _ = run_json("lock", str(project), "--index-url", "http://127.0.0.1:9/simple")
+    assert code == 3
+    [resolver] = [s for s in report["sources"] if s["kind"] == "resolver"]
+    assert (resolver["status"], resolver["error_code"], resolver["retryable"]) == (
+        "failed",
+        "index-unreachable",
+        True,
+    )
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml"]
+
+
+def test_pip_tools_backend_pins_the_same(tmp_path: Path, agent_index: dict[str, Any]) -> None:
+    a = write_project(tmp_path / "a", ["claude-agent-sdk==0.2.95"])
+    b = write_project(tmp_path / "b", ["claude-agent-sdk==0.2.95"])
+    _lock(a, agent_index)
+    code, report, _ = _lock(b, agent_index, "--backend", "pip-tools")
+    assert code == 1
+    assert report["complete"] is True, report["sources"]
+    assert report["provenance"]["inputs"]["backend"].startswith("pip-compile")
+
+    def pins(p: Path) -> set[str]:
+        return {
+            ln.split(" ")[0]
+            for ln in (p / "requirements.lock").read_text().splitlines()
+            if "==" in ln
+        }
+
+    assert (
+        pins(a)
+        == pins(b)
+        == {"claude-agent-sdk==0.2.95", "httpx-lite==1.0.0", "mcp==2.1.0", "typing-x==2.0.0"}
+    )
+    assert [
+        f["evidence"]["child"] for f in findings(report, "AG101") if f["severity"] == "high"
+    ] == ["mcp"]
