@@ -100,7 +100,7 @@ def read_image_stream(
     walker = TarWalker(
         outer, max_entries=limits.max_outer_entries, max_header_bytes=limits.max_header_bytes
     )
-    kept = [0]  # bytes of small members and spools, against the caps
+    kept = [0, 0]  # bytes of small members, of spools: against their caps
     try:
         try:
             for e in walker:
@@ -171,8 +171,8 @@ def _member(
         if not data:
             break
         size += len(data)
-        kept[0] += len(data)
-        if kept[0] > limits.max_image_bytes:
+        kept[1] += len(data)
+        if kept[1] > limits.max_image_bytes:
             spool.close()
             member_failures[name] = cap_hit(
                 "image-bytes", f"spooling passed {limits.max_image_bytes} bytes"

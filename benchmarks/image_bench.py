@@ -1,0 +1,320 @@
+"""Saved-image benchmark: agentguard's image reader beside the plain-tool floor.
+
+Generates ``docker save`` tarballs (classic layout: ``manifest.json``, ``<id>/layer.tar``,
+``<config>.json``) of about 1 GB and 3 GB directly as tarballs: tens of thousands of small
+files, a few hundred large ones, one gzip layer, a small project in the working directory
+(``/app``) and a whiteout. Then times, on a warm page cache, best of N runs:
+
+* the reader API, ``read_image_archive`` (in a child: ``python -m agentguard.inspect.image``);
+* the reader on the same file as a one-pass, non-seekable stream (``--stream``);
+* ``agentguard inspect --kind archive IMAGE.tar`` when the command accepts it;
+* the floor, one GNU tar pass listing every layer's entries:
+  ``tar -xf image.tar --wildcards '*/layer.tar' --to-command='gzip -dcf | tar -t >/dev/null'``.
+
+Peak memory is each child's maximum resident set (``wait4``; for the floor the largest of
+tar, gzip and the inner tar). Generated images are deleted afterwards unless ``--keep``.
+
+Usage: python benchmarks/image_bench.py [--dir DIR] [--sizes 1,3] [--runs 3] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+VENV_BIN = Path(sys.executable).parent
+GB = 1000**3
+FLOOR = "tar -xf {img} --wildcards '*/layer.tar' --to-command='gzip -dcf | tar -t >/dev/null'"
+
+_POOL = random.Random(7).randbytes(1 << 22)  # file bodies are slices of this pool
+
+
+def _body(rng: random.Random, size: int) -> bytes:
+    if size <= len(_POOL):
+        start = rng.randrange(0, len(_POOL) - size + 1)
+        return _POOL[start : start + size]
+    reps = size // len(_POOL) + 1
+    return (_POOL * reps)[:size]
+
+
+def _entry(name: str, data: bytes | None = None, *, kind: bytes = tarfile.REGTYPE) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
+    info.mtime = 1_700_000_000
+    info.size = len(data) if data is not None else 0
+    out = info.tobuf(format=tarfile.GNU_FORMAT)
+    if data:
+        out += data + b"\0" * (-len(data) % 512)
+    return out
+
+
+def _dirs(paths: list[str]) -> Iterator[bytes]:
+    seen: set[str] = set()
+    for p in paths:
+        parts = p.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            d = "/".join(parts[:i])
+            if d not in seen:
+                seen.add(d)
+                yield _entry(d + "/", kind=tarfile.DIRTYPE)
+
+
+def layer_small(rng: random.Random, count: int, packages: int) -> Iterator[bytes]:
+    """Site-packages: many small modules plus dist-info METADATA files."""
+    files = [
+        f"usr/lib/python3/site-packages/pkg{i % packages}/sub{i % 7}/mod{i}.py"
+        for i in range(count)
+    ]
+    yield from _dirs(files)
+    for path in files:
+        yield _entry(path, _body(rng, rng.randrange(200, 8000)))
+    for i in range(packages):
+        meta = (
+            f"Metadata-Version: 2.1\nName: pkg{i}\nVersion: 1.{i}.0\n"
+            f"Requires-Dist: pkg{(i + 1) % packages}>=1\n\nDescription body\n"
+        ).encode()
+        d = f"usr/lib/python3/site-packages/pkg{i}-1.{i}.0.dist-info/"
+        yield _entry(d, kind=tarfile.DIRTYPE)
+        yield _entry(d + "METADATA", meta)
+
+
+def layer_big(rng: random.Random, count: int, each: int) -> Iterator[bytes]:
+    yield _entry("opt/", kind=tarfile.DIRTYPE)
+    yield _entry("opt/models/", kind=tarfile.DIRTYPE)
+    for i in range(count):
+        yield _entry(f"opt/models/shard{i:04d}.bin", _body(rng, each + rng.randrange(0, 4096)))
+
+
+def layer_docs(rng: random.Random, count: int) -> Iterator[bytes]:
+    files = [f"usr/share/doc/tool{i % 300}/page{i}.txt" for i in range(count)]
+    yield from _dirs(files)
+    words = b"agent container layer image reader floor benchmark whiteout entry "
+    for path in files:
+        yield _entry(path, words * rng.randrange(10, 200))
+
+
+def layer_project(rng: random.Random) -> Iterator[bytes]:
+    files = {
+        "app/pyproject.toml": b'[project]\nname = "demo-agent"\ndependencies = ["mcp>=1.2"]\n',
+        "app/.mcp.json": b'{"mcpServers": {"fs": {"command": "npx", "args": ["fs-server"]}}}\n',
+        "app/CLAUDE.md": b"# Agent notes\nRead docs/plan.md first.\n",
+        "app/.env": b"API_TOKEN=not-read-by-the-reader\n",
+        "app/docs/plan.md": b"# Internal plan\n",
+        "app/docs/old-plan.md": b"# Old plan (deleted by a later layer)\n",
+        "app/.git/HEAD": b"ref: refs/heads/main\n",
+    }
+    for i in range(40):
+        files[f"app/src/agent_{i}.py"] = b"from claude_agent_sdk import query\n" * rng.randrange(
+            5, 50
+        )
+    yield from _dirs(list(files))
+    for path, data in files.items():
+        yield _entry(path, data)
+
+
+def layer_cleanup() -> Iterator[bytes]:
+    yield _entry("app/", kind=tarfile.DIRTYPE)
+    yield _entry("app/docs/", kind=tarfile.DIRTYPE)
+    yield _entry("app/docs/.wh.old-plan.md")
+
+
+class _Outer:
+    """Writes the outer tarball; a layer's header is patched once its size is known."""
+
+    def __init__(self, path: Path) -> None:
+        self.f = path.open("wb")
+
+    def member(self, name: str, data: bytes) -> None:
+        self.f.write(_entry(name, data))
+
+    def layer(self, name: str, blocks: Iterator[bytes], *, gzip: bool) -> str:
+        header_at = self.f.tell()
+        self.f.write(bytes(512))
+        diff = hashlib.sha256()
+        comp = zlib.compressobj(1, zlib.DEFLATED, 31) if gzip else None
+        size = 0
+        buf = io.BytesIO()
+        for block in [*blocks, bytes(1024)]:
+            diff.update(block)
+            buf.write(block)
+            if buf.tell() >= 1 << 20:
+                size += self._out(buf.getvalue(), comp)
+                buf = io.BytesIO()
+        size += self._out(buf.getvalue(), comp)
+        if comp is not None:
+            tail = comp.flush()
+            self.f.write(tail)
+            size += len(tail)
+        self.f.write(b"\0" * (-size % 512))
+        end = self.f.tell()
+        info = tarfile.TarInfo(name)
+        info.size, info.mode, info.mtime = size, 0o644, 1_700_000_000
+        self.f.seek(header_at)
+        self.f.write(info.tobuf(format=tarfile.GNU_FORMAT))
+        self.f.seek(end)
+        return "sha256:" + diff.hexdigest()
+
+    def _out(self, data: bytes, comp: zlib._Compress | None) -> int:
+        out = comp.compress(data) if comp is not None else data
+        self.f.write(out)
+        return len(out)
+
+    def close(self) -> None:
+        self.f.write(bytes(1024))
+        self.f.close()
+
+
+def generate(path: Path, size_gb: float) -> dict[str, int]:
+    rng = random.Random(int(size_gb * 1000))
+    small = int(40_000 * size_gb**0.5)  # 40k small files at 1 GB, ~69k at 3 GB
+    docs = small // 4
+    big_count = 300
+    small_bytes = small * 4600 + docs * 7000
+    each = max(1 << 20, int((size_gb * GB - small_bytes) / big_count))
+    out = _Outer(path)
+    plan = [
+        ("COPY site-packages /usr/lib/python3", layer_small(rng, small, 200), False),
+        ("COPY models /opt/models", layer_big(rng, big_count, each), False),
+        ("ADD docs.tar.gz /usr/share/doc", layer_docs(rng, docs), True),
+        ("COPY . /app", layer_project(rng), False),
+        ("RUN rm /app/docs/old-plan.md", layer_cleanup(), False),
+    ]
+    names, diff_ids, history = [], [], []
+    for i, (created_by, blocks, gz) in enumerate(plan):
+        layer_id = hashlib.sha256(f"{size_gb}-{i}".encode()).hexdigest()
+        out.member(f"{layer_id}/VERSION", b"1.0")
+        diff_ids.append(out.layer(f"{layer_id}/layer.tar", blocks, gzip=gz))
+        names.append(f"{layer_id}/layer.tar")
+        history.append({"created_by": created_by})
+    config = json.dumps(
+        {
+            "architecture": "amd64",
+            "os": "linux",
+            "config": {"WorkingDir": "/app", "User": "", "Env": ["PATH=/usr/bin"]},
+            "history": history,
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        }
+    ).encode()
+    config_name = hashlib.sha256(config).hexdigest() + ".json"
+    out.member(config_name, config)
+    manifest = [{"Config": config_name, "RepoTags": ["bench:latest"], "Layers": names}]
+    out.member("manifest.json", json.dumps(manifest).encode())
+    out.close()
+    return {"bytes": path.stat().st_size, "entries": small + docs + big_count + 260}
+
+
+def _run(argv: list[str], *, shell: bool = False) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (KiB) of the child and its waited-for descendants, stdout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv if not shell else argv[0], shell=shell, stdout=subprocess.PIPE)
+    out = proc.stdout.read() if proc.stdout else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{argv} exited {proc.returncode}")
+    return elapsed, usage.ru_maxrss, out.decode(errors="replace")
+
+
+def _best(argv: list[str], runs: int, *, shell: bool = False) -> tuple[float, int, str]:
+    results = [_run(argv, shell=shell) for _ in range(runs)]
+    return min(r[0] for r in results), max(r[1] for r in results), results[-1][2]
+
+
+def _cli_works(image: Path) -> bool:
+    exe = VENV_BIN / "agentguard"
+    if not exe.exists():
+        return False
+    proc = subprocess.run(
+        [str(exe), "inspect", "--kind", "archive", "--format", "json", str(image)],
+        capture_output=True,
+        check=False,
+    )
+    return proc.returncode in (0, 1)
+
+
+def bench(image: Path, runs: int) -> dict[str, float | int | str]:
+    subprocess.run(["cat", str(image)], stdout=subprocess.DEVNULL, check=True)  # warm cache
+    py = str(VENV_BIN / "python")
+    floor_s, floor_rss, _ = _best([FLOOR.format(img=image)], runs, shell=True)
+    api_s, api_rss, summary = _best([py, "-m", "agentguard.inspect.image", str(image)], runs)
+    stream_s, stream_rss, _ = _best(
+        [py, "-m", "agentguard.inspect.image", "--stream", str(image)], runs
+    )
+    row: dict[str, float | int | str] = {
+        "floor_s": floor_s,
+        "floor_rss_mb": floor_rss / 1024,
+        "reader_s": api_s,
+        "reader_rss_mb": api_rss / 1024,
+        "stream_s": stream_s,
+        "stream_rss_mb": stream_rss / 1024,
+        "summary": summary.strip().splitlines()[0] if summary.strip() else "",
+    }
+    if _cli_works(image):
+        cli = [str(VENV_BIN / "agentguard"), "inspect", "--kind", "archive", "-q", str(image)]
+        cli_s, cli_rss, _ = _best(cli, runs)
+        row.update(cli_s=cli_s, cli_rss_mb=cli_rss / 1024)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=Path, help="where to write the images (default: a temp dir)")
+    parser.add_argument("--sizes", default="1,3", help="image sizes in GB, comma-separated")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep the generated images")
+    args = parser.parse_args()
+    root = args.dir or Path(tempfile.mkdtemp(prefix="agentguard-image-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    rows = []
+    try:
+        for size in [float(s) for s in args.sizes.split(",")]:
+            image = root / f"image-{size:g}gb.tar"
+            t = time.perf_counter()
+            info = generate(image, size)
+            print(
+                f"generated {image.name}: {info['bytes'] / GB:.2f} GB, ~{info['entries']} "
+                f"entries in {time.perf_counter() - t:.1f} s",
+                file=sys.stderr,
+            )
+            row = {"size": f"{info['bytes'] / GB:.2f} GB", "entries": info["entries"]}
+            row.update(bench(image, args.runs))
+            rows.append(row)
+            if not args.keep:
+                image.unlink()
+    finally:
+        if not args.keep and args.dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    print(
+        "| image | entries | floor (tar) | reader | ratio | stream | CLI | peak RSS floor / reader / stream / CLI |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        cli = f"{r['cli_s']:.2f} s" if "cli_s" in r else "n/a"
+        cli_rss = f"{r['cli_rss_mb']:.0f}" if "cli_rss_mb" in r else "n/a"
+        print(
+            f"| {r['size']} | {r['entries']} | {r['floor_s']:.2f} s | {r['reader_s']:.2f} s | "
+            f"{float(r['reader_s']) / float(r['floor_s']):.2f}x | {r['stream_s']:.2f} s | {cli} | "
+            f"{r['floor_rss_mb']:.0f} / {r['reader_rss_mb']:.0f} / {r['stream_rss_mb']:.0f} / "
+            f"{cli_rss} MB |"
+        )
+    print(json.dumps(rows, indent=2), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
