@@ -5,6 +5,8 @@ configuration, AG4xx container hardening. An id never changes meaning and is nev
 """
 
 from agentguard.rules import (
+    agent_tools,  # noqa: F401
+    agent_workdir,  # noqa: F401
     buildfiles,  # noqa: F401
     deps,  # noqa: F401
     hardening,  # noqa: F401

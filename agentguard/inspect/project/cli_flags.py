@@ -1,0 +1,146 @@
+"""``claude`` command lines in scripts, Dockerfiles, compose files, package.json, code.
+
+A line-level reader, not a shell parser: it finds the word ``claude`` used as a command
+(``claude``, ``/usr/local/bin/claude``, ``npx @anthropic-ai/claude-code``) followed by
+flags, joins backslash continuations and open brackets (a JSON/YAML/Python argv list
+over several lines), and reads the flags that decide what the engine may do. Comment
+lines (``#``, ``//``) are ignored. Each invocation becomes an :class:`AgentConfig` with
+engine "claude CLI" and the SDK option names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentguard.inspect.project.model import AgentConfig, Option
+
+_TOKEN = re.compile(r"""[^\s"'`,\[\](){};]+""")
+_COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])claude(?:[\s\"'`,\])]|$)")
+_SEPARATORS = {"&&", "||", "|", ";", "&"}
+_CLAUDE_PACKAGES = ("@anthropic-ai/claude-code",)
+
+# flag -> (option name, how many values: 0 = switch, 1 = one, -1 = until the next flag)
+_FLAGS: dict[str, tuple[str, int]] = {
+    "--dangerously-skip-permissions": ("permission_mode", 0),
+    "--allow-dangerously-skip-permissions": ("allow_dangerously_skip_permissions", 0),
+    "--permission-mode": ("permission_mode", 1),
+    "--allowedTools": ("allowed_tools", -1),
+    "--allowed-tools": ("allowed_tools", -1),
+    "--disallowedTools": ("disallowed_tools", -1),
+    "--disallowed-tools": ("disallowed_tools", -1),
+    "--tools": ("tools", -1),
+    "--add-dir": ("add_dirs", -1),
+    "--setting-sources": ("setting_sources", 1),
+    "--fallback-model": ("fallback_model", 1),
+    "--model": ("model", 1),
+    "--mcp-config": ("mcp_config", -1),
+    "-p": ("print", 0),
+    "--print": ("print", 0),
+}
+MAX_JOIN = 30  # lines joined for one command
+
+
+def has_cli_use(data: bytes) -> bool:
+    return b"claude" in data and _COMMAND.search(data) is not None
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    lines = text.splitlines()
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i]
+        stripped = line.lstrip()
+        if stripped.startswith(("#", "//")):
+            i += 1
+            continue
+        if "claude" not in line:
+            i += 1
+            continue
+        parts = [line]
+        depth = line.count("[") - line.count("]") + line.count("(") - line.count(")")
+        while (parts[-1].rstrip().endswith("\\") or depth > 0) and i + 1 < len(lines):
+            if i - start >= MAX_JOIN:
+                break
+            i += 1
+            nxt = lines[i]
+            if not nxt.lstrip().startswith(("#", "//")):
+                parts.append(nxt)
+                depth += nxt.count("[") - nxt.count("]") + nxt.count("(") - nxt.count(")")
+        out.append((start + 1, " ".join(p.rstrip().rstrip("\\") for p in parts)))
+        i += 1
+    return out
+
+
+def _split_values(values: list[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for v in values:
+        out.extend(x for x in re.split(r"[,\s]+", v) if x)
+    return tuple(out)
+
+
+def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[AgentConfig]:
+    text = data.decode("utf-8", "replace")
+    out: list[AgentConfig] = []
+    for line_no, line in _logical_lines(text):
+        tokens = _TOKEN.findall(line)
+        for i, tok in enumerate(tokens):
+            is_cmd = tok == "claude" or tok.endswith("/claude")
+            if not is_cmd and tok.startswith(_CLAUDE_PACKAGES):
+                is_cmd = i > 0 and tokens[i - 1] in ("npx", "bunx", "-y", "--yes", "exec", "dlx")
+            if not is_cmd:
+                continue
+            config = _read_flags(path, line_no, tokens[i + 1 :], origin)
+            if config is not None:
+                out.append(config)
+            break
+    return out
+
+
+def _read_flags(path: str, line: int, args: list[str], origin: str) -> AgentConfig | None:
+    options: dict[str, Option] = {}
+    seen_flag = False
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok in _SEPARATORS:
+            break
+        flag, _, inline = tok.partition("=")
+        spec = _FLAGS.get(flag)
+        if spec is None:
+            i += 1
+            continue
+        seen_flag = True
+        name, arity = spec
+        i += 1
+        values: list[str] = [inline] if inline else []
+        if not inline:
+            if arity == 1 and i < len(args):
+                values.append(args[i])
+                i += 1
+            elif arity == -1:
+                while i < len(args) and not args[i].startswith("-") and args[i] not in _SEPARATORS:
+                    values.append(args[i])
+                    i += 1
+        if flag == "--dangerously-skip-permissions":
+            options[name] = Option("bypassPermissions", line, flag)
+        elif arity == 0:
+            options[name] = Option(True, line, flag)
+        elif arity == 1:
+            options[name] = Option(values[0] if values else None, line, flag)
+        else:
+            prior = options.get(name)
+            merged = (prior.value if prior else ()) + _split_values(values)
+            options[name] = Option(merged, line, flag)
+    if not seen_flag:
+        return None
+    options.pop("print", None)
+    return AgentConfig(
+        engine="claude CLI",
+        path=path,
+        line=line,
+        label="claude command line",
+        options=options,
+        origin=origin,
+    )

@@ -1,0 +1,238 @@
+"""Facts about agent configuration: frozen records produced by the project parsers.
+
+A value read from code is one of:
+
+* a plain value (``str``, ``int``, ``bool``, ``None``, a ``tuple`` for a list, a ``dict``);
+* :class:`Unknown` -- could not be determined statically (a parameter, an environment
+  variable, a call); rules treat it as "may be anything", never as safe or empty;
+* :class:`PathSym` -- a path known only symbolically (the process's working directory,
+  the folder of the source file, its parent...);
+* :class:`OneOf` -- depends on a branch: each alternative is kept, none is picked.
+
+An option that is absent from :attr:`AgentConfig.options` was not set (the SDK default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentguard.findings import JSONValue
+
+
+@dataclass(frozen=True)
+class Unknown:
+    expr: str  # the source text, shortened
+    reason: str  # "function parameter", "environment variable HOME", "call to make()", ...
+
+    def describe(self) -> str:
+        return f"unknown ({self.reason}: `{self.expr}`)"
+
+
+@dataclass(frozen=True)
+class PathSym:
+    """A path known by what it is, not by its text.
+
+    ``base``: "process-cwd" (``"."``, ``os.getcwd()``, ``process.cwd()``), "source-dir"
+    (the folder of the file that holds the code; ``up`` folders above it), "home".
+    ``sub``: a relative path joined below it ("" = the folder itself).
+    """
+
+    base: str
+    up: int = 0
+    sub: str = ""
+
+    def describe(self) -> str:
+        text = {
+            "process-cwd": "the process's working directory",
+            "source-dir": "the folder of this source file",
+            "home": "the home directory",
+        }.get(self.base, self.base)
+        if self.up:
+            text = f"{self.up} folder(s) above {text}"
+        if self.sub:
+            text += f", subfolder {self.sub}"
+        return text
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """The value depends on a branch: every alternative, in source order."""
+
+    alternatives: tuple[Any, ...]
+
+
+def alternatives(value: Any) -> list[Any]:
+    """The possible values (one, or the alternatives of a :class:`OneOf`, flattened)."""
+    if isinstance(value, OneOf):
+        out: list[Any] = []
+        for alt in value.alternatives:
+            out.extend(alternatives(alt))
+        return out
+    return [value]
+
+
+def to_json(value: Any) -> JSONValue:
+    """JSON form of a value (unknowns and symbols described in words)."""
+    if isinstance(value, Unknown):
+        return {"unknown": value.reason, "expr": value.expr}
+    if isinstance(value, PathSym):
+        return {"path": value.describe()}
+    if isinstance(value, OneOf):
+        return {"one_of": [to_json(v) for v in value.alternatives]}
+    if isinstance(value, tuple | list):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return repr(value)
+
+
+def describe(value: Any) -> str:
+    """Short text for messages."""
+    if isinstance(value, Unknown | PathSym):
+        return value.describe()
+    if isinstance(value, OneOf):
+        return " or ".join(describe(v) for v in value.alternatives)
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(describe(v) for v in value) + "]"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Option:
+    value: Any
+    line: int
+    expr: str  # as written, shortened
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """One configuration of a Claude agent engine: SDK options or a CLI invocation.
+
+    ``options`` uses the Python SDK's names (``tools``, ``allowed_tools``,
+    ``disallowed_tools``, ``permission_mode``, ``cwd``, ``add_dirs``, ``setting_sources``,
+    ``mcp_servers``, ``fallback_model``, ``sandbox``, ``allow_dangerously_skip_permissions``)
+    whatever the source language.
+    """
+
+    engine: (
+        str  # "claude-agent-sdk", "claude-code-sdk", "claude-agent-sdk (TypeScript)", "claude CLI"
+    )
+    path: str
+    line: int
+    label: str  # what was read: "ClaudeAgentOptions(...)", "query() without options", ...
+    options: Mapping[str, Option] = field(default_factory=dict)
+    ambiguous: bool = False
+    ambiguity: str | None = None  # why the tool cannot tell whether this one runs
+    origin: str = "project"
+    open_ended: str | None = None  # options also set by something not known (``**kwargs``)
+
+    def option(self, name: str) -> Option | None:
+        """The option as set; unset under an unknown spread reads as :class:`Unknown`."""
+        opt = self.options.get(name)
+        if opt is None and self.open_ended:
+            return Option(Unknown(self.open_ended, "may be set by a spread"), self.line, "")
+        return opt
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "engine": self.engine,
+            "path": self.path,
+            "line": self.line,
+            "label": self.label,
+            "options": {k: to_json(o.value) for k, o in sorted(self.options.items())},
+            "ambiguous": self.ambiguous,
+            "ambiguity": self.ambiguity,
+            "open_ended": self.open_ended,
+        }
+
+
+@dataclass(frozen=True)
+class ToolGrant:
+    """A tool or executor handed to an agent by a framework other than the Claude SDK."""
+
+    framework: str  # "openai-agents", "langchain", "smolagents", "autogen", "crewai"
+    tool: str  # "ShellTool", "CodeAgent (local executor)", ...
+    category: str  # "shell" | "file" | "web"
+    path: str
+    line: int
+    detail: str  # what it lets the model do
+    certain: bool = True  # False: depends on a value that could not be determined
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """An MCP server definition: from ``.mcp.json``, ``mcp_servers=``, ``MCPServerStdio``..."""
+
+    name: str
+    path: str
+    line: int
+    declared_in: str  # ".mcp.json", "mcp_servers", "MCPServerStdio(...)", ...
+    transport: str  # "stdio" | "http" | "sse" | "sdk" | "unknown"
+    command: Any = None  # str | Unknown | None
+    args: Any = ()  # tuple of str/Unknown, or Unknown
+    image: str | None = None  # docker image named in the args, when there is one
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "line": self.line,
+            "declared_in": self.declared_in,
+            "transport": self.transport,
+            "command": to_json(self.command),
+            "args": to_json(self.args),
+        }
+
+
+@dataclass(frozen=True)
+class FallbackSite:
+    """A place where another model (or client) may answer instead of the one asked for."""
+
+    kind: str  # "fallback_model" | "except-handler" | "cli-flag"
+    path: str
+    line: int
+    detail: str
+    models: tuple[str, ...] = ()
+    witnessed: bool = False  # the handler logs or re-raises
+    certain: bool = True
+
+
+@dataclass(frozen=True)
+class ClaudeSettings:
+    """One Claude Code settings file (``.claude/settings.json`` and friends)."""
+
+    path: str
+    scope: str  # "project" | "local" | "managed" | "user"
+    allow: tuple[str, ...] | None  # None: key absent
+    deny: tuple[str, ...] | None
+    ask: tuple[str, ...] | None
+    default_mode: str | None
+    disable_bypass: str | None  # permissions.disableBypassPermissionsMode
+    lines: Mapping[str, int] = field(default_factory=dict)  # "permissions.allow" -> line
+
+    def line_of(self, key: str) -> int | None:
+        return self.lines.get(key)
+
+
+@dataclass(frozen=True)
+class ProjectFacts:
+    """Everything the agent-config parsers found in one project (or one image's files)."""
+
+    configs: tuple[AgentConfig, ...] = ()
+    grants: tuple[ToolGrant, ...] = ()
+    mcp_servers: tuple[McpServer, ...] = ()
+    fallbacks: tuple[FallbackSite, ...] = ()
+    settings: tuple[ClaudeSettings, ...] = ()
+    workdir: str | None = None  # the image's working directory (inspect_files) or None
+    project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present
+    runs_as_root: bool | None = None  # from the container files (AG401), None unknown
+    project_mounted: bool | None = None  # from the container files (AG202/AG201/AG212)
+
+    def iter_configs(self) -> Iterator[AgentConfig]:
+        return iter(self.configs)

@@ -1,0 +1,281 @@
+"""Python agent code: Claude SDK options, MCP server definitions, other frameworks' tools.
+
+Input is one file's bytes; output is facts (:mod:`agentguard.inspect.project.model`).
+Parsing errors propagate to the caller, which records the file as a failed source.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentguard.inspect.project.model import (
+    AgentConfig,
+    FallbackSite,
+    McpServer,
+    OneOf,
+    Option,
+    ToolGrant,
+    Unknown,
+    alternatives,
+)
+from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_scope import (
+    CallRef,
+    Imported,
+    ModuleIndex,
+    Scope,
+    short,
+)
+
+SDK_MODULES = {"claude_agent_sdk": "claude-agent-sdk", "claude_code_sdk": "claude-code-sdk"}
+OPTION_CLASSES = {"ClaudeAgentOptions", "ClaudeCodeOptions"}
+USE_SITES = {"query", "ClaudeSDKClient"}
+
+
+def is_options_class(qualname: str) -> bool:
+    parts = qualname.split(".")
+    return parts[0] in SDK_MODULES and parts[-1] in OPTION_CLASSES
+
+
+def _sdk_of(qualname: str) -> str:
+    return SDK_MODULES.get(qualname.split(".")[0], qualname.split(".")[0])
+
+
+@dataclass
+class PythonFacts:
+    configs: list[AgentConfig] = field(default_factory=list)
+    grants: list[ToolGrant] = field(default_factory=list)
+    mcp_servers: list[McpServer] = field(default_factory=list)
+    fallbacks: list[FallbackSite] = field(default_factory=list)
+
+
+def analyse_python(path: str, data: bytes, *, origin: str = "project") -> PythonFacts:
+    """Parse one Python file and extract agent facts. Raises SyntaxError/ValueError."""
+    tree = ast.parse(data, filename=path)
+    index = ModuleIndex(tree)
+    ev = Evaluator(index, is_options_class)
+    out = PythonFacts()
+    _claude_configs(path, index, ev, out, origin)
+    if b"mcp" in data.lower():
+        _mcp_servers(path, index, ev, out)
+    from agentguard.inspect.project.python_fallback import fallback_sites
+    from agentguard.inspect.project.python_frameworks import framework_grants
+
+    out.grants.extend(framework_grants(path, index, ev))
+    out.fallbacks.extend(fallback_sites(path, index, ev))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Claude SDK options
+# --------------------------------------------------------------------------------------
+
+
+def _options_from_call(
+    node: ast.Call, scope: Scope, ev: Evaluator
+) -> tuple[dict[str, Option], str | None]:
+    options: dict[str, Option] = {}
+    open_ended: str | None = None
+    for kw in node.keywords:
+        if kw.arg is None:
+            spread = ev.eval(kw.value, scope)
+            if isinstance(spread, dict) and "**" not in spread:
+                for k, v in spread.items():
+                    options[k] = Option(v, kw.value.lineno, short(kw.value))
+            else:
+                if isinstance(spread, dict):
+                    for k, v in spread.items():
+                        if k != "**":
+                            options[k] = Option(v, kw.value.lineno, short(kw.value))
+                open_ended = f"**{short(kw.value, 40)}"
+            continue
+        options[kw.arg] = Option(ev.eval(kw.value, scope), kw.value.lineno, short(kw.value))
+    if node.args:
+        open_ended = open_ended or "positional arguments"
+    return options, open_ended
+
+
+def _claude_configs(
+    path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts, origin: str
+) -> None:
+    built: dict[int, AgentConfig] = {}  # id(call node) -> config
+    order: list[int] = []
+    for node, scope in index.calls:
+        names = [q for q in ev.qualnames(node.func, scope) if is_options_class(q)]
+        if not names:
+            continue
+        q = names[0]
+        options, open_ended = _options_from_call(node, scope, ev)
+        built[id(node)] = AgentConfig(
+            engine=" or ".join(dict.fromkeys(_sdk_of(n) for n in names)),
+            path=path,
+            line=node.lineno,
+            label=f"{q.split('.')[-1]}(...)",
+            options=options,
+            origin=origin,
+            open_ended=open_ended,
+        )
+        order.append(id(node))
+
+    # obj.option = value after construction
+    for target, value, scope, conditional in index.attr_assigns:
+        if not isinstance(target.value, ast.Name):
+            continue
+        refs = [a for a in alternatives(ev.eval(target.value, scope)) if isinstance(a, CallRef)]
+        for ref in refs:
+            cfg = built.get(id(ref.node))
+            if cfg is None:
+                continue
+            new = Option(ev.eval(value, scope), target.lineno, short(value))
+            old = cfg.options.get(target.attr)
+            if conditional or len(refs) > 1:
+                before = old.value if old else None
+                new = Option(OneOf((before, new.value)), target.lineno, short(value))
+            built[id(ref.node)] = _replace_option(cfg, target.attr, new)
+
+    ambiguous: dict[int, str] = {}
+    defaults: list[AgentConfig] = []
+    for node, scope in index.calls:
+        uses = [
+            n
+            for n in ev.qualnames(node.func, scope)
+            if n.split(".")[0] in SDK_MODULES and n.split(".")[-1] in USE_SITES
+        ]
+        if not uses:
+            continue
+        q = uses[0]
+        expr: ast.expr | None = None
+        for kw in node.keywords:
+            if kw.arg == "options":
+                expr = kw.value
+        if expr is None and q.endswith("ClaudeSDKClient") and node.args:
+            expr = node.args[0]
+        used: Any = None if expr is None else ev.eval(expr, scope)
+        alts = alternatives(used)
+        refs = [a for a in alts if isinstance(a, CallRef) and id(a.node) in built]
+        has_default = any(a is None for a in alts)
+        if has_default:
+            defaults.append(
+                AgentConfig(
+                    engine=_sdk_of(q),
+                    path=path,
+                    line=node.lineno,
+                    label=f"{q.split('.')[-1]}() without options (SDK defaults)",
+                    options={},
+                    ambiguous=len(alts) > 1,
+                    ambiguity=(
+                        f"line {node.lineno}: options may be None or a configuration, "
+                        "depending on a branch"
+                        if len(alts) > 1
+                        else None
+                    ),
+                    origin=origin,
+                )
+            )
+        if len(refs) + (1 if has_default else 0) > 1:
+            lines = ", ".join(str(r.node.lineno) for r in refs)
+            for r in refs:
+                ambiguous[id(r.node)] = (
+                    f"line {node.lineno}: `{short(expr, 40) if expr else 'options'}` is one of "
+                    f"the configurations built at lines {lines}"
+                    + (" or the SDK defaults" if has_default else "")
+                    + ", depending on a branch"
+                )
+    for key in order:
+        cfg = built[key]
+        if key in ambiguous:
+            cfg = dataclasses.replace(cfg, ambiguous=True, ambiguity=ambiguous[key])
+        out.configs.append(cfg)
+    out.configs.extend(defaults)
+
+
+def _replace_option(cfg: AgentConfig, name: str, opt: Option) -> AgentConfig:
+    return dataclasses.replace(cfg, options={**cfg.options, name: opt})
+
+
+# --------------------------------------------------------------------------------------
+# MCP server definitions in code
+# --------------------------------------------------------------------------------------
+
+_STDIO_CALLEES = ("stdio", "mcp")
+
+
+def mcp_server_from_mapping(
+    name: str, spec: dict[str, Any], *, path: str, line: int, declared_in: str
+) -> McpServer:
+    """An MCP server from a ``{"command": ..., "args": [...]}``-style mapping."""
+    kind = spec.get("type", spec.get("transport"))
+    if isinstance(kind, str) and kind in ("http", "sse", "streamable-http", "streamable_http"):
+        return McpServer(name, path, line, declared_in, "http" if "http" in kind else "sse")
+    if kind == "sdk":
+        return McpServer(name, path, line, declared_in, "sdk")
+    command = spec.get("command")
+    if command is None and "url" in spec:
+        return McpServer(name, path, line, declared_in, "http")
+    args = spec.get("args", ())
+    if isinstance(args, list):
+        args = tuple(args)
+    if not isinstance(args, tuple | Unknown):
+        args = Unknown(str(args), "not a list")
+    transport = "stdio" if command is not None else "unknown"
+    if isinstance(kind, Unknown):
+        transport = "unknown"
+    return McpServer(name, path, line, declared_in, transport, command, args)
+
+
+def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts) -> None:
+    names: dict[int, str] = {}
+    for node, _scope in index.dicts:
+        for k, v in zip(node.keys, node.values, strict=True):
+            if isinstance(v, ast.Dict) and isinstance(k, ast.Constant) and isinstance(k.value, str):
+                names[id(v)] = k.value
+    for node, scope in index.dicts:
+        keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+        if "command" not in keys or not ({"args", "type", "env"} & keys):
+            continue
+        spec = ev.eval(node, scope)
+        if not isinstance(spec, dict):
+            continue
+        out.mcp_servers.append(
+            mcp_server_from_mapping(
+                names.get(id(node), "(unnamed)"),
+                spec,
+                path=path,
+                line=node.lineno,
+                declared_in="mapping in code",
+            )
+        )
+    for call, scope in index.calls:
+        kws = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+        if "command" not in kws or "args" not in kws:
+            continue
+        q = ev.qualname(call.func, scope) or short(call.func, 60)
+        if not any(s in q.lower() for s in _STDIO_CALLEES):
+            continue
+        spec = {"command": ev.eval(kws["command"], scope), "args": ev.eval(kws["args"], scope)}
+        out.mcp_servers.append(
+            mcp_server_from_mapping(
+                "(unnamed)",
+                spec,
+                path=path,
+                line=call.lineno,
+                declared_in=f"{q.split('.')[-1]}(...)",
+            )
+        )
+
+
+def imported_names(index: ModuleIndex) -> set[str]:
+    """Every module imported anywhere in the file (for framework detection)."""
+    out: set[str] = set()
+
+    def walk(scope: Scope) -> None:
+        for bindings in scope.bindings.values():
+            for b in bindings:
+                if isinstance(b.value, Imported):
+                    out.add(b.value.qualname)
+
+    walk(index.module)
+    return out

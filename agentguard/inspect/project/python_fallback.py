@@ -1,0 +1,191 @@
+"""Silent model fallbacks in Python: ``except`` handlers that switch model or client.
+
+A handler counts as a fallback when its body (nested functions excluded) passes a
+``model=`` that differs from the models used in the ``try`` body, assigns a name or
+attribute that holds a model/client/llm, or constructs an LLM client. It is *witnessed*
+when it re-raises or logs (a ``logging``/logger call, ``warnings.warn``, or a print to
+stderr). Only files that import an LLM client library are examined.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import Any
+
+from agentguard.inspect.project.model import FallbackSite, Unknown
+from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope, short
+
+LLM_MODULES = (
+    "anthropic",
+    "openai",
+    "claude_agent_sdk",
+    "claude_code_sdk",
+    "litellm",
+    "langchain",
+    "google.genai",
+    "google.generativeai",
+    "mistralai",
+    "cohere",
+    "groq",
+    "agents",
+    "smolagents",
+    "crewai",
+    "autogen",
+    "ollama",
+    "vertexai",
+    "boto3",
+)
+_CLIENT_NAMES = {
+    "Anthropic",
+    "AsyncAnthropic",
+    "AnthropicBedrock",
+    "AnthropicVertex",
+    "OpenAI",
+    "AsyncOpenAI",
+    "AzureOpenAI",
+    "AsyncAzureOpenAI",
+    "ChatOpenAI",
+    "ChatAnthropic",
+    "ChatGoogleGenerativeAI",
+    "ChatVertexAI",
+    "ChatOllama",
+    "ChatBedrock",
+    "ClaudeSDKClient",
+    "GenerativeModel",
+}
+_HOLDER_WORDS = ("model", "client", "llm")
+_LOG_METHODS = {
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "log",
+    "fatal",
+}
+
+
+def _imports_llm(index: ModuleIndex) -> bool:
+    for bindings in index.module.bindings.values():
+        for b in bindings:
+            if isinstance(b.value, Imported) and b.value.qualname.startswith(LLM_MODULES):
+                return True
+    return False
+
+
+def _body_nodes(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = list(reversed(stmts))
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+            ):
+                continue
+            stack.append(child)
+
+
+def _model_values(nodes: list[ast.AST], scope: Scope, ev: Evaluator) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for n in nodes:
+        if isinstance(n, ast.Call):
+            for kw in n.keywords:
+                if kw.arg in ("model", "model_name", "fallback_model"):
+                    out.append((short(kw.value, 60), ev.eval(kw.value, scope)))
+    return out
+
+
+def _is_witness(node: ast.AST, scope: Scope, ev: Evaluator) -> bool:
+    if isinstance(node, ast.Raise):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in _LOG_METHODS:
+        base = short(func.value, 60).lower()
+        if "log" in base:
+            return True
+    q = ev.qualname(func, scope) or ""
+    if q in ("warnings.warn",) or q.startswith("logging."):
+        return True
+    if isinstance(func, ast.Name) and func.id == "print":
+        return any(kw.arg == "file" and "stderr" in short(kw.value) for kw in node.keywords)
+    return False
+
+
+def _holder_target(node: ast.AST) -> str | None:
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+        targets = [node.target]
+    for t in targets:
+        name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+        if any(w in name.lower() for w in _HOLDER_WORDS):
+            return short(t, 40)
+    return None
+
+
+def _client_call(node: ast.AST, scope: Scope, ev: Evaluator) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    q = ev.qualname(node.func, scope)
+    if q is not None and q.split(".")[-1] in _CLIENT_NAMES and q.startswith(LLM_MODULES):
+        return q.split(".")[-1]
+    return None
+
+
+def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[FallbackSite]:
+    if not index.handlers or not _imports_llm(index):
+        return []
+    out: list[FallbackSite] = []
+    for handler, scope in index.handlers:
+        nodes = list(_body_nodes(handler.body))
+        try_node = index.handler_try.get(id(handler))
+        tried = _model_values(list(_body_nodes(try_node.body)), scope, ev) if try_node else []
+        tried_keys = {_key(v, text) for text, v in tried}
+        switches: list[str] = []
+        models: list[str] = []
+        certain = True
+        for text, value in _model_values(nodes, scope, ev):
+            if _key(value, text) in tried_keys:
+                continue  # a retry with the same model is not a fallback
+            switches.append(f"model={text}")
+            if isinstance(value, str):
+                models.append(value)
+            elif isinstance(value, Unknown):
+                certain = certain and bool(tried)
+        for n in nodes:
+            holder = _holder_target(n)
+            if holder:
+                switches.append(f"assigns {holder}")
+            client = _client_call(n, scope, ev)
+            if client:
+                switches.append(f"constructs {client}()")
+        if not switches:
+            continue
+        witnessed = any(_is_witness(n, scope, ev) for n in nodes)
+        caught = short(handler.type, 60) if handler.type is not None else "every exception"
+        out.append(
+            FallbackSite(
+                kind="except-handler",
+                path=path,
+                line=handler.lineno,
+                detail=f"`except {caught}` " + ", ".join(dict.fromkeys(switches)),
+                models=tuple(dict.fromkeys(models)),
+                witnessed=witnessed,
+                certain=certain,
+            )
+        )
+    return out
+
+
+def _key(value: Any, text: str) -> str:
+    if isinstance(value, str):
+        return "s:" + value
+    return "e:" + text

@@ -1,0 +1,441 @@
+"""Scopes of a Python module (standard ``ast`` only) and how a name resolves in them.
+
+A name resolves the way Python resolves it: the function's own bindings (anything it
+assigns, imports or declares is local to it), then enclosing functions (class bodies
+are skipped), then the module, honouring ``global``/``nonlocal``. It never searches the
+file for the first assignment of a name. Where a name has more than one reaching
+binding (assigned in an ``if`` branch, say) the result is a :class:`OneOf`; where a
+value cannot be known (a parameter, an environment variable, a call, a list mutated
+with ``append``) it is :class:`Unknown`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentguard.inspect.project.model import Unknown
+
+MAX_DEPTH = 24  # name -> name -> ... chains deeper than this are unknown (and cycles end)
+
+_MUTATORS = {
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "pop",
+    "clear",
+    "update",
+    "add",
+    "discard",
+    "setdefault",
+}
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A name bound by an import: its fully qualified origin."""
+
+    qualname: str
+
+
+@dataclass(frozen=True)
+class CallRef:
+    """A call whose result is an object we track (``ClaudeAgentOptions(...)``)."""
+
+    qualname: str
+    node: ast.Call
+    scope: Scope
+
+
+@dataclass
+class Binding:
+    value: ast.AST | Imported | Unknown  # the assigned expression, or what it is
+    line: int
+    conditional: bool  # inside an if/loop/except/match branch of its scope
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str  # "module" | "function" | "class" | "comprehension"
+    name: str
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    globals_: set[str] = field(default_factory=set)
+    nonlocals: set[str] = field(default_factory=set)
+    mutations: dict[str, list[int]] = field(default_factory=dict)  # name -> lines
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+
+def short(node: ast.AST, limit: int = 80) -> str:
+    """Source text of an expression for messages (shortened)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    try:
+        text = ast.unparse(node)
+    except Exception:  # unparse of a malformed tree; the text is only for messages
+        text = type(node).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class ModuleIndex(ast.NodeVisitor):
+    """Builds the scopes of one module and remembers the scope of every call."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.module = Scope("module", "<module>", None)
+        self.scope = self.module
+        self.cond_depth = 0
+        self.calls: list[tuple[ast.Call, Scope]] = []
+        self.handlers: list[tuple[ast.ExceptHandler, Scope]] = []
+        self.handler_try: dict[int, ast.Try] = {}  # id(handler) -> its try
+        self.lists: list[tuple[ast.List, Scope]] = []
+        self.dicts: list[tuple[ast.Dict, Scope]] = []
+        # obj.attr = value: (target, value, scope, conditional)
+        self.attr_assigns: list[tuple[ast.Attribute, ast.AST, Scope, bool]] = []
+        self._dispatch = _dispatch_table(type(self))
+        self.visit(tree)
+
+    # A leaner visitor than ast.NodeVisitor: a type -> method table, no getattr per node.
+    def visit(self, node: ast.AST) -> None:
+        method = self._dispatch.get(type(node))
+        if method is None:
+            self.generic_visit(node)
+        else:
+            method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    # -- scopes -----------------------------------------------------------------
+    def _enter(self, kind: str, name: str) -> tuple[Scope, int]:
+        saved = (self.scope, self.cond_depth)
+        self.scope = Scope(kind, name, self.scope)
+        self.cond_depth = 0
+        return saved
+
+    def _leave(self, saved: tuple[Scope, int]) -> None:
+        self.scope, self.cond_depth = saved
+
+    def _bind(self, name: str, value: ast.AST | Imported | Unknown, line: int) -> None:
+        target = self.scope
+        if name in self.scope.globals_:
+            target = self.module
+        self.scope.bind(name, Binding(value, line, self.cond_depth > 0))
+        if target is not self.scope:
+            target.bind(name, Binding(value, line, True))
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        for d in getattr(node, "decorator_list", []):
+            self.visit(d)
+        args = node.args
+        for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
+            self.visit(default)
+        if not isinstance(node, ast.Lambda):
+            self._bind(node.name, Unknown(f"def {node.name}", "function"), node.lineno)
+        saved = self._enter("function", getattr(node, "name", "<lambda>"))
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                self._bind(a.arg, Unknown(a.arg, "function parameter"), a.lineno)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        for stmt in body:
+            self.visit(stmt)
+        self._leave(saved)
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+    visit_Lambda = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]:
+            self.visit(d)
+        self._bind(node.name, Unknown(f"class {node.name}", "class"), node.lineno)
+        saved = self._enter("class", node.name)
+        for stmt in node.body:
+            self.visit(stmt)
+        self._leave(saved)
+
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> None:
+        self.visit(node.generators[0].iter)
+        saved = self._enter("comprehension", "<comprehension>")
+        for i, gen in enumerate(node.generators):
+            if i:
+                self.visit(gen.iter)
+            self._bind_target(gen.target, Unknown(short(gen.target), "loop variable"))
+            for cond in gen.ifs:
+                self.visit(cond)
+        if isinstance(node, ast.DictComp):
+            self.visit(node.key)
+            self.visit(node.value)
+        else:
+            self.visit(node.elt)
+        self._leave(saved)
+
+    visit_ListComp = _comprehension
+    visit_SetComp = _comprehension
+    visit_DictComp = _comprehension
+    visit_GeneratorExp = _comprehension
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.scope.globals_.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.scope.nonlocals.update(node.names)
+
+    # -- bindings ---------------------------------------------------------------
+    def _bind_target(self, target: ast.AST, value: ast.AST | Unknown) -> None:
+        if isinstance(target, ast.Attribute) and isinstance(value, ast.AST):
+            self.attr_assigns.append((target, value, self.scope, self.cond_depth > 0))
+        if isinstance(target, ast.Name):
+            self._bind(target.id, value, target.lineno)
+        elif isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                inner = elt.value if isinstance(elt, ast.Starred) else elt
+                self._bind_target(inner, Unknown(short(target), "unpacked from a sequence"))
+        elif isinstance(target, ast.Attribute | ast.Subscript):
+            base = target.value
+            if isinstance(target, ast.Subscript) and isinstance(base, ast.Name):
+                self.scope.mutations.setdefault(base.id, []).append(target.lineno)
+            self.visit(target)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for t in node.targets:
+            self._bind_target(t, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self._bind_target(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            self._bind(
+                node.target.id,
+                Unknown(short(node), f"changed by augmented assignment at line {node.lineno}"),
+                node.lineno,
+            )
+        else:
+            self._bind_target(node.target, node.value)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        scope = self.scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        scope.bind(node.target.id, Binding(node.value, node.lineno, True))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self._bind(alias.asname, Imported(alias.name), node.lineno)
+            else:
+                top = alias.name.split(".")[0]
+                self._bind(top, Imported(top), node.lineno)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = ("." * node.level) + (node.module or "")
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            name = alias.asname or alias.name
+            qual = f"{module}.{alias.name}" if module else alias.name
+            self._bind(name, Imported(qual.lstrip(".") if node.level == 0 else qual), node.lineno)
+
+    def _conditional(self, node: ast.AST) -> None:
+        self.cond_depth += 1
+        self.generic_visit(node)
+        self.cond_depth -= 1
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        self.cond_depth += 1
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+        self.cond_depth -= 1
+
+    def _loop(self, node: ast.For | ast.AsyncFor | ast.While) -> None:
+        if isinstance(node, ast.For | ast.AsyncFor):
+            self.visit(node.iter)
+            self.cond_depth += 1
+            self._bind_target(node.target, Unknown(short(node.target), "loop variable"))
+        else:
+            self.visit(node.test)
+            self.cond_depth += 1
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+        self.cond_depth -= 1
+
+    visit_For = _loop
+    visit_AsyncFor = _loop
+    visit_While = _loop
+
+    def _try(self, node: ast.Try) -> None:
+        for handler in node.handlers:
+            self.handler_try[id(handler)] = node
+        for stmt in node.body:
+            self.visit(stmt)
+        self.cond_depth += 1
+        for handler in node.handlers:
+            self.visit(handler)
+        for stmt in node.orelse:
+            self.visit(stmt)
+        self.cond_depth -= 1
+        for stmt in node.finalbody:
+            self.visit(stmt)
+
+    visit_Try = _try
+    visit_TryStar = _try  # Python 3.11+: except*; same fields as Try
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self.handlers.append((node, self.scope))
+        if node.type is not None:
+            self.visit(node.type)
+        if node.name:
+            self._bind(node.name, Unknown(node.name, "caught exception"), node.lineno)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    def visit_Match(self, node: ast.Match) -> None:
+        self.visit(node.subject)
+        self.cond_depth += 1
+        for case in node.cases:
+            for sub in ast.walk(case.pattern):
+                name = getattr(sub, "name", None)
+                if isinstance(name, str):
+                    self._bind(name, Unknown(name, "match capture"), case.pattern.lineno)
+            if case.guard is not None:
+                self.visit(case.guard)
+            for stmt in case.body:
+                self.visit(stmt)
+        self.cond_depth -= 1
+
+    def _with(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self._bind_target(
+                    item.optional_vars, Unknown(short(item.context_expr), "context manager value")
+                )
+        for stmt in node.body:
+            self.visit(stmt)
+
+    visit_With = _with
+    visit_AsyncWith = _with
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for t in node.targets:
+            if isinstance(t, ast.Name):
+                self._bind(t.id, Unknown(t.id, "deleted"), node.lineno)
+            else:
+                self.visit(t)
+
+    # -- what the extractors want ---------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        self.calls.append((node, self.scope))
+        func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in _MUTATORS
+            and isinstance(func.value, ast.Name)
+        ):
+            self.scope.mutations.setdefault(func.value.id, []).append(node.lineno)
+        self.generic_visit(node)
+
+    def visit_List(self, node: ast.List) -> None:
+        self.lists.append((node, self.scope))
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        self.dicts.append((node, self.scope))
+        self.generic_visit(node)
+
+
+_TABLES: dict[type, dict[type, Callable[[Any, Any], None]]] = {}
+
+
+def _dispatch_table(cls: type) -> dict[type, Callable[[Any, Any], None]]:
+    table = _TABLES.get(cls)
+    if table is None:
+        table = {}
+        for attr in dir(cls):
+            if attr.startswith("visit_"):
+                node_type = getattr(ast, attr[6:], None)
+                if isinstance(node_type, type):
+                    table[node_type] = getattr(cls, attr)
+        for leaf in (ast.Constant, ast.Name, ast.Load, ast.Store, ast.Del):
+            table.setdefault(leaf, _skip)
+        _TABLES[cls] = table
+    return table
+
+
+def _skip(_self: Any, _node: Any) -> None:
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Name resolution
+# --------------------------------------------------------------------------------------
+
+
+def _owner(name: str, scope: Scope) -> Scope | None:
+    """The scope whose binding of ``name`` a load in ``scope`` sees (Python's rules)."""
+    if name in scope.globals_:
+        return _module_of(scope)
+    if name in scope.nonlocals:
+        s = scope.parent
+        while s is not None and not (s.kind == "function" and name in s.bindings):
+            s = s.parent
+        return s
+    if name in scope.bindings:
+        return scope
+    s = scope.parent
+    while s is not None:
+        if s.kind != "class" and name in s.bindings and name not in s.globals_:
+            return s
+        if name in s.globals_:
+            return _module_of(s)
+        s = s.parent
+    return None
+
+
+def _module_of(scope: Scope) -> Scope:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope
+
+
+def reaching(name: str, scope: Scope, line: int) -> tuple[Scope | None, list[Binding]]:
+    """The bindings of ``name`` that may hold its value when read at ``line`` in ``scope``."""
+    owner = _owner(name, scope)
+    if owner is None:
+        return None, []
+    bindings = owner.bindings[name]
+    # Read from the same scope: only bindings above the read count (straight-line code).
+    # Read from a nested function: it runs later, so every binding of the owner counts.
+    limit = line if owner is scope else None
+    eligible = [b for b in bindings if limit is None or b.line <= limit]
+    if not eligible:
+        eligible = list(bindings)
+    last_plain = max(
+        (i for i, b in enumerate(eligible) if not b.conditional),
+        default=None,
+    )
+    chosen = eligible if last_plain is None else eligible[last_plain:]
+    return owner, chosen

@@ -1,0 +1,227 @@
+"""Walking a project folder: which files can matter, read once, with every miss recorded.
+
+The walk uses ``os.scandir`` and never descends into these folders (dependency trees,
+caches and VCS data that are not the project's own configuration):
+
+    .git .hg .svn .bzr node_modules bower_components .venv venv __pycache__ .mypy_cache
+    .pytest_cache .ruff_cache .tox .nox .eggs *.egg-info __pypackages__ site-packages
+    .direnv .pytype .ipynb_checkpoints .next .nuxt .turbo
+
+nor into any folder holding a ``pyvenv.cfg`` (a virtual environment under another name).
+Symbolic links to folders are not followed (recorded as skipped). Files larger than
+:data:`MAX_FILE_BYTES` are recorded as skipped; unreadable files and folders as failed.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat as _stat
+from dataclasses import dataclass, field
+
+from agentguard.findings import Source
+from agentguard.inspect.project.containers import wants_file
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        ".eggs",
+        "__pypackages__",
+        "site-packages",
+        ".direnv",
+        ".pytype",
+        ".ipynb_checkpoints",
+        ".next",
+        ".nuxt",
+        ".turbo",
+    }
+)
+
+PYTHON_EXT = (".py", ".pyw")
+TS_EXT = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+SCRIPT_EXT = (".sh", ".bash", ".zsh", ".yml", ".yaml", ".toml")
+SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Procfile"})
+MCP_NAMES = frozenset({".mcp.json", "claude_desktop_config.json", ".claude.json"})
+SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
+MARKER_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"})
+MARKER_CLAUDE_DIRS = frozenset({"commands", "agents", "skills", "hooks"})
+
+
+def classify(path: str) -> str | None:
+    """The kind of a file by its path: python, ts, settings, mcp, container, script, or None.
+
+    "container" is whatever :func:`~agentguard.inspect.project.containers.wants_file` reads.
+    """
+    name = posixpath.basename(path)
+    parent = posixpath.basename(posixpath.dirname(path))
+    if name.endswith(PYTHON_EXT):
+        return "python"
+    if name.endswith(TS_EXT):
+        if name.endswith((".d.ts", ".min.js")):
+            return None
+        return "ts"
+    if name == "managed-settings.json" or (parent == ".claude" and name in SETTINGS_NAMES):
+        return "settings"
+    if name in MCP_NAMES or (name == "mcp.json" and parent in (".vscode", ".cursor")):
+        return "mcp"
+    if wants_file(path):
+        return "container"
+    if name == "package.json" or name in SCRIPT_NAMES or name.endswith(SCRIPT_EXT):
+        return "script"
+    return None
+
+
+def is_marker(path: str, is_dir: bool) -> bool:
+    """Files the agent engine loads from its working directory (CLAUDE.md, .claude/...)."""
+    name = posixpath.basename(path)
+    parent = posixpath.basename(posixpath.dirname(path))
+    if not is_dir:
+        return name in MARKER_NAMES or (parent == ".claude" and name in SETTINGS_NAMES)
+    return parent == ".claude" and name in MARKER_CLAUDE_DIRS
+
+
+@dataclass
+class Candidate:
+    rel: str  # relative to the root, "/"-separated
+    abspath: str
+    kind: str
+
+
+@dataclass
+class WalkResult:
+    candidates: list[Candidate] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)  # failed/skipped folders and files
+    markers: list[str] = field(default_factory=list)
+    files_seen: int = 0
+    dirs_seen: int = 0
+    dirs_skipped: int = 0
+
+
+def walk(root: str) -> WalkResult:
+    """All candidate files below ``root`` (a folder), in a stable order. No stat calls:
+    the folder entries' types are enough; sizes are taken when a file is opened."""
+    out = WalkResult()
+    stack: list[tuple[str, str]] = [(root, "")]
+    candidates = out.candidates
+    while stack:
+        folder, rel = stack.pop()
+        out.dirs_seen += 1
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError as exc:
+            out.sources.append(
+                Source.failed(
+                    "folder",
+                    rel or ".",
+                    f"cannot list folder: {exc.strerror or exc}",
+                    error_code="folder-unreadable",
+                    retryable=False,
+                    remedy="Make the folder readable, or exclude it.",
+                )
+            )
+            continue
+        if rel and any(e.name == "pyvenv.cfg" for e in entries):
+            out.dirs_skipped += 1
+            continue
+        prefix = f"{rel}/" if rel else ""
+        parent = rel.rsplit("/", 1)[-1]
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and entry.is_symlink() and entry.is_dir():
+                    out.sources.append(
+                        Source.skipped(
+                            "folder", prefix + name, "symbolic link to a folder: not followed"
+                        )
+                    )
+                    continue
+            except OSError as exc:
+                out.sources.append(
+                    Source.failed(
+                        "file",
+                        prefix + name,
+                        f"cannot stat: {exc.strerror or exc}",
+                        error_code="file-unreadable",
+                        retryable=False,
+                    )
+                )
+                continue
+            if is_dir:
+                if name in SKIP_DIRS or name.endswith(".egg-info"):
+                    out.dirs_skipped += 1
+                    continue
+                if parent == ".claude" and name in MARKER_CLAUDE_DIRS:
+                    out.markers.append(prefix + name + "/")
+                subdirs.append((entry.path, prefix + name))
+                continue
+            out.files_seen += 1
+            if name.endswith(".py"):  # the common case first
+                candidates.append(Candidate(prefix + name, entry.path, "python"))
+                continue
+            path = prefix + name
+            if name in MARKER_NAMES or (parent == ".claude" and name in SETTINGS_NAMES):
+                out.markers.append(path)
+            kind = classify(path)
+            if kind is not None:
+                candidates.append(Candidate(path, entry.path, kind))
+        subdirs.sort(reverse=True)
+        stack.extend(subdirs)
+    candidates.sort(key=lambda c: c.rel)
+    out.markers.sort()
+    return out
+
+
+class TooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+class NotRegular(Exception):
+    """A FIFO, socket or device under a candidate's name: never opened for reading."""
+
+
+def read_candidate(path: str) -> bytes:
+    """The whole file. Raises OSError, :class:`TooLarge` or :class:`NotRegular`."""
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not _stat.S_ISREG(st.st_mode):
+            raise NotRegular(path)
+        if st.st_size > MAX_FILE_BYTES:
+            raise TooLarge(st.st_size)
+        first = os.read(fd, st.st_size + 1)
+        if len(first) <= st.st_size:
+            return first  # a regular file returns what was asked unless at its end
+        chunks = [first]
+        total = len(first)
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > MAX_FILE_BYTES:
+                raise TooLarge(total)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

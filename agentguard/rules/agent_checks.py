@@ -1,0 +1,46 @@
+"""Runs the agent-configuration rules (AG210, AG211, AG301-AG305, AG310, AG320) over facts.
+
+Pure: takes :class:`~agentguard.inspect.project.model.ProjectFacts`, returns findings.
+"""
+
+from __future__ import annotations
+
+from agentguard.findings import Finding
+from agentguard.inspect.project.model import ProjectFacts
+from agentguard.rules.agent_tools_checks import (
+    check_allow_list,
+    check_builtin_tools,
+    check_bypass,
+    check_grants,
+    check_settings_allow,
+    check_settings_bypass,
+)
+from agentguard.rules.agent_tools_mcp import (
+    check_fallback_option,
+    check_fallback_site,
+    check_mcp_server,
+)
+from agentguard.rules.agent_workdir import check_settings_sources, check_workdir, cwd_verdict
+
+
+def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
+    out: list[Finding] = []
+    for cfg in facts.configs:
+        out += check_builtin_tools(cfg)
+        out += check_allow_list(cfg)
+        workdir = check_workdir(cfg, facts)
+        out += workdir
+        is_project, confidence, _ = cwd_verdict(cfg, facts.workdir)
+        explicit = cfg.option("cwd") is not None and is_project and confidence.value == "high"
+        out += check_bypass(cfg, facts, cwd_is_project=explicit)
+        out += check_settings_sources(cfg, facts)
+        out += check_fallback_option(cfg)
+    out += check_grants(facts.grants)
+    for settings in facts.settings:
+        out += check_settings_allow(settings)
+        out += check_settings_bypass(settings, facts)
+    for server in facts.mcp_servers:
+        out += check_mcp_server(server)
+    for site in facts.fallbacks:
+        out += check_fallback_site(site)
+    return out
