@@ -37,45 +37,58 @@ def test_adoption_old_findings_pass_and_a_new_one_fails(agent_project: Path) -> 
     # 1. today's findings fail the gate
     first = run("check", agent_project, "--format", "json")
     assert first.exit_code == 1
-    old = json.loads(first.stdout)["findings"]
+    old = [f for f in json.loads(first.stdout)["findings"] if f["suppressed"] is None]
+    assert [f["rule_id"] for f in old] == ["AG203", "AG103", "AG401", "AG406", "AG407"]
 
     # 2. adopting: record them; the run that writes the baseline passes
     adopt = run("check", agent_project, "--write-baseline", baseline, "--format", "json")
     assert adopt.exit_code == 0, adopt.stderr
     doc = json.loads(baseline.read_text())
-    assert doc == {
-        "schema": BASELINE_SCHEMA,
-        "tool_version": doc["tool_version"],
-        "findings": [
+    assert doc["schema"] == BASELINE_SCHEMA
+    assert doc["findings"] == sorted(
+        (
             {
                 "fingerprint": f["fingerprint"],
                 "rule_id": f["rule_id"],
                 "title": f["title"],
-                "location": "pyproject.toml",
+                "location": "; ".join(Location(**loc).describe() for loc in f["locations"]),
             }
             for f in old
-        ],
-    }
+        ),
+        key=lambda e: (e["rule_id"], e["location"], e["fingerprint"]),
+    )
+    # the inline-suppressed AG212 is not baselined: its comment already accepts it
+    assert "AG212" not in {e["rule_id"] for e in doc["findings"]}
 
     # 3. the next run with the baseline passes; the old findings are shown as suppressed
     again = run("check", agent_project, "--baseline", baseline, "--format", "json")
     assert again.exit_code == 0, again.stderr
     report = json.loads(again.stdout)
-    assert [(f["rule_id"], f["suppressed"]) for f in report["findings"]] == [("AG103", "baseline")]
-    assert report["summary"]["suppressed"] == 1
-    assert report["notes"][-1] == f"baseline {baseline}: 1 finding(s) matched"
+    assert [(f["rule_id"], f["suppressed"]) for f in report["findings"]] == [
+        ("AG203", "baseline"),
+        ("AG103", "baseline"),
+        ("AG212", "inline: Dockerfile:3"),
+        ("AG401", "baseline"),
+        ("AG406", "baseline"),
+        ("AG407", "baseline"),
+    ]
+    assert report["summary"]["suppressed"] == 6
+    assert report["notes"][-1] == f"baseline {baseline}: 5 finding(s) matched"
 
-    # 4. a new finding (the inputs changed: a different AG103 evidence) fails the gate
-    pyproject = agent_project / "pyproject.toml"
-    text = pyproject.read_text().replace('"mcp>=1.23,<2",', '"mcp>=1.23,<2", "httpx>=0.27,<1",')
-    pyproject.write_text(text)
+    # 4. edits that move old findings to other lines keep them matched; a new hazard fails
+    compose = agent_project / "compose.yaml"
+    compose.write_text(
+        "# the support agent\n"
+        + compose.read_text().replace("    build: .\n", "    build: .\n    privileged: true\n")
+    )
     new = run("check", agent_project, "--baseline", baseline, "--format", "json")
     assert new.exit_code == 1
     report = json.loads(new.stdout)
-    assert [(f["rule_id"], f["suppressed"]) for f in report["findings"]] == [("AG103", None)]
-    assert report["notes"][-1] == (
-        f"baseline {baseline}: 0 finding(s) matched; 1 baseline entry no longer found (fixed?)"
-    )
+    active = [f for f in report["findings"] if f["suppressed"] is None]
+    assert [(f["rule_id"], f["locations"]) for f in active] == [
+        ("AG403", [{"path": "compose.yaml", "line": 6}])
+    ]
+    assert report["notes"][-1] == f"baseline {baseline}: 5 finding(s) matched"
 
 
 def test_fingerprints_are_counted_not_sets(tmp_path: Path) -> None:

@@ -74,12 +74,20 @@ def test_sarif_report_snapshot_validates(agent_project: Path, sarif_schema: dict
 # -- the exit-code table ---------------------------------------------------------------
 
 
-def test_exit_0_when_nothing_reaches_fail_on(agent_project: Path) -> None:
+def test_exit_0_when_nothing_active_reaches_fail_on(agent_project: Path) -> None:
+    # the critical socket mount is accepted in the configuration (kept, marked suppressed)
+    (agent_project / "agentguard.toml").write_text('[ignore]\nAG203 = ["compose.yaml:6"]\n')
     result = run("check", agent_project, "--fail-on", "critical", "--format", "json")
-    assert result.exit_code == 0
+    assert result.exit_code == 0, result.stdout
     doc = json.loads(result.stdout)
     assert doc["complete"] is True
-    assert doc["summary"]["by_severity"] == {"high": 1}
+    assert doc["summary"]["by_severity"] == {"high": 1, "medium": 1, "low": 2}
+    assert doc["summary"]["suppressed"] == 2
+    suppressed = {f["rule_id"]: f["suppressed"] for f in doc["findings"] if f["suppressed"]}
+    assert suppressed == {
+        "AG203": f"config: {agent_project / 'agentguard.toml'}: ignore.AG203 = 'compose.yaml:6'",
+        "AG212": "inline: Dockerfile:3",
+    }
 
 
 def test_exit_0_on_a_folder_with_nothing_to_check(tmp_path: Path) -> None:
@@ -99,19 +107,31 @@ def test_exit_1_on_a_finding_at_fail_on(agent_project: Path) -> None:
     result = run("check", agent_project, "--format", "json")
     assert result.exit_code == 1
     finding = json.loads(result.stdout)["findings"][0]
-    assert (finding["rule_id"], finding["severity"], finding["locations"]) == (
-        "AG103",
-        "high",
-        [{"path": "pyproject.toml"}],
-    )
-    assert finding["fix"] == {
-        "description": "Run `agentguard lock` and commit both lock files.",
-        "safe": False,
+    del finding["fingerprint"]
+    assert finding == {
+        "rule_id": "AG203",
+        "title": "Docker socket mounted or present",
+        "severity": "critical",
+        "confidence": "high",
+        "message": "compose service agent mounts the Docker socket (/var/run/docker.sock -> "
+        "/var/run/docker.sock): whoever reaches it is root on the host.",
+        "locations": [{"path": "compose.yaml", "line": 6}],
+        "evidence": finding["evidence"],
+        "fix": {
+            "description": "Remove the mount of /var/run/docker.sock; if the agent must run "
+            "containers, give it a separate rootless engine or an API proxy that allows only "
+            "the calls it needs.",
+            "safe": False,
+        },
+        "ambiguous": False,
+        "suppressed": None,
     }
 
 
 def test_fail_on_comes_from_the_configuration(agent_project: Path) -> None:
-    (agent_project / "agentguard.toml").write_text('fail-on = "critical"\n')
+    (agent_project / "agentguard.toml").write_text(
+        'fail-on = "critical"\n[ignore]\nAG203 = ["compose.yaml"]\n'
+    )
     assert run("check", agent_project).exit_code == 0
     assert run("check", agent_project, "--fail-on", "high").exit_code == 1  # the flag wins
 
@@ -179,7 +199,8 @@ def test_exit_3_when_a_source_failed_even_with_findings(agent_project: Path) -> 
             "remedy": "name the images with --image instead",
         }
     ]
-    assert [f["rule_id"] for f in doc["findings"]] == ["AG103"]  # still reported
+    # the findings are still reported (without compose.yaml: no AG203/AG406/AG407)
+    assert [f["rule_id"] for f in doc["findings"]] == ["AG103", "AG212", "AG401"]
 
 
 def test_allow_incomplete_turns_3_back_into_the_findings_verdict(agent_project: Path) -> None:
@@ -203,4 +224,11 @@ def test_sarif_output_beside_text_for_ci(agent_project: Path, sarif_schema: dict
     assert result.stdout.startswith("agentguard ")  # people read the log, code scanning the file
     doc = json.loads(sarif.read_text())
     jsonschema.validate(doc, sarif_schema)
-    assert [r["ruleId"] for r in doc["runs"][0]["results"]] == ["AG103"]
+    assert [r["ruleId"] for r in doc["runs"][0]["results"]] == [
+        "AG203",
+        "AG103",
+        "AG212",
+        "AG401",
+        "AG406",
+        "AG407",
+    ]
