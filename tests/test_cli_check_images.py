@@ -86,7 +86,7 @@ def test_image_by_reference_and_as_tarball(
         ]
     # the project's own findings are in the same report
     assert {f["rule_id"] for f in doc["findings"]} >= {"AG203", "AG103"}
-    secret = [f for f in doc["findings"] if f["rule_id"] == "AG402"][0]
+    secret = next(f for f in doc["findings"] if f["rule_id"] == "AG402")
     assert secret["evidence"]["variable"] == "ANTHROPIC_API_KEY"
 
 
