@@ -30,7 +30,31 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 VENV_BIN = Path(sys.executable).parent
 
-_WORDS = ["account", "order", "invoice", "customer", "ledger", "payment", "report", "batch", "queue", "worker", "cache", "index", "record", "parser", "token", "stream", "buffer", "session", "profile", "export", "import", "schedule", "metric"]
+_WORDS = [
+    "account",
+    "order",
+    "invoice",
+    "customer",
+    "ledger",
+    "payment",
+    "report",
+    "batch",
+    "queue",
+    "worker",
+    "cache",
+    "index",
+    "record",
+    "parser",
+    "token",
+    "stream",
+    "buffer",
+    "session",
+    "profile",
+    "export",
+    "import",
+    "schedule",
+    "metric",
+]
 
 _AGENT_SNIPPETS = [
     # Claude SDK with an allow-list only
@@ -123,11 +147,12 @@ def _module(rng: random.Random, lines: int) -> str:
             f"class {a.title()}{b.title()}:",
             f'    """A {a} of {b} records."""',
             "",
-            f"    {a}_id: int",
-            f"    {b}_name: str = ''",
+            f"    {a}_id: int  # primary key of the {a} in the upstream service",
+            f"    {b}_name: str = ''  # display name, may be empty for legacy {b} rows",
             "",
             f"    def to_{b}(self, scale: int = {rng.randint(1, 99)}) -> dict[str, object]:",
-            f"        total = self.{a}_id * scale + len(self.{b}_name)",
+            f'        """Map this {a} to a {b} record, scaled for the downstream report."""',
+            f"        total = self.{a}_id * scale + len(self.{b}_name)  # {b} weight",
             f"        if total > {rng.randint(100, 9999)}:",
             f'            log.info("large {a}: %s", total)',
             f'        return {{"{a}": self.{a}_id, "{b}": self.{b}_name, "total": total}}',
