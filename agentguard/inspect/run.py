@@ -27,7 +27,12 @@ from agentguard.inspect.facts import ContainerFacts, ImageFacts, ProjectFile
 from agentguard.inspect.lock_input import LOCK_NAME, LockInput, read_lock
 from agentguard.inspect.summary import agent_files, container_facts_json, image_facts_json
 from agentguard.inspect.targets import Kind, Target, detect_target
-from agentguard.rules.inspected import check_container, check_image, container_workdir
+from agentguard.rules.inspected import (
+    check_container,
+    check_image,
+    container_workdir,
+    workdir_hidden_by_mount,
+)
 from agentguard.rules.mounts import effective_workdir
 
 Progress = Callable[[str], None]
@@ -110,10 +115,16 @@ def _image_part(
     config: Config,
     workdir: str | None,
     runtime: bool,
+    workdir_hidden: bool = False,
 ) -> InspectResult:
     """Rules over one image, its agent configuration files, and its facts."""
     findings = check_image(
-        image, lock=lock, watched=config.deps.watched, workdir=workdir, runtime=runtime
+        image,
+        lock=lock,
+        watched=config.deps.watched,
+        workdir=workdir,
+        runtime=runtime,
+        workdir_hidden=workdir_hidden,
     )
     wd = effective_workdir(workdir or "", image.config.workdir)
     sources: list[Source] = []
@@ -250,7 +261,12 @@ def _container(
     workdir = container_workdir(facts)
     if image is not None:
         image_part = _image_part(
-            image, lock=lock, config=config, workdir=facts.workdir or None, runtime=True
+            image,
+            lock=lock,
+            config=config,
+            workdir=facts.workdir or None,
+            runtime=True,
+            workdir_hidden=workdir_hidden_by_mount(facts),
         )
     findings = check_container(facts)
     return _merge(

@@ -21,7 +21,12 @@ from agentguard.rules.hardening import (
 )
 from agentguard.rules.installed import check_duplicates, check_inventory, check_requirements
 from agentguard.rules.installed_drift import check_drift
-from agentguard.rules.mounts import check_image_docker_socket, check_mounts, effective_workdir
+from agentguard.rules.mounts import (
+    check_image_docker_socket,
+    check_mounts,
+    effective_workdir,
+    workdir_relation,
+)
 from agentguard.rules.secret_values import check_env_secrets, check_history_secrets
 from agentguard.rules.workdir import check_image_workdir
 
@@ -67,13 +72,16 @@ def check_image(
     watched: Collection[str],
     workdir: str | None = None,
     runtime: bool = False,
+    workdir_hidden: bool = False,
 ) -> list[Finding]:
     """Every image rule. ``workdir`` is a container's, when it overrides the image's.
 
     With ``runtime`` (the image of a container), AG401 is left to the container check,
-    which knows the effective user.
+    which knows the effective user. With ``workdir_hidden`` (a mount covers the
+    container's working directory) the image's files there are not visible, so AG201 is
+    not run: AG202 reports the mount instead.
     """
-    findings = check_image_workdir(image, workdir)
+    findings = [] if workdir_hidden else check_image_workdir(image, workdir)
     findings += check_image_docker_socket(image)
     findings += check_installed(image, lock=lock, watched=watched)
     if runtime:
@@ -98,6 +106,17 @@ def container_workdir(container: ContainerFacts) -> str | None:
     if container.workdir is None:
         return None
     return effective_workdir(image_wd)
+
+
+def workdir_hidden_by_mount(container: ContainerFacts) -> bool:
+    """True when a mount sits at or above the container's working directory."""
+    workdir = container_workdir(container)
+    if workdir is None:
+        return False
+    return any(
+        m.destination and workdir_relation(m.destination, workdir) in ("at", "above")
+        for m in container.mounts
+    )
 
 
 def check_container(container: ContainerFacts) -> list[Finding]:

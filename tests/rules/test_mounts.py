@@ -251,3 +251,20 @@ def test_workdir_relation_and_sensitive_reason_edges() -> None:
     assert sensitive_reason("/etc/resolv.conf") is None
     assert sensitive_reason("/var/lib/docker/volumes/x") == "system path /var/lib/docker/volumes/x"
     assert sensitive_reason(None) is None
+
+
+def test_ag201_not_reported_when_a_mount_hides_the_image_workdir() -> None:
+    from agentguard.rules.inspected import workdir_hidden_by_mount
+
+    image = load_image("AG201", "fail")
+    covered = dataclasses.replace(
+        load_container("AG202", "fail", image=image),
+        workdir="/app",
+        mounts=(MountFact("bind", "/srv/proj", "/app", True),),
+    )
+    beside = dataclasses.replace(covered, mounts=(MountFact("bind", "/srv/data", "/data", True),))
+    assert workdir_hidden_by_mount(covered) is True
+    assert workdir_hidden_by_mount(beside) is False
+    hidden = check_image(image, lock=None, watched=(), workdir="/app", workdir_hidden=True)
+    assert only("AG201", hidden) == []
+    assert [f["rule_id"] for f in only("AG202", check_container(covered))] == ["AG202"]
