@@ -29,9 +29,15 @@ from agentguard.inspect.image.bytestreams import (
 from agentguard.inspect.image.imageconfig import load_json, parse_config, parse_digest
 from agentguard.inspect.image.layerscan import Budgets, LayerScan, decompressed, scan_layer
 from agentguard.inspect.image.layout import digest_from_path
-from agentguard.inspect.image.limits import DEFAULT_LIMITS, Limits, ReadFailure, cap_hit
+from agentguard.inspect.image.limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    ReadFailure,
+    cap_hit,
+    truncated,
+)
 from agentguard.inspect.image.resolve import resolve
-from agentguard.inspect.image.result import ImageRead, assemble, failed
+from agentguard.inspect.image.result import RETRYABLE, ImageRead, assemble, failed
 from agentguard.inspect.image.tarwalk import TarEntry, TarWalker, display, follow_links
 
 SMALL_TEXT = 64 * 1024  # VERSION, repositories, oci-layout ...
@@ -108,10 +114,6 @@ def read_image_stream(
             sources.append(Source.ok("image-archive", target, f"{walker.entries} members"))
         except ReadFailure as exc:
             sources.append(failed("image-archive", target, exc))
-        sources.extend(
-            Source.failed("image-archive", target, f"{name}: {exc.reason}", error_code=exc.code)
-            for name, exc in list(member_failures.items())[: limits.max_entry_sources]
-        )
         return _finish(
             target, platform, limits, smalls, scans, spools, member_failures, budgets, sources
         )
@@ -131,7 +133,6 @@ def _member(
     budgets: Budgets,
     kept: list[int],
 ) -> None:
-    limits = budgets.limits
     name = e.name
     if name is None:
         member_failures[display(e.raw_name)] = ReadFailure("entry-name-rejected", e.error or "")
@@ -142,6 +143,28 @@ def _member(
     if e.kind != "file":
         return
     smalls.kinds[name] = ("file", None)
+    try:
+        _file_member(
+            e, name, walker, smalls, scans, spools, member_failures, workdirs, budgets, kept
+        )
+    except ReadFailure as exc:  # the stream broke inside this member: name it, then stop
+        member_failures.setdefault(name, exc)
+        raise
+
+
+def _file_member(
+    e: TarEntry,
+    name: str,
+    walker: TarWalker,
+    smalls: _Smalls,
+    scans: dict[str, LayerScan],
+    spools: dict[str, tuple[IO[bytes], int]],
+    member_failures: dict[str, ReadFailure],
+    workdirs: set[str],
+    budgets: Budgets,
+    kept: list[int],
+) -> None:
+    limits = budgets.limits
     head = walker.read_body(min(e.size, 512))
     comp = sniff_compression(head)
     is_json = head.lstrip()[:1] in (b"{", b"[")
@@ -163,26 +186,44 @@ def _member(
     if workdirs:
         scans[name] = _scan_member(walker, name, head, comp, tuple(sorted(workdirs)), budgets)
         return
-    spool = tempfile.TemporaryFile(prefix="agentguard-layer-")  # noqa: SIM115 - closed by the caller
-    size = len(head)
-    spool.write(head)
-    while True:
-        data = walker.read_body_some(RAW_CHUNK)
-        if not data:
-            break
-        size += len(data)
-        kept[1] += len(data)
-        if kept[1] > limits.max_image_bytes:
-            spool.close()
-            member_failures[name] = cap_hit(
-                "image-bytes", f"spooling passed {limits.max_image_bytes} bytes"
-            )
-            return
-        spool.write(data)
-    spool.flush()
     if name in spools:  # a duplicate member: the last one wins
-        spools[name][0].close()
-    spools[name] = (spool, size)
+        spools.pop(name)[0].close()
+    try:
+        spools[name] = _spool(walker, head, e.size, kept, limits)
+    except ReadFailure as exc:
+        member_failures[name] = exc
+        if exc.code == "stream-read-error":
+            raise
+
+
+def _spool(
+    walker: TarWalker, head: bytes, declared: int, kept: list[int], limits: Limits
+) -> tuple[IO[bytes], int]:
+    """Copy one member to an anonymous temporary file (deleted when closed)."""
+    spool = tempfile.TemporaryFile(prefix="agentguard-layer-")  # noqa: SIM115 - closed by the caller
+    try:
+        spool.write(head)
+        size = len(head)
+        while True:
+            data = walker.read_body_some(RAW_CHUNK)
+            if not data:
+                break
+            size += len(data)
+            kept[1] += len(data)
+            if kept[1] > limits.max_image_bytes:
+                raise cap_hit("image-bytes", f"spooling passed {limits.max_image_bytes} bytes")
+            spool.write(data)
+        spool.flush()
+    except OSError as exc:
+        spool.close()
+        raise ReadFailure("spool-failed", f"could not spool the layer: {exc}") from None
+    except ReadFailure:
+        spool.close()
+        raise
+    if size < declared:
+        spool.close()
+        raise truncated(f"the stream holds {size} of the member's {declared} bytes")
+    return spool, size
 
 
 def _note_config(data: bytes, workdirs: set[str]) -> None:
@@ -223,10 +264,10 @@ def _scan_member(
                 pass
             while raw.chunk(RAW_CHUNK):
                 pass
+        while body.chunk(RAW_CHUNK):  # after a failure: skip to the next member
+            pass
     except ReadFailure as exc:
-        scan.failure = exc
-    while body.chunk(RAW_CHUNK):  # after a failure: skip to the next member
-        pass
+        scan.failure = scan.failure or exc  # a broken stream fails the walk right after
     for hasher, attr in ((raw_hasher, "raw_digest"), (data_hasher, "data_digest")):
         if hasher is not None:
             if scan.failure is not None:
@@ -249,7 +290,7 @@ def _finish(
 ) -> ImageRead:
     resolved = resolve(smalls, platform, limits, sources)
     if resolved is None:
-        return ImageRead(None, tuple(sources))
+        return ImageRead(None, tuple(sources + _member_sources(target, member_failures, limits)))
     workdir = resolved.parsed.workdir if resolved.parsed else None
     workdirs = (workdir,) if workdir is not None else ()
     done: dict[str, LayerScan] = {}
@@ -275,7 +316,14 @@ def _finish(
         elif path in member_failures:
             o.failure = member_failures[path]
         else:
-            o.failure = ReadFailure("blob-missing", f"{o.ref.path} is not in the stream")
+            ended = any(s.kind == "image-archive" and s.error_code for s in sources)
+            o.failure = ReadFailure(
+                "blob-missing",
+                f"{o.ref.path} is not in the stream" + (" (it ended early)" if ended else ""),
+            )
+    used = {smalls._find(o.ref.path) or o.ref.path for o in resolved.outcomes}
+    others = {n: exc for n, exc in member_failures.items() if n not in used}
+    sources += _member_sources(target, others, limits)
     return assemble(
         target=target,
         layout=resolved.layout,
@@ -287,3 +335,17 @@ def _finish(
         listing_truncated=budgets.listing_truncated,
         sources=sources,
     )
+
+
+def _member_sources(target: str, failures: dict[str, ReadFailure], limits: Limits) -> list[Source]:
+    """Members that failed and are not layers of the chosen image (those have their own)."""
+    return [
+        Source.failed(
+            "image-archive",
+            target,
+            f"{name}: {exc.reason}",
+            error_code=exc.code,
+            retryable=exc.code in RETRYABLE,
+        )
+        for name, exc in list(failures.items())[: limits.max_entry_sources]
+    ]
