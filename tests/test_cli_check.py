@@ -232,3 +232,41 @@ def test_sarif_output_beside_text_for_ci(agent_project: Path, sarif_schema: dict
         "AG406",
         "AG407",
     ]
+
+
+def _on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
+    """Run the CLI with stdout and stderr on a pseudo-terminal; return what it drew."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from agentguard.cli import main; main()", *args],
+        cwd=cwd,
+        stdout=slave,
+        stderr=slave,
+        env={**{k: v for k, v in os.environ.items() if k != "NO_COLOR"}, **env},
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the pty closes when the process exits
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait(timeout=60) == 1
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def test_no_color_is_honoured_on_a_terminal(agent_project: Path) -> None:
+    coloured = _on_a_terminal(["check", str(REL)], agent_project.parent, TERM="xterm")
+    assert "\x1b[1;31m" in coloured or "\x1b[31m" in coloured  # a red severity
+    plain = _on_a_terminal(["check", str(REL)], agent_project.parent, TERM="xterm", NO_COLOR="1")
+    assert "AG203" in plain
+    assert "\x1b[1;31m" not in plain and "\x1b[31m" not in plain
