@@ -2,8 +2,9 @@
 
 Every call returns its result together with a :class:`Source`; a failure is a failed
 source with a stable ``error_code`` (``engine-unreachable``, ``engine-permission-denied``,
-``engine-timeout``, ``engine-error``, ``not-found``) and whether retrying may help. Nothing
-here raises for an engine problem, and nothing swallows one into an empty result.
+``engine-timeout``, ``engine-error``, ``engine-stream-interrupted``, ``not-found``) and
+whether retrying may help. Nothing here raises for an engine problem, and nothing
+swallows one into an empty result.
 """
 
 from __future__ import annotations
@@ -196,5 +197,16 @@ def save_stream(image: Any) -> SaveStream:
 
 def stream_source(ref: str, stream: SaveStream) -> Source:
     if stream.error is not None:
-        return failed_source("engine", ref, "the engine's image stream broke", stream.error)
+        code, retryable = classify_error(stream.error)
+        if code in ("engine-unreachable", "engine-error"):
+            code, retryable = "engine-stream-interrupted", True
+        return Source.failed(
+            "engine",
+            ref,
+            f"the engine's image stream broke after {stream.bytes_read} bytes: "
+            f"{_first_line(stream.error)}",
+            error_code=code,
+            retryable=retryable,
+            remedy="retry; the image was only partly read",
+        )
     return Source.ok("engine", ref, f"image stream read ({stream.bytes_read} bytes)")
