@@ -24,7 +24,14 @@ from typer.testing import CliRunner, Result
 
 from agentguard.cli import app
 
-BUSYBOX = Path("/usr/bin/busybox")
+
+def busybox() -> Path:
+    """A static busybox (Debian's busybox-static; scripts/test installs it) for a shell."""
+    found = shutil.which("busybox")
+    assert found, "busybox not found on PATH: install busybox-static (scripts/test does)"
+    return Path(found)
+
+
 SITE = "/usr/local/lib/python3.12/site-packages"
 
 
@@ -58,7 +65,7 @@ class Made:
     containers: list[str] = field(default_factory=list)
 
     def build(self, tag: str, context: Path, dockerfile: str) -> Any:
-        shutil.copy(BUSYBOX, context / "busybox")
+        shutil.copy(busybox(), context / "busybox")
         (context / "Dockerfile").write_text(dockerfile)
         image, _logs = self.client.images.build(path=str(context), tag=tag, rm=True, forcerm=True)
         self.images.append(tag)
