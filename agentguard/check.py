@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
@@ -124,6 +125,31 @@ def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -
     return StepResult(result.findings, result.sources, facts, result.notes)
 
 
+def _guarded(kind: str, name: str, step: Callable[[], StepResult]) -> StepResult:
+    """Run one step; a crash in it is a failed source (exit 3), never a verdict on its own.
+
+    Usage errors (exit 2) pass through. Anything else would otherwise end the process with
+    Python's exit status 1, which the exit-code table reserves for findings.
+    """
+    try:
+        return step()
+    except UsageError:
+        raise
+    except Exception as exc:
+        return StepResult(
+            sources=(
+                Source.failed(
+                    kind,
+                    name,
+                    f"agentguard failed in this step: {type(exc).__name__}: {exc}",
+                    error_code="internal-error",
+                    retryable=False,
+                    remedy="report it as a bug; the other steps' findings are still reported",
+                ),
+            )
+        )
+
+
 def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
     images = list(dict.fromkeys(opts.images))
     sources: list[Source] = []
@@ -145,16 +171,15 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
 
     steps: list[tuple[str, StepResult]] = []
     progress("checking the lock files")
-    steps.append(("lock", lock_step(project)))
+    steps.append(("lock", _guarded("lock", str(project), partial(lock_step, project))))
     progress("scanning the project folder")
-    steps.append(("project", project_step(project)))
+    steps.append(("project", _guarded("project", str(project), partial(project_step, project))))
     images, image_sources = _images(opts)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))
     for i, ref in enumerate(images, 1):
         progress(f"inspecting image {i}/{len(images)}: {ref}")
-        steps.append(
-            (f"image:{ref}", image_step(ref, project=project, config=config, progress=progress))
-        )
+        inspect = partial(image_step, ref, project=project, config=config, progress=progress)
+        steps.append((f"image:{ref}", _guarded("image", ref, inspect)))
 
     findings = [f for _, s in steps for f in s.findings]
     notes = [*config.notes, *(n for _, s in steps for n in s.notes)]

@@ -270,3 +270,30 @@ def test_no_color_is_honoured_on_a_terminal(agent_project: Path) -> None:
     plain = _on_a_terminal(["check", str(REL)], agent_project.parent, TERM="xterm", NO_COLOR="1")
     assert "AG203" in plain
     assert "\x1b[1;31m" not in plain and "\x1b[31m" not in plain
+
+
+def test_fake_crash_in_one_step_is_a_failed_source_not_exit_1(
+    agent_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fake: a bug inside the project scan cannot be caused on demand with real input.
+    import agentguard.inspect.project as project_scan
+
+    def crash(path: Path) -> object:
+        raise RuntimeError("scanner bug")
+
+    monkeypatch.setattr(project_scan, "inspect_project", crash)
+    result = run("check", REL, "--format", "json")
+    assert result.exit_code == 3
+    doc = json.loads(result.stdout)
+    assert [s for s in doc["sources"] if s["status"] == "failed"] == [
+        {
+            "kind": "project",
+            "name": "agent-project",
+            "status": "failed",
+            "reason": "agentguard failed in this step: RuntimeError: scanner bug",
+            "error_code": "internal-error",
+            "retryable": False,
+            "remedy": "report it as a bug; the other steps' findings are still reported",
+        }
+    ]
+    assert [f["rule_id"] for f in doc["findings"]] == ["AG103"]  # the lock step still ran
