@@ -141,7 +141,9 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             f"{', '.join(names)} ({live.reason})."
         )
         if cfg.option("allowed_tools") is not None:
-            message += " `allowed_tools` only pre-approves; it removes nothing."
+            message += (
+                f" `{option_syntax(cfg, 'allowed_tools')}` only pre-approves; it removes nothing."
+            )
         out.append(
             rule.finding(
                 message,

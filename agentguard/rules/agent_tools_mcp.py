@@ -188,11 +188,10 @@ def check_fallback_option(cfg: AgentConfig) -> list[Finding]:
 def check_fallback_site(site: FallbackSite) -> list[Finding]:
     if site.witnessed:
         return []
-    models = f" (to {', '.join(repr(m) for m in site.models)})" if site.models else ""
     return [
         SilentModelFallback.finding(
-            f"{site.detail}{models} without logging or re-raising: the failure of the "
-            "primary model is hidden behind another model's answer.",
+            f"{site.detail}, without logging or re-raising: the failure of the primary model "
+            "is hidden behind another model's answer.",
             locations=[Location(path=site.path, line=site.line)],
             fix=Fix(
                 "Leave a witness: log which model answered and why the primary failed "

@@ -143,6 +143,7 @@ def check_workdir(cfg: AgentConfig, facts: ProjectFacts) -> list[Finding]:
     if not is_project:
         return []
     opt = cfg.option("cwd")
+    severity = AgentWorkdirIsProject.default_severity if opt else Severity.MEDIUM
     markers = list(facts.project_markers)
     message = f"{cfg.engine} agent works in the project: {why}."
     message += " Read, Grep and Glob need no permission there."
@@ -158,6 +159,7 @@ def check_workdir(cfg: AgentConfig, facts: ProjectFacts) -> list[Finding]:
                 snippet='cwd="/srv/agent/work"' if cfg.engine != "claude CLI" else None,
             ),
             evidence={"engine": cfg.engine, "cwd": why, "project_markers": markers},
+            severity=severity,
             confidence=confidence,
             ambiguous=cfg.ambiguous,
         )

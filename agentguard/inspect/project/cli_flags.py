@@ -60,8 +60,10 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
             continue
         parts = [line]
         depth = line.count("[") - line.count("]") + line.count("(") - line.count(")")
-        while (parts[-1].rstrip().endswith("\\") or depth > 0) and i + 1 < len(lines):
-            if i - start >= MAX_JOIN:
+        while i + 1 < len(lines) and depth >= 0:
+            tail = parts[-1].rstrip()
+            # continue: a backslash, an open bracket, or an argv list that goes on ("x",)
+            if not (tail.endswith(("\\", ",")) or depth > 0) or i - start >= MAX_JOIN:
                 break
             i += 1
             nxt = lines[i]

@@ -44,13 +44,22 @@ class PathSym:
     sub: str = ""
 
     def describe(self) -> str:
-        text = {
-            "process-cwd": "the process's working directory",
-            "source-dir": "the folder of this source file",
-            "home": "the home directory",
-        }.get(self.base, self.base)
-        if self.up:
-            text = f"{self.up} folder(s) above {text}"
+        if self.base == "source-dir":
+            text = (
+                "the folder of this source file"
+                if self.up == 0
+                else "the parent of this source file's folder"
+                if self.up == 1
+                else f"{self.up} folders above this source file's folder"
+            )
+        else:
+            text = {
+                "process-cwd": "the process's working directory",
+                "source-file": "this source file",
+                "home": "the home directory",
+            }.get(self.base, self.base)
+            if self.up:
+                text = f"{self.up} folder(s) above {text}"
         if self.sub:
             text += f", subfolder {self.sub}"
         return text

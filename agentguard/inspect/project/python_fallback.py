@@ -155,7 +155,7 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
         for text, value in _model_values(nodes, scope, ev):
             if _key(value, text) in tried_keys:
                 continue  # a retry with the same model is not a fallback
-            switches.append(f"model={text}")
+            switches.append(f"calls with model={text}")
             if isinstance(value, str):
                 models.append(value)
             elif isinstance(value, Unknown):
@@ -176,7 +176,7 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
                 kind="except-handler",
                 path=path,
                 line=handler.lineno,
-                detail=f"`except {caught}` " + ", ".join(dict.fromkeys(switches)),
+                detail=f"`except {caught}` handler " + ", ".join(dict.fromkeys(switches)),
                 models=tuple(dict.fromkeys(models)),
                 witnessed=witnessed,
                 certain=certain,

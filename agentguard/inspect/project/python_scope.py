@@ -423,6 +423,12 @@ def _module_of(scope: Scope) -> Scope:
 
 def reaching(name: str, scope: Scope, line: int) -> tuple[Scope | None, list[Binding]]:
     """The bindings of ``name`` that may hold its value when read at ``line`` in ``scope``."""
+    if name in scope.globals_ and name in scope.bindings and scope.parent is not None:
+        # `global X` in a function: its own assignments above the read win, in order
+        own = [b for b in scope.bindings[name] if b.line <= line]
+        plain = max((i for i, b in enumerate(own) if not b.conditional), default=None)
+        if plain is not None:
+            return _module_of(scope), own[plain:]
     owner = _owner(name, scope)
     if owner is None:
         return None, []

@@ -1,0 +1,95 @@
+"""Claude Code settings and MCP files: what is read, and a broken file is a failed source."""
+
+from __future__ import annotations
+
+from agentguard.findings import Severity, Source
+from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project.claude_settings import parse_mcp_file, parse_settings
+from agentguard.inspect.project.model import ClaudeSettings, McpServer
+from agentguard.inspect.project.scan import scan_files
+
+
+def test_settings_keys_and_lines() -> None:
+    data = b"""{
+  // comments are tolerated
+  "permissions": {
+    "allow": ["Read"],
+    "deny": ["Bash"],
+    "defaultMode": "acceptEdits",
+    "disableBypassPermissionsMode": "disable",
+  },
+}
+"""
+    assert parse_settings("etc/claude-code/managed-settings.json", data) == ClaudeSettings(
+        path="etc/claude-code/managed-settings.json",
+        scope="managed",
+        allow=("Read",),
+        deny=("Bash",),
+        ask=None,
+        default_mode="acceptEdits",
+        disable_bypass="disable",
+        lines={
+            "permissions": 3,
+            "permissions.allow": 4,
+            "permissions.deny": 5,
+            "permissions.defaultMode": 6,
+            "permissions.disableBypassPermissionsMode": 7,
+        },
+    )
+
+
+def test_broken_settings_and_mcp_files_are_failed_sources_with_lines() -> None:
+    files = [
+        ProjectFile(
+            ".claude/settings.json", b'{\n  "permissions": {\n    "allow": "Bash"\n  }\n}\n'
+        ),
+        ProjectFile(".mcp.json", b'{"mcpServers": {\n  "x": {"command": "npx", "args": ["-y", }\n'),
+        ProjectFile(".claude/settings.local.json", b"\xff\xfe{}"),
+    ]
+    result = scan_files(files, workdir=None)
+    assert result.findings == ()
+    assert [(s.name, s.status.value, s.error_code, s.reason) for s in result.sources] == [
+        (
+            ".claude/settings.json",
+            "failed",
+            "settings-schema",
+            "`permissions.allow` must be a list of strings (line 3)",
+        ),
+        (".mcp.json", "failed", "mcp-syntax", result.sources[1].reason),
+        (".claude/settings.local.json", "failed", "settings-decode", "not UTF-8 text (byte 0)"),
+    ]
+    assert "(line 2)" in (result.sources[1].reason or "")
+
+
+def test_mcp_servers_from_every_known_file() -> None:
+    claude_json = b"""{"mcpServers": {"a": {"command": "uvx", "args": ["pkg==1.0"]}},
+ "projects": {"/home/me/app": {"mcpServers": {"b": {"type": "sse", "url": "https://x.invalid"}}}}}"""
+    assert parse_mcp_file("/root/.claude.json", claude_json) == [
+        McpServer("a", "/root/.claude.json", 1, ".claude.json", "stdio", "uvx", ("pkg==1.0",)),
+        McpServer("b", "/root/.claude.json", 2, ".claude.json", "sse"),
+    ]
+    vscode = b'{"servers": {"gh": {"type": "stdio", "command": "npx", "args": ["gh-mcp"]}}}'
+    assert parse_mcp_file(".vscode/mcp.json", vscode) == [
+        McpServer("gh", ".vscode/mcp.json", 1, "mcp.json", "stdio", "npx", ("gh-mcp",))
+    ]
+
+
+def test_managed_settings_that_disable_bypass_lower_the_finding() -> None:
+    files = [
+        ProjectFile(
+            ".claude/settings.json", b'{"permissions": {"defaultMode": "bypassPermissions"}}'
+        ),
+        ProjectFile(
+            "/etc/claude-code/managed-settings.json",
+            b'{"permissions": {"disableBypassPermissionsMode": "disable", "deny": ["Bash"]}}',
+        ),
+    ]
+    result = scan_files(files, workdir="/")
+    (bypass,) = [f for f in result.findings if f.rule_id == "AG305"]
+    assert bypass.severity is Severity.LOW
+    assert bypass.message == (
+        'project settings set "defaultMode": "bypassPermissions". Mitigated: managed settings '
+        "at /etc/claude-code/managed-settings.json disable bypass mode."
+    )
+    assert all(s.status.value == "ok" for s in result.sources)
+    assert Source.ok("file", ".claude/settings.json", "Claude Code settings") in result.sources

@@ -1,0 +1,118 @@
+"""TypeScript/JavaScript: query({ options }) of @anthropic-ai/claude-agent-sdk."""
+
+from __future__ import annotations
+
+import textwrap
+
+from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project.model import OneOf, PathSym, Unknown
+from agentguard.inspect.project.scan import scan_files
+from agentguard.inspect.project.ts_agents import analyse_ts
+
+
+def _configs(source: str, path: str = "agent.ts") -> list[tuple[int, str, dict[str, object]]]:
+    facts = analyse_ts(path, textwrap.dedent(source).encode())
+    return [(c.line, c.label, {k: o.value for k, o in c.options.items()}) for c in facts.configs]
+
+
+def test_inline_options_spread_and_resolved_consts() -> None:
+    source = """
+        import { query, type Options } from "@anthropic-ai/claude-agent-sdk";
+        import path from "node:path";
+
+        const base: Options = { allowedTools: ["Read", "Grep"], cwd: path.resolve(__dirname, "..") };
+
+        export async function run(prompt: string) {
+          const opts = { ...base, permissionMode: "bypassPermissions" as const };
+          for await (const m of query({ prompt, options: opts })) console.log(m);
+        }
+    """
+    assert _configs(source) == [
+        (
+            9,
+            "query({ options })",
+            {
+                "allowed_tools": ("Read", "Grep"),
+                "cwd": PathSym("source-dir", up=1),
+                "permission_mode": "bypassPermissions",
+            },
+        )
+    ]  # the typed `base` is read through the spread, not reported a second time
+
+
+def test_require_namespace_and_env_values() -> None:
+    source = """
+        const sdk = require("@anthropic-ai/claude-agent-sdk");
+
+        async function main() {
+          const q = sdk.query({
+            prompt: "hi",
+            options: { permissionMode: process.env.AGENT_MODE, settingSources: ["project"] },
+          });
+        }
+    """
+    assert _configs(source, "agent.cjs") == [
+        (
+            5,
+            "query({ options })",
+            {
+                "permission_mode": Unknown(
+                    "process.env.AGENT_MODE", "environment variable AGENT_MODE"
+                ),
+                "setting_sources": ("project",),
+            },
+        )
+    ]
+
+
+def test_ternary_options_are_each_reported_and_ambiguous() -> None:
+    source = """
+        import { query } from "@anthropic-ai/claude-agent-sdk";
+        const safe = { tools: ["Read"] };
+        const fast = { permissionMode: "bypassPermissions" };
+        export const run = (p: string, quick: boolean) =>
+          query({ prompt: p, options: quick ? fast : safe });
+    """
+    facts = analyse_ts("agent.ts", textwrap.dedent(source).encode())
+    assert [(c.line, c.ambiguous, dict((k, o.value) for k, o in c.options.items()))
+            for c in facts.configs] == [
+        (6, True, {"permission_mode": "bypassPermissions"}),
+        (6, True, {"tools": ("Read",)}),
+    ]  # fmt: skip
+    assert facts.configs[0].ambiguity == "line 6: options depend on a branch (2 alternatives)"
+
+
+def test_or_default_keeps_both_readings() -> None:
+    source = """
+        import { query } from "@anthropic-ai/claude-agent-sdk";
+        query({ prompt: "x", options: { cwd: process.env.WORKDIR || process.cwd() } });
+    """
+    (config,) = _configs(source)
+    assert config[2] == {
+        "cwd": OneOf(
+            (Unknown("process.env.WORKDIR", "environment variable WORKDIR"), PathSym("process-cwd"))
+        )
+    }
+
+
+def test_files_that_do_not_import_the_sdk_are_ignored() -> None:
+    source = """
+        const query = (o: object) => o;
+        query({ options: { permissionMode: "bypassPermissions" } });
+    """
+    assert _configs(source) == []
+
+
+def test_syntax_error_in_an_sdk_file_is_a_failed_source() -> None:
+    source = (
+        b'import { query } from "@anthropic-ai/claude-agent-sdk";\nquery({ options: { tools: [ }\n'
+    )
+    result = scan_files([ProjectFile("broken.ts", source)], workdir=None)
+    assert [(s.name, s.status.value, s.error_code, s.reason) for s in result.sources] == [
+        (
+            "broken.ts",
+            "failed",
+            "parse-error",
+            "syntax error at line 2; the SDK's options could not be read",
+        )
+    ]

@@ -1,0 +1,120 @@
+"""The project walk: what it enters, what it reads, and how every miss is recorded."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentguard.findings import Source
+from agentguard.inspect.project import inspect_project
+from agentguard.inspect.project.walk import MAX_FILE_BYTES, classify, walk
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+AGENT = 'from claude_agent_sdk import ClaudeAgentOptions\nO = ClaudeAgentOptions(tools=["Bash"])\n'
+
+
+def test_dependency_and_cache_folders_are_not_entered(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "app/agent.py": AGENT,
+            "node_modules/pkg/index.js": "x",
+            ".venv/lib/agent.py": AGENT,
+            "env/pyvenv.cfg": "home = /usr\n",
+            "env/lib/agent.py": AGENT,
+            ".git/hooks/pre-commit.py": AGENT,
+            "pkg.egg-info/x.py": AGENT,
+            ".claude/settings.json": "{}",
+            ".claude/commands/review.md": "review",
+            "CLAUDE.md": "notes",
+            "README.md": "readme",
+        },
+    )
+    got = walk(str(tmp_path))
+    assert [(c.rel, c.kind) for c in got.candidates] == [
+        (".claude/settings.json", "settings"),
+        ("app/agent.py", "python"),
+    ]
+    assert got.markers == [".claude/commands/", ".claude/settings.json", "CLAUDE.md"]
+    assert got.dirs_skipped == 5
+
+
+def test_classify_by_name() -> None:
+    assert [
+        classify(p)
+        for p in (
+            "a/b.py",
+            "web/agent.ts",
+            "types.d.ts",
+            "dist/app.min.js",
+            ".claude/settings.local.json",
+            "etc/claude-code/managed-settings.json",
+            ".mcp.json",
+            ".vscode/mcp.json",
+            "Dockerfile",
+            "compose.yaml",
+            "package.json",
+            "scripts/run.sh",
+            "notes.txt",
+        )
+    ] == [
+        "python", "ts", None, None, "settings", "settings", "mcp", "mcp", "container",
+        "container", "script", "script", None,
+    ]  # fmt: skip
+
+
+def test_too_large_unreadable_and_special_files_are_sources(tmp_path: Path) -> None:
+    _tree(tmp_path, {"ok.py": AGENT})
+    (tmp_path / "big.py").write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    (tmp_path / "gone.py").symlink_to(tmp_path / "missing.py")
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "linked").symlink_to(tmp_path, target_is_directory=True)
+    result = inspect_project(tmp_path)
+    by_name = {s.name: s for s in result.sources if s.kind in ("file", "folder")}
+    assert by_name["big.py"] == Source.skipped(
+        "file",
+        "big.py",
+        f"{MAX_FILE_BYTES + 1} bytes, over the {MAX_FILE_BYTES} byte cap: not read",
+    )
+    assert by_name["gone.py"].status.value == "failed"
+    assert by_name["gone.py"].error_code == "file-unreadable"
+    assert by_name["pipe.py"] == Source.skipped("file", "pipe.py", "not a regular file")
+    assert by_name["linked"] == Source.skipped(
+        "folder", "linked", "symbolic link to a folder: not followed"
+    )
+    assert by_name["ok.py"] == Source.ok("file", "ok.py", "Python agent code parsed")
+    assert result.facts["files_parsed"] == 1
+
+
+def test_a_single_file_target(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(AGENT)
+    (tmp_path / "notes.txt").write_text("hello")
+    result = inspect_project(tmp_path / "bot.py")
+    assert [(f.rule_id, f.locations[0].path, f.locations[0].line) for f in result.findings] == [
+        ("AG301", "bot.py", 2),  # tools=["Bash"]: the shell, nothing else
+        ("AG210", "bot.py", 2),  # cwd unset
+        ("AG211", "bot.py", 2),  # setting_sources unset
+    ]
+    other = inspect_project(tmp_path / "notes.txt")
+    assert other.findings == ()
+    assert other.sources == (
+        Source.skipped("file", "notes.txt", "not a file kind the agent-configuration rules read"),
+    )
+
+
+def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for i in range(60):
+        _tree(tmp_path, {f"p{i % 7}/m{i}.py": AGENT if i % 9 == 0 else f"x = {i}\n"})
+    monkeypatch.setenv("AGENTGUARD_JOBS", "1")
+    serial = inspect_project(tmp_path)
+    monkeypatch.setenv("AGENTGUARD_JOBS", "2")
+    parallel = inspect_project(tmp_path)
+    assert [f.to_json() for f in serial.findings] == [f.to_json() for f in parallel.findings]
+    assert serial.sources[1:] == parallel.sources[1:]
