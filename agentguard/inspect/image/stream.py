@@ -175,7 +175,8 @@ def _file_member(
         kept[0] += e.size
         if kept[0] > 4 * limits.max_json_bytes:
             member_failures[name] = cap_hit(
-                "json-bytes", f"small members passed {4 * limits.max_json_bytes} bytes"
+                "json-bytes",
+                f"small members passed {4 * limits.max_json_bytes} bytes (4 x max_json_bytes)",
             )
             return
         data = head + walker.read_body(e.size - len(head))
@@ -211,7 +212,10 @@ def _spool(
             size += len(data)
             kept[1] += len(data)
             if kept[1] > limits.max_image_bytes:
-                raise cap_hit("image-bytes", f"spooling passed {limits.max_image_bytes} bytes")
+                raise cap_hit(
+                    "image-bytes",
+                    f"spooling passed {limits.max_image_bytes} bytes (the max_image_bytes cap)",
+                )
             spool.write(data)
         spool.flush()
     except OSError as exc:

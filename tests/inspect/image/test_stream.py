@@ -169,7 +169,7 @@ def test_spooling_is_bounded_by_the_image_byte_cap() -> None:
             "image-layer",
             f"layer 0 {saved.diff_ids[0]}",
             "cap-image-bytes",
-            f"layer 0 ({path}): spooling passed 20000 bytes",
+            f"layer 0 ({path}): spooling passed 20000 bytes (the max_image_bytes cap)",
         )
     ]
 
