@@ -145,7 +145,10 @@ def lock(
     ] = False,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
-    fail_on: FailOnOpt = "high",
+    fail_on: Annotated[
+        str | None,
+        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
+    ] = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -168,10 +171,12 @@ def lock(
         only_binary=only_binary,
     )
     try:
-        report = run_lock(opts, progress=lambda m: log(m, quiet=quiet))
-    except UsageError as exc:
+        if fail_on is not None:
+            Severity.parse(fail_on)
+        report, configured = run_lock(opts, progress=lambda m: log(m, quiet=quiet))
+    except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
-    emit(report, fmt, output, fail_on, verbose=verbose)
+    emit(report, fmt, output, fail_on or (configured or Severity.HIGH).value, verbose=verbose)
 
 
 @app.command()

@@ -11,9 +11,18 @@ from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from agentguard.config import ConfigError, DepsPolicy, deps_policy
+from agentguard.config import DepsPolicy, load_config
 from agentguard.engine import UsageError, make_report, now_utc
-from agentguard.findings import Finding, Fix, JSONValue, Location, Report, Severity, Source
+from agentguard.findings import (
+    Finding,
+    Fix,
+    JSONValue,
+    Location,
+    Report,
+    Severity,
+    Source,
+    sort_findings,
+)
 from agentguard.lock.analysis import analyse
 from agentguard.lock.backend import BACKENDS, ResolveRequest, ResolverError
 from agentguard.lock.graph import DependencyEdge, LockGraph, majors_admitted
@@ -31,6 +40,7 @@ from agentguard.lock.lockfile import (
     render_requirements,
     write_atomically,
 )
+from agentguard.policy import apply_policy
 from agentguard.rules.deps import (
     LockOutOfSync,
     UnhashedPin,
@@ -73,13 +83,6 @@ def _python_floor(requires_python: str | None) -> str | None:
     return None
 
 
-def _policy() -> DepsPolicy:
-    try:
-        return deps_policy()
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def _file_digest(path: Path) -> str | None:
     try:
         return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
@@ -87,28 +90,40 @@ def _file_digest(path: Path) -> str | None:
         return None
 
 
-def run_lock(opts: LockOptions, progress: Progress = lambda _m: None) -> Report:
+def run_lock(
+    opts: LockOptions, progress: Progress = lambda _m: None
+) -> tuple[Report, Severity | None]:
+    """The report (with the project's configuration applied) and the configured fail-on."""
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
     inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
+    config = load_config(root)
     if opts.check:
-        return check_lock(inputs)
-    policy = _policy()
-    try:
-        with project_lock(root):
-            return _lock_locked(opts, inputs, policy, progress)
-    except LockfileError as exc:
-        return _failed_report(
-            inputs,
-            Source.failed(
-                "lockfile",
-                str(root),
-                str(exc),
-                error_code=exc.code,
-                retryable=exc.code == "lock-busy",
-            ),
-        )
+        report = check_lock(inputs, config.deps)
+    else:
+        try:
+            with project_lock(root):
+                report = _lock_locked(opts, inputs, config.deps, progress)
+        except LockfileError as exc:
+            report = _failed_report(
+                inputs,
+                Source.failed(
+                    "lockfile",
+                    str(root),
+                    str(exc),
+                    error_code=exc.code,
+                    retryable=exc.code == "lock-busy",
+                ),
+            )
+    applied = apply_policy(report.findings, config, root=root)
+    report = dataclasses.replace(
+        report,
+        findings=sort_findings(applied.findings),
+        sources=(*report.sources, *applied.sources),
+        notes=(*report.notes, *config.notes, *applied.notes),
+    )
+    return report, config.fail_on
 
 
 def _failed_report(inputs: ProjectInputs, *sources: Source, notes: tuple[str, ...] = ()) -> Report:
@@ -289,11 +304,11 @@ def _edge_key(e: DependencyEdge) -> tuple[str, str, str]:
     return (e.parent, e.child, e.specifier)
 
 
-def check_lock(inputs: ProjectInputs) -> Report:
+def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     """Offline: the lock files match the inputs and each other, every pin is hashed, no
     unmitigated high major-span finding. Reads only the two lock files."""
     root = inputs.root
-    policy = _policy()
+    policy = deps or load_config(root).deps
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]

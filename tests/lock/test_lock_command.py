@@ -395,3 +395,17 @@ def test_pip_tools_backend_pins_the_same(tmp_path: Path, agent_index: dict[str, 
     assert [
         f["evidence"]["child"] for f in findings(report, "AG101") if f["severity"] == "high"
     ] == ["mcp"]
+
+
+def test_the_projects_config_shapes_lock_findings(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    extra = '\n[tool.agentguard.deps]\nspan-accepted = ["typing-x"]\n\n[tool.agentguard]\nfail-on = "info"\n'
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.100"], extra=extra)
+    code, report, _ = _lock(project, agent_index)
+    [tail] = findings(report, "AG101")
+    assert (tail["evidence"]["child"], tail["severity"]) == ("typing-x", "info")
+    assert "Accepted by policy" in tail["message"]
+    assert code == 1  # the configured fail-on (info) applies when --fail-on is not given
+    code, _, _ = run_json("lock", "--check", str(project), "--fail-on", "high")
+    assert code == 0
