@@ -174,8 +174,8 @@ def generate(root: Path, files: int, seed: int = 4) -> dict[str, int]:
         if i % per_pkg == 0:
             pkg.mkdir(parents=True, exist_ok=True)
             (pkg / "__init__.py").write_text("")
-        if i % 100 == 37:  # 1% agent code
-            text = _module(rng, 60) + "\n\n" + _AGENT_SNIPPETS[(i // 100) % len(_AGENT_SNIPPETS)]
+        if i % 200 == 37:  # 0.5% agent code
+            text = _module(rng, 60) + "\n\n" + _AGENT_SNIPPETS[(i // 200) % len(_AGENT_SNIPPETS)]
             counts["agent_python"] += 1
         else:
             text = _module(rng, rng.randint(60, 140))
@@ -202,20 +202,21 @@ def generate(root: Path, files: int, seed: int = 4) -> dict[str, int]:
     return counts
 
 
-def _measure(argv: list[str]) -> tuple[float, int, int]:
-    """(seconds, peak RSS in MiB, exit code) of one run."""
+def _measure(argv: list[str]) -> tuple[float, float, int, int]:
+    """(wall seconds, CPU seconds, peak RSS in MiB of the largest process, exit code)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, usage.ru_maxrss // 1024, proc.returncode
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, cpu, usage.ru_maxrss // 1024, proc.returncode
 
 
-def best_of(argv: list[str], runs: int) -> tuple[float, int, int]:
+def best_of(argv: list[str], runs: int) -> tuple[float, float, int, int]:
     results = [_measure(argv) for _ in range(runs)]
     best = min(results, key=lambda r: r[0])
-    return best[0], max(r[1] for r in results), best[2]
+    return best[0], min(r[1] for r in results), max(r[2] for r in results), best[3]
 
 
 def main() -> int:
@@ -253,10 +254,11 @@ def main() -> int:
         f"{counts['agent_python']} with agent code), {counts['config']} config files, "
         f"{size / 1e6:.0f} MB; {os.cpu_count()} CPUs; best of {args.runs}"
     )
-    for name, (secs, rss, code) in rows:
-        line = f"| {name} | {secs:.2f} s | {secs / rg_time:.1f}x | {rss} MB |"
-        print(line if args.markdown else f"{name:40} {secs:6.2f} s  {secs / rg_time:4.1f}x rg  "
-              f"peak {rss} MB  exit {code}")  # fmt: skip
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    for name, (secs, cpu, rss, code) in rows:
+        line = f"| {name} | {secs:.2f} s | {cpu:.2f} s | {secs / rg_time:.1f}x | {rss} MB |"
+        print(line if args.markdown else f"{name:40} {secs:6.2f} s wall  {cpu:5.2f} s CPU  "
+              f"{secs / rg_time:4.1f}x rg  peak {rss} MB  exit {code}")  # fmt: skip
     return 0
 
 

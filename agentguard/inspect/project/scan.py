@@ -222,8 +222,9 @@ def _too_large(path: str, size: int) -> Source:
     )
 
 
-def read_and_process(cand: Candidate) -> FileOutcome:
-    """Read one candidate and process it; every miss becomes a source."""
+def read_and_process(cand: Candidate) -> FileOutcome | None:
+    """Read one candidate and process it; every miss becomes a source. None: a Python
+    file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
     try:
         data = read_candidate(cand.abspath)
     except TooLarge as exc:
@@ -237,6 +238,8 @@ def read_and_process(cand: Candidate) -> FileOutcome:
             sources=[_failed(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")],
             read=False,
         )
+    if cand.kind == "python" and not python_may_matter(data):
+        return None
     out = process_file(cand.rel, cand.kind, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
@@ -249,6 +252,9 @@ def _process_chunk(chunk: list[Candidate]) -> tuple[int, list[tuple[int, FileOut
     kept: list[tuple[int, FileOutcome]] = []
     for i, cand in enumerate(chunk):
         out = read_and_process(cand)
+        if out is None:
+            read += 1
+            continue
         read += out.read
         if (
             out.sources
