@@ -1,0 +1,1 @@
+"""kontext-bot: answers the team's questions in chat, on the Claude Agent SDK."""
