@@ -1,16 +1,12 @@
-"""Ties the walk, the parsers and the rules together.
+"""Ties the walk, the per-file parsers and the rules together.
 
-Each candidate file is read once. Code files are parsed only when a cheap byte search
-finds a name that can matter (an SDK import, a framework, ``mcp``, a ``claude`` command);
-everything else is counted, not parsed. A file that cannot be read is a failed source, a
-file over the size cap a skipped one, a file that does not parse a failed one with its
-line -- never an empty result.
+Each candidate file is read once (in worker processes for large trees). A file that
+cannot be read is a failed source, a file over the size cap a skipped one.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -20,12 +16,11 @@ from typing import TYPE_CHECKING
 
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.model import (
-    AgentConfig,
-    ClaudeSettings,
-    FallbackSite,
-    McpServer,
-    ToolGrant,
+from agentguard.inspect.project.files import (
+    FileOutcome,
+    failed_source,
+    process_file,
+    python_may_matter,
 )
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
@@ -40,167 +35,6 @@ from agentguard.inspect.project.walk import (
 
 if TYPE_CHECKING:
     from agentguard.inspect.project import ProjectResult
-
-# A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
-# command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
-# Both searches have a literal prefix, so ``re`` scans with its fast literal search.
-PY_MODULES = (
-    b"claude",
-    b"agents",
-    b"smolagents",
-    b"langchain",
-    b"langgraph",
-    b"autogen",
-    b"crewai",
-    b"mcp",
-    b"fastmcp",
-    b"anthropic",
-    b"openai",
-    b"litellm",
-    b"google.genai",
-    b"google.generativeai",
-    b"ollama",
-    b"mistralai",
-    b"llama_index",
-)
-_FROM = re.compile(rb"from[ \t]+([\w.]+)")
-_IMPORT = re.compile(rb"import[ \t]+([\w., \t]+)")
-TS_NEEDLE = b"@anthropic-ai/claude"
-
-
-def python_may_matter(data: bytes) -> bool:
-    """The cheap test run on every Python file before ``ast.parse``."""
-    if b"claude" in data:
-        return True
-    for module in _FROM.findall(data):
-        if module.startswith(PY_MODULES):
-            return True
-    for names in _IMPORT.findall(data):
-        for name in names.split(b","):
-            if name.strip().startswith(PY_MODULES):
-                return True
-    return False
-
-
-@dataclass
-class FileOutcome:
-    configs: list[AgentConfig] = field(default_factory=list)
-    grants: list[ToolGrant] = field(default_factory=list)
-    mcp_servers: list[McpServer] = field(default_factory=list)
-    fallbacks: list[FallbackSite] = field(default_factory=list)
-    settings: list[ClaudeSettings] = field(default_factory=list)
-    sources: list[Source] = field(default_factory=list)
-    parsed: int = 0
-    read: bool = True
-    container_file: ProjectFile | None = None  # handed on to the container-file scan
-
-
-def _failed(path: str, reason: str, code: str) -> Source:
-    return Source.failed(
-        "file",
-        path,
-        reason,
-        error_code=code,
-        retryable=False,
-        remedy="Fix the file (or exclude it); agentguard could not read what it configures.",
-    )
-
-
-def process_file(path: str, kind: str, data: bytes, origin: str = "project") -> FileOutcome:
-    """Facts and sources from one file. Never raises for bad input."""
-    out = FileOutcome()
-    try:
-        _process(path, kind, data, origin, out)
-    except RecursionError:
-        out.sources.append(_failed(path, "nested too deeply to analyse", "too-deep"))
-    except MemoryError:
-        out.sources.append(_failed(path, "too large to analyse", "too-large"))
-    return out
-
-
-def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -> None:
-    from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
-
-    if kind == "python":
-        if python_may_matter(data):
-            _python(path, data, origin, out)
-    elif kind == "ts":
-        if TS_NEEDLE in data:
-            _ts(path, data, origin, out)
-    elif kind in ("settings", "mcp"):
-        _json_config(path, kind, data, out)
-    if kind != "settings" and (kind != "python" or out.parsed) and has_cli_use(data):
-        # (a Python file without "claude" was already ruled out by its pre-filter)
-        out.configs.extend(cli_configs(path, data, origin=origin))
-
-
-def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
-    from agentguard.inspect.project.python_agents import analyse_python
-
-    try:
-        facts = analyse_python(path, data, origin=origin)
-    except SyntaxError as exc:
-        where = f" at line {exc.lineno}" if exc.lineno else ""
-        out.sources.append(_failed(path, f"Python syntax error{where}: {exc.msg}", "parse-error"))
-        return
-    except ValueError as exc:  # null bytes, bad encoding declaration
-        out.sources.append(_failed(path, f"not Python source: {exc}", "parse-error"))
-        return
-    out.parsed += 1
-    out.configs += facts.configs
-    out.grants += facts.grants
-    out.mcp_servers += facts.mcp_servers
-    out.fallbacks += facts.fallbacks
-    out.sources.append(Source.ok("file", path, "Python agent code parsed"))
-
-
-def _ts(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
-    from agentguard.inspect.project.ts_agents import analyse_ts
-
-    facts = analyse_ts(path, data, origin=origin)
-    out.parsed += 1
-    if facts.parse_error_line is not None and facts.configs == []:
-        out.sources.append(
-            _failed(
-                path,
-                f"syntax error at line {facts.parse_error_line}; the SDK's options could "
-                "not be read",
-                "parse-error",
-            )
-        )
-        return
-    out.configs += facts.configs
-    out.mcp_servers += facts.mcp_servers
-    if facts.parse_error_line is not None:
-        out.sources.append(
-            _failed(
-                path,
-                f"syntax error at line {facts.parse_error_line}: the options found were "
-                "read, others may be missed",
-                "parse-error",
-            )
-        )
-    else:
-        out.sources.append(Source.ok("file", path, "TypeScript/JavaScript agent code parsed"))
-
-
-def _json_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
-    from agentguard.inspect.project.claude_settings import parse_mcp_file, parse_settings
-    from agentguard.inspect.project.lined import DocumentError
-
-    try:
-        if kind == "settings":
-            out.settings.append(parse_settings(path, data))
-            what = "Claude Code settings"
-        else:
-            out.mcp_servers += parse_mcp_file(path, data)
-            what = "MCP server configuration"
-    except DocumentError as exc:
-        where = f" (line {exc.line})" if exc.line else ""
-        out.sources.append(_failed(path, f"{exc}{where}", f"{kind}-{exc.code}"))
-        return
-    out.parsed += 1
-    out.sources.append(Source.ok("file", path, what))
 
 
 # --------------------------------------------------------------------------------------
@@ -235,7 +69,9 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         )
     except OSError as exc:
         return FileOutcome(
-            sources=[_failed(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")],
+            sources=[
+                failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
+            ],
             read=False,
         )
     if cand.kind == "python" and not python_may_matter(data):
@@ -369,7 +205,7 @@ def scan_path(path: Path) -> ProjectResult:
         data = path.read_bytes()
     except OSError as exc:
         col.sources.append(
-            _failed(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
+            failed_source(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
         return finish(col, workdir=None)
     col.files_read = 1

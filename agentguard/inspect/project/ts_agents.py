@@ -19,19 +19,13 @@ import tree_sitter_typescript as ts_typescript
 from agentguard.inspect.project.model import (
     AgentConfig,
     McpServer,
-    OneOf,
     Option,
-    PathSym,
     Unknown,
     alternatives,
 )
 from agentguard.inspect.project.python_agents import mcp_server_from_mapping
-from agentguard.inspect.project.python_eval import join_path, parent_path
+from agentguard.inspect.project.ts_eval import TSModule, _descendants, _short, _text
 
-SDK_PACKAGES = {
-    "@anthropic-ai/claude-agent-sdk": "claude-agent-sdk (TypeScript)",
-    "@anthropic-ai/claude-code": "claude-code SDK (TypeScript)",
-}
 OPTION_NAMES = {
     "tools": "tools",
     "allowedTools": "allowed_tools",
@@ -47,7 +41,6 @@ OPTION_NAMES = {
     "model": "model",
     "extraArgs": "extra_args",
 }
-MAX_DEPTH = 24
 
 _LANGUAGES: dict[str, ts.Language] = {}
 
@@ -65,284 +58,11 @@ def _language(path: str) -> ts.Language:
     return _LANGUAGES[key]
 
 
-class TSParseError(ValueError):
-    """The file has syntax errors where the SDK is used."""
-
-
 @dataclass
 class TSFacts:
     configs: list[AgentConfig] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     parse_error_line: int | None = None
-
-
-def _text(node: ts.Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
-def _short(node: ts.Node, limit: int = 80) -> str:
-    text = " ".join(_text(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _string(node: ts.Node) -> str | None:
-    if node.type == "string":
-        return (
-            "".join(_text(c) for c in node.named_children if c.type != "escape_sequence")
-            or (_text(node)[1:-1])
-        )
-    if node.type == "template_string" and not any(
-        c.type == "template_substitution" for c in node.named_children
-    ):
-        return _text(node)[1:-1]
-    return None
-
-
-class _Module:
-    def __init__(self, path: str, root: ts.Node) -> None:
-        self.path = path
-        self.root = root
-        self.imports: dict[str, str] = {}  # local name -> "pkg:export" or "pkg:*"
-        self.engine: str | None = None
-        self.resolved: set[int] = set()  # start bytes of initialisers read through a name
-        self._collect_imports(root)
-
-    def _collect_imports(self, root: ts.Node) -> None:
-        for node in root.named_children:
-            if node.type == "import_statement":
-                src = node.child_by_field_name("source")
-                pkg = _string(src) if src is not None else None
-                if pkg not in SDK_PACKAGES:
-                    continue
-                self.engine = SDK_PACKAGES[pkg]
-                for sub in _descendants(node):
-                    if sub.type == "import_specifier":
-                        name = sub.child_by_field_name("name")
-                        alias = sub.child_by_field_name("alias")
-                        if name is not None:
-                            local = _text(alias if alias is not None else name)
-                            self.imports[local] = f"{pkg}:{_text(name)}"
-                    elif sub.type == "namespace_import":
-                        ids = [c for c in sub.named_children if c.type == "identifier"]
-                        if ids:
-                            self.imports[_text(ids[0])] = f"{pkg}:*"
-            elif node.type in ("lexical_declaration", "variable_declaration"):
-                for decl in node.named_children:
-                    value = decl.child_by_field_name("value")
-                    name = decl.child_by_field_name("name")
-                    if value is None or name is None or value.type != "call_expression":
-                        continue
-                    fn = value.child_by_field_name("function")
-                    args = value.child_by_field_name("arguments")
-                    if fn is None or _text(fn) != "require" or args is None:
-                        continue
-                    strs = [_string(a) for a in args.named_children]
-                    pkg = strs[0] if strs else None
-                    if pkg not in SDK_PACKAGES:
-                        continue
-                    self.engine = SDK_PACKAGES[pkg]
-                    if name.type == "identifier":
-                        self.imports[_text(name)] = f"{pkg}:*"
-                    for sub in _descendants(name):
-                        if sub.type == "shorthand_property_identifier_pattern":
-                            self.imports[_text(sub)] = f"{pkg}:{_text(sub)}"
-
-    def callee(self, fn: ts.Node) -> str | None:
-        if fn.type == "identifier":
-            ref = self.imports.get(_text(fn))
-            return ref.split(":", 1)[1] if ref and not ref.endswith(":*") else None
-        if fn.type == "member_expression":
-            obj = fn.child_by_field_name("object")
-            prop = fn.child_by_field_name("property")
-            if obj is not None and prop is not None and obj.type == "identifier":
-                ref = self.imports.get(_text(obj))
-                if ref and ref.endswith(":*"):
-                    return _text(prop)
-        return None
-
-    # -- evaluation ----------------------------------------------------------------
-    def eval(self, node: ts.Node, depth: int = 0) -> Any:
-        if depth > MAX_DEPTH:
-            return Unknown(_short(node), "too many indirections")
-        d = depth + 1
-        t = node.type
-        s = _string(node)
-        if s is not None:
-            return s
-        if t in ("true", "false"):
-            return t == "true"
-        if t in ("null", "undefined"):
-            return None
-        if t == "number":
-            try:
-                return int(_text(node))
-            except ValueError:
-                return Unknown(_short(node), "number")
-        if t == "array":
-            items: list[Any] = []
-            for c in node.named_children:
-                if c.type == "spread_element" and c.named_children:
-                    inner = self.eval(c.named_children[0], d)
-                    if isinstance(inner, tuple):
-                        items.extend(inner)
-                    else:
-                        items.append(Unknown(_short(c), "spread value"))
-                elif c.type != "comment":
-                    items.append(self.eval(c, d))
-            return tuple(items)
-        if t == "object":
-            return self._object(node, d)
-        if t in (
-            "parenthesized_expression",
-            "as_expression",
-            "satisfies_expression",
-            "non_null_expression",
-            "type_assertion",
-        ):
-            inner = [c for c in node.named_children if not c.type.endswith("type")]
-            return self.eval(inner[0], d) if inner else Unknown(_short(node), "expression")
-        if t == "identifier":
-            name = _text(node)
-            if name == "__dirname":
-                return PathSym("source-dir")
-            if name == "__filename":
-                return PathSym("source-file")
-            if name == "undefined":
-                return None
-            value = self._resolve(node, name)
-            return self.eval(value, d) if isinstance(value, ts.Node) else value
-        if t == "ternary_expression":
-            a = node.child_by_field_name("consequence")
-            b = node.child_by_field_name("alternative")
-            if a is not None and b is not None:
-                return OneOf((self.eval(a, d), self.eval(b, d)))
-        if t == "binary_expression":
-            op = node.child_by_field_name("operator")
-            left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
-            if (
-                op is not None
-                and left is not None
-                and right is not None
-                and _text(op) in ("||", "??")
-            ):
-                return OneOf((self.eval(left, d), self.eval(right, d)))
-        if t == "member_expression":
-            text = _text(node)
-            if text.startswith("process.env."):
-                return Unknown(text, f"environment variable {text.split('.', 2)[2]}")
-            if text == "import.meta.dirname":
-                return PathSym("source-dir")
-        if t == "subscript_expression" and _text(node).startswith("process.env["):
-            return Unknown(_short(node), "environment variable")
-        if t == "call_expression":
-            return self._call(node, d)
-        return Unknown(_short(node), "expression")
-
-    def _object(self, node: ts.Node, depth: int) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for c in node.named_children:
-            if c.type == "pair":
-                key = c.child_by_field_name("key")
-                value = c.child_by_field_name("value")
-                if key is None or value is None:
-                    continue
-                k = _string(key) if key.type in ("string", "template_string") else _text(key)
-                out[k or _text(key)] = self.eval(value, depth)
-            elif c.type == "shorthand_property_identifier":
-                found = self._resolve(c, _text(c))
-                out[_text(c)] = self.eval(found, depth) if isinstance(found, ts.Node) else found
-            elif c.type == "spread_element" and c.named_children:
-                inner = self.eval(c.named_children[0], depth)
-                if isinstance(inner, dict):
-                    out.update(inner)
-                else:
-                    out["**"] = Unknown(_short(c), "spread of a value not known")
-            elif c.type == "method_definition":
-                out[_text(c.child_by_field_name("name") or c)] = Unknown(_short(c), "function")
-        return out
-
-    def _call(self, node: ts.Node, depth: int) -> Any:
-        fn = node.child_by_field_name("function")
-        args_node = node.child_by_field_name("arguments")
-        if fn is None:
-            return Unknown(_short(node), "call")
-        name = _text(fn)
-        args = (
-            [self.eval(a, depth) for a in args_node.named_children if a.type != "comment"]
-            if args_node is not None
-            else []
-        )
-        if name == "process.cwd":
-            return PathSym("process-cwd")
-        if name in ("path.resolve", "path.join", "resolve", "join") and args:
-            return join_path(args)
-        if name in ("path.dirname", "dirname") and len(args) == 1:
-            return parent_path(args[0])
-        if name in ("fileURLToPath", "url.fileURLToPath") and args_node is not None:
-            inner = args_node.named_children
-            if inner and _text(inner[0]) == "import.meta.url":
-                return PathSym("source-file")
-        return Unknown(_short(node), f"result of {_short(fn, 40)}()")
-
-    def _resolve(self, use: ts.Node, name: str) -> ts.Node | Unknown:
-        """The initialiser of ``name`` in the nearest enclosing block that declares it."""
-        node: ts.Node | None = use.parent
-        while node is not None:
-            if node.type in ("statement_block", "program", "class_body", "switch_body"):
-                for stmt in node.named_children:
-                    found = _declared(stmt, name)
-                    if isinstance(found, ts.Node):
-                        self.resolved.add(found.start_byte)
-                    if found is not None:
-                        return found
-            if node.type in (
-                "function_declaration",
-                "function_expression",
-                "arrow_function",
-                "method_definition",
-                "function",
-            ):
-                params = node.child_by_field_name("parameters") or node.child_by_field_name(
-                    "parameter"
-                )
-                if params is not None and any(
-                    _text(p) == name for p in _descendants(params) if p.type == "identifier"
-                ):
-                    return Unknown(name, "function parameter")
-            node = node.parent
-        if name in self.imports:
-            return Unknown(name, "imported")
-        return Unknown(name, "name not defined in this file")
-
-
-def _declared(stmt: ts.Node, name: str) -> ts.Node | Unknown | None:
-    target = stmt
-    if stmt.type == "export_statement":
-        decl = stmt.child_by_field_name("declaration")
-        if decl is None:
-            return None
-        target = decl
-    if target.type not in ("lexical_declaration", "variable_declaration"):
-        return None
-    for decl in target.named_children:
-        if decl.type != "variable_declarator":
-            continue
-        n = decl.child_by_field_name("name")
-        if n is not None and n.type == "identifier" and _text(n) == name:
-            value = decl.child_by_field_name("value")
-            return value if value is not None else Unknown(name, "declared without a value")
-    return None
-
-
-def _descendants(node: ts.Node) -> list[ts.Node]:
-    out: list[ts.Node] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(reversed(n.named_children))
-    return out
 
 
 def _first_error_line(root: ts.Node) -> int | None:
@@ -360,7 +80,7 @@ def analyse_ts(path: str, data: bytes, *, origin: str = "project") -> TSFacts:
     """Extract Claude SDK configurations from one TS/JS file."""
     parser = ts.Parser(_language(path))
     tree = parser.parse(data)
-    mod = _Module(path, tree.root_node)
+    mod = TSModule(path, tree.root_node)
     out = TSFacts()
     if mod.engine is None:
         return out
@@ -392,7 +112,7 @@ def analyse_ts(path: str, data: bytes, *, origin: str = "project") -> TSFacts:
 
 
 def _add_configs(
-    mod: _Module,
+    mod: TSModule,
     out: TSFacts,
     call: ts.Node,
     params: Any,
@@ -425,7 +145,7 @@ def _add_configs(
 
 
 def _config(
-    mod: _Module,
+    mod: TSModule,
     out: TSFacts,
     node: ts.Node,
     opts: dict[str, Any],
