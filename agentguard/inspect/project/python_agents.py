@@ -21,7 +21,7 @@ from agentguard.inspect.project.model import (
     Unknown,
     alternatives,
 )
-from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_eval import Evaluator, plain
 from agentguard.inspect.project.python_scope import (
     CallRef,
     Imported,
@@ -84,15 +84,15 @@ def _options_from_call(
             spread = ev.eval(kw.value, scope)
             if isinstance(spread, dict) and "**" not in spread:
                 for k, v in spread.items():
-                    options[k] = Option(v, kw.value.lineno, short(kw.value))
+                    options[k] = Option(plain(v), kw.value.lineno, short(kw.value))
             else:
                 if isinstance(spread, dict):
                     for k, v in spread.items():
                         if k != "**":
-                            options[k] = Option(v, kw.value.lineno, short(kw.value))
+                            options[k] = Option(plain(v), kw.value.lineno, short(kw.value))
                 open_ended = f"**{short(kw.value, 40)}"
             continue
-        options[kw.arg] = Option(ev.eval(kw.value, scope), kw.value.lineno, short(kw.value))
+        options[kw.arg] = Option(plain(ev.eval(kw.value, scope)), kw.value.lineno, short(kw.value))
     if node.args:
         open_ended = open_ended or "positional arguments"
     return options, open_ended
@@ -129,7 +129,7 @@ def _claude_configs(
             cfg = built.get(id(ref.node))
             if cfg is None:
                 continue
-            new = Option(ev.eval(value, scope), target.lineno, short(value))
+            new = Option(plain(ev.eval(value, scope)), target.lineno, short(value))
             old = cfg.options.get(target.attr)
             if conditional or len(refs) > 1:
                 before = old.value if old else None
@@ -236,7 +236,7 @@ def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts)
         keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
         if "command" not in keys or not ({"args", "type", "env"} & keys):
             continue
-        spec = ev.eval(node, scope)
+        spec = plain(ev.eval(node, scope))
         if not isinstance(spec, dict):
             continue
         out.mcp_servers.append(
@@ -255,7 +255,10 @@ def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts)
         q = ev.qualname(call.func, scope) or short(call.func, 60)
         if not any(s in q.lower() for s in _STDIO_CALLEES):
             continue
-        spec = {"command": ev.eval(kws["command"], scope), "args": ev.eval(kws["args"], scope)}
+        spec = {
+            "command": plain(ev.eval(kws["command"], scope)),
+            "args": plain(ev.eval(kws["args"], scope)),
+        }
         out.mcp_servers.append(
             mcp_server_from_mapping(
                 "(unnamed)",

@@ -319,3 +319,18 @@ def join_path(parts: list[Any]) -> Any:
             continue
         return Unknown(" / ".join(str(p) for p in parts), "joined path")
     return head
+
+
+def plain(value: Any) -> Any:
+    """A value as facts hold it: imports and tracked calls become :class:`Unknown`."""
+    if isinstance(value, Imported):
+        return Unknown(value.qualname, "imported from another module")
+    if isinstance(value, CallRef):
+        return Unknown(short(value.node), f"result of {value.qualname}()")
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, OneOf):
+        return OneOf(tuple(plain(v) for v in value.alternatives))
+    return value
