@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentguard.remedies import remedy_for
+
 JSONValue = Any  # str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]
 
 
@@ -222,6 +224,9 @@ class Source:
         retryable: bool | None = None,
         remedy: str | None = None,
     ) -> Source:
+        remedy = remedy or remedy_for(error_code)  # every failure says what to do instead
+        if "\n" in reason or "\r" in reason:  # a reason is one line (parsers write several)
+            reason = " ".join(part.strip() for part in reason.splitlines() if part.strip())
         return cls(kind, name, SourceStatus.FAILED, reason, error_code, retryable, remedy)
 
     @classmethod

@@ -155,6 +155,14 @@ def _classify(stderr: str) -> ResolverError:
             retryable=True,
             remedy="Check network access to the index (or --index-url), then re-run.",
         )
+    if "received some unexpected" in low:  # uv: the index answered, but not an index page
+        return ResolverError(
+            summary,
+            code="index-garbage",
+            retryable=True,
+            remedy="Check that the index URL points at a package index (it answered "
+            "something else), then re-run.",
+        )
     if (
         "no solution found" in low
         or "resolutionimpossible" in low

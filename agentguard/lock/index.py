@@ -43,6 +43,7 @@ from packaging.version import InvalidVersion, Version
 TIMEOUT = 30.0
 MAX_PAGE_BYTES = 64 * 1024 * 1024
 MAX_METADATA_BYTES = 16 * 1024 * 1024
+MAX_ERROR_BODY_BYTES = 64 * 1024
 USER_AGENT = "agentguard (+lock)"
 
 
@@ -384,8 +385,9 @@ def _http_get(
                 status = resp.status
                 location = resp.getheader("Location")
                 ctype = resp.getheader("Content-Type", "")
-                body = resp.read(limit + 1) if status < 300 else resp.read()
-                if resp.will_close:
+                # An error page is never needed whole (a hostile one may never end).
+                body = resp.read(limit + 1 if status < 300 else MAX_ERROR_BODY_BYTES)
+                if resp.will_close or not resp.isclosed():  # unread bytes: never reuse
                     _connection(scheme, parts.hostname, port, fresh=True)
                 break
             except (

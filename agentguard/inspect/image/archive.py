@@ -195,8 +195,10 @@ def scan_region(
     scan_layer(reader, scan, budgets)
     if data_hasher is not None and scan.failure is None:
         try:
-            while src.chunk(OUT_CHUNK):  # the rest after the tar end marker counts too
-                pass
+            # The rest after the tar end marker counts too (for the digest and the cap: a
+            # hostile layer may hide gigabytes of zeros behind its end marker).
+            while data := src.chunk(OUT_CHUNK):
+                budgets.bytes.charge(len(data))
         except ReadFailure as exc:
             scan.failure = exc
     if present < region.size and scan.failure is None:

@@ -49,16 +49,20 @@ class ChunkSource(Protocol):
 class Budget:
     """Bytes a whole image may make us traverse (decompressed); shared by its layers."""
 
-    def __init__(self, limit: int | None) -> None:
+    def __init__(
+        self, limit: int | None, cap: str = "image-bytes", what: str = "layer data"
+    ) -> None:
         self.limit = limit
         self.used = 0
+        self.cap = cap
+        self.what = what
 
     def charge(self, n: int) -> None:
         self.used += n
         if self.limit is not None and self.used > self.limit:
+            field = "max_" + self.cap.replace("-", "_")
             raise cap_hit(
-                "image-bytes",
-                f"more than {self.limit} bytes of layer data (the max_image_bytes cap)",
+                self.cap, f"more than {self.limit} bytes of {self.what} (the {field} cap)"
             )
 
 

@@ -14,6 +14,7 @@ class Limits:
     """Every cap is a promise: hitting one is a failed source naming it, never a silent cut."""
 
     max_image_bytes: int = 8 * GiB  # layer bytes traversed (decompressed), whole image
+    max_stream_bytes: int = 16 * GiB  # a one-pass stream itself (decompressed when compressed)
     max_entries_per_layer: int = 1_000_000
     max_entries_per_image: int = 4_000_000
     max_outer_entries: int = 200_000  # members of the saved tarball itself

@@ -102,7 +102,10 @@ def read_image_stream(
     member_failures: dict[str, ReadFailure] = {}
     workdirs: set[str] = set()
     sources: list[Source] = []
-    outer = ByteReader(StreamSource(fileobj), Budget(None), RAW_CHUNK)
+    # The stream itself is capped too: members the reader only skips (unknown kinds,
+    # padding) would otherwise cost unbounded time behind a small compressed file.
+    stream_budget = Budget(limits.max_stream_bytes, "stream-bytes", "the saved image stream")
+    outer = ByteReader(StreamSource(fileobj), stream_budget, RAW_CHUNK)
     walker = TarWalker(
         outer, max_entries=limits.max_outer_entries, max_header_bytes=limits.max_header_bytes
     )
@@ -264,8 +267,9 @@ def _scan_member(
     scan_layer(ByteReader(src, budgets.bytes, OUT_CHUNK), scan, budgets)
     try:
         if scan.failure is None:
-            while src.chunk(OUT_CHUNK):  # hash what follows the tar end marker too
-                pass
+            # Hash what follows the tar end marker too, within the image's byte cap.
+            while data := src.chunk(OUT_CHUNK):
+                budgets.bytes.charge(len(data))
             while raw.chunk(RAW_CHUNK):
                 pass
         while body.chunk(RAW_CHUNK):  # after a failure: skip to the next member
