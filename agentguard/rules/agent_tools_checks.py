@@ -140,7 +140,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             f"{cfg.engine} configuration {verb} the built-in {category} tools live: "
             f"{', '.join(names)} ({live.reason})."
         )
-        if cfg.option("allowed_tools") is not None:
+        if cfg.options.get("allowed_tools") is not None:  # written down, not merely unknown
             message += (
                 f" `{option_syntax(cfg, 'allowed_tools')}` only pre-approves; it removes nothing."
             )

@@ -145,7 +145,9 @@ class AgentConfig:
         """The option as set; unset under an unknown spread reads as :class:`Unknown`."""
         opt = self.options.get(name)
         if opt is None and self.open_ended:
-            return Option(Unknown(self.open_ended, "may be set by a spread"), self.line, "")
+            return Option(
+                Unknown(self.open_ended, "may be set by options not known"), self.line, ""
+            )
         return opt
 
     def to_json(self) -> dict[str, JSONValue]:

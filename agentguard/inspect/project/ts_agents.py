@@ -142,6 +142,18 @@ def _add_configs(
             )
         elif isinstance(alt, dict):
             _config(mod, out, call, alt, origin, label=label, ambiguous=ambiguity)
+        elif isinstance(alt, Unknown):
+            # Options built where this file cannot see (a parameter, another module): every
+            # option is unknown, so the rules report what may be live, with low confidence.
+            _config(
+                mod,
+                out,
+                call,
+                {"**": alt},
+                origin,
+                label="query() with options not known statically",
+                ambiguous=ambiguity,
+            )
 
 
 def _config(
@@ -159,7 +171,7 @@ def _config(
     open_ended: str | None = None
     for key, value in opts.items():
         if key == "**":
-            open_ended = value.expr if isinstance(value, Unknown) else "a spread"
+            open_ended = f"{value.expr} ({value.reason})" if isinstance(value, Unknown) else "..."
             continue
         canon = OPTION_NAMES.get(key)
         if canon is not None:

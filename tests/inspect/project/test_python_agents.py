@@ -156,7 +156,7 @@ def test_values_that_cannot_be_known_are_unknown() -> None:
     }
     # an option not written down but possibly set by **kwargs reads as unknown, not unset
     assert cfg.option("setting_sources") == Option(
-        Unknown("**kwargs", "may be set by a spread"), 10, ""
+        Unknown("**kwargs", "may be set by options not known"), 10, ""
     )
 
 

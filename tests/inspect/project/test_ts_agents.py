@@ -116,3 +116,27 @@ def test_syntax_error_in_an_sdk_file_is_a_failed_source() -> None:
             "syntax error at line 2; the SDK's options could not be read",
         )
     ]
+
+
+def test_options_from_a_parameter_are_unknown_not_safe() -> None:
+    source = b"""import { query, type Options } from "@anthropic-ai/claude-agent-sdk";
+export async function run(prompt: string, options: Options) {
+  for await (const m of query({ prompt, options })) console.log(m);
+}
+"""
+    result = scan_files([ProjectFile("a.ts", source)], workdir=None)
+    assert [(f.rule_id, f.confidence.value) for f in result.findings] == [
+        ("AG301", "low"),
+        ("AG302", "low"),
+        ("AG303", "low"),
+        ("AG210", "low"),
+        ("AG305", "low"),
+        ("AG211", "low"),
+        ("AG320", "low"),
+    ]
+    assert result.findings[0].message == (
+        "claude-agent-sdk (TypeScript) configuration may leave the built-in shell tools live: "
+        "Bash, BashOutput, KillShell, KillBash (`tools` = unknown (may be set by options not "
+        "known: `options (function parameter)`); `disallowedTools` = unknown (may be set by "
+        "options not known: `options (function parameter)`))."
+    )
