@@ -317,6 +317,88 @@ def inspect(
     emit(report, fmt, output, threshold, verbose=verbose)
 
 
+@app.command()
+def harden(
+    target: Annotated[
+        str,
+        typer.Argument(help="As for inspect: an image, a container, a compose file, a project."),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="Write the hardened configuration here.")
+    ] = Path("agentguard-hardened"),
+    network: Annotated[
+        str,
+        typer.Option("--network", help="none (no egress), or the name of a network to join."),
+    ] = "none",
+    allow_mount: Annotated[
+        list[str],
+        typer.Option(
+            "--allow-mount",
+            help="HOST:CONTAINER data the agent needs, mounted read-only outside its workdir.",
+        ),
+    ] = [],  # noqa: B006
+    user: Annotated[str, typer.Option("--user", help="Numeric UID:GID to run as.")] = (
+        "10001:10001"
+    ),
+    workdir: Annotated[
+        str, typer.Option("--workdir", help="The agent's empty working directory (a tmpfs).")
+    ] = "/work",
+    memory: Annotated[str, typer.Option("--memory", help="Memory limit.")] = "1g",
+    pids: Annotated[int, typer.Option("--pids", help="Process limit.")] = 256,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify", help="Run the image with the written config on the engine and probe."
+        ),
+    ] = False,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="What TARGET is (as for inspect).")
+    ] = None,
+    platform: Annotated[
+        str | None, typer.Option("--platform", help="os/arch[/variant] of a multi-platform image.")
+    ] = None,
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
+    ] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Write the hardened run configuration (docker run, compose, Kubernetes, agent options,
+    dependency caps) and, with --verify, prove it on the engine."""
+    from agentguard.harden.model import HardenOptions, OptionError, parse_allow_mount
+    from agentguard.harden.run import run_harden
+    from agentguard.inspect.targets import Kind
+    from agentguard.progress import progress
+
+    try:
+        if fail_on is not None:
+            Severity.parse(fail_on)
+        if kind is not None and kind not in {k.value for k in Kind}:
+            kinds = ", ".join(k.value for k in Kind)
+            raise UsageError(f"unknown --kind {kind!r} (expected one of: {kinds})")
+        opts = HardenOptions(
+            target=target,
+            kind=kind,
+            out=out,
+            network=network,
+            allow_mounts=tuple(parse_allow_mount(m) for m in allow_mount),
+            user=user,
+            workdir=workdir,
+            memory=memory,
+            pids=pids,
+            verify=verify,
+            platform=platform,
+        )
+        with progress("hardening", quiet=quiet) as step:
+            result = run_harden(opts, progress=step)
+    except (UsageError, OptionError, ValueError) as exc:
+        fail_usage(str(exc))
+    threshold = fail_on or (result.config.fail_on or Severity.HIGH).value
+    emit(result.report, fmt, output, threshold, verbose=True)
+
+
 @app.command("rules")
 def rules_cmd() -> None:
     """List every rule: id, name, default severity, title."""

@@ -1,7 +1,7 @@
 """Rule families. Importing this package registers every rule.
 
 Ids: AG1xx dependencies, AG2xx mounts and working directory, AG3xx agent tools and
-configuration, AG4xx container hardening. An id never changes meaning and is never reused.
+configuration, AG4xx container hardening, AG5xx the hardened configuration at run time. An id never changes meaning and is never reused.
 """
 
 from agentguard.rules import (
@@ -12,4 +12,5 @@ from agentguard.rules import (
     hardening,  # noqa: F401
     installed,  # noqa: F401
     mounts,  # noqa: F401
+    runtime,  # noqa: F401
 )

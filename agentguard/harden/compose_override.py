@@ -1,0 +1,104 @@
+"""``docker-compose.hardened.yml``: every service of the hardened configuration.
+
+The file is complete, to be used *instead of* the original
+(``docker compose -f docker-compose.hardened.yml up``), not merged on top of it: compose
+merges ``cap_add``, ``volumes``, ``devices`` and ``environment`` across files, so an
+override cannot take a bind mount, a capability or a literal secret away. Each render is
+checked against the Compose Specification schema (the one the inspector uses).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from agentguard.harden.model import HOME_DIR, HardenedSpec, ServiceSpec
+
+FILE_NAME = "docker-compose.hardened.yml"
+IMAGE_PLACEHOLDER = "${AGENT_IMAGE:?set AGENT_IMAGE to the agent's image}"
+
+
+def service_body(spec: HardenedSpec, svc: ServiceSpec) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if svc.image is not None:
+        body["image"] = svc.image
+    if svc.build is not None:
+        body["build"] = dict(svc.build)
+    if svc.image is None and svc.build is None:
+        body["image"] = IMAGE_PLACEHOLDER
+    if svc.entrypoint is not None:
+        body["entrypoint"] = _plain(svc.entrypoint)
+    if svc.command is not None:
+        body["command"] = _plain(svc.command)
+    body["user"] = spec.user
+    body["read_only"] = True
+    body["working_dir"] = spec.workdir
+    body["tmpfs"] = [f"{t.path}:{t.options()}" for t in spec.tmpfs]
+    body["cap_drop"] = ["ALL"]
+    body["security_opt"] = ["no-new-privileges:true"]
+    if spec.network == "none":
+        body["network_mode"] = "none"
+    else:
+        body["networks"] = [spec.network]
+    body["mem_limit"] = spec.memory
+    body["pids_limit"] = spec.pids
+    body["environment"] = [f"HOME={HOME_DIR}"] + [
+        e.name if e.value is None else f"{e.name}={e.value}" for e in svc.env
+    ]
+    volumes: list[dict[str, Any]] = [
+        {"type": "bind", "source": m.host, "target": m.container, "read_only": True}
+        for m in spec.allow_mounts
+    ]
+    volumes += [
+        {"type": "volume", "source": v.name, "target": v.target, "read_only": v.read_only}
+        for v in svc.volumes
+    ]
+    if volumes:
+        body["volumes"] = volumes
+    for key, value in svc.passthrough.items():
+        if key == "ports" and spec.network == "none":
+            continue  # no network: nothing to publish
+        body[key] = _plain(value)
+    return body
+
+
+def _plain(value: Any) -> Any:
+    """Tuples and mappings as the plain lists and dicts YAML writes."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def compose_document(
+    spec: HardenedSpec, volume_defs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {"services": {svc.name: service_body(spec, svc) for svc in spec.services}}
+    named = sorted({v.name for svc in spec.services for v in svc.volumes})
+    if named:
+        defs = volume_defs or {}
+        doc["volumes"] = {n: _plain(defs.get(n)) if defs.get(n) else {} for n in named}
+    if spec.network != "none":
+        doc["networks"] = {spec.network: {"external": True}}
+    return doc
+
+
+def render_compose(
+    spec: HardenedSpec, *, header: list[str], volume_defs: dict[str, Any] | None = None
+) -> str:
+    text = yaml.safe_dump(
+        compose_document(spec, volume_defs), sort_keys=False, default_flow_style=False, width=100
+    )
+    return "".join(f"# {h}\n" if h else "#\n" for h in header) + text
+
+
+def schema_problems(text: str) -> list[str]:
+    """Compose Specification violations of a rendered file (empty when it is valid)."""
+    from agentguard.inspect.project.compose_facts import DocumentError, read_compose
+
+    try:
+        return list(read_compose(FILE_NAME, text).schema_errors)
+    except DocumentError as exc:
+        return [str(exc)]

@@ -1,0 +1,100 @@
+"""The dependency change: constraint lines that cap each major-spanning edge at the locked
+major, and the Dockerfile lines that install the lock with ``--require-hashes``.
+
+The edges come from the lock's graph (``pylock.toml``'s ``[tool.agentguard]`` table, read
+without network) through the same AG101 rule ``agentguard lock`` runs; an AG121 finding
+(an agent SDK without an upper bound in the requirements) is capped at the locked major
+when the lock has the package, else with the rule's own fix when it names one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from agentguard.config import DepsPolicy
+from agentguard.findings import Finding, Severity
+from agentguard.lock.graph import LockGraph, major_floor, next_major_floor
+from agentguard.lock.lockfile import REQUIREMENTS_LOCK
+from agentguard.rules.deps import check_major_spans
+
+CONSTRAINTS_FILE = "deps/constraints.txt"
+INSTALL_FILE = "deps/install-line.txt"
+
+INSTALL_LINES = (
+    f"COPY {REQUIREMENTS_LOCK} /tmp/agentguard/{REQUIREMENTS_LOCK}",
+    "RUN python -m pip install --no-cache-dir --no-deps --require-hashes "
+    f"-r /tmp/agentguard/{REQUIREMENTS_LOCK}",
+)
+
+
+@dataclass
+class DepsChanges:
+    files: dict[str, str] = field(default_factory=dict)
+    spans: list[Finding] = field(default_factory=list)  # AG101 from the lock, each capped
+    capped: dict[str, str] = field(default_factory=dict)  # package -> constraint line
+    notes: list[str] = field(default_factory=list)
+
+
+def _locked(graph: LockGraph, name: str) -> Version | None:
+    versions: list[Version] = []
+    for p in graph.versions_of(name):
+        try:
+            versions.append(Version(p.version))
+        except InvalidVersion:
+            continue
+    return max(versions) if versions else None
+
+
+def plan_deps(
+    graph: LockGraph | None, policy: DepsPolicy, findings: Sequence[Finding]
+) -> DepsChanges:
+    out = DepsChanges()
+    reasons: dict[str, str] = {}
+    if graph is not None:
+        for f in check_major_spans(graph, policy):
+            if f.severity is Severity.INFO or not f.fix.snippet:
+                continue  # accepted by policy, or already held to one major by the project
+            child = str(f.evidence.get("child"))
+            out.spans.append(f)
+            if child not in out.capped:
+                out.capped[child] = f.fix.snippet
+                reasons[child] = (
+                    f"{f.evidence.get('parent')} declares {child}{f.evidence.get('specifier')} "
+                    f"(admits {', '.join(map(str, f.evidence.get('majors_admitted') or []))}); "
+                    f"locked {', '.join(map(str, f.evidence.get('locked') or []))}"
+                )
+    for f in findings:
+        if f.rule_id != "AG121":
+            continue
+        name = str(canonicalize_name(str(f.evidence.get("package", ""))))
+        if not name or name in out.capped:
+            continue
+        locked = _locked(graph, name) if graph is not None else None
+        if locked is not None:
+            out.capped[name] = f"{name}>={major_floor(locked)},<{next_major_floor(locked)}"
+            reasons[name] = f"required as {f.evidence.get('requirement')}; locked {locked}"
+        elif f.fix.snippet and "<" in f.fix.snippet:
+            out.capped[name] = f.fix.snippet
+            reasons[name] = f"required as {f.evidence.get('requirement')}; no lock: the rule's cap"
+    if out.capped:
+        lines = [
+            "# agentguard harden: each line caps a dependency at the major that was locked.",
+            "# Add them to your requirements (pyproject dependencies or requirements.in), or",
+            "# pass this file with pip's -c, then re-run `agentguard lock`.",
+        ]
+        for name in sorted(out.capped):
+            lines += [f"# {reasons[name]}", out.capped[name]]
+        out.files[CONSTRAINTS_FILE] = "\n".join(lines) + "\n"
+    out.files[INSTALL_FILE] = (
+        "# agentguard harden: install the agent stack from the lock, every file checked\n"
+        "# against its hash and nothing resolved at build time. In the Dockerfile, use these\n"
+        "# lines instead of `pip install <packages>` / `pip install -r requirements.txt`\n"
+        f"# ({REQUIREMENTS_LOCK} is written by `agentguard lock`).\n"
+        + "\n".join(INSTALL_LINES)
+        + "\n"
+    )
+    return out

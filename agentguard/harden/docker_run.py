@@ -1,0 +1,253 @@
+"""`docker run` arguments for a hardened service, and the reader the verifier uses on them.
+
+:func:`run_argv` renders one :class:`ServiceSpec` under the :class:`HardenedSpec`;
+:func:`render_script` writes it as a small POSIX shell script (``docker-run.sh``).
+:func:`parse_run_script` reads such a script back (also after a person edited it) into
+:class:`RunArgs`, so ``--verify`` runs what is written, not what was meant. A flag the
+reader does not know is an error, never skipped: an unread flag could be the one that
+undoes the hardening.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agentguard.harden.model import HOME_DIR, HardenedSpec, ServiceSpec
+
+
+def argv_of(value: object) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return shlex.split(value)
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return None
+
+
+def run_argv(spec: HardenedSpec, svc: ServiceSpec, image: str) -> list[str]:
+    """The whole command line, ``docker run ... IMAGE [ARG...]``."""
+    argv = ["docker", "run", "--rm", "--user", spec.user, "--read-only"]
+    for t in spec.tmpfs:
+        argv += ["--tmpfs", f"{t.path}:{t.options()}"]
+    argv += ["--workdir", spec.workdir, "--cap-drop", "ALL"]
+    argv += ["--security-opt", "no-new-privileges:true"]
+    argv += ["--network", spec.network, "--memory", spec.memory, "--pids-limit", str(spec.pids)]
+    argv += ["--env", f"HOME={HOME_DIR}"]
+    for e in svc.env:
+        argv += ["--env", e.name if e.value is None else f"{e.name}={e.value}"]
+    for m in spec.allow_mounts:
+        argv += ["--mount", f"type=bind,source={m.host},target={m.container},readonly"]
+    for v in svc.volumes:
+        ro = ",readonly" if v.read_only else ""
+        argv += ["--mount", f"type=volume,source={v.name},target={v.target}{ro}"]
+    entry = argv_of(svc.entrypoint)
+    command = argv_of(svc.command) or []
+    if entry:
+        argv += ["--entrypoint", entry[0]]
+        command = entry[1:] + command
+    return [*argv, image, *command]
+
+
+_PLACEHOLDER = re.compile(r"^\$\{[A-Z_]+:\?[^\"`$\\]*\}$")
+
+
+def _quote(arg: str) -> str:
+    """Shell quoting; a ``${VAR:?message}`` placeholder stays expandable."""
+    if _PLACEHOLDER.match(arg):
+        return f'"{arg}"'
+    return shlex.quote(arg)
+
+
+def render_script(argv: Sequence[str], *, header: Sequence[str]) -> str:
+    lines = ["#!/bin/sh", *(f"# {h}" if h else "#" for h in header), "set -eu"]
+    head, rest = list(argv[:2]), list(argv[2:])
+    out = ["exec " + " ".join(_quote(a) for a in head) + " \\"]
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a.startswith("--") and a not in ("--rm", "--read-only") and i + 1 < len(rest):
+            out.append(f"  {_quote(a)} {_quote(rest[i + 1])} \\")
+            i += 2
+        else:
+            out.append(f"  {_quote(a)} \\")
+            i += 1
+    out[-1] = out[-1].removesuffix(" \\")
+    return "\n".join(lines + out) + "\n"
+
+
+# -- reading a script back ------------------------------------------------------------
+
+
+class RunParseError(ValueError):
+    """The script is not a `docker run` line this reader can vouch for."""
+
+
+@dataclass
+class MountArg:
+    type: str
+    source: str | None
+    target: str
+    read_only: bool
+
+
+@dataclass
+class RunArgs:
+    image: str = ""
+    command: list[str] = field(default_factory=list)
+    entrypoint: str | None = None
+    user: str | None = None
+    workdir: str | None = None
+    read_only: bool = False
+    tmpfs: dict[str, str] = field(default_factory=dict)
+    cap_drop: list[str] = field(default_factory=list)
+    cap_add: list[str] = field(default_factory=list)
+    security_opt: list[str] = field(default_factory=list)
+    network: str | None = None
+    memory: str | None = None
+    pids_limit: int | None = None
+    env: list[str] = field(default_factory=list)
+    mounts: list[MountArg] = field(default_factory=list)
+    privileged: bool = False
+    pid: str | None = None
+    ipc: str | None = None
+
+
+_SWITCHES = {"--rm", "--read-only", "--privileged", "-i", "-t", "-it", "--init", "-d"}
+_VALUED = {
+    "--user": "user",
+    "-u": "user",
+    "--workdir": "workdir",
+    "-w": "workdir",
+    "--network": "network",
+    "--net": "network",
+    "--memory": "memory",
+    "-m": "memory",
+    "--pids-limit": "pids_limit",
+    "--entrypoint": "entrypoint",
+    "--pid": "pid",
+    "--ipc": "ipc",
+    "--tmpfs": "tmpfs",
+    "--cap-drop": "cap_drop",
+    "--cap-add": "cap_add",
+    "--security-opt": "security_opt",
+    "--env": "env",
+    "-e": "env",
+    "--mount": "mount",
+    "--volume": "volume",
+    "-v": "volume",
+    "--name": "name",
+}
+
+
+def _logical_command(text: str) -> str:
+    joined: list[str] = []
+    buf = ""
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if not buf and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.endswith("\\"):
+            buf += line[:-1] + " "
+            continue
+        joined.append(buf + line)
+        buf = ""
+    if buf:
+        joined.append(buf)
+    runs = [j for j in joined if "docker" in j.split() and "run" in j.split()]
+    if len(runs) != 1:
+        raise RunParseError(f"expected one `docker run` command, found {len(runs)}")
+    return runs[0]
+
+
+def parse_run_script(text: str) -> RunArgs:
+    """The `docker run` command of a script (shell variables expanded from this process)."""
+    words = [os.path.expandvars(w) for w in shlex.split(_logical_command(text), comments=True)]
+    while words and words[0] in ("exec", "command"):
+        words.pop(0)
+    if words[:2] != ["docker", "run"]:
+        raise RunParseError("the command does not start with `docker run`")
+    return parse_run_argv(words[2:])
+
+
+def parse_run_argv(words: Sequence[str]) -> RunArgs:
+    args = RunArgs()
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if not w.startswith("-"):
+            args.image = w
+            args.command = list(words[i + 1 :])
+            return args
+        name, eq, inline = w.partition("=")
+        if w in _SWITCHES:
+            args.read_only |= w == "--read-only"
+            args.privileged |= w == "--privileged"
+            i += 1
+            continue
+        if name not in _VALUED:
+            raise RunParseError(f"unknown flag {w!r}: cannot verify what it does")
+        if eq:
+            value = inline
+            i += 1
+        else:
+            if i + 1 >= len(words):
+                raise RunParseError(f"{w} needs a value")
+            value = words[i + 1]
+            i += 2
+        _apply(args, _VALUED[name], value)
+    raise RunParseError("no image named after the flags")
+
+
+def _apply(args: RunArgs, key: str, value: str) -> None:
+    if key == "tmpfs":
+        path, _, opts = value.partition(":")
+        args.tmpfs[path] = opts
+    elif key in ("cap_drop", "cap_add", "security_opt", "env"):
+        getattr(args, key).append(value)
+    elif key == "mount":
+        args.mounts.append(_mount(value))
+    elif key == "volume":
+        args.mounts.append(_volume(value))
+    elif key == "pids_limit":
+        try:
+            args.pids_limit = int(value)
+        except ValueError:
+            raise RunParseError(f"--pids-limit {value!r} is not a number") from None
+    elif key != "name":
+        setattr(args, key, value)
+
+
+def _mount(spec: str) -> MountArg:
+    fields: dict[str, str] = {}
+    flags: set[str] = set()
+    for part in spec.split(","):
+        k, eq, v = part.partition("=")
+        if eq:
+            fields[k.strip()] = v
+        else:
+            flags.add(k.strip())
+    target = fields.get("target") or fields.get("destination") or fields.get("dst")
+    if not target:
+        raise RunParseError(f"--mount {spec!r} has no target")
+    ro = "readonly" in flags or "ro" in flags or fields.get("readonly") in ("true", "1")
+    return MountArg(
+        fields.get("type", "volume"),
+        fields.get("source") or fields.get("src"),
+        target,
+        ro or fields.get("ro") in ("true", "1"),
+    )
+
+
+def _volume(spec: str) -> MountArg:
+    parts = spec.split(":")
+    if len(parts) == 1:
+        return MountArg("volume", None, parts[0], False)
+    source, target = parts[0], parts[1]
+    modes = set(parts[2].split(",")) if len(parts) > 2 else set()
+    kind = "bind" if source.startswith(("/", ".", "~")) else "volume"
+    return MountArg(kind, source, target, bool(modes & {"ro", "readonly"}))

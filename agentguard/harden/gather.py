@@ -1,0 +1,351 @@
+"""What `agentguard harden` reads: the inspect report of TARGET, and what the writers need
+besides -- the image's or container's start command, the compose services, the Claude
+settings files, the lock's dependency graph.
+
+The findings harden fixes are the ones `agentguard inspect` reports (same detection,
+same policy); every extra read is a :class:`Source` (a failed read is never an empty
+result).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentguard.config import Config
+from agentguard.findings import Finding, Report, Source
+from agentguard.harden.model import HardenOptions, ServiceSpec
+from agentguard.harden.services import (
+    image_config_from_attrs,
+    service_from_build,
+    service_from_compose,
+    service_from_container,
+    service_from_image,
+)
+from agentguard.inspect import engine as eng
+from agentguard.inspect.facts import ImageConfig
+from agentguard.inspect.project.model import ClaudeSettings
+from agentguard.lock.graph import LockGraph
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Gathered:
+    report: Report
+    kind: str | None
+    services: tuple[ServiceSpec, ...]
+    agent: Mapping[str, Any]  # the agent-configuration facts (project or image files)
+    settings: tuple[ClaudeSettings, ...]
+    graph: LockGraph | None
+    config: Config
+    sources: tuple[Source, ...]
+    volume_defs: dict[str, Any] = field(default_factory=dict)
+    root: Path | None = None
+
+
+def service_name(ref: str) -> str:
+    """A compose-safe service name from an image reference or container name."""
+    repo = ref.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+    clean = re.sub(r"[^a-zA-Z0-9._-]+", "-", repo).strip("-._")
+    return clean or "agent"
+
+
+def secret_variables(findings: list[Finding], subject_prefix: str) -> list[str]:
+    """Variables AG402 found baked into an image (config ENV or build history)."""
+    return sorted(
+        {
+            str(f.evidence.get("variable"))
+            for f in findings
+            if f.rule_id == "AG402"
+            and str(f.evidence.get("subject", "")).startswith(subject_prefix)
+            and f.evidence.get("variable")
+        }
+    )
+
+
+def _image_config_from_facts(image: Mapping[str, Any]) -> ImageConfig:
+    def argv(key: str) -> tuple[str, ...] | None:
+        v = image.get(key)
+        return tuple(str(x) for x in v) if isinstance(v, list) else None
+
+    return ImageConfig(
+        user=image.get("user"),
+        workdir=image.get("workdir"),
+        entrypoint=argv("entrypoint"),
+        cmd=argv("cmd"),
+    )
+
+
+def _engine_services(
+    opts: HardenOptions, kind: str, report: Report, connect: Callable[[], eng.Engine]
+) -> tuple[list[ServiceSpec], list[Source]]:
+    engine = connect()
+    if engine.client is None:
+        return [], [engine.source]
+    findings = list(report.findings)
+    if kind == "image":
+        look = eng.lookup_image(engine.client, opts.target)
+        if look.obj is None:
+            return [], [look.source]
+        cfg = image_config_from_attrs(look.obj.attrs)
+        svc = service_from_image(
+            service_name(opts.target),
+            opts.target,
+            cfg,
+            secret_variables(findings, "image "),
+        )
+        return [svc], [look.source]
+    look = eng.lookup_container(engine.client, opts.target)
+    if look.obj is None:
+        return [], [look.source]
+    attrs: dict[str, Any] = dict(look.obj.attrs)
+    sources = [look.source]
+    image_cfg: ImageConfig | None = None
+    image_id = attrs.get("Image")
+    if isinstance(image_id, str):
+        ilook = eng.lookup_image(engine.client, image_id)
+        sources.append(ilook.source)
+        if ilook.obj is not None:
+            image_cfg = image_config_from_attrs(ilook.obj.attrs)
+    return [service_from_container(attrs, image_cfg, opts)], sources
+
+
+def _archive_services(opts: HardenOptions, report: Report) -> list[ServiceSpec]:
+    image = report.facts.get("image")
+    if not isinstance(image, Mapping):
+        return []
+    ref = str(image.get("image_id") or opts.target)
+    svc = service_from_image(
+        service_name(Path(opts.target).stem),
+        ref,
+        _image_config_from_facts(image),
+        secret_variables(list(report.findings), "image "),
+    )
+    note = f"load the image first (`docker load -i {opts.target}`); it runs as {ref}"
+    return [dataclasses.replace(svc, notes=(*svc.notes, note))]
+
+
+def _compose_services(
+    path: Path, rel: str, opts: HardenOptions, taken: set[str]
+) -> tuple[list[ServiceSpec], list[Source], dict[str, Any]]:
+    from agentguard.inspect.project.lined import DocumentError
+    from agentguard.inspect.project.yaml_lined import load_yaml
+
+    try:
+        doc = load_yaml(path.read_text(encoding="utf-8")).value
+    except (OSError, UnicodeDecodeError, DocumentError) as exc:
+        return (
+            [],
+            [
+                Source.failed(
+                    "file",
+                    rel,
+                    f"cannot read the services to harden: {exc}",
+                    error_code="harden-input-unreadable",
+                    retryable=False,
+                )
+            ],
+            {},
+        )
+    services_raw = doc.get("services") if isinstance(doc, dict) else None
+    out: list[ServiceSpec] = []
+    for name, body in (services_raw or {}).items() if isinstance(services_raw, dict) else []:
+        if not isinstance(body, dict):
+            continue
+        svc_name = str(name) if str(name) not in taken else f"{path.stem}-{name}"
+        taken.add(svc_name)
+        out.append(
+            service_from_compose(
+                svc_name,
+                body,
+                compose_dir=path.parent,
+                out_dir=opts.out,
+                opts=opts,
+                origin=f"{rel} service {name}",
+            )
+        )
+    volumes = doc.get("volumes") if isinstance(doc, dict) else None
+    source = Source.ok("file", rel, f"{len(out)} services read for the hardened configuration")
+    return out, [source], dict(volumes) if isinstance(volumes, dict) else {}
+
+
+def _project_services(
+    root: Path, project: Mapping[str, Any], opts: HardenOptions
+) -> tuple[list[ServiceSpec], list[Source], dict[str, Any]]:
+    containers = project.get("containers") if isinstance(project.get("containers"), Mapping) else {}
+    assert isinstance(containers, Mapping)
+    services: list[ServiceSpec] = []
+    sources: list[Source] = []
+    volume_defs: dict[str, Any] = {}
+    taken: set[str] = set()
+    for cf in containers.get("compose_files") or []:
+        got, src, vols = _compose_services(root / cf["path"], cf["path"], opts, taken)
+        services += got
+        sources += src
+        volume_defs.update(vols)
+    if services:
+        return services, sources, volume_defs
+    for dc in containers.get("devcontainers") or []:
+        services += _devcontainer_service(root, str(dc["path"]), opts, sources)
+    if services:
+        return services, sources, volume_defs
+    for df in containers.get("dockerfiles") or []:
+        rel = str(df["path"])
+        dockerfile = root / rel
+        services.append(
+            service_from_build(
+                service_name(dockerfile.parent.name if rel.count("/") else "agent"),
+                dockerfile.parent,
+                dockerfile,
+                opts.out,
+                origin=rel,
+            )
+        )
+    return services, sources, volume_defs
+
+
+def _devcontainer_service(
+    root: Path, rel: str, opts: HardenOptions, sources: list[Source]
+) -> list[ServiceSpec]:
+    from agentguard.inspect.project.devcontainer_facts import read_devcontainer
+    from agentguard.inspect.project.lined import DocumentError
+
+    path = root / rel
+    try:
+        dc = read_devcontainer(rel, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, DocumentError) as exc:
+        sources.append(
+            Source.failed(
+                "file",
+                rel,
+                f"cannot read the devcontainer to harden: {exc}",
+                error_code="harden-input-unreadable",
+                retryable=False,
+            )
+        )
+        return []
+    sources.append(Source.ok("file", rel, "devcontainer read for the hardened configuration"))
+    note = (
+        "a devcontainer is a development environment that mounts the checkout: run the agent "
+        "with this configuration instead"
+    )
+    if dc.compose_files:
+        return []  # its compose file is hardened as a compose file
+    if dc.image:
+        return [ServiceSpec(name="devcontainer", image=dc.image, origin=rel, notes=(note,))]
+    if dc.dockerfile:
+        context = (path.parent / (dc.build_context or ".")).resolve()
+        svc = service_from_build(
+            "devcontainer", context, path.parent / dc.dockerfile, opts.out, rel
+        )
+        return [dataclasses.replace(svc, notes=(note,))]
+    return []
+
+
+def _settings(root: Path, paths: list[str]) -> tuple[list[ClaudeSettings], list[Source]]:
+    from agentguard.inspect.project.claude_settings import parse_settings
+    from agentguard.inspect.project.lined import DocumentError
+
+    out: list[ClaudeSettings] = []
+    sources: list[Source] = []
+    for rel in paths:
+        try:
+            out.append(parse_settings(rel, (root / rel).read_bytes()))
+        except (OSError, DocumentError) as exc:
+            sources.append(
+                Source.failed(
+                    "file",
+                    rel,
+                    f"cannot read the settings to harden: {exc}",
+                    error_code="harden-input-unreadable",
+                    retryable=False,
+                )
+            )
+    return out, sources
+
+
+def _lock(root: Path) -> tuple[LockGraph | None, Source]:
+    from agentguard.lock.lockfile import PYLOCK, LockfileError, read_stored
+
+    name = str(root / PYLOCK)
+    try:
+        stored = read_stored(root)
+    except LockfileError as exc:
+        return None, Source.failed("lockfile", name, str(exc), error_code=exc.code, retryable=False)
+    if stored is None:
+        return None, Source.skipped(
+            "lockfile",
+            name,
+            "no lock: the constraint lines come from the lock's graph; run `agentguard lock` "
+            "first to get them",
+        )
+    return stored.graph, Source.ok("lockfile", name, f"{len(stored.graph.edges)} edges read")
+
+
+def gather(
+    opts: HardenOptions,
+    *,
+    progress: Progress = lambda _m: None,
+    connect: Callable[[], eng.Engine] = eng.connect,
+) -> Gathered:
+    """Inspect TARGET and read what the writers need. UsageError means exit 2."""
+    from agentguard.inspect.run import InspectOptions, run_inspect
+    from agentguard.inspect.targets import Kind
+
+    report, config = run_inspect(
+        InspectOptions(
+            target=opts.target,
+            kind=Kind(opts.kind) if opts.kind else None,
+            platform=opts.platform,
+        ),
+        progress=progress,
+        connect=connect,
+    )
+    target = report.facts.get("target")
+    kind = target.get("kind") if isinstance(target, Mapping) else None
+    services: list[ServiceSpec] = []
+    sources: list[Source] = []
+    volume_defs: dict[str, Any] = {}
+    root: Path | None = None
+    agent: Mapping[str, Any] = {}
+    if kind in ("image", "container"):
+        services, sources = _engine_services(opts, kind, report, connect)
+    elif kind in ("archive", "oci"):
+        services = _archive_services(opts, report)
+    elif kind in ("compose", "project", "file"):
+        path = Path(opts.target).expanduser()
+        root = path if kind == "project" else path.parent
+        if kind == "compose":
+            services, sources, volume_defs = _compose_services(path, path.name, opts, set())
+        else:
+            project = report.facts.get("project")
+            if isinstance(project, Mapping):
+                services, sources, volume_defs = _project_services(root, project, opts)
+    project_facts = report.facts.get("project")
+    if isinstance(project_facts, Mapping):
+        agent = project_facts
+    elif isinstance(report.facts.get("agent_config"), Mapping):
+        agent = report.facts["agent_config"]
+    settings: list[ClaudeSettings] = []
+    if root is not None and agent.get("settings_files"):
+        settings, ssrc = _settings(root, [str(p) for p in agent["settings_files"]])
+        sources += ssrc
+    graph, lock_source = _lock(root if root is not None else Path.cwd())
+    sources.append(lock_source)
+    return Gathered(
+        report=report,
+        kind=kind if isinstance(kind, str) else None,
+        services=tuple(services),
+        agent=agent,
+        settings=tuple(settings),
+        graph=graph,
+        config=config,
+        sources=tuple(sources),
+        volume_defs=volume_defs,
+        root=root,
+    )

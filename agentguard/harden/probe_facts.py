@@ -1,0 +1,176 @@
+"""What `agentguard harden --verify` saw: frozen records, and the probe script's reader.
+
+The probe runs inside the hardened container as its main process (a static helper shell
+mounted read-only outside the working directory) and prints ``AGP <key> <value>`` lines,
+using shell built-ins only. Outside, the engine's record of the same container is read.
+``None`` anywhere means "not observed" -- never "fine".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentguard.inspect.facts import MountFact
+
+HELPER_DIR = "/.agentguard-probe"
+HELPER_PATH = f"{HELPER_DIR}/busybox"  # busybox picks its applet from argv[0]'s name
+WRITE_TEST = "/.agentguard-probe-write"
+
+# Shell built-ins only: the helper's `sh` runs it; nothing else from the image is used.
+PROBE_SCRIPT = f"""\
+echo "AGP begin"
+while IFS= read -r l; do
+  case "$l" in Uid:*|Gid:*|CapEff:*|CapPrm:*|NoNewPrivs:*) echo "AGP status $l";; esac
+done < /proc/self/status
+echo "AGP cwd $(pwd)"
+for f in ./* ./.[!.]* ./..?*; do
+  if [ -e "$f" ] || [ -L "$f" ]; then echo "AGP entry ${{f#./}}"; fi
+done
+if ( : > {WRITE_TEST} ) 2>/dev/null; then echo "AGP rootfs writable"; else echo "AGP rootfs denied"; fi
+while IFS= read -r l; do echo "AGP mount $l"; done < /proc/self/mountinfo
+while IFS= read -r l; do echo "AGP net $l"; done < /proc/net/dev
+echo "AGP end"
+"""
+
+
+@dataclass(frozen=True)
+class MountInfo:
+    """One line of /proc/self/mountinfo."""
+
+    mountpoint: str
+    root: str  # the path inside the mounted filesystem (a bind's host path, often)
+    fstype: str
+    options: tuple[str, ...]  # per-mount options (ro/rw first)
+
+    @property
+    def read_only(self) -> bool:
+        return "ro" in self.options
+
+
+@dataclass(frozen=True)
+class Inside:
+    """What the probe printed; a field is None when its line was missing."""
+
+    uids: tuple[int, ...] | None
+    gids: tuple[int, ...] | None
+    cap_eff: str | None
+    cap_prm: str | None
+    no_new_privs: str | None
+    cwd: str | None
+    entries: tuple[str, ...] | None
+    rootfs: str | None  # "writable" | "denied"
+    mounts: tuple[MountInfo, ...] | None
+    interfaces: tuple[str, ...] | None
+    complete: bool  # the script reached its end
+
+
+@dataclass(frozen=True)
+class Outside:
+    """The engine's record of the probed container (``docker inspect``)."""
+
+    user: str | None
+    read_only_rootfs: bool | None
+    network_mode: str | None
+    networks: tuple[str, ...] | None
+    mounts: tuple[MountFact, ...]
+    cap_add: tuple[str, ...] | None
+    cap_drop: tuple[str, ...] | None
+    privileged: bool | None
+    security_opt: tuple[str, ...] | None
+    workdir: str | None
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the hardening requires (from the harden options, not from the script)."""
+
+    workdir: str
+    network: str
+    tmpfs: tuple[str, ...]
+    allowed: tuple[tuple[str, str], ...]  # (host, container), read-only
+    volumes: tuple[str, ...]  # named volume targets kept from the original
+    helper: str | None  # the probe helper's mount point (ignored)
+
+
+@dataclass(frozen=True)
+class Observation:
+    container: str
+    image: str
+    script: str
+    inside: Inside | None  # None: the probe could not run inside (reason in why_not_inside)
+    outside: Outside | None
+    why_not_inside: str | None = None
+
+
+def _ints(text: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(x) for x in text.split())
+    except ValueError:
+        return None
+
+
+def _unescape(s: str) -> str:
+    """mountinfo escapes space, tab, newline and backslash as octal."""
+    for code, ch in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+        s = s.replace(code, ch)
+    return s
+
+
+def parse_mountinfo_line(line: str) -> MountInfo | None:
+    left, sep, right = line.partition(" - ")
+    fields = left.split()
+    tail = right.split()
+    if not sep or len(fields) < 6 or not tail:
+        return None
+    return MountInfo(
+        mountpoint=_unescape(fields[4]),
+        root=_unescape(fields[3]),
+        fstype=tail[0],
+        options=tuple(fields[5].split(",")),
+    )
+
+
+def parse_probe_output(lines: Sequence[str]) -> Inside:
+    status: dict[str, str] = {}
+    entries: list[str] = []
+    mounts: list[MountInfo] = []
+    interfaces: list[str] = []
+    cwd = rootfs = None
+    begun = ended = False
+    for raw in lines:
+        if not raw.startswith("AGP "):
+            continue
+        key, _, value = raw[4:].partition(" ")
+        if key == "begin":
+            begun = True
+        elif key == "end":
+            ended = True
+        elif key == "status":
+            name, _, rest = value.partition(":")
+            status[name.strip()] = rest.strip()
+        elif key == "cwd":
+            cwd = value
+        elif key == "entry":
+            entries.append(value)
+        elif key == "rootfs":
+            rootfs = value.strip()
+        elif key == "mount":
+            m = parse_mountinfo_line(value)
+            if m is not None:
+                mounts.append(m)
+        elif key == "net" and ":" in value:
+            interfaces.append(value.split(":", 1)[0].strip())
+    return Inside(
+        uids=_ints(status["Uid"]) if "Uid" in status else None,
+        gids=_ints(status["Gid"]) if "Gid" in status else None,
+        cap_eff=status.get("CapEff"),
+        cap_prm=status.get("CapPrm"),
+        no_new_privs=status.get("NoNewPrivs"),
+        cwd=cwd,
+        entries=tuple(entries) if ended else None,
+        rootfs=rootfs,
+        mounts=tuple(mounts) if ended else None,
+        interfaces=tuple(interfaces) if ended else None,
+        complete=begun and ended,
+    )

@@ -1,0 +1,343 @@
+"""The services to harden, built from what the target says about itself.
+
+Pure builders (no I/O): an image's config, a container's `docker inspect` record, a
+compose service body, a devcontainer, a Dockerfile. Each keeps what the agent needs to
+start (image or build, entrypoint and command, environment, named volumes) and drops
+what the hardening replaces, saying so in the service's notes. Secret values are dropped
+here, at the first sight: a variable that looks like a secret is passed through by name.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentguard.harden.model import EnvVar, HardenOptions, NamedVolume, ServiceSpec
+from agentguard.inspect.facts import ImageConfig
+from agentguard.rules.mounts import is_docker_socket, workdir_relation
+from agentguard.rules.secret_values import classify, scan_text, value_format
+
+# environment set by the engine or the image's base, never worth carrying over
+_RUNTIME_ENV = frozenset({"PATH", "HOSTNAME", "HOME", "TERM", "container"})
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".jar")
+# compose keys carried over unchanged (they do not widen what the agent can reach)
+PASSTHROUGH_KEYS = (
+    "depends_on",
+    "labels",
+    "restart",
+    "stop_signal",
+    "stop_grace_period",
+    "healthcheck",
+    "init",
+    "ports",
+    "expose",
+)
+
+
+def env_vars(pairs: Iterable[tuple[str, str | None]]) -> tuple[EnvVar, ...]:
+    """Variables to set: values kept only when they are neither secret nor interpolated away."""
+    out: dict[str, EnvVar] = {}
+    for name, value in pairs:
+        if not name or name in _RUNTIME_ENV:
+            continue
+        if value is None or classify(name, value) is not None:
+            out[name] = EnvVar(name)  # pass through by name; a secret's value is dropped here
+        else:
+            out[name] = EnvVar(name, value)
+    return tuple(out.values())
+
+
+def rewrite_relative(
+    argv: Sequence[str] | None, workdir: str | None
+) -> tuple[tuple[str, ...] | None, list[str]]:
+    """Script paths relative to the image's working directory, made absolute.
+
+    The hardened container starts in an empty working directory, so ``python agent.py``
+    would no longer find ``/app/agent.py``.
+    """
+    if argv is None or not workdir or workdir == "/":
+        return (tuple(argv) if argv is not None else None), []
+    out: list[str] = []
+    changed: list[str] = []
+    for arg in argv:
+        relative = not arg.startswith(("-", "/", "$")) and "=" not in arg
+        if relative and (arg.endswith(_SCRIPT_SUFFIXES) or arg.startswith("./")):
+            new = posixpath.normpath(posixpath.join(workdir, arg))
+            changed.append(f"{arg} -> {new}")
+            out.append(new)
+        else:
+            out.append(arg)
+    return tuple(out), changed
+
+
+def _redacted(argv: Sequence[str] | None) -> bool:
+    return argv is not None and any("***" in a for a in argv)
+
+
+def holds_secret(value: Any) -> bool:
+    """True when a command, label or option holds something that looks like a secret."""
+    if isinstance(value, Mapping):
+        return any(holds_secret(k) or holds_secret(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(holds_secret(v) for v in value)
+    if not isinstance(value, str):
+        return False
+    return bool(scan_text(value)) or any(value_format(w) for w in value.split())
+
+
+def service_from_image(
+    name: str, image: str, cfg: ImageConfig, secret_names: Iterable[str] = ()
+) -> ServiceSpec:
+    """An image run as it is, in the hardened container."""
+    notes: list[str] = []
+    workdir = cfg.workdir or None
+    entry, cmd = cfg.entrypoint, cfg.cmd
+    new_entry: tuple[str, ...] | None = None
+    new_cmd: tuple[str, ...] | None = None
+    if _redacted(entry) or _redacted(cmd):
+        notes.append(
+            "the image's command holds a redacted value, so it is not repeated here; if it "
+            f"uses paths relative to {workdir or '/'}, start it with absolute paths"
+        )
+    else:
+        e2, ce = rewrite_relative(entry, workdir)
+        c2, cc = rewrite_relative(cmd, workdir)
+        if ce or cc:
+            new_entry, new_cmd = (e2 if ce else None), c2
+            notes.append(
+                "the image's command used paths relative to its working directory "
+                f"{workdir}; rewritten: {'; '.join(ce + cc)}"
+            )
+    secrets = sorted(set(secret_names))
+    if secrets:
+        notes.append(
+            f"the image bakes {', '.join(secrets)}: passed through at run time here, but the "
+            "value stays in the image until it is rebuilt without it (rotate it)"
+        )
+    return ServiceSpec(
+        name=name,
+        image=image,
+        entrypoint=new_entry,
+        command=new_cmd,
+        env=tuple(EnvVar(n) for n in secrets),
+        origin=f"image {image}",
+        notes=tuple(notes),
+    )
+
+
+def image_config_from_attrs(attrs: Mapping[str, Any]) -> ImageConfig:
+    """The parts of an engine image record (``docker image inspect``) harden uses."""
+    cfg = attrs.get("Config") if isinstance(attrs.get("Config"), Mapping) else {}
+    assert isinstance(cfg, Mapping)
+
+    def argv(key: str) -> tuple[str, ...] | None:
+        value = cfg.get(key)
+        return tuple(str(v) for v in value) if isinstance(value, list) else None
+
+    env = tuple(
+        (str(e).partition("=")[0], str(e).partition("=")[2]) for e in (cfg.get("Env") or [])
+    )
+    return ImageConfig(
+        user=cfg.get("User") if isinstance(cfg.get("User"), str) else None,
+        workdir=cfg.get("WorkingDir") if isinstance(cfg.get("WorkingDir"), str) else None,
+        env=env,
+        entrypoint=argv("Entrypoint"),
+        cmd=argv("Cmd"),
+    )
+
+
+def service_from_container(
+    attrs: Mapping[str, Any], image_cfg: ImageConfig | None, opts: HardenOptions
+) -> ServiceSpec:
+    """A container re-run hardened: its image, its command, its own environment."""
+    cfg = attrs.get("Config") if isinstance(attrs.get("Config"), Mapping) else {}
+    assert isinstance(cfg, Mapping)
+    name = str(attrs.get("Name") or attrs.get("Id") or "agent").lstrip("/")
+    image = cfg.get("Image") if isinstance(cfg.get("Image"), str) else None
+    inherited = set(image_cfg.env) if image_cfg is not None else set()
+    own: list[tuple[str, str | None]] = []
+    for item in cfg.get("Env") or []:
+        key, _, value = str(item).partition("=")
+        if (key, value) not in inherited:
+            own.append((key, value))
+    workdir = cfg.get("WorkingDir") or (image_cfg.workdir if image_cfg else None) or None
+    entry = tuple(cfg["Entrypoint"]) if isinstance(cfg.get("Entrypoint"), list) else None
+    cmd = tuple(cfg["Cmd"]) if isinstance(cfg.get("Cmd"), list) else None
+    notes: list[str] = []
+    if holds_secret(entry) or holds_secret(cmd):
+        entry = cmd = None
+        notes.append("the container's command holds a literal secret: not repeated here")
+    e2, ce = rewrite_relative(entry, workdir)
+    c2, cc = rewrite_relative(cmd, workdir)
+    if ce or cc:
+        notes.append(f"rewritten relative paths: {'; '.join(ce + cc)}")
+    volumes, dropped = _container_volumes(attrs.get("Mounts"), opts)
+    notes += dropped
+    return ServiceSpec(
+        name=name,
+        image=image,
+        entrypoint=e2,
+        command=c2,
+        env=env_vars(own),
+        volumes=volumes,
+        origin=f"container {name}",
+        notes=tuple(notes),
+    )
+
+
+def _container_volumes(raw: Any, opts: HardenOptions) -> tuple[tuple[NamedVolume, ...], list[str]]:
+    kept: list[NamedVolume] = []
+    notes: list[str] = []
+    for m in raw if isinstance(raw, list) else []:
+        if not isinstance(m, Mapping):
+            continue
+        kind, source = m.get("Type"), m.get("Name") or m.get("Source")
+        dest = str(m.get("Destination") or "")
+        keep, why = _keep_volume(str(kind), source, dest, opts)
+        if keep and isinstance(source, str):
+            kept.append(NamedVolume(source, dest, not bool(m.get("RW", True))))
+        else:
+            notes.append(f"dropped the {kind} mount {source or '?'} -> {dest} ({why})")
+    return tuple(kept), notes
+
+
+def _keep_volume(kind: str, source: Any, dest: str, opts: HardenOptions) -> tuple[bool, str]:
+    if kind != "volume" or not isinstance(source, str) or not source:
+        return (
+            False,
+            "a host folder or an anonymous mount; add what the agent needs with --allow-mount",
+        )
+    if is_docker_socket(source) or is_docker_socket(dest):
+        return False, "the Docker socket"
+    if dest and workdir_relation(dest, opts.workdir) is not None:
+        return False, f"it would cover the working directory {opts.workdir}"
+    return True, ""
+
+
+def service_from_compose(
+    name: str,
+    body: Mapping[str, Any],
+    *,
+    compose_dir: Path,
+    out_dir: Path,
+    opts: HardenOptions,
+    origin: str,
+) -> ServiceSpec:
+    """A compose service, hardened: build paths re-anchored at the output folder."""
+    from agentguard.inspect.project.compose_facts import parse_short_volume
+
+    notes: list[str] = []
+    build = body.get("build")
+    new_build: dict[str, Any] | None = None
+    if isinstance(build, str):
+        new_build = {"context": _rebase(build, compose_dir, out_dir)}
+    elif isinstance(build, Mapping):
+        new_build = dict(build)
+        new_build["context"] = _rebase(str(build.get("context", ".")), compose_dir, out_dir)
+        new_build.pop("args", None) if _secret_args(build.get("args")) else None
+    image = body.get("image") if isinstance(body.get("image"), str) else None
+    volumes: list[NamedVolume] = []
+    for v in body.get("volumes") or []:
+        if isinstance(v, str):
+            kind, source, target, ro = parse_short_volume(v)
+        elif isinstance(v, Mapping):
+            kind = str(v.get("type", "volume"))
+            source = v.get("source") if isinstance(v.get("source"), str) else None
+            target = v.get("target") if isinstance(v.get("target"), str) else None
+            ro = bool(v.get("read_only", False))
+        else:
+            continue
+        keep, why = _keep_volume(kind, source, target or "", opts)
+        if keep and source is not None and target is not None:
+            volumes.append(NamedVolume(source, target, bool(ro)))
+        else:
+            notes.append(f"dropped the {kind} mount {source or '?'} -> {target} ({why})")
+    dropped = sorted(
+        k
+        for k in body
+        if k
+        in (
+            "privileged",
+            "cap_add",
+            "devices",
+            "pid",
+            "ipc",
+            "network_mode",
+            "networks",
+            "userns_mode",
+            "volumes_from",
+            "env_file",
+            "secrets",
+        )
+    )
+    if dropped:
+        notes.append("dropped: " + ", ".join(dropped))
+    if "env_file" in body:
+        notes.append(
+            "env_file was dropped: pass the variables it holds at run time by name "
+            "(their values were not read)"
+        )
+    start: dict[str, Any] = {}
+    for key in ("entrypoint", "command"):
+        if holds_secret(body.get(key)):
+            notes.append(f"{key} holds a literal secret: not repeated here; pass it at run time")
+        else:
+            start[key] = body.get(key)
+    passthrough = {}
+    for key in PASSTHROUGH_KEYS:
+        if key in body and holds_secret(body[key]):
+            notes.append(f"{key} holds a literal secret: not repeated here")
+        elif key in body:
+            passthrough[key] = body[key]
+    return ServiceSpec(
+        name=name,
+        image=image,
+        build=new_build,
+        entrypoint=start.get("entrypoint"),
+        command=start.get("command"),
+        env=env_vars(_compose_env(body.get("environment"))),
+        volumes=tuple(volumes),
+        passthrough=passthrough,
+        origin=origin,
+        notes=tuple(notes),
+    )
+
+
+def _secret_args(args: Any) -> bool:
+    pairs = _compose_env(args)
+    return any(v is not None and classify(k, v) is not None for k, v in pairs)
+
+
+def _compose_env(raw: Any) -> list[tuple[str, str | None]]:
+    out: list[tuple[str, str | None]] = []
+    if isinstance(raw, Mapping):
+        for k, v in raw.items():
+            out.append((str(k), None if v is None else str(v)))
+    elif isinstance(raw, list):
+        for item in raw:
+            name, eq, value = str(item).partition("=")
+            out.append((name.strip(), value if eq else None))
+    return out
+
+
+def _rebase(path: str, base: Path, out_dir: Path) -> str:
+    """A path written relative to ``base``, rewritten relative to ``out_dir``."""
+    if "://" in path or path.startswith(("/", "$", "~")):
+        return path
+    target = (base / path).resolve()
+    return os.path.relpath(target, out_dir.resolve())
+
+
+def service_from_build(
+    name: str, context: Path, dockerfile: Path, out_dir: Path, origin: str
+) -> ServiceSpec:
+    """A Dockerfile (or a devcontainer build) with no compose file: built from the output folder."""
+    ctx = os.path.relpath(context.resolve(), out_dir.resolve())
+    build: dict[str, Any] = {"context": ctx}
+    rel_df = os.path.relpath(dockerfile.resolve(), context.resolve())
+    if rel_df != "Dockerfile":
+        build["dockerfile"] = rel_df
+    return ServiceSpec(name=name, image=None, build=build, origin=origin)

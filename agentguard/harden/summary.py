@@ -1,0 +1,121 @@
+"""``SUMMARY.md``: what changed and why, finding by finding, for the person applying it.
+
+Built only from findings (already redacted), the plan and the verification verdicts: no
+secret value can reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from agentguard.findings import Finding
+from agentguard.harden import compose_override, deps_changes, kubernetes
+from agentguard.harden.model import HardenOptions
+from agentguard.harden.plan import Plan
+
+FILE_NAME = "SUMMARY.md"
+
+
+def _where(f: Finding) -> str:
+    return "; ".join(loc.describe() for loc in f.locations) or "(no location)"
+
+
+def _head(f: Finding) -> str:
+    return f"**{f.rule_id}** {f.title} ({f.severity.value}) -- {f.message} _at {_where(f)}_"
+
+
+def render_summary(
+    plan: Plan,
+    opts: HardenOptions,
+    *,
+    target: str,
+    kind: str | None,
+    verification: Sequence[Mapping[str, object]] | None = None,
+) -> str:
+    spec = plan.spec
+    out: list[str] = [
+        f"# Hardened configuration for {target}",
+        "",
+        f"Written by `agentguard harden` for the {kind or 'unknown'} `{target}`. Use these files "
+        "instead of the originals: every change below says which finding it fixes.",
+        "",
+        "## How to run it",
+        "",
+    ]
+    for name, script in sorted(plan.scripts.items()):
+        out.append(f"- `sh {script}` runs {name} with `docker run`.")
+    out += [
+        f"- `docker compose -f {compose_override.FILE_NAME} up` runs every service (use it "
+        "instead of your compose file, not merged on top: compose merges cap_add, volumes and "
+        "environment across files).",
+        f"- `{kubernetes.FILE_NAME}`: merge the Pod's securityContext, container and volumes into "
+        "your workload.",
+        "",
+        "What every service gets:",
+        "",
+        f"- user `{spec.user}` (never root), root filesystem read-only, `--cap-drop ALL`, "
+        "`no-new-privileges`",
+        f"- working directory `{spec.workdir}`: an empty tmpfs (writable by the user, nothing "
+        "in it to read); `/tmp` is a tmpfs too, and HOME points at it",
+        "- no bind mount of the project and no Docker socket"
+        + (
+            "; read-only data: "
+            + ", ".join(f"`{m.host}` at `{m.container}`" for m in spec.allow_mounts)
+            if spec.allow_mounts
+            else ""
+        ),
+        "- secrets passed at run time by name (`--env NAME`), never written here",
+        f"- memory `{spec.memory}`, at most {spec.pids} processes",
+        f"- network `{spec.network}`"
+        + (
+            " (no egress at all)"
+            if spec.network == "none"
+            else ": it must exist; egress filtering belongs to a proxy or firewall on it"
+        ),
+        "",
+    ]
+    out += ["## Services", ""]
+    for svc in spec.services:
+        out.append(
+            f"- `{svc.name}` from {svc.origin}" + (f", image `{svc.image}`" if svc.image else "")
+        )
+        out += [f"  - {n}" for n in svc.notes]
+    out += ["", f"## Fixed ({len(plan.claims)})", ""]
+    for c in plan.claims:
+        out.append(f"- {_head(c.finding)}")
+        out.append(f"  - fixed by {', '.join(f'`{x}`' for x in c.files)}: {c.how}")
+    out += ["", f"## Not fixed by this configuration ({len(plan.opens)})", ""]
+    for o in plan.opens:
+        out.append(f"- {_head(o.finding)}")
+        out.append(f"  - why: {o.why}")
+        out.append(f"  - do: {o.todo}")
+        out += [f"  - choice: {ch}" for ch in o.choices]
+    if plan.sdk.configs:
+        out += ["", "## Agent engine changes", ""]
+        for cfg in plan.sdk.configs:
+            out.append(
+                f"- `{cfg.path}:{cfg.line}` ({cfg.engine}): replace its options with "
+                f"`{cfg.snippet_file}`"
+            )
+            out += [f"  - {ch}" for ch in cfg.choices]
+    out += ["", "## Dependencies", ""]
+    if deps_changes.CONSTRAINTS_FILE in plan.files:
+        out.append(
+            f"- `{deps_changes.CONSTRAINTS_FILE}`: {len(plan.deps.capped)} constraint lines, each "
+            "capping a dependency at its locked major"
+        )
+    else:
+        out.append("- no constraint lines (no lock, or no edge spans majors)")
+    out.append(
+        f"- `{deps_changes.INSTALL_FILE}`: the Dockerfile lines that install the lock with "
+        "`--require-hashes`"
+    )
+    if verification is not None:
+        out += ["", "## Verification on the engine", ""]
+        for v in verification:
+            out.append(
+                f"- {v.get('script')}: {v.get('probe')}: {v.get('status')} -- {v.get('detail')}"
+            )
+        if not verification:
+            out.append("- nothing could be probed (see the report's sources)")
+    return "\n".join(out) + "\n"
