@@ -35,6 +35,7 @@ from agentguard.inspect.project.walk import (
 
 if TYPE_CHECKING:
     from agentguard.inspect.project import ProjectResult
+    from agentguard.inspect.project.python_imports import Loader
 
 
 # --------------------------------------------------------------------------------------
@@ -48,6 +49,7 @@ class Collected:
     markers: list[str] = field(default_factory=list)
     files_seen: int = 0
     files_read: int = 0
+    loader: Loader | None = None  # reads another project file (imported names), or None
 
 
 def _too_large(path: str, size: int) -> Source:
@@ -150,9 +152,26 @@ def _preload() -> None:
     import agentguard.inspect.project.ts_agents  # noqa: F401
 
 
+def folder_loader(root: Path) -> Loader:
+    """Reads a project-relative path below ``root`` (never above it); None when it cannot."""
+    base = os.path.realpath(root)
+
+    def load(rel: str) -> bytes | None:
+        path = os.path.realpath(os.path.join(base, rel))
+        if not path.startswith(base + os.sep):
+            return None
+        try:
+            return read_candidate(path)
+        except (OSError, TooLarge, NotRegular):
+            return None
+
+    return load
+
+
 def collect_folder(root: Path) -> Collected:
     got = walk(str(root))
     col = Collected(sources=list(got.sources), markers=list(got.markers))
+    col.loader = folder_loader(root)
     col.files_seen = got.files_seen
     col.files_read, col.outcomes = _process_all(got.candidates)
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
@@ -169,7 +188,8 @@ def collect_folder(root: Path) -> Collected:
 
 
 def collect_files(files: Sequence[ProjectFile], *, workdir: str | None) -> Collected:
-    col = Collected()
+    by_path = {f.path: f.data for f in files}
+    col = Collected(loader=lambda rel: by_path.get(rel))
     col.files_seen = len(files)
     for f in files:
         kind = classify(f.path)
@@ -197,7 +217,7 @@ def _under(path: str, workdir: str | None) -> bool:
 def scan_path(path: Path) -> ProjectResult:
     if path.is_dir():
         return finish(collect_folder(path), workdir=None)
-    col = Collected()
+    col = Collected(loader=folder_loader(path.parent))
     name = path.name
     kind = classify(name) or _kind_by_suffix(name)
     col.files_seen = 1
@@ -238,6 +258,7 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
     from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.containers import scan_container_files
     from agentguard.inspect.project.model import ProjectFacts
+    from agentguard.inspect.project.python_imports import resolve_configs
     from agentguard.rules.agent_checks import run_agent_rules
 
     container_findings: list[Finding] = []
@@ -248,10 +269,15 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
             col.container_files
         )
     ids = {f.rule_id for f in container_findings}
+    configs = [c for o in col.outcomes for c in o.configs]
+    servers = [m for o in col.outcomes for m in o.mcp_servers]
+    if col.loader is not None:
+        configs, imported_servers = resolve_configs(configs, col.loader)
+        servers += imported_servers
     facts = ProjectFacts(
-        configs=tuple(c for o in col.outcomes for c in o.configs),
+        configs=tuple(configs),
         grants=tuple(g for o in col.outcomes for g in o.grants),
-        mcp_servers=tuple(m for o in col.outcomes for m in o.mcp_servers),
+        mcp_servers=tuple(servers),
         fallbacks=tuple(s for o in col.outcomes for s in o.fallbacks),
         settings=tuple(s for o in col.outcomes for s in o.settings),
         workdir=workdir,
