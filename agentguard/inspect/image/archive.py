@@ -8,6 +8,7 @@ tarball cannot be seeked; it goes through the one-pass stream reader instead.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from agentguard.inspect.image.limits import (
 from agentguard.inspect.image.resolve import resolve
 from agentguard.inspect.image.result import ImageRead, assemble, failed
 from agentguard.inspect.image.tarwalk import TarWalker, display, follow_links
+
+HASH_WORKERS = max(1, min(2, (os.cpu_count() or 1)))  # measured: a 2-core machine
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,8 @@ def scan_region(
     budgets: Budgets,
 ) -> LayerScan:
     """Scan one layer stored in a file region; plain bodies are skipped by offset and the
-    region is hashed by a second thread reading the same pages."""
+    region is hashed by another thread reading the same pages. The digests may still be
+    running when this returns: :meth:`LayerScan.finish_hashing` waits for them."""
     limits = budgets.limits
     scan = LayerScan(key=ref.path, workdirs=workdirs)
     fd, start, present = region.fd, region.start, region.present
@@ -203,16 +207,13 @@ def scan_region(
             scan.failure = exc
     if present < region.size and scan.failure is None:
         scan.failure = truncated(f"the archive holds {present} of the layer's {region.size} bytes")
-    for hasher, attr in ((raw_hasher, "raw_digest"), (data_hasher, "data_digest")):
-        if hasher is None:
-            continue
-        if scan.failure is not None:
-            hasher.cancel()
-            continue
-        try:
-            setattr(scan, attr, hasher.hexdigest())
-        except ReadFailure as exc:
-            scan.failure = exc
+    scan.hashing = [
+        (h, attr)
+        for h, attr in ((raw_hasher, "raw_digest"), (data_hasher, "data_digest"))
+        if h is not None
+    ]
+    if scan.failure is not None:
+        scan.finish_hashing()
     return scan
 
 
@@ -282,6 +283,7 @@ def _read(
     workdirs = (resolved.parsed.workdir,) if resolved.parsed else ()
     budgets = Budgets(limits)
     done: dict[str, LayerScan] = {}
+    hashing: deque[LayerScan] = deque()
     for o in resolved.outcomes:
         if o.ref.path in done:
             o.scan = done[o.ref.path]
@@ -293,6 +295,12 @@ def _read(
             o.failure = exc
             continue
         done[o.ref.path] = o.scan
+        # Digests of up to HASH_WORKERS layers run beside the walk of the next layers.
+        hashing.append(o.scan)
+        while len(hashing) > HASH_WORKERS:
+            hashing.popleft().finish_hashing()
+    for scan in hashing:
+        scan.finish_hashing()
     return assemble(
         target=target,
         layout=resolved.layout,

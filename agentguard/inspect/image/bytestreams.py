@@ -22,6 +22,9 @@ from agentguard.inspect.image.limits import ReadFailure, cap_hit, truncated
 RAW_CHUNK = 1 << 20  # compressed input / stream reads
 PLAIN_CHUNK = 1 << 16  # seekable plain regions: small, because bodies are skipped by offset
 OUT_CHUNK = 1 << 18  # decompressed output per call (bounds memory against bombs)
+# A region hasher takes the GIL twice per read (pread, update): big reads keep it from
+# waiting on the walking thread's switch interval too often.
+HASH_CHUNK = 1 << 22
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -346,7 +349,8 @@ class Hasher:
         self._q.put(data)
 
     def region(self, fd: int, start: int, size: int) -> None:
-        self._q.put((fd, start, size))
+        """Hash a file region on the worker (its own duplicate of ``fd``, closed when done)."""
+        self._q.put((os.dup(fd), start, size))
 
     def cancel(self) -> None:
         """Stop early (the layer failed; its digest no longer matters)."""
@@ -367,20 +371,23 @@ class Hasher:
             item = self._q.get()
             if item is None:
                 return
-            if self._error is not None or self._cancelled:
-                continue
             try:
+                if self._error is not None or self._cancelled:
+                    continue
                 if isinstance(item, bytes):
                     self._h.update(item)
                 else:
                     self._hash_region(*item)
             except BaseException as exc:  # reported by hexdigest(), never lost
                 self._error = exc
+            finally:
+                if isinstance(item, tuple):
+                    os.close(item[0])
 
     def _hash_region(self, fd: int, start: int, size: int) -> None:
         pos, end = start, start + size
         while pos < end and not self._cancelled:
-            data = os.pread(fd, min(RAW_CHUNK, end - pos), pos)
+            data = os.pread(fd, min(HASH_CHUNK, end - pos), pos)
             if not data:
                 return  # a short file: the walk reports the truncation
             self._h.update(data)

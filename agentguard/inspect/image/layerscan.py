@@ -14,6 +14,7 @@ from agentguard.inspect.image.bytestreams import (
     ByteReader,
     ChunkSource,
     GzipSource,
+    Hasher,
     ZstdSource,
 )
 from agentguard.inspect.image.collect import (
@@ -73,6 +74,19 @@ class LayerScan:
     problems: list[Problem] = field(default_factory=list)
     raw_digest: str | None = None  # of the bytes as stored (blob digest)
     data_digest: str | None = None  # of the uncompressed tar (diff_id)
+    hashing: list[tuple[Hasher, str]] = field(default_factory=list)  # still running
+
+    def finish_hashing(self) -> None:
+        """Wait for this layer's digests (a failed layer's are abandoned)."""
+        for hasher, attr in self.hashing:
+            if self.failure is not None:
+                hasher.cancel()
+                continue
+            try:
+                setattr(self, attr, hasher.hexdigest())
+            except ReadFailure as exc:
+                self.failure = exc
+        self.hashing = []
 
 
 def decompressed(raw: ChunkSource, compression: str, limits: Limits) -> ChunkSource:
@@ -107,6 +121,15 @@ def scan_layer(reader: ByteReader, scan: LayerScan, budgets: Budgets) -> None:
             if base.startswith(".wh."):
                 _whiteout(scan, name[:slash] if slash >= 0 else "", base)
                 continue
+            if e.kind == "hardlink" and normalise(e.link or "")[0] is None:
+                # The engine refuses such a layer (a breakout); never shown as a link to "/".
+                scan.problems.append(
+                    Problem(
+                        "/" + display(name),
+                        "link-outside-image",
+                        f"a hard link to {display(e.link or '')!r} leads outside the image root",
+                    )
+                )
             if name in ancestors:
                 scan.ancestors[name] = e.kind
             if covers(name):
@@ -148,7 +171,7 @@ def _track(
             return
         budgets.notable_left -= 1
     link = e.link
-    if e.kind == "hardlink" and link is not None:
+    if e.kind == "hardlink" and link is not None and normalise(link)[0] is not None:
         link = "/" + (normalise(link)[0] or "")
     scan.tree[name] = (e.kind, e.size, e.mode, display(link) if link else None, why is not None)
     if why in (CONFIG, CODE):

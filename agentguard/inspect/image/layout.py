@@ -211,7 +211,7 @@ def _docker_candidate(blobs: SmallBlobs, limits: Limits, entry: Any) -> Candidat
 
 def choose(candidates: list[Candidate], wanted: str | None) -> Candidate:
     """The one image for ``wanted`` (default linux/amd64, else the only image), or raise."""
-    listing = ", ".join(c.describe() for c in candidates) or "none"
+    listing = _listing(candidates) or "none"
     if not candidates:
         raise ReadFailure("no-image", "the archive holds no image")
     target = parse_platform(wanted or "linux/amd64")
@@ -225,11 +225,20 @@ def choose(candidates: list[Candidate], wanted: str | None) -> Candidate:
         raise ReadFailure(
             "platform-not-found", f"no image for platform {want}; candidates: {listing}"
         )
-    names = ", ".join(c.describe() for c in matches)
+    names = _listing(matches)
     raise ReadFailure(
         "platform-ambiguous",
         f"{len(matches)} images match platform {want}: {names}; not choosing one",
     )
+
+
+LISTED_CANDIDATES = 10  # a hostile index may hold thousands: the reason stays readable
+
+
+def _listing(candidates: list[Candidate]) -> str:
+    shown = ", ".join(c.describe() for c in candidates[:LISTED_CANDIDATES])
+    more = len(candidates) - LISTED_CANDIDATES
+    return shown + (f", ... and {more} more" if more > 0 else "")
 
 
 def parse_platform(text: str) -> tuple[str, str, str | None]:

@@ -320,6 +320,7 @@ def _finish(
             o.scan = scan_region(
                 Region(f.fileno(), 0, size, size), o.ref, o.diff_id, workdirs, budgets
             )
+            o.scan.finish_hashing()
             done[path] = o.scan
         elif path in member_failures:
             o.failure = member_failures[path]
