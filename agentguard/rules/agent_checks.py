@@ -1,11 +1,12 @@
-"""Runs the agent-configuration rules (AG210, AG211, AG301-AG305, AG310, AG320) over facts.
+"""Runs the agent-configuration rules (AG210, AG211, AG301-AG305, AG310, AG320, and AG402
+for literal secrets in MCP server environments) over facts.
 
 Pure: takes :class:`~agentguard.inspect.project.model.ProjectFacts`, returns findings.
 """
 
 from __future__ import annotations
 
-from agentguard.findings import Finding
+from agentguard.findings import Finding, Location
 from agentguard.inspect.project.model import ProjectFacts
 from agentguard.rules.agent_tools_checks import (
     check_allow_list,
@@ -21,6 +22,7 @@ from agentguard.rules.agent_tools_mcp import (
     check_mcp_server,
 )
 from agentguard.rules.agent_workdir import check_settings_sources, check_workdir, cwd_verdict
+from agentguard.rules.secret_values import check_env_secrets
 
 
 def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
@@ -41,6 +43,12 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
         out += check_settings_bypass(settings, facts)
     for server in facts.mcp_servers:
         out += check_mcp_server(server)
+        out += check_env_secrets(
+            server.env,
+            subject=f"MCP server {server.name!r}",
+            location=Location(path=server.path, line=server.line, note=server.declared_in),
+            set_where=f"its `env` in {server.declared_in}",
+        )
     for site in facts.fallbacks:
         out += check_fallback_site(site)
     return out

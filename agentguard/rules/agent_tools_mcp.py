@@ -14,6 +14,7 @@ from agentguard.inspect.project.model import (
     Unknown,
     alternatives,
     describe,
+    redact_text,
 )
 from agentguard.rules.agent_tools import McpServerUnpinned, SilentModelFallback
 from agentguard.rules.agent_tools_checks import option_syntax
@@ -137,9 +138,7 @@ def check_mcp_server(server: McpServer) -> list[Finding]:
     if found is None:
         return []
     what, why, pinned, severity = found
-    argv = [str(server.command), *(describe(a) if isinstance(a, Unknown) else a
-                                   for a in (server.args if isinstance(server.args, tuple)
-                                             else (server.args,)))]  # fmt: skip
+    what, pinned = redact_text(what), redact_text(pinned)
     return [
         McpServerUnpinned.finding(
             f"MCP server {server.name!r} ({server.declared_in}) launches {what}: {why}.",
@@ -151,7 +150,11 @@ def check_mcp_server(server: McpServer) -> list[Finding]:
                 else "Name the server's package with an exact version (or an image digest).",
                 snippet=pinned or None,
             ),
-            evidence={"server": server.name, "argv": argv[:12], "declared_in": server.declared_in},
+            evidence={
+                "server": server.name,
+                "argv": server.safe_argv()[:12],
+                "declared_in": server.declared_in,
+            },
             severity=severity,
             confidence=Confidence.LOW if severity is Severity.LOW else Confidence.HIGH,
         )

@@ -82,33 +82,62 @@ def alternatives(value: Any) -> list[Any]:
     return [value]
 
 
-def to_json(value: Any) -> JSONValue:
-    """JSON form of a value (unknowns and symbols described in words)."""
+REDACTED = "***"
+
+
+def _secret_text(text: str, key: str | None = None) -> bool:
+    from agentguard.rules.secret_values import classify, value_format
+
+    if value_format(text) is not None:
+        return True
+    return key is not None and classify(key, text) is not None
+
+
+def to_json(value: Any, key: str | None = None) -> JSONValue:
+    """JSON form of a value (unknowns and symbols described in words, secrets redacted:
+    a string in a known key format, or under a name that says secret, becomes ``***``)."""
+    if isinstance(value, str):
+        return REDACTED if _secret_text(value, key) else value
     if isinstance(value, Unknown):
-        return {"unknown": value.reason, "expr": value.expr}
+        return {"unknown": value.reason, "expr": redact_text(value.expr)}
     if isinstance(value, PathSym):
         return {"path": value.describe()}
     if isinstance(value, OneOf):
         return {"one_of": [to_json(v) for v in value.alternatives]}
     if isinstance(value, tuple | list):
-        return [to_json(v) for v in value]
+        return [to_json(v, key) for v in value]
     if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, str | int | float | bool) or value is None:
+        return {str(k): to_json(v, str(k)) for k, v in value.items()}
+    if isinstance(value, int | float | bool) or value is None:
         return value
     return repr(value)
 
 
+def redact_text(text: str) -> str:
+    from agentguard.rules.secret_values import redact_step, value_format
+
+    text = redact_step(text)
+    return " ".join(REDACTED if value_format(w.strip("'\",")) else w for w in text.split(" "))
+
+
 def describe(value: Any) -> str:
     """Short text for messages."""
-    if isinstance(value, Unknown | PathSym):
+    if isinstance(value, Unknown):
+        return redact_text(value.describe())
+    if isinstance(value, PathSym):
         return value.describe()
     if isinstance(value, OneOf):
         return " or ".join(describe(v) for v in value.alternatives)
     if isinstance(value, tuple | list):
         return "[" + ", ".join(describe(v) for v in value) + "]"
     if isinstance(value, str):
-        return repr(value)
+        return repr(REDACTED) if _secret_text(value) else repr(value)
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ", ".join(f"{k!r}: {describe(to_json(v, str(k)))}" for k, v in value.items())
+            + "}"
+        )
     return str(value)
 
 
@@ -156,7 +185,7 @@ class AgentConfig:
             "path": self.path,
             "line": self.line,
             "label": self.label,
-            "options": {k: to_json(o.value) for k, o in sorted(self.options.items())},
+            "options": {k: to_json(o.value, k) for k, o in sorted(self.options.items())},
             "ambiguous": self.ambiguous,
             "ambiguity": self.ambiguity,
             "open_ended": self.open_ended,
@@ -188,6 +217,16 @@ class McpServer:
     command: Any = None  # str | Unknown | None
     args: Any = ()  # tuple of str/Unknown, or Unknown
     image: str | None = None  # docker image named in the args, when there is one
+    # literal environment of a stdio server (name, value): values may be secrets, never shown
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    def safe_argv(self) -> list[str]:
+        """command + args with secrets redacted (flag values, known key formats)."""
+        from agentguard.inspect.summary import redact_argv
+
+        args = self.args if isinstance(self.args, tuple) else (self.args,)
+        argv = [describe(a) if not isinstance(a, str) else a for a in (self.command, *args)]
+        return redact_argv([a for a in argv if a is not None]) or []
 
     def to_json(self) -> dict[str, JSONValue]:
         return {
@@ -196,8 +235,8 @@ class McpServer:
             "line": self.line,
             "declared_in": self.declared_in,
             "transport": self.transport,
-            "command": to_json(self.command),
-            "args": to_json(self.args),
+            "argv": self.safe_argv() if self.command is not None else None,
+            "env": [name for name, _ in self.env],
         }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +55,9 @@ class PythonFacts:
 
 def analyse_python(path: str, data: bytes, *, origin: str = "project") -> PythonFacts:
     """Parse one Python file and extract agent facts. Raises SyntaxError/ValueError."""
-    tree = ast.parse(data, filename=path)
+    with warnings.catch_warnings():  # the project's own warnings (bad escapes) are not ours
+        warnings.simplefilter("ignore")
+        tree = ast.parse(data, filename=path)
     index = ModuleIndex(tree)
     ev = Evaluator(index, is_options_class)
     out = PythonFacts()
@@ -223,7 +226,13 @@ def mcp_server_from_mapping(
     transport = "stdio" if command is not None else "unknown"
     if isinstance(kind, Unknown):
         transport = "unknown"
-    return McpServer(name, path, line, declared_in, transport, command, args)
+    env_spec = spec.get("env")
+    env = (
+        tuple((str(k), v) for k, v in env_spec.items() if isinstance(v, str))
+        if isinstance(env_spec, dict)
+        else ()
+    )
+    return McpServer(name, path, line, declared_in, transport, command, args, env=env)
 
 
 def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import posixpath
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -67,7 +68,10 @@ class ImportResolver:
             parsed: tuple[ModuleIndex, Evaluator] | None = None
             if data is not None:
                 try:
-                    index = ModuleIndex(ast.parse(data, filename=path))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        tree = ast.parse(data, filename=path)
+                    index = ModuleIndex(tree)
                     parsed = (index, Evaluator(index, lambda _q: False))
                 except (SyntaxError, ValueError, RecursionError):
                     parsed = None  # the value stays unknown; the file itself is not agent code

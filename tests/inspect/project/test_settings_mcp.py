@@ -93,3 +93,51 @@ def test_managed_settings_that_disable_bypass_lower_the_finding() -> None:
     )
     assert all(s.status.value == "ok" for s in result.sources)
     assert Source.ok("file", ".claude/settings.json", "Claude Code settings") in result.sources
+
+
+def test_secrets_in_mcp_servers_never_reach_the_output() -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    key = "sk-ant-api03-" + "x" * 40
+    data = (
+        '{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "gh-mcp@1.0.0", "--api-key", "'
+        + key
+        + '"], "env": {"GITHUB_TOKEN": "'
+        + token
+        + '", "LOG_LEVEL": "debug", "OTHER": "${OTHER}"}}}}'
+    ).encode()
+    result = scan_files([ProjectFile(".mcp.json", data)], workdir=None)
+    assert [(f.rule_id, f.message) for f in result.findings] == [
+        (
+            "AG402",
+            "MCP server 'gh' sets GITHUB_TOKEN to a literal value in its `env` in .mcp.json "
+            f"(its value has a known key format: github token); value redacted, sha256 prefix "
+            f"{result.findings[0].evidence['value_sha256_prefix']}.",
+        )
+    ]
+    text = repr([f.to_json() for f in result.findings]) + repr(result.facts)
+    assert token not in text and key not in text
+    assert result.facts["mcp_servers"] == [
+        {
+            "name": "gh",
+            "path": ".mcp.json",
+            "line": 1,
+            "declared_in": ".mcp.json",
+            "transport": "stdio",
+            "argv": ["npx", "-y", "gh-mcp@1.0.0", "--api-key", "***"],
+            "env": ["GITHUB_TOKEN", "LOG_LEVEL", "OTHER"],
+        }
+    ]
+
+
+def test_secrets_in_agent_options_are_redacted_in_facts() -> None:
+    key = "sk-ant-api03-" + "y" * 40
+    source = (
+        "from claude_agent_sdk import ClaudeAgentOptions\n"
+        f'O = ClaudeAgentOptions(tools=[], env={{"ANTHROPIC_API_KEY": "{key}", "MODE": "x"}})\n'
+    ).encode()
+    result = scan_files([ProjectFile("a.py", source)], workdir=None)
+    assert result.facts["agent_configs"][0]["options"]["env"] == {
+        "ANTHROPIC_API_KEY": "***",
+        "MODE": "x",
+    }
+    assert key not in repr(result.facts) + repr([f.to_json() for f in result.findings])
