@@ -41,6 +41,12 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
     for settings in facts.settings:
         out += check_settings_allow(settings)
         out += check_settings_bypass(settings, facts)
+        out += check_env_secrets(
+            settings.env,
+            subject=f"{settings.scope} settings",
+            location=Location(path=settings.path, line=settings.line_of("env")),
+            set_where=f"`env` of {settings.path}",
+        )
     for server in facts.mcp_servers:
         out += check_mcp_server(server)
         out += check_env_secrets(

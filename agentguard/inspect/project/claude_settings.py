@@ -73,6 +73,11 @@ def parse_settings(path: str, data: bytes) -> ClaudeSettings:
             lines[f"permissions.{key}"] = line
     if "permissions" in root:
         lines["permissions"] = doc.line("permissions") or 1
+    env = root.get("env", {})
+    if not isinstance(env, dict):
+        raise DocumentError("`env` must be an object", line=doc.line("env"), code="schema")
+    if "env" in root:
+        lines["env"] = doc.line("env") or 1
     return ClaudeSettings(
         path=path,
         scope=settings_scope(path),
@@ -82,6 +87,7 @@ def parse_settings(path: str, data: bytes) -> ClaudeSettings:
         default_mode=mode if isinstance(mode, str) else None,
         disable_bypass=disable if isinstance(disable, str) else None,
         lines=lines,
+        env=tuple((str(k), v) for k, v in env.items() if isinstance(v, str)),
     )
 
 

@@ -265,6 +265,7 @@ class ClaudeSettings:
     default_mode: str | None
     disable_bypass: str | None  # permissions.disableBypassPermissionsMode
     lines: Mapping[str, int] = field(default_factory=dict)  # "permissions.allow" -> line
+    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # values may be secrets
 
     def line_of(self, key: str) -> int | None:
         return self.lines.get(key)

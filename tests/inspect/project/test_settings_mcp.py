@@ -141,3 +141,21 @@ def test_secrets_in_agent_options_are_redacted_in_facts() -> None:
         "MODE": "x",
     }
     assert key not in repr(result.facts) + repr([f.to_json() for f in result.findings])
+
+
+def test_literal_secret_in_settings_env() -> None:
+    key = "sk-ant-api03-" + "z" * 40
+    data = (
+        '{\n  "env": {\n    "ANTHROPIC_API_KEY": "' + key + '",\n    "DEBUG": "1"\n  }\n}\n'
+    ).encode()
+    result = scan_files([ProjectFile(".claude/settings.json", data)], workdir=None)
+    ((rule_id, location, variable),) = [
+        (f.rule_id, f.locations[0], f.evidence["variable"]) for f in result.findings
+    ]
+    assert (rule_id, location.path, location.line, variable) == (
+        "AG402",
+        ".claude/settings.json",
+        2,
+        "ANTHROPIC_API_KEY",
+    )
+    assert key not in repr([f.to_json() for f in result.findings]) + repr(result.facts)
