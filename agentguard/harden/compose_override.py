@@ -72,24 +72,32 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def compose_document(
-    spec: HardenedSpec, volume_defs: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def compose_document(spec: HardenedSpec, top_level: dict[str, Any] | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {"services": {svc.name: service_body(spec, svc) for svc in spec.services}}
+    defs = top_level or {}
     named = sorted({v.name for svc in spec.services for v in svc.volumes})
     if named:
-        defs = volume_defs or {}
-        doc["volumes"] = {n: _plain(defs.get(n)) if defs.get(n) else {} for n in named}
+        doc["volumes"] = {n: _plain(defs.get(f"volumes:{n}")) or {} for n in named}
+    secrets = sorted(
+        {
+            s if isinstance(s, str) else str(s.get("source"))
+            for svc in spec.services
+            for s in svc.passthrough.get("secrets") or []
+            if isinstance(s, (str, dict))
+        }
+    )
+    if secrets:
+        doc["secrets"] = {n: _plain(defs.get(f"secrets:{n}")) or {} for n in secrets}
     if spec.network != "none":
         doc["networks"] = {spec.network: {"external": True}}
     return doc
 
 
 def render_compose(
-    spec: HardenedSpec, *, header: list[str], volume_defs: dict[str, Any] | None = None
+    spec: HardenedSpec, *, header: list[str], top_level: dict[str, Any] | None = None
 ) -> str:
     text = yaml.safe_dump(
-        compose_document(spec, volume_defs), sort_keys=False, default_flow_style=False, width=100
+        compose_document(spec, top_level), sort_keys=False, default_flow_style=False, width=100
     )
     return "".join(f"# {h}\n" if h else "#\n" for h in header) + text
 

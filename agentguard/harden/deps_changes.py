@@ -36,6 +36,8 @@ class DepsChanges:
     files: dict[str, str] = field(default_factory=dict)
     spans: list[Finding] = field(default_factory=list)  # AG101 from the lock, each capped
     capped: dict[str, str] = field(default_factory=dict)  # package -> constraint line
+    alternatives: dict[str, str] = field(default_factory=dict)  # package -> the lower major's cap
+    tail: int = 0  # long-tail spanning edges (low severity) not capped
     notes: list[str] = field(default_factory=list)
 
 
@@ -49,15 +51,43 @@ def _locked(graph: LockGraph, name: str) -> Version | None:
     return max(versions) if versions else None
 
 
+def lower_major_cap(child: str, specifier: str, finding: Finding) -> str | None:
+    """The cap at the range's lowest major, when it differs from the locked one."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from agentguard.lock.graph import major_key
+
+    locked = [Version(str(v)) for v in finding.evidence.get("locked") or []]
+    if not locked:
+        return None
+    try:
+        specs = list(SpecifierSet(specifier))
+    except InvalidSpecifier:
+        return None
+    for s in specs:
+        if s.operator in (">=", ">", "~="):
+            try:
+                lower = Version(s.version)
+            except InvalidVersion:
+                return None
+            if major_key(lower) != major_key(max(locked)):
+                return f"{child}{s.operator}{lower},<{next_major_floor(lower)}"
+    return None
+
+
 def plan_deps(
     graph: LockGraph | None, policy: DepsPolicy, findings: Sequence[Finding]
 ) -> DepsChanges:
     out = DepsChanges()
     reasons: dict[str, str] = {}
+    tail = 0
     if graph is not None:
         for f in check_major_spans(graph, policy):
             if f.severity is Severity.INFO or not f.fix.snippet:
                 continue  # accepted by policy, or already held to one major by the project
+            if f.severity < Severity.MEDIUM:
+                tail += 1  # the long tail: `agentguard lock` lists them; capping all is noise
+                continue
             child = str(f.evidence.get("child"))
             out.spans.append(f)
             if child not in out.capped:
@@ -67,6 +97,13 @@ def plan_deps(
                     f"(admits {', '.join(map(str, f.evidence.get('majors_admitted') or []))}); "
                     f"locked {', '.join(map(str, f.evidence.get('locked') or []))}"
                 )
+                alt = lower_major_cap(child, str(f.evidence.get("specifier") or ""), f)
+                if alt is not None and f.severity >= Severity.HIGH:  # the agent stack itself
+                    out.alternatives[child] = alt
+                    reasons[child] += (
+                        f". Or {alt} if your code was written against that major: which one is "
+                        "right depends on the version you tested"
+                    )
     for f in findings:
         if f.rule_id != "AG121":
             continue
@@ -80,6 +117,7 @@ def plan_deps(
         elif f.fix.snippet and "<" in f.fix.snippet:
             out.capped[name] = f.fix.snippet
             reasons[name] = f"required as {f.evidence.get('requirement')}; no lock: the rule's cap"
+    out.tail = tail
     if out.capped:
         lines = [
             "# agentguard harden: each line caps a dependency at the major that was locked.",
@@ -88,6 +126,11 @@ def plan_deps(
         ]
         for name in sorted(out.capped):
             lines += [f"# {reasons[name]}", out.capped[name]]
+        if tail:
+            lines.append(
+                f"# {tail} more edges of the long tail span majors (low severity, not capped "
+                "here): `agentguard lock` lists them"
+            )
         out.files[CONSTRAINTS_FILE] = "\n".join(lines) + "\n"
     out.files[INSTALL_FILE] = (
         "# agentguard harden: install the agent stack from the lock, every file checked\n"

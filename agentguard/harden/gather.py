@@ -44,7 +44,7 @@ class Gathered:
     graph: LockGraph | None
     config: Config
     sources: tuple[Source, ...]
-    volume_defs: dict[str, Any] = field(default_factory=dict)
+    top_level: dict[str, Any] = field(default_factory=dict)
     root: Path | None = None
 
 
@@ -169,9 +169,26 @@ def _compose_services(
                 origin=f"{rel} service {name}",
             )
         )
-    volumes = doc.get("volumes") if isinstance(doc, dict) else None
     source = Source.ok("file", rel, f"{len(out)} services read for the hardened configuration")
-    return out, [source], dict(volumes) if isinstance(volumes, dict) else {}
+    return out, [source], _top_level(doc, path.parent, opts.out)
+
+
+def _top_level(doc: Any, base: Path, out: Path) -> dict[str, Any]:
+    """Top-level ``volumes`` and ``secrets`` definitions, file paths re-anchored at ``out``."""
+    from agentguard.harden.services import rebase
+
+    defs: dict[str, Any] = {}
+    if not isinstance(doc, dict):
+        return defs
+    for key in ("volumes", "secrets"):
+        table = doc.get(key)
+        if not isinstance(table, dict):
+            continue
+        for name, body in table.items():
+            if isinstance(body, dict) and isinstance(body.get("file"), str):
+                body = {**body, "file": rebase(body["file"], base, out)}
+            defs[f"{key}:{name}"] = body
+    return defs
 
 
 def _project_services(
@@ -181,19 +198,19 @@ def _project_services(
     assert isinstance(containers, Mapping)
     services: list[ServiceSpec] = []
     sources: list[Source] = []
-    volume_defs: dict[str, Any] = {}
+    top_level: dict[str, Any] = {}
     taken: set[str] = set()
     for cf in containers.get("compose_files") or []:
         got, src, vols = _compose_services(root / cf["path"], cf["path"], opts, taken)
         services += got
         sources += src
-        volume_defs.update(vols)
+        top_level.update(vols)
     if services:
-        return services, sources, volume_defs
+        return services, sources, top_level
     for dc in containers.get("devcontainers") or []:
         services += _devcontainer_service(root, str(dc["path"]), opts, sources)
     if services:
-        return services, sources, volume_defs
+        return services, sources, top_level
     for df in containers.get("dockerfiles") or []:
         rel = str(df["path"])
         dockerfile = root / rel
@@ -206,7 +223,7 @@ def _project_services(
                 origin=rel,
             )
         )
-    return services, sources, volume_defs
+    return services, sources, top_level
 
 
 def _devcontainer_service(
@@ -310,7 +327,7 @@ def gather(
     kind = target.get("kind") if isinstance(target, Mapping) else None
     services: list[ServiceSpec] = []
     sources: list[Source] = []
-    volume_defs: dict[str, Any] = {}
+    top_level: dict[str, Any] = {}
     root: Path | None = None
     agent: Mapping[str, Any] = {}
     if kind in ("image", "container"):
@@ -321,11 +338,11 @@ def gather(
         path = Path(opts.target).expanduser()
         root = path if kind == "project" else path.parent
         if kind == "compose":
-            services, sources, volume_defs = _compose_services(path, path.name, opts, set())
+            services, sources, top_level = _compose_services(path, path.name, opts, set())
         else:
             project = report.facts.get("project")
             if isinstance(project, Mapping):
-                services, sources, volume_defs = _project_services(root, project, opts)
+                services, sources, top_level = _project_services(root, project, opts)
     project_facts = report.facts.get("project")
     if isinstance(project_facts, Mapping):
         agent = project_facts
@@ -346,6 +363,6 @@ def gather(
         graph=graph,
         config=config,
         sources=tuple(sources),
-        volume_defs=volume_defs,
+        top_level=top_level,
         root=root,
     )

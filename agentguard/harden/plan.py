@@ -82,7 +82,7 @@ def _write_run_config(g: Gathered, spec: HardenedSpec, plan: Plan) -> None:
         "volumes and environment across files, so an override could not remove them.",
         f"Run: docker compose -f {compose_override.FILE_NAME} up",
     ]
-    text = compose_override.render_compose(spec, header=header, volume_defs=g.volume_defs)
+    text = compose_override.render_compose(spec, header=header, top_level=g.top_level)
     problems = compose_override.schema_problems(text)
     if problems:  # a bug in the writer: say so, never hand out an invalid file silently
         plan.sources.append(
@@ -162,7 +162,12 @@ def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
     if rid in ("AG210", "AG211", "AG301", "AG302", "AG303", "AG304", "AG305"):
         return _decide_agent(f, plan)
     if rid == "AG101":
-        return Claim(f, (deps_changes.CONSTRAINTS_FILE,), f"capped: {f.fix.snippet}")
+        child = str(f.evidence.get("child"))
+        alt = plan.deps.alternatives.get(child)
+        how = f"capped at the locked major: {plan.deps.capped.get(child, f.fix.snippet)}"
+        if alt:
+            how += f" (or {alt} if your code was written against that major: a choice)"
+        return Claim(f, (deps_changes.CONSTRAINTS_FILE,), how)
     if rid == "AG121":
         pkg = str(f.evidence.get("package", ""))
         line = plan.deps.capped.get(pkg)

@@ -34,6 +34,7 @@ PASSTHROUGH_KEYS = (
     "init",
     "ports",
     "expose",
+    "secrets",  # compose secrets are files on a tmpfs at /run/secrets: the right way in
 )
 
 
@@ -77,6 +78,13 @@ def _redacted(argv: Sequence[str] | None) -> bool:
     return argv is not None and any("***" in a for a in argv)
 
 
+def _runs_python_module(argv: Sequence[str]) -> bool:
+    for i, arg in enumerate(argv[:-1]):
+        if posixpath.basename(arg).startswith("python") and argv[i + 1] == "-m":
+            return True
+    return False
+
+
 def holds_secret(value: Any) -> bool:
     """True when a command, label or option holds something that looks like a secret."""
     if isinstance(value, Mapping):
@@ -111,6 +119,13 @@ def service_from_image(
                 "the image's command used paths relative to its working directory "
                 f"{workdir}; rewritten: {'; '.join(ce + cc)}"
             )
+    env: list[EnvVar] = []
+    if workdir and workdir != "/" and _runs_python_module((*(entry or ()), *(cmd or ()))):
+        env.append(EnvVar("PYTHONPATH", workdir))
+        notes.append(
+            f"`python -m` found its package in the working directory {workdir}; PYTHONPATH="
+            f"{workdir} keeps it importable from the empty working directory"
+        )
     secrets = sorted(set(secret_names))
     if secrets:
         notes.append(
@@ -122,7 +137,7 @@ def service_from_image(
         image=image,
         entrypoint=new_entry,
         command=new_cmd,
-        env=tuple(EnvVar(n) for n in secrets),
+        env=(*env, *(EnvVar(n) for n in secrets)),
         origin=f"image {image}",
         notes=tuple(notes),
     )
@@ -194,7 +209,9 @@ def _container_volumes(raw: Any, opts: HardenOptions) -> tuple[tuple[NamedVolume
     for m in raw if isinstance(raw, list) else []:
         if not isinstance(m, Mapping):
             continue
-        kind, source = m.get("Type"), m.get("Name") or m.get("Source")
+        kind = m.get("Type")
+        # a volume is kept by its name; its Source is the engine's data folder, a host path
+        source = m.get("Name") if kind == "volume" else m.get("Source")
         dest = str(m.get("Destination") or "")
         keep, why = _keep_volume(str(kind), source, dest, opts)
         if keep and isinstance(source, str):
@@ -206,9 +223,9 @@ def _container_volumes(raw: Any, opts: HardenOptions) -> tuple[tuple[NamedVolume
 
 def _keep_volume(kind: str, source: Any, dest: str, opts: HardenOptions) -> tuple[bool, str]:
     if kind != "volume" or not isinstance(source, str) or not source:
-        return (
-            False,
-            "a host folder or an anonymous mount; add what the agent needs with --allow-mount",
+        return False, (
+            "a host folder or an anonymous mount; if the agent needs it, pass "
+            f"--allow-mount HOST:PATH with a PATH outside {opts.workdir} (mounted read-only)"
         )
     if is_docker_socket(source) or is_docker_socket(dest):
         return False, "the Docker socket"
@@ -233,10 +250,10 @@ def service_from_compose(
     build = body.get("build")
     new_build: dict[str, Any] | None = None
     if isinstance(build, str):
-        new_build = {"context": _rebase(build, compose_dir, out_dir)}
+        new_build = {"context": rebase(build, compose_dir, out_dir)}
     elif isinstance(build, Mapping):
         new_build = dict(build)
-        new_build["context"] = _rebase(str(build.get("context", ".")), compose_dir, out_dir)
+        new_build["context"] = rebase(str(build.get("context", ".")), compose_dir, out_dir)
         new_build.pop("args", None) if _secret_args(build.get("args")) else None
     image = body.get("image") if isinstance(body.get("image"), str) else None
     volumes: list[NamedVolume] = []
@@ -270,11 +287,17 @@ def service_from_compose(
             "userns_mode",
             "volumes_from",
             "env_file",
-            "secrets",
         )
     )
     if dropped:
         notes.append("dropped: " + ", ".join(dropped))
+    old_wd = body.get("working_dir")
+    if isinstance(old_wd, str) and posixpath.normpath(old_wd) != opts.workdir:
+        notes.append(
+            f"the working directory moves from {old_wd} to the empty {opts.workdir}: if the "
+            f"command uses paths relative to {old_wd} (`python -m pkg`, `node app.js`), make "
+            f"them absolute or set PYTHONPATH={old_wd}"
+        )
     if "env_file" in body:
         notes.append(
             "env_file was dropped: pass the variables it holds at run time by name "
@@ -323,7 +346,7 @@ def _compose_env(raw: Any) -> list[tuple[str, str | None]]:
     return out
 
 
-def _rebase(path: str, base: Path, out_dir: Path) -> str:
+def rebase(path: str, base: Path, out_dir: Path) -> str:
     """A path written relative to ``base``, rewritten relative to ``out_dir``."""
     if "://" in path or path.startswith(("/", "$", "~")):
         return path
