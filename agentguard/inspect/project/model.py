@@ -235,9 +235,14 @@ class McpServer:
             "line": self.line,
             "declared_in": self.declared_in,
             "transport": self.transport,
-            "argv": self.safe_argv() if self.command is not None else None,
-            "env": [name for name, _ in self.env],
+            **self._argv_json(),
         }
+
+    def _argv_json(self) -> dict[str, JSONValue]:
+        if isinstance(self.command, str) and isinstance(self.args, tuple):
+            argv = self.safe_argv()  # flag values and key-format strings redacted
+            return {"command": argv[0], "args": argv[1:]}
+        return {"command": to_json(self.command), "args": to_json(self.args)}
 
 
 @dataclass(frozen=True)

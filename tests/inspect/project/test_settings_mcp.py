@@ -123,8 +123,8 @@ def test_secrets_in_mcp_servers_never_reach_the_output() -> None:
             "line": 1,
             "declared_in": ".mcp.json",
             "transport": "stdio",
-            "argv": ["npx", "-y", "gh-mcp@1.0.0", "--api-key", "***"],
-            "env": ["GITHUB_TOKEN", "LOG_LEVEL", "OTHER"],
+            "command": "npx",
+            "args": ["-y", "gh-mcp@1.0.0", "--api-key", "***"],
         }
     ]
 
