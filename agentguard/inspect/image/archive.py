@@ -8,9 +8,9 @@ tarball cannot be seeked; it goes through the one-pass stream reader instead.
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import Future
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +22,10 @@ from agentguard.inspect.image.bytestreams import (
     ByteReader,
     ChunkSource,
     FdRegion,
-    Hasher,
     HashingSource,
     sniff_compression,
 )
+from agentguard.inspect.image.hashing import Hasher, RegionHashes
 from agentguard.inspect.image.imageconfig import parse_digest
 from agentguard.inspect.image.layerscan import Budgets, LayerScan, decompressed, scan_layer
 from agentguard.inspect.image.layout import LayerRef
@@ -37,10 +37,8 @@ from agentguard.inspect.image.limits import (
     truncated,
 )
 from agentguard.inspect.image.resolve import resolve
-from agentguard.inspect.image.result import ImageRead, assemble, failed
+from agentguard.inspect.image.result import ImageRead, LayerOutcome, assemble, failed
 from agentguard.inspect.image.tarwalk import TarWalker, display, follow_links
-
-HASH_WORKERS = max(1, min(2, (os.cpu_count() or 1)))  # measured: a 2-core machine
 
 
 @dataclass(frozen=True)
@@ -164,40 +162,49 @@ class FolderBlobs:
             os.close(fd)
 
 
+def raw_hash_algorithm(region: Region, ref: LayerRef) -> str | None:
+    """The algorithm to hash a layer's stored bytes with, None when nothing can check them."""
+    comp = sniff_compression(os.pread(region.fd, 8, region.start) if region.present else b"")
+    if ref.blob_digest:
+        return parse_digest(ref.blob_digest)[0]
+    return "sha256" if comp == "none" else None  # a plain tar's digest is its diff_id
+
+
 def scan_region(
     region: Region,
     ref: LayerRef,
     diff_id: str | None,
     workdirs: tuple[str, ...],
     budgets: Budgets,
+    hashes: RegionHashes | None,
+    raw_future: Future[str] | None = None,
 ) -> LayerScan:
-    """Scan one layer stored in a file region; plain bodies are skipped by offset and the
-    region is hashed by another thread reading the same pages. The digests may still be
-    running when this returns: :meth:`LayerScan.finish_hashing` waits for them."""
+    """Scan one layer stored in a file region; plain bodies are skipped by offset.
+
+    With ``hashes`` (verification on) the stored bytes are hashed on the pool, reading the
+    same pages (``raw_future`` when the caller already started it); the digests may still
+    be running when this returns: :meth:`LayerScan.finish_hashing` waits for them."""
     limits = budgets.limits
     scan = LayerScan(key=ref.path, workdirs=workdirs)
     fd, start, present = region.fd, region.start, region.present
     try:
         comp = sniff_compression(os.pread(fd, 8, start) if present else b"")
-        verify = limits.verify_layer_digests
-        raw_alg = parse_digest(ref.blob_digest)[0] if ref.blob_digest else "sha256"
+        raw_alg = raw_hash_algorithm(region, ref)
         data_alg = parse_digest(diff_id)[0] if diff_id else "sha256"
     except (OSError, ReadFailure) as exc:
         scan.failure = exc if isinstance(exc, ReadFailure) else ReadFailure("read-error", str(exc))
         return scan
     scan.compression = comp
-    raw_hasher = data_hasher = None
-    if verify and (ref.blob_digest or comp == "none"):
-        raw_hasher = Hasher(raw_alg)
-        raw_hasher.region(fd, start, present)
-    if verify and comp != "none" and not ref.blob_digest and diff_id:
-        data_hasher = Hasher(data_alg)
+    if hashes is not None and raw_alg is not None:
+        scan.raw_future = raw_future or hashes.submit(fd, start, present, raw_alg)
+    if hashes is not None and raw_alg is None and diff_id:
+        scan.data_hasher = Hasher(data_alg)
     src: ChunkSource = decompressed(FdRegion(fd, start, present), comp, limits)
-    if data_hasher is not None:
-        src = HashingSource(src, data_hasher)
+    if scan.data_hasher is not None:
+        src = HashingSource(src, scan.data_hasher)
     reader = ByteReader(src, budgets.bytes, PLAIN_CHUNK if comp == "none" else OUT_CHUNK)
     scan_layer(reader, scan, budgets)
-    if data_hasher is not None and scan.failure is None:
+    if scan.data_hasher is not None and scan.failure is None:
         try:
             # The rest after the tar end marker counts too (for the digest and the cap: a
             # hostile layer may hide gigabytes of zeros behind its end marker).
@@ -207,11 +214,6 @@ def scan_region(
             scan.failure = exc
     if present < region.size and scan.failure is None:
         scan.failure = truncated(f"the archive holds {present} of the layer's {region.size} bytes")
-    scan.hashing = [
-        (h, attr)
-        for h, attr in ((raw_hasher, "raw_digest"), (data_hasher, "data_digest"))
-        if h is not None
-    ]
     if scan.failure is not None:
         scan.finish_hashing()
     return scan
@@ -270,6 +272,29 @@ def read_image_archive(
         os.close(fd)
 
 
+def _start_hashes(
+    blobs: OuterTar | FolderBlobs, outcomes: list[LayerOutcome], hashes: RegionHashes
+) -> dict[str, Future[str]]:
+    """Start the stored-bytes digests before the walk, largest layer first: the largest
+    layer's digest is what the whole read waits for."""
+    jobs: list[tuple[int, str, Region, str]] = []
+    with ExitStack() as stack:
+        for path in dict.fromkeys(o.ref.path for o in outcomes):
+            ref = next(o.ref for o in outcomes if o.ref.path == path)
+            try:
+                region = stack.enter_context(blobs.layer(path))
+                algorithm = raw_hash_algorithm(region, ref)
+            except (OSError, ReadFailure):
+                continue  # the scan of this layer reports it
+            if algorithm is not None:
+                jobs.append((region.present, path, region, algorithm))
+        jobs.sort(key=lambda job: -job[0])
+        return {
+            path: hashes.submit(region.fd, region.start, region.present, algorithm)
+            for _, path, region, algorithm in jobs
+        }
+
+
 def _read(
     blobs: OuterTar | FolderBlobs,
     target: str,
@@ -283,24 +308,27 @@ def _read(
     workdirs = (resolved.parsed.workdir,) if resolved.parsed else ()
     budgets = Budgets(limits)
     done: dict[str, LayerScan] = {}
-    hashing: deque[LayerScan] = deque()
-    for o in resolved.outcomes:
-        if o.ref.path in done:
-            o.scan = done[o.ref.path]
-            continue
-        try:
-            with blobs.layer(o.ref.path) as region:
-                o.scan = scan_region(region, o.ref, o.diff_id, workdirs, budgets)
-        except ReadFailure as exc:
-            o.failure = exc
-            continue
-        done[o.ref.path] = o.scan
-        # Digests of up to HASH_WORKERS layers run beside the walk of the next layers.
-        hashing.append(o.scan)
-        while len(hashing) > HASH_WORKERS:
-            hashing.popleft().finish_hashing()
-    for scan in hashing:
-        scan.finish_hashing()
+    hashes = RegionHashes() if limits.verify_layer_digests else None
+    try:
+        started = _start_hashes(blobs, resolved.outcomes, hashes) if hashes else {}
+        for o in resolved.outcomes:
+            if o.ref.path in done:
+                o.scan = done[o.ref.path]
+                continue
+            try:
+                with blobs.layer(o.ref.path) as region:
+                    o.scan = scan_region(
+                        region, o.ref, o.diff_id, workdirs, budgets, hashes, started.get(o.ref.path)
+                    )
+            except ReadFailure as exc:
+                o.failure = exc
+                continue
+            done[o.ref.path] = o.scan
+        for scan in done.values():
+            scan.finish_hashing()
+    finally:
+        if hashes is not None:
+            hashes.close()
     return assemble(
         target=target,
         layout=resolved.layout,

@@ -2,16 +2,12 @@
 
 Layers are never buffered whole: a source hands out chunks, a :class:`ByteReader` keeps at
 most one chunk and skips file bodies (by moving an offset on seekable plain data, by reading
-and discarding otherwise). Digests are computed on a :class:`Hasher` thread; ``hashlib`` and
-``os.pread`` release the GIL on large buffers, so hashing runs beside the header walk.
+and discarding otherwise). Digests are computed beside the walk (:mod:`.hashing`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import queue
-import threading
 import zlib
 from typing import IO, BinaryIO, Protocol, cast
 
@@ -22,9 +18,6 @@ from agentguard.inspect.image.limits import ReadFailure, cap_hit, truncated
 RAW_CHUNK = 1 << 20  # compressed input / stream reads
 PLAIN_CHUNK = 1 << 16  # seekable plain regions: small, because bodies are skipped by offset
 OUT_CHUNK = 1 << 18  # decompressed output per call (bounds memory against bombs)
-# A region hasher takes the GIL twice per read (pread, update): big reads keep it from
-# waiting on the walking thread's switch interval too often.
-HASH_CHUNK = 1 << 22
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -47,6 +40,10 @@ class ChunkSource(Protocol):
     def skip(self, n: int) -> int:
         """Move forward up to ``n`` bytes; returns how far it moved (less only at the end)."""
         ...
+
+
+class Feedable(Protocol):
+    def feed(self, data: bytes) -> None: ...
 
 
 class Budget:
@@ -147,7 +144,7 @@ class SubSource:
 class HashingSource:
     """Passes chunks through and feeds them to a hasher; skipping must read to hash."""
 
-    def __init__(self, inner: ChunkSource, hasher: Hasher) -> None:
+    def __init__(self, inner: ChunkSource, hasher: Feedable) -> None:
         self._inner = inner
         self._hasher = hasher
 
@@ -331,64 +328,3 @@ class ByteReader:
         if data:
             self._budget.charge(len(data))
         return data
-
-
-class Hasher:
-    """A digest computed on a worker thread, fed chunks or told to read a file region itself."""
-
-    def __init__(self, algorithm: str = "sha256") -> None:
-        self.algorithm = algorithm
-        self._h = hashlib.new(algorithm)
-        self._q: queue.Queue[bytes | tuple[int, int, int] | None] = queue.Queue(maxsize=16)
-        self._error: BaseException | None = None
-        self._cancelled = False
-        self._thread = threading.Thread(target=self._run, name="agentguard-hash", daemon=True)
-        self._thread.start()
-
-    def feed(self, data: bytes) -> None:
-        self._q.put(data)
-
-    def region(self, fd: int, start: int, size: int) -> None:
-        """Hash a file region on the worker (its own duplicate of ``fd``, closed when done)."""
-        self._q.put((os.dup(fd), start, size))
-
-    def cancel(self) -> None:
-        """Stop early (the layer failed; its digest no longer matters)."""
-        self._cancelled = True
-        self._q.put(None)
-        self._thread.join()
-
-    def hexdigest(self) -> str:
-        """``"<algorithm>:<hex>"``; raises :class:`ReadFailure` when the worker could not read."""
-        self._q.put(None)
-        self._thread.join()
-        if self._error is not None:
-            raise ReadFailure("read-error", f"hashing failed: {self._error}")
-        return f"{self.algorithm}:{self._h.hexdigest()}"
-
-    def _run(self) -> None:
-        while True:
-            item = self._q.get()
-            if item is None:
-                return
-            try:
-                if self._error is not None or self._cancelled:
-                    continue
-                if isinstance(item, bytes):
-                    self._h.update(item)
-                else:
-                    self._hash_region(*item)
-            except BaseException as exc:  # reported by hexdigest(), never lost
-                self._error = exc
-            finally:
-                if isinstance(item, tuple):
-                    os.close(item[0])
-
-    def _hash_region(self, fd: int, start: int, size: int) -> None:
-        pos, end = start, start + size
-        while pos < end and not self._cancelled:
-            data = os.pread(fd, min(HASH_CHUNK, end - pos), pos)
-            if not data:
-                return  # a short file: the walk reports the truncation
-            self._h.update(data)
-            pos += len(data)

@@ -7,6 +7,7 @@ in any order. Everything kept is bounded by :class:`Budgets` shared across the i
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from agentguard.inspect.image.bytestreams import (
@@ -14,7 +15,6 @@ from agentguard.inspect.image.bytestreams import (
     ByteReader,
     ChunkSource,
     GzipSource,
-    Hasher,
     ZstdSource,
 )
 from agentguard.inspect.image.collect import (
@@ -27,6 +27,7 @@ from agentguard.inspect.image.collect import (
     parse_metadata,
     purpose,
 )
+from agentguard.inspect.image.hashing import Hasher, digest_result
 from agentguard.inspect.image.limits import Limits, ReadFailure
 from agentguard.inspect.image.tarwalk import EntryCount, TarEntry, TarWalker, display, normalise
 
@@ -74,19 +75,25 @@ class LayerScan:
     problems: list[Problem] = field(default_factory=list)
     raw_digest: str | None = None  # of the bytes as stored (blob digest)
     data_digest: str | None = None  # of the uncompressed tar (diff_id)
-    hashing: list[tuple[Hasher, str]] = field(default_factory=list)  # still running
+    raw_future: Future[str] | None = None  # the stored bytes' digest, still running
+    data_hasher: Hasher | None = None  # the decompressed tar's digest, fed by the walk
 
     def finish_hashing(self) -> None:
         """Wait for this layer's digests (a failed layer's are abandoned)."""
-        for hasher, attr in self.hashing:
+        if self.raw_future is not None:
             if self.failure is not None:
-                hasher.cancel()
-                continue
-            try:
-                setattr(self, attr, hasher.hexdigest())
-            except ReadFailure as exc:
-                self.failure = exc
-        self.hashing = []
+                self.raw_future.cancel()
+            else:
+                try:
+                    self.raw_digest = digest_result(self.raw_future)
+                except ReadFailure as exc:
+                    self.failure = exc
+        if self.data_hasher is not None:
+            if self.failure is not None:
+                self.data_hasher.cancel()
+            else:
+                self.data_digest = self.data_hasher.hexdigest()
+        self.raw_future = self.data_hasher = None
 
 
 def decompressed(raw: ChunkSource, compression: str, limits: Limits) -> ChunkSource:

@@ -21,11 +21,11 @@ from agentguard.inspect.image.bytestreams import (
     Budget,
     ByteReader,
     ChunkSource,
-    Hasher,
     HashingSource,
     StreamSource,
     sniff_compression,
 )
+from agentguard.inspect.image.hashing import Hasher, RegionHashes
 from agentguard.inspect.image.imageconfig import load_json, parse_config, parse_digest
 from agentguard.inspect.image.layerscan import Budgets, LayerScan, decompressed, scan_layer
 from agentguard.inspect.image.layout import digest_from_path
@@ -317,10 +317,14 @@ def _finish(
                 )
         elif path in spools:
             f, size = spools[path]
-            o.scan = scan_region(
-                Region(f.fileno(), 0, size, size), o.ref, o.diff_id, workdirs, budgets
-            )
-            o.scan.finish_hashing()
+            hashes = RegionHashes(1) if limits.verify_layer_digests else None
+            try:
+                region = Region(f.fileno(), 0, size, size)
+                o.scan = scan_region(region, o.ref, o.diff_id, workdirs, budgets, hashes)
+                o.scan.finish_hashing()
+            finally:
+                if hashes is not None:
+                    hashes.close()
             done[path] = o.scan
         elif path in member_failures:
             o.failure = member_failures[path]
