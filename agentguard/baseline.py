@@ -90,6 +90,8 @@ def read_baseline(path: Path) -> Baseline:
         raise UsageError(f"{path}: cannot read the baseline: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: the baseline is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: the baseline is nested too deeply to read") from None
     if not isinstance(doc, dict) or doc.get("schema") != BASELINE_SCHEMA:
         found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise UsageError(

@@ -64,7 +64,7 @@ def _declares_dependencies(project: Path) -> bool:
         return False
     try:
         return "project" in tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True  # let the lock step report the problem with the file
 
 

@@ -119,6 +119,8 @@ def _parse_toml(text: str, label: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{label}: nested too deeply to read") from None
 
 
 def _names(value: Any, where: str) -> frozenset[str]:

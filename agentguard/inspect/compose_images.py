@@ -54,6 +54,15 @@ def _read(path: Path, shown: str) -> tuple[object, Source]:
             retryable=False,
             remedy="fix the file (`docker compose config` shows the error)",
         )
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        return None, Source.failed(
+            "compose",
+            shown,
+            "nested too deeply to read",
+            error_code="compose-invalid",
+            retryable=False,
+            remedy="fix the file (`docker compose config` shows the error)",
+        )
     return data, Source.ok("compose", shown)
 
 

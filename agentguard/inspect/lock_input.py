@@ -70,6 +70,14 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
         return None, Source.failed(
             "lockfile", shown, f"not TOML: {exc}", error_code="lockfile-invalid", retryable=False
         )
+    except RecursionError:
+        return None, Source.failed(
+            "lockfile",
+            shown,
+            "nested too deeply to read",
+            error_code="lockfile-invalid",
+            retryable=False,
+        )
     except (PylockValidationError, PylockUnsupportedVersionError) as exc:
         return None, Source.failed(
             "lockfile",

@@ -544,7 +544,7 @@ class IndexClient:
         if "json" in ctype:
             try:
                 data = json.loads(body)
-            except ValueError:
+            except (ValueError, RecursionError):  # a hostile page may nest without end
                 raise IndexError_(
                     f"{url}: answer is not JSON", code="index-garbage", retryable=True
                 ) from None

@@ -109,6 +109,8 @@ def read_pyproject(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"pyproject.toml is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per nesting level
+        raise UsageError("pyproject.toml is nested too deeply to read") from None
     project = data.get("project")
     if not isinstance(project, dict):
         raise UsageError("pyproject.toml has no [project] table (PEP 621)")
@@ -245,7 +247,7 @@ def _declares_project(path: Path) -> bool:
     """A pyproject.toml with only tool settings does not declare dependencies."""
     try:
         return "project" in tomllib.loads(_read_text(path))
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return True  # let read_pyproject report the syntax error
 
 

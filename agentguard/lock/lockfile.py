@@ -224,6 +224,10 @@ def read_stored(root: Path) -> StoredLock | None:
         raise LockfileError(f"{PYLOCK}: cannot read ({exc})", code="lockfile-unreadable") from None
     except tomllib.TOMLDecodeError as exc:
         raise LockfileError(f"{PYLOCK}: not valid TOML ({exc})", code="lockfile-invalid") from None
+    except RecursionError:
+        raise LockfileError(
+            f"{PYLOCK}: nested too deeply to read", code="lockfile-invalid"
+        ) from None
     except (PylockValidationError, ValueError, TypeError) as exc:
         raise LockfileError(
             f"{PYLOCK}: not a valid PEP 751 lock ({exc})", code="lockfile-invalid"
