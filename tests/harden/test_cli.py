@@ -78,10 +78,7 @@ def test_what_harden_cannot_fix_stays_active_and_exits_1(tmp_path: Path) -> None
     )
     assert result.exit_code == 1
     report = json_report(result)
-    assert [(f["rule_id"], f["suppressed"]) for f in report["findings"]] == [
-        ("AG212", None),
-        ("AG401", "fixed by agentguard harden: docker-run.sh, docker-compose.hardened.yml, kubernetes.yaml"),
-    ]  # fmt: skip
+    assert [(f["rule_id"], f["suppressed"]) for f in report["findings"]] == [("AG212", None)]
     harden = report["facts"]["harden"]
     assert harden["not_fixed"] == [
         {
@@ -93,7 +90,7 @@ def test_what_harden_cannot_fix_stays_active_and_exits_1(tmp_path: Path) -> None
             "choices": [],
         }
     ]
-    assert [f["rule_id"] for f in harden["fixed"]] == ["AG401"]
+    assert harden["fixed"] == []
     assert harden["verification"] is None
     assert (harden["user"], harden["workdir"], harden["network"]) == (
         "10001:10001",
@@ -104,9 +101,9 @@ def test_what_harden_cannot_fix_stays_active_and_exits_1(tmp_path: Path) -> None
 
 def test_a_second_run_removes_only_what_the_first_one_wrote(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    assert (
-        harden_cli(FIXTURES / "AG305" / "fail" / "py-bypass-in-repo", "--out", out).exit_code == 1
-    )
+    # AG305 is fixed; AG302 (Read, Edit: what the author declared) stays open, medium
+    first = harden_cli(FIXTURES / "AG305" / "fail" / "py-bypass-in-repo", "--out", out)
+    assert first.exit_code == 0
     assert (out / "agent" / "agent_hardened.py").is_file()
     (out / "notes.txt").write_text("mine\n")
     assert harden_cli(COMPOSE_CASE, "--out", out).exit_code == 0
