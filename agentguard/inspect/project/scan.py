@@ -1,7 +1,8 @@
 """Ties the walk, the per-file parsers and the rules together.
 
 Each candidate file is read once (in worker processes for large trees). A file that
-cannot be read is a failed source, a file over the size cap a skipped one.
+cannot be read is a failed source; a file over the size cap is a skipped one when it
+names no agent SDK, else a failed one (it may configure an agent we did not analyse).
 """
 
 from __future__ import annotations
@@ -58,13 +59,53 @@ def _too_large(path: str, size: int) -> Source:
     )
 
 
+NEEDLE_SCAN_BYTES = 64 * 1024 * 1024  # how far an oversize file is searched for agent names
+
+
+def _oversize(rel: str, abspath: str, kind: str, size: int) -> Source:
+    """A candidate over the cap is skipped only when it cannot configure an agent: a
+    settings/MCP/container file always can, code and scripts when they name an agent SDK
+    (searched in bounded chunks). Otherwise it is a failed source: not a clean result."""
+    if kind in ("python", "ts", "script") and not _may_matter(abspath, kind):
+        return _too_large(rel, size)
+    return failed_source(
+        rel,
+        f"{size} bytes, over the {MAX_FILE_BYTES} byte cap, and it may configure an agent: "
+        "not analysed",
+        "cap-file-bytes",
+    )
+
+
+def _may_matter(abspath: str, kind: str) -> bool:
+    """Whether an oversize file names an agent SDK (True when that cannot be told)."""
+    overlap = 4096  # an import split across two chunks is still seen
+    try:
+        with open(abspath, "rb") as fh:
+            tail = b""
+            done = 0
+            while chunk := fh.read(1 << 20):
+                window = tail + chunk
+                # (the TypeScript SDK's package name and `claude` command lines both say so)
+                if python_may_matter(window) if kind == "python" else b"claude" in window:
+                    return True
+                tail = window[-overlap:]
+                done += len(chunk)
+                if done > NEEDLE_SCAN_BYTES:
+                    return True
+    except OSError:
+        return True
+    return False
+
+
 def read_and_process(cand: Candidate) -> FileOutcome | None:
     """Read one candidate and process it; every miss becomes a source. None: a Python
     file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
     try:
         data = read_candidate(cand.abspath)
     except TooLarge as exc:
-        return FileOutcome(sources=[_too_large(cand.rel, exc.size)], read=False)
+        return FileOutcome(
+            sources=[_oversize(cand.rel, cand.abspath, cand.kind, exc.size)], read=False
+        )
     except NotRegular:
         return FileOutcome(
             sources=[Source.skipped("file", cand.rel, "not a regular file")], read=False
@@ -221,22 +262,26 @@ def scan_path(path: Path) -> ProjectResult:
     name = path.name
     kind = classify(name) or _kind_by_suffix(name)
     col.files_seen = 1
+    if kind is None:
+        col.files_read = 1
+        col.sources.append(
+            Source.skipped("file", name, "not a file kind the agent-configuration rules read")
+        )
+        return finish(col, workdir=None)
     try:
-        data = path.read_bytes()
+        data = read_candidate(str(path))  # bounded: never the whole of a huge file
+    except TooLarge as exc:
+        col.sources.append(_oversize(name, str(path), kind, exc.size))
+        return finish(col, workdir=None)
+    except NotRegular:
+        col.sources.append(Source.skipped("file", name, "not a regular file"))
+        return finish(col, workdir=None)
     except OSError as exc:
         col.sources.append(
             failed_source(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
         return finish(col, workdir=None)
     col.files_read = 1
-    if kind is None:
-        col.sources.append(
-            Source.skipped("file", name, "not a file kind the agent-configuration rules read")
-        )
-        return finish(col, workdir=None)
-    if len(data) > MAX_FILE_BYTES:
-        col.sources.append(_too_large(name, len(data)))
-        return finish(col, workdir=None)
     if kind == "container":
         col.container_files.append(ProjectFile(name, data))
     col.outcomes.append(process_file(name, kind, data))
