@@ -8,6 +8,7 @@ rendered anywhere.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Mapping
@@ -73,7 +74,8 @@ def parse_allow_mount(text: str) -> AllowedMount:
         raise OptionError(f"--allow-mount {text!r}: expected HOST:CONTAINER")
     if not container.startswith("/"):
         raise OptionError(f"--allow-mount {text!r}: the container path must be absolute")
-    return AllowedMount(host, posixpath.normpath(container))
+    # the engine needs an absolute host path, and the files are read from another folder
+    return AllowedMount(os.path.abspath(os.path.expanduser(host)), posixpath.normpath(container))
 
 
 def validate_options(opts: HardenOptions) -> HardenOptions:
