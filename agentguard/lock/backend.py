@@ -155,6 +155,15 @@ def _classify(stderr: str) -> ResolverError:
             retryable=True,
             remedy="Check network access to the index (or --index-url), then re-run.",
         )
+    if "no usable wheels" in low:  # uv with --only-binary and an sdist-only requirement
+        return ResolverError(
+            summary,
+            code="sdist-only",
+            retryable=False,
+            remedy="A requirement is published only as an sdist, and building it would run "
+            "its code: pick a version that ships wheels, or review the sdist and re-run "
+            "without --only-binary.",
+        )
     if "received some unexpected" in low:  # uv: the index answered, but not an index page
         return ResolverError(
             summary,
