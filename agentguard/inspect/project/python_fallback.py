@@ -10,6 +10,7 @@ stderr). Only files that import an LLM client library are examined.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -90,13 +91,33 @@ def _body_nodes(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
             stack.append(child)
 
 
+_MODEL_ID = re.compile(r"^(claude|gpt|o[1-9]|gemini|mistral|llama|command|sonar|deepseek)[\w.:-]*$")
+
+
+def _names_a_model(arg: ast.AST) -> bool:
+    """A positional argument that names a model: `BACKUP_MODEL`, `self.model`, "gpt-4o"."""
+    if isinstance(arg, ast.Name):
+        return "model" in arg.id.lower()
+    if isinstance(arg, ast.Attribute):
+        return "model" in arg.attr.lower()
+    return (
+        isinstance(arg, ast.Constant)
+        and isinstance(arg.value, str)
+        and bool(_MODEL_ID.match(arg.value))
+    )
+
+
 def _model_values(nodes: list[ast.AST], scope: Scope, ev: Evaluator) -> list[tuple[str, Any]]:
+    """Models a block asks for: `model=` keywords and arguments that name a model."""
     out: list[tuple[str, Any]] = []
     for n in nodes:
         if isinstance(n, ast.Call):
             for kw in n.keywords:
                 if kw.arg in ("model", "model_name", "fallback_model"):
                     out.append((short(kw.value, 60), ev.eval(kw.value, scope)))
+            for arg in n.args:
+                if _names_a_model(arg):
+                    out.append((short(arg, 60), ev.eval(arg, scope)))
     return out
 
 
@@ -155,7 +176,10 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
         for text, value in _model_values(nodes, scope, ev):
             if _key(value, text) in tried_keys:
                 continue  # a retry with the same model is not a fallback
-            switches.append(f"calls with model={text}")
+            shown = (
+                f"{text} ({value!r})" if isinstance(value, str) and text != repr(value) else text
+            )
+            switches.append(f"asks for model {shown}")
             if isinstance(value, str):
                 models.append(value)
             elif isinstance(value, Unknown):
