@@ -1,7 +1,8 @@
 """``claude`` command lines in scripts, Dockerfiles, compose files, package.json, code.
 
 A line-level reader, not a shell parser: it finds the word ``claude`` used as a command
-(``claude``, ``/usr/local/bin/claude``, ``npx @anthropic-ai/claude-code``) followed by
+(``claude``, ``/usr/local/bin/claude``, ``npx @anthropic-ai/claude-code``, and the
+``claude_args:`` input of claude-code-action in a workflow) followed by
 flags, joins backslash continuations and open brackets (a JSON/YAML/Python argv list
 over several lines), and reads the flags that decide what the engine may do. Comment
 lines (``#``, ``//``) are ignored. Each invocation becomes an :class:`AgentConfig` with
@@ -14,8 +15,9 @@ import re
 
 from agentguard.inspect.project.model import AgentConfig, Option
 
-_TOKEN = re.compile(r"""[^\s"'`,\[\](){};]+""")
-_COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])claude(?:[\s\"'`,\])]|$)")
+# A quoted string is one token (quotes dropped); otherwise runs of non-separators.
+_TOKEN = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s"'`,\[\](){};]+)""")
+_COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])claude(?:[\s\"'`,\])]|$)|claude_args:")
 _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _CLAUDE_PACKAGES = ("@anthropic-ai/claude-code",)
 
@@ -59,6 +61,18 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
             i += 1
             continue
         parts = [line]
+        if stripped.startswith("claude_args:"):
+            # claude-code-action's input: flags on this line or in the indented block below
+            indent = len(line) - len(stripped)
+            while i + 1 < len(lines) and i - start < MAX_JOIN:
+                nxt = lines[i + 1]
+                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                    break
+                i += 1
+                parts.append(nxt)
+            out.append((start + 1, " ".join(p.strip() for p in parts)))
+            i += 1
+            continue
         depth = line.count("[") - line.count("]") + line.count("(") - line.count(")")
         while i + 1 < len(lines) and depth >= 0:
             tail = parts[-1].rstrip()
@@ -75,20 +89,39 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
+_VALUE_SEP = re.compile(r",|\s+(?![^()]*\))")  # commas, and spaces outside Tool(...)
+
+
 def _split_values(values: list[str]) -> tuple[str, ...]:
     out: list[str] = []
     for v in values:
-        out.extend(x for x in re.split(r"[,\s]+", v) if x)
+        out.extend(x.strip() for x in _VALUE_SEP.split(v) if x and x.strip())
     return tuple(out)
+
+
+_EMBEDDED = re.compile(r"(?:^|\s)(?:\S*/)?claude(?:\s|$)")
+
+
+def _tokens(line: str, depth: int = 0) -> list[str]:
+    """Tokens of a line; a quoted string that holds a whole `claude ...` command (a
+    package.json script, a YAML `run:` value) is split again, once or twice."""
+    out: list[str] = []
+    for m in _TOKEN.finditer(line):
+        text = next(g for g in m.groups() if g is not None)
+        if m.group(3) is None and depth < 2 and _EMBEDDED.search(text):
+            out.extend(_tokens(text, depth + 1))
+        else:
+            out.append(text)
+    return out
 
 
 def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[AgentConfig]:
     text = data.decode("utf-8", "replace")
     out: list[AgentConfig] = []
     for line_no, line in _logical_lines(text):
-        tokens = _TOKEN.findall(line)
+        tokens = _tokens(line)
         for i, tok in enumerate(tokens):
-            is_cmd = tok == "claude" or tok.endswith("/claude")
+            is_cmd = tok in ("claude", "claude_args:") or tok.endswith("/claude")
             if not is_cmd and tok.startswith(_CLAUDE_PACKAGES):
                 is_cmd = i > 0 and tokens[i - 1] in ("npx", "bunx", "-y", "--yes", "exec", "dlx")
             if not is_cmd:
@@ -107,6 +140,9 @@ def _read_flags(path: str, line: int, args: list[str], origin: str) -> AgentConf
     while i < len(args):
         tok = args[i]
         if tok in _SEPARATORS:
+            if i == 0 and tok == "|":  # a YAML block scalar: `claude_args: |`
+                i += 1
+                continue
             break
         flag, _, inline = tok.partition("=")
         spec = _FLAGS.get(flag)

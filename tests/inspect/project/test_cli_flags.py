@@ -57,3 +57,21 @@ def test_npx_package_python_argv_and_yaml() -> None:
 
 def test_mentions_that_are_not_invocations() -> None:
     assert _read("notes.sh", "echo 'use claude-code'\nclaude --version\nclaude mcp list\n") == []
+
+
+def test_claude_code_action_claude_args_block() -> None:
+    workflow = """
+        jobs:
+          review:
+            steps:
+              - uses: anthropics/claude-code-action@v1
+                with:
+                  anthropic_api_key: ${{ secrets.ANTHROPIC_API_KEY }}
+                  claude_args: |
+                    --allowedTools "Bash(npm test),Read"
+                    --model claude-sonnet-4-5
+              - run: echo done
+    """
+    assert _read(".github/workflows/review.yml", workflow) == [
+        (8, {"allowed_tools": ("Bash(npm test)", "Read"), "model": "claude-sonnet-4-5"})
+    ]
