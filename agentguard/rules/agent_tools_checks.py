@@ -223,7 +223,11 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             False,
         )
     )
-    listed = sorted(names)
+    # the built-in tools the allow-list names, in its order ("Bash(npm test)" names Bash);
+    # MCP tools (mcp__server__tool) come from mcp_servers, not from `tools`
+    written = allowed.value if isinstance(allowed.value, tuple) else ()
+    bases = [n.split("(", 1)[0] for n in written if isinstance(n, str)]
+    listed = [t for t in dict.fromkeys(bases) if t in BUILTIN_TOOLS]
     others = [t for t in BUILTIN_TOOLS if t not in names]
     return [
         AllowListWithoutRemoval.finding(
@@ -235,7 +239,7 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "
                 f"`{option_syntax(cfg, 'tools')}`.",
-                snippet=_list_snippet(cfg, "tools", listed or ["Read"]),
+                snippet=_list_snippet(cfg, "tools", listed),
             ),
             evidence={
                 "engine": cfg.engine,
