@@ -22,6 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -624,7 +625,15 @@ class IndexClient:
             return cache.read_text("utf-8", "replace")
         text: str | None = None
         if file.url.startswith("file:"):
-            text = _metadata_from_wheel(_file_path(file.url).read_bytes(), file.filename)
+            try:
+                data = _file_path(file.url).read_bytes()
+            except OSError as exc:
+                raise IndexError_(
+                    f"{file.filename}: cannot read ({exc.strerror or exc})",
+                    code="read-error",
+                    retryable=False,
+                ) from None
+            text = _metadata_from_wheel(data, file.filename)
         else:
             try:
                 body, _ = _http_get(file.url + ".metadata", limit=MAX_METADATA_BYTES)
@@ -632,6 +641,8 @@ class IndexClient:
             except IndexError_ as exc:
                 if exc.code not in ("index-not-found", "index-http-error"):
                     raise
+            if text is not None and not _describes(text, file):
+                text = None  # not this wheel's metadata: read the (hash-checked) wheel instead
             if text is None:
                 body, _ = _http_get(file.url, limit=512 * 1024 * 1024)
                 if file.sha256 and hashlib.sha256(body).hexdigest() != file.sha256:
@@ -644,6 +655,23 @@ class IndexClient:
         if file.sha256:
             _atomic_write(cache, text)
         return text
+
+
+def _describes(text: str, file: IndexFile) -> bool:
+    """Whether a served metadata file is about this wheel (Name and Version match); an
+    answer that is not (an error page, garbage) must never read as "no requirements"."""
+    try:
+        raw, _ = parse_email(text)
+        name, version = raw.get("name"), raw.get("version")
+        wanted = canonicalize_name(file.filename.split("-", 1)[0])
+        return (
+            isinstance(name, str)
+            and isinstance(version, str)
+            and canonicalize_name(name) == wanted
+            and Version(version) == file.version
+        )
+    except (ValueError, TypeError):
+        return False
 
 
 def _metadata_from_wheel(data: bytes, filename: str) -> str:
@@ -667,6 +695,11 @@ def _metadata_from_wheel(data: bytes, filename: str) -> str:
     except zipfile.BadZipFile:
         raise IndexError_(
             f"{filename}: not a zip file", code="bad-wheel", retryable=False
+        ) from None
+    except (NotImplementedError, RuntimeError, EOFError, ValueError, zlib.error) as exc:
+        # unsupported compression, encrypted members, a stream cut short
+        raise IndexError_(
+            f"{filename}: METADATA cannot be read ({exc})", code="bad-wheel", retryable=False
         ) from None
 
 
