@@ -144,6 +144,11 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             message += (
                 f" `{option_syntax(cfg, 'allowed_tools')}` only pre-approves; it removes nothing."
             )
+        severity = rule.default_severity
+        if category == "shell" and _sandboxed(cfg):
+            # the Bash sandbox confines commands (files, network); the shell still exists
+            severity = Severity.MEDIUM
+            message += " Commands run in the engine's sandbox (`sandbox.enabled`)."
         out.append(
             rule.finding(
                 message,
@@ -161,11 +166,20 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                     "reason": live.reason,
                     "ambiguity": cfg.ambiguity,
                 },
+                severity=severity,
                 confidence=confidence,
                 ambiguous=cfg.ambiguous,
             )
         )
     return out
+
+
+def _sandboxed(cfg: AgentConfig) -> bool:
+    """True only when every reading of `sandbox` enables it (unknown is not sandboxed)."""
+    opt = cfg.options.get("sandbox")
+    if opt is None:
+        return False
+    return all(isinstance(a, dict) and a.get("enabled") is True for a in alternatives(opt.value))
 
 
 _GRANT_FIX = {

@@ -133,3 +133,23 @@ def test_bypass_is_critical_with_root_or_a_mounted_project() -> None:
     assert (
         check_bypass(_cfg(permission_mode="acceptEdits"), ProjectFacts(), cwd_is_project=True) == []
     )
+
+
+def test_sandboxed_shell_is_medium_and_says_so() -> None:
+    from agentguard.rules.agent_tools_checks import check_builtin_tools
+
+    plain = [f for f in check_builtin_tools(_cfg()) if f.rule_id == "AG301"]
+    boxed = [
+        f for f in check_builtin_tools(_cfg(sandbox={"enabled": True})) if f.rule_id == "AG301"
+    ]
+    unknown = [
+        f
+        for f in check_builtin_tools(_cfg(sandbox=Unknown("S", "parameter")))
+        if f.rule_id == "AG301"
+    ]
+    assert [f.severity for f in plain + boxed + unknown] == [
+        Severity.HIGH,
+        Severity.MEDIUM,
+        Severity.HIGH,
+    ]
+    assert boxed[0].message.endswith("Commands run in the engine's sandbox (`sandbox.enabled`).")
