@@ -30,7 +30,8 @@ class BuiltinShellTools(Rule):
     `SandboxAgent`'s default capabilities, LangChain `ShellTool` and Python REPL tools,
     smolagents `CodeAgent` with the local executor, AutoGen's local command-line
     executor, crewAI's unsafe code execution. A value that cannot be read statically is
-    reported with low confidence, never taken as safe.
+    reported with low confidence, never taken as safe. A shell confined by the engine's
+    sandbox (`sandbox={"enabled": True}`) is reported at medium severity.
 
     ## Why is this bad?
     A shell reads every file the process can read, reaches the network and the Docker
