@@ -54,7 +54,8 @@ class Plan:
 
 def _header(g: Gathered, what: str) -> list[str]:
     return [
-        f"agentguard harden: {what} for {g.report.provenance.target} ({g.kind or 'unknown'}).",
+        f"agentguard harden: {what}, made from {g.report.provenance.target} "
+        f"({g.kind or 'unknown'}).",
         "Read SUMMARY.md beside this file: what changed and why, finding by finding.",
     ]
 

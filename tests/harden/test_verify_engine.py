@@ -337,3 +337,36 @@ def test_a_service_that_builds_its_image_is_not_verified(tmp_path: Path) -> None
         )
     ]
     assert os.access(tmp_path / "o" / "docker-run.sh", os.X_OK)
+
+
+def test_a_container_run_the_risky_way_is_rewritten_and_holds(
+    project_image: str, made: Made, tmp_path: Path
+) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "plan.md").write_text("internal\n")
+    secret = "sk-ant-api03-" + "Z" * 40
+    name = unique("harden-risky")
+    made.container(
+        project_image,
+        name=name,
+        privileged=True,
+        cap_add=["NET_ADMIN"],
+        environment={"ANTHROPIC_API_KEY": secret, "LOG_LEVEL": "debug"},
+        volumes={str(checkout): {"bind": "/app", "mode": "rw"}},
+    )
+    out = tmp_path / "o"
+    result = harden_cli(name, "--kind", "container", "--out", out, "--verify", "--format", "json")
+    report = json_report(result)
+    assert result.exit_code == 0, result.stdout
+    fixed = {f["rule_id"] for f in report["findings"] if f["suppressed"]}
+    assert fixed == {"AG202", "AG401", "AG402", "AG403", "AG404", "AG406", "AG407"}
+    assert [f for f in report["findings"] if not f["suppressed"]] == []
+    assert all(status == "ok" for status, _ in sources_named(report, "probe").values())
+    script = (out / "docker-run.sh").read_text()
+    assert "--env ANTHROPIC_API_KEY \\\n  --env LOG_LEVEL=debug \\\n" in script
+    # the container's own command, its relative script made absolute
+    assert script.endswith(f"  {project_image} \\\n  /bin/busybox \\\n  sh \\\n  /app/agent.sh\n")
+    written = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    assert secret not in written and secret not in result.stdout
+    assert str(checkout) not in script
