@@ -19,27 +19,11 @@ from agentguard.harden.verify import is_static_elf
 from agentguard.inspect.facts import MountFact
 from agentguard.rules.runtime import check_observation
 
-# what the probe printed in a hardened container (trimmed /proc/self/mountinfo)
-SAMPLE = """\
-AGP begin
-AGP status Uid:\t10001\t10001\t10001\t10001
-AGP status Gid:\t10001\t10001\t10001\t10001
-AGP status CapPrm:\t0000000000000000
-AGP status CapEff:\t0000000000000000
-AGP status NoNewPrivs:\t1
-AGP cwd /work
-AGP rootfs denied
-AGP mount 69 45 254:0 /data/vfs/dir/fae6 / ro,relatime master:1 - ext4 /dev/vda rw
-AGP mount 70 69 0:40 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw
-AGP mount 86 69 0:46 / /tmp rw,nosuid,nodev,noexec,relatime - tmpfs tmpfs rw,size=65536k
-AGP mount 87 69 0:47 / /work rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=65536k,mode=700
-AGP mount 88 69 254:0 /usr/bin/busybox /.agentguard-probe/busybox ro,relatime - ext4 /dev/vda rw
-AGP mount 89 69 254:0 /c/resolv.conf /etc/resolv.conf ro,relatime - ext4 /dev/vda rw
-AGP net Inter-|   Receive
-AGP net  face |bytes    packets errs drop fifo frame compressed multicast|bytes
-AGP net     lo:       0       0    0    0    0     0          0         0        0
-AGP end
-"""
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "AG501"
+# what the probe printed in a hardened container (trimmed /proc/self/mountinfo), and in one
+# run as root with capabilities, a writable root and the checkout mounted at /work
+SAMPLE = (FIXTURES / "pass" / "probe-output.txt").read_text()
+BROKEN = (FIXTURES / "fail" / "probe-output.txt").read_text()
 EXPECTED = Expected(
     workdir="/work",
     network="none",
@@ -140,22 +124,44 @@ def test_from_outside_only_what_the_engine_record_shows_is_verified() -> None:
     }
 
 
-def test_root_with_capabilities_and_a_writable_root_each_fail_their_probe() -> None:
-    text = (
-        SAMPLE.replace("10001\t10001\t10001\t10001", "0\t0\t0\t0")
-        .replace("CapEff:\t0000000000000000", "CapEff:\t00000000a80425fb")
-        .replace("NoNewPrivs:\t1", "NoNewPrivs:\t0")
-        .replace("AGP rootfs denied", "AGP rootfs writable")
-    )
-    verdicts = check_observation(_obs(parse_probe_output(text.splitlines()), OUTSIDE), EXPECTED)
+def test_the_fail_fixture_breaks_five_probes_each_with_a_whole_finding() -> None:
+    verdicts = check_observation(_obs(parse_probe_output(BROKEN.splitlines()), OUTSIDE), EXPECTED)
     violated = {v.probe: v.detail for v in verdicts if v.status == "violated"}
     assert violated == {
         "user": "the process runs with uids (0, 0, 0, 0) and gids (0, 0, 0, 0) (0 is root)",
+        "working-directory": "/work holds 2 entries (CLAUDE.md, docs); /work is a ext4 mount of "
+        "/home/dev/checkout, not an empty tmpfs",
         "root-filesystem": "a file could be written to / inside the container",
         "capabilities": "CapEff 00000000a80425fb, CapPrm 0000000000000000: capabilities are effective",
         "no-new-privileges": "NoNewPrivs is 0: setuid programs can raise privileges",
+        "mounts": "ext4 mount of /home/dev/checkout at /work (at the working directory)",
     }
-    assert {v.finding.rule_id for v in verdicts if v.finding} == {"AG501"}
+    (caps,) = [v.finding for v in verdicts if v.probe == "capabilities" and v.finding]
+    assert caps.to_json() | {"fingerprint": None} == {
+        "rule_id": "AG501",
+        "title": "Hardened configuration does not hold at run time",
+        "severity": "high",
+        "confidence": "high",
+        "message": "The hardened configuration does not hold at run time: probe capabilities: "
+        "CapEff 00000000a80425fb, CapPrm 0000000000000000: capabilities are effective.",
+        "locations": [
+            {"path": "docker-run.sh", "note": "probe capabilities, container c0ffeec0ffee"}
+        ],
+        "evidence": {
+            "probe": "capabilities",
+            "image": "agent:1",
+            "container": "c0ffeec0ffee",
+            "cap_eff": "00000000a80425fb",
+        },
+        "fix": {
+            "description": "Run with `--cap-drop ALL`, no `--cap-add` and no `--privileged`. "
+            "Regenerate docker-run.sh with `agentguard harden`.",
+            "safe": False,
+        },
+        "ambiguous": False,
+        "suppressed": None,
+        "fingerprint": None,
+    }
 
 
 def test_the_helper_must_be_static(tmp_path: Path) -> None:
