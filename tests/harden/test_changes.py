@@ -152,3 +152,25 @@ def test_claude_settings_deny_every_built_in_not_allowed() -> None:
             "disableBypassPermissionsMode": "disable",
         }
     }  # fmt: skip
+
+
+def test_other_frameworks_get_the_choices_not_a_guess(tmp_path: Path) -> None:
+    from tests.harden.support import FIXTURES
+
+    result = harden_folder(FIXTURES / "AG301" / "fail" / "smolagents-local", tmp_path / "out")
+    assert result.plan.claims == []
+    (left,) = result.plan.opens
+    assert (left.finding.rule_id, left.why, left.todo) == (
+        "AG301",
+        "what to do with this tool depends on what the agent must do",
+        "Pick one of the choices.",
+    )
+    assert left.choices == (
+        "ToolCallingAgent instead of CodeAgent when the task needs no model-written code",
+        'a remote executor: CodeAgent(..., executor_type="e2b" or "modal") -- code leaves this '
+        "machine for that service",
+        'executor_type="docker" needs access to an engine: give it a separate rootless one, '
+        "never this container's host socket",
+    )
+    summary = (tmp_path / "out" / "SUMMARY.md").read_text()
+    assert "  - choice: ToolCallingAgent instead of CodeAgent" in summary
