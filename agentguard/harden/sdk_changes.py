@@ -85,11 +85,12 @@ def _choices(kept: Sequence[str], why: str, workdir: str) -> tuple[str, ...]:
     out = [
         f"Tools kept: {', '.join(kept) or 'none'} ({why}). Which tools the agent needs "
         "depends on its task; the snippet does not guess:",
-        "no built-in tool: `tools=[]` (an agent that only talks, or uses its own MCP tools)",
-        f'read its inputs: `tools=["Read", "Grep", "Glob"]`: they see {workdir} (empty) and '
-        "what you mount read-only with --allow-mount, nothing of the project",
-        "run commands: keep `Bash` only inside this hardened container (read-only root, "
-        "no capabilities, no network unless you chose one)",
+        "no built-in tool (an empty tool list): an agent that only talks, or uses its own "
+        "MCP tools",
+        f"read its inputs (Read, Grep, Glob): they see {workdir}, empty, and what you mount "
+        "read-only with --allow-mount; nothing of the project",
+        "run commands (Bash): only inside this hardened container (read-only root, no "
+        "capabilities, no network unless you chose one)",
     ]
     return tuple(out)
 
