@@ -436,7 +436,15 @@ def explain(rule_id: Annotated[str, typer.Argument(help="A rule id, e.g. AG101."
         sys.stdout.write(page)
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C (cleanups run: temp files, the resolver child; exit 130)."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
     except KeyboardInterrupt:

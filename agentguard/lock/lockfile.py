@@ -299,27 +299,37 @@ def _prepare(path: Path, text: str) -> Path:
 
 
 def write_atomically(files: Mapping[Path, str]) -> None:
-    """Write every file to a temp sibling first; replace the originals only when all are ready."""
+    """Write every file to a temp sibling first; replace the originals only when all are ready.
+
+    Whatever stops the write (a full disk, a read-only folder, SIGINT/SIGTERM turned into an
+    exception) removes this run's temp files; a SIGKILL leaves them, and the next run holding
+    the project lock removes them (:func:`project_lock`)."""
     prepared: list[tuple[Path, Path]] = []
     try:
         for path, text in files.items():
             prepared.append((_prepare(path, text), path))
-    except OSError:
-        for tmp, _ in prepared:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        for tmp, path in prepared:
+            os.replace(tmp, path)
+    except BaseException:
         for path in files:
             with contextlib.suppress(OSError):
                 path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp").unlink()
         raise
-    for tmp, path in prepared:
-        os.replace(tmp, path)
     with contextlib.suppress(OSError):
         dfd = os.open(next(iter(files)).parent, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def remove_stale_temps(root: Path) -> None:
+    """Temp files of a run that was killed (SIGKILL skips every cleanup). Only called while
+    holding the project lock, so no other run is writing them."""
+    for name in (PYLOCK, REQUIREMENTS_LOCK):
+        for tmp in root.glob(f".{name}.agentguard-*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
 
 @contextlib.contextmanager
@@ -341,6 +351,7 @@ def project_lock(root: Path, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
                         code="lock-busy",
                     ) from None
                 time.sleep(0.1)
+        remove_stale_temps(root)
         yield
     finally:
         os.close(fd)
