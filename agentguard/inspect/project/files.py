@@ -9,6 +9,7 @@ result; nothing here raises for bad input.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
@@ -47,6 +48,7 @@ PY_MODULES = (
 _FROM = re.compile(rb"from[ \t]+([\w.]+)")
 _IMPORT = re.compile(rb"import[ \t]+([\w., \t]+)")
 TS_NEEDLE = b"@anthropic-ai/claude"
+_PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def python_may_matter(data: bytes) -> bool:
@@ -121,7 +123,12 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
     except SyntaxError as exc:
         where = f" at line {exc.lineno}" if exc.lineno else ""
         out.sources.append(
-            failed_source(path, f"Python syntax error{where}: {exc.msg}", "parse-error")
+            failed_source(
+                path,
+                f"Python syntax error{where}: {exc.msg} (parsed as Python {_PY}; newer syntax "
+                "needs agentguard on a newer Python)",
+                "parse-error",
+            )
         )
         return
     except ValueError as exc:  # null bytes, bad encoding declaration

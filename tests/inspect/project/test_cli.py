@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from agentguard.cli import app
 from tests.inspect.project.support import FIXTURES
+
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def _run(target: Path, *extra: str) -> tuple[int, dict]:  # type: ignore[type-arg]
@@ -48,7 +51,8 @@ def test_a_broken_agent_file_makes_the_report_incomplete(tmp_path: Path) -> None
             "kind": "file",
             "name": "broken.py",
             "status": "failed",
-            "reason": "Python syntax error at line 2: invalid syntax",
+            "reason": f"Python syntax error at line 2: invalid syntax (parsed as Python {PY}; "
+            "newer syntax needs agentguard on a newer Python)",
             "error_code": "parse-error",
             "retryable": False,
             "remedy": "Fix the file (or exclude it); agentguard could not read what it configures.",
