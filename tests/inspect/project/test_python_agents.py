@@ -226,3 +226,19 @@ def test_query_without_options_is_the_sdk_defaults() -> None:
     assert [(c.line, c.label, dict(c.options)) for c in facts.configs] == [
         (5, "query() without options (SDK defaults)", {})
     ]
+
+
+def test_bypass_with_a_root_container_in_the_same_project_is_critical() -> None:
+    agent = (
+        b"from claude_agent_sdk import ClaudeAgentOptions\n"
+        b'O = ClaudeAgentOptions(tools=["Read"], permission_mode="bypassPermissions",\n'
+        b'                       cwd="/srv/agent/work", setting_sources=[])\n'
+    )
+    dockerfile = b"FROM python:3.12-slim\nWORKDIR /srv/agent\nCOPY app.py .\nUSER root\n"
+    result = scan_files(
+        [ProjectFile("agent.py", agent), ProjectFile("Dockerfile", dockerfile)], workdir=None
+    )
+    (bypass,) = [f for f in result.findings if f.rule_id == "AG305"]
+    assert bypass.severity is Severity.CRITICAL
+    assert bypass.evidence["combined_with"] == ["the container runs as root (AG401)"]
+    assert bypass.message.endswith("Worse here: the container runs as root (AG401).")
