@@ -78,7 +78,7 @@ def purpose(rel: str, *, root: bool) -> str | None:
     """Why an entry at ``rel`` (relative to the working directory) matters, if it does."""
     slash = rel.rfind("/")
     base = rel[slash + 1 :]
-    kind = _kind_of(base, rel)
+    kind = kind_of_name(base, rel)
     if kind is None:
         return None
     folders = rel.split("/")[:-1]
@@ -90,7 +90,8 @@ def purpose(rel: str, *, root: bool) -> str | None:
     return kind
 
 
-def _kind_of(base: str, rel: str) -> str | None:
+def kind_of_name(base: str, rel: str) -> str | None:
+    """What a file named ``base`` at ``rel`` is to the collection, by name alone."""
     if base in CONFIG_NAMES:
         return CONFIG
     if base.startswith("requirements") and base.endswith(".txt"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agentguard.inspect.image.bytestreams import (
     Budget,
@@ -27,12 +28,30 @@ from agentguard.inspect.image.collect import (
     parse_metadata,
     purpose,
 )
+from agentguard.inspect.image.entrylog import EntryLog, may_collect
 from agentguard.inspect.image.hashing import Hasher, digest_result
 from agentguard.inspect.image.limits import Limits, ReadFailure
-from agentguard.inspect.image.tarwalk import EntryCount, TarEntry, TarWalker, display, normalise
+from agentguard.inspect.image.tarwalk import EntryCount, TarWalker, display, normalise
 
 # (kind, size, mode, link target, notable)
 Rec = tuple[str, int, int, str | None, bool]
+
+
+class BodyReader(Protocol):
+    def read_body(self, limit: int) -> bytes: ...
+
+
+class EntryFields(Protocol):
+    """What collection needs of an entry: a tar header's, or a logged one's."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def mode(self) -> int: ...
+    @property
+    def link(self) -> str | None: ...
 
 
 class Budgets:
@@ -104,8 +123,14 @@ def decompressed(raw: ChunkSource, compression: str, limits: Limits) -> ChunkSou
     return raw
 
 
-def scan_layer(reader: ByteReader, scan: LayerScan, budgets: Budgets) -> None:
-    """Walk one layer's tar, filling ``scan``; a failure is recorded, never raised."""
+def scan_layer(
+    reader: ByteReader, scan: LayerScan, budgets: Budgets, log: EntryLog | None = None
+) -> None:
+    """Walk one layer's tar, filling ``scan``; a failure is recorded, never raised.
+
+    With ``log`` (the working directory is not known yet), every entry is logged for
+    :func:`replay_log` and only what does not depend on the working directory is collected.
+    """
     limits = budgets.limits
     scope = Scope(scan.workdirs)
     walker = TarWalker(
@@ -137,6 +162,11 @@ def scan_layer(reader: ByteReader, scan: LayerScan, budgets: Budgets) -> None:
                         f"a hard link to {display(e.link or '')!r} leads outside the image root",
                     )
                 )
+            if log is not None:
+                body = None
+                if e.kind == "file" and may_collect(name):
+                    body = walker.read_body(min(e.size, limits.max_file_bytes))
+                log.add(name, e.kind, e.size, e.mode, e.link, body)
             if name in ancestors:
                 scan.ancestors[name] = e.kind
             if covers(name):
@@ -152,6 +182,32 @@ def scan_layer(reader: ByteReader, scan: LayerScan, budgets: Budgets) -> None:
     scan.entries = walker.entries
 
 
+def replay_log(log: EntryLog, scan: LayerScan, budgets: Budgets) -> None:
+    """Collect from a logged layer for ``scan.workdirs``, as :func:`scan_layer` would have."""
+    scope = Scope(scan.workdirs)
+    try:
+        for e in log.replay():
+            name = e.name
+            if name in scope.ancestors:
+                scan.ancestors[name] = e.kind
+            if not scope.covers(name):
+                continue
+            _track(scan, e, e, name, scope, budgets)
+            if e.missed:
+                scan.contents.pop(name, None)
+                scan.problems.append(
+                    Problem(
+                        "/" + display(name),
+                        "stream-order",
+                        "not read: the file passed in the stream before the image config and "
+                        "sits in a folder whose files are not kept for an unknown working "
+                        "directory (read the saved file instead of the stream)",
+                    )
+                )
+    except OSError as exc:  # the log is our own temporary file
+        scan.failure = scan.failure or ReadFailure("read-error", f"the entry log: {exc}")
+
+
 def _whiteout(scan: LayerScan, parent: str, base: str) -> None:
     if base == ".wh..wh..opq":
         scan.opaque.add(parent)
@@ -163,7 +219,7 @@ def _whiteout(scan: LayerScan, parent: str, base: str) -> None:
 
 
 def _track(
-    scan: LayerScan, walker: TarWalker, e: TarEntry, name: str, scope: Scope, budgets: Budgets
+    scan: LayerScan, walker: BodyReader, e: EntryFields, name: str, scope: Scope, budgets: Budgets
 ) -> None:
     rel, via_root = scope.relative(name)
     why = purpose(rel, root=via_root) if rel else None
@@ -199,7 +255,9 @@ def _track(
         scan.contents.pop(name, None)  # a later duplicate entry replaced a collected file
 
 
-def _content(scan: LayerScan, walker: TarWalker, e: TarEntry, name: str, budgets: Budgets) -> None:
+def _content(
+    scan: LayerScan, walker: BodyReader, e: EntryFields, name: str, budgets: Budgets
+) -> None:
     path = "/" + display(name)
     if e.kind == "hardlink":
         target = normalise(e.link or "")[0]
@@ -241,7 +299,9 @@ def _content(scan: LayerScan, walker: TarWalker, e: TarEntry, name: str, budgets
         )
 
 
-def _metadata(scan: LayerScan, walker: TarWalker, e: TarEntry, name: str, budgets: Budgets) -> None:
+def _metadata(
+    scan: LayerScan, walker: BodyReader, e: EntryFields, name: str, budgets: Budgets
+) -> None:
     path = "/" + display(name)
     scan.dists.pop(name, None)
     scan.contents.pop(name, None)

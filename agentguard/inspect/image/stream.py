@@ -1,20 +1,19 @@
 """One pass over a non-seekable saved-image stream (the engine's ``image.save()``).
 
 Saved tarballs list members by name, so the config and ``manifest.json``/``index.json`` usually
-come after (some of) the layers. JSON members are small and kept; a layer is scanned as it
-passes once a config has been seen (collecting for the working directories of every config
-seen so far), and only layers that arrive before any config are spooled to an anonymous
-temporary file (bounded by ``max_image_bytes``) and scanned after the plan is known. Results
-are keyed by member path; the chain order is applied once the manifest has arrived.
+come after (some of) the layers. JSON members are small and kept. A layer is scanned as it
+passes: once a config has been seen, for the working directories of every config seen so
+far; before any config, its entries are logged (:mod:`.entrylog`: header fields and the few
+bodies some working directory could want) and replayed once the plan is known. Nothing is
+buffered whole. Results are keyed by member path; the chain order is applied at the end.
 """
 
 from __future__ import annotations
 
-import tempfile
-from typing import IO, BinaryIO
+from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from agentguard.findings import Source
-from agentguard.inspect.image.archive import Region, scan_region
 from agentguard.inspect.image.bytestreams import (
     OUT_CHUNK,
     RAW_CHUNK,
@@ -25,17 +24,18 @@ from agentguard.inspect.image.bytestreams import (
     StreamSource,
     sniff_compression,
 )
-from agentguard.inspect.image.hashing import Hasher, RegionHashes
+from agentguard.inspect.image.entrylog import EntryLog
+from agentguard.inspect.image.hashing import Hasher
 from agentguard.inspect.image.imageconfig import load_json, parse_config, parse_digest
-from agentguard.inspect.image.layerscan import Budgets, LayerScan, decompressed, scan_layer
-from agentguard.inspect.image.layout import digest_from_path
-from agentguard.inspect.image.limits import (
-    DEFAULT_LIMITS,
-    Limits,
-    ReadFailure,
-    cap_hit,
-    truncated,
+from agentguard.inspect.image.layerscan import (
+    Budgets,
+    LayerScan,
+    decompressed,
+    replay_log,
+    scan_layer,
 )
+from agentguard.inspect.image.layout import digest_from_path
+from agentguard.inspect.image.limits import DEFAULT_LIMITS, Limits, ReadFailure, cap_hit
 from agentguard.inspect.image.resolve import resolve
 from agentguard.inspect.image.result import RETRYABLE, ImageRead, assemble, failed
 from agentguard.inspect.image.tarwalk import TarEntry, TarWalker, display, follow_links
@@ -74,14 +74,14 @@ class _Smalls:
         self.data: dict[str, bytes] = {}
         self.kinds: dict[str, tuple[str, str | None]] = {}  # every member: kind, link
 
-    def _find(self, name: str) -> str | None:
+    def find(self, name: str) -> str | None:
         return follow_links(name, self.kinds.get, self.limits.max_link_hops)
 
     def has(self, name: str) -> bool:
-        return self._find(name) is not None
+        return self.find(name) is not None
 
     def read_small(self, name: str, limit: int) -> bytes:
-        found = self._find(name)
+        found = self.find(name)
         if found is None or found not in self.data:
             raise ReadFailure("blob-missing", f"{name} is not in the stream (or not small)")
         data = self.data[found]
@@ -90,17 +90,28 @@ class _Smalls:
         return data
 
 
+@dataclass
+class _State:
+    limits: Limits
+    budgets: Budgets
+    smalls: _Smalls
+    small_bytes: int = 0
+    workdirs: set[str] = field(default_factory=set)
+    scans: dict[str, LayerScan] = field(default_factory=dict)
+    logs: dict[str, EntryLog] = field(default_factory=dict)
+    member_failures: dict[str, ReadFailure] = field(default_factory=dict)
+    log_budget: Budget | None = None
+
+
 def read_image_stream(
     fileobj: BinaryIO, *, target: str, platform: str | None = None, limits: Limits = DEFAULT_LIMITS
 ) -> ImageRead:
     """Read a saved image from a stream in one pass. Never raises for a bad image or a stream
     that fails: every problem is a failed source."""
-    budgets = Budgets(limits)
-    smalls = _Smalls(limits)
-    scans: dict[str, LayerScan] = {}
-    spools: dict[str, tuple[IO[bytes], int]] = {}
-    member_failures: dict[str, ReadFailure] = {}
-    workdirs: set[str] = set()
+    state = _State(limits, Budgets(limits), _Smalls(limits))
+    state.log_budget = Budget(
+        limits.max_image_bytes, "image-bytes", "entries logged before the image config"
+    )
     sources: list[Source] = []
     # The stream itself is capped too: members the reader only skips (unknown kinds,
     # padding) would otherwise cost unbounded time behind a small compressed file.
@@ -109,65 +120,40 @@ def read_image_stream(
     walker = TarWalker(
         outer, max_entries=limits.max_outer_entries, max_header_bytes=limits.max_header_bytes
     )
-    kept = [0, 0]  # bytes of small members, of spools: against their caps
     try:
         try:
             for e in walker:
-                _member(e, walker, smalls, scans, spools, member_failures, workdirs, budgets, kept)
+                _member(e, walker, state)
             sources.append(Source.ok("image-archive", target, f"{walker.entries} members"))
         except ReadFailure as exc:
             sources.append(failed("image-archive", target, exc))
-        return _finish(
-            target, platform, limits, smalls, scans, spools, member_failures, budgets, sources
-        )
+        return _finish(target, platform, state, sources)
     finally:
-        for f, _ in spools.values():
-            f.close()
+        for log in state.logs.values():
+            log.close()
 
 
-def _member(
-    e: TarEntry,
-    walker: TarWalker,
-    smalls: _Smalls,
-    scans: dict[str, LayerScan],
-    spools: dict[str, tuple[IO[bytes], int]],
-    member_failures: dict[str, ReadFailure],
-    workdirs: set[str],
-    budgets: Budgets,
-    kept: list[int],
-) -> None:
+def _member(e: TarEntry, walker: TarWalker, state: _State) -> None:
     name = e.name
     if name is None:
-        member_failures[display(e.raw_name)] = ReadFailure("entry-name-rejected", e.error or "")
+        failure = ReadFailure("entry-name-rejected", e.error or "")
+        state.member_failures[display(e.raw_name)] = failure
         return
     if e.kind in ("symlink", "hardlink"):
-        smalls.kinds[name] = (e.kind, e.link)
+        state.smalls.kinds[name] = (e.kind, e.link)
         return
     if e.kind != "file":
         return
-    smalls.kinds[name] = ("file", None)
+    state.smalls.kinds[name] = ("file", None)
     try:
-        _file_member(
-            e, name, walker, smalls, scans, spools, member_failures, workdirs, budgets, kept
-        )
+        _file_member(e, name, walker, state)
     except ReadFailure as exc:  # the stream broke inside this member: name it, then stop
-        member_failures.setdefault(name, exc)
+        state.member_failures.setdefault(name, exc)
         raise
 
 
-def _file_member(
-    e: TarEntry,
-    name: str,
-    walker: TarWalker,
-    smalls: _Smalls,
-    scans: dict[str, LayerScan],
-    spools: dict[str, tuple[IO[bytes], int]],
-    member_failures: dict[str, ReadFailure],
-    workdirs: set[str],
-    budgets: Budgets,
-    kept: list[int],
-) -> None:
-    limits = budgets.limits
+def _file_member(e: TarEntry, name: str, walker: TarWalker, state: _State) -> None:
+    limits = state.limits
     head = walker.read_body(min(e.size, 512))
     comp = sniff_compression(head)
     is_json = head.lstrip()[:1] in (b"{", b"[")
@@ -175,62 +161,25 @@ def _file_member(
     if (is_json and e.size <= limits.max_json_bytes) or (
         e.size <= SMALL_TEXT and comp == "none" and not looks_tar
     ):
-        kept[0] += e.size
-        if kept[0] > 4 * limits.max_json_bytes:
-            member_failures[name] = cap_hit(
+        state.small_bytes += e.size
+        if state.small_bytes > 4 * limits.max_json_bytes:
+            state.member_failures[name] = cap_hit(
                 "json-bytes",
                 f"small members passed {4 * limits.max_json_bytes} bytes (4 x max_json_bytes)",
             )
             return
         data = head + walker.read_body(e.size - len(head))
-        smalls.data[name] = data
+        state.smalls.data[name] = data
         if is_json:
-            _note_config(data, workdirs)
+            _note_config(data, state.workdirs)
         return
-    if workdirs:
-        scans[name] = _scan_member(walker, name, head, comp, tuple(sorted(workdirs)), budgets)
-        return
-    if name in spools:  # a duplicate member: the last one wins
-        spools.pop(name)[0].close()
-    try:
-        spools[name] = _spool(walker, head, e.size, kept, limits)
-    except ReadFailure as exc:
-        member_failures[name] = exc
-        if exc.code == "stream-read-error":
-            raise
-
-
-def _spool(
-    walker: TarWalker, head: bytes, declared: int, kept: list[int], limits: Limits
-) -> tuple[IO[bytes], int]:
-    """Copy one member to an anonymous temporary file (deleted when closed)."""
-    spool = tempfile.TemporaryFile(prefix="agentguard-layer-")  # noqa: SIM115 - closed by the caller
-    try:
-        spool.write(head)
-        size = len(head)
-        while True:
-            data = walker.read_body_some(RAW_CHUNK)
-            if not data:
-                break
-            size += len(data)
-            kept[1] += len(data)
-            if kept[1] > limits.max_image_bytes:
-                raise cap_hit(
-                    "image-bytes",
-                    f"spooling passed {limits.max_image_bytes} bytes (the max_image_bytes cap)",
-                )
-            spool.write(data)
-        spool.flush()
-    except OSError as exc:
-        spool.close()
-        raise ReadFailure("spool-failed", f"could not spool the layer: {exc}") from None
-    except ReadFailure:
-        spool.close()
-        raise
-    if size < declared:
-        spool.close()
-        raise truncated(f"the stream holds {size} of the member's {declared} bytes")
-    return spool, size
+    if name in state.logs:  # a duplicate member: the last one wins
+        state.logs.pop(name).close()
+    log = None
+    if not state.workdirs and state.log_budget is not None:
+        log = state.logs[name] = EntryLog(state.log_budget)
+    workdirs = tuple(sorted(state.workdirs))
+    state.scans[name] = _scan_member(walker, name, head, comp, workdirs, state.budgets, log)
 
 
 def _note_config(data: bytes, workdirs: set[str]) -> None:
@@ -250,6 +199,7 @@ def _scan_member(
     comp: str,
     workdirs: tuple[str, ...],
     budgets: Budgets,
+    log: EntryLog | None,
 ) -> LayerScan:
     limits = budgets.limits
     scan = LayerScan(key=name, workdirs=workdirs, compression=comp)
@@ -264,7 +214,7 @@ def _scan_member(
     src = decompressed(raw, comp, limits)
     if data_hasher is not None:
         src = HashingSource(src, data_hasher)
-    scan_layer(ByteReader(src, budgets.bytes, OUT_CHUNK), scan, budgets)
+    scan_layer(ByteReader(src, budgets.bytes, OUT_CHUNK), scan, budgets, log)
     try:
         if scan.failure is None:
             # Hash what follows the tar end marker too, within the image's byte cap.
@@ -285,57 +235,38 @@ def _scan_member(
     return scan
 
 
-def _finish(
-    target: str,
-    platform: str | None,
-    limits: Limits,
-    smalls: _Smalls,
-    scans: dict[str, LayerScan],
-    spools: dict[str, tuple[IO[bytes], int]],
-    member_failures: dict[str, ReadFailure],
-    budgets: Budgets,
-    sources: list[Source],
-) -> ImageRead:
+def _finish(target: str, platform: str | None, state: _State, sources: list[Source]) -> ImageRead:
+    limits, smalls = state.limits, state.smalls
     resolved = resolve(smalls, platform, limits, sources)
     if resolved is None:
-        return ImageRead(None, tuple(sources + _member_sources(target, member_failures, limits)))
+        extra = _member_sources(target, state.member_failures, limits)
+        return ImageRead(None, tuple(sources + extra))
     workdir = resolved.parsed.workdir if resolved.parsed else None
-    workdirs = (workdir,) if workdir is not None else ()
-    done: dict[str, LayerScan] = {}
+    ended = any(s.kind == "image-archive" and s.error_code for s in sources)
     for o in resolved.outcomes:
-        path = smalls._find(o.ref.path) or o.ref.path
-        if path in done:
-            o.scan = done[path]
-        elif path in scans:
-            o.scan = scans[path]
-            if workdir is not None and workdir not in o.scan.workdirs:
-                o.failure = ReadFailure(
-                    "stream-order",
-                    f"the layer passed before the config naming working directory /{workdir}; "
-                    "its working-directory entries were not collected (read the saved file "
-                    "instead of the stream)",
-                )
-        elif path in spools:
-            f, size = spools[path]
-            hashes = RegionHashes(1) if limits.verify_layer_digests else None
-            try:
-                region = Region(f.fileno(), 0, size, size)
-                o.scan = scan_region(region, o.ref, o.diff_id, workdirs, budgets, hashes)
-                o.scan.finish_hashing()
-            finally:
-                if hashes is not None:
-                    hashes.close()
-            done[path] = o.scan
-        elif path in member_failures:
-            o.failure = member_failures[path]
-        else:
-            ended = any(s.kind == "image-archive" and s.error_code for s in sources)
-            o.failure = ReadFailure(
+        path = smalls.find(o.ref.path) or o.ref.path
+        scan = state.scans.get(path)
+        if scan is None:
+            o.failure = state.member_failures.get(path) or ReadFailure(
                 "blob-missing",
                 f"{o.ref.path} is not in the stream" + (" (it ended early)" if ended else ""),
             )
-    used = {smalls._find(o.ref.path) or o.ref.path for o in resolved.outcomes}
-    others = {n: exc for n, exc in member_failures.items() if n not in used}
+            continue
+        o.scan = scan
+        log = state.logs.pop(path, None)
+        if log is not None:  # read before any config: collect for the real workdir now
+            scan.workdirs = (workdir,) if workdir is not None else ()
+            replay_log(log, scan, state.budgets)
+            log.close()
+        elif workdir is not None and workdir not in scan.workdirs:
+            o.failure = ReadFailure(
+                "stream-order",
+                f"the layer passed before the config naming working directory /{workdir}; "
+                "its working-directory entries were not collected (read the saved file "
+                "instead of the stream)",
+            )
+    used = {smalls.find(o.ref.path) or o.ref.path for o in resolved.outcomes}
+    others = {n: exc for n, exc in state.member_failures.items() if n not in used}
     sources += _member_sources(target, others, limits)
     return assemble(
         target=target,
@@ -345,7 +276,7 @@ def _finish(
         image_id=resolved.image_id,
         outcomes=resolved.outcomes,
         limits=limits,
-        listing_truncated=budgets.listing_truncated,
+        listing_truncated=state.budgets.listing_truncated,
         sources=sources,
     )
 

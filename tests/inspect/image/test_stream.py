@@ -14,7 +14,6 @@ from agentguard.findings import Source, SourceStatus
 from agentguard.inspect.image import (
     ImageRead,
     IterStream,
-    Limits,
     read_image_archive,
     read_image_stream,
 )
@@ -160,18 +159,57 @@ def test_layers_seen_before_a_late_config_with_another_workdir_are_not_called_cl
     assert [e.path for e in fine.facts.workdir_entries] == ["/app", "/app/a.py"]
 
 
-def test_spooling_is_bounded_by_the_image_byte_cap() -> None:
-    saved = docker_save([layer([f("app/big.bin", b"x" * 50_000)])], order="lexical")
-    read = read_image_stream(OneWay(saved.tar), target="s", limits=Limits(max_image_bytes=20_000))  # type: ignore[arg-type]
-    [path] = saved.layer_paths
+def test_layer_before_the_config_is_replayed_for_the_real_workdir() -> None:
+    # In the engine's order the layer comes first; its entries are logged, not copied, and
+    # collected once the config names the working directory.
+    project = layer([d("srv"), f("srv/CLAUDE.md", "x"), f("srv/.env", "K=v"), f("srv/a.py", "1")])
+    saved = docker_save([project], workdir="/srv", order="manifest-first")
+    members = sorted(saved.members, key=lambda m: (not m[0].endswith("layer.tar"), m[0]))
+    data = tar_members(members)
+    read = read_image_stream(OneWay(data), target="s")  # type: ignore[arg-type]
+    assert read.complete and read.facts is not None
+    assert [e.path for e in read.facts.workdir_entries] == [
+        "/srv",
+        "/srv/.env",
+        "/srv/CLAUDE.md",
+        "/srv/a.py",
+    ]
+    assert [(c.path, c.data) for c in read.facts.contents] == [
+        ("/srv/CLAUDE.md", b"x"),
+        ("/srv/a.py", b"1"),
+    ]
+
+
+def test_vendored_workdir_files_passed_before_the_config_are_named_not_dropped() -> None:
+    # Files in vendored folders are not kept while the working directory is unknown; when it
+    # turns out to be inside one, the reader says which files it could not read.
+    wd = "opt/node_modules/agent"
+    project = layer([d(wd), f(f"{wd}/.mcp.json", "{}"), f(f"{wd}/README.md", "r")])
+    saved = docker_save([project], workdir="/" + wd, order="manifest-first")
+    members = sorted(saved.members, key=lambda m: (not m[0].endswith("layer.tar"), m[0]))
+    read = read_image_stream(OneWay(tar_members(members)), target="s")  # type: ignore[arg-type]
     assert failed(read) == [
         (
-            "image-layer",
-            f"layer 0 {saved.diff_ids[0]}",
-            "cap-image-bytes",
-            f"layer 0 ({path}): spooling passed 20000 bytes (the max_image_bytes cap)",
+            "image-file",
+            f"/{wd}/.mcp.json",
+            "stream-order",
+            "not read: the file passed in the stream before the image config and sits in a "
+            "folder whose files are not kept for an unknown working directory (read the saved "
+            f"file instead of the stream) (layer 0 {saved.diff_ids[0]})",
         )
     ]
+    from_file = read_image_archive_bytes(saved.tar)
+    assert from_file.complete and from_file.facts is not None
+    assert [c.path for c in from_file.facts.contents] == [f"/{wd}/.mcp.json"]
+
+
+def read_image_archive_bytes(data: bytes) -> ImageRead:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "i.tar"
+        path.write_bytes(data)
+        return read_image_archive(path, target="s")
 
 
 def test_iter_stream_wraps_a_chunk_generator() -> None:
