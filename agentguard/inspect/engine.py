@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -58,10 +59,23 @@ def classify_error(exc: BaseException) -> tuple[str, bool | None]:
         for e in chain
     ) or any(w in text for w in ("connection aborted", "connection refused", "no such file")):
         return "engine-unreachable", True
-    if isinstance(exc, docker.errors.APIError):
-        status = getattr(exc, "status_code", None)
-        return "engine-error", bool(status is not None and status >= 500)
+    status = _http_status(chain, text)
+    if status in (401, 403):  # an authorization plugin or socket proxy said no
+        return "engine-permission-denied", False
+    if status is not None:
+        return "engine-error", status >= 500 or status == 429
     return "engine-error", None
+
+
+def _http_status(chain: list[BaseException], text: str) -> int | None:
+    """The engine's HTTP status, wherever the SDK put it (``from_env`` wraps the API error
+    of its version probe in a plain DockerException, keeping only the message)."""
+    for e in chain:
+        code = getattr(getattr(e, "response", None), "status_code", None)
+        if isinstance(code, int):
+            return code
+    m = re.search(r"\b([1-5]\d\d) (?:client|server) error\b", text)
+    return int(m.group(1)) if m else None
 
 
 _REMEDY = {
