@@ -127,6 +127,22 @@ _COMPOSE = (
 )
 _PACKAGE = '{"name": "svc", "scripts": {"agent": "claude -p review --allowedTools Read"}}\n'
 _SCRIPT = '#!/bin/sh\nset -e\npython -m app.main "$@"\n'
+# The same kinds of files, written the careful way (most of a real tree looks like this).
+_SETTINGS_OK = (
+    '{\n  "permissions": {\n    "allow": ["Read"],\n    "deny": ["Bash", "WebFetch"]\n  }\n}\n'
+)
+_MCP_OK = '{"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git==2025.1.14"]}}}\n'
+_DOCKERFILE_OK = (
+    "FROM python:3.12-slim\nWORKDIR /srv/agent\nCOPY dist/app.whl /tmp/\n"
+    "RUN pip install --require-hashes -r /tmp/requirements.lock\nUSER 10001\n"
+    'CMD ["python", "-m", "app"]\n'
+)
+_COMPOSE_OK = (
+    "services:\n  agent:\n    build: .\n    user: '10001'\n    read_only: true\n"
+    "    security_opt: [no-new-privileges:true]\n    volumes:\n      - scratch:/work\n"
+    "volumes:\n  scratch: {}\n"
+)
+_PACKAGE_OK = '{"name": "svc", "scripts": {"test": "vitest run"}}\n'
 
 
 def _module(rng: random.Random, lines: int) -> str:
@@ -191,10 +207,19 @@ def generate(root: Path, files: int, seed: int = 4) -> dict[str, int]:
         ("scripts/run.sh", _SCRIPT),
         ("web/agent.ts", _TS_AGENT),
     ]
+    careful = [
+        (".claude/settings.json", _SETTINGS_OK),
+        (".mcp.json", _MCP_OK),
+        ("Dockerfile", _DOCKERFILE_OK),
+        ("compose.yaml", _COMPOSE_OK),
+        ("package.json", _PACKAGE_OK),
+        ("scripts/run.sh", _SCRIPT),
+        ("web/agent.ts", _TS_AGENT),
+    ]
     for svc in sorted(root.iterdir()):
         for j in range(5):
             sub = svc / f"tool{j:02d}"
-            for rel, text in configs:
+            for rel, text in configs if j == 0 else careful:  # one folder in five is careless
                 path = sub / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
