@@ -59,7 +59,7 @@ def analyse_python(path: str, data: bytes, *, origin: str = "project") -> Python
         warnings.simplefilter("ignore")
         tree = ast.parse(data, filename=path)
     index = ModuleIndex(tree)
-    ev = Evaluator(index, is_options_class)
+    ev = Evaluator(index, lambda q: is_options_class(q) or q == "dataclasses.replace")
     out = PythonFacts()
     _claude_configs(path, index, ev, out, origin)
     if b"mcp" in data.lower():
@@ -120,6 +120,38 @@ def _claude_configs(
             options=options,
             origin=origin,
             open_ended=open_ended,
+        )
+        order.append(id(node))
+
+    # dataclasses.replace(base, option=...): a configuration derived from another
+    for node, scope in index.calls:
+        if ev.qualname(node.func, scope) != "dataclasses.replace" or not node.args:
+            continue
+        bases = [
+            built[id(a.node)]
+            for a in alternatives(ev.eval(node.args[0], scope))
+            if isinstance(a, CallRef) and id(a.node) in built
+        ]
+        if not bases:
+            continue
+        changes, open_ended = _options_from_call(
+            ast.Call(func=node.func, args=[], keywords=node.keywords), scope, ev
+        )
+        base = bases[0]
+        merged = dict(base.options)
+        if len(bases) > 1:  # the base depends on a branch: each option is one of them
+            for name in {k for b in bases for k in b.options}:
+                vals = tuple(b.options[name].value if name in b.options else None for b in bases)
+                merged[name] = Option(OneOf(vals), node.lineno, short(node.args[0]))
+        merged.update(changes)
+        built[id(node)] = AgentConfig(
+            engine=base.engine,
+            path=path,
+            line=node.lineno,
+            label=f"dataclasses.replace(...) of the configuration at line {base.line}",
+            options=merged,
+            origin=origin,
+            open_ended=open_ended or base.open_ended,
         )
         order.append(id(node))
 

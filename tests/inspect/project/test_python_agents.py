@@ -242,3 +242,38 @@ def test_bypass_with_a_root_container_in_the_same_project_is_critical() -> None:
     assert bypass.severity is Severity.CRITICAL
     assert bypass.evidence["combined_with"] == ["the container runs as root (AG401)"]
     assert bypass.message.endswith("Worse here: the container runs as root (AG401).")
+
+
+def test_dataclasses_replace_derives_a_configuration() -> None:
+    source = """
+        import dataclasses
+        from claude_agent_sdk import ClaudeAgentOptions, query
+
+        BASE = ClaudeAgentOptions(tools=["Read"], cwd="/srv/agent/work", setting_sources=[])
+
+
+        async def fix(prompt):
+            opts = dataclasses.replace(BASE, permission_mode="bypassPermissions")
+            async for m in query(prompt=prompt, options=opts):
+                print(m)
+    """
+    facts = analyse_python("agent.py", textwrap.dedent(source).encode())
+    assert [
+        (c.line, c.label, {k: o.value for k, o in c.options.items()}) for c in facts.configs
+    ] == [
+        (
+            5,
+            "ClaudeAgentOptions(...)",
+            {"tools": ("Read",), "cwd": "/srv/agent/work", "setting_sources": ()},
+        ),
+        (
+            9,
+            "dataclasses.replace(...) of the configuration at line 5",
+            {
+                "tools": ("Read",),
+                "cwd": "/srv/agent/work",
+                "setting_sources": (),
+                "permission_mode": "bypassPermissions",
+            },
+        ),
+    ]
