@@ -214,6 +214,8 @@ def read_requirements_in(
     path = path or root / "requirements.in"
     if depth > MAX_INCLUDE_DEPTH:
         raise UsageError(f"{path.name}: -r includes nested deeper than {MAX_INCLUDE_DEPTH}")
+    if not path.resolve().is_relative_to(root.resolve()):  # a symlink leading elsewhere
+        raise UsageError(f"{path.name} links outside the project; agentguard does not follow it")
     text = _read_text(path)
     rel = str(path.relative_to(root)) if path.is_relative_to(root) else path.name
     out: list[DeclaredRequirement] = []
@@ -231,7 +233,15 @@ def read_requirements_in(
         if not entry:
             continue
         if entry.startswith(("-r ", "--requirement ")):
-            include = (path.parent / entry.split(None, 1)[1].strip()).resolve()
+            named = entry.split(None, 1)[1].strip()
+            include = (path.parent / named).resolve()
+            if not include.is_relative_to(root.resolve()):
+                # an input from an untrusted branch must not make us read (and quote in an
+                # error) a file elsewhere on the machine, e.g. `-r /etc/shadow`
+                raise UsageError(
+                    f"{rel}:{start}: -r {named} points outside the project; keep included "
+                    "requirement files inside it"
+                )
             out.extend(read_requirements_in(root, include, depth + 1))
         elif entry.startswith("-"):
             raise UsageError(
