@@ -35,7 +35,13 @@ from agentguard.inspect.image.layerscan import (
     scan_layer,
 )
 from agentguard.inspect.image.layout import digest_from_path
-from agentguard.inspect.image.limits import DEFAULT_LIMITS, Limits, ReadFailure, cap_hit
+from agentguard.inspect.image.limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    ReadFailure,
+    cap_hit,
+    truncated,
+)
 from agentguard.inspect.image.resolve import resolve
 from agentguard.inspect.image.result import RETRYABLE, ImageRead, assemble, failed
 from agentguard.inspect.image.tarwalk import TarEntry, TarWalker, display, follow_links
@@ -49,12 +55,15 @@ class _Body:
     def __init__(self, walker: TarWalker, head: bytes) -> None:
         self._walker = walker
         self._head = head
+        self.delivered = 0
 
     def chunk(self, size: int) -> bytes:
         if self._head:
             data, self._head = self._head, b""
-            return data
-        return self._walker.read_body_some(size)
+        else:
+            data = self._walker.read_body_some(size)
+        self.delivered += len(data)
+        return data
 
     def skip(self, n: int) -> int:
         done = 0
@@ -179,7 +188,12 @@ def _file_member(e: TarEntry, name: str, walker: TarWalker, state: _State) -> No
     if not state.workdirs and state.log_budget is not None:
         log = state.logs[name] = EntryLog(state.log_budget)
     workdirs = tuple(sorted(state.workdirs))
-    state.scans[name] = _scan_member(walker, name, head, comp, workdirs, state.budgets, log)
+    body = _Body(walker, head)
+    state.scans[name] = _scan_member(body, name, comp, workdirs, state.budgets, log)
+    if body.delivered < e.size:  # the stream ended inside this member
+        state.member_failures[name] = truncated(
+            f"the stream holds {body.delivered} of the member's {e.size} bytes"
+        )
 
 
 def _note_config(data: bytes, workdirs: set[str]) -> None:
@@ -193,9 +207,8 @@ def _note_config(data: bytes, workdirs: set[str]) -> None:
 
 
 def _scan_member(
-    walker: TarWalker,
+    body: _Body,
     name: str,
-    head: bytes,
     comp: str,
     workdirs: tuple[str, ...],
     budgets: Budgets,
@@ -203,7 +216,6 @@ def _scan_member(
 ) -> LayerScan:
     limits = budgets.limits
     scan = LayerScan(key=name, workdirs=workdirs, compression=comp)
-    body = _Body(walker, head)
     blob_digest = digest_from_path(name)
     raw_hasher = data_hasher = None
     if limits.verify_layer_digests:
