@@ -236,11 +236,6 @@ def _run(argv: list[str], *, shell: bool = False) -> tuple[float, int, str]:
     return elapsed, peak, proc.stdout.decode(errors="replace")
 
 
-def _best(argv: list[str], runs: int, *, shell: bool = False) -> tuple[float, int, str]:
-    results = [_run(argv, shell=shell) for _ in range(runs)]
-    return min(r[0] for r in results), max(r[1] for r in results), results[-1][2]
-
-
 def _cli_works(image: Path) -> bool:
     exe = VENV_BIN / "agentguard"
     if not exe.exists():
@@ -254,26 +249,28 @@ def _cli_works(image: Path) -> bool:
 
 
 def bench(image: Path, runs: int) -> dict[str, float | int | str]:
+    """Best of ``runs`` for each command; the commands take turns within a run, so a busy
+    machine slows all of them alike."""
     subprocess.run(["cat", str(image)], stdout=subprocess.DEVNULL, check=True)  # warm cache
     py = str(VENV_BIN / "python")
-    floor_s, floor_rss, _ = _best([FLOOR.format(img=image)], runs, shell=True)
-    api_s, api_rss, summary = _best([py, "-m", "agentguard.inspect.image", str(image)], runs)
-    stream_s, stream_rss, _ = _best(
-        [py, "-m", "agentguard.inspect.image", "--stream", str(image)], runs
-    )
-    row: dict[str, float | int | str] = {
-        "floor_s": floor_s,
-        "floor_rss_mb": floor_rss / 1024,
-        "reader_s": api_s,
-        "reader_rss_mb": api_rss / 1024,
-        "stream_s": stream_s,
-        "stream_rss_mb": stream_rss / 1024,
-        "summary": summary.strip().splitlines()[0] if summary.strip() else "",
+    commands: dict[str, tuple[list[str], bool]] = {
+        "floor": ([FLOOR.format(img=image)], True),
+        "reader": ([py, "-m", "agentguard.inspect.image", str(image)], False),
+        "stream": ([py, "-m", "agentguard.inspect.image", "--stream", str(image)], False),
     }
     if _cli_works(image):
         cli = [str(VENV_BIN / "agentguard"), "inspect", "--kind", "archive", "-q", str(image)]
-        cli_s, cli_rss, _ = _best(cli, runs)
-        row.update(cli_s=cli_s, cli_rss_mb=cli_rss / 1024)
+        commands["cli"] = (cli, False)
+    results: dict[str, list[tuple[float, int, str]]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, (argv, shell) in commands.items():
+            results[name].append(_run(argv, shell=shell))
+    row: dict[str, float | int | str] = {}
+    for name, got in results.items():
+        row[f"{name}_s"] = min(r[0] for r in got)
+        row[f"{name}_rss_mb"] = max(r[1] for r in got) / 1024
+    summary = results["reader"][-1][2].strip()
+    row["summary"] = summary.splitlines()[0] if summary else ""
     return row
 
 
