@@ -123,11 +123,14 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
     except SyntaxError as exc:
         where = f" at line {exc.lineno}" if exc.lineno else ""
         out.sources.append(
-            failed_source(
+            Source.failed(
+                "file",
                 path,
-                f"Python syntax error{where}: {exc.msg} (parsed as Python {_PY}; newer syntax "
-                "needs agentguard on a newer Python)",
-                "parse-error",
+                f"Python syntax error{where}: {exc.msg}",
+                error_code="parse-error",
+                retryable=False,
+                remedy=f"Fix the file (or exclude it); it was parsed as Python {_PY}, so syntax "
+                "of a newer Python needs agentguard run on that Python.",
             )
         )
         return

@@ -51,10 +51,10 @@ def test_a_broken_agent_file_makes_the_report_incomplete(tmp_path: Path) -> None
             "kind": "file",
             "name": "broken.py",
             "status": "failed",
-            "reason": f"Python syntax error at line 2: invalid syntax (parsed as Python {PY}; "
-            "newer syntax needs agentguard on a newer Python)",
+            "reason": "Python syntax error at line 2: invalid syntax",
             "error_code": "parse-error",
             "retryable": False,
-            "remedy": "Fix the file (or exclude it); agentguard could not read what it configures.",
+            "remedy": f"Fix the file (or exclude it); it was parsed as Python {PY}, so syntax "
+            "of a newer Python needs agentguard run on that Python.",
         }
     ]
