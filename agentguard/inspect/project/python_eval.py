@@ -22,9 +22,65 @@ from agentguard.inspect.project.python_scope import (
     Imported,
     ModuleIndex,
     Scope,
-    reaching,
     short,
 )
+
+# --------------------------------------------------------------------------------------
+# Name resolution
+# --------------------------------------------------------------------------------------
+
+
+def _owner(name: str, scope: Scope) -> Scope | None:
+    """The scope whose binding of ``name`` a load in ``scope`` sees (Python's rules)."""
+    if name in scope.globals_:
+        return _module_of(scope)
+    if name in scope.nonlocals:
+        s = scope.parent
+        while s is not None and not (s.kind == "function" and name in s.bindings):
+            s = s.parent
+        return s
+    if name in scope.bindings:
+        return scope
+    s = scope.parent
+    while s is not None:
+        if s.kind != "class" and name in s.bindings and name not in s.globals_:
+            return s
+        if name in s.globals_:
+            return _module_of(s)
+        s = s.parent
+    return None
+
+
+def _module_of(scope: Scope) -> Scope:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope
+
+
+def reaching(name: str, scope: Scope, line: int) -> tuple[Scope | None, list[Binding]]:
+    """The bindings of ``name`` that may hold its value when read at ``line`` in ``scope``."""
+    if name in scope.globals_ and name in scope.bindings and scope.parent is not None:
+        # `global X` in a function: its own assignments above the read win, in order
+        own = [b for b in scope.bindings[name] if b.line <= line]
+        plain = max((i for i, b in enumerate(own) if not b.conditional), default=None)
+        if plain is not None:
+            return _module_of(scope), own[plain:]
+    owner = _owner(name, scope)
+    if owner is None:
+        return None, []
+    bindings = owner.bindings[name]
+    # Read from the same scope: only bindings above the read count (straight-line code).
+    # Read from a nested function: it runs later, so every binding of the owner counts.
+    limit = line if owner is scope else None
+    eligible = [b for b in bindings if limit is None or b.line <= limit]
+    if not eligible:
+        eligible = list(bindings)
+    last_plain = max(
+        (i for i, b in enumerate(eligible) if not b.conditional),
+        default=None,
+    )
+    chosen = eligible if last_plain is None else eligible[last_plain:]
+    return owner, chosen
 
 
 class Evaluator:

@@ -18,8 +18,8 @@ from typing import Any
 
 from agentguard.inspect.project.model import AgentConfig, McpServer, OneOf, Option, Unknown
 from agentguard.inspect.project.python_agents import mcp_server_from_mapping
-from agentguard.inspect.project.python_eval import Evaluator, plain
-from agentguard.inspect.project.python_scope import ModuleIndex, reaching
+from agentguard.inspect.project.python_eval import Evaluator, plain, reaching
+from agentguard.inspect.project.python_scope import ModuleIndex
 
 IMPORTED = "imported from another module"
 MAX_HOPS = 4
