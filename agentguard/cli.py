@@ -268,7 +268,9 @@ def inspect(
     ] = None,
     platform: Annotated[
         str | None,
-        typer.Option("--platform", help="os/arch or os/arch/variant to pick from a multi-platform image."),
+        typer.Option(
+            "--platform", help="os/arch or os/arch/variant to pick from a multi-platform image."
+        ),
     ] = None,
     lock_file: Annotated[
         Path | None,
@@ -355,7 +357,8 @@ def harden(
         str | None, typer.Option("--kind", help="What TARGET is (as for inspect).")
     ] = None,
     platform: Annotated[
-        str | None, typer.Option("--platform", help="os/arch or os/arch/variant of a multi-platform image.")
+        str | None,
+        typer.Option("--platform", help="os/arch or os/arch/variant of a multi-platform image."),
     ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
