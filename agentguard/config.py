@@ -231,13 +231,20 @@ def load_config(project: Path | None = None, *, config_file: Path | None = None)
 # -- validation and merging -----------------------------------------------------------
 
 
-def _known_rules() -> set[str]:
-    from agentguard.rules.base import all_rules
+class _KnownRules:
+    """The registered rule ids, loaded only when a config names a rule."""
 
-    return {r.id for r in all_rules()}
+    def __contains__(self, rule: object) -> bool:
+        from agentguard.rules.base import all_rules
+
+        return rule in {r.id for r in all_rules()}
 
 
-def _rule_key(lay: _Layer, key: str, rule: str, known: set[str], *, star: bool = False) -> None:
+def _known_rules() -> _KnownRules:
+    return _KnownRules()
+
+
+def _rule_key(lay: _Layer, key: str, rule: str, known: _KnownRules, *, star: bool = False) -> None:
     if star and rule == "*":
         return
     if not _RULE_ID.match(rule):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from agentguard.findings import (
     sort_findings,
 )
 from agentguard.lock.analysis import analyse
-from agentguard.lock.backend import BACKENDS, ResolveRequest, ResolverError
+from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
 from agentguard.lock.graph import DependencyEdge, LockGraph, majors_admitted
 from agentguard.lock.index import IndexClient
 from agentguard.lock.inputs import ProjectInputs, read_inputs
@@ -144,9 +146,33 @@ def _lock_locked(
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]
+    req_path = root / REQUIREMENTS_LOCK
+    try:
+        preferences = req_path.read_text(encoding="utf-8") if req_path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        preferences = None  # read_stored below reports the unreadable file
+    request = ResolveRequest(
+        requirements=tuple(inputs.requirement_lines()),
+        python_version=_python_floor(inputs.requires_python),
+        index_url=opts.index_url,
+        find_links=opts.find_links,
+        no_index=opts.no_index,
+        upgrade=opts.upgrade,
+        upgrade_packages=opts.upgrade_packages,
+        only_binary=opts.only_binary,
+        preferences=preferences,
+    )
+    progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
+    # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
+    # the index pages of the packages it names (a re-lock mostly keeps them).
+    pool = ThreadPoolExecutor(1)
+    resolving = pool.submit(BACKENDS[opts.backend], request)
+    pool.shutdown(wait=False)
+    client: IndexClient | None = None
     try:
         previous = read_stored(root)
     except LockfileError as exc:
+        _wait_quietly(resolving)
         return _failed_report(
             inputs,
             *sources,
@@ -163,23 +189,15 @@ def _lock_locked(
         sources.append(
             Source.ok("lockfile", PYLOCK, f"previous lock: {len(previous.packages)} packages")
         )
-    request = ResolveRequest(
-        requirements=tuple(inputs.requirement_lines()),
-        python_version=_python_floor(inputs.requires_python),
-        index_url=opts.index_url,
-        find_links=opts.find_links,
-        no_index=opts.no_index,
-        upgrade=opts.upgrade,
-        upgrade_packages=opts.upgrade_packages,
-        only_binary=opts.only_binary,
-        preferences=(root / REQUIREMENTS_LOCK).read_text(encoding="utf-8")
-        if previous is not None
-        else None,
-    )
-    progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
+        guess = (opts.index_url,) if opts.index_url else tuple(previous.tool.get("index-urls", []))
+        if guess and not opts.no_index:
+            client = IndexClient(guess, opts.find_links)
+            client.prefetch(sorted({p.name for p in previous.packages}))
     try:
-        resolution = BACKENDS[opts.backend](request)
+        resolution = resolving.result()
     except ResolverError as exc:
+        if client is not None:
+            client.close()
         sources.append(
             Source.failed(
                 "resolver",
@@ -195,10 +213,19 @@ def _lock_locked(
         Source.ok("resolver", resolution.backend, f"{len(resolution.pins)} packages pinned")
     )
 
-    client = IndexClient(
-        resolution.index_urls if not opts.no_index else (), resolution.find_links or opts.find_links
-    )
-    analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
+    index_urls = () if opts.no_index else resolution.index_urls
+    links = resolution.find_links or opts.find_links
+    if client is None or (tuple(index_urls), tuple(links)) != (
+        client.index_urls_given,
+        tuple(client.find_links),
+    ):
+        if client is not None:
+            client.close()
+        client = IndexClient(index_urls, links)
+    try:
+        analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
+    finally:
+        client.close()
     sources.extend(analysis.sources)
     graph = _with_majors(analysis.graph, analysis.released)
 
@@ -266,6 +293,12 @@ def _lock_locked(
     return make_report(
         "lock", findings, sources, target=str(root), inputs=provenance, facts=facts, notes=notes
     )
+
+
+def _wait_quietly(future: Future[Resolution]) -> None:
+    """Let a resolver we no longer need finish, so no subprocess outlives the command."""
+    with contextlib.suppress(ResolverError):
+        future.result()
 
 
 def _same_lock(

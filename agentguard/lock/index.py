@@ -75,8 +75,13 @@ class IndexFile:
 
 
 class ProjectPage:
-    """The files of one project. JSON pages list thousands of files (pydantic-core: 15k):
-    entries are grouped by version string cheaply and turned into IndexFile on demand."""
+    """The files of one project.
+
+    JSON pages list thousands of files (pydantic-core: 15k), and a lock needs the files of
+    one version plus the list of released versions. So a JSON page keeps its raw items
+    and the index's own version list (PEP 700); files are grouped by version and turned
+    into IndexFile only when something asks for them.
+    """
 
     def __init__(
         self,
@@ -84,59 +89,119 @@ class ProjectPage:
         files: Iterable[IndexFile] = (),
         raw: dict[str, list[Callable[[], IndexFile | None]]] | None = None,
         yanked_only: frozenset[str] = frozenset(),
+        *,
+        items: list[dict[str, Any]] | None = None,
+        page_url: str = "",
+        versions_hint: list[str] | None = None,
     ) -> None:
         self.name = name
-        self._raw: dict[str, list[Callable[[], IndexFile | None]]] = {
+        self._raw: dict[str, list[Callable[[], IndexFile | None]]] | None = {
             k: list(v) for k, v in (raw or {}).items()
         }
         self._yanked_only = set(yanked_only)
+        self._items = items
+        self._page_url = page_url
+        self._versions_hint = versions_hint
+        if items is not None:
+            self._raw = None  # grouped on demand
         for f in files:
-            self._raw.setdefault(str(f.version), []).append(lambda f=f: f)  # type: ignore[misc]
+            self._grouped().setdefault(str(f.version), []).append(functools.partial(_same, f))
             if not f.yanked:
                 self._yanked_only.discard(str(f.version))
 
+    def _grouped(self) -> dict[str, list[Callable[[], IndexFile | None]]]:
+        if self._raw is None:
+            raw: dict[str, list[Callable[[], IndexFile | None]]] = {}
+            not_yanked: set[str] = set()
+            for item in self._items or []:
+                filename = item.get("filename")
+                vtext = _version_text(filename) if isinstance(filename, str) else None
+                if vtext is None:
+                    continue
+                raw.setdefault(vtext, []).append(
+                    functools.partial(_json_file, self._page_url, self.name, item)
+                )
+                if not item.get("yanked"):
+                    not_yanked.add(vtext)
+            self._yanked_only = set(raw) - not_yanked
+            self._raw = raw
+        return self._raw
+
     def merge(self, other: ProjectPage) -> ProjectPage:
-        raw = {k: list(v) for k, v in self._raw.items()}
-        for k, v in other._raw.items():
+        mine, theirs = self._grouped(), other._grouped()
+        raw = {k: list(v) for k, v in mine.items()}
+        for k, v in theirs.items():
             raw.setdefault(k, []).extend(v)
         both = {
             k
             for k in self._yanked_only | other._yanked_only
-            if (k not in self._raw or k in self._yanked_only)
-            and (k not in other._raw or k in other._yanked_only)
+            if (k not in mine or k in self._yanked_only)
+            and (k not in theirs or k in other._yanked_only)
         }
         return ProjectPage(self.name, raw=raw, yanked_only=frozenset(both))
 
     def __len__(self) -> int:
+        if self._raw is None:
+            return len(self._items or [])
         return sum(len(v) for v in self._raw.values())
 
     @property
     def files(self) -> tuple[IndexFile, ...]:
         out: list[IndexFile] = []
-        for makers in self._raw.values():
+        for makers in self._grouped().values():
             out.extend(f for f in (m() for m in makers) if f is not None)
         return tuple(out)
 
     def versions(self) -> list[Version]:
-        return sorted(v for v in (_parse_version(k) for k in self._raw) if v is not None)
+        return sorted(v for v in (_parse_version(k) for k in self._grouped()) if v is not None)
 
     def released_versions(self) -> list[Version]:
         """Versions with at least one non-yanked file, pre-releases excluded."""
+        if self._raw is None and self._versions_hint is not None:
+            # PyPI yanks whole releases: a version is out when every file of it is yanked.
+            yanked = {
+                _version_text(str(i.get("filename", "")))
+                for i in self._items or []
+                if i.get("yanked")
+            }
+            if yanked:
+                alive = {
+                    _version_text(str(i.get("filename", "")))
+                    for i in self._items or []
+                    if not i.get("yanked") and _version_text(str(i.get("filename", ""))) in yanked
+                }
+                yanked -= alive
+            keys = [k for k in self._versions_hint if k not in yanked]
+        else:
+            grouped = self._grouped()
+            keys = [k for k in grouped if k not in self._yanked_only]
         out = []
-        for k in self._raw:
-            if k in self._yanked_only:
-                continue
+        for k in keys:
             v = _parse_version(k)
             if v is not None and not v.is_prerelease:
                 out.append(v)
         return sorted(set(out))
 
     def files_for(self, version: Version) -> list[IndexFile]:
-        out: list[IndexFile] = []
+        if self._raw is None:
+            out: list[IndexFile] = []
+            for item in self._items or []:
+                filename = item.get("filename")
+                vtext = _version_text(filename) if isinstance(filename, str) else None
+                if vtext is not None and _parse_version(vtext) == version:
+                    f = _json_file(self._page_url, self.name, item)
+                    if f is not None:
+                        out.append(f)
+            return out
+        out = []
         for k, makers in self._raw.items():
             if _parse_version(k) == version:
                 out.extend(f for f in (m() for m in makers) if f is not None)
         return out
+
+
+def _same(f: IndexFile) -> IndexFile:
+    return f
 
 
 _VERSION_CACHE: dict[str, Version | None] = {}
@@ -253,21 +318,10 @@ def parse_json_page(name: str, page_url: str, data: dict[str, object]) -> Projec
         raise IndexError_(
             f"index page for {name} has no file list", code="index-garbage", retryable=False
         )
-    raw: dict[str, list[Callable[[], IndexFile | None]]] = {}
-    not_yanked: set[str] = set()
-    for item in raw_files:
-        if not isinstance(item, dict):
-            continue
-        filename = item.get("filename")
-        if not isinstance(filename, str):
-            continue
-        vtext = _version_text(filename)
-        if vtext is None:
-            continue
-        raw.setdefault(vtext, []).append(functools.partial(_json_file, page_url, name, item))
-        if not item.get("yanked"):
-            not_yanked.add(vtext)
-    return ProjectPage(name, raw=raw, yanked_only=frozenset(set(raw) - not_yanked))
+    items = [i for i in raw_files if isinstance(i, dict)]
+    hint = data.get("versions")
+    versions = [str(v) for v in hint] if isinstance(hint, list) else None
+    return ProjectPage(name, items=items, page_url=page_url, versions_hint=versions)
 
 
 def _json_file(page_url: str, name: str, item: dict[str, Any]) -> IndexFile | None:

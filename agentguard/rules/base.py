@@ -77,8 +77,9 @@ def register(cls: type[Rule]) -> type[Rule]:
 
 
 def all_rules() -> list[type[Rule]]:
-    import agentguard.rules  # noqa: F401  (imports every family, which registers)
+    from agentguard.rules import load_all
 
+    load_all()  # imports every family, which registers its rules
     return [REGISTRY[k] for k in sorted(REGISTRY)]
 
 
