@@ -27,16 +27,18 @@ from agentguard.findings import (
 )
 from agentguard.lock.analysis import analyse
 from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
-from agentguard.lock.graph import DependencyEdge, LockGraph, majors_admitted
+from agentguard.lock.graph import DependencyEdge, LockedPackage, LockGraph, majors_admitted
 from agentguard.lock.index import IndexClient
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.lockfile import (
     PYLOCK,
     REQUIREMENTS_LOCK,
     LockfileError,
+    QuickPrevious,
     StoredLock,
     build_pylock,
     project_lock,
+    read_quick,
     read_stored,
     render_pylock,
     render_requirements,
@@ -169,30 +171,33 @@ def _lock_locked(
     resolving = pool.submit(BACKENDS[opts.backend], request)
     pool.shutdown(wait=False)
     client: IndexClient | None = None
-    try:
-        previous = read_stored(root)
-    except LockfileError as exc:
-        _wait_quietly(resolving)
-        return _failed_report(
-            inputs,
-            *sources,
-            Source.failed(
-                "lockfile",
-                PYLOCK,
-                str(exc),
-                error_code=exc.code,
-                retryable=False,
-                remedy="Fix or delete the broken lock files, then re-run.",
-            ),
-        )
+    previous: QuickPrevious | StoredLock | None = read_quick(root)
+    if previous is None:
+        try:
+            previous = read_stored(root)
+        except LockfileError as exc:
+            _wait_quietly(resolving)
+            return _failed_report(
+                inputs,
+                *sources,
+                Source.failed(
+                    "lockfile",
+                    PYLOCK,
+                    str(exc),
+                    error_code=exc.code,
+                    retryable=False,
+                    remedy="Fix or delete the broken lock files, then re-run.",
+                ),
+            )
     if previous is not None:
+        names = sorted({p.name for p in _previous_pins(previous)})
         sources.append(
-            Source.ok("lockfile", PYLOCK, f"previous lock: {len(previous.packages)} packages")
+            Source.ok("lockfile", REQUIREMENTS_LOCK, f"previous lock: {len(names)} packages")
         )
-        guess = (opts.index_url,) if opts.index_url else tuple(previous.tool.get("index-urls", []))
+        guess = (opts.index_url,) if opts.index_url else _previous_index(previous)
         if guess and not opts.no_index:
             client = IndexClient(guess, opts.find_links)
-            client.prefetch(sorted({p.name for p in previous.packages}))
+            client.prefetch(names)
     try:
         resolution = resolving.result()
     except ResolverError as exc:
@@ -260,17 +265,21 @@ def _lock_locked(
         resolved_at = now_utc()
         data = build_pylock(inputs, resolution, graph, analysis.files, resolved_at)
         index_line = opts.index_url if opts.index_url and not opts.no_index else None
-        texts = {
-            root / REQUIREMENTS_LOCK: render_requirements(
-                resolution.pins, inputs, index_line, opts.find_links
-            ),
-            root / PYLOCK: render_pylock(data),
-        }
-        if previous is not None and _same_lock(
-            previous, texts[root / REQUIREMENTS_LOCK], data, root
-        ):
+        requirements_text = render_requirements(
+            resolution.pins,
+            inputs,
+            index_line,
+            opts.find_links,
+            lock_digest=data["tool"]["agentguard"]["lock-digest"],
+            index_urls=tuple(resolution.index_urls),
+        )
+        if previous is not None and _same_lock(previous, requirements_text, root):
             notes.append("The lock is up to date; files left untouched.")
         else:
+            texts = {
+                root / REQUIREMENTS_LOCK: requirements_text,
+                root / PYLOCK: render_pylock(data),
+            }
             try:
                 write_atomically(texts)
             except OSError as exc:
@@ -301,22 +310,25 @@ def _wait_quietly(future: Future[Resolution]) -> None:
         future.result()
 
 
-def _same_lock(
-    previous: StoredLock, requirements_text: str, data: dict[str, Any], root: Path
-) -> bool:
-    """Same pins, hashes and graph as before: nothing to rewrite (keeps files byte-identical)."""
-    try:
-        old_req = (root / REQUIREMENTS_LOCK).read_text(encoding="utf-8")
-    except OSError:
+def _previous_pins(previous: QuickPrevious | StoredLock) -> tuple[LockedPackage, ...]:
+    return previous.pins if isinstance(previous, QuickPrevious) else previous.packages
+
+
+def _previous_index(previous: QuickPrevious | StoredLock) -> tuple[str, ...]:
+    if isinstance(previous, StoredLock):
+        return tuple(previous.tool.get("index-urls", []))
+    for line in previous.requirements_text.splitlines()[:8]:
+        if line.startswith("# index-urls:"):
+            return tuple(line.split(":", 1)[1].split())
+    return ()
+
+
+def _same_lock(previous: QuickPrevious | StoredLock, requirements_text: str, root: Path) -> bool:
+    """Same pins, hashes and graph as before (the requirements lock carries the digest of
+    everything in pylock.toml but its timestamp): nothing to rewrite."""
+    if not isinstance(previous, QuickPrevious):
         return False
-    if old_req != requirements_text:
-        return False
-    old_tool = dict(previous.tool)
-    new_tool = dict(data.get("tool", {}).get("agentguard", {}))
-    for t in (old_tool, new_tool):
-        t.pop("resolved-at", None)
-        t.pop("tool-version", None)
-    return old_tool == new_tool
+    return previous.requirements_text == requirements_text
 
 
 def _with_majors(graph: LockGraph, released: dict[str, list[Any]]) -> LockGraph:

@@ -104,14 +104,20 @@ def majors_admitted(specifier: str, versions: Iterable[Version]) -> tuple[str, .
     """Which released majors have at least one version the specifier admits."""
     spec = SpecifierSet(specifier)
     keys: list[str] = []
-    for v in sorted(set(versions)):
+    ordered = versions if isinstance(versions, list) else sorted(set(versions))
+    for v in ordered:
         if v.is_prerelease:
             continue
+        k = major_key(v)
+        if k in keys:  # one admitted version is enough for its major
+            continue
         if spec.contains(v, prereleases=False):
-            k = major_key(v)
-            if k not in keys:
-                keys.append(k)
-    return tuple(keys)
+            keys.append(k)
+    return tuple(sorted(keys, key=_major_order))
+
+
+def _major_order(key: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in key.split(".") if p.isdigit())
 
 
 def unbounded_above(specifier: str) -> bool:
