@@ -33,6 +33,9 @@ TYPES = {
 }
 
 
+BODY_KINDS = frozenset({"file", "longname", "unknown"})  # the others are header-only
+
+
 def _octal(value: int, width: int) -> bytes:
     if value >= 8 ** (width - 1):  # GNU base-256 for what octal cannot hold
         return bytes([0x80]) + value.to_bytes(width - 1, "big")
@@ -99,9 +102,15 @@ class Raw:
             devmajor=self.devmajor,
             devminor=self.devminor,
         )
-        if self.kind == "file" or self.kind == "longname":
+        if self.kind in BODY_KINDS:
             out += pad(self.body)
         return out
+
+    @property
+    def honest(self) -> bool:
+        """Whether a correct reader sees the next entry where it was written (a body kind's
+        declared size matches its body; header-only kinds have no body whatever they say)."""
+        return self.kind not in BODY_KINDS or self.declared in (None, len(self.body))
 
 
 def raw_tar(entries: Iterable[Raw], *, end: bool = True) -> bytes:

@@ -13,6 +13,7 @@ per request, what the server does instead of answering well:
 ``garbage``  answer 200 with the right content type and a body that is not JSON/HTML
 ``huge``     answer 200 with a body of :attr:`IndexServer.huge_bytes` bytes
 ``huge-500`` answer 500 with a body that never ends (until the client hangs up)
+``deep``     answer 200 with a JSON page nested 100,000 levels deep
 
 Requests are told apart by what they ask for and who asks (uv sends ``uv/...`` as its
 user agent, agentguard's own index client ``agentguard (+lock)``), so a test can keep the
@@ -151,6 +152,9 @@ class IndexServer:
         if action == "garbage":
             ctype = JSON_TYPE if JSON_TYPE in req.accept else "text/html"
             self._send(h, 200, ctype, b"\x00\xff<<not an index page>> {{{ \x89PNG\r\n")
+            return
+        if action == "deep":
+            self._send(h, 200, JSON_TYPE, b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
             return
         if action == "huge":
             ctype = JSON_TYPE if JSON_TYPE in req.accept else "text/html"

@@ -18,15 +18,12 @@ _state = {"profile": "fuzz" if os.environ.get("AGENTGUARD_FUZZ") == "1" else "ci
 
 # Examples per property test, by profile: (ci, fuzz). Listed in the README.
 EXAMPLES: dict[str, tuple[int, int]] = {
-    "layer-entries": (60, 2000),  # random hostile tar entries in a layer
-    "archive-mutations": (60, 2000),  # truncated / flipped / spliced docker save tarballs
-    "stream-mutations": (30, 1000),  # the same, through the one-pass stream reader
-    "oci-layouts": (50, 1500),  # random OCI layouts: nested indexes, missing/forged blobs
-    "raw-bytes": (40, 1500),  # random bytes as a saved image
-    "config-files": (80, 3000),  # hostile YAML/JSON/TOML/Python/TS as agent configuration
-    "lock-inputs": (40, 1500),  # hostile pyproject.toml / requirements.in for `lock`
-    "index-pages": (80, 3000),  # hostile simple-index pages (JSON and HTML)
-    "cli-inputs": (15, 400),  # whole CLI runs over hostile files
+    "layer-entries": (150, 3000),  # layers of hostile tar entries, compressed and cut
+    "oci-layouts": (100, 2000),  # OCI layouts: nested, missing, forged, ill-typed documents
+    "config-files": (100, 3000),  # project folders of hostile configuration files
+    "lock-inputs": (80, 2000),  # pyproject.toml / requirements.in for `lock`
+    "index-pages": (150, 5000),  # simple-index pages, JSON and HTML (each)
+    "cli-inputs": (40, 2000),  # whole CLI runs over damaged images, compose, pyproject
 }
 
 _BASE = {

@@ -126,7 +126,9 @@ def test_wheel_bytes_that_do_not_match_the_index_hash(wheels: Path, tmp_path: Pa
 
 
 def lock_json(project: Path, index_url: str) -> tuple[int, dict[str, Any]]:
-    run = run_agentguard("lock", str(project), "--index-url", index_url, "--format", "json", env=UV_FAST)
+    run = run_agentguard(
+        "lock", str(project), "--index-url", index_url, "--format", "json", env=UV_FAST
+    )
     run.check_no_crash()
     return run.code, json.loads(run.stdout)
 
@@ -213,7 +215,9 @@ def test_index_that_turns_bad_after_the_resolver_read_it(
 
     with serving(wheels, plan) as index:
         exit_code, report = lock_json(project, index.url)
-        requests = [(r.user_agent.split("/")[0].split(" ")[0], a) for r, a in index.log if r.is_page]
+        requests = [
+            (r.user_agent.split("/")[0].split(" ")[0], a) for r, a in index.log if r.is_page
+        ]
     assert exit_code == 3
     assert ("uv", "ok") in requests and ("agentguard", action) in requests
     failed = [s for s in report["sources"] if s["status"] == "failed"]
