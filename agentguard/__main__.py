@@ -1,3 +1,30 @@
-from agentguard.cli import main
+"""The command's entry point (`agentguard` and `python -m agentguard`).
 
-main()
+Ctrl-C or SIGTERM while the CLI is still importing (its first few hundred milliseconds)
+ends the run quietly with exit 130 instead of a Python traceback; once the CLI is loaded,
+:func:`agentguard.cli.main` handles both (cleanups run, exit 130).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from types import FrameType
+
+
+def _early_exit(_signum: int, _frame: FrameType | None) -> None:
+    sys.stderr.write("agentguard: interrupted\n")
+    raise SystemExit(130)
+
+
+def run() -> None:
+    signal.signal(signal.SIGINT, _early_exit)
+    signal.signal(signal.SIGTERM, _early_exit)
+    from agentguard.cli import main
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    main()
+
+
+if __name__ == "__main__":
+    run()
