@@ -2,7 +2,8 @@
 
 Ctrl-C or SIGTERM while the CLI is still importing (its first few hundred milliseconds)
 ends the run quietly with exit 130 instead of a Python traceback; once the CLI is loaded,
-:func:`agentguard.cli.main` handles both (cleanups run, exit 130).
+:func:`agentguard.cli.main` handles both (cleanups run, exit 130); once it has returned,
+they are ignored while the interpreter shuts down.
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ def run() -> None:
     from agentguard.cli import main
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    main()
+    try:
+        main()
+    finally:  # the report is out: a late signal must not print a traceback from shutdown
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -208,8 +208,9 @@ def test_killed_at_random_moments_the_lock_is_old_or_new_never_partial(
             outcomes["mixed pair"] += 1  # killed between the two renames: each file whole
         for name in LOCKS:  # every file is a whole file, whatever the pair
             assert now[name].endswith(b"\n") and len(now[name]) > 100, (i, name)
-        if sig is not signal.SIGKILL:
-            assert litter(project) == [], (i, sig)  # cleanups ran
+        if sig is not signal.SIGKILL:  # its cleanups ran (a SIGKILLed run's may remain
+            # until a later run gets as far as holding the project lock)
+            assert [n for n in litter(project) if f"-{proc.pid}.tmp" in n] == [], (i, sig)
         target = "B" if target == "A" else "A"
         write_project(project, INPUTS_A if target == "A" else INPUTS_B)
     # Whatever was left, the next run locks cleanly, removes stale temp files, and agrees.
