@@ -143,7 +143,7 @@ AGENT = (
 )
 
 
-def test_python_that_is_not_python_or_is_enormous(tmp_path: Path) -> None:
+def test_python_that_is_not_python_or_is_enormous_and_huge_json(tmp_path: Path) -> None:
     project = write(
         tmp_path / "bot",
         {
@@ -151,12 +151,18 @@ def test_python_that_is_not_python_or_is_enormous(tmp_path: Path) -> None:
             "deep.py": "from claude_agent_sdk import query\nx = " + "-" * 300_000 + "1\n",
             "huge_agent.py": AGENT + "x = 1\n" * 800_000,  # 4.8 MB, over the 4 MiB cap
             "generated_pb2.py": "x = 1\n" * 800_000,  # as big, and names no agent SDK
+            ".mcp.json": '{"mcpServers": {}}' + " " * 4_400_000,  # configuration: always read
         },
     )
     code, report = inspect_json(project)
     assert code == 3  # the huge agent file was not analysed: never a clean bill
     assert sorted(failures(report)) == [
         ("broken.py", "parse-error", "Python syntax error at line 2: invalid syntax"),
+        (
+            ".mcp.json",
+            "cap-file-bytes",
+            "4400018 bytes, over the 4194304 byte cap, and it may configure an agent: not analysed",
+        ),
         ("deep.py", "too-large", "too large to analyse"),
         (
             "huge_agent.py",
