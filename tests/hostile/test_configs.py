@@ -157,12 +157,12 @@ def test_python_that_is_not_python_or_is_enormous_and_huge_json(tmp_path: Path) 
     code, report = inspect_json(project)
     assert code == 3  # the huge agent file was not analysed: never a clean bill
     assert sorted(failures(report)) == [
-        ("broken.py", "parse-error", "Python syntax error at line 2: invalid syntax"),
         (
             ".mcp.json",
             "cap-file-bytes",
             "4400018 bytes, over the 4194304 byte cap, and it may configure an agent: not analysed",
         ),
+        ("broken.py", "parse-error", "Python syntax error at line 2: invalid syntax"),
         ("deep.py", "too-large", "too large to analyse"),
         (
             "huge_agent.py",
