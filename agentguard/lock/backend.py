@@ -231,9 +231,39 @@ def uv_binary() -> str:
         ) from None
 
 
-def resolve_uv(req: ResolveRequest) -> Resolution:
-    uv = uv_binary()
-    version = _run([uv, "--version"], Path.cwd(), dict(os.environ)).stdout.strip() or "uv"
+# Both resolvers write a hash-pinned requirements file and say which index they used.
+_OUTPUT_FLAGS = [
+    "-o",
+    "requirements.txt",
+    "--generate-hashes",
+    "--emit-index-url",
+    "--emit-find-links",
+    "--no-header",
+    "--no-annotate",
+    "--quiet",
+]
+
+
+def _index_flags(req: ResolveRequest, index_flag: str) -> list[str]:
+    flags: list[str] = []
+    if req.index_url:
+        flags += [index_flag, req.index_url]
+    for link in req.find_links:
+        flags += ["--find-links", link]
+    if req.no_index:
+        flags.append("--no-index")
+    if req.upgrade:
+        flags.append("--upgrade")
+    for p in req.upgrade_packages:
+        flags += ["--upgrade-package", p]
+    return flags
+
+
+def _compile(
+    req: ResolveRequest, cmd: list[str], env: dict[str, str]
+) -> tuple[list[LockedPackage], list[str], list[str]]:
+    """Run one resolver command in a scratch folder holding requirements.in (and the
+    previous lock as requirements.txt: both resolvers prefer the pins already there)."""
     with tempfile.TemporaryDirectory(prefix="agentguard-lock-") as tmp:
         tmpdir = Path(tmp)
         (tmpdir / "requirements.in").write_text(
@@ -241,50 +271,28 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
         )
         out = tmpdir / "requirements.txt"
         if req.preferences:
-            out.write_text(
-                req.preferences, encoding="utf-8"
-            )  # uv prefers pins already in the output
-        cmd = [
-            uv,
-            "pip",
-            "compile",
-            "requirements.in",
-            "-o",
-            str(out),
-            "--universal",
-            "--generate-hashes",
-            "--emit-index-url",
-            "--emit-find-links",
-            "--no-header",
-            "--no-annotate",
-            "--quiet",
-        ]
-        # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
-        # pyenv shims here) just to learn that the target version is not installed.
-        cmd += ["--python", sys.executable]
-        if req.python_version:
-            cmd += ["--python-version", req.python_version]
-        if req.index_url:
-            cmd += ["--default-index", req.index_url]
-        for link in req.find_links:
-            cmd += ["--find-links", link]
-        if req.no_index:
-            cmd.append("--no-index")
-        if req.upgrade:
-            cmd.append("--upgrade")
-        for p in req.upgrade_packages:
-            cmd += ["--upgrade-package", p]
-        if req.only_binary:
-            cmd += ["--only-binary", ":all:"]
-        proc = _run(cmd, tmpdir, dict(os.environ))
+            out.write_text(req.preferences, encoding="utf-8")
+        proc = _run(cmd, tmpdir, env)
         if proc.returncode != 0:
             raise _classify(proc.stderr)
-        pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
-    shown = ["uv", *cmd[1:]]
-    shown[shown.index("-o") + 1] = "requirements.txt"
-    return Resolution(
-        tuple(pins), tuple(index_urls), tuple(find_links), version, True, tuple(shown)
-    )
+        return parse_requirements_lock(out.read_text(encoding="utf-8"))
+
+
+def resolve_uv(req: ResolveRequest) -> Resolution:
+    uv = uv_binary()
+    version = _run([uv, "--version"], Path.cwd(), dict(os.environ)).stdout.strip() or "uv"
+    cmd = [uv, "pip", "compile", "requirements.in", *_OUTPUT_FLAGS, "--universal"]
+    # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
+    # pyenv shims here) just to learn that the target version is not installed.
+    cmd += ["--python", sys.executable]
+    if req.python_version:
+        cmd += ["--python-version", req.python_version]
+    cmd += _index_flags(req, "--default-index")
+    if req.only_binary:
+        cmd += ["--only-binary", ":all:"]
+    pins, index_urls, find_links = _compile(req, cmd, dict(os.environ))
+    shown = ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+    return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, True, shown)
 
 
 def resolve_pip_tools(req: ResolveRequest) -> Resolution:
@@ -295,65 +303,21 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
             "--backend pip-tools needs pip-tools: pip install 'agentguard[pip-tools]'"
         ) from None
     env = dict(os.environ)
-    env["PIP_CONFIG_FILE"] = (
-        os.devnull
-    )  # see the same indexes we were told, not the machine's pip.conf
-    with tempfile.TemporaryDirectory(prefix="agentguard-lock-") as tmp:
-        tmpdir = Path(tmp)
-        (tmpdir / "requirements.in").write_text(
-            "\n".join(req.requirements) + "\n", encoding="utf-8"
-        )
-        out = tmpdir / "requirements.txt"
-        if req.preferences:
-            out.write_text(req.preferences, encoding="utf-8")
-        cmd = [
-            sys.executable,
-            "-m",
-            "piptools",
-            "compile",
-            "requirements.in",
-            "-o",
-            str(out),
-            "--generate-hashes",
-            "--emit-index-url",
-            "--emit-find-links",
-            "--no-header",
-            "--no-annotate",
-            "--quiet",
-            "--strip-extras",
-        ]
-        if req.index_url:
-            cmd += ["--index-url", req.index_url]
-        for link in req.find_links:
-            cmd += ["--find-links", link]
-        if req.no_index:
-            cmd.append("--no-index")
-        if req.upgrade:
-            cmd.append("--upgrade")
-        for p in req.upgrade_packages:
-            cmd += ["--upgrade-package", p]
-        if req.only_binary:
-            cmd += ["--pip-args", "--only-binary :all:"]
-        proc = _run(cmd, tmpdir, env)
-        if proc.returncode != 0:
-            raise _classify(proc.stderr)
-        pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
+    # See the indexes we were told, not the machine's pip.conf.
+    env["PIP_CONFIG_FILE"] = os.devnull
+    cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", *_OUTPUT_FLAGS]
+    cmd += ["--strip-extras", *_index_flags(req, "--index-url")]
+    if req.only_binary:
+        cmd += ["--pip-args", "--only-binary :all:"]
+    pins, index_urls, find_links = _compile(req, cmd, env)
     raw_version = _run(
         [sys.executable, "-m", "piptools", "--version"], Path.cwd(), env
     ).stdout.strip()
     version = "pip-compile " + raw_version.rsplit(" ", 1)[-1] if raw_version else "pip-compile"
     if not index_urls and not req.no_index:
         index_urls = [req.index_url] if req.index_url else list(default_index_urls())
-    shown = ["pip-compile", *cmd[4:]]
-    shown[shown.index("-o") + 1] = "requirements.txt"
-    return Resolution(
-        tuple(pins),
-        tuple(index_urls),
-        tuple(find_links),
-        version or "pip-tools",
-        False,
-        tuple(shown),
-    )
+    shown = ("pip-compile", *cmd[4:])
+    return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown)
 
 
 def default_index_urls() -> tuple[str, ...]:
