@@ -534,8 +534,9 @@ class IndexClient:
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: dict[str, Future[ProjectPage]] = {}
 
-    def prefetch(self, names: Iterable[str], workers: int = 16) -> None:
-        """Start reading pages in the background (e.g. while the resolver runs)."""
+    def prefetch(self, names: Iterable[str], workers: int = 4) -> None:
+        """Start reading pages in the background (e.g. while the resolver runs). Few
+        workers: more connections only slow the resolver's own requests to the index."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(workers)
         for name in names:
