@@ -145,15 +145,16 @@ class UnhashedPin(Rule):
 
 @register
 class DependencyRangesUnknown(Rule):
-    """A locked package's own requirements could not be read without building it.
+    """A locked package is published only as an sdist: its declared ranges are unknown.
 
     ## What it does
-    Reports a locked package whose core metadata is not available from the index (no
-    wheel, no PEP 658 metadata file), so its declared ranges could not be checked.
+    Reports a locked package that has no wheel on the index (so no core metadata agentguard
+    can read without running anything): its declared ranges were not checked.
 
     ## Why is this bad?
-    Its edges are unknown, not safe: a major-spanning range below it cannot be seen.
-    Learning its metadata would mean building the sdist, which runs the package's code.
+    Its edges are unknown, not safe: a major-spanning range below it cannot be seen. And
+    to resolve it at all, the resolver built the sdist, which runs the package's own build
+    code on your machine (and again on every build that installs it).
 
     ## Example
     A package published only as an sdist.
@@ -340,10 +341,11 @@ def check_major_crossings(
 def check_unknown_metadata(graph: LockGraph) -> list[Finding]:
     return [
         DependencyRangesUnknown.finding(
-            f"The declared requirements of {name} could not be read without building it; "
-            "its edges were not checked.",
+            f"{name} is published only as an sdist: the resolver built it (running its build "
+            "code) to learn its requirements; agentguard did not, so its edges were not checked.",
             locations=[Location(dependency_path=graph.path_to(name))],
-            fix="Prefer a version that ships a wheel, or re-run with `--only-binary`.",
+            fix="Prefer a version that ships a wheel, or re-run with `--only-binary` (refuses "
+            "sdists: no package code runs).",
             evidence={"package": name},
             confidence=Confidence.MEDIUM,
         )

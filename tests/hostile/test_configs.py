@@ -270,12 +270,14 @@ def test_sdist_only_dependency_is_reported_and_only_binary_refuses_it(tmp_path: 
             "title": "Declared ranges of a package unknown (no wheel metadata)",
             "severity": "medium",
             "confidence": "medium",
-            "message": "The declared requirements of evil-sdist could not be read without "
-            "building it; its edges were not checked.",
+            "message": "evil-sdist is published only as an sdist: the resolver built it "
+            "(running its build code) to learn its requirements; agentguard did not, so its "
+            "edges were not checked.",
             "locations": [{"dependency_path": ["project", "evil-sdist==1.0.0"]}],
             "evidence": {"package": "evil-sdist"},
             "fix": {
-                "description": "Prefer a version that ships a wheel, or re-run with `--only-binary`.",
+                "description": "Prefer a version that ships a wheel, or re-run with "
+                "`--only-binary` (refuses sdists: no package code runs).",
                 "safe": False,
             },
             "ambiguous": False,

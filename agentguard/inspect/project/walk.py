@@ -8,7 +8,8 @@ caches and VCS data that are not the project's own configuration):
     .direnv .pytype .ipynb_checkpoints .next .nuxt .turbo
 
 nor into any folder holding a ``pyvenv.cfg`` (a virtual environment under another name).
-Symbolic links to folders are not followed (recorded as skipped). Files larger than
+Symbolic links to folders, and links to files outside the project, are not followed
+(recorded as skipped). Files larger than
 :data:`MAX_FILE_BYTES` are recorded as skipped; unreadable files and folders as failed.
 """
 
@@ -116,6 +117,7 @@ def walk(root: str) -> WalkResult:
     """All candidate files below ``root`` (a folder), in a stable order. No stat calls:
     the folder entries' types are enough; sizes are taken when a file is opened."""
     out = WalkResult()
+    real_root = os.path.realpath(root)
     stack: list[tuple[str, str]] = [(root, "")]
     candidates = out.candidates
     while stack:
@@ -153,6 +155,17 @@ def walk(root: str) -> WalkResult:
                         )
                     )
                     continue
+                if not is_dir and entry.is_symlink() and not _inside(entry.path, real_root):
+                    # A link out of the project (to ~/.aws/credentials, /proc/self/environ...)
+                    # is not the project's own configuration: never read it.
+                    out.sources.append(
+                        Source.skipped(
+                            "file",
+                            prefix + name,
+                            "symbolic link pointing outside the project: not followed",
+                        )
+                    )
+                    continue
             except OSError as exc:
                 out.sources.append(
                     Source.failed(
@@ -187,6 +200,11 @@ def walk(root: str) -> WalkResult:
     candidates.sort(key=lambda c: c.rel)
     out.markers.sort()
     return out
+
+
+def _inside(path: str, real_root: str) -> bool:
+    target = os.path.realpath(path)
+    return target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 class TooLarge(Exception):

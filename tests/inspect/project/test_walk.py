@@ -118,3 +118,23 @@ def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> Non
     parallel = inspect_project(tmp_path)
     assert [f.to_json() for f in serial.findings] == [f.to_json() for f in parallel.findings]
     assert serial.sources[1:] == parallel.sources[1:]
+
+
+def test_links_to_files_outside_the_project_are_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "home"
+    _tree(outside, {"mcp.json": '{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"]}}}'})
+    project = tmp_path / "project"
+    _tree(project, {"app/agent.py": AGENT, "shared/.mcp.json": '{"mcpServers": {}}'})
+    os.symlink(outside / "mcp.json", project / ".mcp.json")
+    os.symlink(project / "shared" / ".mcp.json", project / "app" / ".mcp.json")  # inside: read
+
+    result = inspect_project(project)
+
+    assert (
+        Source.skipped(
+            "file", ".mcp.json", "symbolic link pointing outside the project: not followed"
+        )
+        in result.sources
+    )
+    assert "AG310" not in {f.rule_id for f in result.findings}
+    assert "app/.mcp.json" in [c.rel for c in walk(str(project)).candidates]
