@@ -29,8 +29,11 @@ OutputOpt = Annotated[
     Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")
 ]
 FailOnOpt = Annotated[
-    str,
-    typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity."),
+    str | None,
+    typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
+]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="Read only this configuration file.")
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every finding and source.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")]
@@ -145,10 +148,7 @@ def lock(
     ] = False,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
-    ] = None,
+    fail_on: FailOnOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -197,13 +197,8 @@ def check(
             "--allow-incomplete", help="Exit 0/1 even when a source failed (still reported)."
         ),
     ] = False,
-    fail_on: Annotated[
-        str | None,
-        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
-    ] = None,
-    config_file: Annotated[
-        Path | None, typer.Option("--config", help="Read only this configuration file.")
-    ] = None,
+    fail_on: FailOnOpt = None,
+    config_file: ConfigOpt = None,
     baseline: Annotated[
         Path | None, typer.Option("--baseline", help="Suppress the findings recorded in this file.")
     ] = None,
@@ -280,15 +275,10 @@ def inspect(
         ),
     ] = None,
     no_lock: Annotated[bool, typer.Option("--no-lock", help="Do not use ./pylock.toml.")] = False,
-    config_file: Annotated[
-        Path | None, typer.Option("--config", help="Read only this configuration file.")
-    ] = None,
+    config_file: ConfigOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
-    ] = None,
+    fail_on: FailOnOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -362,10 +352,7 @@ def harden(
     ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
-    ] = None,
+    fail_on: FailOnOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Write the hardened run configuration (docker run, compose, Kubernetes, agent options,
