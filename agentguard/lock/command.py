@@ -9,11 +9,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from agentguard.config import DepsPolicy, load_config
 from agentguard.engine import UsageError, make_report, now_utc
 from agentguard.findings import (
     Finding,
@@ -25,33 +24,17 @@ from agentguard.findings import (
     Source,
     sort_findings,
 )
-from agentguard.lock.analysis import analyse
 from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
 from agentguard.lock.graph import DependencyEdge, LockedPackage, LockGraph, majors_admitted
-from agentguard.lock.index import IndexClient
 from agentguard.lock.inputs import ProjectInputs, read_inputs
-from agentguard.lock.lockfile import (
-    PYLOCK,
-    REQUIREMENTS_LOCK,
-    LockfileError,
-    QuickPrevious,
-    StoredLock,
-    build_pylock,
-    project_lock,
-    read_quick,
-    read_stored,
-    render_pylock,
-    render_requirements,
-    write_atomically,
-)
-from agentguard.policy import apply_policy
-from agentguard.rules.deps import (
-    LockOutOfSync,
-    UnhashedPin,
-    check_major_crossings,
-    check_major_spans,
-    check_unknown_metadata,
-)
+from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
+
+if TYPE_CHECKING:
+    from agentguard.config import Config, DepsPolicy
+    from agentguard.lock.lockfile import QuickPrevious, StoredLock
+
+# The resolver is started as soon as the project is locked; the modules for everything
+# after it (index client, lock file writer, rules, configuration) are imported while it runs.
 
 Progress = Callable[[str], None]
 
@@ -102,13 +85,13 @@ def run_lock(
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
     inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
-    config = load_config(root)
+    configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
     if opts.check:
-        report = check_lock(inputs, config.deps)
+        report = check_lock(inputs, _config(root, configured).deps)
     else:
         try:
             with project_lock(root):
-                report = _lock_locked(opts, inputs, config.deps, progress)
+                report = _lock_locked(opts, inputs, lambda: _config(root, configured), progress)
         except LockfileError as exc:
             report = _failed_report(
                 inputs,
@@ -120,6 +103,9 @@ def run_lock(
                     retryable=exc.code == "lock-busy",
                 ),
             )
+    from agentguard.policy import apply_policy
+
+    config = _config(root, configured)
     applied = apply_policy(report.findings, config, root=root)
     report = dataclasses.replace(
         report,
@@ -128,6 +114,15 @@ def run_lock(
         notes=(*report.notes, *config.notes, *applied.notes),
     )
     return report, config.fail_on
+
+
+def _config(root: Path, loaded: list[Config]) -> Config:
+    """The project's configuration, read once."""
+    if not loaded:
+        from agentguard.config import load_config
+
+        loaded.append(load_config(root))
+    return loaded[0]
 
 
 def _failed_report(inputs: ProjectInputs, *sources: Source, notes: tuple[str, ...] = ()) -> Report:
@@ -142,7 +137,7 @@ def _failed_report(inputs: ProjectInputs, *sources: Source, notes: tuple[str, ..
 
 
 def _lock_locked(
-    opts: LockOptions, inputs: ProjectInputs, policy: DepsPolicy, progress: Progress
+    opts: LockOptions, inputs: ProjectInputs, config: Callable[[], Config], progress: Progress
 ) -> Report:
     root = inputs.root
     sources: list[Source] = [
@@ -170,6 +165,27 @@ def _lock_locked(
     pool = ThreadPoolExecutor(1)
     resolving = pool.submit(BACKENDS[opts.backend], request)
     pool.shutdown(wait=False)
+    from agentguard.lock.analysis import analyse
+    from agentguard.lock.index import IndexClient
+    from agentguard.lock.lockfile import (
+        build_pylock,
+        read_quick,
+        read_stored,
+        render_pylock,
+        render_requirements,
+        write_atomically,
+    )
+    from agentguard.rules.deps import (
+        check_major_crossings,
+        check_major_spans,
+        check_unknown_metadata,
+    )
+
+    try:
+        policy = config().deps
+    except UsageError:
+        _wait_quietly(resolving)
+        raise
     client: IndexClient | None = None
     previous: QuickPrevious | StoredLock | None = read_quick(root)
     if previous is None:
@@ -311,10 +327,14 @@ def _wait_quietly(future: Future[Resolution]) -> None:
 
 
 def _previous_pins(previous: QuickPrevious | StoredLock) -> tuple[LockedPackage, ...]:
+    from agentguard.lock.lockfile import QuickPrevious
+
     return previous.pins if isinstance(previous, QuickPrevious) else previous.packages
 
 
 def _previous_index(previous: QuickPrevious | StoredLock) -> tuple[str, ...]:
+    from agentguard.lock.lockfile import StoredLock
+
     if isinstance(previous, StoredLock):
         return tuple(previous.tool.get("index-urls", []))
     for line in previous.requirements_text.splitlines()[:8]:
@@ -324,6 +344,8 @@ def _previous_index(previous: QuickPrevious | StoredLock) -> tuple[str, ...]:
 
 
 def _same_lock(previous: QuickPrevious | StoredLock, requirements_text: str, root: Path) -> bool:
+    from agentguard.lock.lockfile import QuickPrevious
+
     """Same pins, hashes and graph as before (the requirements lock carries the digest of
     everything in pylock.toml but its timestamp): nothing to rewrite."""
     if not isinstance(previous, QuickPrevious):
@@ -352,8 +374,20 @@ def _edge_key(e: DependencyEdge) -> tuple[str, str, str]:
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     """Offline: the lock files match the inputs and each other, every pin is hashed, no
     unmitigated high major-span finding. Reads only the two lock files."""
+    from agentguard.lock.lockfile import read_stored
+    from agentguard.rules.deps import (
+        LockOutOfSync,
+        UnhashedPin,
+        check_major_spans,
+        check_unknown_metadata,
+    )
+
     root = inputs.root
-    policy = deps or load_config(root).deps
+    if deps is None:
+        from agentguard.config import load_config
+
+        deps = load_config(root).deps
+    policy = deps
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]

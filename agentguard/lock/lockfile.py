@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import errno
-import fcntl
 import hashlib
 import json
 import os
 import sys
-import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,22 +31,19 @@ from agentguard.lock.backend import Resolution
 from agentguard.lock.graph import PROJECT, DependencyEdge, LockedPackage, LockGraph
 from agentguard.lock.index import IndexFile
 from agentguard.lock.inputs import ProjectInputs
+from agentguard.lock.mutex import LOCK_WAIT_SECONDS as LOCK_WAIT_SECONDS
+from agentguard.lock.mutex import PYLOCK as PYLOCK
+from agentguard.lock.mutex import REQUIREMENTS_LOCK as REQUIREMENTS_LOCK
+from agentguard.lock.mutex import LockfileError as LockfileError
+from agentguard.lock.mutex import project_lock as project_lock
+from agentguard.lock.mutex import remove_stale_temps as remove_stale_temps
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-PYLOCK = "pylock.toml"
-REQUIREMENTS_LOCK = "requirements.lock"
 TOOL_SCHEMA = 1
-LOCK_WAIT_SECONDS = 60.0
-
-
-class LockfileError(Exception):
-    def __init__(self, message: str, *, code: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(frozen=True)
@@ -383,37 +377,3 @@ def write_atomically(files: Mapping[Path, str]) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-
-
-def remove_stale_temps(root: Path) -> None:
-    """Temp files of a run that was killed (SIGKILL skips every cleanup). Only called while
-    holding the project lock, so no other run is writing them."""
-    for name in (PYLOCK, REQUIREMENTS_LOCK):
-        for tmp in root.glob(f".{name}.agentguard-*.tmp"):
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-
-
-@contextlib.contextmanager
-def project_lock(root: Path, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
-    """One `agentguard lock` per project at a time (advisory lock on the folder itself)."""
-    fd = os.open(root, os.O_RDONLY)
-    try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise LockfileError(
-                        f"another `agentguard lock` holds this project for more than {wait:.0f} s",
-                        code="lock-busy",
-                    ) from None
-                time.sleep(0.1)
-        remove_stale_temps(root)
-        yield
-    finally:
-        os.close(fd)
