@@ -18,7 +18,17 @@ def _early_exit(_signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(130)
 
 
+def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
+    """An interrupt that lands inside the import machinery (modules are imported lazily
+    while the resolver runs) is reported by Python as "Exception ignored in ...", with a
+    traceback. The interrupt itself still ends the run (exit 130); only that noise goes."""
+    if isinstance(unraisable.exc_value, (KeyboardInterrupt, SystemExit)):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def run() -> None:
+    sys.unraisablehook = _quiet_interrupts
     signal.signal(signal.SIGINT, _early_exit)
     signal.signal(signal.SIGTERM, _early_exit)
     from agentguard.cli import main
