@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
-from agentguard.config import Config, load_config
+from agentguard.config import Config, DepsPolicy, load_config
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.policy import apply_policy
@@ -68,7 +68,7 @@ def _declares_dependencies(project: Path) -> bool:
         return True  # let the lock step report the problem with the file
 
 
-def lock_step(project: Path) -> StepResult:
+def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
     """``lock --check``: offline, reads the inputs and the two lock files."""
     if not _declares_dependencies(project):
         return StepResult(
@@ -83,7 +83,7 @@ def lock_step(project: Path) -> StepResult:
     from agentguard.lock.command import check_lock
     from agentguard.lock.inputs import read_inputs
 
-    report = check_lock(read_inputs(project))
+    report = check_lock(read_inputs(project), deps)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
     return StepResult(report.findings, report.sources, facts, report.notes)
 
@@ -171,7 +171,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
 
     steps: list[tuple[str, StepResult]] = []
     progress("checking the lock files")
-    steps.append(("lock", _guarded("lock", str(project), partial(lock_step, project))))
+    steps.append(("lock", _guarded("lock", str(project), partial(lock_step, project, config.deps))))
     progress("scanning the project folder")
     steps.append(("project", _guarded("project", str(project), partial(project_step, project))))
     images, image_sources = _images(opts)

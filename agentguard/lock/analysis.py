@@ -10,13 +10,14 @@ graph marks that package's edges unknown rather than empty.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Source
 from agentguard.lock.graph import (
@@ -29,6 +30,8 @@ from agentguard.lock.graph import (
 from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage
 
 WORKERS = 16
+T = TypeVar("T")
+R = TypeVar("R")
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
 
@@ -40,6 +43,30 @@ class Analysis:
         tuple[str, str], list[IndexFile]
     ]  # (name, version) -> files matching the pins' hashes
     sources: tuple[Source, ...]
+
+
+def _gather(items: Sequence[T], read: Callable[[T], R]) -> Iterator[tuple[T, R | IndexError_]]:
+    """``read`` every item on the thread pool, in order; an index error is a result too."""
+
+    def one(item: T) -> tuple[T, R | IndexError_]:
+        try:
+            return item, read(item)
+        except IndexError_ as exc:
+            return item, exc
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        yield from pool.map(one, items)
+
+
+def _pin_failure(label: str, reason: str, code: str) -> Source:
+    return Source.failed(
+        "index",
+        label,
+        reason,
+        error_code=code,
+        retryable=False,
+        remedy="Re-lock against the index the lock was made from (or check that index).",
+    )
 
 
 def _pick_metadata_file(files: list[IndexFile]) -> IndexFile | None:
@@ -64,28 +91,21 @@ def analyse(
 
     progress(f"reading {len(names)} index pages")
 
-    def fetch_page(name: str) -> tuple[str, ProjectPage | IndexError_]:
-        try:
-            return name, client.project_page(name)
-        except IndexError_ as exc:
-            return name, exc
-
-    with ThreadPoolExecutor(WORKERS) as pool:
-        for name, result in pool.map(fetch_page, names):
-            if isinstance(result, IndexError_):
-                sources.append(
-                    Source.failed(
-                        "index",
-                        f"{name} (project page)",
-                        str(result),
-                        error_code=result.code,
-                        retryable=result.retryable,
-                        remedy="Check the index, then re-run.",
-                    )
+    for name, result in _gather(names, client.project_page):
+        if isinstance(result, IndexError_):
+            sources.append(
+                Source.failed(
+                    "index",
+                    f"{name} (project page)",
+                    str(result),
+                    error_code=result.code,
+                    retryable=result.retryable,
+                    remedy="Check the index, then re-run.",
                 )
-            else:
-                pages[name] = result
-                sources.append(Source.ok("index", f"{name} (project page)", f"{len(result)} files"))
+            )
+        else:
+            pages[name] = result
+            sources.append(Source.ok("index", f"{name} (project page)", f"{len(result)} files"))
 
     files: dict[tuple[str, str], list[IndexFile]] = {}
     to_read: list[tuple[LockedPackage, IndexFile]] = []
@@ -93,23 +113,36 @@ def analyse(
     for pin in pins:
         page = pages.get(pin.name)
         if page is None:
+            continue  # its page read failed: already a failed source
+        label = f"{pin.name}=={pin.version}"
+        try:
+            version = Version(pin.version)
+        except InvalidVersion:
+            sources.append(
+                _pin_failure(
+                    label, f"the resolver pinned no valid version ({pin.version!r})", "pin-invalid"
+                )
+            )
             continue
+        of_version = page.files_for(version)
         wanted = {h.split(":", 1)[1] for h in pin.hashes if h.startswith("sha256:")}
-        matching = (
-            [f for f in page.files_for(Version(pin.version)) if f.sha256 in wanted]
-            if pin.version
-            else []
-        )
+        matching = [f for f in of_version if f.sha256 in wanted]
+        if not matching:
+            # The lock would name files the index does not list: nothing to verify against.
+            sources.append(
+                _pin_failure(
+                    label, "the index lists no file with the locked hashes", "hash-not-on-index"
+                )
+            )
+            continue
         files[(pin.name, pin.version)] = matching
-        meta_file = _pick_metadata_file(matching) or _pick_metadata_file(
-            page.files_for(Version(pin.version))
-        )
+        meta_file = _pick_metadata_file(matching) or _pick_metadata_file(of_version)
         if meta_file is None:
             unknown.append(pin.name)
             sources.append(
                 Source.skipped(
                     "metadata",
-                    f"{pin.name}=={pin.version}",
+                    label,
                     "no wheel: learning its requirements would mean building the sdist",
                 )
             )
@@ -119,36 +152,29 @@ def analyse(
     progress(f"reading metadata of {len(to_read)} packages")
     requires: dict[tuple[str, str], list[Requirement]] = {}
 
-    def fetch_meta(
-        item: tuple[LockedPackage, IndexFile],
-    ) -> tuple[LockedPackage, list[Requirement] | IndexError_]:
-        pin, f = item
-        try:
-            return pin, [Requirement(r) for r in client.requires_dist(f)]
-        except IndexError_ as exc:
-            return pin, exc
+    def read_requires(item: tuple[LockedPackage, IndexFile]) -> list[Requirement]:
+        return [Requirement(r) for r in client.requires_dist(item[1])]
 
-    with ThreadPoolExecutor(WORKERS) as pool:
-        for pin, meta in pool.map(fetch_meta, to_read):
-            if isinstance(meta, IndexError_):
-                sources.append(
-                    Source.failed(
-                        "metadata",
-                        f"{pin.name}=={pin.version}",
-                        str(meta),
-                        error_code=meta.code,
-                        retryable=meta.retryable,
-                    )
+    for (pin, _file), meta in _gather(to_read, read_requires):
+        if isinstance(meta, IndexError_):
+            sources.append(
+                Source.failed(
+                    "metadata",
+                    f"{pin.name}=={pin.version}",
+                    str(meta),
+                    error_code=meta.code,
+                    retryable=meta.retryable,
                 )
-            else:
-                requires[(pin.name, pin.version)] = meta
-                sources.append(
-                    Source.ok(
-                        "metadata",
-                        f"{pin.name}=={pin.version}",
-                        f"{len(meta)} Requires-Dist entries",
-                    )
+            )
+        else:
+            requires[(pin.name, pin.version)] = meta
+            sources.append(
+                Source.ok(
+                    "metadata",
+                    f"{pin.name}=={pin.version}",
+                    f"{len(meta)} Requires-Dist entries",
                 )
+            )
 
     graph = build_graph(pins, root_requirements, requires, unknown)
     released = {name: page.released_versions() for name, page in pages.items()}

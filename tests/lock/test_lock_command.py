@@ -409,3 +409,16 @@ def test_the_projects_config_shapes_lock_findings(
     assert code == 1  # the configured fail-on (info) applies when --fail-on is not given
     code, _, _ = run_json("lock", "--check", str(project), "--fail-on", "high")
     assert code == 0
+
+
+def test_check_uses_the_config_file_it_was_given(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.189"])
+    _lock(project, agent_index)
+    config = tmp_path / "team.toml"
+    config.write_text('[deps]\nspan-accepted = ["mcp"]\n')
+    _, report, _ = run_json("check", str(project), "--config", str(config))
+    [mcp] = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert mcp["severity"] == "info"
+    assert "Accepted by policy" in mcp["message"]
