@@ -60,31 +60,38 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def _candidate_paths(loc: Location, root: Path | None) -> list[str]:
+def _candidate_paths(loc: Location, root: Path | None) -> tuple[str, ...]:
     """The spellings of a location's path an ignore pattern may match."""
     if not loc.path:
-        return []
-    path = loc.path.replace("\\", "/")
+        return ()
+    return _spellings(loc.path, loc.layer is None, root)
+
+
+@functools.lru_cache(maxsize=4096)
+def _spellings(raw: str, on_host: bool, root: Path | None) -> tuple[str, ...]:
+    path = raw.replace("\\", "/")
     out = [path]
-    if root is not None and loc.layer is None and PurePosixPath(path).is_absolute():
+    if root is not None and on_host and path.startswith("/"):
         full, base = Path(path).resolve(), root.resolve()
         if full.is_relative_to(base):  # outside the project: no project-relative spelling
             out.append(full.relative_to(base).as_posix())
     if path.startswith("./"):
         out.append(path[2:])
-    return out
+    return tuple(out)
 
 
 def _pattern_matches(entry: IgnoreEntry, loc: Location, root: Path | None) -> bool:
     if entry.line is not None and loc.line != entry.line:
         return False
-    rx = glob_to_regex(entry.pattern.rstrip("/"))
-    below = glob_to_regex(entry.pattern.rstrip("/") + "/**")
-    for cand in _candidate_paths(loc, root):
-        name = PurePosixPath(cand).name
-        if rx.match(cand) or below.match(cand) or ("/" not in entry.pattern and rx.match(name)):
-            return True
-    return False
+    return any(_path_matches(entry.pattern, c) for c in _candidate_paths(loc, root))
+
+
+@functools.lru_cache(maxsize=8192)
+def _path_matches(pattern: str, cand: str) -> bool:
+    rx = glob_to_regex(pattern.rstrip("/"))
+    if rx.match(cand) or glob_to_regex(pattern.rstrip("/") + "/**").match(cand):
+        return True
+    return "/" not in pattern and rx.match(PurePosixPath(cand).name) is not None
 
 
 def _config_ignore(f: Finding, config: Config, root: Path | None) -> str | None:

@@ -8,7 +8,12 @@ TypeScript agents). Then times, on a warm page cache, best of N runs:
 
 * ``agentguard inspect DIR`` (the whole command: start-up, walk, parse, rules, report);
 * ``rg -l`` for the SDK import names (the cost of just reading the files);
-* ``ruff check --select S --no-cache`` (a static security check users already run).
+* ``ruff check --select S --no-cache`` (a static security check users already run);
+* a plain Python walk-and-search of the same bytes for the SDK import names (what any
+  Python tool pays just to read the tree: the floor for one).
+
+agentguard is run the way ``pip install`` leaves it: with its modules byte-compiled
+(``compileall`` runs first, as pip does on install).
 
 Peak memory is each process's own maximum resident set (``wait4``).
 
@@ -18,12 +23,14 @@ Usage: python benchmarks/project_bench.py [--dir DIR] [--files 20000] [--runs 3]
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -227,6 +234,30 @@ def generate(root: Path, files: int, seed: int = 4) -> dict[str, int]:
     return counts
 
 
+# os.walk, read every file, search it for the SDK import names: one process.
+_PLAIN_SEARCH = """
+import os, sys
+needles = (b"claude_agent_sdk", b"claude_code_sdk", b"@anthropic-ai/claude-agent-sdk")
+hits = 0
+for folder, _dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        with open(os.path.join(folder, name), "rb") as fh:
+            data = fh.read()
+        hits += any(n in data for n in needles)
+print(hits)
+"""
+
+
+def byte_compile() -> None:
+    """Byte-compile the installed agentguard, as ``pip install`` does (an editable or
+    ``PYTHONDONTWRITEBYTECODE`` install would otherwise compile every module each run)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("agentguard")
+    if spec is not None and spec.origin is not None:
+        compileall.compile_dir(Path(spec.origin).parent, quiet=1)
+
+
 def _measure(argv: list[str]) -> tuple[float, float, int, int]:
     """(wall seconds, CPU seconds, peak RSS in MiB of the largest process, exit code)."""
     start = time.perf_counter()
@@ -246,7 +277,9 @@ def best_of(argv: list[str], runs: int) -> tuple[float, float, int, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/agentguard-bench/project"))
+    parser.add_argument(
+        "--dir", type=Path, default=Path(tempfile.gettempdir()) / "agentguard-bench" / "project"
+    )
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--regenerate", action="store_true")
@@ -266,11 +299,14 @@ def main() -> int:
           "@anthropic-ai/claude-agent-sdk", str(args.dir)]  # fmt: skip
     ruff = [str(VENV_BIN / "ruff"), "check", "--select", "S", "--no-cache", "--quiet",
             "--exit-zero", str(args.dir)]  # fmt: skip
-    for argv in (rg, ruff, agentguard):  # warm the page cache
+    plain = [sys.executable, "-c", _PLAIN_SEARCH, str(args.dir)]
+    byte_compile()
+    for argv in (rg, ruff, plain, agentguard):  # warm the page cache
         _measure(argv)
     rows = [
         ("ripgrep `rg -l` (SDK import names)", best_of(rg, args.runs)),
         ("ruff check --select S", best_of(ruff, args.runs)),
+        ("plain Python walk-and-search", best_of(plain, args.runs)),
         ("agentguard inspect DIR", best_of(agentguard, args.runs)),
     ]
     rg_time = rows[0][1][0]

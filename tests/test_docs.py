@@ -13,6 +13,13 @@ from agentguard.rules.base import all_rules, get_rule
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
 
 
+def test_the_static_rule_id_list_is_the_registry() -> None:
+    # config.py checks rule ids against RULE_IDS without importing every family
+    from agentguard.rules import RULE_IDS
+
+    assert sorted(RULE_IDS) == [r.id for r in all_rules()]
+
+
 def test_committed_rule_pages_match_the_code() -> None:
     assert drift(DOCS) == [], "regenerate with: python -m agentguard.docs"
 

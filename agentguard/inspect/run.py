@@ -16,24 +16,19 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentguard.config import Config, load_config
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
-from agentguard.inspect.container import container_facts
-from agentguard.inspect.facts import ContainerFacts, ImageFacts, ProjectFile
-from agentguard.inspect.lock_input import LOCK_NAME, LockInput, read_lock
-from agentguard.inspect.summary import agent_files, container_facts_json, image_facts_json
 from agentguard.inspect.targets import Kind, Target, detect_target
-from agentguard.rules.inspected import (
-    check_container,
-    check_image,
-    container_workdir,
-    workdir_hidden_by_mount,
-)
-from agentguard.rules.mounts import effective_workdir
+
+# The image, container and lock modules are imported by the paths that read those
+# targets: a project-folder scan does not pay for them.
+if TYPE_CHECKING:
+    from agentguard.inspect.facts import ImageFacts
+    from agentguard.inspect.lock_input import LockInput
 
 Progress = Callable[[str], None]
 
@@ -92,11 +87,15 @@ def read_engine_image(image: Any, *, target: str, platform: str | None) -> _Imag
 
 
 def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None, list[Source]]:
+    if opts.lock is None and (
+        not opts.discover_lock or kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE, None)
+    ):
+        return None, []
+    from agentguard.inspect.lock_input import LOCK_NAME, read_lock
+
     if opts.lock is not None:
         lock, source = read_lock(opts.lock)
         return lock, [source]
-    if not opts.discover_lock or kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE, None):
-        return None, []
     candidate = Path(LOCK_NAME)
     if not candidate.is_file():
         return None, [
@@ -118,6 +117,11 @@ def _image_part(
     workdir_hidden: bool = False,
 ) -> InspectResult:
     """Rules over one image, its agent configuration files, and its facts."""
+    from agentguard.inspect.facts import ProjectFile
+    from agentguard.inspect.summary import agent_files, image_facts_json
+    from agentguard.rules.inspected import check_image
+    from agentguard.rules.mounts import effective_workdir
+
     findings = check_image(
         image,
         lock=lock,
@@ -227,6 +231,14 @@ def _container(
     config: Config,
     progress: Progress,
 ) -> InspectResult:
+    from agentguard.inspect.container import container_facts
+    from agentguard.inspect.summary import container_facts_json
+    from agentguard.rules.inspected import (
+        check_container,
+        container_workdir,
+        workdir_hidden_by_mount,
+    )
+
     obj = target.engine_obj
     attrs: dict[str, Any] = dict(getattr(obj, "attrs", {}) or {})
     image_id = attrs.get("Image") if isinstance(attrs.get("Image"), str) else None
@@ -316,7 +328,6 @@ def run_inspect(
 
 
 __all__ = [
-    "ContainerFacts",
     "InspectOptions",
     "InspectResult",
     "inspect_target",

@@ -20,6 +20,20 @@ FAMILIES = (
 )
 
 
+# Every registered rule id, so that a configuration naming a rule is checked without
+# importing every family (tests/test_rule_docs.py keeps it equal to the registry).
+RULE_IDS = frozenset(
+    {
+        *("AG101", "AG102", "AG103", "AG104", "AG105"),
+        *("AG110", "AG111", "AG112", "AG113", "AG120", "AG121"),
+        *("AG201", "AG202", "AG203", "AG204", "AG210", "AG211", "AG212"),
+        *("AG301", "AG302", "AG303", "AG304", "AG305", "AG310", "AG320"),
+        *("AG401", "AG402", "AG403", "AG404", "AG405", "AG406", "AG407"),
+        "AG501",
+    }
+)
+
+
 def load_all() -> None:
     for family in FAMILIES:
         importlib.import_module(f"agentguard.rules.{family}")

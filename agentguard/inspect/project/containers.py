@@ -11,7 +11,6 @@ Dockerfile's build context, the requirements file an install command names.
 from __future__ import annotations
 
 import posixpath
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,49 +34,13 @@ from agentguard.inspect.project.install_facts import (
     parse_requirements_file,
     pyproject_requirements,
 )
+from agentguard.inspect.project.kinds import file_kind
 from agentguard.inspect.project.lined import DocumentError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-_COMPOSE = re.compile(r"^(docker-)?compose(\.[\w.-]+)?\.ya?ml$", re.IGNORECASE)
-_NOT_DOCKERFILE = (".py", ".md", ".txt", ".json", ".yml", ".yaml", ".sh", ".js", ".ts", ".toml")
-_REQUIREMENTS = re.compile(r"^(.*requirements.*\.(txt|in|lock)|constraints.*\.txt)$", re.IGNORECASE)
-
-
-def file_kind(path: str) -> str | None:
-    """What this module reads ``path`` as, or None when it does not read it."""
-    norm = path.replace("\\", "/")
-    base = posixpath.basename(norm)
-    low = base.lower()
-    if low.endswith(".dockerignore"):
-        return "dockerignore"
-    if (
-        low in ("dockerfile", "containerfile")
-        or low.startswith("dockerfile.")
-        or low.endswith(".dockerfile")
-    ):
-        return "dockerfile"
-    if _COMPOSE.match(base):
-        return "compose"
-    if low == ".devcontainer.json" or (
-        low == "devcontainer.json" and "/.devcontainer/" in f"/{norm}"
-    ):
-        return "devcontainer"
-    if low == "pyproject.toml":
-        return "pyproject"
-    if _REQUIREMENTS.match(base) or (
-        "/requirements/" in f"/{norm}" and low.endswith((".txt", ".in"))
-    ):
-        return "requirements"
-    return None
-
-
-def wants_file(path: str) -> bool:
-    """True for the files :func:`scan_container_files` reads (hidden ones included)."""
-    return file_kind(path) is not None
 
 
 @dataclass

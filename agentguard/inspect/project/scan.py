@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------------------
 
 
+ContainerScan = tuple[list[Finding], list[Source], dict[str, JSONValue]]
+
+
 @dataclass
 class Collected:
     outcomes: list[FileOutcome] = field(default_factory=list)
@@ -51,6 +54,7 @@ class Collected:
     files_seen: int = 0
     files_read: int = 0
     loader: Loader | None = None  # reads another project file (imported names), or None
+    container_scan: ContainerScan | None = None  # made beside the pool, when there was one
 
 
 def _too_large(path: str, size: int) -> Source:
@@ -101,7 +105,7 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
     """Read one candidate and process it; every miss becomes a source. None: a Python
     file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
     try:
-        data = read_candidate(cand.abspath)
+        data = read_candidate(cand.abspath, cand.regular)
     except TooLarge as exc:
         return FileOutcome(
             sources=[_oversize(cand.rel, cand.abspath, cand.kind, exc.size)], read=False
@@ -125,31 +129,38 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
     return out
 
 
-def _process_chunk(chunk: list[Candidate]) -> tuple[int, list[tuple[int, FileOutcome]]]:
-    """(files read, the outcomes that hold anything, by index in the chunk)."""
+def _keep(out: FileOutcome) -> bool:
+    return bool(
+        out.sources
+        or out.configs
+        or out.container_file
+        or out.mcp_servers
+        or out.grants
+        or out.fallbacks
+        or out.settings
+    )
+
+
+def _process_chunk(
+    chunk: tuple[int, list[Candidate]],
+) -> tuple[int, list[tuple[int, FileOutcome]]]:
+    """(files read, the outcomes that hold anything, by index among all candidates)."""
+    base, cands = chunk
     read = 0
     kept: list[tuple[int, FileOutcome]] = []
-    for i, cand in enumerate(chunk):
+    for i, cand in enumerate(cands, base):
         out = read_and_process(cand)
         if out is None:
             read += 1
             continue
         read += out.read
-        if (
-            out.sources
-            or out.configs
-            or out.container_file
-            or out.mcp_servers
-            or out.grants
-            or out.fallbacks
-            or out.settings
-        ):
+        if _keep(out):
             kept.append((i, out))
     return read, kept
 
 
 PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~30 ms)
-CHUNK = 400
+CHUNK = 250
 
 
 def _jobs(count: int) -> int:
@@ -168,19 +179,78 @@ def _jobs(count: int) -> int:
     return wanted
 
 
-def _process_all(candidates: list[Candidate]) -> tuple[int, list[FileOutcome]]:
-    """(files read, outcomes worth keeping in candidate order)."""
-    jobs = _jobs(len(candidates))
-    chunks = [candidates[i : i + CHUNK] for i in range(0, len(candidates), CHUNK)]
-    if jobs <= 1:
-        results = [_process_chunk(c) for c in chunks]
-    else:
-        import multiprocessing
+def _process_all(
+    candidates: list[Candidate],
+) -> tuple[int, list[FileOutcome], ContainerScan | None]:
+    """(files read, outcomes worth keeping in candidate order, the container-file scan
+    when it was made here).
 
-        _preload()
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            results = pool.map(_process_chunk, chunks, chunksize=1)
-    return sum(r[0] for r in results), [o for r in results for _, o in r[1]]
+    With a pool, the workers take the code and settings files while this process reads
+    the container/build files and scans them (compose validation, Dockerfile parsing),
+    so that work overlaps with the walk through the code.
+    """
+    jobs = _jobs(len(candidates))
+    if jobs <= 1:
+        read, kept = _process_chunk((0, candidates))
+        return read, [o for _, o in kept], None
+    import multiprocessing
+
+    own = [(i, c) for i, c in enumerate(candidates) if c.kind == "container"]
+    rest = [(i, c) for i, c in enumerate(candidates) if c.kind != "container"]
+    # The workers are forked after the walk: they inherit the candidates and are sent
+    # only index ranges (no candidate is pickled); results map back to global indexes.
+    _SHARED[:] = [c for _, c in rest]
+    positions = [i for i, _ in rest]
+    ranges = [(n, min(n + CHUNK, len(rest))) for n in range(0, len(rest), CHUNK)]
+    _preload()
+    try:
+        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
+        try:
+            pending = pool.map_async(_process_range, ranges, chunksize=1)
+            read, kept = 0, []
+            for i, cand in own:
+                out = read_and_process(cand)
+                read += 1 if out is None else out.read
+                if out is not None and _keep(out):
+                    kept.append((i, out))
+            scanned = _scan_containers([o.container_file for _, o in kept if o.container_file])
+            results = pending.get()
+            pool.close()
+        except BaseException:
+            pool.terminate()
+            raise
+        finally:
+            pool.join()
+    finally:
+        _SHARED.clear()
+    for r, got in results:
+        read += r
+        kept += [(positions[n], o) for n, o in got]
+    kept.sort(key=lambda t: t[0])
+    return read, [o for _, o in kept], scanned
+
+
+_SHARED: list[Candidate] = []  # what forked workers read their ranges from
+
+
+def _process_range(span: tuple[int, int]) -> tuple[int, list[tuple[int, FileOutcome]]]:
+    return _process_chunk((span[0], _SHARED[span[0] : span[1]]))
+
+
+def _scan_containers(files: list[ProjectFile]) -> ContainerScan | None:
+    if not files:
+        return None
+    from agentguard.inspect.project.containers import scan_container_files
+
+    return scan_container_files(files)
+
+
+def _worker_init() -> None:
+    """Workers leave interrupts to the parent, and end quietly when it stops them."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _preload() -> None:
@@ -214,7 +284,7 @@ def collect_folder(root: Path) -> Collected:
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
-    col.files_read, col.outcomes = _process_all(got.candidates)
+    col.files_read, col.outcomes, col.container_scan = _process_all(got.candidates)
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
     col.sources.append(
         Source.ok(
@@ -301,7 +371,6 @@ def scan_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectR
 
 def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
     from agentguard.inspect.project import ProjectResult
-    from agentguard.inspect.project.containers import scan_container_files
     from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.python_imports import resolve_configs
     from agentguard.rules.agent_checks import run_agent_rules
@@ -309,7 +378,11 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
     container_findings: list[Finding] = []
     container_sources: list[Source] = []
     container_facts: dict[str, JSONValue] = {}
-    if col.container_files:
+    if col.container_scan is not None:
+        container_findings, container_sources, container_facts = col.container_scan
+    elif col.container_files:
+        from agentguard.inspect.project.containers import scan_container_files
+
         container_findings, container_sources, container_facts = scan_container_files(
             col.container_files
         )

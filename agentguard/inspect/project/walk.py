@@ -21,7 +21,7 @@ import stat as _stat
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
-from agentguard.inspect.project.containers import wants_file
+from agentguard.inspect.project.kinds import wants_file
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -66,7 +66,7 @@ MARKER_CLAUDE_DIRS = frozenset({"commands", "agents", "skills", "hooks"})
 def classify(path: str) -> str | None:
     """The kind of a file by its path: python, ts, settings, mcp, container, script, or None.
 
-    "container" is whatever :func:`~agentguard.inspect.project.containers.wants_file` reads.
+    "container" is whatever :func:`~agentguard.inspect.project.kinds.wants_file` reads.
     """
     name = posixpath.basename(path)
     parent = posixpath.basename(posixpath.dirname(path))
@@ -101,6 +101,7 @@ class Candidate:
     rel: str  # relative to the root, "/"-separated
     abspath: str
     kind: str
+    regular: bool = False  # the folder listing said "regular file" (not a link): no fstat
 
 
 @dataclass
@@ -187,14 +188,20 @@ def walk(root: str) -> WalkResult:
                 continue
             out.files_seen += 1
             if name.endswith(".py"):  # the common case first
-                candidates.append(Candidate(prefix + name, entry.path, "python"))
+                candidates.append(
+                    Candidate(
+                        prefix + name, entry.path, "python", entry.is_file(follow_symlinks=False)
+                    )
+                )
                 continue
             path = prefix + name
             if name in MARKER_NAMES or (parent == ".claude" and name in SETTINGS_NAMES):
                 out.markers.append(path)
             kind = classify(path)
             if kind is not None:
-                candidates.append(Candidate(path, entry.path, kind))
+                candidates.append(
+                    Candidate(path, entry.path, kind, entry.is_file(follow_symlinks=False))
+                )
         subdirs.sort(reverse=True)
         stack.extend(subdirs)
     candidates.sort(key=lambda c: c.rel)
@@ -217,29 +224,53 @@ class NotRegular(Exception):
     """A FIFO, socket or device under a candidate's name: never opened for reading."""
 
 
-def read_candidate(path: str) -> bytes:
-    """The whole file. Raises OSError, :class:`TooLarge` or :class:`NotRegular`."""
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+FIRST_READ = 256 * 1024  # most source files end within the first read
+
+
+def read_candidate(path: str, regular: bool = False) -> bytes:
+    """The whole file. Raises OSError, :class:`TooLarge` or :class:`NotRegular`.
+
+    ``regular``: the folder listing already said this name is a regular file (not a
+    link), so a file that ends within the first read needs no ``fstat``. Anything else
+    (a link, a file longer than the first read) is checked with ``fstat`` before more is
+    read; the open never blocks (``O_NONBLOCK``), so a FIFO swapped in meanwhile is an
+    error, not a hang.
+    """
+    fd = os.open(path, _READ_FLAGS)
     try:
-        st = os.fstat(fd)
-        if not _stat.S_ISREG(st.st_mode):
-            raise NotRegular(path)
-        if st.st_size > MAX_FILE_BYTES:
-            raise TooLarge(st.st_size)
-        first = os.read(fd, st.st_size + 1)
-        if len(first) <= st.st_size:
-            return first  # a regular file returns what was asked unless at its end
-        chunks = [first]
-        total = len(first)
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > MAX_FILE_BYTES:
-                raise TooLarge(total)
-        return b"".join(chunks)
+        if regular:
+            first = os.read(fd, FIRST_READ)
+            if len(first) < FIRST_READ:
+                return first
+            return _read_rest(fd, first)
+        return _read_rest(fd, b"")
     finally:
         os.close(fd)
+
+
+def _read_rest(fd: int, head: bytes) -> bytes:
+    st = os.fstat(fd)
+    if not _stat.S_ISREG(st.st_mode):
+        raise NotRegular()
+    if st.st_size > MAX_FILE_BYTES:
+        raise TooLarge(st.st_size)
+    chunks = [head] if head else []
+    total = len(head)
+    want = st.st_size + 1 - total
+    first = os.read(fd, max(want, 1))
+    chunks.append(first)
+    total += len(first)
+    if total <= st.st_size:
+        return b"".join(chunks)  # a regular file returns what was asked unless at its end
+    while True:
+        if total > MAX_FILE_BYTES:
+            raise TooLarge(total)
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > MAX_FILE_BYTES:
+        raise TooLarge(total)
+    return b"".join(chunks)

@@ -16,6 +16,9 @@ import yaml
 
 from agentguard.inspect.project.lined import MAX_DEPTH, MAX_NODES, DocumentError, KeyPath, LinedDoc
 
+# libyaml's parser when PyYAML was built with it (the wheels are): the same nodes and
+# marks, about five times faster than the pure-Python one.
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE = "tag:yaml.org,2002:merge"
 _PLAIN_TAGS = {
     "tag:yaml.org,2002:null",
@@ -29,12 +32,14 @@ _PLAIN_TAGS = {
 def load_yaml(text: str) -> LinedDoc:
     """The single YAML document in ``text``. Raises :class:`DocumentError`."""
     try:
-        loader = yaml.SafeLoader(text)  # the reader rejects control characters here
+        loader = _Loader(text)  # the reader rejects control characters
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}", line=1) from None
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
+        if "maximum nesting depth" in str(exc.problem):  # libyaml's own depth cap
+            raise DocumentError("YAML nested too deeply", code="too-deep") from None
         mark = exc.problem_mark or exc.context_mark
         raise DocumentError(
             f"not valid YAML: {exc.problem or exc}", line=mark.line + 1 if mark else None

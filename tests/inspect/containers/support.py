@@ -9,7 +9,8 @@ from typing import Any
 
 from agentguard.findings import Finding, Source, SourceStatus
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files, wants_file
+from agentguard.inspect.project.containers import scan_container_files
+from agentguard.inspect.project.kinds import wants_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPECTED = "expected.json"

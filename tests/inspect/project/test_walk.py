@@ -112,12 +112,96 @@ def test_a_single_file_target(tmp_path: Path) -> None:
 def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     for i in range(60):
         _tree(tmp_path, {f"p{i % 7}/m{i}.py": AGENT if i % 9 == 0 else f"x = {i}\n"})
+    # container files are read and scanned by the parent while the workers run
+    _tree(
+        tmp_path,
+        {
+            "p1/Dockerfile": "FROM python:3.12\nCOPY . /app\nWORKDIR /app\n",
+            "p1/compose.yaml": "services:\n  bot:\n    build: .\n    volumes: ['.:/app']\n",
+            "p2/requirements.txt": "claude-agent-sdk\n",
+            "p3/.mcp.json": '{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"]}}}',
+        },
+    )
     monkeypatch.setenv("AGENTGUARD_JOBS", "1")
     serial = inspect_project(tmp_path)
-    monkeypatch.setenv("AGENTGUARD_JOBS", "2")
+    from agentguard.inspect.project import scan
+
+    monkeypatch.setattr(scan, "_jobs", lambda _count: 2)  # even with other threads about
     parallel = inspect_project(tmp_path)
+    assert {"AG202", "AG212", "AG310", "AG301"} <= {f.rule_id for f in serial.findings}
     assert [f.to_json() for f in serial.findings] == [f.to_json() for f in parallel.findings]
     assert serial.sources[1:] == parallel.sources[1:]
+    assert serial.facts == parallel.facts
+
+
+def _probe_signals(span: tuple[int, int]) -> tuple[int, list[object]]:
+    """Run in a pool worker: counts its range only when both signals were reset."""
+    import signal
+
+    ok = (
+        signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+        and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    )
+    return (span[1] - span[0]) if ok else -100000, []
+
+
+def test_pool_workers_leave_interrupts_to_the_parent(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A worker inherits the CLI's SIGTERM handler (which raises KeyboardInterrupt); a
+    # worker stopped by the pool would print a traceback. Workers reset both signals.
+    from agentguard.inspect.project import scan
+
+    monkeypatch.setattr(scan, "_process_range", _probe_signals)
+    monkeypatch.setattr(scan, "_jobs", lambda _count: 2)  # even with other threads about
+    cands = [scan.Candidate(f"m{i}.py", str(tmp_path / f"m{i}.py"), "python") for i in range(600)]
+    read, outcomes, scanned = scan._process_all(cands)
+    assert (read, outcomes, scanned) == (600, [], None)
+
+
+def test_a_parallel_run_writes_nothing_to_stderr(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    for i in range(40):
+        _tree(tmp_path, {f"p{i % 5}/m{i}.py": AGENT if i % 9 == 0 else f"x = {i}\n"})
+    env = {**os.environ, "AGENTGUARD_JOBS": "2"}
+    for _ in range(3):
+        run = subprocess.run(
+            [sys.executable, "-m", "agentguard", "inspect", str(tmp_path), "-q", "-f", "json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert run.returncode == 1, run.stderr
+        assert run.stderr == ""
+
+
+def test_reads_whole_files_of_every_size_and_refuses_oversize(tmp_path: Path) -> None:
+    from agentguard.inspect.project.walk import FIRST_READ, NotRegular, TooLarge, read_candidate
+
+    for size in (0, 1, FIRST_READ - 1, FIRST_READ, FIRST_READ + 1, 3 * FIRST_READ + 7):
+        path = tmp_path / f"f{size}"
+        data = bytes(i % 251 for i in range(size))
+        path.write_bytes(data)
+        assert read_candidate(str(path), True) == data
+        assert read_candidate(str(path), False) == data
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (MAX_FILE_BYTES + 1))
+    for regular in (True, False):
+        try:
+            read_candidate(str(big), regular)
+        except TooLarge as exc:
+            assert exc.size == MAX_FILE_BYTES + 1
+        else:  # pragma: no cover
+            raise AssertionError("an oversize file was read")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    try:
+        read_candidate(str(fifo), False)
+    except NotRegular:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("a FIFO was read")
 
 
 def test_links_to_files_outside_the_project_are_not_read(tmp_path: Path) -> None:
