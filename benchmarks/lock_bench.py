@@ -1,8 +1,10 @@
 """Side by side: `agentguard lock` vs `uv pip compile --generate-hashes` vs `pip-compile --generate-hashes`.
 
 Same inputs, same (default) index, one run. "cold" starts every tool with empty caches;
-"warm" runs it again with its cache and its previous output in place (a re-lock).
-agentguard's time includes its analysis (index pages, metadata, majors, rules, both files).
+"warm" runs it again with its cache and its previous output in place (a re-lock); the
+tools take turns, one warm run each per round, and each tool's median is reported.
+agentguard's time includes its analysis (index pages, metadata, majors, rules, both files),
+and it runs byte-compiled, as ``pip install`` leaves it.
 
     python benchmarks/lock_bench.py [--skip-pip-compile] [--repeat N]
 """
@@ -40,6 +42,17 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int
         if code not in (0, 1):
             raise SystemExit(f"{' '.join(cmd[:5])} exited {code}: {err.strip()[:500]}")
     return elapsed, usage.ru_maxrss // 1024, code
+
+
+def byte_compile() -> None:
+    """Byte-compile the installed agentguard, as ``pip install`` does (an editable or
+    ``PYTHONDONTWRITEBYTECODE`` install would otherwise compile every module each run)."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("agentguard")
+    if spec is not None and spec.origin is not None:
+        compileall.compile_dir(Path(spec.origin).parent, quiet=1)
 
 
 def bench(
@@ -96,7 +109,8 @@ def bench(
             ],
             work / "pip-compile",
         )
-    for label, (cmd, cwd) in tools.items():
+    envs: dict[str, dict[str, str]] = {}
+    for label, (_cmd, cwd) in tools.items():
         env = dict(os.environ)
         caches = work / f"cache-{cwd.name}"
         env.update(
@@ -105,35 +119,29 @@ def bench(
             PIP_CACHE_DIR=str(caches / "pip"),
             PIP_CONFIG_FILE=os.devnull,
         )
-        cold, rss, _ = run(cmd, cwd, env)
-        rows.append((name, f"{label} (cold)", cold, rss))
-        warm = []
-        for _ in range(repeat):
-            t, rss, _ = run(cmd, cwd, env)
-            warm.append(t)
-        rows.append((name, f"{label} (warm)", statistics.median(warm), rss))
+        envs[label] = env
+    cold: dict[str, tuple[float, int]] = {}
+    for label, (cmd, cwd) in tools.items():
+        secs, rss, _ = run(cmd, cwd, envs[label])
+        cold[label] = (secs, rss)
+    # Warm runs take turns (agentguard, uv, pip-compile, agentguard, ...), so that a
+    # slower or faster minute of a shared machine or index is shared by every tool.
+    warm: dict[str, list[float]] = {label: [] for label in tools}
+    peak: dict[str, int] = {label: 0 for label in tools}
+    check_cmd = [sys.executable, "-m", "agentguard", "lock", "--check", ".", "-q", "-f", "json",
+                 "-o", os.devnull]  # fmt: skip
+    checks: list[float] = []
+    for _ in range(repeat):
+        for label, (cmd, cwd) in tools.items():
+            secs, rss, _ = run(cmd, cwd, envs[label])
+            warm[label].append(secs)
+            peak[label] = max(peak[label], rss)
+        checks.append(run(check_cmd, tools["agentguard lock"][1], envs["agentguard lock"])[0])
+    for label in tools:
+        rows.append((name, f"{label} (cold)", cold[label][0], cold[label][1]))
+        rows.append((name, f"{label} (warm)", statistics.median(warm[label]), peak[label]))
         if label == "agentguard lock":
-            checks = [
-                run(
-                    [
-                        sys.executable,
-                        "-m",
-                        "agentguard",
-                        "lock",
-                        "--check",
-                        ".",
-                        "-q",
-                        "-f",
-                        "json",
-                        "-o",
-                        os.devnull,
-                    ],
-                    cwd,
-                    env,
-                )[0]
-                for _ in range(repeat)
-            ]
-            rows.append((name, "agentguard lock --check", statistics.median(checks), rss))
+            rows.append((name, "agentguard lock --check", statistics.median(checks), peak[label]))
     return rows
 
 
@@ -142,6 +150,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-pip-compile", action="store_true")
     args = ap.parse_args()
+    byte_compile()
     all_rows = []
     with tempfile.TemporaryDirectory(prefix="agentguard-bench-") as tmp:
         for i, (name, deps) in enumerate(PROJECTS.items()):

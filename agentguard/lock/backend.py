@@ -280,7 +280,28 @@ def _compile(
 
 def resolve_uv(req: ResolveRequest) -> Resolution:
     uv = uv_binary()
-    version = _run([uv, "--version"], Path.cwd(), dict(os.environ)).stdout.strip() or "uv"
+    # `uv --version` runs beside the resolution, not before it (it is on the clock).
+    try:
+        probe = subprocess.Popen(
+            [uv, "--version"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+    except OSError as exc:
+        raise ResolverError(
+            f"cannot run the resolver: {exc}", code="resolver-missing", retryable=False
+        ) from None
+    try:
+        return _resolve_uv(req, uv, probe)
+    finally:
+        if probe.poll() is None:
+            probe.kill()
+        probe.communicate()
+
+
+def _resolve_uv(req: ResolveRequest, uv: str, probe: subprocess.Popen[str]) -> Resolution:
     cmd = [uv, "pip", "compile", "requirements.in", *_OUTPUT_FLAGS, "--universal"]
     # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
     # pyenv shims here) just to learn that the target version is not installed.
@@ -291,6 +312,11 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
     if req.only_binary:
         cmd += ["--only-binary", ":all:"]
     pins, index_urls, find_links = _compile(req, cmd, dict(os.environ))
+    try:
+        out, _ = probe.communicate(timeout=RESOLVE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        out = ""
+    version = (out or "").strip() or "uv"
     shown = ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
     return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, True, shown)
 

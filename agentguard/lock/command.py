@@ -25,12 +25,21 @@ from agentguard.findings import (
     sort_findings,
 )
 from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
-from agentguard.lock.graph import DependencyEdge, LockedPackage, LockGraph, majors_admitted
+from agentguard.lock.graph import (
+    DependencyEdge,
+    LockedPackage,
+    LockGraph,
+    MajorGroups,
+    major_groups,
+    majors_admitted,
+)
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
+    from agentguard.lock.analysis import Analysis
+    from agentguard.lock.index import IndexClient
     from agentguard.lock.lockfile import QuickPrevious, StoredLock
 
 # The resolver is started as soon as the project is locked; the modules for everything
@@ -168,6 +177,7 @@ def _lock_locked(
     from agentguard.lock.analysis import analyse
     from agentguard.lock.index import IndexClient
     from agentguard.lock.lockfile import (
+        QuickPrevious,
         build_pylock,
         read_quick,
         read_stored,
@@ -175,11 +185,7 @@ def _lock_locked(
         render_requirements,
         write_atomically,
     )
-    from agentguard.rules.deps import (
-        check_major_crossings,
-        check_major_spans,
-        check_unknown_metadata,
-    )
+    from agentguard.rules import deps as _deps  # noqa: F401  (imported while the resolver runs)
 
     try:
         policy = config().deps
@@ -214,6 +220,12 @@ def _lock_locked(
         if guess and not opts.no_index:
             client = IndexClient(guess, opts.find_links)
             client.prefetch(names)
+    # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs,
+    # and use that analysis when the resolver returns exactly those pins (same versions,
+    # markers and hashes) from the same index. Otherwise it is dropped and redone.
+    speculated: _Speculated | None = None
+    if client is not None and isinstance(previous, QuickPrevious):
+        speculated = _speculate(previous, inputs, client, policy, opts.allow_major)
     try:
         resolution = resolving.result()
     except ResolverError as exc:
@@ -243,20 +255,21 @@ def _lock_locked(
         if client is not None:
             client.close()
         client = IndexClient(index_urls, links)
-    try:
-        analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
-    finally:
+    if (
+        speculated is not None
+        and speculated.client is client
+        and speculated.pins == tuple(resolution.pins)
+    ):
         client.close()
+        analysis, graph = speculated.analysis, speculated.graph
+        findings, crossings = list(speculated.findings), list(speculated.crossings)
+    else:
+        try:
+            analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
+        finally:
+            client.close()
+        graph, findings, crossings = _rules(analysis, previous, policy, opts.allow_major)
     sources.extend(analysis.sources)
-    graph = _with_majors(analysis.graph, analysis.released)
-
-    findings: list[Finding] = []
-    findings += check_major_spans(graph, policy)
-    findings += check_unknown_metadata(graph)
-    crossings: list[Finding] = []
-    if previous is not None:
-        crossings = check_major_crossings(previous.versions(), graph, opts.allow_major)
-        findings += crossings
     blocking = [f for f in crossings if f.severity > Severity.INFO]
 
     provenance: dict[str, JSONValue] = {
@@ -320,6 +333,53 @@ def _lock_locked(
     )
 
 
+@dataclass(frozen=True)
+class _Speculated:
+    client: IndexClient
+    pins: tuple[LockedPackage, ...]
+    analysis: Analysis
+    graph: LockGraph
+    findings: tuple[Finding, ...]
+    crossings: tuple[Finding, ...]
+
+
+def _speculate(
+    previous: QuickPrevious,
+    inputs: ProjectInputs,
+    client: IndexClient,
+    policy: DepsPolicy,
+    allow_major: tuple[str, ...],
+) -> _Speculated:
+    from agentguard.lock.analysis import analyse
+
+    pins = tuple(previous.pins)
+    analysis = analyse(pins, inputs.requirement_lines(), client)
+    graph, findings, crossings = _rules(analysis, previous, policy, allow_major)
+    return _Speculated(client, pins, analysis, graph, tuple(findings), tuple(crossings))
+
+
+def _rules(
+    analysis: Analysis,
+    previous: QuickPrevious | StoredLock | None,
+    policy: DepsPolicy,
+    allow_major: tuple[str, ...],
+) -> tuple[LockGraph, list[Finding], list[Finding]]:
+    """The graph with each edge's admitted majors, all AG1xx findings, and the crossings."""
+    from agentguard.rules.deps import (
+        check_major_crossings,
+        check_major_spans,
+        check_unknown_metadata,
+    )
+
+    graph = _with_majors(analysis.graph, analysis.released)
+    findings = [*check_major_spans(graph, policy), *check_unknown_metadata(graph)]
+    crossings: list[Finding] = []
+    if previous is not None:
+        crossings = check_major_crossings(previous.versions(), graph, allow_major)
+        findings += crossings
+    return graph, findings, crossings
+
+
 def _wait_quietly(future: Future[Resolution]) -> None:
     """Let a resolver we no longer need finish, so no subprocess outlives the command."""
     with contextlib.suppress(ResolverError):
@@ -355,12 +415,15 @@ def _same_lock(previous: QuickPrevious | StoredLock, requirements_text: str, roo
 
 def _with_majors(graph: LockGraph, released: dict[str, list[Any]]) -> LockGraph:
     edges = []
+    groups: dict[str, MajorGroups] = {}
     for e in graph.edges:
         versions = released.get(e.child)
         admitted = None
         if versions:
+            if e.child not in groups:
+                groups[e.child] = major_groups(versions)
             try:
-                admitted = majors_admitted(e.specifier, versions)
+                admitted = majors_admitted(e.specifier, versions, groups[e.child])
             except InvalidSpecifier:
                 admitted = None
         edges.append(dataclasses.replace(e, admitted_majors=admitted))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -59,28 +60,37 @@ class LockGraph:
         """Shortest chain of ``name==version`` from the project down to ``parent``."""
         if parent == PROJECT:
             return ("project",)
-        label = {p.name: f"{p.name}=={p.version}" for p in self.packages}
-        prev: dict[str, str] = {}
-        seen = {PROJECT}
-        queue: deque[str] = deque([PROJECT])
-        children: dict[str, list[str]] = {}
-        for e in sorted(self.edges, key=lambda e: (e.parent, e.child)):
-            children.setdefault(e.parent, []).append(e.child)
-        while queue:
-            node = queue.popleft()
-            if node == parent:
-                break
-            for c in children.get(node, []):
-                if c not in seen:
-                    seen.add(c)
-                    prev[c] = node
-                    queue.append(c)
+        label = self._labels
+        prev = self._shortest_parents
         if parent not in prev:
             return ("project", label.get(parent, parent))
         chain = [parent]
         while chain[-1] in prev and prev[chain[-1]] != PROJECT:
             chain.append(prev[chain[-1]])
         return ("project", *(label.get(n, n) for n in reversed(chain)))
+
+    @functools.cached_property
+    def _labels(self) -> dict[str, str]:
+        return {p.name: f"{p.name}=={p.version}" for p in self.packages}
+
+    @functools.cached_property
+    def _shortest_parents(self) -> dict[str, str]:
+        """One breadth-first walk from the project (children in name order): each
+        reachable package's parent on its first shortest path."""
+        children: dict[str, list[str]] = {}
+        for e in sorted(self.edges, key=lambda e: (e.parent, e.child)):
+            children.setdefault(e.parent, []).append(e.child)
+        prev: dict[str, str] = {}
+        seen = {PROJECT}
+        queue: deque[str] = deque([PROJECT])
+        while queue:
+            node = queue.popleft()
+            for c in children.get(node, []):
+                if c not in seen:
+                    seen.add(c)
+                    prev[c] = node
+                    queue.append(c)
+        return prev
 
 
 def major_key(version: Version) -> str:
@@ -100,20 +110,50 @@ def released_major_keys(versions: Iterable[Version]) -> tuple[str, ...]:
     return tuple(keys)
 
 
-def majors_admitted(specifier: str, versions: Iterable[Version]) -> tuple[str, ...]:
-    """Which released majors have at least one version the specifier admits."""
+MajorGroups = tuple[tuple[str, tuple[Version, ...]], ...]
+
+
+def major_groups(versions: Iterable[Version]) -> MajorGroups:
+    """Final releases by major key (oldest major first), each newest first."""
+    groups: dict[str, list[Version]] = {}
+    for v in sorted(set(versions), reverse=True):
+        if not v.is_prerelease:
+            groups.setdefault(major_key(v), []).append(v)
+    return tuple(
+        sorted(((k, tuple(vs)) for k, vs in groups.items()), key=lambda g: _major_order(g[0]))
+    )
+
+
+def majors_admitted(
+    specifier: str, versions: Iterable[Version], groups: MajorGroups | None = None
+) -> tuple[str, ...]:
+    """Which released majors have at least one version the specifier admits.
+
+    ``groups`` (from :func:`major_groups` of ``versions``) saves regrouping when many
+    edges point at one package. A major wholly outside the specifier's ``>=``/``>`` and
+    ``<``/``<=`` bounds (compared as majors, so local and post releases cannot slip
+    through) is skipped; every other major is tested version by version, newest first.
+    """
     spec = SpecifierSet(specifier)
+    low: tuple[int, ...] | None = None
+    high: tuple[int, ...] | None = None
+    for clause in spec:
+        try:
+            bound = _major_order(major_key(Version(clause.version)))
+        except ValueError:  # a wildcard or arbitrary-equality version: no bound taken
+            continue
+        if clause.operator in (">=", ">"):
+            low = bound if low is None else max(low, bound)
+        elif clause.operator in ("<", "<="):
+            high = bound if high is None else min(high, bound)
     keys: list[str] = []
-    ordered = versions if isinstance(versions, list) else sorted(set(versions))
-    for v in ordered:
-        if v.is_prerelease:
+    for key, members in groups if groups is not None else major_groups(versions):
+        order = _major_order(key)
+        if (low is not None and order < low) or (high is not None and order > high):
             continue
-        k = major_key(v)
-        if k in keys:  # one admitted version is enough for its major
-            continue
-        if spec.contains(v, prereleases=False):
-            keys.append(k)
-    return tuple(sorted(keys, key=_major_order))
+        if any(spec.contains(v, prereleases=False) for v in members):
+            keys.append(key)
+    return tuple(keys)
 
 
 def _major_order(key: str) -> tuple[int, ...]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from packaging.requirements import Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from agentguard.lock.analysis import build_graph
@@ -10,6 +13,7 @@ from agentguard.lock.graph import (
     PROJECT,
     DependencyEdge,
     LockedPackage,
+    major_groups,
     major_key,
     majors_admitted,
     unbounded_above,
@@ -59,3 +63,42 @@ def test_build_graph_follows_extras_and_keeps_the_declared_specifier() -> None:
         DependencyEdge("sdk", "1.0", "mcp", ">=1", None, ("ws",)),
     )
     assert graph.path_to("ws") == ("project", "sdk==1.0", "mcp==1.5", "ws==2.0")
+
+
+def _brute_force_majors(specifier: str, versions: list[Version]) -> tuple[str, ...]:
+    spec = SpecifierSet(specifier)
+    keys = {major_key(v) for v in versions if not v.is_prerelease and spec.contains(v)}
+    return tuple(sorted(keys, key=lambda k: tuple(int(p) for p in k.split("."))))
+
+
+_VERSIONS = st.builds(
+    lambda major, minor, patch, tail: Version(f"{major}.{minor}.{patch}{tail}"),
+    st.integers(0, 4),
+    st.integers(0, 12),
+    st.integers(0, 3),
+    st.sampled_from(["", "", "", "rc1", ".post1", ".dev2", "+local", "a1"]),
+)
+_CLAUSES = st.builds(
+    lambda op, v, star: (
+        f"{op}{v.public if star and op in ('==', '!=') else v}"
+        + (".*" if star and op in ("==", "!=") else "")
+    ),
+    st.sampled_from([">=", ">", "<", "<=", "==", "!=", "~="]),
+    _VERSIONS.filter(lambda v: v.local is None and v.dev is None),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_VERSIONS, min_size=1, max_size=40), st.lists(_CLAUSES, min_size=0, max_size=3))
+def test_majors_admitted_matches_testing_every_version(
+    versions: list[Version], clauses: list[str]
+) -> None:
+    specifier = ",".join(clauses)
+    try:
+        SpecifierSet(specifier)
+    except InvalidSpecifier:
+        return
+    assert majors_admitted(specifier, versions) == _brute_force_majors(specifier, versions)
+    groups = major_groups(versions)
+    assert majors_admitted(specifier, versions, groups) == _brute_force_majors(specifier, versions)

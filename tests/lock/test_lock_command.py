@@ -422,3 +422,55 @@ def test_check_uses_the_config_file_it_was_given(
     [mcp] = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
     assert mcp["severity"] == "info"
     assert "Accepted by policy" in mcp["message"]
+
+
+def test_a_relock_keeping_every_pin_uses_the_analysis_made_while_resolving(
+    tmp_path: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentguard.lock import analysis, command
+    from agentguard.report.json_out import report_to_json
+
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
+    code, _, _ = _lock(project, agent_index)
+    assert code == 0
+    real = analysis.analyse
+    calls: list[tuple[str, ...]] = []
+
+    def counting(pins: Any, *args: Any, **kwargs: Any) -> Any:
+        pins = list(pins)
+        calls.append(tuple(f"{p.name}=={p.version}" for p in pins))
+        return real(pins, *args, **kwargs)
+
+    monkeypatch.setattr(analysis, "analyse", counting)
+
+    def relock(*extra: str) -> dict[str, Any]:
+        calls.clear()
+        opts = command.LockOptions(project=project, index_url=agent_index["url"])
+        for flag in extra:
+            opts = command.dataclasses.replace(opts, **{flag: True})
+        report, _ = command.run_lock(opts)
+        return report_to_json(report)
+
+    # Nothing changed: one analysis, of the previous pins, made while the resolver ran.
+    kept = relock()
+    assert len(calls) == 1 and "mcp==1.5.0" in calls[0]
+    assert "The lock is up to date; files left untouched." in kept["notes"]
+
+    # The same re-lock without the speculation reports exactly the same.
+    speculate = command._speculate
+    monkeypatch.setattr(command, "_speculate", lambda *_a, **_k: None)
+    plain = relock()
+    assert len(calls) == 1
+    volatile = ("made_at",)
+    for doc in (kept, plain):
+        for key in volatile:
+            doc["provenance"].pop(key, None)
+    assert kept == plain
+    monkeypatch.setattr(command, "_speculate", speculate)
+
+    # The pins change (the cap is dropped and mcp upgraded): the speculation is dropped and
+    # the new pins are analysed, as a first lock would.
+    write_project(project, ["claude-agent-sdk==0.2.95"])
+    changed = relock("upgrade")
+    assert len(calls) == 2 and "mcp==1.5.0" in calls[0] and "mcp==2.1.0" in calls[1]
+    assert [f["rule_id"] for f in changed["findings"] if f["rule_id"] == "AG102"] == ["AG102"]
