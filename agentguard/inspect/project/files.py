@@ -25,7 +25,6 @@ from agentguard.inspect.project.model import (
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
 # command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
-# Both searches have a literal prefix, so ``re`` scans with its fast literal search.
 PY_MODULES = (
     b"claude",
     b"agents",
@@ -45,24 +44,19 @@ PY_MODULES = (
     b"mistralai",
     b"llama_index",
 )
-_FROM = re.compile(rb"from[ \t]+([\w.]+)")
-_IMPORT = re.compile(rb"import[ \t]+([\w., \t]+)")
+_MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
+# ``from <module>`` and ``import a as b, <module>``: each pattern starts with a literal,
+# so ``re`` finds its candidates with a fast literal scan and tries the names only there.
+_FROM = re.compile(rb"from[ \t]+(?:" + _MODULE + rb")")
+_IMPORT = re.compile(rb"import[ \t]+(?:[\w. \t]*,[ \t]*)*(?:" + _MODULE + rb")")
 TS_NEEDLE = b"@anthropic-ai/claude"
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def python_may_matter(data: bytes) -> bool:
-    """The cheap test run on every Python file before ``ast.parse``."""
-    if b"claude" in data:
-        return True
-    for module in _FROM.findall(data):
-        if module.startswith(PY_MODULES):
-            return True
-    for names in _IMPORT.findall(data):
-        for name in names.split(b","):
-            if name.strip().startswith(PY_MODULES):
-                return True
-    return False
+    """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
+    or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`."""
+    return b"claude" in data or _FROM.search(data) is not None or _IMPORT.search(data) is not None
 
 
 @dataclass
