@@ -175,7 +175,7 @@ def _lock_locked(
     resolving = pool.submit(BACKENDS[opts.backend], request)
     pool.shutdown(wait=False)
     from agentguard.lock.analysis import analyse
-    from agentguard.lock.index import IndexClient
+    from agentguard.lock.index import IndexClient, background_thread
     from agentguard.lock.lockfile import (
         QuickPrevious,
         build_pylock,
@@ -220,12 +220,19 @@ def _lock_locked(
         if guess and not opts.no_index:
             client = IndexClient(guess, opts.find_links)
             client.prefetch(names)
-    # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs,
-    # and use that analysis when the resolver returns exactly those pins (same versions,
-    # markers and hashes) from the same index. Otherwise it is dropped and redone.
-    speculated: _Speculated | None = None
+    # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs
+    # (on a thread of its own), and use that analysis when the resolver returns exactly
+    # those pins (same versions, markers and hashes) from the same index. Otherwise it is
+    # not waited for (a dead index it guessed must not hold the run) and the pins are
+    # analysed as on a first lock.
+    speculating: Future[_Speculated] | None = None
+    speculating_with = client
+    guessed_pins: tuple[LockedPackage, ...] = ()
     if client is not None and isinstance(previous, QuickPrevious):
-        speculated = _speculate(previous, inputs, client, policy, opts.allow_major)
+        guessed_pins = tuple(previous.pins)
+        side = ThreadPoolExecutor(1, initializer=background_thread)
+        speculating = side.submit(_speculate, previous, inputs, client, policy, opts.allow_major)
+        side.shutdown(wait=False)
     try:
         resolution = resolving.result()
     except ResolverError as exc:
@@ -255,11 +262,14 @@ def _lock_locked(
         if client is not None:
             client.close()
         client = IndexClient(index_urls, links)
-    if (
-        speculated is not None
-        and speculated.client is client
-        and speculated.pins == tuple(resolution.pins)
-    ):
+    speculated = (
+        speculating.result()
+        if speculating is not None
+        and guessed_pins == tuple(resolution.pins)
+        and client is speculating_with
+        else None
+    )
+    if speculated is not None:
         client.close()
         analysis, graph = speculated.analysis, speculated.graph
         findings, crossings = list(speculated.findings), list(speculated.crossings)
@@ -335,8 +345,6 @@ def _lock_locked(
 
 @dataclass(frozen=True)
 class _Speculated:
-    client: IndexClient
-    pins: tuple[LockedPackage, ...]
     analysis: Analysis
     graph: LockGraph
     findings: tuple[Finding, ...]
@@ -352,10 +360,9 @@ def _speculate(
 ) -> _Speculated:
     from agentguard.lock.analysis import analyse
 
-    pins = tuple(previous.pins)
-    analysis = analyse(pins, inputs.requirement_lines(), client)
+    analysis = analyse(previous.pins, inputs.requirement_lines(), client)
     graph, findings, crossings = _rules(analysis, previous, policy, allow_major)
-    return _Speculated(client, pins, analysis, graph, tuple(findings), tuple(crossings))
+    return _Speculated(analysis, graph, tuple(findings), tuple(crossings))
 
 
 def _rules(

@@ -9,6 +9,7 @@ needs no metadata download at all.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import http.client
@@ -17,6 +18,7 @@ import os
 import re
 import socket
 import ssl
+import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -518,6 +520,18 @@ def _urllib_get(url: str, accept: str | None, limit: int) -> tuple[bytes, str]:
         ) from None
 
 
+def background_thread() -> None:
+    """Run the calling thread below normal priority (``nice`` +10), and the threads it
+    starts, which inherit it. Linux only: there a thread has its own nice value; elsewhere
+    the call would renice a whole process, so nothing is changed."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+
+
+BACKGROUND_NICE = 10
+
+
 class IndexClient:
     """Reads project pages from one or more indexes and find-links folders."""
 
@@ -536,9 +550,10 @@ class IndexClient:
 
     def prefetch(self, names: Iterable[str], workers: int = 4) -> None:
         """Start reading pages in the background (e.g. while the resolver runs). Few
-        workers: more connections only slow the resolver's own requests to the index."""
+        workers: more connections only slow the resolver's own requests to the index;
+        and below normal priority, so that the resolver gets the CPU first."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(workers)
+            self._pool = ThreadPoolExecutor(workers, initializer=background_thread)
         for name in names:
             cname = canonicalize_name(name)
             if cname not in self._prefetched:

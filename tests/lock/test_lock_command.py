@@ -474,3 +474,44 @@ def test_a_relock_keeping_every_pin_uses_the_analysis_made_while_resolving(
     changed = relock("upgrade")
     assert len(calls) == 2 and "mcp==1.5.0" in calls[0] and "mcp==2.1.0" in calls[1]
     assert [f["rule_id"] for f in changed["findings"] if f["rule_id"] == "AG102"] == ["AG102"]
+
+
+def test_a_stuck_speculation_does_not_hold_a_relock_whose_pins_changed(
+    tmp_path: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The analysis of the previous pins runs beside the resolver against the index the
+    # previous lock names; when that index hangs and the resolver returns other pins, the
+    # run goes on without it.
+    import threading
+    import time
+
+    from agentguard.lock import command
+    from agentguard.report.json_out import report_to_json
+
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
+    assert _lock(project, agent_index)[0] == 0
+    release = threading.Event()
+
+    def stuck(*_args: Any, **_kwargs: Any) -> None:
+        release.wait(120)
+
+    monkeypatch.setattr(command, "_speculate", stuck)
+    write_project(project, ["claude-agent-sdk==0.2.95"])
+    started = time.monotonic()
+    try:
+        report, _ = command.run_lock(
+            command.LockOptions(
+                project=project,
+                index_url=agent_index["url"],
+                upgrade=True,
+                allow_major=("mcp",),
+            )
+        )
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+    assert waited < 60
+    doc = report_to_json(report)
+    [crossing] = [f for f in doc["findings"] if f["rule_id"] == "AG102"]
+    assert crossing["severity"] == "info" and crossing["evidence"]["new"] == "2.1.0"
+    assert "mcp==2.1.0" in (project / "requirements.lock").read_text()
