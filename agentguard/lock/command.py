@@ -263,7 +263,7 @@ def _lock_locked(
             client.close()
         client = IndexClient(index_urls, links)
     speculated = (
-        speculating.result()
+        _outcome(speculating)
         if speculating is not None
         and guessed_pins == tuple(resolution.pins)
         and client is speculating_with
@@ -349,6 +349,15 @@ class _Speculated:
     graph: LockGraph
     findings: tuple[Finding, ...]
     crossings: tuple[Finding, ...]
+
+
+def _outcome(future: Future[_Speculated]) -> _Speculated | None:
+    """The analysis made beside the resolver, or None when it did not finish cleanly (then
+    the pins are analysed again, where any error is reported the usual way)."""
+    try:
+        return future.result()
+    except Exception:
+        return None
 
 
 def _speculate(

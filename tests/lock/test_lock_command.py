@@ -515,3 +515,23 @@ def test_a_stuck_speculation_does_not_hold_a_relock_whose_pins_changed(
     [crossing] = [f for f in doc["findings"] if f["rule_id"] == "AG102"]
     assert crossing["severity"] == "info" and crossing["evidence"]["new"] == "2.1.0"
     assert "mcp==2.1.0" in (project / "requirements.lock").read_text()
+
+
+def test_a_failed_speculation_is_redone_not_reported(
+    tmp_path: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentguard.lock import command
+
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.189"])
+    assert _lock(project, agent_index)[0] == 1  # the mcp range spans majors 1 and 2
+    before = {n: (project / n).read_bytes() for n in ("requirements.lock", "pylock.toml")}
+
+    def broken(*_args: Any, **_kwargs: Any) -> None:
+        raise RuntimeError("the side analysis broke")
+
+    monkeypatch.setattr(command, "_speculate", broken)
+    report, _ = command.run_lock(command.LockOptions(project=project, index_url=agent_index["url"]))
+    assert report.complete
+    assert "AG101" in {f.rule_id for f in report.findings}
+    assert "The lock is up to date; files left untouched." in report.notes
+    assert {n: (project / n).read_bytes() for n in before} == before
