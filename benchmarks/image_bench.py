@@ -37,6 +37,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from installed import byte_compile  # benchmarks/installed.py
+
 VENV_BIN = Path(sys.executable).parent
 GB = 1000**3
 FLOOR = "tar -xf {img} --wildcards '*/layer.tar' --to-command='gzip -dcf | tar -t >/dev/null'"
@@ -281,6 +283,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="keep the generated images")
     args = parser.parse_args()
+    byte_compile()
     root = args.dir or Path(tempfile.mkdtemp(prefix="agentguard-image-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     rows = []

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from installed import byte_compile  # benchmarks/installed.py
+
 PROJECTS = {
     "example (kontext-bot)": ["claude-agent-sdk==0.2.95", "httpx>=0.27"],
     "agent stack": ["claude-agent-sdk", "openai-agents", "anthropic", "langchain-mcp-adapters"],
@@ -42,17 +44,6 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int
         if code not in (0, 1):
             raise SystemExit(f"{' '.join(cmd[:5])} exited {code}: {err.strip()[:500]}")
     return elapsed, usage.ru_maxrss // 1024, code
-
-
-def byte_compile() -> None:
-    """Byte-compile the installed agentguard, as ``pip install`` does (an editable or
-    ``PYTHONDONTWRITEBYTECODE`` install would otherwise compile every module each run)."""
-    import compileall
-    import importlib.util
-
-    spec = importlib.util.find_spec("agentguard")
-    if spec is not None and spec.origin is not None:
-        compileall.compile_dir(Path(spec.origin).parent, quiet=1)
 
 
 def bench(

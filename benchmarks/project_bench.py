@@ -23,7 +23,6 @@ Usage: python benchmarks/project_bench.py [--dir DIR] [--files 20000] [--runs 3]
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import random
@@ -33,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from installed import byte_compile  # benchmarks/installed.py
 
 HERE = Path(__file__).resolve().parent
 VENV_BIN = Path(sys.executable).parent
@@ -246,16 +247,6 @@ for folder, _dirs, files in os.walk(sys.argv[1]):
         hits += any(n in data for n in needles)
 print(hits)
 """
-
-
-def byte_compile() -> None:
-    """Byte-compile the installed agentguard, as ``pip install`` does (an editable or
-    ``PYTHONDONTWRITEBYTECODE`` install would otherwise compile every module each run)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("agentguard")
-    if spec is not None and spec.origin is not None:
-        compileall.compile_dir(Path(spec.origin).parent, quiet=1)
 
 
 def _measure(argv: list[str]) -> tuple[float, float, int, int]:

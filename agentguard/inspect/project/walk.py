@@ -241,9 +241,9 @@ def read_candidate(path: str, regular: bool = False) -> bytes:
     try:
         if regular:
             first = os.read(fd, FIRST_READ)
-            if len(first) < FIRST_READ:
+            if first and len(first) < FIRST_READ:
                 return first
-            return _read_rest(fd, first)
+            return _read_rest(fd, first)  # (an empty read is checked: a FIFO swapped in?)
         return _read_rest(fd, b"")
     finally:
         os.close(fd)
