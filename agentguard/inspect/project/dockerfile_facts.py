@@ -120,6 +120,11 @@ def parse_instructions(text: str) -> tuple[list[Instruction], str]:
             cmds = _buildkit.parse_string(text)
         except _buildkit.GoParseError as exc:
             raise DockerfileError(str(exc)) from None
+        for c in cmds:
+            if not isinstance(c.cmd, str) or not isinstance(c.original, str):
+                # e.g. a file holding only a line continuation: the parser returns a
+                # command without a name. Not a Dockerfile we can read: a failed source.
+                raise DockerfileError(f"line {c.start_line}: not an instruction")
         return [
             Instruction(
                 cmd=c.cmd.upper(),

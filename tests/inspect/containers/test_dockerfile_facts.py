@@ -84,6 +84,7 @@ def test_user_and_workdir_follow_stage_bases() -> None:
         ("FROM a\nBOGUS thing\n", "line 2: unknown instruction 'BOGUS'"),
         ("FROM\n", "line 1: FROM without an image"),
         ("FROM a\n\x00\n", "file contains NUL bytes"),
+        ("\\", "line 1: not an instruction"),  # only a line continuation (found by fuzzing)
     ],
 )
 def test_not_a_dockerfile(text: str, message: str) -> None:
