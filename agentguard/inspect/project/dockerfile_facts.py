@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,22 +92,22 @@ class DockerfileFacts:
 
     def effective_user(self, stage: Stage) -> tuple[str | None, int | None]:
         """USER in force in ``stage``, following bases that are earlier stages."""
-        seen: set[int] = set()
-        current: Stage | None = stage
-        while current is not None and current.index not in seen:
-            seen.add(current.index)
-            if current.user is not None:
-                return current.user, current.user_line
-            current = self.stage_named(current.base)
-        return None, None
+        return self._inherited(stage, lambda s: (s.user, s.user_line))
 
     def effective_workdir(self, stage: Stage) -> tuple[str | None, int | None]:
+        """WORKDIR in force in ``stage``, following bases that are earlier stages."""
+        return self._inherited(stage, lambda s: (s.workdir, s.workdir_line))
+
+    def _inherited(
+        self, stage: Stage, own: Callable[[Stage], tuple[str | None, int | None]]
+    ) -> tuple[str | None, int | None]:
         seen: set[int] = set()
         current: Stage | None = stage
         while current is not None and current.index not in seen:
             seen.add(current.index)
-            if current.workdir is not None:
-                return current.workdir, current.workdir_line
+            value, line = own(current)
+            if value is not None:
+                return value, line
             current = self.stage_named(current.base)
         return None, None
 

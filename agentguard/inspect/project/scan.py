@@ -35,6 +35,8 @@ from agentguard.inspect.project.walk import (
 )
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.python_imports import Loader
 
@@ -194,40 +196,48 @@ def _process_all(
         read, kept = _process_chunk((0, candidates))
         return read, [o for _, o in kept], None
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    own = [(i, c) for i, c in enumerate(candidates) if c.kind == "container"]
-    rest = [(i, c) for i, c in enumerate(candidates) if c.kind != "container"]
+    own = [i for i, c in enumerate(candidates) if c.kind == "container"]
+    rest = [i for i, c in enumerate(candidates) if c.kind != "container"]
     # The workers are forked after the walk: they inherit the candidates and are sent
     # only index ranges (no candidate is pickled); results map back to global indexes.
-    _SHARED[:] = [c for _, c in rest]
-    positions = [i for i, _ in rest]
+    _SHARED[:] = [candidates[i] for i in rest]
     ranges = [(n, min(n + CHUNK, len(rest))) for n in range(0, len(rest), CHUNK)]
     _preload()
     try:
-        pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
+        pool = ProcessPoolExecutor(
+            jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
+        )
         try:
-            pending = pool.map_async(_process_range, ranges, chunksize=1)
-            read, kept = 0, []
-            for i, cand in own:
-                out = read_and_process(cand)
-                read += 1 if out is None else out.read
-                if out is not None and _keep(out):
-                    kept.append((i, out))
-            scanned = _scan_containers([o.container_file for _, o in kept if o.container_file])
-            results = pending.get()
-            pool.close()
+            pending = [pool.submit(_process_range, span) for span in ranges]
+            own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
+            scanned = _scan_containers([o.container_file for _, o in own_kept if o.container_file])
+            try:
+                results = [f.result() for f in pending]
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory): never a hang, never a gap. The
+                # files are read here instead.
+                results = [_process_range(span) for span in ranges]
         except BaseException:
-            pool.terminate()
+            _stop(pool)
             raise
-        finally:
-            pool.join()
+        pool.shutdown(wait=True)
     finally:
         _SHARED.clear()
-    for r, got in results:
-        read += r
-        kept += [(positions[n], o) for n, o in got]
+    kept = [(own[n], o) for n, o in own_kept]
+    kept += [(rest[n], o) for _, got in results for n, o in got]
     kept.sort(key=lambda t: t[0])
-    return read, [o for _, o in kept], scanned
+    return own_read + sum(r for r, _ in results), [o for _, o in kept], scanned
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Interrupted: end the workers now (they leave SIGTERM at its default: no output)."""
+    processes = getattr(pool, "_processes", None) or {}  # the executor's own table of them
+    for proc in list(processes.values()):
+        proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 _SHARED: list[Candidate] = []  # what forked workers read their ranges from

@@ -9,6 +9,7 @@ import pytest
 
 from agentguard.findings import Source
 from agentguard.inspect.project import inspect_project
+from agentguard.inspect.project.scan import _process_range as _REAL_RANGE
 from agentguard.inspect.project.walk import MAX_FILE_BYTES, classify, walk
 
 
@@ -157,6 +158,34 @@ def test_pool_workers_leave_interrupts_to_the_parent(tmp_path: Path, monkeypatch
     cands = [scan.Candidate(f"m{i}.py", str(tmp_path / f"m{i}.py"), "python") for i in range(600)]
     read, outcomes, scanned = scan._process_all(cands)
     assert (read, outcomes, scanned) == (600, [], None)
+
+
+_PARENT = os.getpid()
+
+
+def _die_in_a_worker(span: tuple[int, int]) -> tuple[int, list[object]]:
+    """Run as ``_process_range``: a worker dies on its first range (as the OOM killer
+    would end it); in the parent it reads the range as usual."""
+    if os.getpid() != _PARENT:
+        os._exit(9)
+    return _REAL_RANGE(span)  # type: ignore[return-value]
+
+
+def test_a_worker_that_dies_costs_time_not_files(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from agentguard.inspect.project import scan
+
+    for i in range(60):
+        _tree(tmp_path, {f"p{i % 7}/m{i}.py": AGENT if i % 9 == 0 else f"x = {i}\n"})
+    _tree(tmp_path, {"p1/compose.yaml": "services:\n  bot:\n    volumes: ['.:/app']\n"})
+    monkeypatch.setenv("AGENTGUARD_JOBS", "1")
+    serial = inspect_project(tmp_path)
+    monkeypatch.setattr(scan, "_jobs", lambda _count: 2)
+    monkeypatch.setattr(scan, "CHUNK", 10)
+    monkeypatch.setattr(scan, "_process_range", _die_in_a_worker)
+    survived = inspect_project(tmp_path)
+    assert [f.to_json() for f in survived.findings] == [f.to_json() for f in serial.findings]
+    assert survived.sources == serial.sources
+    assert survived.facts == serial.facts
 
 
 def test_a_parallel_run_writes_nothing_to_stderr(tmp_path: Path) -> None:
