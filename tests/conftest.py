@@ -10,7 +10,8 @@ import pytest
 
 from tests.wheelhouse import build_wheel, write_simple_index
 
-SCHEMAS = Path(__file__).resolve().parent.parent.parent / "shared" / "schemas"
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+PACKAGE_SCHEMAS = Path(__file__).resolve().parent.parent / "agentguard" / "schemas"
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +37,7 @@ def sarif_schema() -> dict[str, Any]:
 
     path = SCHEMAS / "sarif-schema-2.1.0.json"
     if not path.is_file():
-        pytest.fail(f"SARIF schema not found at {path} (shared/ sits beside the project)")
+        pytest.fail(f"SARIF schema not found at {path} (it is vendored in tests/schemas)")
     return dict(json.loads(path.read_text()))
 
 

@@ -39,7 +39,7 @@ from agentguard.harden.services import (
     service_from_image,
 )
 from agentguard.inspect.facts import ImageConfig
-from tests.conftest import SCHEMAS
+from tests.conftest import PACKAGE_SCHEMAS
 
 OPTS = validate_options(
     HardenOptions(
@@ -132,8 +132,8 @@ def test_a_script_that_cannot_be_vouched_for_is_an_error(script: str, error: str
 
 @pytest.fixture(scope="module")
 def compose_schema() -> Any:
-    path = SCHEMAS / "compose-spec.json"
-    assert path.is_file(), f"the shared compose schema is missing at {path}"
+    path = PACKAGE_SCHEMAS / "compose-spec.json"
+    assert path.is_file(), f"the vendored compose schema is missing at {path}"
     return jsonschema.Draft7Validator(json.loads(path.read_text()))
 
 
