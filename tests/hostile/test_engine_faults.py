@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from tests.hostile.promises import ROOT, check_failed_source, run_agentguard
+from tests.hostile.unprivileged import stage
 
 MiB = 1 << 20
 
@@ -157,11 +158,15 @@ def test_permission_denied_on_the_socket(tmp_path: Path) -> None:
 
 
 def _run_as_nobody(cwd: Path, host: str) -> subprocess.CompletedProcess[str]:
+    # the clone may sit in a folder uid 65534 cannot read (mktemp -d, a home directory):
+    # run from a world-readable copy of what the run needs
+    python, pythonpath = stage(cwd / "runtime")
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(cwd),
         "DOCKER_HOST": host,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": pythonpath,
+        "PYTHONDONTWRITEBYTECODE": "1",
     }
     args = ["inspect", "agent:1", "--kind", "image", "--format", "json", "--no-lock"]
     return subprocess.run(
@@ -170,7 +175,8 @@ def _run_as_nobody(cwd: Path, host: str) -> subprocess.CompletedProcess[str]:
             "--reuid=65534",
             "--regid=65534",
             "--clear-groups",
-            sys.executable,
+            python,
+            "-s",
             "-m",
             "agentguard",
             *args,
