@@ -37,6 +37,13 @@ ConfigOpt = Annotated[
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every finding and source.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")]
+SarifRootOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sarif-root",
+        help="Make SARIF paths relative to this folder (default: the git top level).",
+    ),
+]
 
 
 def _color_wanted() -> bool:
@@ -57,13 +64,15 @@ def emit(
     *,
     verbose: bool = False,
     allow_incomplete: bool = False,
+    sarif_root: Path | None = None,
 ) -> None:
     """Render the report, write it, and exit with the code from the shared table."""
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
         fail_usage(str(exc))
-    text = render(report, fmt, color=output is None and _color_wanted(), verbose=verbose)
+    color = output is None and _color_wanted()
+    text = render(report, fmt, color=color, verbose=verbose, sarif_root=sarif_root)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -151,6 +160,7 @@ def lock(
     fail_on: FailOnOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """Resolve the project's whole dependency tree and write hash-pinned lock files."""
     from agentguard.lock.command import LockOptions, run_lock
@@ -176,7 +186,8 @@ def lock(
         report, configured = run_lock(opts, progress=lambda m: log(m, quiet=quiet))
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
-    emit(report, fmt, output, fail_on or (configured or Severity.HIGH).value, verbose=verbose)
+    threshold = fail_on or (configured or Severity.HIGH).value
+    emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)
 
 
 @app.command()
@@ -214,6 +225,7 @@ def check(
     output: OutputOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """The gate before deploy: lock --check, the project-folder rules and each image, one exit code."""
     from agentguard.check import CheckOptions, run_check
@@ -237,11 +249,20 @@ def check(
     threshold = fail_on or result.fail_on.value
     if sarif_output is not None:
         try:
-            sarif_output.write_text(render(result.report, Format.SARIF), encoding="utf-8")
+            sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)
+            sarif_output.write_text(sarif, encoding="utf-8")
         except OSError as exc:
             typer.echo(f"agentguard: cannot write SARIF to {sarif_output}: {exc}", err=True)
             raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
-    emit(result.report, fmt, output, threshold, verbose=verbose, allow_incomplete=allow_incomplete)
+    emit(
+        result.report,
+        fmt,
+        output,
+        threshold,
+        verbose=verbose,
+        allow_incomplete=allow_incomplete,
+        sarif_root=sarif_root,
+    )
 
 
 @app.command()
@@ -281,6 +302,7 @@ def inspect(
     fail_on: FailOnOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """Check what an agent's container can read and do: an image, a container, a saved image."""
     from agentguard.inspect.run import InspectOptions, run_inspect
@@ -306,7 +328,7 @@ def inspect(
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or (config.fail_on or Severity.HIGH).value
-    emit(report, fmt, output, threshold, verbose=verbose)
+    emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)
 
 
 @app.command()
@@ -354,6 +376,7 @@ def harden(
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """Write the hardened run configuration (docker run, compose, Kubernetes, agent options,
     dependency caps) and, with --verify, prove it on the engine."""
@@ -386,7 +409,7 @@ def harden(
     except (UsageError, OptionError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or (result.config.fail_on or Severity.HIGH).value
-    emit(result.report, fmt, output, threshold, verbose=True)
+    emit(result.report, fmt, output, threshold, verbose=True, sarif_root=sarif_root)
 
 
 @app.command("rules")

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agentguard.cli import app
+from tests.sarif_checks import assert_uploadable
 from tests.snapshot import assert_snapshot, normalise
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "check" / "agent-project"
@@ -59,7 +60,7 @@ def test_sarif_report_snapshot_validates(agent_project: Path, sarif_schema: dict
     assert result.exit_code == 1, result.stderr
     assert result.stdout == ""
     doc = json.loads(out.read_text())
-    jsonschema.validate(doc, sarif_schema)
+    assert_uploadable(doc, sarif_schema)
     # rules[] is checked against the registry in tests/test_sarif.py; the snapshot keeps
     # the run, so that adding a rule elsewhere does not rewrite this file
     run_ = doc["runs"][0]

@@ -289,7 +289,7 @@ def _lock_locked(
         "index_urls": list(resolution.index_urls),
     }
     notes: list[str] = []
-    facts = {"packages": len(graph.packages), "edges": len(graph.edges)}
+    facts: dict[str, JSONValue] = {"packages": len(graph.packages), "edges": len(graph.edges)}
     incomplete = any(s.status.value == "failed" for s in sources)
     if blocking:
         notes.append(
@@ -338,6 +338,9 @@ def _lock_locked(
                     f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(graph.packages)} packages)."
                 )
         provenance["lock_digest"] = _file_digest(root / PYLOCK)
+    from agentguard.lock.sites import requirement_sites
+
+    facts["requirement_sites"] = requirement_sites(inputs)  # where SARIF places AG101/AG102
     return make_report(
         "lock", findings, sources, target=str(root), inputs=provenance, facts=facts, notes=notes
     )
@@ -552,7 +555,12 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
         )
     findings += check_major_spans(stored.graph, policy)
     findings += check_unknown_metadata(stored.graph)
-    return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
+    from agentguard.lock.sites import requirement_sites
+
+    facts: dict[str, JSONValue] = {"requirement_sites": requirement_sites(inputs)}
+    return make_report(
+        "lock --check", findings, sources, target=str(root), inputs=prov, facts=facts
+    )
 
 
 def _requirement_lines(path: Path) -> dict[str, int]:

@@ -15,8 +15,6 @@ from typing import ClassVar
 
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 
-DOCS_BASE = "https://github.com/agentguard/agentguard/blob/main/docs/rules/"
-
 _ID = re.compile(r"^AG[1-9]\d\d$")
 
 
@@ -30,10 +28,6 @@ class Rule:
     @classmethod
     def doc(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
-
-    @classmethod
-    def help_uri(cls) -> str:
-        return f"{DOCS_BASE}{cls.id}.md"
 
     @classmethod
     def finding(
