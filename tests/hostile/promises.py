@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 from agentguard.findings import Source, SourceStatus
+from tests.report_schema import check_cli_output
 
 CODE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,6 +141,7 @@ def run_agentguard(
     if seconds >= timeout:
         raise AssertionError(f"agentguard {' '.join(args)} ran over {timeout} s: {err}")
     out = b"".join(chunks["out"]).decode("utf-8")
+    check_cli_output(args, out, cwd)
     return Run(proc.returncode, out, err, seconds, usage.ru_maxrss / 1024)
 
 

@@ -33,6 +33,7 @@ import pytest
 
 from tests.hostile.promises import ROOT, check_failed_source, run_agentguard
 from tests.hostile.unprivileged import stage
+from tests.report_schema import validate_json_text
 
 MiB = 1 << 20
 
@@ -144,6 +145,7 @@ def test_permission_denied_on_the_socket(tmp_path: Path) -> None:
             engine.close()
     finally:
         subprocess.run(["rm", "-rf", str(folder)], check=False)
+    validate_json_text(run.stdout)
     run_report = json.loads(run.stdout)
     assert run.returncode == 3, run.stderr
     assert "Traceback" not in run.stderr
@@ -278,6 +280,7 @@ def test_engine_dying_while_the_image_streams() -> None:
         out, err = proc.communicate(timeout=120)
     assert "Traceback" not in err and "internal error" not in err, err
     assert proc.returncode == 3
+    validate_json_text(out)
     report = json.loads(out)
     failures = engine_failures(report)
     [engine] = [s for s in failures if s["kind"] == "engine"]
