@@ -46,14 +46,25 @@ SarifRootOpt = Annotated[
 ]
 
 
+def _terminal() -> bool:
+    return sys.stdout.isatty()
+
+
 def _color_wanted() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return _terminal() and "NO_COLOR" not in os.environ
 
 
-def log(message: str, *, quiet: bool = False) -> None:
-    """Progress and notes go to stderr, never mixed with a report on stdout."""
-    if not quiet:
-        typer.echo(message, err=True)
+def write_result(text: str, output: Path | None) -> None:
+    """The result goes to stdout or to ``--output``; a failed write is exit 3."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"agentguard: cannot write report to {output}: {exc}", err=True)
+        raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
 
 
 def emit(
@@ -65,6 +76,7 @@ def emit(
     verbose: bool = False,
     allow_incomplete: bool = False,
     sarif_root: Path | None = None,
+    show_suppressed: bool = False,
 ) -> None:
     """Render the report, write it, and exit with the code from the shared table."""
     try:
@@ -72,16 +84,15 @@ def emit(
     except ValueError as exc:
         fail_usage(str(exc))
     color = output is None and _color_wanted()
-    text = render(report, fmt, color=color, verbose=verbose, sarif_root=sarif_root)
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            typer.echo(f"agentguard: cannot write report to {output}: {exc}", err=True)
-            raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+    text = render(
+        report,
+        fmt,
+        color=color,
+        verbose=verbose,
+        sarif_root=sarif_root,
+        show_suppressed=show_suppressed,
+    )
+    write_result(text, output)
     raise typer.Exit(int(exit_code(report, threshold, allow_incomplete=allow_incomplete)))
 
 
@@ -137,7 +148,7 @@ def lock(
         bool, typer.Option("--all-extras", help="Include every optional-dependencies group.")
     ] = False,
     group: Annotated[
-        list[str], typer.Option("--group", help="Include this [dependency-groups] group.")
+        list[str], typer.Option("--group", help="Include this \\[dependency-groups] group.")
     ] = [],  # noqa: B006
     index_url: Annotated[
         str | None,
@@ -155,6 +166,7 @@ def lock(
     only_binary: Annotated[
         bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
     ] = False,
+    config_file: ConfigOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -164,6 +176,7 @@ def lock(
 ) -> None:
     """Resolve the project's whole dependency tree and write hash-pinned lock files."""
     from agentguard.lock.command import LockOptions, run_lock
+    from agentguard.progress import progress
 
     opts = LockOptions(
         project=project,
@@ -179,11 +192,13 @@ def lock(
         no_index=no_index,
         backend=backend,
         only_binary=only_binary,
+        config_file=config_file,
     )
     try:
         if fail_on is not None:
             Severity.parse(fail_on)
-        report, configured = run_lock(opts, progress=lambda m: log(m, quiet=quiet))
+        with progress("locking", quiet=quiet) as step:
+            report, configured = run_lock(opts, progress=step)
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or (configured or Severity.HIGH).value
@@ -372,9 +387,11 @@ def harden(
         str | None,
         typer.Option("--platform", help="os/arch or os/arch/variant of a multi-platform image."),
     ] = None,
+    config_file: ConfigOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
+    verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
     sarif_root: SarifRootOpt = None,
 ) -> None:
@@ -403,50 +420,57 @@ def harden(
             pids=pids,
             verify=verify,
             platform=platform,
+            config_file=config_file,
         )
         with progress("hardening", quiet=quiet) as step:
             result = run_harden(opts, progress=step)
     except (UsageError, OptionError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or (result.config.fail_on or Severity.HIGH).value
-    emit(result.report, fmt, output, threshold, verbose=True, sarif_root=sarif_root)
+    # what harden fixed is marked suppressed: always listed
+    emit(
+        result.report,
+        fmt,
+        output,
+        threshold,
+        verbose=verbose,
+        sarif_root=sarif_root,
+        show_suppressed=True,
+    )
 
 
 @app.command("rules")
-def rules_cmd() -> None:
+def rules_cmd(fmt: FormatOpt = Format.TEXT, output: OutputOpt = None) -> None:
     """List every rule: id, name, default severity, title."""
-    from rich.console import Console
-    from rich.table import Table
-
+    from agentguard.report.catalogue import render_catalogue
     from agentguard.rules.base import all_rules
 
-    table = Table(show_edge=False, box=None, pad_edge=False)
-    for col in ("id", "name", "severity", "title"):
-        table.add_column(col, no_wrap=col != "title")
-    for r in all_rules():
-        table.add_row(r.id, r.name, r.default_severity.value, r.title)
-    width = None if sys.stdout.isatty() else 160  # a pipe gets whole lines, never wrapped
-    Console(no_color=not _color_wanted(), highlight=False, width=width).print(table)
+    terminal = output is None and _terminal()
+    text = render_catalogue(
+        all_rules(), fmt, page=False, terminal=terminal, color=terminal and _color_wanted()
+    )
+    write_result(text, output)
 
 
 @app.command()
-def explain(rule_id: Annotated[str, typer.Argument(help="A rule id, e.g. AG101.")]) -> None:
+def explain(
+    rule_id: Annotated[str, typer.Argument(help="A rule id, e.g. AG101.")],
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+) -> None:
     """Print a rule's page: what it checks, why it matters, an example, what to do instead."""
-    from agentguard.docs import rule_page
+    from agentguard.report.catalogue import render_catalogue
     from agentguard.rules.base import get_rule
 
     try:
         rule = get_rule(rule_id)
     except KeyError as exc:
         fail_usage(str(exc.args[0]))
-    page = rule_page(rule)
-    if _color_wanted():
-        from rich.console import Console
-        from rich.markdown import Markdown
-
-        Console().print(Markdown(page))
-    else:
-        sys.stdout.write(page)
+    terminal = output is None and _terminal()
+    text = render_catalogue(
+        [rule], fmt, page=True, terminal=terminal, color=terminal and _color_wanted()
+    )
+    write_result(text, output)
 
 
 def _terminated(signum: int, _frame: object) -> None:

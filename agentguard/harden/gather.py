@@ -319,6 +319,7 @@ def gather(
             target=opts.target,
             kind=Kind(opts.kind) if opts.kind else None,
             platform=opts.platform,
+            config_file=opts.config_file,
         ),
         progress=progress,
         connect=connect,

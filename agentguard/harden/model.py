@@ -57,6 +57,7 @@ class HardenOptions:
     pids: int = DEFAULT_PIDS
     verify: bool = False
     platform: str | None = None
+    config_file: Path | None = None  # --config: read only this file
 
     @property
     def uid(self) -> int:
@@ -120,6 +121,7 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
         pids=opts.pids,
         verify=opts.verify,
         platform=opts.platform,
+        config_file=opts.config_file,
     )
 
 

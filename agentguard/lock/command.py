@@ -63,6 +63,7 @@ class LockOptions:
     no_index: bool = False
     backend: str = "uv"
     only_binary: bool = False
+    config_file: Path | None = None  # --config: read only this file
 
 
 def _python_floor(requires_python: str | None) -> str | None:
@@ -95,12 +96,15 @@ def run_lock(
     root = opts.project
     inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
     configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
+    config_file = opts.config_file
     if opts.check:
-        report = check_lock(inputs, _config(root, configured).deps)
+        report = check_lock(inputs, _config(root, configured, config_file).deps)
     else:
         try:
             with project_lock(root):
-                report = _lock_locked(opts, inputs, lambda: _config(root, configured), progress)
+                report = _lock_locked(
+                    opts, inputs, lambda: _config(root, configured, config_file), progress
+                )
         except LockfileError as exc:
             report = _failed_report(
                 inputs,
@@ -114,7 +118,7 @@ def run_lock(
             )
     from agentguard.policy import apply_policy
 
-    config = _config(root, configured)
+    config = _config(root, configured, config_file)
     applied = apply_policy(report.findings, config, root=root)
     report = dataclasses.replace(
         report,
@@ -125,12 +129,12 @@ def run_lock(
     return report, config.fail_on
 
 
-def _config(root: Path, loaded: list[Config]) -> Config:
-    """The project's configuration, read once."""
+def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -> Config:
+    """The project's configuration (or only ``config_file``), read once."""
     if not loaded:
         from agentguard.config import load_config
 
-        loaded.append(load_config(root))
+        loaded.append(load_config(root, config_file=config_file))
     return loaded[0]
 
 

@@ -21,6 +21,7 @@ def render(
     color: bool = False,
     verbose: bool = False,
     sarif_root: Path | None = None,
+    show_suppressed: bool = False,
 ) -> str:
     """``sarif_root``: the folder SARIF URIs are relative to (default: the git top level)."""
     if fmt is Format.JSON:
@@ -33,4 +34,4 @@ def render(
         return render_sarif(report, sarif_root=sarif_root)
     from agentguard.report.text import render_text
 
-    return render_text(report, color=color, verbose=verbose)
+    return render_text(report, color=color, verbose=verbose, show_suppressed=show_suppressed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from agentguard import __version__
@@ -264,6 +265,24 @@ def report_to_sarif(report: Report, *, sarif_root: Path | None = None) -> dict[s
     }
     assert set(REGISTRY) >= set(index)
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def catalogue_to_sarif(rules: Sequence[type[Rule]]) -> dict[str, JSONValue]:
+    """The rules described, nothing reported (``rules``/``explain --format sarif``)."""
+    driver: dict[str, JSONValue] = {
+        "name": "agentguard",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "rules": [_rule(r) for r in rules],
+    }
+    home = home_page()
+    if home is not None:
+        driver["informationUri"] = home
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "results": []}],
+    }
 
 
 def render_sarif(report: Report, *, sarif_root: Path | None = None) -> str:

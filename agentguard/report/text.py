@@ -62,7 +62,11 @@ def _finding(console: Console, f: Finding) -> None:
             console.print(Text("       " + line, style="green"))
 
 
-def render_text(report: Report, *, color: bool = False, verbose: bool = False) -> str:
+def render_text(
+    report: Report, *, color: bool = False, verbose: bool = False, show_suppressed: bool = False
+) -> str:
+    """``verbose``: every finding (low ones not summarised), suppressed ones and every source;
+    ``show_suppressed``: the suppressed findings only (harden lists what it fixed so)."""
     buf = io.StringIO()
     console = Console(
         file=buf,
@@ -82,7 +86,7 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
     shown_per_rule: dict[str, int] = {}
     hidden: dict[str, int] = {}
     for f in report.findings:
-        if f.suppressed and not verbose:
+        if f.suppressed and not (verbose or show_suppressed):
             continue
         n = shown_per_rule.get(f.rule_id, 0)
         if not verbose and f.severity <= Severity.LOW and n >= SUMMARISE_AFTER:
