@@ -83,10 +83,18 @@ def render_text(
     for key, value in prov.inputs.items():
         console.print(Text(f"  {key}: {value}", style="dim"))
 
+    from agentguard.report.text_groups import FindingGroup, group_repeats, print_group
+
     shown_per_rule: dict[str, int] = {}
     hidden: dict[str, int] = {}
-    for f in report.findings:
-        if f.suppressed and not (verbose or show_suppressed):
+    visible = [f for f in report.findings if not f.suppressed or verbose or show_suppressed]
+    for f in group_repeats(visible):
+        if isinstance(f, FindingGroup):  # one cause, many packages: one block, one table
+            console.print()
+            head = Text()
+            head.append(f"{f.severity.value.upper():8}", style=_STYLE[f.severity])
+            head.append(f" {f.rule_id} ", style="bold")
+            print_group(console, f, head)
             continue
         n = shown_per_rule.get(f.rule_id, 0)
         if not verbose and f.severity <= Severity.LOW and n >= SUMMARISE_AFTER:
