@@ -259,3 +259,29 @@ def test_image_paths_are_not_repository_paths(sarif_schema: dict[str, Any]) -> N
     ]
     assert set(run["originalUriBaseIds"]) == {"%SRCROOT%", "IMAGEROOT"}
     assert run["automationDetails"] == {"id": "agentguard/inspect/agent:1/"}
+
+
+def test_an_image_configuration_finding_in_check_points_at_its_image(
+    tmp_path: Path, sarif_schema: dict[str, Any]
+) -> None:
+    saved = "/srv/images/agent.tar"
+    findings = [
+        RunsAsRoot.finding(
+            f"image {ref} runs as root.",
+            locations=[Location(note=f"image {ref} config User")],
+            fix="Add `USER 10001`.",
+        )
+        for ref in ("agent:1", saved)
+    ]
+    report = make_report(
+        "check", findings, [], target=str(tmp_path), inputs={"images": ["agent:1", saved]}
+    )
+    doc = report_to_sarif(report)
+    assert_uploadable(doc, sarif_schema)
+    assert sorted(
+        json.dumps(r["locations"][0]["physicalLocation"]["artifactLocation"], sort_keys=True)
+        for r in doc["runs"][0]["results"]
+    ) == [
+        '{"uri": "agent%3A1", "uriBaseId": "IMAGEROOT"}',
+        '{"uri": "srv/images/agent.tar", "uriBaseId": "IMAGEROOT"}',
+    ]

@@ -133,7 +133,7 @@ def _locations(
         if site is not None:
             phys = _location(site, where, used)["physicalLocation"]
         else:
-            artifact = where.target_artifact()
+            artifact = where.target_artifact(f)
             used.add(str(artifact.get("uriBaseId", "")))
             phys = {"artifactLocation": artifact}
         if out:

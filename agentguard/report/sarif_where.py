@@ -44,6 +44,7 @@ class Where:
     root: Path  # absolute: URIs are relative to it
     base: Path | None  # absolute folder the report's paths are relative to (None: an image)
     target: str  # the report's target as the automation id names it ("": the root itself)
+    images: tuple[str, ...] = ()  # images inspected beside a folder (check --image)
 
     @classmethod
     def of(cls, report: Report, sarif_root: Path | None = None) -> Where:
@@ -63,7 +64,9 @@ class Where:
             full = Path(raw or ".").resolve()
             rel = os.path.relpath(full, root)
             target = "" if rel == "." else PurePosixPath(Path(rel)).as_posix()
-        return cls(root, base, target)
+        named = report.provenance.inputs.get("images")
+        images = tuple(i for i in named if isinstance(i, str)) if isinstance(named, list) else ()
+        return cls(root, base, target, images)
 
     def original_uri_base_ids(self, used: set[str]) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {
@@ -90,14 +93,25 @@ class Where:
             return {"uri": full.as_uri()}  # outside the repository: an absolute URI
         return {"uri": _relative_uri(PurePosixPath(Path(rel)).as_posix()), "uriBaseId": SRCROOT}
 
-    def target_artifact(self) -> dict[str, JSONValue]:
-        """Where a finding with no file of its own is shown: the target itself."""
+    def target_artifact(self, f: Finding | None = None) -> dict[str, JSONValue]:
+        """Where a finding with no file of its own is shown: the image it is about (an image's
+        configuration: its location's note names the image), else the target itself."""
+        for ref in self.images:
+            if f is not None and any(
+                (loc.note or "").startswith(f"image {ref} ") for loc in f.locations
+            ):
+                return image_artifact(ref)
         if self.base is None:
-            return {"uri": _relative_uri(self.target), "uriBaseId": IMAGEROOT}
+            return image_artifact(self.target)
         rel = os.path.relpath(self.base, self.root)
         if rel.startswith(".."):
             return {"uri": self.base.as_uri() + "/"}
         return {"uri": _relative_uri(PurePosixPath(Path(rel)).as_posix()), "uriBaseId": SRCROOT}
+
+
+def image_artifact(ref: str) -> dict[str, JSONValue]:
+    """An image (a reference, or the path of a saved image) as the artifact."""
+    return {"uri": _relative_uri(ref.lstrip("/")), "uriBaseId": IMAGEROOT}
 
 
 def _relative_uri(path: str) -> str:
