@@ -41,6 +41,8 @@ SarifRootOpt = Annotated[
     Path | None,
     typer.Option(
         "--sarif-root",
+        exists=True,
+        file_okay=False,
         help="Make SARIF paths relative to this folder (default: the git top level).",
     ),
 ]

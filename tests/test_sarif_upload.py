@@ -285,3 +285,11 @@ def test_an_image_configuration_finding_in_check_points_at_its_image(
         '{"uri": "agent%3A1", "uriBaseId": "IMAGEROOT"}',
         '{"uri": "srv/images/agent.tar", "uriBaseId": "IMAGEROOT"}',
     ]
+
+
+def test_a_sarif_root_that_is_not_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["check", str(tmp_path), "--format", "sarif", "--sarif-root", str(tmp_path / "no")]
+    )
+    assert result.exit_code == 2
+    assert "--sarif-root" in result.output
