@@ -293,3 +293,24 @@ def test_a_sarif_root_that_is_not_a_folder_is_a_usage_error(tmp_path: Path) -> N
     )
     assert result.exit_code == 2
     assert "--sarif-root" in result.output
+
+
+@pytest.mark.usefixtures("isolated_cache")
+def test_a_major_crossing_points_at_the_pin_it_would_move(
+    tmp_path: Path, agent_index: dict[str, Any], sarif_schema: dict[str, Any]
+) -> None:
+    repo = _git_repo(tmp_path / "repo")
+    project = write_project(repo / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
+    runner = CliRunner()
+    assert (
+        runner.invoke(app, ["lock", str(project), "--index-url", agent_index["url"]]).exit_code == 0
+    )
+    write_project(project, ["claude-agent-sdk==0.2.95"])  # the cap is dropped
+    pins = (project / "requirements.lock").read_text().splitlines()
+    mcp_line = next(i for i, line in enumerate(pins, 1) if line.startswith("mcp=="))
+    code, doc = _sarif("lock", str(project), "--index-url", agent_index["url"], "--upgrade")
+    assert code == 1
+    assert_uploadable(doc, sarif_schema)
+    assert [loc for loc in _first_locations(doc) if loc[0] == "AG102"] == [
+        ("AG102", "bot/requirements.lock", mcp_line)  # the lock was left as it was
+    ]
