@@ -201,3 +201,14 @@ def test_codex_action_inputs_feed_the_same_rules() -> None:
 def test_a_workflow_that_is_not_yaml_is_an_error() -> None:
     with pytest.raises(DocumentError):
         read_workflow(".github/workflows/x.yml", b"jobs: [\n")
+
+
+def test_a_workflow_secret_expression_in_an_mcp_env_is_not_a_literal() -> None:
+    """Found in google-gemini/gemini-cli's issue-dedup workflow: `${{ secrets.KEY }}` in the
+    `settings` input's MCP server env is filled in by the runner, not a leaked key."""
+    from agentguard.findings import Location
+    from agentguard.rules.secret_values import check_env_secrets
+
+    env = [("GEMINI_API_KEY", "${{ secrets.GEMINI_API_KEY }}"), ("API_TOKEN", "abc123abc123")]
+    found = check_env_secrets(env, subject="s", location=Location(path="w.yml"), set_where="env")
+    assert [f.evidence["variable"] for f in found] == ["API_TOKEN"]
