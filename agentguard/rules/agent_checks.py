@@ -57,4 +57,20 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
         )
     for site in facts.fallbacks:
         out += check_fallback_site(site)
+    if facts.engine_policies or facts.action_steps:
+        from agentguard.rules.agent_engines import (
+            check_action_step,
+            check_engine_policy,
+            with_project_defaults,
+        )
+
+        for policy in with_project_defaults(facts.engine_policies):
+            out += check_engine_policy(policy)
+        for step in facts.action_steps:
+            out += check_action_step(step)
+    if facts.k8s_containers:
+        from agentguard.rules.kubernetes import check_k8s_container
+
+        for container in facts.k8s_containers:
+            out += check_k8s_container(container)
     return out

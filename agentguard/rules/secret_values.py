@@ -84,9 +84,15 @@ def value_fingerprint(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 
+# A GitHub Actions expression (`${{ secrets.KEY }}`): the runner fills it in.
+_CI_EXPRESSION = re.compile(r"^\$\{\{[^{}]*\}\}$")
+
+
 def is_pass_through(value: str) -> bool:
-    """`$VAR` or `${VAR}` (with or without a default): the value comes from elsewhere."""
-    return bool(_PASS_THROUGH.match(value.strip()))
+    """`$VAR` or `${VAR}` (with or without a default), or a workflow expression
+    `${{ ... }}`: the value comes from elsewhere."""
+    text = value.strip()
+    return bool(_PASS_THROUGH.match(text) or _CI_EXPRESSION.match(text))
 
 
 def name_says_secret(name: str) -> bool:

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import JSONValue
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
 
 
 @dataclass(frozen=True)
@@ -285,6 +288,9 @@ class ProjectFacts:
     mcp_servers: tuple[McpServer, ...] = ()
     fallbacks: tuple[FallbackSite, ...] = ()
     settings: tuple[ClaudeSettings, ...] = ()
+    engine_policies: tuple[EnginePolicy, ...] = ()  # Codex and Gemini CLI policies
+    action_steps: tuple[ActionStep, ...] = ()  # agent actions in CI workflows
+    k8s_containers: tuple[K8sContainer, ...] = ()  # containers of Kubernetes manifests
     workdir: str | None = None  # the image's working directory (inspect_files) or None
     project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown

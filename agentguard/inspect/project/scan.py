@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from agentguard.inspect.project import ProjectResult
+    from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.python_imports import Loader
 
 
@@ -140,6 +141,9 @@ def _keep(out: FileOutcome) -> bool:
         or out.grants
         or out.fallbacks
         or out.settings
+        or out.engine_policies
+        or out.action_steps
+        or out.k8s_containers
     )
 
 
@@ -267,6 +271,7 @@ def _preload() -> None:
     """Import the parsers before forking, so workers do not each import them."""
     import agentguard.inspect.project.claude_settings
     import agentguard.inspect.project.cli_flags
+    import agentguard.inspect.project.engine_files
     import agentguard.inspect.project.python_agents
     import agentguard.inspect.project.python_fallback
     import agentguard.inspect.project.python_frameworks
@@ -408,6 +413,9 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         mcp_servers=tuple(servers),
         fallbacks=tuple(s for o in col.outcomes for s in o.fallbacks),
         settings=tuple(s for o in col.outcomes for s in o.settings),
+        engine_policies=tuple(p for o in col.outcomes for p in o.engine_policies),
+        action_steps=tuple(s for o in col.outcomes for s in o.action_steps),
+        k8s_containers=tuple(c for o in col.outcomes for c in o.k8s_containers),
         workdir=workdir,
         project_markers=tuple(col.markers),
         runs_as_root=True if "AG401" in ids else None,
@@ -436,4 +444,23 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
     }
     if container_facts:
         json_facts["containers"] = container_facts
+    json_facts.update(_engine_facts(facts))
     return ProjectResult(tuple(findings), tuple(sources), json_facts)
+
+
+def _engine_facts(facts: ProjectFacts) -> dict[str, JSONValue]:
+    """Codex/Gemini policies, agent actions and Kubernetes containers, when there are any."""
+    out: dict[str, JSONValue] = {}
+    if facts.engine_policies:
+        out["engine_policies"] = [p.to_json() for p in facts.engine_policies]
+    if facts.action_steps:
+        out["agent_actions"] = [
+            {"action": s.action, "ref": s.ref, "path": s.path, "line": s.line, "job": s.job}
+            for s in facts.action_steps
+        ]
+    if facts.k8s_containers:
+        out["kubernetes_containers"] = [
+            {"workload": c.workload, "container": c.name, "path": c.path, "line": c.line}
+            for c in facts.k8s_containers
+        ]
+    return out

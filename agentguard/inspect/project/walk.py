@@ -64,7 +64,8 @@ MARKER_CLAUDE_DIRS = frozenset({"commands", "agents", "skills", "hooks"})
 
 
 def classify(path: str) -> str | None:
-    """The kind of a file by its path: python, ts, settings, mcp, container, script, or None.
+    """The kind of a file by its path: python, ts, settings, mcp, codex-config,
+    gemini-settings, container, script, or None.
 
     "container" is whatever :func:`~agentguard.inspect.project.kinds.wants_file` reads.
     """
@@ -80,6 +81,10 @@ def classify(path: str) -> str | None:
         return "settings"
     if name in MCP_NAMES or (name == "mcp.json" and parent in (".vscode", ".cursor")):
         return "mcp"
+    if parent == ".codex" and name == "config.toml":
+        return "codex-config"
+    if parent == ".gemini" and name == "settings.json":
+        return "gemini-settings"
     if wants_file(path):
         return "container"
     if name == "package.json" or name in SCRIPT_NAMES or name.endswith(SCRIPT_EXT):
