@@ -95,12 +95,21 @@ def run_lock(
     root = opts.project
     inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
     configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
+    from agentguard.lock.existing_flow import check_existing, existing_reader, lock_existing
+
+    existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
     if opts.check:
-        report = check_lock(inputs, _config(root, configured).deps)
+        if existing is not None:
+            report = check_existing(inputs, existing, _config(root, configured).deps)
+        else:
+            report = check_lock(inputs, _config(root, configured).deps)
     else:
         try:
             with project_lock(root):
-                report = _lock_locked(opts, inputs, lambda: _config(root, configured), progress)
+                if existing is not None:
+                    report = lock_existing(opts, inputs, existing, _config(root, configured).deps)
+                else:
+                    report = _lock_locked(opts, inputs, lambda: _config(root, configured), progress)
         except LockfileError as exc:
             report = _failed_report(
                 inputs,

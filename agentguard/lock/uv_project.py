@@ -1,0 +1,238 @@
+"""Re-locking a uv project: ``uv lock`` runs on a copy of the project, and the new
+``uv.lock`` replaces the committed one only after the major gate (AG102) passed. A
+refused or failed re-lock leaves the committed file byte for byte as it was."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentguard.engine import make_report
+from agentguard.findings import Finding, JSONValue, Report, Severity, Source
+from agentguard.lock.existing import analyse_existing
+from agentguard.lock.existing_flow import (
+    declared_as_uv_records,
+    facts_of,
+    file_digest,
+    graph_findings,
+    lock_source,
+    read_failure,
+    root_requirements,
+)
+from agentguard.lock.inputs import ProjectInputs
+from agentguard.lock.readers.interface import ExistingLock, LockReadError
+from agentguard.lock.readers.uv_lock import UvLockReader
+
+if TYPE_CHECKING:
+    from agentguard.config import DepsPolicy
+
+UV_LOCK = "uv.lock"
+LOCK_TIMEOUT = 600
+# What a copy of the project for `uv lock` leaves out: nothing uv reads to lock.
+SKIP = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", "dist", "build",
+)  # fmt: skip
+MAX_COPY_FILES = 20_000
+
+
+def uv_lock_command(opts: Any) -> list[str]:
+    from agentguard.lock.backend import uv_binary
+
+    cmd = [uv_binary(), "lock", "--python", sys.executable]
+    if opts.upgrade:
+        cmd.append("--upgrade")
+    for p in opts.upgrade_packages:
+        cmd += ["--upgrade-package", p]
+    if opts.index_url:
+        cmd += ["--default-index", opts.index_url]
+    for link in opts.find_links:
+        cmd += ["--find-links", link]
+    if opts.no_index:
+        cmd.append("--no-index")
+    return cmd
+
+
+def _copy_project(root: Path, dest: Path) -> None:
+    count = 0
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        nonlocal count
+        skipped = set(SKIP(folder, names))
+        count += len(names) - len(skipped)
+        if count > MAX_COPY_FILES:
+            raise OSError(f"more than {MAX_COPY_FILES} files to copy for `uv lock`")
+        return skipped
+
+    shutil.copytree(root, dest, symlinks=True, ignore=ignore)
+
+
+def _run_uv_lock(opts: Any, root: Path) -> tuple[str | None, str, list[str]]:
+    """(new uv.lock text or None, stderr, command shown) from `uv lock` on a copy."""
+    cmd = uv_lock_command(opts)
+    env = dict(os.environ)
+    env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+    shown = ["uv", *cmd[1:2], *cmd[4:]]
+    with tempfile.TemporaryDirectory(prefix="agentguard-uvlock-") as tmp:
+        work = Path(tmp) / root.resolve().name
+        try:
+            _copy_project(root, work)
+        except (OSError, shutil.Error) as exc:
+            return None, f"cannot copy the project for `uv lock`: {exc}", shown
+        try:
+            proc = subprocess.run(
+                cmd,
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=LOCK_TIMEOUT,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return None, f"`uv lock` did not finish within {LOCK_TIMEOUT} s", shown
+        if proc.returncode != 0:
+            return None, proc.stderr, shown
+        try:
+            return (work / UV_LOCK).read_bytes().decode("utf-8"), proc.stderr, shown
+        except (OSError, UnicodeDecodeError) as exc:
+            return None, f"`uv lock` left no readable uv.lock: {exc}", shown
+
+
+def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
+    from agentguard.lock.backend import _classify
+    from agentguard.lock.lockfile import write_atomically
+    from agentguard.rules.deps import check_major_crossings
+
+    root = inputs.root
+    path = root / UV_LOCK
+    sources: list[Source] = [
+        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
+    ]
+    prov: dict[str, JSONValue] = {
+        "input_hash": inputs.input_hash,
+        "input_source": inputs.source,
+        "lock_file": UV_LOCK,
+        "lock_digest_before": file_digest(path),
+    }
+    reader = UvLockReader()
+    old: ExistingLock | None = None
+    old_text: str | None = None
+    if path.exists():
+        try:
+            old_text = path.read_bytes().decode("utf-8")
+            old = reader.read(old_text, UV_LOCK)
+        except (OSError, UnicodeDecodeError) as exc:
+            sources.append(
+                read_failure(
+                    LockReadError(UV_LOCK, str(exc), code="lockfile-unreadable"),
+                    "Fix uv.lock, then re-run.",
+                )
+            )
+        except LockReadError as exc:
+            sources.append(read_failure(exc, "Fix uv.lock (or restore it from git), then re-run."))
+        if old is None:
+            return make_report(
+                "lock",
+                [],
+                sources,
+                target=str(root),
+                inputs=prov,
+                notes=[f"{UV_LOCK} was left untouched; `uv lock` was not run."],
+            )
+        sources.append(lock_source(old))
+    new_text, stderr, shown = _run_uv_lock(opts, root)
+    prov["command"] = " ".join(shown)
+    if new_text is None:
+        err = _classify(stderr)
+        sources.append(
+            Source.failed(
+                "resolver",
+                "uv lock",
+                str(err) if stderr else "uv lock failed",
+                error_code=err.code,
+                retryable=err.retryable,
+                remedy=err.remedy,
+            )
+        )
+        return make_report(
+            "lock",
+            [],
+            sources,
+            target=str(root),
+            inputs=prov,
+            notes=[f"{UV_LOCK} was left untouched."],
+        )
+    try:
+        new = reader.read(new_text, UV_LOCK)
+    except LockReadError as exc:
+        sources.append(
+            read_failure(exc, "Report this: `uv lock` wrote a lock agentguard cannot read.")
+        )
+        return make_report(
+            "lock",
+            [],
+            sources,
+            target=str(root),
+            inputs=prov,
+            notes=[f"{UV_LOCK} was left untouched."],
+        )
+    sources.append(Source.ok("resolver", "uv lock", f"{len(new.registry_pins)} packages locked"))
+    analysis = analyse_existing(new, root_requirements(inputs))
+    sources.extend(analysis.sources)
+    findings: list[Finding] = graph_findings(analysis, policy)
+    crossings: list[Finding] = []
+    if old is not None:
+        crossings = check_major_crossings(old.versions(), analysis.graph, opts.allow_major)
+        findings += crossings
+    from agentguard.lock.existing_check import check_hashes, check_in_sync
+
+    findings += check_hashes(new) + check_in_sync(new, inputs, declared_as_uv_records(root))
+    blocking = [f for f in crossings if f.severity > Severity.INFO]
+    notes: list[str] = []
+    if blocking:
+        notes.append(
+            f"`uv lock` would cross a major ({', '.join(str(f.evidence['package']) for f in blocking)}); "
+            f"{UV_LOCK} was left untouched."
+        )
+    elif any(s.status.value == "failed" for s in sources):
+        notes.append(f"A source failed, so the gate is incomplete; {UV_LOCK} was left untouched.")
+    elif new_text == old_text:
+        notes.append(f"{UV_LOCK} is up to date; left untouched.")
+    else:
+        try:
+            write_atomically({path: new_text})
+        except OSError as exc:
+            sources.append(
+                Source.failed(
+                    "lockfile",
+                    UV_LOCK,
+                    f"cannot write: {exc}",
+                    error_code="lockfile-write-failed",
+                    retryable=False,
+                )
+            )
+            notes.append(f"Writing failed; {UV_LOCK} is unchanged.")
+        else:
+            notes.append(
+                f"Wrote {UV_LOCK} from `uv lock` after the major gate ({len(new.registry_pins)} packages)."
+            )
+    prov["lock_digest"] = file_digest(path)
+    notes.append(
+        f"The lock is the project's own {UV_LOCK}; no requirements.lock or pylock.toml was written."
+    )
+    return make_report(
+        "lock",
+        findings,
+        sources,
+        target=str(root),
+        inputs=prov,
+        facts=facts_of(new, analysis),
+        notes=notes,
+    )
