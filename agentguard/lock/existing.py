@@ -51,10 +51,15 @@ def _metadata_file(pin: LockPin) -> LockedFile | None:
     return wheels[0] if wheels else None
 
 
-def _index_file(pin: LockPin, f: LockedFile) -> IndexFile:
-    url = f.url or ""
-    if url and "://" not in url:  # uv writes a path for a wheel from a local folder index
-        url = Path(url).resolve().as_uri()
+def as_url(location: str, base: Path) -> str:
+    """uv writes a path (relative to the lock's folder) for a local index or wheel."""
+    if "://" in location:
+        return location
+    return (base / location).resolve().as_uri()
+
+
+def _index_file(pin: LockPin, f: LockedFile, base: Path) -> IndexFile:
+    url = as_url(f.url or "", base)
     return IndexFile(
         f.filename, url, Version(pin.version), f.sha256, None, None, None, False, False
     )
@@ -85,11 +90,14 @@ def _released_cache(cache_dir: Path, index: str, name: str) -> Path:
 
 
 def released_versions(
-    client: IndexClient, index: str, name: str, cache_dir: Path, now: float
+    client: IndexClient, index: str, name: str, cache_dir: Path, now: float, fresh: bool = False
 ) -> tuple[list[Version], bool]:
-    """The released versions of ``name`` and whether they came from the cache."""
+    """The released versions of ``name`` and whether they came from the cache (not when
+    ``fresh``: a re-lock reads the pages, since the resolver just did)."""
     path = _released_cache(cache_dir, index, name)
     try:
+        if fresh:
+            raise KeyError("fresh")
         cached = json.loads(path.read_text("utf-8"))
         if now - float(cached["at"]) < RELEASED_TTL_SECONDS:
             return [Version(v) for v in cached["versions"]], True
@@ -111,8 +119,12 @@ def analyse_existing(
     root_requirements: Iterable[str],
     progress: Callable[[str], None] = lambda _m: None,
     cache_dir: Path | None = None,
+    base: Path | None = None,
+    fresh: bool = False,
 ) -> ExistingAnalysis:
+    """``base``: the folder the lock's relative paths start from (the project root)."""
     cache = cache_dir or default_cache_dir()
+    base = base or Path.cwd()
     sources: list[Source] = []
     registry = lock.registry_pins
     requires = _requires_from_lock(lock)
@@ -132,7 +144,7 @@ def analyse_existing(
                 )
                 continue
             try:
-                to_read.append((pin, _index_file(pin, f)))
+                to_read.append((pin, _index_file(pin, f, base)))
             except InvalidVersion:
                 unknown.append(pin.name)
     progress(f"reading the declared ranges of {len(to_read)} packages")
@@ -175,7 +187,18 @@ def analyse_existing(
     # Released majors, one index page per package (cached for a day).
     now = time.time()
     names = sorted({p.name for p in registry})
-    index_of = {p.name: p.index for p in registry if p.index}
+    index_of = {p.name: as_url(p.index, base) for p in registry if p.index}
+    if any(not p.index for p in registry):
+        # Poetry and pip name no index for a package from the default one: ask uv which it is.
+        from agentguard.lock.backend import ResolverError, default_index_urls
+
+        try:
+            default = default_index_urls()[:1]
+        except (ResolverError, OSError):
+            default = ()
+        for p in registry:
+            if not p.index and default:
+                index_of.setdefault(p.name, default[0])
     clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
 
     def page(name: str) -> tuple[str, list[Version] | IndexError_ | None, bool]:
@@ -183,7 +206,7 @@ def analyse_existing(
         if index is None:
             return name, None, False
         try:
-            versions, cached = released_versions(clients[index], index, name, cache, now)
+            versions, cached = released_versions(clients[index], index, name, cache, now, fresh)
         except IndexError_ as exc:
             return name, exc, False
         return name, versions, cached

@@ -137,7 +137,7 @@ def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
         return make_report("lock --check", [], sources, target=str(root), inputs=prov)
     sources.append(lock_source(lock))
     prov["lock_digest"] = file_digest(root / lock.path)
-    analysis = analyse_existing(lock, root_requirements(inputs))
+    analysis = analyse_existing(lock, root_requirements(inputs), base=root)
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
     findings = [

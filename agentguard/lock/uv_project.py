@@ -184,7 +184,7 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
             notes=[f"{UV_LOCK} was left untouched."],
         )
     sources.append(Source.ok("resolver", "uv lock", f"{len(new.registry_pins)} packages locked"))
-    analysis = analyse_existing(new, root_requirements(inputs))
+    analysis = analyse_existing(new, root_requirements(inputs), base=root, fresh=True)
     sources.extend(analysis.sources)
     findings: list[Finding] = graph_findings(analysis, policy)
     crossings: list[Finding] = []

@@ -148,10 +148,14 @@ def load_toml(text: str, path: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = _TOML_AT.search(str(exc))
+        line = int(m.group(1)) if m else None
+        if line is None and "end of document" in str(exc):
+            line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
         raise LockReadError(
             path,
-            f"not valid TOML ({str(exc).split(' (at ', 1)[0]})",
-            line=int(m.group(1)) if m else None,
+            f"not valid TOML ({str(exc).split(' (at ', 1)[0]})"
+            + ("; the file ends early" if "end of document" in str(exc) else ""),
+            line=line,
             code="lockfile-invalid",
         ) from None
     except RecursionError:
