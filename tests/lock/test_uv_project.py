@@ -1,0 +1,232 @@
+"""A uv project keeps uv authoritative: `agentguard lock` runs `uv lock` and gates the new
+uv.lock (AG102) before it replaces the committed one; `--check` reads the uv.lock it has.
+Real uv, real wheels in a local index; the first lock is made by `uv lock` itself."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentguard.lock.backend import uv_binary
+from tests.lock.helpers import findings, run_json, strip_volatile
+from tests.wheelhouse import build_wheel, write_simple_index
+
+pytestmark = pytest.mark.usefixtures("isolated_cache")
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _uv(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [uv_binary(), *args, "--python", sys.executable],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture()
+def uv_project(tmp_path: Path) -> dict[str, Any]:
+    """A uv project (virtual: nothing to build) whose uv.lock, made by `uv lock`, holds
+    mcp 1.5.0 under claude-agent-sdk 0.2.95 (`mcp>=1.0`); then mcp 2.x is released."""
+    wheels = tmp_path / "wheels"
+    for v in ("1.0.0", "1.5.0"):
+        build_wheel(wheels, "mcp", v)
+    build_wheel(wheels, "claude-agent-sdk", "0.2.95", ["mcp>=1.0", "httpx-lite>=1.0"])
+    build_wheel(wheels, "httpx-lite", "1.0.0", ["typing-x>=1"])
+    build_wheel(wheels, "typing-x", "1.0.0")
+    url = write_simple_index(wheels, tmp_path / "simple")
+    project = tmp_path / "bot"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "bot"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["claude-agent-sdk==0.2.95"]\n\n[tool.uv]\npackage = false\n\n'
+        f'[[tool.uv.index]]\nname = "local"\nurl = "{url}"\ndefault = true\n',
+        encoding="utf-8",
+    )
+    _uv(project, "lock")
+    assert 'name = "mcp"\nversion = "1.5.0"' in (project / "uv.lock").read_text()
+    for v in ("2.0.0", "2.1.0"):
+        build_wheel(wheels, "mcp", v)
+    write_simple_index(wheels, tmp_path / "simple")
+    return {"project": project, "url": url, "root": tmp_path}
+
+
+def test_an_upgrade_across_a_major_is_refused_and_uv_lock_stays_byte_identical(
+    uv_project: dict[str, Any],
+) -> None:
+    project: Path = uv_project["project"]
+    before = (project / "uv.lock").read_bytes()
+    code, report, _ = run_json("lock", str(project), "--upgrade")
+
+    assert code == 1
+    assert [strip_volatile(f) for f in findings(report, "AG102")] == [
+        {
+            "rule_id": "AG102",
+            "title": "Re-lock would cross a major",
+            "severity": "high",
+            "confidence": "high",
+            "message": "mcp would move from 1.5.0 to 2.1.0 (major 1 -> 2), allowed by: "
+            "claude-agent-sdk==0.2.95 declares mcp>=1.0.",
+            "locations": [
+                {"dependency_path": ["project", "claude-agent-sdk==0.2.95", "mcp==2.1.0"]}
+            ],
+            "evidence": {
+                "package": "mcp",
+                "old": "1.5.0",
+                "new": "2.1.0",
+                "allowed_by": ["claude-agent-sdk==0.2.95 declares mcp>=1.0"],
+            },
+            "fix": {
+                "description": "Review mcp 2, then re-run with `--allow-major mcp`; or add "
+                "`mcp<2` to stay on the locked major.",
+                "safe": False,
+                "snippet": "mcp<2",
+            },
+            "ambiguous": False,
+            "suppressed": None,
+        }
+    ]
+    assert (project / "uv.lock").read_bytes() == before
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml", "uv.lock"]
+    assert report["notes"][0] == "`uv lock` would cross a major (mcp); uv.lock was left untouched."
+    assert report["provenance"]["inputs"]["lock_file"] == "uv.lock"
+    assert report["provenance"]["inputs"]["command"] == "uv lock --upgrade"
+
+
+def test_allow_major_lets_it_through_and_uv_sync_locked_installs_it(
+    uv_project: dict[str, Any],
+) -> None:
+    project: Path = uv_project["project"]
+    code, report, _ = run_json("lock", str(project), "--upgrade", "--allow-major", "mcp")
+
+    assert [(f["rule_id"], f["severity"]) for f in findings(report, "AG102")] == [("AG102", "info")]
+    assert report["notes"][0] == "Wrote uv.lock from `uv lock` after the major gate (4 packages)."
+    assert 'name = "mcp"\nversion = "2.1.0"' in (project / "uv.lock").read_text()
+    assert not (project / "requirements.lock").exists()
+    assert not (project / "pylock.toml").exists()
+    assert code == 1  # the SDK's range still spans mcp 1 and 2 (AG101, high)
+
+    _uv(project, "sync", "--locked")
+    site = next((project / ".venv" / "lib").glob("python*/site-packages"))
+    assert (site / "mcp-2.1.0.dist-info").is_dir()
+
+
+def test_an_upgrade_package_that_keeps_the_major_is_written(uv_project: dict[str, Any]) -> None:
+    project: Path = uv_project["project"]
+    code, report, _ = run_json("lock", str(project), "--upgrade-package", "typing-x")
+
+    assert report["notes"][0] == "uv.lock is up to date; left untouched."
+    assert report["provenance"]["inputs"]["command"] == "uv lock --upgrade-package typing-x"
+    assert findings(report, "AG102") == []
+    assert [f["evidence"]["child"] for f in findings(report, "AG101")] == ["mcp"]
+    assert code == 1  # AG101: the SDK's range spans mcp 1 and 2 (the lock keeps 1.5.0)
+
+
+def test_check_reads_the_uv_lock_and_runs_offline_from_the_cache(
+    uv_project: dict[str, Any],
+) -> None:
+    project: Path = uv_project["project"]
+    code, report, _ = run_json("lock", "--check", str(project))
+
+    assert code == 1
+    assert [strip_volatile(f) for f in findings(report, "AG101")] == [
+        {
+            "rule_id": "AG101",
+            "title": "Dependency range admits more than one released major",
+            "severity": "high",
+            "confidence": "high",
+            "message": "claude-agent-sdk==0.2.95 declares mcp>=1.0, which admits 2 released "
+            "majors of mcp (1, 2); locked: mcp==1.5.0. The range has no upper bound, so every "
+            "future major is admitted too.",
+            "locations": [
+                {"dependency_path": ["project", "claude-agent-sdk==0.2.95", "mcp"], "note": ">=1.0"}
+            ],
+            "evidence": {
+                "parent": "claude-agent-sdk",
+                "parent_version": "0.2.95",
+                "child": "mcp",
+                "specifier": ">=1.0",
+                "marker": None,
+                "majors_admitted": ["1", "2"],
+                "locked": ["1.5.0"],
+                "unbounded_above": True,
+                "watched": True,
+                "mitigated_by": [],
+            },
+            "fix": {
+                "description": "Add `mcp>=1.0,<2` to your requirements (the locked major).",
+                "safe": False,
+                "snippet": "mcp>=1.0,<2",
+            },
+            "ambiguous": False,
+            "suppressed": None,
+        }
+    ]
+    assert [f["rule_id"] for f in report["findings"]] == ["AG101"]
+    assert report["provenance"]["inputs"]["lock_file"] == "uv.lock"
+    assert report["notes"] == [
+        "Read uv.lock, the project's own lock (written by uv); wrote nothing."
+    ]
+    assert report["facts"]["unread_edges"] == []
+
+    # Offline: the index (pages and wheels) is gone; the cache holds the edges and majors.
+    shutil.rmtree(uv_project["root"] / "simple")
+    shutil.rmtree(uv_project["root"] / "wheels")
+    code2, again, _ = run_json("lock", "--check", str(project))
+    assert (code2, again["findings"]) == (code, report["findings"])
+    assert {s["status"] for s in again["sources"]} == {"ok"}
+
+
+def test_check_finds_a_uv_lock_out_of_sync_with_the_pyproject(
+    uv_project: dict[str, Any],
+) -> None:
+    project: Path = uv_project["project"]
+    py = project / "pyproject.toml"
+    py.write_text(
+        py.read_text().replace('"claude-agent-sdk==0.2.95"', '"claude-agent-sdk==0.2.96"')
+    )
+    _code, report, _ = run_json("lock", "--check", str(project))
+
+    assert [f["message"] for f in findings(report, "AG103")] == [
+        "claude-agent-sdk (declared as claude-agent-sdk==0.2.96 in pyproject.toml) is locked at "
+        "0.2.95, which claude-agent-sdk==0.2.96 does not admit: uv.lock is out of date.",
+        "uv.lock was made from other requirements than pyproject.toml declares now (declared, "
+        "not in the lock: claude-agent-sdk==0.2.96; in the lock, no longer declared: "
+        "claude-agent-sdk==0.2.95).",
+    ]
+
+
+@pytest.mark.parametrize("command", [("lock", "--check"), ("lock", "--upgrade")])
+def test_a_truncated_uv_lock_is_a_failed_source_with_file_and_line(
+    uv_project: dict[str, Any], command: tuple[str, ...]
+) -> None:
+    project: Path = uv_project["project"]
+    lines = (project / "uv.lock").read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if line.startswith("wheels = [")) + 1
+    (project / "uv.lock").write_text("".join(lines[:cut]))
+    before = (project / "uv.lock").read_bytes()
+    code, report, _ = run_json(*command, str(project))
+
+    assert code == 3
+    assert report["findings"] == []
+    failed = [s for s in report["sources"] if s["status"] == "failed"]
+    assert [(s["kind"], s["name"], s["reason"], s["error_code"]) for s in failed] == [
+        (
+            "lockfile",
+            "uv.lock",
+            f"uv.lock:{cut}: not valid TOML (Invalid value); the file ends early",
+            "lockfile-invalid",
+        )
+    ]
+    assert (project / "uv.lock").read_bytes() == before
