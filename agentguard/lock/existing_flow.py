@@ -93,10 +93,11 @@ def declared_as_uv_records(root: Path) -> list[str] | None:
     return out
 
 
-def root_requirements(inputs: ProjectInputs) -> list[str]:
-    """The project's own requirements, caps from uv's constraint- and override-dependencies
-    included (a cap there holds the child to one major, like a cap of its own)."""
-    return [*inputs.requirement_lines(), *getattr(inputs, "constraint_lines", lambda: [])()]
+def root_requirements(inputs: ProjectInputs, lock: ExistingLock) -> list[str]:
+    """The project's own requirements: declared ones, the development groups the lock
+    records (uv installs them by default), and caps from uv's constraint- and
+    override-dependencies (a cap there holds the child to one major, like a cap of its own)."""
+    return [*inputs.requirement_lines(), *lock.root_requires_dev, *inputs.constraint_lines()]
 
 
 def graph_findings(analysis: ExistingAnalysis, policy: DepsPolicy) -> list[Finding]:
@@ -137,7 +138,7 @@ def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
         return make_report("lock --check", [], sources, target=str(root), inputs=prov)
     sources.append(lock_source(lock))
     prov["lock_digest"] = file_digest(root / lock.path)
-    analysis = analyse_existing(lock, root_requirements(inputs), base=root)
+    analysis = analyse_existing(lock, root_requirements(inputs, lock), base=root)
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
     findings = [
@@ -176,6 +177,14 @@ def lock_existing(
     report = check_existing(inputs, reader, policy)
     from dataclasses import replace
 
+    gate_findings, gate_sources, gate_notes = _gate_against_committed(inputs, reader, opts)
+    report = replace(
+        report,
+        findings=(*report.findings, *gate_findings),
+        sources=(*report.sources, *gate_sources),
+        notes=(*report.notes, *gate_notes),
+    )
+
     how = {
         "poetry.lock": "run `poetry lock` (with `--regenerate` to upgrade), then `agentguard lock` "
         "again to gate the result",
@@ -189,3 +198,35 @@ def lock_existing(
             f"No {REQUIREMENTS_LOCK} or {PYLOCK} was written beside {reader.filename}.",
         ),
     )
+
+
+def _gate_against_committed(
+    inputs: ProjectInputs, reader: LockReader, opts: Any
+) -> tuple[list[Finding], list[Source], list[str]]:
+    """AG102 for the lock in the working tree against the one at git HEAD (the tool that
+    wrote it has already replaced it: the gate says so, it cannot refuse)."""
+    from agentguard.lock.committed import committed_text
+    from agentguard.rules.deps import check_major_crossings
+
+    root = inputs.root
+    before, why = committed_text(root, reader.filename)
+    if before is None:
+        return [], [Source.skipped("lockfile", f"{reader.filename} at HEAD", why)], []
+    try:
+        old = reader.read(before, f"{reader.filename} (HEAD)")
+        new = read_existing(root, reader)
+    except LockReadError as exc:
+        return [], [read_failure(exc, "Fix the lock, then re-run.")], []
+    analysis = analyse_existing(new, root_requirements(inputs, new), base=root)
+    crossings = check_major_crossings(old.versions(), analysis.graph, opts.allow_major)
+    source = Source.ok(
+        "lockfile", f"{reader.filename} at HEAD", f"{len(old.registry_pins)} packages"
+    )
+    blocking = sorted({str(f.evidence["package"]) for f in crossings if f.severity.value != "info"})
+    notes = []
+    if blocking:
+        notes.append(
+            f"{reader.filename} crosses a major against the committed one ({', '.join(blocking)}): "
+            f"review, or restore it with `git checkout -- {reader.filename}`."
+        )
+    return crossings, [source], notes

@@ -47,9 +47,14 @@ class ProjectInputs:
     requires_python: str | None
     selection: tuple[str, ...]  # ("extra:x", "group:y")
     input_hash: str  # "sha256:<hex>" over the normalised inputs
+    # uv's constraint- and override-dependencies: caps uv applies, not requirements
+    constraints: tuple[DeclaredRequirement, ...] = ()
 
     def requirement_lines(self) -> list[str]:
         return [r.text for r in self.requirements]
+
+    def constraint_lines(self) -> list[str]:
+        return [r.text for r in self.constraints]
 
 
 def _hash_inputs(
@@ -112,6 +117,8 @@ def read_pyproject(
     except RecursionError:  # tomllib recurses per nesting level
         raise UsageError("pyproject.toml is nested too deeply to read") from None
     project = data.get("project")
+    if not isinstance(project, dict) and _poetry_table(data):
+        return _read_poetry(root, text, data, extras, groups)
     if not isinstance(project, dict):
         raise UsageError("pyproject.toml has no [project] table (PEP 621)")
     if "dependencies" in project.get("dynamic", []):
@@ -144,10 +151,16 @@ def read_pyproject(
     dep_groups = data.get("dependency-groups", {})
     if not isinstance(dep_groups, dict):
         raise UsageError("[dependency-groups] must be a table")
+    from agentguard.lock.inputs_tools import pdm_dev_group, uv_constraints
+
     for group in groups:
-        for d in _expand_group(dep_groups, group, ()):
+        pdm = None
+        if canonicalize_name(group) not in {canonicalize_name(k) for k in dep_groups}:
+            pdm = pdm_dev_group(data, group)  # PDM's own dev groups
+        for d in pdm if pdm is not None else _expand_group(dep_groups, group, ()):
             reqs.append(_req(d, "pyproject.toml", _line_of(text, d)))
         selection.append(f"group:{canonicalize_name(group)}")
+    constraints = tuple(_req(d, "pyproject.toml", _line_of(text, d)) for d in uv_constraints(data))
 
     requires_python = project.get("requires-python")
     if requires_python is not None:
@@ -160,6 +173,30 @@ def read_pyproject(
                 f"[project].requires-python {requires_python!r} is not a valid specifier"
             ) from None
     reqs = _dedupe(reqs)
+    return ProjectInputs(
+        root,
+        "pyproject.toml",
+        tuple(reqs),
+        requires_python,
+        tuple(selection),
+        _hash_inputs(reqs, requires_python, selection),
+        constraints,
+    )
+
+
+def _poetry_table(data: dict[str, Any]) -> bool:
+    poetry = data.get("tool", {}).get("poetry")
+    return isinstance(poetry, dict) and isinstance(poetry.get("dependencies"), dict)
+
+
+def _read_poetry(
+    root: Path, text: str, data: dict[str, Any], extras: tuple[str, ...], groups: tuple[str, ...]
+) -> ProjectInputs:
+    """A Poetry project without a [project] table: [tool.poetry.dependencies] and groups."""
+    from agentguard.lock.inputs_tools import _key_line, poetry_inputs
+
+    pairs, requires_python, selection = poetry_inputs(data, groups, extras)
+    reqs = _dedupe([_req(r, "pyproject.toml", _key_line(text, key)) for r, key in pairs])
     return ProjectInputs(
         root,
         "pyproject.toml",
@@ -256,7 +293,8 @@ def read_requirements_in(
 def _declares_project(path: Path) -> bool:
     """A pyproject.toml with only tool settings does not declare dependencies."""
     try:
-        return "project" in tomllib.loads(_read_text(path))
+        data = tomllib.loads(_read_text(path))
+        return "project" in data or _poetry_table(data)
     except (tomllib.TOMLDecodeError, RecursionError):
         return True  # let read_pyproject report the syntax error
 

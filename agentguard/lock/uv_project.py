@@ -184,7 +184,7 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
             notes=[f"{UV_LOCK} was left untouched."],
         )
     sources.append(Source.ok("resolver", "uv lock", f"{len(new.registry_pins)} packages locked"))
-    analysis = analyse_existing(new, root_requirements(inputs), base=root, fresh=True)
+    analysis = analyse_existing(new, root_requirements(inputs, new), base=root, fresh=True)
     sources.extend(analysis.sources)
     findings: list[Finding] = graph_findings(analysis, policy)
     crossings: list[Finding] = []
@@ -198,7 +198,7 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
     notes: list[str] = []
     if blocking:
         notes.append(
-            f"`uv lock` would cross a major ({', '.join(str(f.evidence['package']) for f in blocking)}); "
+            f"`uv lock` would cross a major ({', '.join(sorted({str(f.evidence['package']) for f in blocking}))}); "
             f"{UV_LOCK} was left untouched."
         )
     elif any(s.status.value == "failed" for s in sources):

@@ -97,6 +97,8 @@ class ExistingLock:
     )
     # requirement strings the lock file records for each local member, by member name
     member_requires: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the project's development groups as the lock recorded them (uv installs them by default)
+    root_requires_dev: tuple[str, ...] = ()
     content_hash: str | None = None
 
     @property

@@ -75,6 +75,7 @@ class UvLockReader(LockReader):
         pins: list[LockPin] = []
         deps: list[tuple[int, LockPin, dict[str, Any], str | None]] = []
         root_requires: tuple[str, ...] | None = None
+        root_dev: tuple[str, ...] = ()
         members: list[tuple[str, tuple[str, ...]]] = []
         for i, pkg in enumerate(raw):
             line = lines[i] if i < len(lines) else None
@@ -139,6 +140,12 @@ class UvLockReader(LockReader):
                 )
                 if source.get("editable") == "." or source.get("virtual") == ".":
                     root_requires = reqs
+                    groups = require(meta.get("requires-dev", {}), dict, path, "requires-dev", line)
+                    root_dev = tuple(
+                        _requirement(r, path, line)
+                        for items in groups.values()
+                        for r in require(items, list, path, "requires-dev", line)
+                    )
                 else:
                     members.append((name, reqs))
         by_name: dict[str, list[LockPin]] = {}
@@ -176,4 +183,5 @@ class UvLockReader(LockReader):
             records_edges=True,
             root_requires=root_requires,
             member_requires=tuple(members),
+            root_requires_dev=root_dev,
         )
