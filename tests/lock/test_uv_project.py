@@ -230,3 +230,21 @@ def test_a_truncated_uv_lock_is_a_failed_source_with_file_and_line(
         )
     ]
     assert (project / "uv.lock").read_bytes() == before
+
+
+def test_a_uv_constraint_caps_the_upgrade_and_mitigates_the_span(
+    uv_project: dict[str, Any],
+) -> None:
+    project: Path = uv_project["project"]
+    py = project / "pyproject.toml"
+    py.write_text(py.read_text().replace("package = false\n", 'package = false\nconstraint-dependencies = ["mcp<2"]\n'))
+    code, report, _ = run_json("lock", str(project), "--upgrade")
+
+    assert findings(report, "AG102") == []
+    assert 'name = "mcp"\nversion = "1.5.0"' in (project / "uv.lock").read_text()
+    mcp = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert [(f["severity"], f["evidence"]["mitigated_by"]) for f in mcp] == [("info", ["<2"])]
+    assert mcp[0]["message"].endswith(
+        "Mitigated: the project's own requirement mcp<2 holds one major."
+    )
+    assert code == 0
