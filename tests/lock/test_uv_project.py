@@ -237,7 +237,11 @@ def test_a_uv_constraint_caps_the_upgrade_and_mitigates_the_span(
 ) -> None:
     project: Path = uv_project["project"]
     py = project / "pyproject.toml"
-    py.write_text(py.read_text().replace("package = false\n", 'package = false\nconstraint-dependencies = ["mcp<2"]\n'))
+    py.write_text(
+        py.read_text().replace(
+            "package = false\n", 'package = false\nconstraint-dependencies = ["mcp<2"]\n'
+        )
+    )
     code, report, _ = run_json("lock", str(project), "--upgrade")
 
     assert findings(report, "AG102") == []
