@@ -60,6 +60,7 @@ class LockPin:
     index: str | None = None  # the registry the lock names for it
     source: str = "registry"  # "registry" | "local" | "git" | "url" | "unknown"
     line: int | None = None
+    groups: tuple[str, ...] = ()  # Poetry 2: the dependency groups that need it ("main", "dev")
 
     @property
     def local(self) -> bool:
@@ -99,6 +100,7 @@ class ExistingLock:
     member_requires: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the project's development groups as the lock recorded them (uv installs them by default)
     root_requires_dev: tuple[str, ...] = ()
+    root: str | None = None  # the project's own package, when the lock names it
     content_hash: str | None = None
 
     @property

@@ -102,6 +102,7 @@ class PoetryLockReader(LockReader):
                 index=str(source["url"]) if kind == "registry" and source.get("url") else None,
                 source=kind,
                 line=line,
+                groups=tuple(str(g) for g in pkg.get("groups", []) if isinstance(g, str)),
             )
             pins.append(pin)
             deps = require(pkg.get("dependencies", {}), dict, path, f"{name}: dependencies", line)

@@ -76,6 +76,7 @@ class UvLockReader(LockReader):
         deps: list[tuple[int, LockPin, dict[str, Any], str | None]] = []
         root_requires: tuple[str, ...] | None = None
         root_dev: tuple[str, ...] = ()
+        root_name: str | None = None
         members: list[tuple[str, tuple[str, ...]]] = []
         for i, pkg in enumerate(raw):
             line = lines[i] if i < len(lines) else None
@@ -140,6 +141,7 @@ class UvLockReader(LockReader):
                 )
                 if source.get("editable") == "." or source.get("virtual") == ".":
                     root_requires = reqs
+                    root_name = name
                     groups = require(meta.get("requires-dev", {}), dict, path, "requires-dev", line)
                     root_dev = tuple(
                         _requirement(r, path, line)
@@ -184,4 +186,5 @@ class UvLockReader(LockReader):
             root_requires=root_requires,
             member_requires=tuple(members),
             root_requires_dev=root_dev,
+            root=root_name,
         )
