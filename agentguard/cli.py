@@ -146,6 +146,13 @@ def lock(
     only_binary: Annotated[
         bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
     ] = False,
+    export: Annotated[
+        str | None,
+        typer.Option(
+            "--export",
+            help="Also write the project's uv.lock/poetry.lock as `requirements` or `pylock`.",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -169,6 +176,7 @@ def lock(
         no_index=no_index,
         backend=backend,
         only_binary=only_binary,
+        export=export,
     )
     try:
         if fail_on is not None:

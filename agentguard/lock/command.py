@@ -63,6 +63,7 @@ class LockOptions:
     no_index: bool = False
     backend: str = "uv"
     only_binary: bool = False
+    export: str | None = None  # "requirements" | "pylock": write the project's own lock as one
 
 
 def _python_floor(requires_python: str | None) -> str | None:
@@ -98,6 +99,11 @@ def run_lock(
     from agentguard.lock.existing_flow import check_existing, existing_reader, lock_existing
 
     existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
+    if opts.export and (opts.check or existing is None):
+        raise UsageError(
+            "--export writes a project's own lock (uv.lock, poetry.lock) as another format; "
+            "it needs such a lock and no --check"
+        )
     if opts.check:
         if existing is not None:
             report = check_existing(inputs, existing, _config(root, configured).deps)

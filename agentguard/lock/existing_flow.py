@@ -32,11 +32,15 @@ def existing_reader(root: Path) -> LockReader | None:
 
     Our own lock files take precedence (the project chose agentguard's lock). Two foreign
     locks are never resolved by taking the first."""
-    if (root / REQUIREMENTS_LOCK).exists():
+    from agentguard.lock.export import is_export
+
+    if (root / REQUIREMENTS_LOCK).exists() and not is_export(root / REQUIREMENTS_LOCK):
         return None
     found = find_existing(root)
     if not found:
         return None
+    if len(found) > 1 and found[0].format == "uv.lock" and _written_by_uv(root / PYLOCK):
+        found = found[:1]  # `uv export --format pylock.toml` of the uv.lock beside it
     if len(found) > 1:
         names = ", ".join(r.filename for r in found)
         raise UsageError(
@@ -46,6 +50,14 @@ def existing_reader(root: Path) -> LockReader | None:
     if found[0].filename == PYLOCK and not (root / PYLOCK).is_file():
         return None
     return found[0]
+
+
+def _written_by_uv(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return 'created-by = "uv"' in fh.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def file_digest(path: Path) -> str | None:
@@ -173,7 +185,7 @@ def lock_existing(
     if reader.format == "uv.lock":
         from agentguard.lock.uv_project import relock_uv
 
-        return relock_uv(opts, inputs, policy)
+        return _export(opts, inputs, reader, relock_uv(opts, inputs, policy))
     report = check_existing(inputs, reader, policy)
     from dataclasses import replace
 
@@ -189,6 +201,7 @@ def lock_existing(
         "poetry.lock": "run `poetry lock` (with `--regenerate` to upgrade), then `agentguard lock` "
         "again to gate the result",
     }.get(reader.format, f"re-generate {reader.filename} with the tool that wrote it")
+    report = _export(opts, inputs, reader, report)
     return replace(
         report,
         provenance=replace(report.provenance, command="lock"),
@@ -230,3 +243,37 @@ def _gate_against_committed(
             f"review, or restore it with `git checkout -- {reader.filename}`."
         )
     return crossings, [source], notes
+
+
+def _export(opts: Any, inputs: ProjectInputs, reader: LockReader, report: Report) -> Report:
+    """``--export``: write the (gated) lock as requirements.lock or pylock.toml, only when
+    the run wrote or kept a lock it could stand behind."""
+    from dataclasses import replace
+
+    kind = getattr(opts, "export", None)
+    if not kind:
+        return report
+    blocked = any(
+        f.rule_id == "AG102" and f.severity.value != "info" for f in report.findings
+    ) or any(s.status.value == "failed" for s in report.sources)
+    if blocked:
+        note = f"Not exported ({kind}): the gate did not pass or a source failed."
+        return replace(report, notes=(*report.notes, note))
+    from agentguard.lock.export import render_export
+    from agentguard.lock.lockfile import write_atomically
+
+    lock = read_existing(inputs.root, reader)
+    name, text = render_export(lock, kind)
+    try:
+        write_atomically({inputs.root / name: text})
+    except OSError as exc:
+        failed = Source.failed(
+            "lockfile",
+            name,
+            f"cannot write the export: {exc}",
+            error_code="lockfile-write-failed",
+            retryable=False,
+        )
+        return replace(report, sources=(*report.sources, failed))
+    note = f"Exported {reader.filename} as {name} (asked with --export {kind}); {reader.filename} stays the lock."
+    return replace(report, notes=(*report.notes, note))

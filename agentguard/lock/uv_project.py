@@ -55,6 +55,8 @@ def uv_lock_command(opts: Any) -> list[str]:
         cmd += ["--find-links", link]
     if opts.no_index:
         cmd.append("--no-index")
+    if opts.only_binary:
+        cmd.append("--no-build")  # never build an sdist: no package code runs
     return cmd
 
 

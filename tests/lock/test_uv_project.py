@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentguard.lock.backend import uv_binary
-from tests.lock.helpers import findings, run_json, strip_volatile
+from tests.lock.helpers import findings, run_cli, run_json, strip_volatile
 from tests.wheelhouse import build_wheel, write_simple_index
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
@@ -252,3 +252,44 @@ def test_a_uv_constraint_caps_the_upgrade_and_mitigates_the_span(
         "Mitigated: the project's own requirement mcp<2 holds one major."
     )
     assert code == 0
+
+
+@pytest.mark.parametrize("kind", ["requirements", "pylock"])
+def test_export_writes_the_gated_lock_only_when_asked_and_uv_lock_stays_the_lock(
+    uv_project: dict[str, Any], kind: str, tmp_path: Path
+) -> None:
+    project: Path = uv_project["project"]
+    _code, report, _ = run_json("lock", str(project), "--export", kind)
+
+    name = {"requirements": "requirements.lock", "pylock": "pylock.toml"}[kind]
+    assert report["notes"][-1] == (
+        f"Exported uv.lock as {name} (asked with --export {kind}); uv.lock stays the lock."
+    )
+    text = (project / name).read_text()
+    assert text.startswith("# Exported by `agentguard lock --export` from uv.lock")
+    wheels = uv_project["root"] / "wheels"
+    assert f"sha256:{_sha(wheels / 'mcp-1.5.0-py3-none-any.whl')}" in text or (
+        f'sha256 = "{_sha(wheels / "mcp-1.5.0-py3-none-any.whl")}"' in text
+    )
+    # the next run still reads uv.lock as the lock
+    _c, again, _ = run_json("lock", "--check", str(project))
+    assert again["provenance"]["inputs"]["lock_file"] == "uv.lock"
+    if kind == "requirements":  # and pip installs the export with --require-hashes
+        venv = tmp_path / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", "--no-deps", "--no-index",
+             "--require-hashes", "--find-links", str(wheels), "-r", str(project / name)],
+            check=True,
+        )  # fmt: skip
+        site = next((venv / "lib").glob("python*/site-packages"))
+        assert (site / "mcp-1.5.0.dist-info").is_dir()
+
+
+def test_export_is_refused_without_a_tool_lock(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\ndependencies = []\n'
+    )
+    proc = run_cli("lock", str(tmp_path), "--export", "pylock")
+    assert proc.returncode == 2
+    assert "--export writes a project's own lock" in proc.stderr

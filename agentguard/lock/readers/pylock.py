@@ -28,7 +28,8 @@ class PylockReader(LockReader):
 
     @staticmethod
     def claims(text: str) -> bool:
-        return _OURS not in text
+        """Not ours, and not an export of another lock (``agentguard lock --export``)."""
+        return _OURS not in text and 'created-by = "agentguard-export"' not in text
 
     def read(self, text: str, path: str) -> ExistingLock:
         data = load_toml(text, path)
