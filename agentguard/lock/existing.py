@@ -182,6 +182,13 @@ def analyse_existing(
                 continue
         requires[(member, version)] = parsed
     pins = list(lock.packages())
+    # Workspace members are graph nodes too (the project -> member -> SDK path), never pins
+    # the gate compares: the previous lock's versions hold registry packages only.
+    pins += [
+        p.as_locked_package()
+        for p in lock.pins
+        if p.local and p.name != lock.root and p.name in dict(lock.member_requires)
+    ]
     graph = build_graph(pins, root_requirements, requires, unknown)
 
     # Released majors, one index page per package (cached for a day).

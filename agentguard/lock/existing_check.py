@@ -3,7 +3,7 @@ writer: AG101, AG104 and the in-sync check (AG103) against the lock it has."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
@@ -91,6 +91,48 @@ def check_in_sync(
             )
         )
     return findings
+
+
+def check_members_in_sync(
+    lock: ExistingLock, members: Mapping[str, tuple[str, list[str] | None]]
+) -> list[Finding]:
+    """AG103 for each uv workspace member whose requirements differ from what uv.lock
+    recorded for it (``members``: name -> (its pyproject.toml, its requirements))."""
+    from agentguard.rules.deps import LockOutOfSync
+
+    recorded = dict(lock.member_requires)
+    out: list[Finding] = []
+    for name, (path, declared) in sorted(members.items()):
+        if declared is None:
+            continue
+        then = recorded.get(name)
+        now = {k for k in map(_key, declared) if k}
+        was = {k for k in map(_key, then or ()) if k}
+        if then is not None and now == was:
+            continue
+        added = sorted(_show(k) for k in now - was)
+        removed = sorted(_show(k) for k in was - now)
+        what = (
+            f"workspace member {name} ({path}) is not in {lock.path}"
+            if then is None
+            else f"workspace member {name} ({path}) declares other requirements than "
+            f"{lock.path} recorded (declared, not in the lock: {', '.join(added) or 'none'}; "
+            f"in the lock, no longer declared: {', '.join(removed) or 'none'})"
+        )
+        out.append(
+            LockOutOfSync.finding(
+                what + ".",
+                locations=[Location(path=path), Location(path=lock.path)],
+                fix=RELOCK["uv.lock"],
+                evidence={
+                    "file": lock.path,
+                    "member": name,
+                    "declared_only": added,
+                    "locked_only": removed,
+                },
+            )
+        )
+    return out
 
 
 def _admits(req: Requirement, version: str) -> bool:

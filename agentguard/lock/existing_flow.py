@@ -81,6 +81,29 @@ def read_failure(exc: LockReadError, remedy: str) -> Source:
     )
 
 
+def workspace_declared(root: Path) -> dict[str, tuple[str, list[str] | None]]:
+    """uv workspace members: name -> (their pyproject.toml, declared as uv records them)."""
+    from agentguard.lock.inputs_tools import uv_workspace_members
+
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        members = uv_workspace_members(root, data)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, UsageError):
+        return {}
+    from packaging.utils import canonicalize_name
+
+    out: dict[str, tuple[str, list[str] | None]] = {}
+    for py in members:
+        try:
+            member = tomllib.loads(py.read_text(encoding="utf-8")).get("project", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+            continue
+        if isinstance(member, dict) and isinstance(member.get("name"), str):
+            rel = str(py.relative_to(root))
+            out[canonicalize_name(member["name"])] = (rel, declared_as_uv_records(py.parent))
+    return out
+
+
 def declared_as_uv_records(root: Path) -> list[str] | None:
     """[project] dependencies and optional dependencies as uv records them in the root
     package's requires-dist (an optional one carries ``extra == '<name>'``)."""
@@ -130,7 +153,7 @@ def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONVa
 
 def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy) -> Report:
     """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock."""
-    from agentguard.lock.existing_check import check_hashes, check_in_sync
+    from agentguard.lock.existing_check import check_hashes, check_in_sync, check_members_in_sync
 
     root = inputs.root
     sources: list[Source] = [
@@ -153,8 +176,10 @@ def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
     analysis = analyse_existing(lock, root_requirements(inputs, lock), base=root)
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
+    members = workspace_declared(root) if lock.format == "uv.lock" else {}
     findings = [
         *check_in_sync(lock, inputs, declared),
+        *check_members_in_sync(lock, members),
         *check_hashes(lock),
         *graph_findings(analysis, policy),
     ]

@@ -293,3 +293,47 @@ def test_export_is_refused_without_a_tool_lock(tmp_path: Path) -> None:
     proc = run_cli("lock", str(tmp_path), "--export", "pylock")
     assert proc.returncode == 2
     assert "--export writes a project's own lock" in proc.stderr
+
+
+def test_a_uv_workspace_member_is_read_and_checked(uv_project: dict[str, Any]) -> None:
+    """A workspace: the root depends on a member, the member on the SDK."""
+    project: Path = uv_project["project"]
+    index = uv_project["url"]
+    member = project / "packages" / "agent"
+    member.mkdir(parents=True)
+    (member / "pyproject.toml").write_text(
+        '[project]\nname = "agent"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["claude-agent-sdk==0.2.95"]\n\n[build-system]\n'
+        'requires = ["hatchling"]\nbuild-backend = "hatchling.build"\n',
+        encoding="utf-8",
+    )
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "bot"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["agent"]\n\n[tool.uv]\npackage = false\n\n'
+        '[tool.uv.workspace]\nmembers = ["packages/*"]\n\n'
+        "[tool.uv.sources]\nagent = { workspace = true }\n\n"
+        f'[[tool.uv.index]]\nname = "local"\nurl = "{index}"\ndefault = true\n',
+        encoding="utf-8",
+    )
+    (project / "uv.lock").unlink()
+    _uv(project, "lock")
+    code, report, _ = run_json("lock", "--check", str(project))
+
+    assert [
+        (f["evidence"]["parent"], f["evidence"]["child"], f["locations"][0]["dependency_path"])
+        for f in findings(report, "AG101")
+    ] == [
+        ("claude-agent-sdk", "mcp", ["project", "agent==0.1.0", "claude-agent-sdk==0.2.95", "mcp"])
+    ]
+    assert findings(report, "AG103") == []
+    assert code == 1
+
+    (member / "pyproject.toml").write_text(
+        (member / "pyproject.toml").read_text().replace("0.2.95", "0.2.96")
+    )
+    _code, stale, _ = run_json("lock", "--check", str(project))
+    assert [f["message"] for f in findings(stale, "AG103")] == [
+        "workspace member agent (packages/agent/pyproject.toml) declares other requirements than "
+        "uv.lock recorded (declared, not in the lock: claude-agent-sdk==0.2.96; in the lock, no "
+        "longer declared: claude-agent-sdk==0.2.95)."
+    ]
