@@ -9,6 +9,7 @@ Every read is a :class:`Source`; an edge whose range could not be read is listed
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -112,6 +113,26 @@ def released_versions(
     except OSError:
         pass  # a cache that cannot be written only costs speed
     return versions, False
+
+
+def refresh_released(lock: ExistingLock, base: Path, cache_dir: Path | None = None) -> None:
+    """Read the index page of every package the lock names and cache its released versions
+    (run beside ``uv lock``: a re-lock keeps most names, and the analysis then reads them
+    from the cache). Errors are left for the analysis to report."""
+    cache = cache_dir or default_cache_dir()
+    now = time.time()
+    index_of = {p.name: as_url(p.index, base) for p in lock.registry_pins if p.index}
+    clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
+
+    def one(name: str) -> None:
+        index = index_of[name]
+        with contextlib.suppress(IndexError_):
+            released_versions(clients[index], index, name, cache, now, fresh=True)
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        list(pool.map(one, sorted(index_of)))
+    for c in clients.values():
+        c.close()
 
 
 def analyse_existing(
@@ -276,7 +297,8 @@ def _with_majors(graph: LockGraph, released: dict[str, list[Version]]) -> LockGr
         versions = released.get(e.child)
         admitted = None
         if versions:
-            groups.setdefault(e.child, major_groups(versions))
+            if e.child not in groups:
+                groups[e.child] = major_groups(versions)
             try:
                 admitted = majors_admitted(e.specifier, versions, groups[e.child])
             except InvalidSpecifier:

@@ -9,12 +9,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
-from agentguard.lock.existing import analyse_existing
+from agentguard.lock.existing import analyse_existing, refresh_released
 from agentguard.lock.existing_flow import (
     declared_as_uv_records,
     facts_of,
@@ -149,7 +150,17 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
                 notes=[f"{UV_LOCK} was left untouched; `uv lock` was not run."],
             )
         sources.append(lock_source(old))
+    # While uv resolves, refresh the released versions of what the lock holds now (an
+    # upgrade must see new majors; a re-lock keeps most names): the analysis reads the cache.
+    upgrading = bool(opts.upgrade or opts.upgrade_packages)
+    refreshing: Future[None] | None = None
+    if old is not None and upgrading:
+        pool = ThreadPoolExecutor(1)
+        refreshing = pool.submit(refresh_released, old, root)
+        pool.shutdown(wait=False)
     new_text, stderr, shown = _run_uv_lock(opts, root)
+    if refreshing is not None:
+        refreshing.result()
     prov["command"] = " ".join(shown)
     if new_text is None:
         err = _classify(stderr)
@@ -186,7 +197,9 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
             notes=[f"{UV_LOCK} was left untouched."],
         )
     sources.append(Source.ok("resolver", "uv lock", f"{len(new.registry_pins)} packages locked"))
-    analysis = analyse_existing(new, root_requirements(inputs, new), base=root, fresh=True)
+    analysis = analyse_existing(
+        new, root_requirements(inputs, new), base=root, fresh=upgrading and old is None
+    )
     sources.extend(analysis.sources)
     findings: list[Finding] = graph_findings(analysis, policy)
     crossings: list[Finding] = []
