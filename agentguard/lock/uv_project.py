@@ -42,10 +42,28 @@ SKIP = shutil.ignore_patterns(
 MAX_COPY_FILES = 20_000
 
 
-def uv_lock_command(opts: Any) -> list[str]:
+def _runs_here(requires_python: str | None) -> bool:
+    """Whether this interpreter satisfies the project's requires-python."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not requires_python:
+        return True
+    try:
+        return SpecifierSet(requires_python).contains(
+            ".".join(map(str, sys.version_info[:3])), prereleases=True
+        )
+    except InvalidSpecifier:
+        return False
+
+
+def uv_lock_command(opts: Any, requires_python: str | None = None) -> list[str]:
     from agentguard.lock.backend import uv_binary
 
-    cmd = [uv_binary(), "lock", "--python", sys.executable]
+    cmd = [uv_binary(), "lock"]
+    # Name this interpreter when it fits (left alone, uv probes every python on PATH);
+    # otherwise uv finds one the project accepts, or says why not.
+    if _runs_here(requires_python):
+        cmd += ["--python", sys.executable]
     if opts.upgrade:
         cmd.append("--upgrade")
     for p in opts.upgrade_packages:
@@ -75,12 +93,17 @@ def _copy_project(root: Path, dest: Path) -> None:
     shutil.copytree(root, dest, symlinks=True, ignore=ignore)
 
 
-def _run_uv_lock(opts: Any, root: Path) -> tuple[str | None, str, list[str]]:
+def _run_uv_lock(
+    opts: Any, root: Path, requires_python: str | None
+) -> tuple[str | None, str, list[str]]:
     """(new uv.lock text or None, stderr, command shown) from `uv lock` on a copy."""
-    cmd = uv_lock_command(opts)
+    cmd = uv_lock_command(opts, requires_python)
     env = dict(os.environ)
     env.setdefault("UV_PYTHON_DOWNLOADS", "never")
-    shown = ["uv", *cmd[1:2], *cmd[4:]]
+    shown = [
+        "uv",
+        *(c for i, c in enumerate(cmd[1:], 1) if not (cmd[i - 1] == "--python" or c == "--python")),
+    ]
     with tempfile.TemporaryDirectory(prefix="agentguard-uvlock-") as tmp:
         work = Path(tmp) / root.resolve().name
         try:
@@ -158,7 +181,7 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
         pool = ThreadPoolExecutor(1)
         refreshing = pool.submit(refresh_released, old, root)
         pool.shutdown(wait=False)
-    new_text, stderr, shown = _run_uv_lock(opts, root)
+    new_text, stderr, shown = _run_uv_lock(opts, root, inputs.requires_python)
     if refreshing is not None:
         refreshing.result()
     prov["command"] = " ".join(shown)

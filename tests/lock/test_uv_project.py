@@ -337,3 +337,15 @@ def test_a_uv_workspace_member_is_read_and_checked(uv_project: dict[str, Any]) -
         "uv.lock recorded (declared, not in the lock: claude-agent-sdk==0.2.96; in the lock, no "
         "longer declared: claude-agent-sdk==0.2.95)."
     ]
+
+
+def test_uv_lock_is_told_this_interpreter_only_when_the_project_accepts_it() -> None:
+    from agentguard.lock.command import LockOptions
+    from agentguard.lock.uv_project import uv_lock_command
+
+    opts = LockOptions(Path("."), upgrade_packages=("mcp",), only_binary=True)
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    fits = uv_lock_command(opts, f">={here}")[1:]
+    assert fits == ["lock", "--python", sys.executable, "--upgrade-package", "mcp", "--no-build"]
+    later = uv_lock_command(opts, f">{here}.99")[1:]
+    assert later == ["lock", "--upgrade-package", "mcp", "--no-build"]
