@@ -349,3 +349,20 @@ def test_uv_lock_is_told_this_interpreter_only_when_the_project_accepts_it() -> 
     assert fits == ["lock", "--python", sys.executable, "--upgrade-package", "mcp", "--no-build"]
     later = uv_lock_command(opts, f">{here}.99")[1:]
     assert later == ["lock", "--upgrade-package", "mcp", "--no-build"]
+
+
+def test_edges_whose_parent_metadata_cannot_be_read_are_named(
+    uv_project: dict[str, Any],
+) -> None:
+    project: Path = uv_project["project"]
+    (uv_project["root"] / "wheels" / "httpx_lite-1.0.0-py3-none-any.whl").unlink()
+    code, report, _ = run_json("lock", "--check", str(project))
+
+    assert code == 3
+    failed = [(s["kind"], s["name"]) for s in report["sources"] if s["status"] == "failed"]
+    assert failed == [("metadata", "httpx-lite==1.0.0")]
+    assert report["facts"]["unread_edges"] == ["httpx-lite==1.0.0 -> typing-x"]
+    assert report["notes"][-1] == (
+        "1 edges could not be read (their parent's Requires-Dist is unknown): "
+        "httpx-lite==1.0.0 -> typing-x"
+    )
