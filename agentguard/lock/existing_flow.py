@@ -60,6 +60,13 @@ def _written_by_uv(path: Path) -> bool:
         return False
 
 
+def derived_pylock(path: Path) -> bool:
+    """A pylock.toml exported from the project's own lock (by agentguard or by uv)."""
+    from agentguard.lock.export import is_export
+
+    return is_export(path) or _written_by_uv(path)
+
+
 def file_digest(path: Path) -> str | None:
     try:
         return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()

@@ -366,3 +366,15 @@ def test_edges_whose_parent_metadata_cannot_be_read_are_named(
         "1 edges could not be read (their parent's Requires-Dist is unknown): "
         "httpx-lite==1.0.0 -> typing-x"
     )
+
+
+def test_check_command_reads_the_uv_lock_in_its_lock_step(uv_project: dict[str, Any]) -> None:
+    project: Path = uv_project["project"]
+    code, report, _ = run_json("check", str(project))
+
+    assert code == 1
+    assert [(f["rule_id"], f["evidence"]["child"]) for f in findings(report, "AG101")] == [
+        ("AG101", "mcp")
+    ]
+    assert "Read uv.lock, the project's own lock (written by uv); wrote nothing." in report["notes"]
+    assert [s for s in report["sources"] if s["status"] == "failed"] == []
