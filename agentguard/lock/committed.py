@@ -21,7 +21,19 @@ def committed_text(root: Path, name: str) -> tuple[str | None, str]:
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     try:
         proc = subprocess.run(
-            [git, "-C", str(root), "show", f"HEAD:./{name}"],
+            # plumbing (no textconv, no pager); a hostile repository config runs no program
+            [
+                git,
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-C",
+                str(root),
+                "cat-file",
+                "blob",
+                f"HEAD:./{name}",
+            ],  # fmt: skip
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,
