@@ -33,7 +33,7 @@ def committed_text(root: Path, name: str) -> tuple[str | None, str]:
                 "cat-file",
                 "blob",
                 f"HEAD:./{name}",
-            ],  # fmt: skip
+            ],
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=False,
