@@ -239,7 +239,7 @@ def lock_existing(
         provenance=replace(report.provenance, command="lock"),
         notes=(
             *report.notes,
-            f"Re-locking through {reader.format.split('.')[0].capitalize()} was not done: {how}. "
+            f"Re-locking through {'Poetry' if reader.format == 'poetry.lock' else 'the tool that wrote it'} was not done: {how}. "
             f"No {REQUIREMENTS_LOCK} or {PYLOCK} was written beside {reader.filename}.",
         ),
     )
