@@ -5,6 +5,7 @@ refused or failed re-lock leaves the committed file byte for byte as it was."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,11 +91,26 @@ def _copy_project(root: Path, dest: Path) -> None:
             raise OSError(f"more than {MAX_COPY_FILES} files to copy for `uv lock`")
         return skipped
 
-    shutil.copytree(root, dest, symlinks=True, ignore=ignore)
+    shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+
+
+_UP_AND_OUT = re.compile(r"""\b(editable|directory|path|virtual)\s*=\s*["']\.\./""")
+
+
+def _workspace(root: Path, lock_text: str | None) -> tuple[Path, Path]:
+    """(folder to remove afterwards, folder to copy the project into). A lock with a local
+    source above the project (``../lib``) needs the copy at the project's own depth, so the
+    copy goes beside the project; otherwise into the system's temporary folder."""
+    real = root.resolve()
+    if lock_text and _UP_AND_OUT.search(lock_text) and real.parent != real:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.agentguard-", dir=real.parent))
+        return tmp, tmp
+    tmp = Path(tempfile.mkdtemp(prefix="agentguard-uvlock-"))
+    return tmp, tmp / real.name
 
 
 def _run_uv_lock(
-    opts: Any, root: Path, requires_python: str | None
+    opts: Any, root: Path, requires_python: str | None, lock_text: str | None = None
 ) -> tuple[str | None, str, list[str]]:
     """(new uv.lock text or None, stderr, command shown) from `uv lock` on a copy."""
     cmd = uv_lock_command(opts, requires_python)
@@ -104,8 +120,11 @@ def _run_uv_lock(
         "uv",
         *(c for i, c in enumerate(cmd[1:], 1) if not (cmd[i - 1] == "--python" or c == "--python")),
     ]
-    with tempfile.TemporaryDirectory(prefix="agentguard-uvlock-") as tmp:
-        work = Path(tmp) / root.resolve().name
+    try:
+        tmp, work = _workspace(root, lock_text)
+    except OSError as exc:
+        return None, f"cannot make a folder to copy the project into: {exc}", shown
+    try:
         try:
             _copy_project(root, work)
         except (OSError, shutil.Error) as exc:
@@ -129,6 +148,8 @@ def _run_uv_lock(
             return (work / UV_LOCK).read_bytes().decode("utf-8"), proc.stderr, shown
         except (OSError, UnicodeDecodeError) as exc:
             return None, f"`uv lock` left no readable uv.lock: {exc}", shown
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
@@ -181,7 +202,7 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
         pool = ThreadPoolExecutor(1)
         refreshing = pool.submit(refresh_released, old, root)
         pool.shutdown(wait=False)
-    new_text, stderr, shown = _run_uv_lock(opts, root, inputs.requires_python)
+    new_text, stderr, shown = _run_uv_lock(opts, root, inputs.requires_python, old_text)
     if refreshing is not None:
         refreshing.result()
     prov["command"] = " ".join(shown)

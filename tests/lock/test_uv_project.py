@@ -378,3 +378,27 @@ def test_check_command_reads_the_uv_lock_in_its_lock_step(uv_project: dict[str, 
     ]
     assert "Read uv.lock, the project's own lock (written by uv); wrote nothing." in report["notes"]
     assert [s for s in report["sources"] if s["status"] == "failed"] == []
+
+
+def test_a_path_dependency_above_the_project_still_locks(uv_project: dict[str, Any]) -> None:
+    """`../lib` resolves from the copy as from the project; the copy is removed after."""
+    project: Path = uv_project["project"]
+    lib = uv_project["root"] / "lib"
+    lib.mkdir()
+    (lib / "pyproject.toml").write_text(
+        '[project]\nname = "lib"\nversion = "0.1.0"\ndependencies = ["typing-x>=1"]\n\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n',
+        encoding="utf-8",
+    )
+    py = project / "pyproject.toml"
+    text = py.read_text().replace(
+        '["claude-agent-sdk==0.2.95"]', '["lib", "claude-agent-sdk==0.2.95"]'
+    )
+    py.write_text(text + '\n[tool.uv.sources]\nlib = { path = "../lib", editable = true }\n')
+    _uv(project, "lock")
+    code, report, _ = run_json("lock", str(project), "--upgrade")
+
+    assert [s for s in report["sources"] if s["status"] == "failed"] == []
+    assert [f["evidence"]["package"] for f in findings(report, "AG102")] == ["mcp"]
+    assert code == 1
+    assert [p.name for p in uv_project["root"].iterdir() if p.name.startswith(".")] == []
