@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
-from agentguard.lock.existing import analyse_existing, refresh_released
+from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
 from agentguard.lock.existing_flow import (
     declared_as_uv_records,
     facts_of,
@@ -197,10 +197,18 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
     # While uv resolves, refresh the released versions of what the lock holds now (an
     # upgrade must see new majors; a re-lock keeps most names): the analysis reads the cache.
     upgrading = bool(opts.upgrade or opts.upgrade_packages)
+    # Without an upgrade, uv mostly keeps the lock as it is: analyse the committed one
+    # meanwhile, and use that analysis when the new file is byte-identical.
     refreshing: Future[None] | None = None
-    if old is not None and upgrading:
+    speculating: Future[ExistingAnalysis] | None = None
+    if old is not None:
         pool = ThreadPoolExecutor(1)
-        refreshing = pool.submit(refresh_released, old, root)
+        if upgrading:
+            refreshing = pool.submit(refresh_released, old, root)
+        else:
+            speculating = pool.submit(
+                analyse_existing, old, root_requirements(inputs, old), base=root
+            )
         pool.shutdown(wait=False)
     new_text, stderr, shown = _run_uv_lock(opts, root, inputs.requires_python, old_text)
     if refreshing is not None:
@@ -241,9 +249,16 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
             notes=[f"{UV_LOCK} was left untouched."],
         )
     sources.append(Source.ok("resolver", "uv lock", f"{len(new.registry_pins)} packages locked"))
-    analysis = analyse_existing(
-        new, root_requirements(inputs, new), base=root, fresh=upgrading and old is None
-    )
+    analysis = None
+    if speculating is not None and new_text == old_text:
+        try:
+            analysis = speculating.result()  # the same file: the same facts
+        except Exception:  # redone below, where any error is reported the usual way
+            analysis = None
+    if analysis is None:
+        analysis = analyse_existing(
+            new, root_requirements(inputs, new), base=root, fresh=upgrading and old is None
+        )
     sources.extend(analysis.sources)
     findings: list[Finding] = graph_findings(analysis, policy)
     crossings: list[Finding] = []
