@@ -90,7 +90,8 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
     if existing is not None:
         from agentguard.config import load_config
 
-        report = check_existing(read_inputs(project), existing, deps or load_config(project).deps)
+        inputs = read_inputs(project, allow_urls=True)
+        report = check_existing(inputs, existing, deps or load_config(project).deps)
     else:
         report = check_lock(read_inputs(project), deps)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}

@@ -94,11 +94,17 @@ def run_lock(
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
-    inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
-    configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
     from agentguard.lock.existing_flow import check_existing, existing_reader, lock_existing
 
     existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
+    inputs = read_inputs(
+        root,
+        extras=opts.extras,
+        all_extras=opts.all_extras,
+        groups=opts.groups,
+        allow_urls=existing is not None,
+    )
+    configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
     if opts.export and (opts.check or existing is None):
         raise UsageError(
             "--export writes a project's own lock (uv.lock, poetry.lock) as another format; "

@@ -150,9 +150,20 @@ def analyse_existing(
     registry = lock.registry_pins
     requires = _requires_from_lock(lock)
     unknown: list[str] = []
+    unread_parents: list[str] = []
     to_read: list[tuple[LockPin, IndexFile]] = []
     if not requires:
         for pin in registry:
+            if pin.source != "registry":  # git, url: no index, no wheel hash to read by
+                unread_parents.append(pin.name)
+                sources.append(
+                    Source.skipped(
+                        "metadata",
+                        f"{pin.name}=={pin.version}",
+                        f"a {pin.source} source in {lock.path}: its declared ranges were not read",
+                    )
+                )
+                continue
             f = _metadata_file(pin)
             if f is None:
                 unknown.append(pin.name)
@@ -214,9 +225,10 @@ def analyse_existing(
 
     # Released majors, one index page per package (cached for a day).
     now = time.time()
-    names = sorted({p.name for p in registry})
-    index_of = {p.name: as_url(p.index, base) for p in registry if p.index}
-    if any(not p.index for p in registry):
+    from_index = [p for p in registry if p.source == "registry"]
+    names = sorted({p.name for p in from_index})
+    index_of = {p.name: as_url(p.index, base) for p in from_index if p.index}
+    if any(not p.index for p in from_index):
         # Poetry and pip name no index for a package from the default one: ask uv which it is.
         from agentguard.lock.backend import ResolverError, default_index_urls
 
@@ -224,7 +236,7 @@ def analyse_existing(
             default = default_index_urls()[:1]
         except (ResolverError, OSError):
             default = ()
-        for p in registry:
+        for p in from_index:
             if not p.index and default:
                 index_of.setdefault(p.name, default[0])
     clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
@@ -284,7 +296,7 @@ def analyse_existing(
         {
             f"{e.parent}=={e.parent_version} -> {e.child}"
             for e in lock.edges
-            if e.parent in set(unknown)
+            if e.parent in {*unknown, *unread_parents}
         }
     )
     return ExistingAnalysis(graph, tuple(sources), tuple(unread))

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from agentguard.findings import Finding, Fix, Location
+from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.readers.interface import ExistingLock
 
@@ -158,11 +158,17 @@ def check_hashes(lock: ExistingLock) -> list[Finding]:
     for pin in lock.pins:
         if pin.local or pin.hashes:
             continue
-        how = {"git": "pinned by a git commit", "url": "a direct URL"}.get(pin.source, "a download")
+        if pin.source == "git":
+            what = (
+                "is pinned by a git commit, not by a file hash: `pip --require-hashes` refuses it"
+            )
+        else:
+            how = "a direct URL" if pin.source == "url" else "a download"
+            what = f"is {how} with no hash: a substituted file installs unnoticed"
         out.append(
             UnhashedPin.finding(
-                f"{pin.name}=={pin.version} in {lock.path} is {how} with no hash: a substituted "
-                "file installs unnoticed.",
+                f"{pin.name}=={pin.version} in {lock.path} {what}.",
+                severity=Severity.MEDIUM if pin.source == "git" else None,
                 locations=[Location(path=lock.path, line=pin.line)],
                 fix=Fix(
                     "Depend on a released version from the index (the lock then holds its hashes)."

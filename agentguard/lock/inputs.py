@@ -92,13 +92,13 @@ def _line_of(text: str, needle: str) -> int | None:
     return None
 
 
-def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
+def _req(text: str, file: str, line: int | None, allow_url: bool = False) -> DeclaredRequirement:
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
         where = f"{file}:{line}" if line else file
         raise UsageError(f"{where}: invalid requirement {text!r}: {exc}") from None
-    if req.url:
+    if req.url and not allow_url:
         raise UsageError(
             f"{file}: direct URL requirement {req.name} @ ... cannot be hash-locked from an index"
         )
@@ -106,8 +106,14 @@ def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
 
 
 def read_pyproject(
-    root: Path, extras: tuple[str, ...], all_extras: bool, groups: tuple[str, ...]
+    root: Path,
+    extras: tuple[str, ...],
+    all_extras: bool,
+    groups: tuple[str, ...],
+    allow_urls: bool = False,
 ) -> ProjectInputs:
+    """``allow_urls``: direct URL requirements are kept (the project's own lock tool, uv,
+    locks them; agentguard's own lock cannot hash-lock them from an index)."""
     path = root / "pyproject.toml"
     text = _read_text(path)
     try:
@@ -128,7 +134,7 @@ def read_pyproject(
     deps = project.get("dependencies", [])
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
         raise UsageError("[project.dependencies] must be a list of requirement strings")
-    reqs = [_req(d, "pyproject.toml", _line_of(text, d)) for d in deps]
+    reqs = [_req(d, "pyproject.toml", _line_of(text, d), allow_urls) for d in deps]
     selection: list[str] = []
 
     optional = project.get("optional-dependencies", {})
@@ -145,7 +151,7 @@ def read_pyproject(
         items = optional[key]
         if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
             raise UsageError(f"[project.optional-dependencies].{key} must be a list of strings")
-        reqs.extend(_req(d, "pyproject.toml", _line_of(text, d)) for d in items)
+        reqs.extend(_req(d, "pyproject.toml", _line_of(text, d), allow_urls) for d in items)
         selection.append(f"extra:{canonicalize_name(key)}")
 
     dep_groups = data.get("dependency-groups", {})
@@ -158,7 +164,7 @@ def read_pyproject(
         if canonicalize_name(group) not in {canonicalize_name(k) for k in dep_groups}:
             pdm = pdm_dev_group(data, group)  # PDM's own dev groups
         for d in pdm if pdm is not None else _expand_group(dep_groups, group, ()):
-            reqs.append(_req(d, "pyproject.toml", _line_of(text, d)))
+            reqs.append(_req(d, "pyproject.toml", _line_of(text, d), allow_urls))
         selection.append(f"group:{canonicalize_name(group)}")
     constraints = tuple(_req(d, "pyproject.toml", _line_of(text, d)) for d in uv_constraints(data))
 
@@ -305,6 +311,7 @@ def read_inputs(
     extras: tuple[str, ...] = (),
     all_extras: bool = False,
     groups: tuple[str, ...] = (),
+    allow_urls: bool = False,
 ) -> ProjectInputs:
     if not root.is_dir():
         raise UsageError(f"{root}: not a folder")
@@ -318,7 +325,7 @@ def read_inputs(
             "pick one: move the requirements into one of them"
         )
     if has_pyproject:
-        return read_pyproject(root, extras, all_extras, groups)
+        return read_pyproject(root, extras, all_extras, groups, allow_urls)
     if has_in:
         if extras or all_extras or groups:
             raise UsageError("--extra/--all-extras/--group need a pyproject.toml")

@@ -402,3 +402,43 @@ def test_a_path_dependency_above_the_project_still_locks(uv_project: dict[str, A
     assert [f["evidence"]["package"] for f in findings(report, "AG102")] == ["mcp"]
     assert code == 1
     assert [p.name for p in uv_project["root"].iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_git_dependency_is_unhashed_and_its_edges_are_named_unread(
+    uv_project: dict[str, Any],
+) -> None:
+    root: Path = uv_project["root"]
+    repo = root / "gitdep"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "gitdep"\nversion = "0.3.0"\ndependencies = ["typing-x>=1"]\n\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n',
+        encoding="utf-8",
+    )
+    for args in (("init", "-q"), ("add", "."), ("commit", "-qm", "x")):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+            cwd=repo,
+            check=True,
+        )
+    project: Path = uv_project["project"]
+    py = project / "pyproject.toml"
+    dep = f"gitdep @ git+{repo.as_uri()}"
+    py.write_text(
+        py.read_text().replace(
+            '["claude-agent-sdk==0.2.95"]', f'["{dep}", "claude-agent-sdk==0.2.95"]'
+        )
+    )
+    _uv(project, "lock")
+    _code, report, _ = run_json("lock", "--check", str(project))
+
+    assert [(f["severity"], f["message"]) for f in findings(report, "AG104")] == [
+        (
+            "medium",
+            "gitdep==0.3.0 in uv.lock is pinned by a git commit, not by a file hash: "
+            "`pip --require-hashes` refuses it.",
+        )
+    ]
+    assert report["facts"]["unread_edges"] == ["gitdep==0.3.0 -> typing-x"]
+    assert [s["status"] for s in report["sources"] if s["name"] == "gitdep==0.3.0"] == ["skipped"]
+    assert findings(report, "AG103") == []
