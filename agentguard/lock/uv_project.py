@@ -27,6 +27,7 @@ from agentguard.lock.existing_flow import (
     root_requirements,
 )
 from agentguard.lock.inputs import ProjectInputs
+from agentguard.lock.readers import read_lock_text
 from agentguard.lock.readers.interface import ExistingLock, LockReadError
 from agentguard.lock.readers.uv_lock import UvLockReader
 
@@ -171,17 +172,10 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
     reader = UvLockReader()
     old: ExistingLock | None = None
     old_text: str | None = None
-    if path.exists():
+    if path.exists() or path.is_symlink():
         try:
-            old_text = path.read_bytes().decode("utf-8")
+            old_text = read_lock_text(path, UV_LOCK)  # capped, no link followed
             old = reader.read(old_text, UV_LOCK)
-        except (OSError, UnicodeDecodeError) as exc:
-            sources.append(
-                read_failure(
-                    LockReadError(UV_LOCK, str(exc), code="lockfile-unreadable"),
-                    "Fix uv.lock, then re-run.",
-                )
-            )
         except LockReadError as exc:
             sources.append(read_failure(exc, "Fix uv.lock (or restore it from git), then re-run."))
         if old is None:

@@ -442,3 +442,19 @@ def test_a_git_dependency_is_unhashed_and_its_edges_are_named_unread(
     assert report["facts"]["unread_edges"] == ["gitdep==0.3.0 -> typing-x"]
     assert [s["status"] for s in report["sources"] if s["name"] == "gitdep==0.3.0"] == ["skipped"]
     assert findings(report, "AG103") == []
+
+
+@pytest.mark.parametrize("command", [("lock", "--check"), ("lock",)])
+def test_a_uv_lock_that_is_a_link_is_not_followed(
+    uv_project: dict[str, Any], command: tuple[str, ...]
+) -> None:
+    project: Path = uv_project["project"]
+    outside = uv_project["root"] / "elsewhere.lock"
+    (project / "uv.lock").rename(outside)
+    (project / "uv.lock").symlink_to(outside)
+    code, report, _ = run_json(*command, str(project))
+
+    assert code == 3
+    failed = [(s["name"], s["reason"]) for s in report["sources"] if s["status"] == "failed"]
+    assert failed == [("uv.lock", "uv.lock: not a regular file (a link is not followed)")]
+    assert (project / "uv.lock").is_symlink()

@@ -16,10 +16,18 @@ from agentguard.lock.readers.uv_lock import UvLockReader
 
 READERS: tuple[LockReader, ...] = (UvLockReader(), PoetryLockReader(), PylockReader())
 
-__all__ = ["READERS", "ExistingLock", "LockReadError", "find_existing", "read_existing"]
+__all__ = [
+    "READERS",
+    "ExistingLock",
+    "LockReadError",
+    "find_existing",
+    "read_existing",
+    "read_lock_text",
+]
 
 
-def _text(path: Path, rel: str) -> str:
+def read_lock_text(path: Path, rel: str) -> str:
+    """A lock file's text: a regular file (no link followed), capped, UTF-8."""
     try:
         if path.is_symlink() or not path.is_file():
             raise LockReadError(
@@ -50,7 +58,7 @@ def find_existing(root: Path) -> tuple[LockReader, ...]:
             continue
         if reader.format == "pylock.toml":
             try:
-                head = _text(path, reader.filename)[:4096]
+                head = read_lock_text(path, reader.filename)[:4096]
             except LockReadError:
                 head = ""
             if not reader.claims(head):
@@ -60,5 +68,5 @@ def find_existing(root: Path) -> tuple[LockReader, ...]:
 
 
 def read_existing(root: Path, reader: LockReader) -> ExistingLock:
-    text = _text(root / reader.filename, reader.filename)
+    text = read_lock_text(root / reader.filename, reader.filename)
     return reader.read(text, reader.filename)
