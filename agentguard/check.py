@@ -63,7 +63,9 @@ def _declares_dependencies(project: Path) -> bool:
     if not pyproject.is_file():
         return False
     try:
-        return "project" in tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        poetry = data.get("tool", {}).get("poetry", {})
+        return "project" in data or (isinstance(poetry, dict) and "dependencies" in poetry)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True  # let the lock step report the problem with the file
 
@@ -81,9 +83,17 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
             )
         )
     from agentguard.lock.command import check_lock
+    from agentguard.lock.existing_flow import check_existing, existing_reader
     from agentguard.lock.inputs import read_inputs
 
-    report = check_lock(read_inputs(project), deps)
+    existing = existing_reader(project)  # the project's own uv.lock / poetry.lock / pylock.toml
+    if existing is not None:
+        from agentguard.config import load_config
+
+        inputs = read_inputs(project, allow_urls=True)
+        report = check_existing(inputs, existing, deps or load_config(project).deps)
+    else:
+        report = check_lock(read_inputs(project), deps)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
     return StepResult(report.findings, report.sources, facts, report.notes)
 
@@ -113,11 +123,19 @@ def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -
             )
     else:
         kind = Kind.IMAGE
-    lock = project / "pylock.toml"
+    from agentguard.inspect.lock_input import LOCK_NAME, OTHER_LOCKS
+
+    found = [project / n for n in (LOCK_NAME, *OTHER_LOCKS) if (project / n).is_file()]
+    lock = found[0] if len(found) == 1 else None
+    if len(found) > 1 and found[0].name == LOCK_NAME:
+        from agentguard.lock.existing_flow import derived_pylock
+
+        # a pylock.toml exported from the uv.lock/poetry.lock beside it holds the same pins
+        lock = found[0] if derived_pylock(found[0]) else None
     opts = InspectOptions(
         target=ref,
         kind=kind,
-        lock=lock if lock.is_file() else None,
+        lock=lock,
         discover_lock=False,
     )
     result = inspect_target(opts, config=config, progress=progress)

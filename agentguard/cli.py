@@ -169,6 +169,13 @@ def lock(
         bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
     ] = False,
     config_file: ConfigOpt = None,
+    export: Annotated[
+        str | None,
+        typer.Option(
+            "--export",
+            help="Also write the project's uv.lock/poetry.lock as `requirements` or `pylock`.",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -195,6 +202,7 @@ def lock(
         backend=backend,
         only_binary=only_binary,
         config_file=config_file,
+        export=export,
     )
     try:
         if fail_on is not None:

@@ -22,6 +22,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 LOCK_NAME = "pylock.toml"
+OTHER_LOCKS = ("uv.lock", "poetry.lock")  # a project's own lock, read by its tool's reader
 MAX_LOCK_BYTES = 16 * 1024 * 1024
 
 
@@ -64,6 +65,8 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
         return None, Source.failed(
             "lockfile", shown, str(exc), error_code="lockfile-unreadable", retryable=False
         )
+    if path.name in OTHER_LOCKS:
+        return _read_tool_lock(path, data, discovered)
     try:
         lock = Pylock.from_dict(tomllib.loads(data.decode("utf-8")))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -99,4 +102,33 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
     return (
         LockInput(shown, f"sha256:{digest}", pins, discovered),
         Source.ok("lockfile", shown, f"{len(pins)} packages ({how})"),
+    )
+
+
+def _read_tool_lock(path: Path, data: bytes, discovered: bool) -> tuple[LockInput | None, Source]:
+    """uv.lock / poetry.lock: what an install from it puts into the environment."""
+    from agentguard.lock.readers import READERS, LockReadError
+    from agentguard.lock.readers.install_view import installed_by
+
+    shown = str(path)
+    reader = next(r for r in READERS if r.filename == path.name)
+    try:
+        lock = reader.read(data.decode("utf-8"), shown)
+    except UnicodeDecodeError as exc:
+        return None, Source.failed(
+            "lockfile", shown, f"not UTF-8: {exc}", error_code="lockfile-invalid", retryable=False
+        )
+    except LockReadError as exc:
+        return None, Source.failed(
+            "lockfile", shown, str(exc), error_code=exc.code, retryable=False
+        )
+    pins = tuple(LockedPin(n, v, m) for n, v, m in installed_by(lock))
+    how = "discovered in the current directory" if discovered else "given with --lock"
+    return (
+        LockInput(shown, f"sha256:{hashlib.sha256(data).hexdigest()}", pins, discovered),
+        Source.ok(
+            "lockfile",
+            shown,
+            f"{len(pins)} packages an install from {path.name} puts in place ({how})",
+        ),
     )

@@ -91,18 +91,28 @@ def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None
         not opts.discover_lock or kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE, None)
     ):
         return None, []
-    from agentguard.inspect.lock_input import LOCK_NAME, read_lock
+    from agentguard.inspect.lock_input import LOCK_NAME, OTHER_LOCKS, read_lock
 
     if opts.lock is not None:
         lock, source = read_lock(opts.lock)
         return lock, [source]
-    candidate = Path(LOCK_NAME)
-    if not candidate.is_file():
+    found = [Path(n) for n in (LOCK_NAME, *OTHER_LOCKS) if Path(n).is_file()]
+    if len(found) > 1:  # never the first of two: the user names the one the image used
+        names = ", ".join(str(p) for p in found)
         return None, [
             Source.skipped(
-                "lockfile", LOCK_NAME, "no --lock and no pylock.toml here: AG110 not run"
+                "lockfile", names, f"several locks here ({names}): pass --lock; AG110 not run"
             )
         ]
+    if not found:
+        return None, [
+            Source.skipped(
+                "lockfile",
+                LOCK_NAME,
+                "no --lock and no pylock.toml, uv.lock or poetry.lock here: AG110 not run",
+            )
+        ]
+    candidate = found[0]
     lock, source = read_lock(candidate, discovered=True)
     return lock, [source]
 

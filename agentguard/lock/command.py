@@ -64,6 +64,7 @@ class LockOptions:
     backend: str = "uv"
     only_binary: bool = False
     config_file: Path | None = None  # --config: read only this file
+    export: str | None = None  # "requirements" | "pylock": write the project's own lock as one
 
 
 def _python_floor(requires_python: str | None) -> str | None:
@@ -94,17 +95,39 @@ def run_lock(
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
-    inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
+    from agentguard.lock.existing_flow import check_existing, existing_reader, lock_existing
+
+    existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
+    inputs = read_inputs(
+        root,
+        extras=opts.extras,
+        all_extras=opts.all_extras,
+        groups=opts.groups,
+        allow_urls=existing is not None,
+    )
     configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
     config_file = opts.config_file
+
+    def project_config() -> Config:
+        return _config(root, configured, config_file)
+
+    if opts.export and (opts.check or existing is None):
+        raise UsageError(
+            "--export writes a project's own lock (uv.lock, poetry.lock) as another format; "
+            "it needs such a lock and no --check"
+        )
     if opts.check:
-        report = check_lock(inputs, _config(root, configured, config_file).deps)
+        if existing is not None:
+            report = check_existing(inputs, existing, project_config().deps)
+        else:
+            report = check_lock(inputs, project_config().deps)
     else:
         try:
             with project_lock(root):
-                report = _lock_locked(
-                    opts, inputs, lambda: _config(root, configured, config_file), progress
-                )
+                if existing is not None:
+                    report = lock_existing(opts, inputs, existing, project_config().deps)
+                else:
+                    report = _lock_locked(opts, inputs, project_config, progress)
         except LockfileError as exc:
             report = _failed_report(
                 inputs,

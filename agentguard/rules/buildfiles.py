@@ -72,7 +72,10 @@ class UnboundedAgentSdk(Rule):
     Reports an agent-stack package (the `deps.watched` list of the policy:
     claude-agent-sdk, openai-agents, mcp, langchain, ...) declared in a requirements
     file, `pyproject.toml` or a Dockerfile/compose/devcontainer install command with no
-    version constraint, or with only a floor (`>=`, `>`).
+    version constraint, or with only a floor (`>=`, `>`). When the project's own lock
+    beside the `pyproject.toml` (`uv.lock`, `poetry.lock`, `pylock.toml`) holds the SDK at
+    a version, the finding is mitigated (info): installs from the lock do not move, the
+    next re-lock can.
 
     ## Why is this bad?
     Every future major of the SDK satisfies the requirement; the next fresh install or
@@ -277,8 +280,14 @@ def _version_key(text: str) -> Version:
         return Version("0")
 
 
-def check_sdk_bounds(decls: Sequence[RequirementDecl], watched: frozenset[str]) -> list[Finding]:
-    """AG121 for each watched package declared without an upper bound."""
+def check_sdk_bounds(
+    decls: Sequence[RequirementDecl],
+    watched: frozenset[str],
+    locked: Mapping[str, tuple[str, Mapping[str, Sequence[str]]]] | None = None,
+) -> list[Finding]:
+    """AG121 for each watched package declared without an upper bound. ``locked`` maps a
+    folder to what the lock there (uv.lock, poetry.lock, pylock.toml) pins: a pyproject
+    requirement its own lock holds fixed is mitigated (info)."""
     findings: list[Finding] = []
     for d in decls:
         if d.name is None or d.name not in watched or "@" in d.raw.split(";", 1)[0]:
@@ -303,9 +312,19 @@ def check_sdk_bounds(decls: Sequence[RequirementDecl], watched: frozenset[str]) 
             what = f"as {d.name}{d.specifier}: a floor and no upper bound"
             cap = f"{d.name}>={floor},<{upper}"
             snippet = cap
+        message = f"{d.name} is required in {where} {what}; every future major satisfies it."
+        folder = d.path.rsplit("/", 1)[0] if "/" in d.path else "."
+        lock_name, pins = (locked or {}).get(folder, ("", {}))
+        held = pins.get(d.name) if d.origin == "pyproject" else None
+        if held:
+            message += (
+                f" Mitigated: the project's lock ({lock_name}) holds {d.name}=={', '.join(held)};"
+                " installs from it do not move (a re-lock can: cap it before the next one)."
+            )
         findings.append(
             UnboundedAgentSdk.finding(
-                f"{d.name} is required in {where} {what}; every future major satisfies it.",
+                message,
+                severity=Severity.INFO if held else None,
                 locations=[Location(path=d.path, line=d.line)],
                 fix=Fix(
                     f"Pin the version you tested and install from a lock, or cap the major: `{cap}`.",
@@ -317,6 +336,7 @@ def check_sdk_bounds(decls: Sequence[RequirementDecl], watched: frozenset[str]) 
                     "bound": kind,
                     "declared_in": d.origin,
                     "requirement": redact_urls(d.raw),
+                    **({"locked": list(held), "lock": lock_name} if held else {}),
                 },
             )
         )

@@ -52,6 +52,8 @@ class _Gathered:
     ignores: dict[str, DockerIgnore] = field(default_factory=dict)
     requirements: dict[str, RequirementsFile] = field(default_factory=dict)
     decls: list[RequirementDecl] = field(default_factory=list)
+    # folder -> (lock file names, {package: locked versions}) from uv.lock/poetry.lock/pylock.toml
+    locked: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
 
 
 def _failed(path: str, reason: str, code: str, remedy: str | None = None) -> Source:
@@ -111,6 +113,15 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         g.requirements[f.path] = rf
         g.decls.extend(rf.requirements)
         g.sources.append(Source.ok("file", f.path, "requirements file"))
+    elif kind == "lock":
+        from agentguard.inspect.project.locks import read_lock_pins
+
+        pins, source = read_lock_pins(f.path, text)
+        g.sources.append(source)
+        if pins is not None:
+            names, held = g.locked.get(_dir(f.path), ("", {}))
+            base = posixpath.basename(f.path)
+            g.locked[_dir(f.path)] = (f"{names}, {base}" if names else base, {**held, **pins})
     elif kind == "pyproject":
         try:
             data = tomllib.loads(text)
@@ -285,7 +296,7 @@ def scan_container_files(
             for p in cmd.packages
             if not p.startswith((".", "/", "-", "$")) and "://" not in p
         ]
-    findings += check_sdk_bounds(decls, watched)
+    findings += check_sdk_bounds(decls, watched, locked=g.locked)
     return findings, g.sources, _facts(g)
 
 

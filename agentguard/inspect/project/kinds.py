@@ -34,6 +34,8 @@ def file_kind(path: str) -> str | None:
         return "devcontainer"
     if low == "pyproject.toml":
         return "pyproject"
+    if low in ("uv.lock", "poetry.lock", "pylock.toml"):
+        return "lock"  # a project's own lock: what it holds mitigates AG121
     if _REQUIREMENTS.match(base) or (
         "/requirements/" in f"/{norm}" and low.endswith((".txt", ".in"))
     ):
