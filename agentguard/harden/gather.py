@@ -18,6 +18,7 @@ from typing import Any
 
 from agentguard.config import Config
 from agentguard.findings import Finding, Report, Source
+from agentguard.harden.code_gather import compose_code, dockerfile_code
 from agentguard.harden.model import HardenOptions, ServiceSpec
 from agentguard.harden.services import (
     image_config_from_attrs,
@@ -159,16 +160,15 @@ def _compose_services(
             continue
         svc_name = str(name) if str(name) not in taken else f"{path.stem}-{name}"
         taken.add(svc_name)
-        out.append(
-            service_from_compose(
-                svc_name,
-                body,
-                compose_dir=path.parent,
-                out_dir=opts.out,
-                opts=opts,
-                origin=f"{rel} service {name}",
-            )
+        svc = service_from_compose(
+            svc_name,
+            body,
+            compose_dir=path.parent,
+            out_dir=opts.out,
+            opts=opts,
+            origin=f"{rel} service {name}",
         )
+        out.append(compose_code(svc, body, path.parent, opts))
     source = Source.ok("file", rel, f"{len(out)} services read for the hardened configuration")
     return out, [source], _top_level(doc, path.parent, opts.out)
 
@@ -214,15 +214,14 @@ def _project_services(
     for df in containers.get("dockerfiles") or []:
         rel = str(df["path"])
         dockerfile = root / rel
-        services.append(
-            service_from_build(
-                service_name(dockerfile.parent.name if rel.count("/") else "agent"),
-                dockerfile.parent,
-                dockerfile,
-                opts.out,
-                origin=rel,
-            )
+        svc = service_from_build(
+            service_name(dockerfile.parent.name if rel.count("/") else "agent"),
+            dockerfile.parent,
+            dockerfile,
+            opts.out,
+            origin=rel,
         )
+        services.append(dockerfile_code(svc, dockerfile.parent, dockerfile, opts))
     return services, sources, top_level
 
 
