@@ -32,10 +32,13 @@ while IFS= read -r l; do echo "AGP mount $l"; done < /proc/self/mountinfo
 while IFS= read -r l; do echo "AGP net $l"; done < /proc/net/dev
 echo "AGP end"
 """
-# One connection attempt per address (the helper's nc, 2 s each), printed before the end.
+# One connection attempt per address: the helper's nc runs `true` once connected (exit 0),
+# fails to connect (exit 1), or is cut off by `timeout` (143: not decided).
 _EGRESS = (
-    f"if {HELPER_PATH} timeout 3 {HELPER_PATH} nc -w 2 {{addr}} {{port}} </dev/null >/dev/null 2>&1; "
-    'then echo "AGP egress {addr} open"; else echo "AGP egress {addr} blocked"; fi\n'
+    f"{HELPER_PATH} timeout 5 {HELPER_PATH} nc -w 2 {{addr}} {{port}} -e {HELPER_PATH} true "
+    "</dev/null >/dev/null 2>&1; "
+    'case $? in 0) v=open;; 143) v=undecided;; *) v=blocked;; esac; '
+    'echo "AGP egress {addr} $v"\n'
 )
 
 
@@ -74,7 +77,8 @@ class Inside:
     mounts: tuple[MountInfo, ...] | None
     interfaces: tuple[str, ...] | None
     complete: bool  # the script reached its end
-    egress: tuple[tuple[str, str], ...] | None = None  # (address, "open" | "blocked")
+    # (address, "open" | "blocked" | "undecided")
+    egress: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
