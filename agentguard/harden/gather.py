@@ -47,6 +47,7 @@ class Gathered:
     sources: tuple[Source, ...]
     top_level: dict[str, Any] = field(default_factory=dict)
     root: Path | None = None
+    devcontainers: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # (path, parsed document)
 
 
 def service_name(ref: str) -> str:
@@ -263,6 +264,37 @@ def _devcontainer_service(
     return []
 
 
+def _devcontainer_docs(
+    root: Path, project: Mapping[str, Any], sources: list[Source]
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The devcontainers that are not compose-based, parsed (the writer rewrites them)."""
+    from agentguard.inspect.project.jsonc import load_jsonc
+    from agentguard.inspect.project.lined import DocumentError
+
+    containers = project.get("containers")
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for dc in (
+        (containers or {}).get("devcontainers") or [] if isinstance(containers, Mapping) else []
+    ):
+        rel = str(dc["path"])
+        try:
+            doc = load_jsonc((root / rel).read_text(encoding="utf-8")).value
+        except (OSError, UnicodeDecodeError, DocumentError) as exc:
+            sources.append(
+                Source.failed(
+                    "file",
+                    rel,
+                    f"cannot read the devcontainer to harden: {exc}",
+                    error_code="harden-input-unreadable",
+                    retryable=False,
+                )
+            )
+            continue
+        if isinstance(doc, dict) and "dockerComposeFile" not in doc:
+            out.append((rel, doc))
+    return out
+
+
 def _settings(root: Path, paths: list[str]) -> tuple[list[ClaudeSettings], list[Source]]:
     from agentguard.inspect.project.claude_settings import parse_settings
     from agentguard.inspect.project.lined import DocumentError
@@ -347,6 +379,9 @@ def gather(
         agent = project_facts
     elif isinstance(report.facts.get("agent_config"), Mapping):
         agent = report.facts["agent_config"]
+    devcontainers: list[tuple[str, Mapping[str, Any]]] = []
+    if root is not None and isinstance(project_facts, Mapping):
+        devcontainers = _devcontainer_docs(root, project_facts, sources)
     settings: list[ClaudeSettings] = []
     if root is not None and agent.get("settings_files"):
         settings, ssrc = _settings(root, [str(p) for p in agent["settings_files"]])
@@ -364,4 +399,5 @@ def gather(
         sources=tuple(sources),
         top_level=top_level,
         root=root,
+        devcontainers=tuple(devcontainers),
     )

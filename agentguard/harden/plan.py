@@ -17,6 +17,7 @@ from agentguard.harden import (
     code_image,
     compose_override,
     deps_changes,
+    devcontainer,
     frameworks,
     kubernetes,
 )
@@ -44,6 +45,7 @@ class Plan:
     files: dict[str, str] = field(default_factory=dict)
     scripts: dict[str, str] = field(default_factory=dict)  # service name -> script file
     code: dict[str, code_image.CodeRun] = field(default_factory=dict)  # service -> its code
+    devcontainers: dict[str, list[str]] = field(default_factory=dict)  # written file -> notes
     claims: list[Claim] = field(default_factory=list)
     opens: list[Open] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -56,6 +58,7 @@ class Plan:
         return (
             *sorted(self.scripts.values()),
             *sorted(r.dockerfile for r in self.code.values()),
+            *sorted(self.devcontainers),
             compose_override.FILE_NAME,
             kubernetes.FILE_NAME,
         )
@@ -136,6 +139,22 @@ def _write_run_config(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenO
         header=_header(g, "a Kubernetes Pod with the same meaning"),
         images={n: r.tag for n, r in plan.code.items()},
     )
+
+
+def _devcontainers(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOptions) -> None:
+    if g.root is None:
+        return
+    for rel, doc in g.devcontainers:
+        name = devcontainer.file_name(rel, len(g.devcontainers) == 1)
+        hardened, notes = devcontainer.hardened_devcontainer(
+            doc, rel=rel, root=g.root, new_rel=name, spec=spec, opts=opts
+        )
+        header = [
+            *_header(g, f"the hardened devcontainer (from {rel})"),
+            "Open the folder that holds this .devcontainer instead of the checkout.",
+        ]
+        plan.files[name] = devcontainer.render_devcontainer(hardened, header=header)
+        plan.devcontainers[name] = notes
 
 
 def _agent_changes(g: Gathered, opts: HardenOptions, plan: Plan) -> None:
@@ -310,6 +329,7 @@ def make_plan(g: Gathered, opts: HardenOptions) -> Plan:
     spec = hardened_spec(opts, tuple(services))
     plan = Plan(spec=spec)
     _write_run_config(g, spec, plan, opts)
+    _devcontainers(g, spec, plan, opts)
     _agent_changes(g, opts, plan)
     plan.deps = deps_changes.plan_deps(g.graph, g.config.deps, list(g.report.findings))
     plan.files.update(plan.deps.files)

@@ -37,7 +37,7 @@ echo "AGP end"
 _EGRESS = (
     f"{HELPER_PATH} timeout 5 {HELPER_PATH} nc -w 2 {{addr}} {{port}} -e {HELPER_PATH} true "
     "</dev/null >/dev/null 2>&1; "
-    'case $? in 0) v=open;; 143) v=undecided;; *) v=blocked;; esac; '
+    "case $? in 0) v=open;; 143) v=undecided;; *) v=blocked;; esac; "
     'echo "AGP egress {addr} $v"\n'
 )
 
