@@ -176,6 +176,6 @@ def test_a_command_that_names_no_file_carries_nothing_and_says_so(tmp_path: Path
 
 def test_a_build_line_with_an_unknown_flag_is_not_vouched_for() -> None:
     text = "docker build --tag a:1 --secret id=x . >/dev/null\nexec docker run a:1\n"
-    with pytest.raises(RunParseError, match="^unknown build flag '--secret': cannot verify"):
+    with pytest.raises(RunParseError, match=r"^unknown build flag '--secret': cannot verify"):
         parse_build_line(text)
     assert parse_build_line("exec docker run a:1\n") is None
