@@ -85,17 +85,6 @@ def write_files(out: Path, files: Mapping[str, str], *, force: bool = False) -> 
             )
         ]
     previous = _manifest(out)
-    for rel in sorted(set(previous) - set(files) - {f + ".new" for f in files}):
-        stale = out / rel
-        current = _on_disk(stale)
-        if current is None or ".." in Path(rel).parts:
-            continue
-        if force or digest(current) == previous[rel]:
-            stale.unlink()
-        else:
-            sources.append(
-                Source.skipped("output", str(stale), "changed since harden wrote it: kept")
-            )
     record: dict[str, str] = {}
     for rel, text in sorted(files.items()):
         source, kept = _write_checked(out, rel, text, previous.get(rel), force=force)
@@ -106,6 +95,17 @@ def write_files(out: Path, files: Mapping[str, str], *, force: bool = False) -> 
             if previous.get(rel):
                 record[rel] = str(previous[rel])
             record[rel + ".new"] = digest(text.encode())
+    for rel in sorted(set(previous) - set(record)):  # written before, not now (an old .new too)
+        stale = out / rel
+        current = _on_disk(stale)
+        if current is None or ".." in Path(rel).parts:
+            continue
+        if force or digest(current) == previous[rel]:
+            stale.unlink()
+        else:
+            sources.append(
+                Source.skipped("output", str(stale), "changed since harden wrote it: kept")
+            )
     sources += _write_manifest(out, record)
     return sources
 
@@ -200,11 +200,15 @@ def _findings(plan: Plan) -> list[Finding]:
 
 
 def _facts(
-    g: Gathered, plan: Plan, opts: HardenOptions, verified: VerifyResult | None
+    g: Gathered,
+    plan: Plan,
+    opts: HardenOptions,
+    verified: VerifyResult | None,
+    files: Mapping[str, str],
 ) -> dict[str, JSONValue]:
     harden: dict[str, JSONValue] = {
         "out": str(opts.out),
-        "files": sorted([*plan.files, SUMMARY_FILE]),
+        "files": sorted(files),
         "user": plan.spec.user,
         "workdir": plan.spec.workdir,
         "network": plan.spec.network,
@@ -309,7 +313,7 @@ def run_harden(
         ),
         target=opts.target,
         inputs={**g.report.provenance.inputs, "out": str(opts.out)},
-        facts=_facts(g, plan, opts, verified if opts.verify else None),
+        facts=_facts(g, plan, opts, verified if opts.verify else None, files),
         notes=(
             *g.report.notes,
             (
