@@ -1,4 +1,5 @@
-"""Where the agent's code came from, read from a compose service or a Dockerfile project.
+"""What harden reads from the project besides inspect's facts: where the agent's code came
+from (a compose service, a Dockerfile), and the devcontainer documents to rewrite.
 
 The code came from the project when the checkout is bind-mounted at the service's working
 directory, or when its Dockerfile copies the whole context (``COPY . DIR``) to the working
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentguard.findings import Source
 from agentguard.harden.code import Start, attach_code, read_dockerfile
 from agentguard.harden.model import HardenOptions, ServiceSpec
 
@@ -118,3 +120,34 @@ def dockerfile_code(
         opts=opts,
         dockerfile=(text, *start.copy_lines),
     )
+
+
+def devcontainer_docs(
+    root: Path, project: Mapping[str, Any], sources: list[Source]
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The devcontainers that are not compose-based, parsed (the writer rewrites them)."""
+    from agentguard.inspect.project.jsonc import load_jsonc
+    from agentguard.inspect.project.lined import DocumentError
+
+    containers = project.get("containers")
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for dc in (
+        (containers or {}).get("devcontainers") or [] if isinstance(containers, Mapping) else []
+    ):
+        rel = str(dc["path"])
+        try:
+            doc = load_jsonc((root / rel).read_text(encoding="utf-8")).value
+        except (OSError, UnicodeDecodeError, DocumentError) as exc:
+            sources.append(
+                Source.failed(
+                    "file",
+                    rel,
+                    f"cannot read the devcontainer to harden: {exc}",
+                    error_code="harden-input-unreadable",
+                    retryable=False,
+                )
+            )
+            continue
+        if isinstance(doc, dict) and "dockerComposeFile" not in doc:
+            out.append((rel, doc))
+    return out

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentguard.config import Config
 from agentguard.findings import Finding, Report, Source
-from agentguard.harden.code_gather import compose_code, dockerfile_code
+from agentguard.harden.code_gather import compose_code, devcontainer_docs, dockerfile_code
 from agentguard.harden.model import HardenOptions, ServiceSpec
 from agentguard.harden.services import (
     image_config_from_attrs,
@@ -264,37 +264,6 @@ def _devcontainer_service(
     return []
 
 
-def _devcontainer_docs(
-    root: Path, project: Mapping[str, Any], sources: list[Source]
-) -> list[tuple[str, Mapping[str, Any]]]:
-    """The devcontainers that are not compose-based, parsed (the writer rewrites them)."""
-    from agentguard.inspect.project.jsonc import load_jsonc
-    from agentguard.inspect.project.lined import DocumentError
-
-    containers = project.get("containers")
-    out: list[tuple[str, Mapping[str, Any]]] = []
-    for dc in (
-        (containers or {}).get("devcontainers") or [] if isinstance(containers, Mapping) else []
-    ):
-        rel = str(dc["path"])
-        try:
-            doc = load_jsonc((root / rel).read_text(encoding="utf-8")).value
-        except (OSError, UnicodeDecodeError, DocumentError) as exc:
-            sources.append(
-                Source.failed(
-                    "file",
-                    rel,
-                    f"cannot read the devcontainer to harden: {exc}",
-                    error_code="harden-input-unreadable",
-                    retryable=False,
-                )
-            )
-            continue
-        if isinstance(doc, dict) and "dockerComposeFile" not in doc:
-            out.append((rel, doc))
-    return out
-
-
 def _settings(root: Path, paths: list[str]) -> tuple[list[ClaudeSettings], list[Source]]:
     from agentguard.inspect.project.claude_settings import parse_settings
     from agentguard.inspect.project.lined import DocumentError
@@ -381,7 +350,7 @@ def gather(
         agent = report.facts["agent_config"]
     devcontainers: list[tuple[str, Mapping[str, Any]]] = []
     if root is not None and isinstance(project_facts, Mapping):
-        devcontainers = _devcontainer_docs(root, project_facts, sources)
+        devcontainers = devcontainer_docs(root, project_facts, sources)
     settings: list[ClaudeSettings] = []
     if root is not None and agent.get("settings_files"):
         settings, ssrc = _settings(root, [str(p) for p in agent["settings_files"]])

@@ -323,6 +323,18 @@ def run_harden(
                 else f"nothing written to {opts.out}: an input failed (see the sources)"
             ),
             *applied.notes,
+            *_started_notes(verified),
         ),
     )
     return HardenResult(report, g.config, plan, g)
+
+
+def _started_notes(verified: VerifyResult) -> list[str]:
+    """The agent's first lines of output, per script, for the text report."""
+    out: list[str] = []
+    for fact in verified.facts:
+        lines = fact.get("output")
+        if fact.get("probe") == "agent-start" and isinstance(lines, list):
+            shown = " | ".join(str(line) for line in lines[:5]) or "(no output)"
+            out.append(f"the agent under {fact.get('script')} ({fact.get('status')}): {shown}")
+    return out

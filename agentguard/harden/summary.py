@@ -134,6 +134,10 @@ def render_summary(
             out.append(
                 f"- {v.get('script')}: {v.get('probe')}: {v.get('status')} -- {v.get('detail')}"
             )
+            lines = v.get("output")
+            if isinstance(lines, list) and lines:
+                out.append("  - its first lines of output:")
+                out += [f"    - `{line}`" for line in lines]
         if not verification:
             out.append("- nothing could be probed (see the report's sources)")
     return "\n".join(out) + "\n"
