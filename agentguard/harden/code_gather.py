@@ -151,3 +151,28 @@ def devcontainer_docs(
         if isinstance(doc, dict) and "dockerComposeFile" not in doc:
             out.append((rel, doc))
     return out
+
+
+def container_code(svc: ServiceSpec, attrs: Mapping[str, Any], opts: HardenOptions) -> ServiceSpec:
+    """A container whose working directory is a bind mount of a host folder (the engine's
+    host: this one, for a local engine)."""
+    cfg = attrs.get("Config") if isinstance(attrs.get("Config"), Mapping) else {}
+    workdir = cfg.get("WorkingDir") if isinstance(cfg, Mapping) else None
+    if not isinstance(workdir, str) or not workdir:
+        return svc
+    for m in attrs.get("Mounts") or []:
+        if not isinstance(m, Mapping) or m.get("Type") != "bind":
+            continue
+        source, dest = m.get("Source"), m.get("Destination")
+        if isinstance(source, str) and posixpath.normpath(str(dest)) == posixpath.normpath(workdir):
+            return _drop_moved(
+                attach_code(
+                    svc,
+                    host_dir=Path(source),
+                    source_dir=posixpath.normpath(workdir),
+                    how=f"bind mount {source}:{dest}",
+                    image_start=None,
+                    opts=opts,
+                )
+            )
+    return svc

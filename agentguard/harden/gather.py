@@ -18,7 +18,12 @@ from typing import Any
 
 from agentguard.config import Config
 from agentguard.findings import Finding, Report, Source
-from agentguard.harden.code_gather import compose_code, devcontainer_docs, dockerfile_code
+from agentguard.harden.code_gather import (
+    compose_code,
+    container_code,
+    devcontainer_docs,
+    dockerfile_code,
+)
 from agentguard.harden.model import HardenOptions, ServiceSpec
 from agentguard.harden.services import (
     image_config_from_attrs,
@@ -114,7 +119,7 @@ def _engine_services(
         sources.append(ilook.source)
         if ilook.obj is not None:
             image_cfg = image_config_from_attrs(ilook.obj.attrs)
-    return [service_from_container(attrs, image_cfg, opts)], sources
+    return [container_code(service_from_container(attrs, image_cfg, opts), attrs, opts)], sources
 
 
 def _archive_services(opts: HardenOptions, report: Report) -> list[ServiceSpec]:

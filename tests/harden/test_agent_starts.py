@@ -378,3 +378,42 @@ def test_a_node_agent_started_by_a_relative_script_starts_hardened(
     assert run.stdout.splitlines() == ["hello agent", f"key={KEY}", "cwd=/work", code, "done"]
     after = inspect_report(out, Kind.PROJECT)
     assert rule_ids(after) & _fixed(report) == set()
+
+
+def test_a_container_started_in_its_checkout_starts_hardened(
+    shell_image: str, made: Made, tmp_path: Path
+) -> None:
+    _compose_project(tmp_path / "proj", shell_image)
+    name = unique("harden-checkout")
+    made.container(
+        shell_image,
+        name=name,
+        command=["sh", "agent.sh"],
+        working_dir="/app",
+        environment={"AGENT_API_KEY": KEY},
+        volumes={str(tmp_path / "proj"): {"bind": "/app", "mode": "rw"}},
+    )
+    out = tmp_path / "out"
+    result = harden_cli(
+        name,
+        "--kind",
+        "container",
+        "--out",
+        out,
+        "--verify",
+        "--format",
+        "json",
+        env={"AGENT_API_KEY": KEY},
+    )
+    report = json_report(result)
+    probes = sources_named(report, "probe")
+    assert probes["agent-start (docker-run.sh)"] == ("ok", "held: the agent ran and exited 0")
+    assert _verification(report, "agent-start")["output"] == [
+        "agent up",
+        "key=***",
+        "cwd=/work",
+        "code=agent.sh ",
+    ]
+    assert KEY not in written_text(out)
+    run = _run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
+    assert run.stdout.splitlines() == ["agent up", f"key={KEY}", "cwd=/work", "code=agent.sh "]
