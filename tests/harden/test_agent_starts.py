@@ -417,3 +417,45 @@ def test_a_container_started_in_its_checkout_starts_hardened(
     assert KEY not in written_text(out)
     run = _run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
     assert run.stdout.splitlines() == ["agent up", f"key={KEY}", "cwd=/work", "code=agent.sh "]
+
+
+@pytest.mark.parametrize(
+    ("check", "verdict"),
+    [
+        (
+            "test -f /app/agent.sh",
+            (
+                "ok",
+                "held: the agent is still running after 1s and `test -f /app/agent.sh` exited 0",
+            ),
+        ),
+        (
+            "test -f /app/docs/plan.md",
+            (
+                "ok",
+                "VIOLATED: the agent is still running after 1s, but `test -f /app/docs/plan.md` exited 1",
+            ),
+        ),
+    ],
+    ids=["passes", "fails"],
+)
+def test_a_verify_command_runs_in_the_started_agent(
+    shell_image: str, tmp_path: Path, check: str, verdict: tuple[str, str]
+) -> None:
+    compose = _compose_project(tmp_path / "proj", shell_image)
+    (tmp_path / "proj" / "agent.sh").write_text(AGENT_SH + "sleep 30\n")
+    out = tmp_path / "out"
+    result = harden_cli(
+        compose,
+        "--out",
+        out,
+        "--verify",
+        "--settle",
+        "1",
+        "--verify-command",
+        check,
+        "--format",
+        "json",
+    )
+    assert sources_named(json_report(result), "probe")["agent-start (docker-run.sh)"] == verdict
+    assert result.exit_code == (0 if verdict[1].startswith("held") else 1)
