@@ -47,6 +47,7 @@ class Start:
     workdir: str | None
     copy_all: str | None  # the destination of ``COPY . DEST`` (absolute), if any
     copy_lines: tuple[int, int] | None  # its first and last 1-based line numbers
+    run_after_copy: bool = False  # a RUN follows it: the build may need the whole project
 
 
 def _exec_form(rest: str) -> list[str]:
@@ -67,6 +68,7 @@ def dockerfile_start(text: str) -> Start:
     workdir: str | None = None
     copy_all: str | None = None
     copy_lines: tuple[int, int] | None = None
+    run_after = False
     buf, first = "", 0
     for no, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
@@ -83,8 +85,11 @@ def dockerfile_start(text: str) -> Start:
         if word == "FROM":
             entry = cmd = workdir = copy_all = None
             copy_lines = None
+            run_after = False
         elif word == "ENTRYPOINT":
             entry, cmd = _exec_form(rest), None  # a new ENTRYPOINT resets CMD
+        elif word in ("RUN", "ONBUILD") and copy_all is not None:
+            run_after = True
         elif word == "CMD":
             cmd = _exec_form(rest)
         elif word == "WORKDIR" and rest:
@@ -94,7 +99,8 @@ def dockerfile_start(text: str) -> Start:
             if len(args) == 2 and args[0] in (".", "./"):
                 copy_all = posixpath.normpath(posixpath.join(workdir or "/", args[1]))
                 copy_lines = (first, no)
-    return Start(entry, cmd, workdir, copy_all, copy_lines)
+                run_after = False
+    return Start(entry, cmd, workdir, copy_all, copy_lines, run_after)
 
 
 def read_dockerfile(path: Path) -> Start | None:
@@ -153,6 +159,7 @@ def named_entries(
         entries.append(top)
 
     for i, arg in enumerate(argv):
+        after = argv[i - 1] if i else ""
         if arg == "-m" and i + 1 < len(argv):
             module = True
             pkg = argv[i + 1].split(".", 1)[0]
@@ -160,26 +167,45 @@ def named_entries(
                 add(pkg)
             elif _kind(host, pkg + ".py") == "file":
                 add(pkg + ".py")
+        elif after in _TAKES_CODE:
+            continue  # a module name or inline code, not a path
         elif arg.startswith(source_dir.rstrip("/") + "/"):
             add(arg[len(source_dir.rstrip("/")) + 1 :])
         elif _is_script(arg) and not arg.startswith("/"):
             add(arg)
             node |= arg.endswith(_NODE_SUFFIXES)
+        elif i and _is_relative_path(arg) and _top(arg) not in _NEVER:
+            top = _top(arg)
+            if top is not None and _kind(host, top) is not None:
+                add(arg)  # an argument that names an entry of the project (`pytest tests/`)
     if node and entries:
         entries += [d for d in NODE_DEPS if d not in entries and _kind(host, d) is not None]
     return entries, module, notes
 
 
-def rewrite_argv(argv: Sequence[str], source_dir: str, target: str) -> tuple[list[str], list[str]]:
-    """Relative script paths made absolute under ``target``; ``source_dir/...`` moved there."""
+_TAKES_CODE = frozenset({"-m", "-c", "-e", "--eval"})
+
+
+def _is_relative_path(arg: str) -> bool:
+    return not arg.startswith(("-", "$", "/")) and "=" not in arg and "://" not in arg
+
+
+def rewrite_argv(
+    argv: Sequence[str], source_dir: str, target: str, entries: Sequence[str] = ()
+) -> tuple[list[str], list[str]]:
+    """Relative paths into the carried code made absolute under ``target`` (scripts always);
+    ``source_dir/...`` moved there."""
     out: list[str] = []
     changed: list[str] = []
     src = source_dir.rstrip("/") + "/"
-    for arg in argv:
+    for i, arg in enumerate(argv):
         new = arg
-        if arg.startswith(src) and target != source_dir:
+        carried = i > 0 and _is_relative_path(arg) and _top(arg) in entries
+        if i and argv[i - 1] in _TAKES_CODE:
+            pass
+        elif arg.startswith(src) and target != source_dir:
             new = target.rstrip("/") + "/" + arg[len(src) :]
-        elif _is_script(arg) and not arg.startswith("/"):
+        elif (_is_script(arg) and not arg.startswith("/")) or carried:
             new = posixpath.normpath(posixpath.join(target, arg))
         if new != arg:
             changed.append(f"{arg} -> {new}")
@@ -210,8 +236,13 @@ def attach_code(
     image_start: Start | None,
     opts: HardenOptions,
     dockerfile: tuple[str, int, int] | None = None,
+    keep_in_image: bool = False,
 ) -> ServiceSpec:
-    """The service with its code carried out of the project (or a note why it is not)."""
+    """The service with its code carried out of the project (or a note why it is not).
+
+    ``keep_in_image``: the code stays where the image has it (the build needs the whole
+    project); only the command and ``PYTHONPATH`` follow it out of the working directory.
+    """
     entry = _argv(svc.entrypoint)
     cmd = _argv(svc.command)
     if entry is None and image_start is not None:
@@ -228,20 +259,47 @@ def attach_code(
             "agent may not start; name the script or package in the command"
         )
         return dataclasses.replace(svc, notes=(*svc.notes, *notes))
-    new_entry, ce = rewrite_argv(entry or [], source_dir, target)
-    new_cmd, cc = rewrite_argv(cmd or [], source_dir, target)
+    # rewritten as one command line (an argument's meaning depends on the one before it)
+    rewritten, changes = rewrite_argv(full, source_dir, target, entries)
+    split = len(entry or [])
+    new_entry, new_cmd = rewritten[:split], rewritten[split:]
+    ce = new_entry != list(entry or [])
+    cc = new_cmd != list(cmd or [])
     env = [e for e in svc.env if e.name != "PYTHONPATH"]
     if module:
         env.insert(0, EnvVar("PYTHONPATH", target))
-    notes.append(
-        f"the agent's code came from the project ({how}); only {', '.join(entries)} travel"
-        f"{'s' if len(entries) == 1 else ''}, read-only at {target}, outside the working "
-        f"directory {opts.workdir}"
-    )
-    if ce or cc:
-        notes.append("relative paths rewritten: " + "; ".join(ce + cc))
+    if keep_in_image:
+        notes.append(
+            f"the agent's code came from the project ({how}), and the Dockerfile runs steps "
+            "after that COPY that may need the whole project, so it was not narrowed: the "
+            f"project stays in the image at {source_dir} (read-only, outside the working "
+            f"directory {opts.workdir}); narrow the COPY to {', '.join(entries)} and what the "
+            "install needs"
+        )
+    else:
+        notes.append(
+            f"the agent's code came from the project ({how}); only {', '.join(entries)} travel"
+            f"{'s' if len(entries) == 1 else ''}, read-only at {target}, outside the working "
+            f"directory {opts.workdir}"
+        )
+    if changes:
+        notes.append("relative paths rewritten: " + "; ".join(changes))
     if module:
         notes.append(f"PYTHONPATH={target}: `python -m` imports the package from there")
+    if keep_in_image:
+        if target != source_dir:
+            notes.append(
+                f"the code stays at {source_dir} in the image, which is the working directory "
+                "here: pass another --workdir"
+            )
+            return dataclasses.replace(svc, notes=(*svc.notes, *notes))
+        return dataclasses.replace(
+            svc,
+            entrypoint=new_entry if ce else svc.entrypoint,
+            command=new_cmd if (cc or ce) and cmd is not None else svc.command,
+            env=tuple(env),
+            notes=(*svc.notes, *notes),
+        )
     code = CodeSpec(
         host_dir=str(host_dir.resolve()),
         source_dir=source_dir,

@@ -119,6 +119,7 @@ def dockerfile_code(
         image_start=start,
         opts=opts,
         dockerfile=(text, *start.copy_lines),
+        keep_in_image=start.run_after_copy,
     )
 
 

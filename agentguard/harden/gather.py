@@ -220,8 +220,14 @@ def _project_services(
     for df in containers.get("dockerfiles") or []:
         rel = str(df["path"])
         dockerfile = root / rel
+        name = service_name(dockerfile.parent.name if rel.count("/") else "agent")
+        if name in taken:  # two Dockerfiles in one folder: never one script for both
+            name = service_name(f"{name}-{dockerfile.name.replace('Dockerfile', '').strip('.-_')}")
+        while name in taken:
+            name += "-2"
+        taken.add(name)
         svc = service_from_build(
-            service_name(dockerfile.parent.name if rel.count("/") else "agent"),
+            name,
             dockerfile.parent,
             dockerfile,
             opts.out,

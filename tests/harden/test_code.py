@@ -179,3 +179,27 @@ def test_a_build_line_with_an_unknown_flag_is_not_vouched_for() -> None:
     with pytest.raises(RunParseError, match=r"^unknown build flag '--secret': cannot verify"):
         parse_build_line(text)
     assert parse_build_line("exec docker run a:1\n") is None
+
+
+def test_a_copy_the_build_goes_on_using_is_not_narrowed(tmp_path: Path) -> None:
+    # modelled on a real SDK repository: `pip install -e .` after `COPY . /app`
+    proj = tmp_path / "proj"
+    (proj / "tests").mkdir(parents=True)
+    (proj / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nRUN pip install -e ".[dev]"\n'
+        'CMD ["python", "-m", "pytest", "tests/", "-v"]\n'
+    )
+    out = tmp_path / "out"
+    result = harden_folder(proj, out)
+    assert not (out / "Dockerfile.hardened").exists()
+    [svc] = result.plan.spec.services
+    assert svc.code is None
+    assert svc.command == ["python", "-m", "pytest", "/app/tests", "-v"]
+    assert svc.notes == (
+        "the agent's code came from the project (COPY . /app), and the Dockerfile runs steps "
+        "after that COPY that may need the whole project, so it was not narrowed: the project "
+        "stays in the image at /app (read-only, outside the working directory /work); narrow "
+        "the COPY to tests and what the install needs",
+        "relative paths rewritten: tests/ -> /app/tests",
+        "PYTHONPATH=/app: `python -m` imports the package from there",
+    )
