@@ -27,7 +27,7 @@ def libraries(binary: str) -> set[Path]:
 
 
 def python_binary() -> str:
-    return os.path.realpath(sys._base_executable)  # type: ignore[attr-defined]
+    return str(os.path.realpath(sys._base_executable))  # type: ignore[attr-defined]
 
 
 def stdlib_dir() -> Path:

@@ -6,16 +6,14 @@ ${AGENT_API_KEY}`), the example project (`python -m kontext_bot`, its SDK instal
 image), and a Node agent started by a relative script from a Dockerfile that copies the
 whole project (`COPY . /app`). For each: `--verify` starts the agent and shows its output,
 the written docker-run.sh starts it with the secret passed by name (read back inside), only
-the code travelled, and `inspect` of the output reports none of the fixed findings. Then a
-hardened configuration edited to break the agent fails `--verify` with AG501, and a
-tampered one fails the isolation probes.
+the code travelled, and `inspect` of the output reports none of the fixed findings. Also
+a container started in its checkout. (The negative cases are in test_agent_breaks.py.)
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,14 @@ from typing import Any
 import pytest
 
 from agentguard.inspect.targets import Kind
+from tests.harden.agents import (
+    KEY,
+    build_shell_image,
+    compose_project,
+    fixed_ids,
+    run_script,
+    verification,
+)
 from tests.harden.rootfs import copy_into, node_files, python_binary, python_files, stdlib_dir
 from tests.harden.support import (
     EXAMPLE,
@@ -37,14 +43,6 @@ from tests.inspect.engine_support import Made, unique
 
 pytestmark = pytest.mark.engine
 
-KEY = "abc123-not-a-real-key"
-AGENT_SH = """\
-echo "agent up"
-echo "key=$AGENT_API_KEY"
-echo "cwd=$(pwd)"
-echo "code=$(ls -A /app | tr '\\n' ' ')"
-"""
-
 
 @pytest.fixture(scope="module")
 def made(docker_client: Any) -> Iterator[Made]:
@@ -55,60 +53,14 @@ def made(docker_client: Any) -> Iterator[Made]:
 
 @pytest.fixture(scope="module")
 def shell_image(made: Made, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """busybox's shell and applets on PATH, an empty /app as the working directory."""
-    tag = f"{unique('harden-sh')}:1"
-    made.build(
-        tag,
-        tmp_path_factory.mktemp("shell-image"),
-        'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]\n'
-        "WORKDIR /app\n",
-    )
-    made.images.append(f"{tag}-hardened")  # what harden builds from it
-    return tag
-
-
-def _compose_project(root: Path, image: str) -> Path:
-    root.mkdir()
-    (root / "agent.sh").write_text(AGENT_SH)
-    (root / "docs").mkdir()
-    (root / "docs" / "plan.md").write_text("# internal roadmap\n")
-    (root / ".env").write_text(f"AGENT_API_KEY={KEY}\n")
-    (root / "compose.yml").write_text(
-        "services:\n  agent:\n"
-        f"    image: {image}\n"
-        "    working_dir: /app\n"
-        "    command: sh agent.sh\n"
-        "    volumes:\n      - .:/app\n"
-        "    environment:\n      AGENT_API_KEY: ${AGENT_API_KEY}\n"
-    )
-    return root / "compose.yml"
-
-
-def _run_script(script: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["sh", str(script)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, **env},
-    )
-
-
-def _verification(report: dict[str, Any], probe: str) -> dict[str, Any]:
-    facts = report["facts"]["harden"]["verification"]
-    return dict(next(v for v in facts if v["probe"] == probe))
-
-
-def _fixed(report: dict[str, Any]) -> set[str]:
-    return {f["rule_id"] for f in report["findings"] if f["suppressed"]}
+    return build_shell_image(made, tmp_path_factory)
 
 
 @pytest.mark.parametrize("code_mount", [False, True], ids=["image", "code-mount"])
 def test_the_compose_project_of_the_issue_starts_hardened(
     shell_image: str, tmp_path: Path, code_mount: bool
 ) -> None:
-    compose = _compose_project(tmp_path / "proj", shell_image)
+    compose = compose_project(tmp_path / "proj", shell_image)
     out = tmp_path / "out"
     flags = ["--code-mount"] if code_mount else []
     result = harden_cli(
@@ -120,7 +72,7 @@ def test_the_compose_project_of_the_issue_starts_hardened(
     assert probes["agent-start (docker-run.sh)"] == ("ok", "held: the agent ran and exited 0")
     assert all(status == "ok" for status, _ in probes.values()), probes
     # its first lines, the key masked: the value is never in the report
-    assert _verification(report, "agent-start")["output"] == [
+    assert verification(report, "agent-start")["output"] == [
         "agent up",
         "key=***",
         "cwd=/work",
@@ -142,83 +94,15 @@ def test_the_compose_project_of_the_issue_starts_hardened(
     )
     assert KEY not in written_text(out)
 
-    run = _run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
+    run = run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
     assert run.returncode == 0, run.stderr
     # the key arrived by name; only the code travelled (no docs, no .env)
     assert run.stdout.splitlines() == ["agent up", f"key={KEY}", "cwd=/work", "code=agent.sh "]
 
     after = inspect_report(out, Kind.PROJECT)
     assert after.complete
-    assert rule_ids(after) & _fixed(report) == set()
-    assert _fixed(report) == {"AG202", "AG406", "AG407"}
-
-
-def test_an_edited_configuration_that_breaks_the_agent_fails_verify_with_ag501(
-    shell_image: str, tmp_path: Path
-) -> None:
-    compose = _compose_project(tmp_path / "proj", shell_image)
-    out = tmp_path / "out"
-    assert harden_cli(compose, "--out", out, "--quiet").exit_code == 0
-    script = out / "docker-run.sh"
-    edited = script.read_text().replace("  /app/agent.sh\n", "  /app/agent-main.sh\n")
-    script.write_text(edited)
-
-    result = harden_cli(compose, "--out", out, "--verify", "--format", "json")
-    report = json_report(result)
-    assert result.exit_code == 1, result.stdout
-    # the edit is kept, the new file is beside it, and the file on disk is what was verified
-    assert script.read_text() == edited
-    assert (out / "docker-run.sh.new").is_file()
-    [finding] = [f for f in report["findings"] if f["rule_id"] == "AG501"]
-    cause = "sh: can't open '/app/agent-main.sh': No such file or directory"
-    assert finding | {"fingerprint": None} == {
-        "rule_id": "AG501",
-        "title": "Hardened configuration does not hold at run time",
-        "severity": "high",
-        "confidence": "high",
-        "message": "The hardened configuration does not hold at run time: probe agent-start: "
-        f"the agent cannot start: it exited 2: {cause}.",
-        "locations": [{"path": "docker-run.sh", "note": "probe agent-start"}],
-        "evidence": {
-            "probe": "agent-start",
-            "image": f"{shell_image}-hardened",
-            "state": "exited",
-            "exit_code": 2,
-            "output": [cause],
-        },
-        "fix": finding["fix"],
-        "ambiguous": False,
-        "suppressed": None,
-        "fingerprint": None,
-    }
-    assert finding["fix"]["description"].startswith("Make the hardened configuration start")
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "probes"),
-    [
-        (
-            "--tmpfs /work:rw,nosuid,nodev,size=64m,mode=0700,uid=10001,gid=10001",
-            "--mount type=bind,source=PROJ,target=/work",
-            {"working-directory", "mounts"},
-        ),
-        ("--user 10001:10001", "--user 0:0", {"user"}),
-        ("--user 10001:10001", "--user 0:0 --cap-add SYS_ADMIN", {"user", "capabilities"}),
-    ],
-    ids=["project-mounted-back", "root", "added-capabilities"],
-)
-def test_a_tampered_configuration_fails_verify(
-    shell_image: str, tmp_path: Path, old: str, new: str, probes: set[str]
-) -> None:
-    compose = _compose_project(tmp_path / "proj", shell_image)
-    out = tmp_path / "out"
-    assert harden_cli(compose, "--out", out, "--quiet").exit_code == 0
-    script = out / "docker-run.sh"
-    text = script.read_text()
-    assert old in text
-    script.write_text(text.replace(old, new.replace("PROJ", str(tmp_path / "proj")), 1))
-    report = json_report(harden_cli(compose, "--out", out, "--verify", "--format", "json"))
-    assert {f["evidence"]["probe"] for f in report["findings"] if f["rule_id"] == "AG501"} == probes
+    assert rule_ids(after) & fixed_ids(report) == set()
+    assert fixed_ids(report) == {"AG202", "AG406", "AG407"}
 
 
 STUB_SDK = """\
@@ -281,7 +165,7 @@ def test_the_example_project_starts_hardened(example_image: str, tmp_path: Path)
     probes = sources_named(report, "probe")
     assert probes["agent-start (docker-run.sh)"] == ("ok", "held: the agent ran and exited 0")
     assert all(status == "ok" for status, _ in probes.values()), probes
-    assert _verification(report, "agent-start")["output"] == [
+    assert verification(report, "agent-start")["output"] == [
         "model=claude-sonnet-4-5 cwd=/work",
         "key=***",
         "plan-readable=False",
@@ -293,7 +177,7 @@ def test_the_example_project_starts_hardened(example_image: str, tmp_path: Path)
     assert 'COPY ["kontext_bot", "/app/kontext_bot"]' in dockerfile
     assert "docs" not in dockerfile.split("# only the agent's code")[1].split("\n", 1)[1]
 
-    run = _run_script(out / "docker-run.sh", ANTHROPIC_API_KEY=key)
+    run = run_script(out / "docker-run.sh", ANTHROPIC_API_KEY=key)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [
         "model=claude-sonnet-4-5 cwd=/work",
@@ -301,7 +185,7 @@ def test_the_example_project_starts_hardened(example_image: str, tmp_path: Path)
         "plan-readable=False",
     ]
     after = inspect_report(out, Kind.PROJECT)
-    assert rule_ids(after) & _fixed(report) == set()
+    assert rule_ids(after) & fixed_ids(report) == set()
 
 
 NODE_INDEX = """\
@@ -364,7 +248,7 @@ def test_a_node_agent_started_by_a_relative_script_starts_hardened(
     )
     assert all(status == "ok" for status, _ in probes.values()), probes
     code = "code=node_modules package.json src"  # no docs, no .env, no Dockerfile
-    assert _verification(report, "agent-start")["output"] == [
+    assert verification(report, "agent-start")["output"] == [
         "hello agent",
         "key=***",
         "cwd=/work",
@@ -373,17 +257,17 @@ def test_a_node_agent_started_by_a_relative_script_starts_hardened(
     dockerfile = (out / "Dockerfile.hardened").read_text()
     assert "COPY . /app" not in dockerfile
 
-    run = _run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
+    run = run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["hello agent", f"key={KEY}", "cwd=/work", code, "done"]
     after = inspect_report(out, Kind.PROJECT)
-    assert rule_ids(after) & _fixed(report) == set()
+    assert rule_ids(after) & fixed_ids(report) == set()
 
 
 def test_a_container_started_in_its_checkout_starts_hardened(
     shell_image: str, made: Made, tmp_path: Path
 ) -> None:
-    _compose_project(tmp_path / "proj", shell_image)
+    compose_project(tmp_path / "proj", shell_image)
     name = unique("harden-checkout")
     made.container(
         shell_image,
@@ -408,54 +292,12 @@ def test_a_container_started_in_its_checkout_starts_hardened(
     report = json_report(result)
     probes = sources_named(report, "probe")
     assert probes["agent-start (docker-run.sh)"] == ("ok", "held: the agent ran and exited 0")
-    assert _verification(report, "agent-start")["output"] == [
+    assert verification(report, "agent-start")["output"] == [
         "agent up",
         "key=***",
         "cwd=/work",
         "code=agent.sh ",
     ]
     assert KEY not in written_text(out)
-    run = _run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
+    run = run_script(out / "docker-run.sh", AGENT_API_KEY=KEY)
     assert run.stdout.splitlines() == ["agent up", f"key={KEY}", "cwd=/work", "code=agent.sh "]
-
-
-@pytest.mark.parametrize(
-    ("check", "verdict"),
-    [
-        (
-            "test -f /app/agent.sh",
-            (
-                "ok",
-                "held: the agent is still running after 1s and `test -f /app/agent.sh` exited 0",
-            ),
-        ),
-        (
-            "test -f /app/docs/plan.md",
-            (
-                "ok",
-                "VIOLATED: the agent is still running after 1s, but `test -f /app/docs/plan.md` exited 1",
-            ),
-        ),
-    ],
-    ids=["passes", "fails"],
-)
-def test_a_verify_command_runs_in_the_started_agent(
-    shell_image: str, tmp_path: Path, check: str, verdict: tuple[str, str]
-) -> None:
-    compose = _compose_project(tmp_path / "proj", shell_image)
-    (tmp_path / "proj" / "agent.sh").write_text(AGENT_SH + "sleep 30\n")
-    out = tmp_path / "out"
-    result = harden_cli(
-        compose,
-        "--out",
-        out,
-        "--verify",
-        "--settle",
-        "1",
-        "--verify-command",
-        check,
-        "--format",
-        "json",
-    )
-    assert sources_named(json_report(result), "probe")["agent-start (docker-run.sh)"] == verdict
-    assert result.exit_code == (0 if verdict[1].startswith("held") else 1)
