@@ -26,6 +26,7 @@ from agentguard.rules.secret_values import scan_text
 
 FIRST_LINES = 10
 LINE_CAP = 300
+HEAD_CAP = 64 * 1024  # bytes of output read for the first lines
 MASK = "***"
 
 
@@ -84,6 +85,21 @@ def _clean(text: str, values: Sequence[str]) -> list[str]:
     return out
 
 
+def _head(container: Any) -> str:
+    """The first lines of the agent's output, read up to :data:`HEAD_CAP` bytes only."""
+    data = b""
+    stream = container.logs(stdout=True, stderr=True, stream=True, follow=False)
+    try:
+        for chunk in stream:
+            data += chunk
+            if len(data) >= HEAD_CAP or data.count(b"\n") >= FIRST_LINES:
+                break
+    finally:
+        with contextlib.suppress(Exception):
+            stream.close()
+    return data[:HEAD_CAP].decode("utf-8", "replace")
+
+
 def _last(text: str, values: Sequence[str]) -> str:
     lines = [line for line in _clean(text, values) if line.strip()]
     return lines[-1] if lines else "no reason given"
@@ -126,14 +142,14 @@ def start_agent(
                 shlex.split(check.command), user=args.user or "", workdir=args.workdir
             )
             cmd_exit = int(result.exit_code) if result.exit_code is not None else None
-            cmd_out = _clean(result.output.decode("utf-8", "replace"), values)
-        lines = _clean(container.logs(stdout=True, stderr=True).decode("utf-8", "replace"), values)
+            cmd_out = _clean(result.output[-HEAD_CAP:].decode("utf-8", "replace"), values)
+        tail = container.logs(stdout=True, stderr=True, tail=FIRST_LINES)
         return replace(
             base,
             state="running" if status is None else "exited",
             exit_code=None if status is None else int(status.get("StatusCode", -1)),
-            lines=tuple(lines[:FIRST_LINES]),
-            tail=tuple(lines[-FIRST_LINES:]),
+            lines=tuple(_clean(_head(container), values)[:FIRST_LINES]),
+            tail=tuple(_clean(tail.decode("utf-8", "replace"), values)[-FIRST_LINES:]),
             command_exit=cmd_exit,
             command_output=tuple(cmd_out[-FIRST_LINES:]),
         )
