@@ -138,11 +138,14 @@ def start_agent(
         cmd_exit: int | None = None
         cmd_out: list[str] = []
         if status is None and check.command is not None:
-            result = container.exec_run(
-                shlex.split(check.command), user=args.user or "", workdir=args.workdir
-            )
-            cmd_exit = int(result.exit_code) if result.exit_code is not None else None
-            cmd_out = _clean(result.output[-HEAD_CAP:].decode("utf-8", "replace"), values)
+            try:  # bounded by the engine client's timeout
+                result = container.exec_run(
+                    shlex.split(check.command), user=args.user or "", workdir=args.workdir
+                )
+                cmd_exit = int(result.exit_code) if result.exit_code is not None else None
+                cmd_out = _clean(result.output[-HEAD_CAP:].decode("utf-8", "replace"), values)
+            except Exception as exc:
+                cmd_out = [f"did not finish: {_last(str(exc), values)}"]
         tail = container.logs(stdout=True, stderr=True, tail=FIRST_LINES)
         return replace(
             base,
