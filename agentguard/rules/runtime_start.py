@@ -76,9 +76,8 @@ def check_agent_run(run: AgentRun) -> Verdict:
     if run.command_exit == 0:
         return Verdict("agent-start", "held", f"{settled} and `{run.command}` exited 0")
     out = [line for line in run.command_output if line.strip()]
-    detail = f"{settled}, but `{run.command}` exited {run.command_exit}" + (
-        f": {out[-1]}" if out else ""
-    )
+    ended = f"exited {run.command_exit}" if run.command_exit is not None else "did not finish"
+    detail = f"{settled}, but `{run.command}` {ended}" + (f": {out[-1]}" if out else "")
     return Verdict("agent-start", "violated", detail, _start_finding(run, detail))
 
 
