@@ -78,6 +78,15 @@ def compose_code(
             image_start=start,
             opts=opts,
         )
+        if out.code is not None and paths is not None and out.code.base_image:
+            out = dataclasses.replace(
+                out,
+                notes=(
+                    *out.notes,
+                    f"the hardened image is built FROM {out.code.base_image}, which your compose "
+                    "file builds: build it first (`docker compose build`)",
+                ),
+            )
         if start is not None and start.copy_all == workdir and paths is not None:
             out = dataclasses.replace(
                 out,
