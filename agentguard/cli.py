@@ -390,6 +390,24 @@ def harden(
             "--verify", help="Run the image with the written config on the engine and probe."
         ),
     ] = False,
+    verify_command: Annotated[
+        str | None,
+        typer.Option(
+            "--verify-command", help="With --verify: run this in the started agent; 0 = it works."
+        ),
+    ] = None,
+    settle: Annotated[
+        float, typer.Option("--settle", help="Seconds the agent must keep running (--verify).")
+    ] = 5.0,
+    code_mount: Annotated[
+        bool,
+        typer.Option(
+            "--code-mount", help="Mount the agent's code read-only instead of building an image."
+        ),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite files you changed since harden wrote them.")
+    ] = False,
     kind: Annotated[
         str | None, typer.Option("--kind", help="What TARGET is (as for inspect).")
     ] = None,
@@ -431,6 +449,10 @@ def harden(
             verify=verify,
             platform=platform,
             config_file=config_file,
+            code_mount=code_mount,
+            force=force,
+            verify_command=verify_command,
+            settle=settle,
         )
         with progress("hardening", quiet=quiet) as step:
             result = run_harden(opts, progress=step)

@@ -18,6 +18,12 @@ from typing import Any
 
 from agentguard.config import Config
 from agentguard.findings import Finding, Report, Source
+from agentguard.harden.code_gather import (
+    compose_code,
+    container_code,
+    devcontainer_docs,
+    dockerfile_code,
+)
 from agentguard.harden.model import HardenOptions, ServiceSpec
 from agentguard.harden.services import (
     image_config_from_attrs,
@@ -46,6 +52,7 @@ class Gathered:
     sources: tuple[Source, ...]
     top_level: dict[str, Any] = field(default_factory=dict)
     root: Path | None = None
+    devcontainers: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # (path, parsed document)
 
 
 def service_name(ref: str) -> str:
@@ -112,7 +119,7 @@ def _engine_services(
         sources.append(ilook.source)
         if ilook.obj is not None:
             image_cfg = image_config_from_attrs(ilook.obj.attrs)
-    return [service_from_container(attrs, image_cfg, opts)], sources
+    return [container_code(service_from_container(attrs, image_cfg, opts), attrs, opts)], sources
 
 
 def _archive_services(opts: HardenOptions, report: Report) -> list[ServiceSpec]:
@@ -159,16 +166,15 @@ def _compose_services(
             continue
         svc_name = str(name) if str(name) not in taken else f"{path.stem}-{name}"
         taken.add(svc_name)
-        out.append(
-            service_from_compose(
-                svc_name,
-                body,
-                compose_dir=path.parent,
-                out_dir=opts.out,
-                opts=opts,
-                origin=f"{rel} service {name}",
-            )
+        svc = service_from_compose(
+            svc_name,
+            body,
+            compose_dir=path.parent,
+            out_dir=opts.out,
+            opts=opts,
+            origin=f"{rel} service {name}",
         )
+        out.append(compose_code(svc, body, path.parent, opts))
     source = Source.ok("file", rel, f"{len(out)} services read for the hardened configuration")
     return out, [source], _top_level(doc, path.parent, opts.out)
 
@@ -214,15 +220,20 @@ def _project_services(
     for df in containers.get("dockerfiles") or []:
         rel = str(df["path"])
         dockerfile = root / rel
-        services.append(
-            service_from_build(
-                service_name(dockerfile.parent.name if rel.count("/") else "agent"),
-                dockerfile.parent,
-                dockerfile,
-                opts.out,
-                origin=rel,
-            )
+        name = service_name(dockerfile.parent.name if rel.count("/") else "agent")
+        if name in taken:  # two Dockerfiles in one folder: never one script for both
+            name = service_name(f"{name}-{dockerfile.name.replace('Dockerfile', '').strip('.-_')}")
+        while name in taken:
+            name += "-2"
+        taken.add(name)
+        svc = service_from_build(
+            name,
+            dockerfile.parent,
+            dockerfile,
+            opts.out,
+            origin=rel,
         )
+        services.append(dockerfile_code(svc, dockerfile.parent, dockerfile, opts))
     return services, sources, top_level
 
 
@@ -349,6 +360,9 @@ def gather(
         agent = project_facts
     elif isinstance(report.facts.get("agent_config"), Mapping):
         agent = report.facts["agent_config"]
+    devcontainers: list[tuple[str, Mapping[str, Any]]] = []
+    if root is not None and isinstance(project_facts, Mapping):
+        devcontainers = devcontainer_docs(root, project_facts, sources)
     settings: list[ClaudeSettings] = []
     if root is not None and agent.get("settings_files"):
         settings, ssrc = _settings(root, [str(p) for p in agent["settings_files"]])
@@ -366,4 +380,5 @@ def gather(
         sources=tuple(sources),
         top_level=top_level,
         root=root,
+        devcontainers=tuple(devcontainers),
     )
