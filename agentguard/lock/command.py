@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -29,9 +29,6 @@ from agentguard.lock.graph import (
     DependencyEdge,
     LockedPackage,
     LockGraph,
-    MajorGroups,
-    major_groups,
-    majors_admitted,
 )
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
@@ -265,7 +262,7 @@ def _lock_locked(
     speculated = (
         _outcome(speculating)
         if speculating is not None
-        and guessed_pins == tuple(resolution.pins)
+        and _same_pins(guessed_pins, resolution.pins)
         and client is speculating_with
         else None
     )
@@ -278,7 +275,9 @@ def _lock_locked(
             analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
         finally:
             client.close()
-        graph, findings, crossings = _rules(analysis, previous, policy, opts.allow_major)
+        graph, findings, crossings = _rules(
+            analysis, previous, policy, opts.allow_major, inputs.requires_python
+        )
     sources.extend(analysis.sources)
     blocking = [f for f in crossings if f.severity > Severity.INFO]
 
@@ -370,7 +369,9 @@ def _speculate(
     from agentguard.lock.analysis import analyse
 
     analysis = analyse(previous.pins, inputs.requirement_lines(), client)
-    graph, findings, crossings = _rules(analysis, previous, policy, allow_major)
+    graph, findings, crossings = _rules(
+        analysis, previous, policy, allow_major, inputs.requires_python
+    )
     return _Speculated(analysis, graph, tuple(findings), tuple(crossings))
 
 
@@ -379,21 +380,39 @@ def _rules(
     previous: QuickPrevious | StoredLock | None,
     policy: DepsPolicy,
     allow_major: tuple[str, ...],
+    requires_python: str | None,
 ) -> tuple[LockGraph, list[Finding], list[Finding]]:
     """The graph with each edge's admitted majors, all AG1xx findings, and the crossings."""
-    from agentguard.rules.deps import (
-        check_major_crossings,
-        check_major_spans,
-        check_unknown_metadata,
-    )
+    from agentguard.rules.deps import check_unknown_metadata
+    from agentguard.rules.deps_gate import check_major_crossings
+    from agentguard.rules.deps_spans import check_major_spans
 
-    graph = _with_majors(analysis.graph, analysis.released)
-    findings = [*check_major_spans(graph, policy), *check_unknown_metadata(graph)]
+    graph = analysis.graph
     crossings: list[Finding] = []
     if previous is not None:
-        crossings = check_major_crossings(previous.versions(), graph, allow_major)
-        findings += crossings
+        crossings = check_major_crossings(
+            _previous_pins(previous), graph, allow_major, requires_python
+        )
+    refused = any(f.severity > Severity.INFO for f in crossings) or any(
+        s.status.value == "failed" for s in analysis.sources
+    )
+    kept = _previous_pins(previous) if refused and previous is not None else None
+    findings = [
+        *check_major_spans(graph, policy, kept=kept),
+        *check_unknown_metadata(graph),
+        *crossings,
+    ]
     return graph, findings, crossings
+
+
+def _same_pins(a: tuple[LockedPackage, ...], b: tuple[LockedPackage, ...]) -> bool:
+    """The same lock entries, whatever order the resolver printed them in (it orders a
+    forked package's entries by marker, the lock file by version)."""
+    return sorted(a, key=_pin_key) == sorted(b, key=_pin_key)
+
+
+def _pin_key(p: LockedPackage) -> tuple[str, str, str, tuple[str, ...]]:
+    return (p.name, p.version, p.marker or "", p.hashes)
 
 
 def _wait_quietly(future: Future[Resolution]) -> None:
@@ -429,23 +448,6 @@ def _same_lock(previous: QuickPrevious | StoredLock, requirements_text: str, roo
     return previous.requirements_text == requirements_text
 
 
-def _with_majors(graph: LockGraph, released: dict[str, list[Any]]) -> LockGraph:
-    edges = []
-    groups: dict[str, MajorGroups] = {}
-    for e in graph.edges:
-        versions = released.get(e.child)
-        admitted = None
-        if versions:
-            if e.child not in groups:
-                groups[e.child] = major_groups(versions)
-            try:
-                admitted = majors_admitted(e.specifier, versions, groups[e.child])
-            except InvalidSpecifier:
-                admitted = None
-        edges.append(dataclasses.replace(e, admitted_majors=admitted))
-    return dataclasses.replace(graph, edges=tuple(edges))
-
-
 def _edge_key(e: DependencyEdge) -> tuple[str, str, str]:
     return (e.parent, e.child, e.specifier)
 
@@ -454,12 +456,8 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     """Offline: the lock files match the inputs and each other, every pin is hashed, no
     unmitigated high major-span finding. Reads only the two lock files."""
     from agentguard.lock.lockfile import read_stored
-    from agentguard.rules.deps import (
-        LockOutOfSync,
-        UnhashedPin,
-        check_major_spans,
-        check_unknown_metadata,
-    )
+    from agentguard.rules.deps import LockOutOfSync, UnhashedPin, check_unknown_metadata
+    from agentguard.rules.deps_spans import check_major_spans
 
     root = inputs.root
     if deps is None:

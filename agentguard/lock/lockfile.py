@@ -28,7 +28,13 @@ from packaging.version import Version
 
 from agentguard import __version__
 from agentguard.lock.backend import Resolution
-from agentguard.lock.graph import PROJECT, DependencyEdge, LockedPackage, LockGraph
+from agentguard.lock.graph import (
+    PROJECT,
+    DependencyEdge,
+    LockedPackage,
+    LockGraph,
+    UpstreamBound,
+)
 from agentguard.lock.index import IndexFile
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import LOCK_WAIT_SECONDS as LOCK_WAIT_SECONDS
@@ -56,14 +62,6 @@ class StoredLock:
     requirements_input_hash: str | None
     requirements_pins: tuple[LockedPackage, ...]
     tool: Mapping[str, Any]
-
-    def versions(self) -> dict[str, str]:
-        """name -> newest locked version (for the major gate)."""
-        out: dict[str, str] = {}
-        for p in self.packages:
-            if p.name not in out or Version(p.version) > Version(out[p.name]):
-                out[p.name] = p.version
-        return out
 
 
 # -- rendering -------------------------------------------------------------------------
@@ -183,6 +181,17 @@ def build_pylock(
         "released-majors": {k: list(v) for k, v in sorted(graph.released_majors.items())},
         "unknown-metadata": list(graph.unknown_metadata),
     }
+    if graph.upstream_bounds:
+        tool["upstream-bounds"] = [
+            {
+                "parent": b.parent,
+                "parent-version": b.parent_version,
+                "child": b.child,
+                "specifier": b.specifier,
+                "later-releases": list(b.parent_versions),
+            }
+            for b in graph.upstream_bounds
+        ]
     if inputs.requires_python:
         tool["requires-python"] = inputs.requires_python
     tool["lock-digest"] = lock_digest(packages, tool)
@@ -213,13 +222,6 @@ class QuickPrevious:
     pins: tuple[LockedPackage, ...]
     lock_digest: str
     requirements_text: str
-
-    def versions(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for p in self.pins:
-            if p.version and (p.name not in out or Version(p.version) > Version(out[p.name])):
-                out[p.name] = p.version
-        return out
 
 
 def read_quick(root: Path) -> QuickPrevious | None:
@@ -320,11 +322,27 @@ def read_stored(root: Path) -> StoredLock | None:
             raise LockfileError(
                 f"{PYLOCK}: malformed [tool.agentguard] edge {e!r}", code="lockfile-invalid"
             ) from None
+    try:
+        bounds = tuple(
+            UpstreamBound(
+                parent=str(b["parent"]),
+                parent_version=str(b["parent-version"]),
+                child=str(b["child"]),
+                specifier=str(b["specifier"]),
+                parent_versions=tuple(str(v) for v in b["later-releases"]),
+            )
+            for b in tool.get("upstream-bounds", [])
+        )
+    except (KeyError, TypeError):
+        raise LockfileError(
+            f"{PYLOCK}: malformed [tool.agentguard] upstream-bounds", code="lockfile-invalid"
+        ) from None
     graph = LockGraph(
         packages=packages,
         edges=tuple(edges),
         released_majors={k: tuple(v) for k, v in dict(tool.get("released-majors", {})).items()},
         unknown_metadata=tuple(tool.get("unknown-metadata", [])),
+        upstream_bounds=bounds,
     )
     try:
         req_text = req.read_text(encoding="utf-8")

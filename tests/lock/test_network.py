@@ -32,9 +32,12 @@ def test_claude_agent_sdk_0_2_95_admits_two_mcp_majors(tmp_path: Path) -> None:
     assert edge["evidence"]["majors_admitted"][:2] == ["1", "2"]
     assert edge["evidence"]["unbounded_above"] is True
     assert edge["locations"][0]["dependency_path"] == ["project", "claude-agent-sdk==0.2.95", "mcp"]
-    assert edge["fix"]["description"].endswith(
-        "or `mcp>=1.23.0,<2` if your code was written against that major."
-    )
+    # Later releases of the SDK declare mcp<2.0.0: that cap is offered first, and cited.
+    assert edge["fix"]["snippet"] == "mcp>=1.23.0,<2.0.0"
+    bound = edge["evidence"]["upstream_bound"]
+    assert bound["specifier"] == "<2.0.0"
+    assert bound["parent_versions"][0] == "0.2.100"
+    assert "the upstream's own word that mcp 2 broke it" in edge["fix"]["description"]
     assert report["complete"] is True
 
 

@@ -1,0 +1,142 @@
+"""What later releases of a parent declare for a child: the evidence behind a cap.
+
+When a locked parent declares a range that starts below the child's locked major
+(``claude-agent-sdk 0.2.95``: ``mcp>=1.23.0``, locked ``mcp 2.3.0``), the parent's later
+releases may have tightened it (``0.2.100`` to ``0.2.139``: ``mcp<2.0.0``): the upstream's
+own word that the new major broke it. This reads the ``Requires-Dist`` of those releases
+from the index (wheel metadata only; nothing is built), capped per edge and per run, and
+returns :class:`~agentguard.lock.graph.UpstreamBound` facts for the rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from agentguard.findings import Source
+from agentguard.lock.graph import PROJECT, LockGraph, UpstreamBound, major_key
+from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage
+
+LATER_RELEASES_PER_EDGE = 64  # the oldest later releases: where a tightening shows first
+MAX_READS = 256  # metadata reads for this evidence, per run
+
+
+def _lower(specifier: str) -> Version | None:
+    try:
+        clauses = list(SpecifierSet(specifier))
+    except InvalidSpecifier:
+        return None
+    for s in clauses:
+        if s.operator in (">=", ">", "~="):
+            try:
+                return Version(s.version)
+            except InvalidVersion:
+                return None
+    return None
+
+
+def _metadata_file(files: Sequence[IndexFile]) -> IndexFile | None:
+    """A wheel whose metadata is cheap to read: a PEP 658 file, or a local wheel."""
+    wheels = [f for f in files if f.is_wheel and (f.has_metadata or f.url.startswith("file:"))]
+    wheels.sort(key=lambda f: (not f.filename.endswith("-none-any.whl"), f.filename))
+    return wheels[0] if wheels else None
+
+
+def upstream_bounds(
+    graph: LockGraph,
+    released: Mapping[str, list[Version]],
+    pages: Mapping[str, ProjectPage],
+    client: IndexClient,
+    gather: Callable[
+        [Sequence[tuple[str, IndexFile]], Callable[[tuple[str, IndexFile]], list[str]]],
+        Iterator[tuple[tuple[str, IndexFile], list[str] | IndexError_]],
+    ],
+) -> tuple[tuple[UpstreamBound, ...], list[Source]]:
+    """The bounds later releases of each parent declare, for edges whose range starts below
+    the child's locked major."""
+    wanted: dict[tuple[str, str, str], str] = {}  # (parent, version, child) -> locked major
+    for e in graph.edges:
+        if e.parent == PROJECT or not e.parent_version or not e.admitted_majors:
+            continue
+        if len(e.admitted_majors) <= 1:
+            continue
+        low = _lower(e.specifier)
+        if low is None:
+            continue
+        for pin in graph.versions_of(e.child):
+            try:
+                locked = major_key(Version(pin.version))
+            except InvalidVersion:
+                continue
+            if locked != major_key(low):
+                wanted[(e.parent, e.parent_version, e.child)] = locked
+    reads: list[tuple[str, IndexFile]] = []
+    later: dict[tuple[str, str], list[str]] = {}  # (parent, locked version) -> later versions
+    for parent, version, _child in sorted(wanted):
+        page = pages.get(parent)
+        if page is None or (parent, version) in later:
+            continue
+        try:
+            base = Version(version)
+        except InvalidVersion:
+            continue
+        newer = [v for v in released.get(parent, []) if v > base][:LATER_RELEASES_PER_EDGE]
+        later[(parent, version)] = [str(v) for v in newer]
+        for v in newer:
+            f = _metadata_file(page.files_for(v))
+            if f is not None and len(reads) < MAX_READS:
+                reads.append((f"{parent}=={v}", f))
+    if not reads:
+        return (), []
+    requires: dict[str, list[str]] = {}
+    failed = 0
+    for (label, _f), result in gather(reads, lambda item: client.requires_dist(item[1])):
+        if isinstance(result, IndexError_):
+            failed += 1
+        else:
+            requires[label] = result
+    sources: list[Source] = [
+        Source.ok(
+            "metadata",
+            "later releases of locked parents",
+            f"{len(requires)} read for the evidence behind caps"
+            + (f"; {failed} could not be read (not cited)" if failed else ""),
+        )
+    ]
+    out: list[UpstreamBound] = []
+    for (parent, version, child), locked in sorted(wanted.items()):
+        child_versions = [v for v in released.get(child, []) if major_key(v) == locked]
+        groups: dict[str, list[str]] = {}
+        for text in later.get((parent, version), []):
+            upper = _excluding_upper(requires.get(f"{parent}=={text}"), child, child_versions)
+            if upper is not None:
+                groups.setdefault(upper, []).append(text)
+        if groups:
+            upper, versions = min(groups.items(), key=lambda kv: Version(kv[1][0]))
+            out.append(UpstreamBound(parent, version, child, upper, tuple(versions)))
+    return tuple(out), sources
+
+
+def _excluding_upper(
+    lines: Iterable[str] | None, child: str, locked_major: Sequence[Version]
+) -> str | None:
+    """The upper bound clauses of the release's requirement on ``child``, when they leave
+    out every released version of the locked major."""
+    for line in lines or ():
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) != child:
+            continue
+        uppers = [s for s in req.specifier if s.operator in ("<", "<=")]
+        if not uppers or not locked_major:
+            continue
+        upper = SpecifierSet(",".join(str(u) for u in uppers))
+        if not any(upper.contains(v, prereleases=True) for v in locked_major):
+            return str(upper)
+    return None
