@@ -29,8 +29,9 @@ def build_wheel(
     extras: Mapping[str, Iterable[str]] | None = None,
     requires_python: str | None = None,
     files: Mapping[str, str] | None = None,
+    tag: str = "py3-none-any",
 ) -> Path:
-    """Write ``name-version-py3-none-any.whl`` with the given Requires-Dist lines."""
+    """Write ``name-version-<tag>.whl`` with the given Requires-Dist lines."""
     dist = name.replace("-", "_")
     info = f"{dist}-{version}.dist-info"
     meta = [
@@ -48,7 +49,9 @@ def build_wheel(
     contents: dict[str, bytes] = {
         f"{dist}/__init__.py": f'__version__ = "{version}"\n'.encode(),
         f"{info}/METADATA": ("\n".join(meta) + "\n").encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: agentguard-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: agentguard-tests\nRoot-Is-Purelib: true\nTag: "
+        + tag.encode()
+        + b"\n",
     }
     for path, text in (files or {}).items():
         contents[path] = text.encode()
@@ -56,7 +59,7 @@ def build_wheel(
     record += f"{info}/RECORD,,\n"
     contents[f"{info}/RECORD"] = record.encode()
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{dist}-{version}-py3-none-any.whl"
+    path = out_dir / f"{dist}-{version}-{tag}.whl"
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for p, d in contents.items():

@@ -131,9 +131,14 @@ def _config(root: Path, loaded: list[Config]) -> Config:
     return loaded[0]
 
 
-def _failed_report(inputs: ProjectInputs, *sources: Source, notes: tuple[str, ...] = ()) -> Report:
+def _failed_report(
+    inputs: ProjectInputs,
+    *sources: Source,
+    notes: tuple[str, ...] = (),
+    command: str = "lock",
+) -> Report:
     return make_report(
-        "lock",
+        command,
         [],
         sources,
         target=str(inputs.root),
@@ -207,6 +212,7 @@ def _lock_locked(
                     retryable=False,
                     remedy="Fix or delete the broken lock files, then re-run.",
                 ),
+                command=command_line(opts),
             )
     if previous is not None:
         names = sorted({p.name for p in _previous_pins(previous)})
@@ -245,7 +251,7 @@ def _lock_locked(
                 remedy=exc.remedy,
             )
         )
-        return _failed_report(inputs, *sources)
+        return _failed_report(inputs, *sources, command=command_line(opts))
     sources.append(
         Source.ok("resolver", resolution.backend, f"{len(resolution.pins)} packages pinned")
     )
@@ -336,10 +342,35 @@ def _lock_locked(
                 notes.append(
                     f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(graph.packages)} packages)."
                 )
-        provenance["lock_digest"] = _file_digest(root / PYLOCK)
+        # The digest both files carry in their headers (what the lock says, not when).
+        provenance["lock_digest"] = data["tool"]["agentguard"]["lock-digest"]
+    if "lock_digest" not in provenance and previous is not None:
+        provenance["lock_digest"] = _previous_digest(previous)  # the files as they stand
     return make_report(
-        "lock", findings, sources, target=str(root), inputs=provenance, facts=facts, notes=notes
+        command_line(opts),
+        findings,
+        sources,
+        target=str(root),
+        inputs=provenance,
+        facts=facts,
+        notes=notes,
     )
+
+
+def command_line(opts: LockOptions) -> str:
+    """The command as run, with the flags that change what a re-lock may move."""
+    parts = ["lock", *(["--check"] if opts.check else []), *(["--upgrade"] if opts.upgrade else [])]
+    parts += [f"--upgrade-package {p}" for p in opts.upgrade_packages]
+    return " ".join(parts)
+
+
+def _previous_digest(previous: QuickPrevious | StoredLock) -> str | None:
+    from agentguard.lock.lockfile import QuickPrevious
+
+    if isinstance(previous, QuickPrevious):
+        return previous.lock_digest
+    digest = previous.tool.get("lock-digest")
+    return str(digest) if digest else None
 
 
 @dataclass(frozen=True)
@@ -498,7 +529,8 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     sources.append(
         Source.ok("lockfile", REQUIREMENTS_LOCK, f"{len(stored.requirements_pins)} pins")
     )
-    prov["lock_digest"] = _file_digest(root / PYLOCK)
+    digest = stored.tool.get("lock-digest")
+    prov["lock_digest"] = str(digest) if digest else None
     prov["resolved_at"] = stored.tool.get("resolved-at")
     for name, found in (
         (PYLOCK, stored.input_hash),
