@@ -263,7 +263,21 @@ def build_graph(
             for req in reqs:
                 if add(name, version, req, extras.get(name, set())):
                     changed = True
-    ordered = tuple(sorted(edges, key=lambda e: (e.parent, e.child, e.specifier, e.marker or "")))
+    # A forked parent has one edge per pinned version: its version is part of the order,
+    # or the lock's digest would change from run to run (set order).
+    ordered = tuple(
+        sorted(
+            edges,
+            key=lambda e: (
+                e.parent,
+                e.child,
+                e.specifier,
+                e.marker or "",
+                e.parent_version or "",
+                e.extras,
+            ),
+        )
+    )
     return LockGraph(
         packages=tuple(sorted(pins, key=lambda p: (p.name, p.version))),
         edges=ordered,

@@ -210,3 +210,26 @@ def _pip_dry_run(lock: Path) -> subprocess.CompletedProcess[str]:
         check=False,
         timeout=300,
     )
+
+
+def test_a_forked_relock_uses_the_analysis_made_while_resolving(
+    tmp_path: Path, forked_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentguard.lock import analysis, command
+
+    project = write_project(tmp_path / "bot", ["sdk==1.0.0"])
+    _lock(project, forked_index)
+    real = analysis.analyse
+    calls: list[int] = []
+
+    def counting(pins: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(pins, *args, **kwargs)
+
+    monkeypatch.setattr(analysis, "analyse", counting)
+    report, _ = command.run_lock(
+        command.LockOptions(project=project, index_url=forked_index["url"], upgrade=True)
+    )
+    # One analysis: the one of the previous (forked) pins, made beside the resolver.
+    assert calls == [1]
+    assert "The lock is up to date; files left untouched." in report.notes
