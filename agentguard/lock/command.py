@@ -16,9 +16,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from agentguard.engine import UsageError, make_report, now_utc
 from agentguard.findings import (
     Finding,
-    Fix,
     JSONValue,
-    Location,
     Report,
     Severity,
     Source,
@@ -484,117 +482,7 @@ def _edge_key(e: DependencyEdge) -> tuple[str, str, str]:
 
 
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
-    """Offline: the lock files match the inputs and each other, every pin is hashed, no
-    unmitigated high major-span finding. Reads only the two lock files."""
-    from agentguard.lock.lockfile import read_stored
-    from agentguard.rules.deps import LockOutOfSync, UnhashedPin, check_unknown_metadata
-    from agentguard.rules.deps_spans import check_major_spans
+    """``lock --check`` (see :mod:`agentguard.lock.check`)."""
+    from agentguard.lock.check import check_lock as check
 
-    root = inputs.root
-    if deps is None:
-        from agentguard.config import load_config
-
-        deps = load_config(root).deps
-    policy = deps
-    sources: list[Source] = [
-        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
-    ]
-    findings: list[Finding] = []
-    prov: dict[str, JSONValue] = {"input_hash": inputs.input_hash, "input_source": inputs.source}
-    try:
-        stored = read_stored(root)
-    except LockfileError as exc:
-        sources.append(
-            Source.failed(
-                "lockfile",
-                PYLOCK,
-                str(exc),
-                error_code=exc.code,
-                retryable=False,
-                remedy="Re-run `agentguard lock` to regenerate the lock files.",
-            )
-        )
-        return make_report("lock --check", [], sources, target=str(root), inputs=prov)
-    if stored is None:
-        findings.append(
-            LockOutOfSync.finding(
-                f"No lock: neither {PYLOCK} nor {REQUIREMENTS_LOCK} exists in {root}.",
-                locations=[Location(path=inputs.source)],
-                fix="Run `agentguard lock` and commit both lock files.",
-                evidence={"expected_input_hash": inputs.input_hash, "found": None},
-            )
-        )
-        return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
-    sources.append(Source.ok("lockfile", PYLOCK, f"{len(stored.packages)} packages"))
-    sources.append(
-        Source.ok("lockfile", REQUIREMENTS_LOCK, f"{len(stored.requirements_pins)} pins")
-    )
-    digest = stored.tool.get("lock-digest")
-    prov["lock_digest"] = str(digest) if digest else None
-    prov["resolved_at"] = stored.tool.get("resolved-at")
-    for name, found in (
-        (PYLOCK, stored.input_hash),
-        (REQUIREMENTS_LOCK, stored.requirements_input_hash),
-    ):
-        if found != inputs.input_hash:
-            findings.append(
-                LockOutOfSync.finding(
-                    f"{name} was made from other inputs than {inputs.source} declares now "
-                    f"(recorded {found or 'nothing'}, now {inputs.input_hash}).",
-                    locations=[Location(path=name)],
-                    fix="Run `agentguard lock` and commit both lock files.",
-                    evidence={
-                        "file": name,
-                        "recorded_input_hash": found,
-                        "input_hash": inputs.input_hash,
-                    },
-                )
-            )
-    a = {(p.name, p.version) for p in stored.packages}
-    b = {(p.name, p.version) for p in stored.requirements_pins}
-    if a != b:
-        only_py = sorted(f"{n}=={v}" for n, v in a - b)
-        only_req = sorted(f"{n}=={v}" for n, v in b - a)
-        findings.append(
-            LockOutOfSync.finding(
-                f"{PYLOCK} and {REQUIREMENTS_LOCK} pin different packages.",
-                locations=[Location(path=PYLOCK), Location(path=REQUIREMENTS_LOCK)],
-                fix="Run `agentguard lock`; never edit one lock file by hand.",
-                evidence={"only_in_pylock": only_py, "only_in_requirements": only_req},
-            )
-        )
-    req_lines = _requirement_lines(root / REQUIREMENTS_LOCK)
-    for pin in stored.requirements_pins:
-        if pin.hashes and pin.version:
-            continue
-        findings.append(
-            UnhashedPin.finding(
-                f"{pin.name}{'==' + pin.version if pin.version else ''} has "
-                f"{'no hash' if not pin.hashes else 'no exact pin'}; pip --require-hashes refuses the file.",
-                locations=[Location(path=REQUIREMENTS_LOCK, line=req_lines.get(pin.name))],
-                fix=Fix("Re-generate the lock with `agentguard lock`; do not edit it by hand."),
-                evidence={
-                    "package": pin.name,
-                    "version": pin.version or None,
-                    "hashes": len(pin.hashes),
-                },
-            )
-        )
-    findings += check_major_spans(stored.graph, policy)
-    findings += check_unknown_metadata(stored.graph)
-    return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
-
-
-def _requirement_lines(path: Path) -> dict[str, int]:
-    from packaging.utils import canonicalize_name
-
-    out: dict[str, int] = {}
-    try:
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            s = line.strip()
-            if s and s[0].isalnum():
-                name = canonicalize_name(s.split("==")[0].split(";")[0].split()[0].split("[")[0])
-                out.setdefault(name, i)
-    except OSError:
-        pass
-    return out
+    return check(inputs, deps)

@@ -233,3 +233,40 @@ def test_a_forked_relock_uses_the_analysis_made_while_resolving(
     # One analysis: the one of the previous (forked) pins, made beside the resolver.
     assert calls == [1]
     assert "The lock is up to date; files left untouched." in report.notes
+
+
+def test_check_of_a_forked_lock_says_in_one_line_that_it_is_in_sync(
+    tmp_path: Path, forked_index: dict[str, Any]
+) -> None:
+    project = write_project(tmp_path / "bot", ["sdk==1.0.0"])
+    _lock(project, forked_index)
+    code, report, _ = run_json("lock", "--check", str(project))
+    assert code == 0
+    assert report["provenance"]["command"] == "lock --check"
+    assert report["notes"] == [
+        "The lock is in sync with pyproject.toml: both files were made from these inputs and "
+        "pin the same 4 entries, every one hashed (1 more than one per package: forks)."
+    ]
+    # The digest in the report is the one both files carry.
+    text = (project / "requirements.lock").read_text()
+    assert f"# lock-digest: {report['provenance']['inputs']['lock_digest']}\n" in text
+
+    # The second fork's entry loses its hash: the finding points at that entry's line.
+    lines = text.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("rpds-lite==0.19.0"))
+    lines[at] = lines[at].removesuffix(" \\")
+    del lines[at + 1]
+    (project / "requirements.lock").write_text("\n".join(lines) + "\n")
+    code, report, _ = run_json("lock", "--check", str(project))
+    assert code == 1 and report["notes"] == []
+    [unhashed] = findings(report, "AG104")
+    assert unhashed["locations"] == [{"path": "requirements.lock", "line": at + 1}]
+    assert unhashed["evidence"] == {
+        "package": "rpds-lite",
+        "version": "0.19.0",
+        "marker": 'python_full_version >= "3.11"',
+        "hashes": 0,
+    }
+    assert unhashed["message"].startswith(
+        'rpds-lite==0.19.0 ; python_full_version >= "3.11" has no hash'
+    )
