@@ -146,6 +146,13 @@ def lock(
     only_binary: Annotated[
         bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
     ] = False,
+    min_release_age: Annotated[
+        str | None,
+        typer.Option(
+            "--min-release-age",
+            help="Leave out releases uploaded less than this long ago (7d, 36h, 2w).",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -169,6 +176,7 @@ def lock(
         no_index=no_index,
         backend=backend,
         only_binary=only_binary,
+        min_release_age=min_release_age,
     )
     try:
         if fail_on is not None:

@@ -7,6 +7,7 @@ marker: a forked package has one entry per fork).
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     unmitigated high major-span finding. Reads only the two lock files."""
     from agentguard.lock.lockfile import read_stored
     from agentguard.rules.deps import LockOutOfSync, UnhashedPin, check_unknown_metadata
+    from agentguard.rules.deps_age import check_young_releases
     from agentguard.rules.deps_spans import check_major_spans
 
     root = inputs.root
@@ -126,6 +128,13 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     in_sync = in_sync and not any(f.rule_id == "AG104" for f in findings)
     findings += check_major_spans(stored.graph, policy)
     findings += check_unknown_metadata(stored.graph)
+    young, _unknown = check_young_releases(
+        stored.graph,
+        stored.uploaded,
+        dt.datetime.now(dt.timezone.utc),
+        stored.tool.get("min-release-age"),
+    )
+    findings += young
     notes: list[str] = []
     if in_sync:
         forks = len(stored.requirements_pins) - len({p.name for p in stored.requirements_pins})

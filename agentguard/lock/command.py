@@ -58,6 +58,40 @@ class LockOptions:
     no_index: bool = False
     backend: str = "uv"
     only_binary: bool = False
+    min_release_age: str | None = None  # "7d": leave out releases uploaded since
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What this lock was made under, from the flags and ``[tool.agentguard]``."""
+
+    only_binary: bool
+    min_release_age: str | None
+    exclude_newer: str | None  # the cutoff the age gives, at this run's start
+
+    def tool_table(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {"only-binary": self.only_binary}
+        if self.min_release_age:
+            out["min-release-age"] = self.min_release_age
+            out["exclude-newer"] = self.exclude_newer
+        return out
+
+
+def _settings(opts: LockOptions, config: Config) -> _Settings:
+    import datetime as dt
+
+    from agentguard.config import release_age_seconds
+
+    age = opts.min_release_age or config.min_release_age
+    cutoff = None
+    if age:
+        try:
+            seconds = release_age_seconds(age)
+        except ValueError as exc:
+            raise UsageError(f"--min-release-age: {exc}") from None
+        when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds)
+        cutoff = when.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return _Settings(opts.only_binary or config.build is False, age, cutoff)
 
 
 def _python_floor(requires_python: str | None) -> str | None:
@@ -152,6 +186,7 @@ def _lock_locked(
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]
+    settings = _settings(opts, config())
     req_path = root / REQUIREMENTS_LOCK
     try:
         preferences = req_path.read_text(encoding="utf-8") if req_path.is_file() else None
@@ -165,8 +200,9 @@ def _lock_locked(
         no_index=opts.no_index,
         upgrade=opts.upgrade,
         upgrade_packages=opts.upgrade_packages,
-        only_binary=opts.only_binary,
+        only_binary=settings.only_binary,
         preferences=preferences,
+        exclude_newer=settings.exclude_newer,
     )
     progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
     # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
@@ -284,6 +320,8 @@ def _lock_locked(
         )
     sources.extend(analysis.sources)
     blocking = [f for f in crossings if f.severity > Severity.INFO]
+    young, unknown_times = _young_releases(graph, analysis, settings.min_release_age)
+    findings += young
 
     provenance: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
@@ -292,7 +330,19 @@ def _lock_locked(
         "index_urls": list(resolution.index_urls),
     }
     notes: list[str] = []
-    facts = {"packages": len(graph.packages), "edges": len(graph.edges)}
+    facts: dict[str, JSONValue] = {
+        "packages": len(graph.packages),
+        "edges": len(graph.edges),
+        "releases_younger_than_7_days": len(young),
+        "upload_times_unknown": unknown_times,  # their age is unknown, not counted as old
+        "only_binary": settings.only_binary,
+        "min_release_age": settings.min_release_age,
+    }
+    if settings.exclude_newer:
+        notes.append(
+            f"Cooldown (min-release-age {settings.min_release_age}): files uploaded after "
+            f"{settings.exclude_newer} were left out of the resolution."
+        )
     incomplete = any(s.status.value == "failed" for s in sources)
     if blocking:
         notes.append(
@@ -305,7 +355,9 @@ def _lock_locked(
         )
     else:
         resolved_at = now_utc()
-        data = build_pylock(inputs, resolution, graph, analysis.files, resolved_at)
+        data = build_pylock(
+            inputs, resolution, graph, analysis.files, resolved_at, settings.tool_table()
+        )
         index_line = opts.index_url if opts.index_url and not opts.no_index else None
         requirements_text = render_requirements(
             resolution.pins,
@@ -353,6 +405,21 @@ def _lock_locked(
         facts=facts,
         notes=notes,
     )
+
+
+def _young_releases(
+    graph: LockGraph, analysis: Analysis, min_release_age: str | None
+) -> tuple[list[Finding], int]:
+    """AG106 from the upload times of the locked files (the earliest file of a release)."""
+    import datetime as dt
+
+    from agentguard.rules.deps_age import check_young_releases
+
+    uploaded: dict[tuple[str, str], str | None] = {}
+    for key, files in analysis.files.items():
+        times = sorted(f.upload_time for f in files if f.upload_time)
+        uploaded[key] = times[0] if times else None
+    return check_young_releases(graph, uploaded, dt.datetime.now(dt.timezone.utc), min_release_age)
 
 
 def command_line(opts: LockOptions) -> str:

@@ -16,7 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,8 @@ class StoredLock:
     requirements_input_hash: str | None
     requirements_pins: tuple[LockedPackage, ...]
     tool: Mapping[str, Any]
+    uploaded: Mapping[tuple[str, str], str | None] = field(default_factory=dict)
+    # (name, version) -> the earliest upload time of its locked files, when recorded
 
 
 # -- rendering -------------------------------------------------------------------------
@@ -147,6 +149,7 @@ def build_pylock(
     graph: LockGraph,
     files: Mapping[tuple[str, str], list[IndexFile]],
     resolved_at: str,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The PEP 751 document as a dict (validated with ``packaging.pylock`` before writing)."""
     packages: list[dict[str, Any]] = []
@@ -194,6 +197,7 @@ def build_pylock(
         ]
     if inputs.requires_python:
         tool["requires-python"] = inputs.requires_python
+    tool.update(settings or {})  # only-binary, min-release-age and its exclude-newer cutoff
     tool["lock-digest"] = lock_digest(packages, tool)
     data: dict[str, Any] = {
         "lock-version": "1.0",
@@ -207,7 +211,9 @@ def build_pylock(
 def lock_digest(packages: list[dict[str, Any]], tool: Mapping[str, Any]) -> str:
     """What the lock says, without when it was made: equal digests, equal locks."""
     stable = {
-        k: v for k, v in tool.items() if k not in ("resolved-at", "tool-version", "lock-digest")
+        k: v
+        for k, v in tool.items()
+        if k not in ("resolved-at", "tool-version", "lock-digest", "exclude-newer")
     }
     blob = json.dumps({"packages": packages, "tool": stable}, sort_keys=True, default=str)
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
@@ -303,6 +309,13 @@ def read_stored(root: Path) -> StoredLock | None:
         )
         for p in lock.packages
     )
+    uploaded: dict[tuple[str, str], str | None] = {}
+    for p in lock.packages:
+        stamps = [w.upload_time for w in p.wheels or []]
+        stamps.append(p.sdist.upload_time if p.sdist else None)
+        times = sorted(t for t in stamps if t is not None)
+        key = (canonicalize_name(p.name), str(p.version) if p.version else "")
+        uploaded[key] = times[0].isoformat() if times else None
     tool = dict((lock.tool or {}).get("agentguard", {}))
     edges = []
     for e in tool.get("edges", []):
@@ -357,7 +370,9 @@ def read_stored(root: Path) -> StoredLock | None:
     for line in req_text.splitlines():
         if line.startswith("# input-hash:"):
             req_hash = line.split(":", 1)[1].strip()
-    return StoredLock(packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool)
+    return StoredLock(
+        packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool, uploaded
+    )
 
 
 # -- writing ---------------------------------------------------------------------------

@@ -18,7 +18,10 @@ class MajorSpanningRange(Rule):
     parent declares (from its own `Requires-Dist`) with the child's released versions,
     and reports the edge when versions from two or more majors satisfy it (before 1.0
     each minor counts as a major). The finding carries the whole path from the project,
-    the specifier, the majors admitted and the version locked.
+    the specifier, the majors admitted and the version locked; a child pinned once per
+    fork of a universal lock gets one finding per pin the edge reaches, its marker beside
+    it and kept in the cap (a cap for a package that exists only under a marker keeps
+    the marker, or the lock stops installing elsewhere).
 
     ## Why is this bad?
     Whether your build gets the old or the new major depends on the day it runs. An
@@ -38,6 +41,10 @@ class MajorSpanningRange(Rule):
     ```toml
     dependencies = ["claude-agent-sdk==0.2.95", "mcp>=1.23.0,<2"]
     ```
+    When later releases of the same parent declare a tighter bound for the child
+    (claude-agent-sdk 0.2.100 and later: `mcp<2.0.0`), that is the upstream's own word
+    that the new major broke it: the fix offers that cap first and cites those releases.
+    Otherwise which major to keep depends on the code you tested, and the fix says so.
     When your own requirement already holds the child to one major, the edge is
     reported as mitigated (info).
     """
@@ -54,9 +61,14 @@ class MajorCrossedOnRelock(Rule):
     """A re-lock would move a package to another major.
 
     ## What it does
-    When a previous lock exists, compares every package's new version with the locked
-    one. A change of major (or of `0.minor` before 1.0) stops the lock: neither lock file
-    is written, and the finding names old and new versions and the edges that allowed it.
+    When a previous lock exists, compares every package's new pins with the locked ones,
+    per environment: a universal lock pins a package once per fork (`jiter==0.18.0 ;
+    python_full_version < "3.11"` beside `jiter==0.19.0 ; python_full_version >= "3.11"`),
+    so an old and a new pin are compared wherever both markers select the same Python
+    version and platform. A change of major (or of `0.minor` before 1.0) in any
+    environment stops the lock: neither lock file is written, and the finding names old
+    and new versions, the environment (`for python_full_version >= '3.11'`) and the edges
+    that allowed it. A new fork that keeps every environment's major is no crossing.
 
     ## Why is this bad?
     Resolvers cross majors on upgrade without a word. A new major is a new API; it needs
@@ -154,6 +166,39 @@ class DependencyRangesUnknown(Rule):
     id = "AG105"
     name = "dependency-ranges-unknown"
     title = "Declared ranges of a package unknown (no wheel metadata)"
+    default_severity = Severity.MEDIUM
+    family = "dependencies"
+
+
+@register
+class YoungRelease(Rule):
+    """A locked release was uploaded less than seven days ago.
+
+    ## What it does
+    Compares the upload time the index gives for each locked release (its earliest file)
+    with the time of the run, and names every release younger than seven days, whatever
+    `min-release-age` is set to. A release whose upload time the index does not give is
+    counted as unknown, never as old.
+
+    ## Why is this bad?
+    A new release is where a compromised upload lands first: a stolen token publishes a
+    patch release, and every lock made that week picks it up. Most are found and yanked
+    within days.
+
+    ## Example
+    `agentguard lock --upgrade` on the day `litellm 1.99.1` is published.
+
+    ## Use instead
+    Review the release before you deploy it, or let releases age first:
+    ```toml
+    [tool.agentguard]
+    min-release-age = "7d"   # or: agentguard lock --min-release-age 7d
+    ```
+    """
+
+    id = "AG106"
+    name = "young-release"
+    title = "Locked release younger than seven days"
     default_severity = Severity.MEDIUM
     family = "dependencies"
 
