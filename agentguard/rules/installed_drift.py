@@ -154,15 +154,26 @@ def _other_version(
     where: Location,
 ) -> Finding:
     listed = "; ".join(f"{d.version} in {d.location}" for d in dists)
-    locked = sorted({w.pin.version or "(no version)" for w in wants})
+    # Every pin that may apply to this image, each with its marker (one per fork): the
+    # image is held to whichever its environment selects, never to the first.
+    wants = sorted(wants, key=lambda w: (w.pin.version or "", w.pin.marker or ""))
+    locked = [w.pin.version or "(no version)" for w in wants]
+    lines = [
+        f"{name}=={w.pin.version}" + (f" ; {w.pin.marker}" if w.pin.marker else "")
+        for w in wants
+    ]
     return InstalledDriftsFromLock.finding(
-        f"{name} is locked at {' or '.join(locked)} in {lock.path} but image {image.target} "
+        f"{name} is locked at {_pins_text(wants)} in {lock.path} but image {image.target} "
         f"has {listed}.",
         locations=[*(where_of(d) for d in dists), where],
         fix=Fix(
             f"Rebuild the image installing the lock with `--require-hashes` so {name} is "
+            f"{' or '.join(locked)} (as its marker selects); if the new version is wanted, "
+            "re-run `agentguard lock` and review it."
+            if len(wants) > 1
+            else f"Rebuild the image installing the lock with `--require-hashes` so {name} is "
             f"{locked[0]}; if the new version is wanted, re-run `agentguard lock` and review it.",
-            snippet=f"{name}=={locked[0]}",
+            snippet="\n".join(lines),
         ),
         evidence={
             "package": name,
