@@ -20,7 +20,7 @@ class LockedPackage:
     name: str  # canonical
     version: str  # "" when the entry has no exact version
     marker: str | None  # the environments this entry is for; None: every environment
-    hashes: tuple[str, ...]  # "sha256:<hex>", sorted
+    hashes: tuple[str, ...] = ()  # "sha256:<hex>", sorted
 
     @property
     def parsed_version(self) -> Version:

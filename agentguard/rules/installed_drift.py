@@ -13,7 +13,8 @@ from packaging.utils import canonicalize_name
 
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ImageFacts, InstalledDist
-from agentguard.inspect.lock_input import LockedPin, LockInput
+from agentguard.inspect.lock_input import LockInput
+from agentguard.lock.pins import LockedPackage
 from agentguard.rules.installed import (
     InstalledDriftsFromLock,
     by_name,
@@ -29,7 +30,7 @@ _INSTALLER_TOOLS = frozenset({"pip", "setuptools", "wheel", "distribute"})
 
 @dataclass(frozen=True)
 class _Want:
-    pin: LockedPin
+    pin: LockedPackage
     applies: bool | None  # marker result for the image; None: depends on something unknown
 
 
@@ -101,7 +102,7 @@ def _missing(
         evidence={
             "package": name,
             "drift": "missing",
-            "locked": [w.pin.version for w in wants],
+            "locked": [w.pin.version or None for w in wants],
             "markers": [w.pin.marker for w in wants],
             "installed": [],
         },
@@ -159,8 +160,7 @@ def _other_version(
     wants = sorted(wants, key=lambda w: (w.pin.version or "", w.pin.marker or ""))
     locked = [w.pin.version or "(no version)" for w in wants]
     lines = [
-        f"{name}=={w.pin.version}" + (f" ; {w.pin.marker}" if w.pin.marker else "")
-        for w in wants
+        f"{name}=={w.pin.version}" + (f" ; {w.pin.marker}" if w.pin.marker else "") for w in wants
     ]
     return InstalledDriftsFromLock.finding(
         f"{name} is locked at {_pins_text(wants)} in {lock.path} but image {image.target} "

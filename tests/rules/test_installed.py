@@ -296,7 +296,7 @@ def test_ag110_holds_each_fork_to_the_pin_its_marker_selects() -> None:
     # A universal lock pins jiter once per fork, under python_full_version markers; the
     # image tells only the minor (3.12, from the site-packages path), which decides them.
     from agentguard.inspect.facts import ImageFacts
-    from agentguard.inspect.lock_input import LockedPin
+    from agentguard.lock.pins import LockedPackage as LockedPin
     from tests.rules.facts_loader import image_from_json
 
     lock = LockInput(
