@@ -158,3 +158,35 @@ def write_simple_index(wheel_dir: Path, index_dir: Path) -> str:
         "<html><body>\n" + "\n".join(root_links) + "\n</body></html>\n"
     )
     return index_dir.resolve().as_uri()
+
+
+def build_static_sdist(
+    out_dir: Path,
+    name: str,
+    version: str,
+    requires: Iterable[str] = (),
+    *,
+    metadata_version: str = "2.2",
+) -> Path:
+    """``name-version.tar.gz`` with a top-level PKG-INFO (and no build code at all)."""
+    import tarfile
+
+    dist = name.replace("-", "_")
+    root = f"{dist}-{version}"
+    meta = "\n".join(
+        [
+            f"Metadata-Version: {metadata_version}",
+            f"Name: {name}",
+            f"Version: {version}",
+            *(f"Requires-Dist: {r}" for r in requires),
+        ]
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{root}.tar.gz"
+    with tarfile.open(path, "w:gz") as tf:
+        data = (meta + "\n").encode()
+        info = tarfile.TarInfo(f"{root}/PKG-INFO")
+        info.size = len(data)
+        info.mtime = 1704067200
+        tf.addfile(info, io.BytesIO(data))
+    return path

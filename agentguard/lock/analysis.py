@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
@@ -89,7 +89,10 @@ def analyse(
     root_requirements: Iterable[str],
     client: IndexClient,
     progress: Callable[[str], None] = lambda _m: None,
+    watched: Collection[str] | None = None,
 ) -> Analysis:
+    """``watched``: the agent stack; later releases of a parent are read for the evidence
+    behind a cap only on edges it touches (None: every edge)."""
     pins = list(pins)
     names = sorted({p.name for p in pins})
     sources: list[Source] = []
@@ -185,7 +188,7 @@ def analyse(
     graph = build_graph(pins, root_requirements, requires, unknown)
     released = {name: page.released_versions() for name, page in pages.items()}
     graph = with_majors(graph, released)
-    bounds, bound_sources = upstream_bounds(graph, released, pages, client, _gather)
+    bounds, bound_sources = upstream_bounds(graph, released, pages, client, _gather, watched)
     sources.extend(bound_sources)
     graph = dataclasses.replace(
         graph,

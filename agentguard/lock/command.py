@@ -312,7 +312,9 @@ def _lock_locked(
         findings, crossings = list(speculated.findings), list(speculated.crossings)
     else:
         try:
-            analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
+            analysis = analyse(
+                resolution.pins, inputs.requirement_lines(), client, progress, policy.watched
+            )
         finally:
             client.close()
         graph, findings, crossings = _rules(
@@ -464,7 +466,7 @@ def _speculate(
 ) -> _Speculated:
     from agentguard.lock.analysis import analyse
 
-    analysis = analyse(previous.pins, inputs.requirement_lines(), client)
+    analysis = analyse(previous.pins, inputs.requirement_lines(), client, watched=policy.watched)
     graph, findings, crossings = _rules(
         analysis, previous, policy, allow_major, inputs.requires_python
     )

@@ -10,8 +10,19 @@ returns :class:`~agentguard.lock.graph.UpstreamBound` facts for the rules.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import hashlib
+import io
+import json
+import os
+import tarfile
+import threading
+import urllib.parse
+import urllib.request
+import zlib
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 
+from packaging.metadata import parse_email
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -19,10 +30,12 @@ from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Source
 from agentguard.lock.graph import PROJECT, LockGraph, UpstreamBound, major_key
-from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage
+from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage, _http_get
 
-LATER_RELEASES_PER_EDGE = 64  # the oldest later releases: where a tightening shows first
-MAX_READS = 256  # metadata reads for this evidence, per run
+LATER_RELEASES_PER_EDGE = 48  # the oldest later releases: where a tightening shows first
+MAX_READS = 192  # metadata reads for this evidence, per run
+MAX_SDIST_BYTES = 4 * 1024 * 1024  # an sdist read for its PKG-INFO (never built)
+MAX_PKG_INFO_BYTES = 1024 * 1024
 
 
 def _lower(specifier: str) -> Version | None:
@@ -40,10 +53,98 @@ def _lower(specifier: str) -> Version | None:
 
 
 def _metadata_file(files: Sequence[IndexFile]) -> IndexFile | None:
-    """A wheel whose metadata is cheap to read: a PEP 658 file, or a local wheel."""
+    """A file whose Requires-Dist is cheap to read without running anything: a wheel with a
+    PEP 658 metadata file, a local wheel, or a small sdist (its PKG-INFO, read, not built)."""
     wheels = [f for f in files if f.is_wheel and (f.has_metadata or f.url.startswith("file:"))]
     wheels.sort(key=lambda f: (not f.filename.endswith("-none-any.whl"), f.filename))
-    return wheels[0] if wheels else None
+    if wheels:
+        return wheels[0]
+    sdists = [
+        f
+        for f in files
+        if f.filename.endswith(".tar.gz") and f.sha256 and (f.size or 0) <= MAX_SDIST_BYTES
+    ]
+    return sdists[0] if sdists else None
+
+
+def read_requires(client: IndexClient, file: IndexFile) -> list[str]:
+    """Requires-Dist of a wheel (the index client's cached read) or of an sdist's PKG-INFO
+    when that metadata is static (Metadata-Version 2.2+, Requires-Dist not dynamic)."""
+    if file.is_wheel:
+        return client.requires_dist(file)
+    cache = client.cache_dir / "sdist-requires" / str(file.sha256)[:2] / f"{file.sha256}.json"
+    try:
+        cached = json.loads(cache.read_text("utf-8"))
+        if isinstance(cached, list) and all(isinstance(x, str) for x in cached):
+            return cached
+    except (OSError, ValueError):
+        pass
+    if file.url.startswith("file:"):
+        local = urllib.request.url2pathname(urllib.parse.urlsplit(file.url).path)
+        try:
+            data = Path(local).read_bytes()
+        except OSError as exc:
+            raise IndexError_(
+                f"{file.filename}: cannot read ({exc})", code="read-error", retryable=False
+            ) from None
+    else:
+        data, _ = _http_get(file.url, limit=MAX_SDIST_BYTES)
+    if hashlib.sha256(data).hexdigest() != file.sha256:
+        raise IndexError_(
+            f"{file.filename}: sha256 does not match the index",
+            code="hash-mismatch",
+            retryable=True,
+        )
+    out = _pkg_info_requires(data, file.filename)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(out), "utf-8")
+    os.replace(tmp, cache)
+    return out
+
+
+def _pkg_info_requires(data: bytes, filename: str) -> list[str]:
+    """Requires-Dist from the sdist's top-level PKG-INFO (read from the archive in memory)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tf:
+            member = next(
+                (
+                    m
+                    for m in tf
+                    if m.isfile() and m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")
+                ),
+                None,
+            )
+            if member is None or member.size > MAX_PKG_INFO_BYTES:
+                raise IndexError_(
+                    f"{filename}: no PKG-INFO", code="metadata-unreadable", retryable=False
+                )
+            raw = tf.extractfile(member)
+            text = raw.read(MAX_PKG_INFO_BYTES).decode("utf-8", "replace") if raw else ""
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+        raise IndexError_(
+            f"{filename}: not a readable sdist ({exc})", code="metadata-unreadable", retryable=False
+        ) from None
+    meta, _ = parse_email(text)
+    dynamic = {str(d).lower() for d in meta.get("dynamic", []) or []}
+    try:
+        static = Version(str(meta.get("metadata_version") or "0")) >= Version("2.2")
+    except InvalidVersion:
+        static = False
+    if not static or "requires-dist" in dynamic:
+        raise IndexError_(
+            f"{filename}: its PKG-INFO does not promise static Requires-Dist",
+            code="metadata-dynamic",
+            retryable=False,
+        )
+    out = []
+    for line in meta.get("requires_dist", []) or []:
+        try:
+            Requirement(line)
+        except InvalidRequirement:
+            continue
+        out.append(line)
+    return out
 
 
 def upstream_bounds(
@@ -55,6 +156,7 @@ def upstream_bounds(
         [Sequence[tuple[str, IndexFile]], Callable[[tuple[str, IndexFile]], list[str]]],
         Iterator[tuple[tuple[str, IndexFile], list[str] | IndexError_]],
     ],
+    watched: Collection[str] | None = None,
 ) -> tuple[tuple[UpstreamBound, ...], list[Source]]:
     """The bounds later releases of each parent declare, for edges whose range starts below
     the child's locked major."""
@@ -64,6 +166,8 @@ def upstream_bounds(
             continue
         if len(e.admitted_majors) <= 1:
             continue
+        if watched is not None and e.child not in watched and e.parent not in watched:
+            continue  # the long tail: its fix is a plain cap, not worth reading releases for
         low = _lower(e.specifier)
         if low is None:
             continue
@@ -94,7 +198,7 @@ def upstream_bounds(
         return (), []
     requires: dict[str, list[str]] = {}
     failed = 0
-    for (label, _f), result in gather(reads, lambda item: client.requires_dist(item[1])):
+    for (label, _f), result in gather(reads, lambda item: read_requires(client, item[1])):
         if isinstance(result, IndexError_):
             failed += 1
         else:

@@ -86,7 +86,7 @@ def _upstream_cap(child: str, specifier: str, bound: UpstreamBound) -> str | Non
 def _releases_text(versions: Sequence[str]) -> str:
     if len(versions) == 1:
         return versions[0]
-    return f"{versions[0]} to {versions[-1]} ({len(versions)} releases)"
+    return f"{versions[0]} to {versions[-1]}, {len(versions)} releases"
 
 
 def _with_marker(cap: str, marker: str | None) -> str:
