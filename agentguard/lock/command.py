@@ -30,6 +30,7 @@ from agentguard.lock.graph import (
 )
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
+from agentguard.lock.pins import pins_by_name
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
@@ -332,8 +333,12 @@ def _lock_locked(
         "index_urls": list(resolution.index_urls),
     }
     notes: list[str] = []
+    by_name = pins_by_name(graph.packages)
+    names = sorted(by_name)
     facts: dict[str, JSONValue] = {
-        "packages": len(graph.packages),
+        "packages": len(names),
+        "pins": len(graph.packages),  # lock entries: a forked package has one per fork
+        "forked_packages": sorted(n for n, ps in by_name.items() if len(ps) > 1),
         "edges": len(graph.edges),
         "releases_younger_than_7_days": len(young),
         "upload_times_unknown": unknown_times,  # their age is unknown, not counted as old
@@ -392,7 +397,8 @@ def _lock_locked(
                 notes.append("Writing failed; the previous lock files are unchanged.")
             else:
                 notes.append(
-                    f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(graph.packages)} packages)."
+                    f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(names)} packages, "
+                    f"{len(graph.packages)} pins)."
                 )
         # The digest both files carry in their headers (what the lock says, not when).
         provenance["lock_digest"] = data["tool"]["agentguard"]["lock-digest"]

@@ -270,3 +270,26 @@ def test_check_of_a_forked_lock_says_in_one_line_that_it_is_in_sync(
     assert unhashed["message"].startswith(
         'rpds-lite==0.19.0 ; python_full_version >= "3.11" has no hash'
     )
+
+
+def test_harden_caps_each_fork_of_a_watched_package_with_its_marker(tmp_path: Path) -> None:
+    from agentguard.harden.deps_changes import CONSTRAINTS_FILE
+    from tests.harden.support import harden_folder
+
+    wheels = tmp_path / "wheels"
+    build_wheel(wheels, "mcp", "1.5.0")
+    build_wheel(wheels, "mcp", "2.1.0", requires_python=">=3.11")
+    build_wheel(wheels, "agent-sdk", "1.0.0", ["mcp>=1.0"])
+    url = write_simple_index(wheels, tmp_path / "simple")
+    project = write_project(tmp_path / "bot", ["agent-sdk==1.0.0"])
+    run_json("lock", str(project), "--index-url", url)
+    harden_folder(project, tmp_path / "out")
+    caps = [
+        ln
+        for ln in (tmp_path / "out" / CONSTRAINTS_FILE).read_text().splitlines()
+        if ln.startswith("mcp")
+    ]
+    assert caps == [
+        "mcp>=1.0,<2 ; python_full_version < '3.11'",
+        "mcp>=2.0,<3 ; python_full_version >= '3.11'",
+    ]
