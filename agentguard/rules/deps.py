@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
 from agentguard.findings import Confidence, Finding, Location, Severity
-from agentguard.lock.graph import (
-    LockGraph,
-)
+from agentguard.lock.graph import LockGraph
+from agentguard.lock.pins import LockedPackage
 from agentguard.rules.base import Rule, register
+
+if TYPE_CHECKING:
+    from agentguard.config import DepsPolicy
 
 
 @register
@@ -216,3 +221,28 @@ def check_unknown_metadata(graph: LockGraph) -> list[Finding]:
         )
         for name in sorted(graph.unknown_metadata)
     ]
+
+
+# The AG101 and AG102 checks live in their own modules (deps_spans, deps_gate); these names
+# stay importable from here for the callers that import them from the rule family.
+def check_major_spans(
+    graph: LockGraph, policy: DepsPolicy, *, kept: Sequence[LockedPackage] | None = None
+) -> list[Finding]:
+    from agentguard.rules.deps_spans import check_major_spans as spans
+
+    return spans(graph, policy, kept=kept)
+
+
+def check_major_crossings(
+    old: Sequence[LockedPackage] | Mapping[str, str],
+    graph: LockGraph,
+    allow_major: Iterable[str],
+    requires_python: str | None = None,
+) -> list[Finding]:
+    """AG102 per environment. Pass the previous lock's pins (every entry of a name): a
+    name -> version mapping keeps one pin per name, unmarked, which is how a forked package
+    was once misread as a crossing."""
+    from agentguard.rules.deps_gate import check_major_crossings as gate
+
+    pins = [LockedPackage(n, v, None) for n, v in old.items()] if isinstance(old, Mapping) else old
+    return gate(pins, graph, allow_major, requires_python)

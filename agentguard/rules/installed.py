@@ -201,37 +201,31 @@ def evaluate_marker(
     except InvalidMarker:
         return None
     names = set(_IDENT.findall(_QUOTED.sub("", str(parsed)))) - {"and", "or", "in", "not"}
-    known = set(env)
-    fulls: list[str] = []
-    if "python_full_version" in names - known and isinstance(env.get("python_version"), str):
-        # The image tells the minor (from the site-packages path), not the patch level: a
-        # marker on python_full_version (as universal locks write them) is decided when every
-        # patch level of that minor gives the same answer.
-        fulls = _patch_levels(str(env["python_version"]), str(parsed))
-        known.add("python_full_version")
-    if not names <= known:
+    full = dict(env)
+    if (
+        "python_full_version" in names
+        and "python_full_version" not in env
+        and "python_version" in env
+    ):
+        # uv writes python_full_version; knowing X.Y decides it when X.Y.0 and the last
+        # X.Y patch agree (python_full_version < '3.11' on 3.12, say)
+        low, high = (
+            _evaluate(
+                parsed, {**full, "python_full_version": f"{env['python_version']}.{p}"}, context
+            )
+            for p in ("0", "999")
+        )
+        return low if low == high and set(names) - {"python_full_version"} <= set(env) else None
+    if not names <= set(env):
         return None
-    results: set[bool] = set()
-    candidates: list[str | None] = [*fulls] if fulls else [None]
-    for full_version in candidates:
-        full = dict(env)
-        if full_version is not None:
-            full["python_full_version"] = full_version
-        try:
-            results.add(bool(parsed.evaluate(full, context)))  # type: ignore[arg-type]
-        except Exception:  # an unknown comparison (e.g. a version op on a non-version)
-            return None
-    return results.pop() if len(results) == 1 else None
+    return _evaluate(parsed, full, context)
 
 
-def _patch_levels(minor: str, marker: str) -> list[str]:
-    """Patch levels of ``minor`` on both sides of every bound the marker names for it."""
-    patches = {0, 99}
-    for m in re.finditer(r"['\"](\d+)\.(\d+)\.(\d+)['\"]", marker):
-        if f"{m.group(1)}.{m.group(2)}" == minor:
-            p = int(m.group(3))
-            patches |= {max(p - 1, 0), p, p + 1}
-    return [f"{minor}.{p}" for p in sorted(patches)]
+def _evaluate(parsed: Marker, env: Mapping[str, str | frozenset[str]], context: str) -> bool | None:
+    try:
+        return parsed.evaluate(dict(env), context)  # type: ignore[arg-type]
+    except Exception:  # an unknown comparison (e.g. a version op on a non-version)
+        return None
 
 
 # ---------------------------------------------------------------------------------------
