@@ -143,9 +143,6 @@ def lock(
     backend: Annotated[
         str, typer.Option("--backend", help="Resolver: uv (default) or pip-tools.")
     ] = "uv",
-    only_binary: Annotated[
-        bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
-    ] = False,
     min_release_age: Annotated[
         str | None,
         typer.Option(
@@ -153,6 +150,9 @@ def lock(
             help="Leave out releases uploaded less than this long ago (7d, 36h, 2w).",
         ),
     ] = None,
+    only_binary: Annotated[
+        bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
+    ] = False,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -175,8 +175,8 @@ def lock(
         find_links=tuple(find_links),
         no_index=no_index,
         backend=backend,
-        only_binary=only_binary,
         min_release_age=min_release_age,
+        only_binary=only_binary,
     )
     try:
         if fail_on is not None:

@@ -58,8 +58,8 @@ class LockOptions:
     find_links: tuple[str, ...] = ()
     no_index: bool = False
     backend: str = "uv"
-    only_binary: bool = False
     min_release_age: str | None = None  # "7d": leave out releases uploaded since
+    only_binary: bool = False
 
 
 @dataclass(frozen=True)
