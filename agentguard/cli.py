@@ -165,6 +165,13 @@ def lock(
     backend: Annotated[
         str, typer.Option("--backend", help="Resolver: uv (default) or pip-tools.")
     ] = "uv",
+    min_release_age: Annotated[
+        str | None,
+        typer.Option(
+            "--min-release-age",
+            help="Leave out releases uploaded less than this long ago (7d, 36h, 2w).",
+        ),
+    ] = None,
     only_binary: Annotated[
         bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
     ] = False,
@@ -200,6 +207,7 @@ def lock(
         find_links=tuple(find_links),
         no_index=no_index,
         backend=backend,
+        min_release_age=min_release_age,
         only_binary=only_binary,
         config_file=config_file,
         export=export,

@@ -218,11 +218,17 @@ def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
     if rid in ("AG210", "AG211", "AG301", "AG302", "AG303", "AG304", "AG305"):
         return _decide_agent(f, plan)
     if rid == "AG101":
-        child = str(f.evidence.get("child"))
-        alt = plan.deps.alternatives.get(child)
-        how = f"capped at the locked major: {plan.deps.capped.get(child, f.fix.snippet)}"
-        if alt:
-            how += f" (or {alt} if your code was written against that major: a choice)"
+        key = deps_changes.cap_key(str(f.evidence.get("child")), f.evidence.get("locked_marker"))
+        alt = plan.deps.alternatives.get(key)
+        line = plan.deps.capped.get(key, f.fix.snippet)
+        if f.evidence.get("upstream_bound"):
+            how = f"capped as later releases of {f.evidence.get('parent')} declare: {line}"
+            if alt:
+                how += f" (or the locked major, {alt}, once tested against it: a choice)"
+        else:
+            how = f"capped at the locked major: {line}"
+            if alt:
+                how += f" (or {alt} if your code was written against that major: a choice)"
         return Claim(f, (deps_changes.CONSTRAINTS_FILE,), how)
     if rid == "AG121":
         pkg = str(f.evidence.get("package", ""))

@@ -15,6 +15,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from agentguard.findings import Source
+from agentguard.lock.pins import LockedPackage
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,18 +27,16 @@ OTHER_LOCKS = ("uv.lock", "poetry.lock")  # a project's own lock, read by its to
 MAX_LOCK_BYTES = 16 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class LockedPin:
-    name: str  # canonical
-    version: str | None  # None: the lock entry has no version (a VCS or directory source)
-    marker: str | None
+# One lock entry: the same frozen record every lock reader yields (a name may have several,
+# one per fork). A version of "" means the entry has none (a VCS or directory source).
+LockedPin = LockedPackage
 
 
 @dataclass(frozen=True)
 class LockInput:
     path: str  # as shown to the user
     sha256: str  # of the file's bytes: the report's provenance input hash
-    pins: tuple[LockedPin, ...]
+    pins: tuple[LockedPackage, ...]
     discovered: bool  # True when found next to the working directory, not given
 
 
@@ -90,10 +89,15 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
             retryable=False,
         )
     pins = tuple(
-        LockedPin(
+        LockedPackage(
             name=canonicalize_name(p.name),
-            version=str(p.version) if p.version is not None else None,
+            version=str(p.version) if p.version is not None else "",
             marker=str(p.marker) if p.marker is not None else None,
+            hashes=tuple(
+                sorted(
+                    f"sha256:{w.hashes['sha256']}" for w in (p.wheels or []) if "sha256" in w.hashes
+                )
+            ),
         )
         for p in lock.packages
     )
@@ -122,7 +126,7 @@ def _read_tool_lock(path: Path, data: bytes, discovered: bool) -> tuple[LockInpu
         return None, Source.failed(
             "lockfile", shown, str(exc), error_code=exc.code, retryable=False
         )
-    pins = tuple(LockedPin(n, v, m) for n, v, m in installed_by(lock))
+    pins = tuple(LockedPin(n, v or "", m) for n, v, m in installed_by(lock))
     how = "discovered in the current directory" if discovered else "given with --lock"
     return (
         LockInput(shown, f"sha256:{hashlib.sha256(data).hexdigest()}", pins, discovered),

@@ -37,6 +37,7 @@ class ResolveRequest:
     upgrade_packages: tuple[str, ...]
     only_binary: bool
     preferences: str | None  # text of the previous requirements lock
+    exclude_newer: str | None = None  # RFC 3339 cutoff: leave out files uploaded after it
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,8 @@ def _resolve_uv(req: ResolveRequest, uv: str, probe: subprocess.Popen[str]) -> R
     cmd += _index_flags(req, "--default-index")
     if req.only_binary:
         cmd += ["--only-binary", ":all:"]
+    if req.exclude_newer:
+        cmd += ["--exclude-newer", req.exclude_newer]
     pins, index_urls, find_links = _compile(req, cmd, dict(os.environ))
     try:
         out, _ = probe.communicate(timeout=RESOLVE_TIMEOUT)
@@ -333,8 +336,11 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
     env["PIP_CONFIG_FILE"] = os.devnull
     cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", *_OUTPUT_FLAGS]
     cmd += ["--strip-extras", *_index_flags(req, "--index-url")]
-    if req.only_binary:
-        cmd += ["--pip-args", "--only-binary :all:"]
+    pip_args = ["--only-binary :all:"] if req.only_binary else []
+    if req.exclude_newer:
+        pip_args.append(f"--uploaded-prior-to {req.exclude_newer}")
+    if pip_args:
+        cmd += ["--pip-args", " ".join(pip_args)]
     pins, index_urls, find_links = _compile(req, cmd, env)
     raw_version = _run(
         [sys.executable, "-m", "piptools", "--version"], Path.cwd(), env

@@ -9,16 +9,14 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from agentguard.engine import UsageError, make_report, now_utc
 from agentguard.findings import (
     Finding,
-    Fix,
     JSONValue,
-    Location,
     Report,
     Severity,
     Source,
@@ -29,12 +27,10 @@ from agentguard.lock.graph import (
     DependencyEdge,
     LockedPackage,
     LockGraph,
-    MajorGroups,
-    major_groups,
-    majors_admitted,
 )
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
+from agentguard.lock.pins import pins_by_name
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
@@ -62,9 +58,43 @@ class LockOptions:
     find_links: tuple[str, ...] = ()
     no_index: bool = False
     backend: str = "uv"
+    min_release_age: str | None = None  # "7d": leave out releases uploaded since
     only_binary: bool = False
     config_file: Path | None = None  # --config: read only this file
     export: str | None = None  # "requirements" | "pylock": write the project's own lock as one
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What this lock was made under, from the flags and ``[tool.agentguard]``."""
+
+    only_binary: bool
+    min_release_age: str | None
+    exclude_newer: str | None  # the cutoff the age gives, at this run's start
+
+    def tool_table(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {"only-binary": self.only_binary}
+        if self.min_release_age:
+            out["min-release-age"] = self.min_release_age
+            out["exclude-newer"] = self.exclude_newer
+        return out
+
+
+def _settings(opts: LockOptions, config: Config) -> _Settings:
+    import datetime as dt
+
+    from agentguard.config import release_age_seconds
+
+    age = opts.min_release_age or config.min_release_age
+    cutoff = None
+    if age:
+        try:
+            seconds = release_age_seconds(age)
+        except ValueError as exc:
+            raise UsageError(f"--min-release-age: {exc}") from None
+        when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds)
+        cutoff = when.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return _Settings(opts.only_binary or config.build is False, age, cutoff)
 
 
 def _python_floor(requires_python: str | None) -> str | None:
@@ -161,9 +191,14 @@ def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -
     return loaded[0]
 
 
-def _failed_report(inputs: ProjectInputs, *sources: Source, notes: tuple[str, ...] = ()) -> Report:
+def _failed_report(
+    inputs: ProjectInputs,
+    *sources: Source,
+    notes: tuple[str, ...] = (),
+    command: str = "lock",
+) -> Report:
     return make_report(
-        "lock",
+        command,
         [],
         sources,
         target=str(inputs.root),
@@ -179,6 +214,7 @@ def _lock_locked(
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]
+    settings = _settings(opts, config())
     req_path = root / REQUIREMENTS_LOCK
     try:
         preferences = req_path.read_text(encoding="utf-8") if req_path.is_file() else None
@@ -192,8 +228,9 @@ def _lock_locked(
         no_index=opts.no_index,
         upgrade=opts.upgrade,
         upgrade_packages=opts.upgrade_packages,
-        only_binary=opts.only_binary,
+        only_binary=settings.only_binary,
         preferences=preferences,
+        exclude_newer=settings.exclude_newer,
     )
     progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
     # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
@@ -237,6 +274,7 @@ def _lock_locked(
                     retryable=False,
                     remedy="Fix or delete the broken lock files, then re-run.",
                 ),
+                command=command_line(opts),
             )
     if previous is not None:
         names = sorted({p.name for p in _previous_pins(previous)})
@@ -275,7 +313,7 @@ def _lock_locked(
                 remedy=exc.remedy,
             )
         )
-        return _failed_report(inputs, *sources)
+        return _failed_report(inputs, *sources, command=command_line(opts))
     sources.append(
         Source.ok("resolver", resolution.backend, f"{len(resolution.pins)} packages pinned")
     )
@@ -292,7 +330,7 @@ def _lock_locked(
     speculated = (
         _outcome(speculating)
         if speculating is not None
-        and guessed_pins == tuple(resolution.pins)
+        and _same_pins(guessed_pins, resolution.pins)
         and client is speculating_with
         else None
     )
@@ -302,12 +340,18 @@ def _lock_locked(
         findings, crossings = list(speculated.findings), list(speculated.crossings)
     else:
         try:
-            analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
+            analysis = analyse(
+                resolution.pins, inputs.requirement_lines(), client, progress, policy.watched
+            )
         finally:
             client.close()
-        graph, findings, crossings = _rules(analysis, previous, policy, opts.allow_major)
+        graph, findings, crossings = _rules(
+            analysis, previous, policy, opts.allow_major, inputs.requires_python
+        )
     sources.extend(analysis.sources)
     blocking = [f for f in crossings if f.severity > Severity.INFO]
+    young, unknown_times = _young_releases(graph, analysis, settings.min_release_age)
+    findings += young
 
     provenance: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
@@ -316,7 +360,23 @@ def _lock_locked(
         "index_urls": list(resolution.index_urls),
     }
     notes: list[str] = []
-    facts: dict[str, JSONValue] = {"packages": len(graph.packages), "edges": len(graph.edges)}
+    by_name = pins_by_name(graph.packages)
+    names = sorted(by_name)
+    facts: dict[str, JSONValue] = {
+        "packages": len(names),
+        "pins": len(graph.packages),  # lock entries: a forked package has one per fork
+        "forked_packages": sorted(n for n, ps in by_name.items() if len(ps) > 1),
+        "edges": len(graph.edges),
+        "releases_younger_than_7_days": len(young),
+        "upload_times_unknown": unknown_times,  # their age is unknown, not counted as old
+        "only_binary": settings.only_binary,
+        "min_release_age": settings.min_release_age,
+    }
+    if settings.exclude_newer:
+        notes.append(
+            f"Cooldown (min-release-age {settings.min_release_age}): files uploaded after "
+            f"{settings.exclude_newer} were left out of the resolution."
+        )
     incomplete = any(s.status.value == "failed" for s in sources)
     if blocking:
         notes.append(
@@ -329,7 +389,9 @@ def _lock_locked(
         )
     else:
         resolved_at = now_utc()
-        data = build_pylock(inputs, resolution, graph, analysis.files, resolved_at)
+        data = build_pylock(
+            inputs, resolution, graph, analysis.files, resolved_at, settings.tool_table()
+        )
         index_line = opts.index_url if opts.index_url and not opts.no_index else None
         requirements_text = render_requirements(
             resolution.pins,
@@ -362,15 +424,56 @@ def _lock_locked(
                 notes.append("Writing failed; the previous lock files are unchanged.")
             else:
                 notes.append(
-                    f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(graph.packages)} packages)."
+                    f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(names)} packages, "
+                    f"{len(graph.packages)} pins)."
                 )
-        provenance["lock_digest"] = _file_digest(root / PYLOCK)
+        # The digest both files carry in their headers (what the lock says, not when).
+        provenance["lock_digest"] = data["tool"]["agentguard"]["lock-digest"]
+    if "lock_digest" not in provenance and previous is not None:
+        provenance["lock_digest"] = _previous_digest(previous)  # the files as they stand
     from agentguard.lock.sites import requirement_sites
 
     facts["requirement_sites"] = requirement_sites(inputs)  # where SARIF places AG101/AG102
     return make_report(
-        "lock", findings, sources, target=str(root), inputs=provenance, facts=facts, notes=notes
+        command_line(opts),
+        findings,
+        sources,
+        target=str(root),
+        inputs=provenance,
+        facts=facts,
+        notes=notes,
     )
+
+
+def _young_releases(
+    graph: LockGraph, analysis: Analysis, min_release_age: str | None
+) -> tuple[list[Finding], int]:
+    """AG106 from the upload times of the locked files (the earliest file of a release)."""
+    import datetime as dt
+
+    from agentguard.rules.deps_age import check_young_releases
+
+    uploaded: dict[tuple[str, str], str | None] = {}
+    for key, files in analysis.files.items():
+        times = sorted(f.upload_time for f in files if f.upload_time)
+        uploaded[key] = times[0] if times else None
+    return check_young_releases(graph, uploaded, dt.datetime.now(dt.timezone.utc), min_release_age)
+
+
+def command_line(opts: LockOptions) -> str:
+    """The command as run, with the flags that change what a re-lock may move."""
+    parts = ["lock", *(["--check"] if opts.check else []), *(["--upgrade"] if opts.upgrade else [])]
+    parts += [f"--upgrade-package {p}" for p in opts.upgrade_packages]
+    return " ".join(parts)
+
+
+def _previous_digest(previous: QuickPrevious | StoredLock) -> str | None:
+    from agentguard.lock.lockfile import QuickPrevious
+
+    if isinstance(previous, QuickPrevious):
+        return previous.lock_digest
+    digest = previous.tool.get("lock-digest")
+    return str(digest) if digest else None
 
 
 @dataclass(frozen=True)
@@ -399,8 +502,10 @@ def _speculate(
 ) -> _Speculated:
     from agentguard.lock.analysis import analyse
 
-    analysis = analyse(previous.pins, inputs.requirement_lines(), client)
-    graph, findings, crossings = _rules(analysis, previous, policy, allow_major)
+    analysis = analyse(previous.pins, inputs.requirement_lines(), client, watched=policy.watched)
+    graph, findings, crossings = _rules(
+        analysis, previous, policy, allow_major, inputs.requires_python
+    )
     return _Speculated(analysis, graph, tuple(findings), tuple(crossings))
 
 
@@ -409,21 +514,39 @@ def _rules(
     previous: QuickPrevious | StoredLock | None,
     policy: DepsPolicy,
     allow_major: tuple[str, ...],
+    requires_python: str | None,
 ) -> tuple[LockGraph, list[Finding], list[Finding]]:
     """The graph with each edge's admitted majors, all AG1xx findings, and the crossings."""
-    from agentguard.rules.deps import (
-        check_major_crossings,
-        check_major_spans,
-        check_unknown_metadata,
-    )
+    from agentguard.rules.deps import check_unknown_metadata
+    from agentguard.rules.deps_gate import check_major_crossings
+    from agentguard.rules.deps_spans import check_major_spans
 
-    graph = _with_majors(analysis.graph, analysis.released)
-    findings = [*check_major_spans(graph, policy), *check_unknown_metadata(graph)]
+    graph = analysis.graph
     crossings: list[Finding] = []
     if previous is not None:
-        crossings = check_major_crossings(previous.versions(), graph, allow_major)
-        findings += crossings
+        crossings = check_major_crossings(
+            _previous_pins(previous), graph, allow_major, requires_python
+        )
+    refused = any(f.severity > Severity.INFO for f in crossings) or any(
+        s.status.value == "failed" for s in analysis.sources
+    )
+    kept = _previous_pins(previous) if refused and previous is not None else None
+    findings = [
+        *check_major_spans(graph, policy, kept=kept),
+        *check_unknown_metadata(graph),
+        *crossings,
+    ]
     return graph, findings, crossings
+
+
+def _same_pins(a: tuple[LockedPackage, ...], b: tuple[LockedPackage, ...]) -> bool:
+    """The same lock entries, whatever order the resolver printed them in (it orders a
+    forked package's entries by marker, the lock file by version)."""
+    return sorted(a, key=_pin_key) == sorted(b, key=_pin_key)
+
+
+def _pin_key(p: LockedPackage) -> tuple[str, str, str, tuple[str, ...]]:
+    return (p.name, p.version, p.marker or "", p.hashes)
 
 
 def _wait_quietly(future: Future[Resolution]) -> None:
@@ -459,147 +582,12 @@ def _same_lock(previous: QuickPrevious | StoredLock, requirements_text: str, roo
     return previous.requirements_text == requirements_text
 
 
-def _with_majors(graph: LockGraph, released: dict[str, list[Any]]) -> LockGraph:
-    edges = []
-    groups: dict[str, MajorGroups] = {}
-    for e in graph.edges:
-        versions = released.get(e.child)
-        admitted = None
-        if versions:
-            if e.child not in groups:
-                groups[e.child] = major_groups(versions)
-            try:
-                admitted = majors_admitted(e.specifier, versions, groups[e.child])
-            except InvalidSpecifier:
-                admitted = None
-        edges.append(dataclasses.replace(e, admitted_majors=admitted))
-    return dataclasses.replace(graph, edges=tuple(edges))
-
-
 def _edge_key(e: DependencyEdge) -> tuple[str, str, str]:
     return (e.parent, e.child, e.specifier)
 
 
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
-    """Offline: the lock files match the inputs and each other, every pin is hashed, no
-    unmitigated high major-span finding. Reads only the two lock files."""
-    from agentguard.lock.lockfile import read_stored
-    from agentguard.rules.deps import (
-        LockOutOfSync,
-        UnhashedPin,
-        check_major_spans,
-        check_unknown_metadata,
-    )
+    """``lock --check`` (see :mod:`agentguard.lock.check`)."""
+    from agentguard.lock.check import check_lock as check
 
-    root = inputs.root
-    if deps is None:
-        from agentguard.config import load_config
-
-        deps = load_config(root).deps
-    policy = deps
-    sources: list[Source] = [
-        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
-    ]
-    findings: list[Finding] = []
-    prov: dict[str, JSONValue] = {"input_hash": inputs.input_hash, "input_source": inputs.source}
-    try:
-        stored = read_stored(root)
-    except LockfileError as exc:
-        sources.append(
-            Source.failed(
-                "lockfile",
-                PYLOCK,
-                str(exc),
-                error_code=exc.code,
-                retryable=False,
-                remedy="Re-run `agentguard lock` to regenerate the lock files.",
-            )
-        )
-        return make_report("lock --check", [], sources, target=str(root), inputs=prov)
-    if stored is None:
-        findings.append(
-            LockOutOfSync.finding(
-                f"No lock: neither {PYLOCK} nor {REQUIREMENTS_LOCK} exists in {root}.",
-                locations=[Location(path=inputs.source)],
-                fix="Run `agentguard lock` and commit both lock files.",
-                evidence={"expected_input_hash": inputs.input_hash, "found": None},
-            )
-        )
-        return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
-    sources.append(Source.ok("lockfile", PYLOCK, f"{len(stored.packages)} packages"))
-    sources.append(
-        Source.ok("lockfile", REQUIREMENTS_LOCK, f"{len(stored.requirements_pins)} pins")
-    )
-    prov["lock_digest"] = _file_digest(root / PYLOCK)
-    prov["resolved_at"] = stored.tool.get("resolved-at")
-    for name, found in (
-        (PYLOCK, stored.input_hash),
-        (REQUIREMENTS_LOCK, stored.requirements_input_hash),
-    ):
-        if found != inputs.input_hash:
-            findings.append(
-                LockOutOfSync.finding(
-                    f"{name} was made from other inputs than {inputs.source} declares now "
-                    f"(recorded {found or 'nothing'}, now {inputs.input_hash}).",
-                    locations=[Location(path=name)],
-                    fix="Run `agentguard lock` and commit both lock files.",
-                    evidence={
-                        "file": name,
-                        "recorded_input_hash": found,
-                        "input_hash": inputs.input_hash,
-                    },
-                )
-            )
-    a = {(p.name, p.version) for p in stored.packages}
-    b = {(p.name, p.version) for p in stored.requirements_pins}
-    if a != b:
-        only_py = sorted(f"{n}=={v}" for n, v in a - b)
-        only_req = sorted(f"{n}=={v}" for n, v in b - a)
-        findings.append(
-            LockOutOfSync.finding(
-                f"{PYLOCK} and {REQUIREMENTS_LOCK} pin different packages.",
-                locations=[Location(path=PYLOCK), Location(path=REQUIREMENTS_LOCK)],
-                fix="Run `agentguard lock`; never edit one lock file by hand.",
-                evidence={"only_in_pylock": only_py, "only_in_requirements": only_req},
-            )
-        )
-    req_lines = _requirement_lines(root / REQUIREMENTS_LOCK)
-    for pin in stored.requirements_pins:
-        if pin.hashes and pin.version:
-            continue
-        findings.append(
-            UnhashedPin.finding(
-                f"{pin.name}{'==' + pin.version if pin.version else ''} has "
-                f"{'no hash' if not pin.hashes else 'no exact pin'}; pip --require-hashes refuses the file.",
-                locations=[Location(path=REQUIREMENTS_LOCK, line=req_lines.get(pin.name))],
-                fix=Fix("Re-generate the lock with `agentguard lock`; do not edit it by hand."),
-                evidence={
-                    "package": pin.name,
-                    "version": pin.version or None,
-                    "hashes": len(pin.hashes),
-                },
-            )
-        )
-    findings += check_major_spans(stored.graph, policy)
-    findings += check_unknown_metadata(stored.graph)
-    from agentguard.lock.sites import requirement_sites
-
-    facts: dict[str, JSONValue] = {"requirement_sites": requirement_sites(inputs)}
-    return make_report(
-        "lock --check", findings, sources, target=str(root), inputs=prov, facts=facts
-    )
-
-
-def _requirement_lines(path: Path) -> dict[str, int]:
-    from packaging.utils import canonicalize_name
-
-    out: dict[str, int] = {}
-    try:
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            s = line.strip()
-            if s and s[0].isalnum():
-                name = canonicalize_name(s.split("==")[0].split(";")[0].split()[0].split("[")[0])
-                out.setdefault(name, i)
-    except OSError:
-        pass
-    return out
+    return check(inputs, deps)

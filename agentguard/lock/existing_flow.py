@@ -251,7 +251,7 @@ def _gate_against_committed(
     """AG102 for the lock in the working tree against the one at git HEAD (the tool that
     wrote it has already replaced it: the gate says so, it cannot refuse)."""
     from agentguard.lock.committed import committed_text
-    from agentguard.rules.deps import check_major_crossings
+    from agentguard.rules.deps_gate import check_major_crossings
 
     root = inputs.root
     before, why = committed_text(root, reader.filename)
@@ -263,7 +263,9 @@ def _gate_against_committed(
     except LockReadError as exc:
         return [], [read_failure(exc, "Fix the lock, then re-run.")], []
     analysis = analyse_existing(new, root_requirements(inputs, new), base=root)
-    crossings = check_major_crossings(old.versions(), analysis.graph, opts.allow_major)
+    crossings = check_major_crossings(
+        old.packages(), analysis.graph, opts.allow_major, inputs.requires_python
+    )
     source = Source.ok(
         "lockfile", f"{reader.filename} at HEAD", f"{len(old.registry_pins)} packages"
     )

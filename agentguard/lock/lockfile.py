@@ -16,7 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,13 @@ from packaging.version import Version
 
 from agentguard import __version__
 from agentguard.lock.backend import Resolution
-from agentguard.lock.graph import PROJECT, DependencyEdge, LockedPackage, LockGraph
+from agentguard.lock.graph import (
+    PROJECT,
+    DependencyEdge,
+    LockedPackage,
+    LockGraph,
+    UpstreamBound,
+)
 from agentguard.lock.index import IndexFile
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import LOCK_WAIT_SECONDS as LOCK_WAIT_SECONDS
@@ -56,14 +62,8 @@ class StoredLock:
     requirements_input_hash: str | None
     requirements_pins: tuple[LockedPackage, ...]
     tool: Mapping[str, Any]
-
-    def versions(self) -> dict[str, str]:
-        """name -> newest locked version (for the major gate)."""
-        out: dict[str, str] = {}
-        for p in self.packages:
-            if p.name not in out or Version(p.version) > Version(out[p.name]):
-                out[p.name] = p.version
-        return out
+    uploaded: Mapping[tuple[str, str], str | None] = field(default_factory=dict)
+    # (name, version) -> the earliest upload time of its locked files, when recorded
 
 
 # -- rendering -------------------------------------------------------------------------
@@ -149,6 +149,7 @@ def build_pylock(
     graph: LockGraph,
     files: Mapping[tuple[str, str], list[IndexFile]],
     resolved_at: str,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The PEP 751 document as a dict (validated with ``packaging.pylock`` before writing)."""
     packages: list[dict[str, Any]] = []
@@ -183,8 +184,20 @@ def build_pylock(
         "released-majors": {k: list(v) for k, v in sorted(graph.released_majors.items())},
         "unknown-metadata": list(graph.unknown_metadata),
     }
+    if graph.upstream_bounds:
+        tool["upstream-bounds"] = [
+            {
+                "parent": b.parent,
+                "parent-version": b.parent_version,
+                "child": b.child,
+                "specifier": b.specifier,
+                "later-releases": list(b.parent_versions),
+            }
+            for b in graph.upstream_bounds
+        ]
     if inputs.requires_python:
         tool["requires-python"] = inputs.requires_python
+    tool.update(settings or {})  # only-binary, min-release-age and its exclude-newer cutoff
     tool["lock-digest"] = lock_digest(packages, tool)
     data: dict[str, Any] = {
         "lock-version": "1.0",
@@ -198,7 +211,9 @@ def build_pylock(
 def lock_digest(packages: list[dict[str, Any]], tool: Mapping[str, Any]) -> str:
     """What the lock says, without when it was made: equal digests, equal locks."""
     stable = {
-        k: v for k, v in tool.items() if k not in ("resolved-at", "tool-version", "lock-digest")
+        k: v
+        for k, v in tool.items()
+        if k not in ("resolved-at", "tool-version", "lock-digest", "exclude-newer")
     }
     blob = json.dumps({"packages": packages, "tool": stable}, sort_keys=True, default=str)
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
@@ -213,13 +228,6 @@ class QuickPrevious:
     pins: tuple[LockedPackage, ...]
     lock_digest: str
     requirements_text: str
-
-    def versions(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for p in self.pins:
-            if p.version and (p.name not in out or Version(p.version) > Version(out[p.name])):
-                out[p.name] = p.version
-        return out
 
 
 def read_quick(root: Path) -> QuickPrevious | None:
@@ -301,6 +309,13 @@ def read_stored(root: Path) -> StoredLock | None:
         )
         for p in lock.packages
     )
+    uploaded: dict[tuple[str, str], str | None] = {}
+    for p in lock.packages:
+        stamps = [w.upload_time for w in p.wheels or []]
+        stamps.append(p.sdist.upload_time if p.sdist else None)
+        times = sorted(t for t in stamps if t is not None)
+        key = (canonicalize_name(p.name), str(p.version) if p.version else "")
+        uploaded[key] = times[0].isoformat() if times else None
     tool = dict((lock.tool or {}).get("agentguard", {}))
     edges = []
     for e in tool.get("edges", []):
@@ -320,11 +335,27 @@ def read_stored(root: Path) -> StoredLock | None:
             raise LockfileError(
                 f"{PYLOCK}: malformed [tool.agentguard] edge {e!r}", code="lockfile-invalid"
             ) from None
+    try:
+        bounds = tuple(
+            UpstreamBound(
+                parent=str(b["parent"]),
+                parent_version=str(b["parent-version"]),
+                child=str(b["child"]),
+                specifier=str(b["specifier"]),
+                parent_versions=tuple(str(v) for v in b["later-releases"]),
+            )
+            for b in tool.get("upstream-bounds", [])
+        )
+    except (KeyError, TypeError):
+        raise LockfileError(
+            f"{PYLOCK}: malformed [tool.agentguard] upstream-bounds", code="lockfile-invalid"
+        ) from None
     graph = LockGraph(
         packages=packages,
         edges=tuple(edges),
         released_majors={k: tuple(v) for k, v in dict(tool.get("released-majors", {})).items()},
         unknown_metadata=tuple(tool.get("unknown-metadata", [])),
+        upstream_bounds=bounds,
     )
     try:
         req_text = req.read_text(encoding="utf-8")
@@ -339,7 +370,9 @@ def read_stored(root: Path) -> StoredLock | None:
     for line in req_text.splitlines():
         if line.startswith("# input-hash:"):
             req_hash = line.split(":", 1)[1].strip()
-    return StoredLock(packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool)
+    return StoredLock(
+        packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool, uploaded
+    )
 
 
 # -- writing ---------------------------------------------------------------------------

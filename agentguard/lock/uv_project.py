@@ -156,7 +156,7 @@ def _run_uv_lock(
 def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
     from agentguard.lock.backend import _classify
     from agentguard.lock.lockfile import write_atomically
-    from agentguard.rules.deps import check_major_crossings
+    from agentguard.rules.deps_gate import check_major_crossings
 
     root = inputs.root
     path = root / UV_LOCK
@@ -257,7 +257,9 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
     findings: list[Finding] = graph_findings(analysis, policy)
     crossings: list[Finding] = []
     if old is not None:
-        crossings = check_major_crossings(old.versions(), analysis.graph, opts.allow_major)
+        crossings = check_major_crossings(
+            old.packages(), analysis.graph, opts.allow_major, inputs.requires_python
+        )
         findings += crossings
     from agentguard.lock.existing_check import check_hashes, check_in_sync
 

@@ -81,6 +81,7 @@ class IndexServer:
     plan: Plan = lambda _r: "ok"
     shuffle: bool = False
     huge_bytes: int = 80 * 1024 * 1024
+    upload_times: dict[str, str] = field(default_factory=dict)  # filename -> PEP 700 time
     log: list[tuple[Request, str]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
@@ -214,7 +215,7 @@ class IndexServer:
                     "url": f"../../files/{p.name}",
                     "hashes": {"sha256": hashlib.sha256(p.read_bytes()).hexdigest()},
                     "size": p.stat().st_size,
-                    "upload-time": "2024-01-01T00:00:00.000000Z",
+                    "upload-time": self.upload_times.get(p.name, "2024-01-01T00:00:00.000000Z"),
                 }
                 for p in found
             ],

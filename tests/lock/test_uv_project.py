@@ -85,6 +85,10 @@ def test_an_upgrade_across_a_major_is_refused_and_uv_lock_stays_byte_identical(
                 "package": "mcp",
                 "old": "1.5.0",
                 "new": "2.1.0",
+                "old_marker": None,
+                "new_marker": None,
+                "environment": None,
+                "environments": "every environment",
                 "allowed_by": ["claude-agent-sdk==0.2.95 declares mcp>=1.0"],
             },
             "fix": {
@@ -160,6 +164,7 @@ def test_check_reads_the_uv_lock_and_runs_offline_from_the_cache(
                 "marker": None,
                 "majors_admitted": ["1", "2"],
                 "locked": ["1.5.0"],
+                "locked_marker": None,
                 "unbounded_above": True,
                 "watched": True,
                 "mitigated_by": [],

@@ -114,19 +114,6 @@ class ExistingLock:
     def packages(self) -> tuple[LockedPackage, ...]:
         return tuple(p.as_locked_package() for p in self.registry_pins)
 
-    def versions(self) -> dict[str, str]:
-        """name -> newest locked version (what the major gate compares against)."""
-        from packaging.version import InvalidVersion, Version
-
-        out: dict[str, str] = {}
-        for p in self.registry_pins:
-            try:
-                if p.name not in out or Version(p.version) > Version(out[p.name]):
-                    out[p.name] = p.version
-            except InvalidVersion:
-                continue
-        return out
-
 
 class LockReader(ABC):
     """Reads one lock format. ``read`` gets the file's text and never touches the disk."""
