@@ -35,7 +35,18 @@ else:  # pragma: no cover
 DEFAULT_POLICY = "default"
 PROJECT_FILE = "agentguard.toml"
 PYPROJECT = "pyproject.toml"
-TOP_KEYS = ("policy", "fail-on", "disable", "severity", "ignore", "rules", "deps")
+TOP_KEYS = (
+    "policy",
+    "fail-on",
+    "disable",
+    "severity",
+    "ignore",
+    "rules",
+    "deps",
+    "exclude",
+    "context",
+    "context-severity",
+)
 DEPS_KEYS = (
     "watched",
     "span-accepted",
@@ -90,6 +101,12 @@ class Config:
     rule_options: Mapping[str, Mapping[str, Any]]
     deps: DepsPolicy
     notes: tuple[str, ...] = field(default=())
+    # paths (globs) the project scan does not read: listed as skipped by configuration
+    exclude: tuple[str, ...] = ()
+    # context name -> globs that put a path in that context (before the built-in names)
+    contexts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # context name -> the highest grade of a finding there (test code: low by default)
+    context_severity: Mapping[str, Severity] = field(default_factory=dict)
 
     def options(self, rule_id: str) -> Mapping[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -272,6 +289,7 @@ def _validate(lay: _Layer) -> None:
         raise ConfigError(f"{label}: {p}disable must be a list of rule ids")
     for rule in disable:
         _rule_key(lay, "disable", rule, known)
+    _validate_paths_and_contexts(lay)
     for table in ("severity", "ignore", "rules", "deps"):
         if table in d and not isinstance(d[table], dict):
             raise ConfigError(f"{label}: {p}{table} must be a table")
@@ -295,6 +313,30 @@ def _validate(lay: _Layer) -> None:
             deps_policy({"deps": d["deps"]})
         except ConfigError as exc:
             raise ConfigError(f"{label}: {p}deps: {str(exc).removeprefix('[deps]: ')}") from None
+
+
+def _globs(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
+
+
+def _validate_paths_and_contexts(lay: _Layer) -> None:
+    from agentguard.context import CONTEXTS
+
+    d, p, label = lay.data, lay.prefix, lay.label
+    if "exclude" in d and not _globs(d["exclude"]):
+        raise ConfigError(f"{label}: {p}exclude must be a list of paths (globs)")
+    for table in ("context", "context-severity"):
+        if table in d and not isinstance(d[table], dict):
+            raise ConfigError(f"{label}: {p}{table} must be a table")
+        for ctx, value in d.get(table, {}).items():
+            if ctx not in CONTEXTS:
+                raise ConfigError(
+                    f"{label}: unknown context `{p}{table}.{ctx}` (known: {', '.join(CONTEXTS)})"
+                )
+            if table == "context" and not _globs(value):
+                raise ConfigError(f"{label}: {p}context.{ctx} must be a list of paths (globs)")
+            if table == "context-severity":
+                _severity(lay, f"context-severity.{ctx}", value)
 
 
 def _severity(lay: _Layer, key: str, value: Any) -> Severity:
@@ -358,4 +400,16 @@ def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
         rule_options={r: dict(o) for r, o in merged.get("rules", {}).items()},
         deps=deps_policy(merged),
         notes=tuple(notes),
+        exclude=tuple(merged.get("exclude", [])),
+        contexts={c: tuple(g) for c, g in merged.get("context", {}).items()},
+        context_severity={
+            **_default_ceilings(),
+            **{c: Severity.parse(v) for c, v in merged.get("context-severity", {}).items()},
+        },
     )
+
+
+def _default_ceilings() -> dict[str, Severity]:
+    from agentguard.context import DEFAULT_CEILING
+
+    return dict(DEFAULT_CEILING)

@@ -116,6 +116,7 @@ def test_exit_1_on_a_finding_at_fail_on(agent_project: Path) -> None:
         "message": "compose service agent mounts the Docker socket (/var/run/docker.sock -> "
         "/var/run/docker.sock): whoever reaches it is root on the host.",
         "locations": [{"path": "compose.yaml", "line": 6}],
+        "context": "production",
         "evidence": finding["evidence"],
         "fix": {
             "description": "Remove the mount of /var/run/docker.sock; if the agent must run "
@@ -142,7 +143,7 @@ def test_fail_on_comes_from_the_configuration(agent_project: Path) -> None:
         (
             "strict = true\n",
             "{f}: unknown key `strict` (known keys: policy, fail-on, disable, severity, "
-            "ignore, rules, deps)",
+            "ignore, rules, deps, exclude, context, context-severity)",
         ),
         (
             '[severity]\nAG103 = "severe"\n',

@@ -43,6 +43,7 @@ def test_no_configuration_is_the_default_policy(tmp_path: Path) -> None:
         ignores=(),
         rule_options={},
         deps=deps_policy(),
+        context_severity={"test": Severity.LOW, "docs": Severity.LOW},
     )
 
 
@@ -158,7 +159,7 @@ def test_config_error_is_a_usage_error() -> None:
         (
             'fail_on = "high"\n',
             "{f}: unknown key `tool.agentguard.fail_on` (known keys: policy, fail-on, disable, "
-            "severity, ignore, rules, deps)",
+            "severity, ignore, rules, deps, exclude, context, context-severity)",
         ),
         (
             '[severity]\nAG201 = "urgent"\n',

@@ -286,9 +286,11 @@ def check_settings_allow(settings: ClaudeSettings) -> list[Finding]:
     ]
 
 
-def _bypass_reasons(cfg: AgentConfig) -> tuple[list[str], bool, int]:
+def _bypass_readings(cfg: AgentConfig) -> tuple[list[str], bool, int, bool]:
+    """(reasons, certain, line, literal: some reading sets bypass as written)."""
     reasons: list[str] = []
     certain = True
+    literal = False
     line = cfg.line
     mode = cfg.option("permission_mode")
     if mode is not None:
@@ -298,11 +300,13 @@ def _bypass_reasons(cfg: AgentConfig) -> tuple[list[str], bool, int]:
         if hits or unknown:
             reasons.append(f"`{option_syntax(cfg, 'permission_mode')}` = {describe(mode.value)}")
             certain = bool(hits) and len(hits) == len(alts)
+            literal |= bool(hits)
             line = mode.line
     allow = cfg.option("allow_dangerously_skip_permissions")
     if allow is not None and any(
         a is True or isinstance(a, Unknown) for a in alternatives(allow.value)
     ):
+        literal |= any(a is True for a in alternatives(allow.value))
         reasons.append(
             "`allowDangerouslySkipPermissions` = " + describe(allow.value)
             if cfg.engine != "claude CLI"
@@ -315,7 +319,7 @@ def _bypass_reasons(cfg: AgentConfig) -> tuple[list[str], bool, int]:
         and mode.expr == "--dangerously-skip-permissions"
     ):
         reasons[0] = "`--dangerously-skip-permissions`"
-    return reasons, certain, line
+    return reasons, certain, line, literal
 
 
 def _combined(facts: ProjectFacts, cfg_cwd_is_project: bool) -> list[str]:
@@ -331,16 +335,24 @@ def _combined(facts: ProjectFacts, cfg_cwd_is_project: bool) -> list[str]:
 
 def check_bypass(cfg: AgentConfig, facts: ProjectFacts, *, cwd_is_project: bool) -> list[Finding]:
     """AG305 for a configuration that bypasses permission checks."""
-    reasons, certain, line = _bypass_reasons(cfg)
+    reasons, certain, line, literal = _bypass_readings(cfg)
     if not reasons:
         return []
+    verb = (
+        "bypasses permission checks"
+        if certain
+        else "bypasses permission checks on some branch"
+        if literal
+        else "may bypass permission checks (the value could not be determined)"
+    )
+    confidence = Confidence.HIGH if certain else Confidence.MEDIUM if literal else Confidence.LOW
     return [
         _bypass_finding(
-            f"{cfg.engine} configuration bypasses permission checks: {'; '.join(reasons)}.",
+            f"{cfg.engine} configuration {verb}: {'; '.join(reasons)}.",
             Location(path=cfg.path, line=line, note=cfg.label),
             facts,
             cwd_is_project=cwd_is_project,
-            confidence=Confidence.HIGH if certain else Confidence.LOW,
+            confidence=confidence,
             ambiguous=cfg.ambiguous,
             evidence={"engine": cfg.engine, "settings": reasons, "ambiguity": cfg.ambiguity},
         )

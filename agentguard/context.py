@@ -1,0 +1,80 @@
+"""Where a finding's evidence lives: production code, an example, a test, or the docs.
+
+Decided from the path (any folder or file name in it) and the configuration
+(``context = {test = ["qa/**"]}`` names more paths for a context, and wins over the
+built-in names). A finding in test code is graded at most ``low`` by default, docs the
+same; ``context-severity = {test = "high"}`` changes the ceiling. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+
+from agentguard.findings import Severity
+
+CONTEXTS = ("production", "example", "test", "docs")
+
+DEFAULT_CEILING: Mapping[str, Severity] = {"test": Severity.LOW, "docs": Severity.LOW}
+
+_TEST_DIRS = frozenset(
+    {
+        "test",
+        "tests",
+        "testing",
+        "e2e",
+        "e2e-tests",
+        "e2e_tests",
+        "integration-tests",
+        "integration_tests",
+        "__tests__",
+        "spec",
+        "specs",
+        "test-fixtures",
+        "fixtures",
+        "testdata",
+    }
+)
+_EXAMPLE_DIRS = frozenset(
+    {"example", "examples", "sample", "samples", "demo", "demos", "cookbook", "cookbooks"}
+)
+_DOCS_DIRS = frozenset({"doc", "docs", "documentation"})
+_TEST_FILE = re.compile(
+    r"^(?:test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?"
+    r"|dockerfile\.test|.*\.test\.dockerfile)$",
+    re.IGNORECASE,
+)
+
+
+def path_context(path: str) -> str:
+    """The context the path's own names say (production when they say nothing)."""
+    norm = path.replace("\\", "/")
+    parts = [p for p in norm.split("/") if p and p != "."]
+    if not parts:
+        return "production"
+    folders = {p.lower() for p in parts[:-1]}
+    name = parts[-1]
+    if folders & _TEST_DIRS or _TEST_FILE.match(name):
+        return "test"
+    if folders & _EXAMPLE_DIRS:
+        return "example"
+    if folders & _DOCS_DIRS or posixpath.splitext(name)[1].lower() in (".md", ".rst", ".mdx"):
+        return "docs"
+    return "production"
+
+
+def context_of(paths: Sequence[str], configured: Mapping[str, tuple[str, ...]]) -> str:
+    """The context of a finding located at ``paths`` (its first located path decides).
+
+    ``configured``: context -> globs from the configuration (matched as ignore patterns are).
+    """
+    from agentguard.policy import glob_matches
+
+    for path in paths:
+        rel = path[2:] if path.startswith("./") else path
+        for ctx in CONTEXTS:
+            if any(glob_matches(g, rel) for g in configured.get(ctx, ())):
+                return ctx
+        return path_context(rel)
+    return "production"
