@@ -3,7 +3,8 @@
 Decided from the path (any folder or file name in it) and the configuration
 (``context = {test = ["qa/**"]}`` names more paths for a context, and wins over the
 built-in names). A finding in test code is graded at most ``low`` by default, docs the
-same; ``context-severity = {test = "high"}`` changes the ceiling. Pure: no I/O.
+same, an example at most ``medium``; ``context-severity = {test = "high"}`` changes the
+ceiling. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from agentguard.findings import Severity
 
 CONTEXTS = ("production", "example", "test", "docs")
 
-DEFAULT_CEILING: Mapping[str, Severity] = {"test": Severity.LOW, "docs": Severity.LOW}
+# An example is read and copied, never deployed as it is: at most medium; a test or a docs
+# snippet at most low. Production code keeps the rule's grade.
+DEFAULT_CEILING: Mapping[str, Severity] = {
+    "example": Severity.MEDIUM,
+    "test": Severity.LOW,
+    "docs": Severity.LOW,
+}
 
 _TEST_DIRS = frozenset(
     {

@@ -160,6 +160,9 @@ class Finding:
     def with_severity(self, severity: Severity) -> Finding:
         return _replace(self, severity=severity)
 
+    def with_subject(self, subject: str) -> Finding:
+        return _replace(self, subject=subject)
+
     def with_context(self, context: str, severity: Severity | None = None) -> Finding:
         return _replace(self, context=context, severity=severity or self.severity)
 

@@ -43,7 +43,11 @@ def test_no_configuration_is_the_default_policy(tmp_path: Path) -> None:
         ignores=(),
         rule_options={},
         deps=deps_policy(),
-        context_severity={"test": Severity.LOW, "docs": Severity.LOW},
+        context_severity={
+            "example": Severity.MEDIUM,
+            "test": Severity.LOW,
+            "docs": Severity.LOW,
+        },
     )
 
 

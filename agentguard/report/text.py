@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentguard.findings import Finding, Location, Report, Severity, SourceStatus
+from agentguard.report.groups import grouped
 
 _STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -34,6 +35,8 @@ def _finding(console: Console, f: Finding) -> None:
     head.append(f.title)
     if f.ambiguous:
         head.append("  [ambiguous]", style="magenta")
+    if f.context and f.context != "production":
+        head.append(f"  [{f.context}]", style="dim")
     if f.confidence.value != "high":
         head.append(f"  (confidence: {f.confidence.value})", style="dim")
     if f.suppressed:
@@ -62,6 +65,33 @@ def _finding(console: Console, f: Finding) -> None:
             console.print(Text("       " + line, style="green"))
 
 
+def _group(console: Console, group: list[Finding]) -> None:
+    """One subject (an agent configuration), everything the rules say of it."""
+    worst = group[0]
+    head = Text()
+    head.append(f"{worst.severity.value.upper():8}", style=_STYLE[worst.severity])
+    head.append(" agent configuration ", style="bold")
+    head.append(worst.subject or "")
+    head.append(f"  ({', '.join(dict.fromkeys(f.rule_id for f in group))})", style="dim")
+    if worst.context and worst.context != "production":
+        head.append(f"  [{worst.context}]", style="dim")
+    console.print(head)
+    for f in group:
+        line = Text("  ")
+        line.append(f"{f.rule_id} {f.severity.value}", style=_STYLE[f.severity])
+        line.append(f" {f.title}")
+        if f.confidence.value != "high":
+            line.append(f"  (confidence: {f.confidence.value})", style="dim")
+        console.print(line)
+        console.print(Text("    " + f.message))
+        for loc in f.locations:
+            console.print(Text("    at: " + loc.describe(), style="dim"))
+        console.print(Text("    fix: " + f.fix.description, style="green"))
+        if f.fix.snippet:
+            for snippet_line in f.fix.snippet.splitlines():
+                console.print(Text("         " + snippet_line, style="green"))
+
+
 def render_text(report: Report, *, color: bool = False, verbose: bool = False) -> str:
     buf = io.StringIO()
     console = Console(
@@ -81,22 +111,25 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
 
     shown_per_rule: dict[str, int] = {}
     hidden: dict[str, int] = {}
-    for f in report.findings:
+    for group in grouped(report.findings):
+        f = group[0]
         if f.suppressed and not verbose:
             continue
-        n = shown_per_rule.get(f.rule_id, 0)
+        key = f.rule_id if len(group) == 1 else "agent configuration"
+        n = shown_per_rule.get(key, 0)
         if not verbose and f.severity <= Severity.LOW and n >= SUMMARISE_AFTER:
-            hidden[f.rule_id] = hidden.get(f.rule_id, 0) + 1
+            hidden[key] = hidden.get(key, 0) + 1
             continue
-        shown_per_rule[f.rule_id] = n + 1
+        shown_per_rule[key] = n + 1
         console.print()
-        _finding(console, f)
-    for rule_id, count in sorted(hidden.items()):
+        if len(group) == 1:
+            _finding(console, f)
+        else:
+            _group(console, group)
+    for key, count in sorted(hidden.items()):
+        what = f"{key} findings" if key.startswith("AG") else f"{key} entries"
         console.print(
-            Text(
-                f"\n  ... and {count} more {rule_id} findings (low/info; --verbose shows all)",
-                style="dim",
-            )
+            Text(f"\n  ... and {count} more {what} (low/info; --verbose shows all)", style="dim")
         )
 
     console.print()

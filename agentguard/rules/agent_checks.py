@@ -28,15 +28,19 @@ from agentguard.rules.secret_values import check_env_secrets
 def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
     out: list[Finding] = []
     for cfg in facts.configs:
-        out += check_builtin_tools(cfg)
-        out += check_allow_list(cfg)
+        mine: list[Finding] = []
+        mine += check_builtin_tools(cfg)
+        mine += check_allow_list(cfg)
         workdir = check_workdir(cfg, facts)
-        out += workdir
+        mine += workdir
         is_project, confidence, _ = cwd_verdict(cfg, facts.workdir)
         explicit = cfg.option("cwd") is not None and is_project and confidence.value == "high"
-        out += check_bypass(cfg, facts, cwd_is_project=explicit)
-        out += check_settings_sources(cfg, facts)
-        out += check_fallback_option(cfg)
+        mine += check_bypass(cfg, facts, cwd_is_project=explicit)
+        mine += check_settings_sources(cfg, facts)
+        mine += check_fallback_option(cfg)
+        # one configuration, one entry in the text report (each rule keeps its finding)
+        subject = f"{cfg.engine} {cfg.label} at {cfg.path}:{cfg.line}"
+        out += [f.with_subject(subject) for f in mine]
     out += check_grants(facts.grants)
     for settings in facts.settings:
         out += check_settings_allow(settings)

@@ -145,10 +145,19 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                 f" `{option_syntax(cfg, 'allowed_tools')}` only pre-approves; it removes nothing."
             )
         severity = rule.default_severity
+        evidence_extra: dict[str, JSONValue] = {}
         if category == "shell" and _sandboxed(cfg):
             # the Bash sandbox confines commands (files, network); the shell still exists
             severity = Severity.MEDIUM
-            message += " Commands run in the engine's sandbox (`sandbox.enabled`)."
+            message += f" Commands run in the engine's sandbox ({_sandboxed(cfg)})."
+            evidence_extra["mitigated_by"] = [f"sandbox ({_sandboxed(cfg)})"]
+        else:
+            gates = approval_gates(cfg, names)
+            if gates:
+                # each call is seen by code the project wrote before it runs: lower, and say so
+                severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
+                message += " Mitigated: " + "; ".join(gates) + "."
+                evidence_extra["mitigated_by"] = gates
         out.append(
             rule.finding(
                 message,
@@ -165,6 +174,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                     "tools": names,
                     "reason": live.reason,
                     "ambiguity": cfg.ambiguity,
+                    **evidence_extra,
                 },
                 severity=severity,
                 confidence=confidence,
@@ -174,12 +184,72 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
     return out
 
 
-def _sandboxed(cfg: AgentConfig) -> bool:
-    """True only when every reading of `sandbox` enables it (unknown is not sandboxed)."""
+def _sandboxed(cfg: AgentConfig) -> str | None:
+    """Where the sandbox is enabled on every reading (`sandbox=`, or the `sandbox` key of
+    the settings passed with `settings=`); None when it is not, or not known to be."""
     opt = cfg.options.get("sandbox")
-    if opt is None:
-        return False
-    return all(isinstance(a, dict) and a.get("enabled") is True for a in alternatives(opt.value))
+    if opt is not None:
+        alts = alternatives(opt.value)
+        if all(isinstance(a, dict) and a.get("enabled") is True for a in alts):
+            return "`sandbox.enabled`"
+        return None
+    settings = cfg.options.get("settings")
+    if settings is None:
+        return None
+    for alt in alternatives(settings.value):
+        data: Any = alt
+        if isinstance(alt, str):
+            import json
+
+            try:
+                data = json.loads(alt)
+            except ValueError:
+                return None  # a path to a settings file: not read here
+        sandbox = data.get("sandbox") if isinstance(data, dict) else None
+        if not (isinstance(sandbox, dict) and sandbox.get("enabled") is True):
+            return None
+    return "`sandbox.enabled` in `settings=`"
+
+
+def _matcher(hook: Any) -> str | None:
+    """The `matcher` of a HookMatcher(...) as written (None: matches every tool)."""
+    import re
+
+    expr = hook.expr if isinstance(hook, Unknown) else ""
+    m = re.search(r"matcher\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", expr)
+    if m is None:
+        return "?" if expr else None
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
+def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
+    """What sees a call of these tools before it runs: a `can_use_tool` callback (for tools
+    not pre-approved) or a PreToolUse hook whose matcher covers them."""
+    gates: list[str] = []
+    allowed, _ = (
+        _names(cfg.options["allowed_tools"].value)
+        if "allowed_tools" in cfg.options
+        else (
+            set(),
+            True,
+        )
+    )
+    bases = {n.split("(", 1)[0] for n in allowed}
+    callback = cfg.options.get("can_use_tool") or cfg.options.get("canUseTool")
+    if callback is not None and callback.value is not None and not bases & set(tools):
+        gates.append(f"`{option_syntax(cfg, 'can_use_tool')}` decides each call")
+    hooks = cfg.options.get("hooks")
+    if hooks is not None and isinstance(hooks.value, dict):
+        for matcher in hooks.value.get("PreToolUse") or ():
+            pattern = _matcher(matcher)
+            if pattern in (None, "", "*") or (
+                pattern != "?" and any(t in pattern.split("|") for t in tools)
+            ):
+                gates.append(
+                    f"a PreToolUse hook (matcher {pattern or 'any tool'!s}) sees each call"
+                )
+                break
+    return gates
 
 
 _GRANT_FIX = {
@@ -203,12 +273,25 @@ def check_grants(grants: Iterable[ToolGrant]) -> list[Finding]:
     out: list[Finding] = []
     for g in grants:
         rule = CATEGORY_RULES[g.category][0]
+        message = f"{g.framework} {g.tool}: {g.detail}."
+        evidence: dict[str, JSONValue] = {
+            "framework": g.framework,
+            "tool": g.tool,
+            "category": g.category,
+        }
+        severity = None
+        if g.mitigated:
+            # an approval step or the provider's sandbox confines it: graded lower, said so
+            severity = min(rule.default_severity, Severity.LOW if g.hosted else Severity.MEDIUM)
+            message += f" Mitigated: {g.mitigated}."
+            evidence["mitigated_by"] = g.mitigated
         out.append(
             rule.finding(
-                f"{g.framework} {g.tool}: {g.detail}.",
+                message,
                 locations=[Location(path=g.path, line=g.line, note=g.framework)],
                 fix=_GRANT_FIX.get(g.framework, _CATEGORY_FIX[g.category]),
-                evidence={"framework": g.framework, "tool": g.tool, "category": g.category},
+                evidence=evidence,
+                severity=severity,
                 confidence=Confidence.HIGH if g.certain else Confidence.LOW,
             )
         )

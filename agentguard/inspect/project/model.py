@@ -203,6 +203,8 @@ class ToolGrant:
     line: int
     detail: str  # what it lets the model do
     certain: bool = True  # False: depends on a value that could not be determined
+    mitigated: str | None = None  # what confines it (an approval step), in words
+    hosted: bool = False  # runs on the provider's side, not in this process or container
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def test_cwd_equal_to_the_image_workdir_is_the_project() -> None:
             },
             severity=Severity.HIGH,
             confidence=Confidence.HIGH,
-        )
+        ).with_subject("claude-agent-sdk ClaudeAgentOptions(...) at /app/agent.py:2")
     ]
     assert result.facts["agent_configs"] == [
         {
