@@ -88,11 +88,11 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
     return StepResult(report.findings, report.sources, facts, report.notes)
 
 
-def project_step(project: Path) -> StepResult:
+def project_step(project: Path, exclude: tuple[str, ...] = ()) -> StepResult:
     """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files)."""
     from agentguard.inspect.project import inspect_project
 
-    result = inspect_project(project)
+    result = inspect_project(project, exclude=exclude)
     return StepResult(result.findings, result.sources, dict(result.facts))
 
 
@@ -162,6 +162,28 @@ def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
     return images, sources
 
 
+def _something_to_check(
+    project: Path, steps: list[tuple[str, StepResult]], images: list[str]
+) -> None:
+    """A folder with no file any step reads (empty, or the wrong folder) is a usage error:
+    a gate that looked at nothing never passes."""
+    if images:
+        return
+    lock = dict(steps).get("lock")
+    scanned = dict(steps).get("project")
+    if lock is None or scanned is None or lock.findings or scanned.findings:
+        return
+    if any(src.kind != "lock" or src.status.value != "skipped" for src in lock.sources):
+        return
+    if scanned.facts.get("files_read") == 0 and not any(
+        src.status.value == "failed" for src in scanned.sources
+    ):
+        raise UsageError(
+            f"{project}: nothing to check: no agent code or settings, Dockerfile, compose "
+            "file, devcontainer or dependency declaration in it (is it the right folder?)"
+        )
+
+
 def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> CheckResult:
     project = opts.project
     if not project.is_dir():
@@ -173,8 +195,14 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     progress("checking the lock files")
     steps.append(("lock", _guarded("lock", str(project), partial(lock_step, project, config.deps))))
     progress("scanning the project folder")
-    steps.append(("project", _guarded("project", str(project), partial(project_step, project))))
+    steps.append(
+        (
+            "project",
+            _guarded("project", str(project), partial(project_step, project, config.exclude)),
+        )
+    )
     images, image_sources = _images(opts)
+    _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))
     for i, ref in enumerate(images, 1):
         progress(f"inspecting image {i}/{len(images)}: {ref}")

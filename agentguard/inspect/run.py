@@ -41,6 +41,7 @@ class InspectOptions:
     lock: Path | None = None
     discover_lock: bool = True
     config_file: Path | None = None
+    file_kind: str | None = None  # what a named file is (--kind dockerfile, mcp, ...)
 
 
 @dataclass(frozen=True)
@@ -195,7 +196,8 @@ def inspect_target(
         else (),
     )
     if target.kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE):
-        return _merge(head, _project(target))
+        file_kind = opts.file_kind or ("compose" if target.kind is Kind.COMPOSE else None)
+        return _merge(head, _project(target, file_kind=file_kind, exclude=config.exclude))
     if target.kind.is_image_file:
         assert target.path is not None
         progress(f"reading {target.path}")
@@ -292,14 +294,32 @@ def _container(
     )
 
 
-def _project(target: Target) -> InspectResult:
+def _project(target: Target, *, file_kind: str | None, exclude: tuple[str, ...]) -> InspectResult:
     assert target.path is not None
     from agentguard.inspect.project import inspect_project
 
-    result = inspect_project(target.path)
+    result = inspect_project(target.path, file_kind=file_kind, exclude=exclude)
     return InspectResult(
         tuple(result.findings), tuple(result.sources), {"project": dict(result.facts)}
     )
+
+
+def project_root(text: str) -> Path:
+    """Whose configuration a run reads: a folder target's own; a file's nearest folder
+    (itself or above, up to the checkout's top) holding agentguard.toml or
+    pyproject.toml; otherwise (an image, a container) the current directory."""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return path
+    if not path.is_file():
+        return Path.cwd()
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "agentguard.toml").is_file() or (candidate / "pyproject.toml").is_file():
+            return candidate
+        if (candidate / ".git").exists():
+            break
+    return path.parent
 
 
 def run_inspect(
@@ -311,10 +331,14 @@ def run_inspect(
     """The whole command: config, inspect, policy, report. UsageError means exit 2."""
     from agentguard.policy import apply_policy
 
-    root = Path.cwd()
+    root = project_root(opts.target)
     config = load_config(root, config_file=opts.config_file)
     result = inspect_target(opts, config=config, progress=progress, connect=connect)
-    applied = apply_policy(result.findings, config, root=root)
+    target = Path(opts.target).expanduser()
+    # findings of a named file are located by its name: inline comments are read beside it
+    applied = apply_policy(
+        result.findings, config, root=target.parent if target.is_file() else root
+    )
     report = make_report(
         "inspect",
         applied.findings,

@@ -58,6 +58,36 @@ def _failed(path: str, reason: str, code: str, remedy: str | None = None) -> Sou
     return Source.failed("file", path, reason, error_code=code, retryable=False, remedy=remedy)
 
 
+_TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tmpl", ".tpl")
+
+
+def _template(path: str, text: str) -> str | None:
+    """Why a file that did not parse is a template (its name or its markers), or None."""
+    low = path.lower()
+    if low.endswith(_TEMPLATE_SUFFIXES):
+        return f"a template ({low.rsplit('.', 1)[-1]})"
+    if "{%" in text or "{{" in text:
+        return "a template ({% %} / {{ }} markers)"
+    return None
+
+
+def _unparsed(f: ProjectFile, text: str, what: str, failed: Source, g: _Gathered) -> None:
+    """A file that did not parse: a template is skipped with the reason (its rendered form
+    is what runs), anything else is a failed source."""
+    why = _template(f.path, text)
+    if why is None:
+        g.sources.append(failed)
+        return
+    g.sources.append(
+        Source.skipped(
+            "file",
+            f.path,
+            f"{why} that does not parse as {what} before rendering: not read; render it and "
+            "inspect the result, or list it in `exclude`",
+        )
+    )
+
+
 def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
     try:
         text = f.data.decode("utf-8-sig")
@@ -70,7 +100,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         try:
             df = build_facts(f.path, text)
         except DockerfileError as exc:
-            g.sources.append(_failed(f.path, f"not a Dockerfile: {exc}", "dockerfile-parse-error"))
+            failed = _failed(f.path, f"not a Dockerfile: {exc}", "dockerfile-parse-error")
+            _unparsed(f, text, "a Dockerfile", failed, g)
             return
         g.dockerfiles[f.path] = df
         g.sources.append(Source.ok("file", f.path, f"Dockerfile ({df.parser} parser)"))
@@ -79,7 +110,7 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
             cf = read_compose(f.path, text)
         except DocumentError as exc:
             where = f" (line {exc.line})" if exc.line else ""
-            g.sources.append(_failed(f.path, f"{exc}{where}", f"compose-{exc.code}"))
+            _unparsed(f, text, "YAML", _failed(f.path, f"{exc}{where}", f"compose-{exc.code}"), g)
             return
         g.composes[f.path] = cf
         if cf.schema_errors:
@@ -99,7 +130,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
             dc = read_devcontainer(f.path, text)
         except DocumentError as exc:
             where = f" (line {exc.line})" if exc.line else ""
-            g.sources.append(_failed(f.path, f"{exc}{where}", f"devcontainer-{exc.code}"))
+            failed = _failed(f.path, f"{exc}{where}", f"devcontainer-{exc.code}")
+            _unparsed(f, text, "JSON", failed, g)
             return
         g.devcontainers[f.path] = dc
         g.sources.append(Source.ok("file", f.path, "devcontainer.json"))
@@ -124,7 +156,7 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
 def gather(files: Sequence[ProjectFile]) -> _Gathered:
     g = _Gathered()
     for f in sorted(files, key=lambda f: f.path):
-        kind = file_kind(f.path)
+        kind = f.kind or file_kind(f.path)
         if kind is None:
             continue
         try:

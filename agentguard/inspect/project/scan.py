@@ -289,8 +289,8 @@ def folder_loader(root: Path) -> Loader:
     return load
 
 
-def collect_folder(root: Path) -> Collected:
-    got = walk(str(root))
+def collect_folder(root: Path, *, exclude: Sequence[str] = ()) -> Collected:
+    got = walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
@@ -335,44 +335,50 @@ def _under(path: str, workdir: str | None) -> bool:
     return path.startswith(wd) or wd == "/"
 
 
-def scan_path(path: Path) -> ProjectResult:
+def scan_path(
+    path: Path, *, file_kind: str | None = None, exclude: Sequence[str] = ()
+) -> ProjectResult:
+    """A folder (walked, minus ``exclude``) or one file named on the command line.
+
+    A named file is read as what its path or its content says it is (``file_kind``, from
+    ``--kind``, decides when given); one that is no kind agentguard reads is a usage
+    error listing the kinds, never a skipped source in a run that exits 0.
+    """
     if path.is_dir():
-        return finish(collect_folder(path), workdir=None)
+        return finish(collect_folder(path, exclude=exclude), workdir=None)
+    from agentguard.engine import UsageError
+    from agentguard.inspect.project.named import FILE_KINDS, known_kinds, named_kind
+
     col = Collected(loader=folder_loader(path.parent))
     name = path.name
-    kind = classify(name) or _kind_by_suffix(name)
     col.files_seen = 1
-    if kind is None:
-        col.files_read = 1
-        col.sources.append(
-            Source.skipped("file", name, "not a file kind the agent-configuration rules read")
-        )
-        return finish(col, workdir=None)
     try:
         data = read_candidate(str(path))  # bounded: never the whole of a huge file
     except TooLarge as exc:
-        col.sources.append(_oversize(name, str(path), kind, exc.size))
+        col.sources.append(_oversize(name, str(path), "container", exc.size))
         return finish(col, workdir=None)
     except NotRegular:
-        col.sources.append(Source.skipped("file", name, "not a regular file"))
-        return finish(col, workdir=None)
+        raise UsageError(f"{path}: not a regular file") from None
     except OSError as exc:
         col.sources.append(
             failed_source(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
         return finish(col, workdir=None)
+    kinds = FILE_KINDS[file_kind] if file_kind else named_kind(path.as_posix(), data)
+    if kinds is None:
+        raise UsageError(
+            f"{path}: not a kind of file agentguard reads (by its name or its content); "
+            f"pass --kind to name one of: {known_kinds()}"
+        )
+    kind, container_kind = kinds
     col.files_read = 1
     if kind == "container":
-        col.container_files.append(ProjectFile(name, data))
-    col.outcomes.append(process_file(name, kind, data))
+        col.container_files.append(ProjectFile(name, data, kind=container_kind))
+    out = process_file(name, kind, data)
+    if kind != "container" and not out.sources:
+        out.sources.append(Source.ok("file", name, f"read as {kind}"))
+    col.outcomes.append(out)
     return finish(col, workdir=None)
-
-
-def _kind_by_suffix(name: str) -> str | None:
-    ext = os.path.splitext(name)[1].lower()
-    if ext == ".json":
-        return "mcp" if "mcp" in name.lower() else "settings" if "settings" in name else None
-    return None
 
 
 def scan_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:

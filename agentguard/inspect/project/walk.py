@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat as _stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
@@ -114,10 +115,14 @@ class WalkResult:
     dirs_skipped: int = 0
 
 
-def walk(root: str) -> WalkResult:
+def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
     """All candidate files below ``root`` (a folder), in a stable order. No stat calls:
-    the folder entries' types are enough; sizes are taken when a file is opened."""
+    the folder entries' types are enough; sizes are taken when a file is opened.
+
+    ``exclude``: globs (as in the configuration's ``exclude``) of files and folders not
+    read; each one met is a skipped source that says so."""
     out = WalkResult()
+    excluded = _excluder(exclude)
     real_root = os.path.realpath(root)
     stack: list[tuple[str, str]] = [(root, "")]
     candidates = out.candidates
@@ -178,6 +183,15 @@ def walk(root: str) -> WalkResult:
                     )
                 )
                 continue
+            if excluded is not None and (pattern := excluded(prefix + name, is_dir)) is not None:
+                out.sources.append(
+                    Source.skipped(
+                        "folder" if is_dir else "file",
+                        prefix + name,
+                        f"excluded by configuration (exclude = {pattern!r})",
+                    )
+                )
+                continue
             if is_dir:
                 if name in SKIP_DIRS or name.endswith(".egg-info"):
                     out.dirs_skipped += 1
@@ -207,6 +221,22 @@ def walk(root: str) -> WalkResult:
     candidates.sort(key=lambda c: c.rel)
     out.markers.sort()
     return out
+
+
+def _excluder(patterns: Sequence[str]) -> Callable[[str, bool], str | None] | None:
+    """The first pattern a project-relative path matches, or None; None when no patterns.
+    A folder matches ``dir/**`` as well as ``dir``."""
+    if not patterns:
+        return None
+    from agentguard.policy import glob_matches
+
+    def first(rel: str, is_dir: bool) -> str | None:
+        for p in patterns:
+            if glob_matches(p, rel) or (is_dir and glob_matches(p, rel + "/")):
+                return p
+        return None
+
+    return first
 
 
 def _inside(path: str, real_root: str) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentguard.engine import UsageError
 from agentguard.findings import Source
 from agentguard.inspect.project import inspect_project
 from agentguard.inspect.project.scan import _process_range as _REAL_RANGE
@@ -105,11 +106,8 @@ def test_a_single_file_target(tmp_path: Path) -> None:
         ("AG210", "bot.py", 2),  # cwd unset
         ("AG211", "bot.py", 2),  # setting_sources unset
     ]
-    other = inspect_project(tmp_path / "notes.txt")
-    assert other.findings == ()
-    assert other.sources == (
-        Source.skipped("file", "notes.txt", "not a file kind the agent-configuration rules read"),
-    )
+    with pytest.raises(UsageError, match=r"notes\.txt: not a kind of file agentguard reads"):
+        inspect_project(tmp_path / "notes.txt")  # never a skipped source in a run that exits 0
 
 
 def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
