@@ -129,7 +129,8 @@ class SensitiveHostPathMounted(Rule):
     ## What it does
     Reports bind mounts whose host source is `/`, `/etc`, `/root`, a home folder
     (`/home/<user>`, `/Users/<user>`, `~`), or a credentials folder: `.ssh`, `.aws`,
-    `.claude`, `.config/gcloud`, `.kube`, `.docker`, `.gnupg`, `.netrc`.
+    `.claude`, `.anthropic`, `.codex`, `.gemini`, `.openhands`, `.config/gcloud`, `.kube`,
+    `.docker`, `.gnupg`, `.netrc`.
 
     ## Why is this bad?
     These paths hold the host's credentials and configuration: SSH keys, cloud tokens,
@@ -301,6 +302,7 @@ _HOME_ROOTS = ("/home", "/Users")
 _CREDENTIAL_PARTS = frozenset(
     {".ssh", ".aws", ".claude", ".kube", ".docker", ".gnupg", ".azure", ".netrc", ".pypirc"}
     | {".git-credentials", ".npmrc", ".claude.json", ".codex", ".gemini"}
+    | {".anthropic", ".openhands", ".openhands-state", ".cursor", ".aider"}
 )
 _CREDENTIAL_PAIRS = frozenset({(".config", "gcloud"), (".config", "gh"), (".config", "claude")})
 _SYSTEM_PATHS = frozenset({"/", "/etc", "/root", "/home", "/Users", "/proc", "/sys", "/boot"})

@@ -229,9 +229,8 @@ def check_env_secrets(
 
 def _why(reason: str) -> str:
     if reason.startswith("default:"):
-        return (
-            "it defaults to a literal when the variable is unset, and "
-            + _why(reason.removeprefix("default:"))
+        return "it defaults to a literal when the variable is unset, and " + _why(
+            reason.removeprefix("default:")
         )
     if reason == "name":
         return "its name says it is a secret"
