@@ -84,7 +84,10 @@ def check_compose_service(
         )
         mounts.append(m)
         where[id(m)] = Location(path=path, line=v.line)
-    for f in check_mounts(mounts, workdir, subject=subject, locate=lambda m: where[id(m)]):
+    contexts = [svc.build_context] if svc.build_context else []
+    for f in check_mounts(
+        mounts, workdir, subject=subject, locate=lambda m: where[id(m)], contexts=contexts
+    ):
         if f.rule_id == "AG202":  # say where the working directory came from
             f = dataclasses.replace(f, evidence={**f.evidence, "workdir_from": workdir_from})
         findings.append(f)
