@@ -34,7 +34,7 @@ from agentguard.inspect.project.install_facts import (
     parse_requirements_file,
     pyproject_requirements,
 )
-from agentguard.inspect.project.kinds import file_kind
+from agentguard.inspect.project.kinds import TreeFacts, file_kind
 from agentguard.inspect.project.lined import DocumentError
 
 if sys.version_info >= (3, 11):
@@ -248,20 +248,23 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
 
 
 def scan_container_files(
-    files: Sequence[ProjectFile], *, watched: frozenset[str] | None = None
+    files: Sequence[ProjectFile],
+    *,
+    watched: frozenset[str] | None = None,
+    tree: TreeFacts | None = None,
 ) -> tuple[list[Finding], list[Source], dict[str, JSONValue]]:
-    """Findings, sources and facts for the container/build files among ``files``."""
+    """Findings, sources and facts for the container/build files among ``files``.
+
+    ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
+    takes); None for files collected from an image (AG212 then probes typical names)."""
     from agentguard.config import deps_policy
-    from agentguard.rules.buildfiles import (
-        check_context_copy,
-        check_sdk_bounds,
-        check_unlocked_installs,
-    )
+    from agentguard.rules.buildfiles import check_sdk_bounds, check_unlocked_installs
     from agentguard.rules.compose_rules import (
         check_compose_file,
         check_devcontainer,
         check_dockerfile_hardening,
     )
+    from agentguard.rules.context_copy import check_context_copy
 
     watched = watched if watched is not None else deps_policy().watched
     g = gather(files)
@@ -273,7 +276,7 @@ def scan_container_files(
         findings += check_dockerfile_hardening(df)
         contexts = sorted({ctx for _, _, d, ctx in builds if d == path} or {_dir(path)})
         for ctx in contexts:
-            findings += check_context_copy(df, _ignore_for(g, path, ctx))
+            findings += check_context_copy(df, _ignore_for(g, path, ctx), context=ctx, tree=tree)
 
     # Compose services: working directory from the file, a devcontainer, or the Dockerfile.
     dev_workdirs: dict[tuple[str, str], tuple[str, str]] = {}

@@ -23,11 +23,13 @@ from agentguard.inspect.project.files import (
     process_file,
     python_may_matter,
 )
+from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
     Candidate,
     NotRegular,
     TooLarge,
+    WalkResult,
     classify,
     is_marker,
     read_candidate,
@@ -57,6 +59,7 @@ class Collected:
     files_read: int = 0
     loader: Loader | None = None  # reads another project file (imported names), or None
     container_scan: ContainerScan | None = None  # made beside the pool, when there was one
+    tree: TreeFacts | None = None  # what a whole-folder COPY takes (folders only)
 
 
 def _too_large(path: str, size: int) -> Source:
@@ -182,7 +185,7 @@ def _jobs(count: int) -> int:
 
 
 def _process_all(
-    candidates: list[Candidate],
+    candidates: list[Candidate], tree: TreeFacts | None = None
 ) -> tuple[int, list[FileOutcome], ContainerScan | None]:
     """(files read, outcomes worth keeping in candidate order, the container-file scan
     when it was made here).
@@ -213,7 +216,9 @@ def _process_all(
         try:
             pending = [pool.submit(_process_range, span) for span in ranges]
             own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
-            scanned = _scan_containers([o.container_file for _, o in own_kept if o.container_file])
+            scanned = _scan_containers(
+                [o.container_file for _, o in own_kept if o.container_file], tree
+            )
             try:
                 results = [f.result() for f in pending]
             except BrokenProcessPool:
@@ -247,12 +252,12 @@ def _process_range(span: tuple[int, int]) -> tuple[int, list[tuple[int, FileOutc
     return _process_chunk((span[0], _SHARED[span[0] : span[1]]))
 
 
-def _scan_containers(files: list[ProjectFile]) -> ContainerScan | None:
+def _scan_containers(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
     if not files:
         return None
     from agentguard.inspect.project.containers import scan_container_files
 
-    return scan_container_files(files)
+    return scan_container_files(files, tree=tree)
 
 
 def _worker_init() -> None:
@@ -289,12 +294,26 @@ def folder_loader(root: Path) -> Loader:
     return load
 
 
+def _tree(root: Path, got: WalkResult) -> TreeFacts:
+    """The walk's AG212 facts, with the folders whose .gitignore lists .env."""
+    expected: list[str] = []
+    for rel in got.gitignores:
+        try:
+            text = read_candidate(os.path.join(root, rel)).decode("utf-8", "replace")
+        except (OSError, TooLarge, NotRegular):
+            continue  # only a hint for AG212: the files themselves are what is listed
+        if gitignore_lists_env(text):
+            expected.append(os.path.dirname(rel))
+    return TreeFacts(tuple(got.keep_out), tuple(expected))
+
+
 def collect_folder(root: Path, *, exclude: Sequence[str] = ()) -> Collected:
     got = walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
-    col.files_read, col.outcomes, col.container_scan = _process_all(got.candidates)
+    col.tree = _tree(root, got)
+    col.files_read, col.outcomes, col.container_scan = _process_all(got.candidates, col.tree)
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
     col.sources.append(
         Source.ok(
@@ -400,7 +419,7 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         from agentguard.inspect.project.containers import scan_container_files
 
         container_findings, container_sources, container_facts = scan_container_files(
-            col.container_files
+            col.container_files, tree=col.tree
         )
     ids = {f.rule_id for f in container_findings}
     configs = [c for o in col.outcomes for c in o.configs]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
-from agentguard.inspect.project.kinds import wants_file
+from agentguard.inspect.project.kinds import KEEP_OUT_DIRS, keep_out_category, wants_file
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -110,6 +110,9 @@ class WalkResult:
     candidates: list[Candidate] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)  # failed/skipped folders and files
     markers: list[str] = field(default_factory=list)
+    # (path, category) of files and folders a whole-folder COPY must not take (AG212)
+    keep_out: list[tuple[str, str]] = field(default_factory=list)
+    gitignores: list[str] = field(default_factory=list)  # .gitignore files, for AG212
     files_seen: int = 0
     dirs_seen: int = 0
     dirs_skipped: int = 0
@@ -198,6 +201,8 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
                     continue
                 if parent == ".claude" and name in MARKER_CLAUDE_DIRS:
                     out.markers.append(prefix + name + "/")
+                if name in KEEP_OUT_DIRS:
+                    out.keep_out.append((prefix + name + "/", KEEP_OUT_DIRS[name]))
                 subdirs.append((entry.path, prefix + name))
                 continue
             out.files_seen += 1
@@ -211,6 +216,11 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
             path = prefix + name
             if name in MARKER_NAMES or (parent == ".claude" and name in SETTINGS_NAMES):
                 out.markers.append(path)
+            category = keep_out_category(name)
+            if category is not None:
+                out.keep_out.append((path, category))
+            elif name == ".gitignore":
+                out.gitignores.append(path)
             kind = classify(path)
             if kind is not None:
                 candidates.append(

@@ -119,6 +119,7 @@ def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> Non
         {
             "p1/Dockerfile": "FROM python:3.12\nCOPY . /app\nWORKDIR /app\n",
             "p1/compose.yaml": "services:\n  bot:\n    build: .\n    volumes: ['.:/app']\n",
+            "p1/docs/guide.md": "# what the COPY takes along (AG212)\n",
             "p2/requirements.txt": "claude-agent-sdk\n",
             "p3/.mcp.json": '{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"]}}}',
         },
