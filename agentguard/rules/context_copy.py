@@ -14,7 +14,7 @@ import posixpath
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.dockerfile_facts import CopyStep, DockerfileFacts
 from agentguard.inspect.project.dockerignore import DockerIgnore
-from agentguard.inspect.project.kinds import TreeFacts
+from agentguard.inspect.project.kinds import ENV_TEMPLATE, TreeFacts
 from agentguard.rules.buildfiles import BuildContextCopiedToWorkdir
 from agentguard.rules.mounts import workdir_relation
 
@@ -53,23 +53,29 @@ def copied_files(
     build context ``context``) takes into the image, the .dockerignore applied."""
     base = posixpath.normpath(posixpath.join(context, source.lstrip("/")))
     out: dict[str, list[str]] = {}
+    real_env_dirs: set[str] = set()
+    template_dirs: list[str] = []
     for path, category in tree.keep_out:
         if _under(path, base) in (None, "", "/"):
+            continue
+        if category == ENV_TEMPLATE:
+            template_dirs.append(posixpath.dirname(path))
             continue
         in_context = _under(path, context) or path
         if ignore is not None and ignore.excluded(in_context.rstrip("/")):
             continue
         out.setdefault(category, []).append(path)
-    if ".env" not in out:
-        for folder in tree.env_expected:
-            if _under(base, folder or ".") is None:
-                continue  # that .gitignore does not cover what is copied
-            env = posixpath.normpath(posixpath.join(base, ".env"))
-            if ignore is None or not ignore.excluded(_under(env, context) or env):
-                out[".env"] = [
-                    f"{env} (not in the checkout; .gitignore lists .env, so a local one is copied)"
-                ]
-            break
+        if category == ".env":
+            real_env_dirs.add(posixpath.dirname(path))
+    for folder in dict.fromkeys(template_dirs):
+        covered = any(_under(folder or ".", g or ".") is not None for g in tree.env_expected)
+        env = posixpath.join(folder, ".env") if folder else ".env"
+        if not covered or folder in real_env_dirs:
+            continue
+        if ignore is None or not ignore.excluded(_under(env, context) or env):
+            out.setdefault(".env", []).append(
+                f"{env} (not in the checkout; .gitignore lists .env, so a local one is copied)"
+            )
     return out
 
 
@@ -79,7 +85,12 @@ def _folder_sources(copy: CopyStep, tree: TreeFacts | None) -> list[str]:
         return ["."]
     if tree is None:
         return []
-    return [s for s in copy.sources if not any(c in s for c in "*?[$")]
+    # a folder as written: a trailing slash, or a name without an extension (`evals`)
+    return [
+        s
+        for s in copy.sources
+        if not any(c in s for c in "*?[$") and (s.endswith("/") or "." not in posixpath.basename(s))
+    ]
 
 
 def check_context_copy(

@@ -54,6 +54,7 @@ _KEY_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
 _KEY_PREFIXES = ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")
 _CREDENTIAL_FILES = frozenset({".npmrc", ".pypirc", ".netrc", ".git-credentials"})
 KEEP_OUT_DIRS = {"docs": "docs", "plans": "plans", ".claude": "agent settings"}
+ENV_TEMPLATE = "env-template"  # a category of its own: never reported, it locates a .env
 _PLAN_FILES = frozenset({"PLAN.md", "PLANS.md", "TODO.md", "NOTES.md"})
 
 
@@ -63,7 +64,8 @@ def keep_out_category(name: str) -> str | None:
     if name.startswith(".env"):
         if name == ".env" or (name[4] in ".-_" and not name.endswith(_ENV_TEMPLATES)):
             return ".env"
-        return None
+        # a template says users create the real one beside it (not in the checkout)
+        return ENV_TEMPLATE if name[4:5] in (".", "-", "_") else None
     if name.endswith(_KEY_SUFFIXES) or (
         name.startswith(_KEY_PREFIXES) and not name.endswith(".pub")
     ):
@@ -78,8 +80,9 @@ def keep_out_category(name: str) -> str | None:
 @dataclass(frozen=True)
 class TreeFacts:
     """What the walk saw that a whole-folder COPY would take (AG212): files and folders by
-    category, and the folders whose .gitignore lists .env (a local one is expected there:
-    the docs tell users to create it, the checkout does not hold it)."""
+    category (``.env.example`` and friends as :data:`ENV_TEMPLATE`), and the folders whose
+    .gitignore lists .env. A folder with a template below a .gitignore that lists .env is
+    where users create the real one: the checkout does not hold it, a local build copies it."""
 
     keep_out: tuple[tuple[str, str], ...] = ()
     env_expected: tuple[str, ...] = ()  # folders ("" = the root)

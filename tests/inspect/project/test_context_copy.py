@@ -107,3 +107,19 @@ def test_nothing_sensitive_in_the_tree_is_no_finding(tmp_path: Path) -> None:
         },
     )
     assert _ag212(tmp_path) == []
+
+
+def test_a_file_source_is_not_a_folder(tmp_path: Path) -> None:
+    # gemini-cli's pr-generator: `COPY requirements.txt .` takes one file, not a folder
+    _tree(
+        tmp_path,
+        {
+            "Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\nCOPY requirements.txt .\n"
+            "COPY workflow/ ./workflow/\nUSER 10001\n",
+            ".gitignore": ".env\n",
+            ".env.example": "GEMINI_API_KEY=\n",
+            "requirements.txt": "google-genai==1.2.0\n",
+            "workflow/run.py": "print(1)\n",
+        },
+    )
+    assert _ag212(tmp_path) == []
