@@ -36,6 +36,7 @@ from agentguard.inspect.project.install_facts import (
 )
 from agentguard.inspect.project.kinds import TreeFacts, file_kind
 from agentguard.inspect.project.lined import DocumentError
+from agentguard.inspect.project.tool_installs import ToolInstall, find_tool_installs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -265,6 +266,7 @@ def scan_container_files(
         check_dockerfile_hardening,
     )
     from agentguard.rules.context_copy import check_context_copy
+    from agentguard.rules.tool_installs import check_tool_installs
 
     watched = watched if watched is not None else deps_policy().watched
     g = gather(files)
@@ -321,7 +323,30 @@ def scan_container_files(
             if not p.startswith((".", "/", "-", "$")) and "://" not in p
         ]
     findings += check_sdk_bounds(decls, watched)
+    findings += check_tool_installs(_tool_installs(g))
     return findings, g.sources, _facts(g)
+
+
+def _tool_installs(g: _Gathered) -> list[ToolInstall]:
+    """npm/npx/curl installs in build steps and start commands (AG130)."""
+    found: list[ToolInstall] = []
+    for path, df in g.dockerfiles.items():
+        for stage in df.stages:
+            for run in stage.runs:
+                found += find_tool_installs(run.script, path=path, line=run.line, phase="build")
+    for path, cf in g.composes.items():
+        for svc in cf.services:
+            if svc.command:
+                at = svc.line_of("command") or svc.line_of("entrypoint") or 1
+                found += find_tool_installs(
+                    svc.command, path=path, line=at, phase="start", line_offsets=False
+                )
+    for path, dc in g.devcontainers.items():
+        for _key, script, line in dc.commands:
+            found += find_tool_installs(
+                script, path=path, line=line or 1, phase="start", line_offsets=False
+            )
+    return found
 
 
 def _facts(g: _Gathered) -> dict[str, JSONValue]:
