@@ -21,6 +21,7 @@ from agentguard.rules.agent_tools_mcp import (
     check_fallback_site,
     check_mcp_server,
 )
+from agentguard.rules.agent_triggers import check_triggers
 from agentguard.rules.agent_workdir import check_settings_sources, check_workdir, cwd_verdict
 from agentguard.rules.secret_values import check_env_secrets
 
@@ -61,4 +62,5 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
         )
     for site in facts.fallbacks:
         out += check_fallback_site(site)
+    out += check_triggers(facts.triggers)
     return out

@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 
 from agentguard.findings import Source
 from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
+from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
 from agentguard.inspect.project.model import (
     AgentConfig,
     ClaudeSettings,
     FallbackSite,
     McpServer,
+    OpenTrigger,
     ToolGrant,
 )
 
@@ -65,6 +68,7 @@ class FileOutcome:
     grants: list[ToolGrant] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
+    triggers: list[OpenTrigger] = field(default_factory=list)
     settings: list[ClaudeSettings] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     parsed: int = 0
@@ -107,6 +111,10 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
     if kind != "settings" and (kind != "python" or out.parsed) and has_cli_use(data):
         # (a Python file without "claude" was already ruled out by its pre-filter)
         out.configs.extend(cli_configs(path, data, origin=origin))
+    if kind == "script" and ACTION_NEEDLE in data:
+        configs, triggers = action_steps(path, data, origin=origin)
+        out.configs.extend(configs)
+        out.triggers.extend(triggers)
 
 
 def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:

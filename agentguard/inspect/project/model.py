@@ -279,6 +279,16 @@ class ClaudeSettings:
 
 
 @dataclass(frozen=True)
+class OpenTrigger:
+    """A workflow step that runs the agent for users without write access."""
+
+    path: str
+    line: int
+    value: str  # as written ("*")
+    step_line: int
+
+
+@dataclass(frozen=True)
 class ProjectFacts:
     """Everything the agent-config parsers found in one project (or one image's files)."""
 
@@ -289,6 +299,7 @@ class ProjectFacts:
     settings: tuple[ClaudeSettings, ...] = ()
     workdir: str | None = None  # the image's working directory (inspect_files) or None
     project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present
+    triggers: tuple[OpenTrigger, ...] = ()  # workflow steps anyone can start (AG330)
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown
     project_mounted: bool | None = None  # from the container files (AG202/AG201/AG212)
 

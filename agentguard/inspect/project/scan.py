@@ -143,6 +143,7 @@ def _keep(out: FileOutcome) -> bool:
         or out.grants
         or out.fallbacks
         or out.settings
+        or out.triggers
     )
 
 
@@ -433,6 +434,7 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         mcp_servers=tuple(servers),
         fallbacks=tuple(s for o in col.outcomes for s in o.fallbacks),
         settings=tuple(s for o in col.outcomes for s in o.settings),
+        triggers=tuple(t for o in col.outcomes for t in o.triggers),
         workdir=workdir,
         project_markers=tuple(col.markers),
         runs_as_root=True if "AG401" in ids else None,
