@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from agentguard.findings import Finding, Location
 from agentguard.inspect.project.model import ProjectFacts
+from agentguard.rules.agent_sandbox import (
+    check_sandbox_hatches,
+    check_settings_shell,
+    check_skip_bypass_prompt,
+)
 from agentguard.rules.agent_tools_checks import (
     check_allow_list,
     check_builtin_tools,
@@ -44,8 +49,11 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
         out += [f.with_subject(subject) for f in mine]
     out += check_grants(facts.grants)
     for settings in facts.settings:
+        out += check_settings_shell(settings)
         out += check_settings_allow(settings)
         out += check_settings_bypass(settings, facts)
+        out += check_skip_bypass_prompt(settings)
+        out += check_sandbox_hatches(settings)
         out += check_env_secrets(
             settings.env,
             subject=f"{settings.scope} settings",

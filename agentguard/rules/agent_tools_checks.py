@@ -357,7 +357,10 @@ def check_settings_allow(settings: ClaudeSettings) -> list[Finding]:
     return [
         AllowListWithoutRemoval.finding(
             f"{settings.scope} settings allow {', '.join(settings.allow)} without asking and "
-            "deny nothing: every other built-in tool (Bash, Write, WebFetch, ...) is still live.",
+            "deny nothing: every other built-in tool (Bash, Write, WebFetch, ...) is still live "
+            "(in a session they still ask first; a headless run with bypass does not).",
+            # the other tools still ask in a session (a settings file is not a tool list)
+            severity=Severity.MEDIUM,
             locations=[Location(path=settings.path, line=settings.line_of("permissions.allow"))],
             fix=Fix(
                 "Add `permissions.deny` for the tools the agent must never use, and run the "

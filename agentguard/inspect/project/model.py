@@ -273,6 +273,10 @@ class ClaudeSettings:
     disable_bypass: str | None  # permissions.disableBypassPermissionsMode
     lines: Mapping[str, int] = field(default_factory=dict)  # "permissions.allow" -> line
     env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # values may be secrets
+    sandbox_enabled: Any = None  # `sandbox.enabled` as written (None: not set)
+    # (key, value as written, line) of settings that let commands out of the sandbox or
+    # skip the bypass-mode warning
+    hatches: tuple[tuple[str, str, int | None], ...] = ()
 
     def line_of(self, key: str) -> int | None:
         return self.lines.get(key)

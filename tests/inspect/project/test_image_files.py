@@ -68,9 +68,15 @@ def test_user_settings_in_the_image() -> None:
     result = inspect_files(files, workdir="/app")
     assert [(f.rule_id, f.message) for f in result.findings] == [
         (
+            "AG301",
+            "user settings pre-approve the shell in `permissions.allow`: Bash: any command "
+            "runs without asking.",
+        ),
+        (
             "AG304",
             "user settings allow Bash without asking and deny nothing: every other built-in "
-            "tool (Bash, Write, WebFetch, ...) is still live.",
+            "tool (Bash, Write, WebFetch, ...) is still live (in a session they still ask "
+            "first; a headless run with bypass does not).",
         ),
         ("AG305", 'user settings set "defaultMode": "bypassPermissions".'),
     ]
