@@ -46,6 +46,8 @@ PY_MODULES = (
     b"ollama",
     b"mistralai",
     b"llama_index",
+    b"agno",
+    b"pydantic_ai",
 )
 _MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
 # ``from <module>`` and ``import a as b, <module>``: each pattern starts with a literal,

@@ -275,6 +275,7 @@ def _preload() -> None:
     import agentguard.inspect.project.cli_flags
     import agentguard.inspect.project.python_agents
     import agentguard.inspect.project.python_fallback
+    import agentguard.inspect.project.python_fallback_options
     import agentguard.inspect.project.python_frameworks
     import agentguard.inspect.project.ts_agents  # noqa: F401
 
