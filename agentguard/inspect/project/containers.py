@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import Finding, JSONValue, Source
@@ -248,6 +248,23 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
     return found
 
 
+@dataclass(frozen=True)
+class BuildFileFacts:
+    """The container and build files of one project, joined across files: what the
+    engine runs the build-file rules over (AG120/121/130, AG202-204, AG212, AG4xx)."""
+
+    # each Dockerfile with the build contexts it is used with and their .dockerignore
+    dockerfiles: tuple[tuple[DockerfileFacts, tuple[tuple[str, DockerIgnore | None], ...]], ...]
+    # each compose file with its services' working directories (and where they came from)
+    composes: tuple[tuple[ComposeFile, Mapping[str, tuple[str | None, str]]], ...]
+    devcontainers: tuple[DevcontainerFacts, ...]
+    # each install command with the requirements files its `-r` names may be
+    installs: tuple[tuple[InstallCommand, Mapping[str, list[RequirementsFile]]], ...]
+    decls: tuple[RequirementDecl, ...]
+    tool_installs: tuple[ToolInstall, ...]
+    tree: TreeFacts | None  # None: files from an image (AG212 probes typical names)
+
+
 def scan_container_files(
     files: Sequence[ProjectFile],
     *,
@@ -259,26 +276,22 @@ def scan_container_files(
     ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
     takes); None for files collected from an image (AG212 then probes typical names)."""
     from agentguard.config import deps_policy
-    from agentguard.rules.buildfiles import check_sdk_bounds, check_unlocked_installs
-    from agentguard.rules.compose_rules import (
-        check_compose_file,
-        check_devcontainer,
-        check_dockerfile_hardening,
-    )
-    from agentguard.rules.context_copy import check_context_copy
-    from agentguard.rules.tool_installs import check_tool_installs
+    from agentguard.engine import run_build_file_rules
 
-    watched = watched if watched is not None else deps_policy().watched
     g = gather(files)
-    findings: list[Finding] = []
-    builds = _compose_builds(g)
+    facts = join_build_files(g, tree)
+    findings = run_build_file_rules(
+        facts, watched if watched is not None else deps_policy().watched
+    )
+    return findings, g.sources, _facts(g)
 
-    # Dockerfiles: hardening, and AG212 for each build context it is used with.
+
+def join_build_files(g: _Gathered, tree: TreeFacts | None) -> BuildFileFacts:
+    builds = _compose_builds(g)
+    dockerfiles = []
     for path, df in g.dockerfiles.items():
-        findings += check_dockerfile_hardening(df)
         contexts = sorted({ctx for _, _, d, ctx in builds if d == path} or {_dir(path)})
-        for ctx in contexts:
-            findings += check_context_copy(df, _ignore_for(g, path, ctx), context=ctx, tree=tree)
+        dockerfiles.append((df, tuple((ctx, _ignore_for(g, path, ctx)) for ctx in contexts)))
 
     # Compose services: working directory from the file, a devcontainer, or the Dockerfile.
     dev_workdirs: dict[tuple[str, str], tuple[str, str]] = {}
@@ -289,6 +302,7 @@ def scan_container_files(
                     dc.workspace_folder.value,
                     f"workspaceFolder in {dc.path}",
                 )
+    composes = []
     for cf in g.composes.values():
         workdirs: dict[str, tuple[str | None, str]] = {}
         for svc in cf.services:
@@ -303,18 +317,9 @@ def scan_container_files(
                 workdirs[svc.name] = (
                     (wd, f"WORKDIR in {built[0]}") if wd else (None, "unknown (set by the image)")
                 )
-        findings += check_compose_file(cf, workdirs)
+        composes.append((cf, workdirs))
 
-    for dc in g.devcontainers.values():
-        findings += check_devcontainer(dc)
-
-    # Installs (AG120) and SDK bounds (AG121).
     installs = _installs(g)
-    per_cmd: list[Finding] = []
-    for cmd, context in installs:
-        refs = {ref: _requirement_candidates(g, ref, context) for ref in cmd.requirement_files}
-        per_cmd += check_unlocked_installs([cmd], refs, watched)
-    findings += per_cmd
     decls = list(g.decls)
     for cmd, _ in installs:
         decls += [
@@ -322,9 +327,18 @@ def scan_container_files(
             for p in cmd.packages
             if not p.startswith((".", "/", "-", "$")) and "://" not in p
         ]
-    findings += check_sdk_bounds(decls, watched)
-    findings += check_tool_installs(_tool_installs(g))
-    return findings, g.sources, _facts(g)
+    return BuildFileFacts(
+        dockerfiles=tuple(dockerfiles),
+        composes=tuple(composes),
+        devcontainers=tuple(g.devcontainers.values()),
+        installs=tuple(
+            (cmd, {ref: _requirement_candidates(g, ref, ctx) for ref in cmd.requirement_files})
+            for cmd, ctx in installs
+        ),
+        decls=tuple(decls),
+        tool_installs=tuple(_tool_installs(g)),
+        tree=tree,
+    )
 
 
 def _tool_installs(g: _Gathered) -> list[ToolInstall]:

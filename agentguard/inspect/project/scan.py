@@ -407,10 +407,10 @@ def scan_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectR
 
 
 def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
+    from agentguard.engine import run_agent_rules
     from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.python_imports import resolve_configs
-    from agentguard.rules.agent_checks import run_agent_rules
 
     container_findings: list[Finding] = []
     container_sources: list[Source] = []
