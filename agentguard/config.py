@@ -289,7 +289,9 @@ def _validate(lay: _Layer) -> None:
         raise ConfigError(f"{label}: {p}disable must be a list of rule ids")
     for rule in disable:
         _rule_key(lay, "disable", rule, known)
-    _validate_paths_and_contexts(lay)
+    from agentguard.context import validate_keys
+
+    validate_keys(d, p, label)
     for table in ("severity", "ignore", "rules", "deps"):
         if table in d and not isinstance(d[table], dict):
             raise ConfigError(f"{label}: {p}{table} must be a table")
@@ -313,30 +315,6 @@ def _validate(lay: _Layer) -> None:
             deps_policy({"deps": d["deps"]})
         except ConfigError as exc:
             raise ConfigError(f"{label}: {p}deps: {str(exc).removeprefix('[deps]: ')}") from None
-
-
-def _globs(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
-
-
-def _validate_paths_and_contexts(lay: _Layer) -> None:
-    from agentguard.context import CONTEXTS
-
-    d, p, label = lay.data, lay.prefix, lay.label
-    if "exclude" in d and not _globs(d["exclude"]):
-        raise ConfigError(f"{label}: {p}exclude must be a list of paths (globs)")
-    for table in ("context", "context-severity"):
-        if table in d and not isinstance(d[table], dict):
-            raise ConfigError(f"{label}: {p}{table} must be a table")
-        for ctx, value in d.get(table, {}).items():
-            if ctx not in CONTEXTS:
-                raise ConfigError(
-                    f"{label}: unknown context `{p}{table}.{ctx}` (known: {', '.join(CONTEXTS)})"
-                )
-            if table == "context" and not _globs(value):
-                raise ConfigError(f"{label}: {p}context.{ctx} must be a list of paths (globs)")
-            if table == "context-severity":
-                _severity(lay, f"context-severity.{ctx}", value)
 
 
 def _severity(lay: _Layer, key: str, value: Any) -> Severity:

@@ -85,3 +85,31 @@ def context_of(paths: Sequence[str], configured: Mapping[str, tuple[str, ...]]) 
                 return ctx
         return path_context(rel)
     return "production"
+
+
+def _globs(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) and x for x in value)
+
+
+def validate_keys(d: Mapping[str, object], p: str, label: str) -> None:
+    """``exclude``, ``context`` and ``context-severity`` of one configuration layer."""
+    from agentguard.config import ConfigError
+
+    if "exclude" in d and not _globs(d["exclude"]):
+        raise ConfigError(f"{label}: {p}exclude must be a list of paths (globs)")
+    for table in ("context", "context-severity"):
+        value = d.get(table, {})
+        if not isinstance(value, dict):
+            raise ConfigError(f"{label}: {p}{table} must be a table")
+        for ctx, entry in value.items():
+            if ctx not in CONTEXTS:
+                raise ConfigError(
+                    f"{label}: unknown context `{p}{table}.{ctx}` (known: {', '.join(CONTEXTS)})"
+                )
+            if table == "context" and not _globs(entry):
+                raise ConfigError(f"{label}: {p}context.{ctx} must be a list of paths (globs)")
+            if table == "context-severity":
+                try:
+                    Severity.parse(entry if isinstance(entry, str) else repr(entry))
+                except ValueError as exc:
+                    raise ConfigError(f"{label}: {p}context-severity.{ctx}: {exc}") from None

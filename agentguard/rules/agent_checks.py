@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agentguard.findings import Finding, Location
 from agentguard.inspect.project.model import ProjectFacts
+from agentguard.rules.agent_bypass import check_bypass, check_settings_bypass
 from agentguard.rules.agent_sandbox import (
     check_sandbox_hatches,
     check_settings_shell,
@@ -16,10 +17,8 @@ from agentguard.rules.agent_sandbox import (
 from agentguard.rules.agent_tools_checks import (
     check_allow_list,
     check_builtin_tools,
-    check_bypass,
     check_grants,
     check_settings_allow,
-    check_settings_bypass,
 )
 from agentguard.rules.agent_tools_mcp import (
     check_fallback_option,

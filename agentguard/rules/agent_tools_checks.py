@@ -10,18 +10,17 @@ from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, S
 from agentguard.inspect.project.model import (
     AgentConfig,
     ClaudeSettings,
-    ProjectFacts,
     ToolGrant,
     Unknown,
     alternatives,
     describe,
     to_json,
 )
+from agentguard.rules.agent_mitigations import approval_gates, sandboxed
 from agentguard.rules.agent_tools import (
     BUILTIN_TOOLS,
     CATEGORY_RULES,
     AllowListWithoutRemoval,
-    PermissionChecksBypassed,
 )
 
 
@@ -146,11 +145,12 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             )
         severity = rule.default_severity
         evidence_extra: dict[str, JSONValue] = {}
-        if category == "shell" and _sandboxed(cfg):
+        sandbox = sandboxed(cfg) if category == "shell" else None
+        if sandbox:
             # the Bash sandbox confines commands (files, network); the shell still exists
             severity = Severity.MEDIUM
-            message += f" Commands run in the engine's sandbox ({_sandboxed(cfg)})."
-            evidence_extra["mitigated_by"] = [f"sandbox ({_sandboxed(cfg)})"]
+            message += f" Commands run in the engine's sandbox ({sandbox})."
+            evidence_extra["mitigated_by"] = [f"sandbox ({sandbox})"]
         else:
             gates = approval_gates(cfg, names)
             if gates:
@@ -182,74 +182,6 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             )
         )
     return out
-
-
-def _sandboxed(cfg: AgentConfig) -> str | None:
-    """Where the sandbox is enabled on every reading (`sandbox=`, or the `sandbox` key of
-    the settings passed with `settings=`); None when it is not, or not known to be."""
-    opt = cfg.options.get("sandbox")
-    if opt is not None:
-        alts = alternatives(opt.value)
-        if all(isinstance(a, dict) and a.get("enabled") is True for a in alts):
-            return "`sandbox.enabled`"
-        return None
-    settings = cfg.options.get("settings")
-    if settings is None:
-        return None
-    for alt in alternatives(settings.value):
-        data: Any = alt
-        if isinstance(alt, str):
-            import json
-
-            try:
-                data = json.loads(alt)
-            except ValueError:
-                return None  # a path to a settings file: not read here
-        sandbox = data.get("sandbox") if isinstance(data, dict) else None
-        if not (isinstance(sandbox, dict) and sandbox.get("enabled") is True):
-            return None
-    return "`sandbox.enabled` in `settings=`"
-
-
-def _matcher(hook: Any) -> str | None:
-    """The `matcher` of a HookMatcher(...) as written (None: matches every tool)."""
-    import re
-
-    expr = hook.expr if isinstance(hook, Unknown) else ""
-    m = re.search(r"matcher\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", expr)
-    if m is None:
-        return "?" if expr else None
-    return m.group(1) if m.group(1) is not None else m.group(2)
-
-
-def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
-    """What sees a call of these tools before it runs: a `can_use_tool` callback (for tools
-    not pre-approved) or a PreToolUse hook whose matcher covers them."""
-    gates: list[str] = []
-    allowed, _ = (
-        _names(cfg.options["allowed_tools"].value)
-        if "allowed_tools" in cfg.options
-        else (
-            set(),
-            True,
-        )
-    )
-    bases = {n.split("(", 1)[0] for n in allowed}
-    callback = cfg.options.get("can_use_tool") or cfg.options.get("canUseTool")
-    if callback is not None and callback.value is not None and not bases & set(tools):
-        gates.append(f"`{option_syntax(cfg, 'can_use_tool')}` decides each call")
-    hooks = cfg.options.get("hooks")
-    if hooks is not None and isinstance(hooks.value, dict):
-        for matcher in hooks.value.get("PreToolUse") or ():
-            pattern = _matcher(matcher)
-            if pattern in (None, "", "*") or (
-                pattern != "?" and any(t in pattern.split("|") for t in tools)
-            ):
-                gates.append(
-                    f"a PreToolUse hook (matcher {pattern or 'any tool'!s}) sees each call"
-                )
-                break
-    return gates
 
 
 _GRANT_FIX = {
@@ -370,127 +302,3 @@ def check_settings_allow(settings: ClaudeSettings) -> list[Finding]:
             evidence={"scope": settings.scope, "allow": list(settings.allow)},
         )
     ]
-
-
-def _bypass_readings(cfg: AgentConfig) -> tuple[list[str], bool, int, bool]:
-    """(reasons, certain, line, literal: some reading sets bypass as written)."""
-    reasons: list[str] = []
-    certain = True
-    literal = False
-    line = cfg.line
-    mode = cfg.option("permission_mode")
-    if mode is not None:
-        alts = alternatives(mode.value)
-        hits = [a for a in alts if a == "bypassPermissions"]
-        unknown = [a for a in alts if isinstance(a, Unknown)]
-        if hits or unknown:
-            reasons.append(f"`{option_syntax(cfg, 'permission_mode')}` = {describe(mode.value)}")
-            certain = bool(hits) and len(hits) == len(alts)
-            literal |= bool(hits)
-            line = mode.line
-    allow = cfg.option("allow_dangerously_skip_permissions")
-    if allow is not None and any(
-        a is True or isinstance(a, Unknown) for a in alternatives(allow.value)
-    ):
-        literal |= any(a is True for a in alternatives(allow.value))
-        reasons.append(
-            "`allowDangerouslySkipPermissions` = " + describe(allow.value)
-            if cfg.engine != "claude CLI"
-            else "`--allow-dangerously-skip-permissions`"
-        )
-        line = allow.line if not reasons[:-1] else line
-    if (
-        cfg.engine == "claude CLI"
-        and mode is not None
-        and mode.expr == "--dangerously-skip-permissions"
-    ):
-        reasons[0] = "`--dangerously-skip-permissions`"
-    return reasons, certain, line, literal
-
-
-def _combined(facts: ProjectFacts, cfg_cwd_is_project: bool) -> list[str]:
-    out: list[str] = []
-    if facts.runs_as_root:
-        out.append("the container runs as root (AG401)")
-    if facts.project_mounted:
-        out.append("the project is mounted or copied into the agent's container")
-    if cfg_cwd_is_project:
-        out.append("the agent's working directory is the project (AG210)")
-    return out
-
-
-def check_bypass(cfg: AgentConfig, facts: ProjectFacts, *, cwd_is_project: bool) -> list[Finding]:
-    """AG305 for a configuration that bypasses permission checks."""
-    reasons, certain, line, literal = _bypass_readings(cfg)
-    if not reasons:
-        return []
-    verb = (
-        "bypasses permission checks"
-        if certain
-        else "bypasses permission checks on some branch"
-        if literal
-        else "may bypass permission checks (the value could not be determined)"
-    )
-    confidence = Confidence.HIGH if certain else Confidence.MEDIUM if literal else Confidence.LOW
-    return [
-        _bypass_finding(
-            f"{cfg.engine} configuration {verb}: {'; '.join(reasons)}.",
-            Location(path=cfg.path, line=line, note=cfg.label),
-            facts,
-            cwd_is_project=cwd_is_project,
-            confidence=confidence,
-            ambiguous=cfg.ambiguous,
-            evidence={"engine": cfg.engine, "settings": reasons, "ambiguity": cfg.ambiguity},
-        )
-    ]
-
-
-def check_settings_bypass(settings: ClaudeSettings, facts: ProjectFacts) -> list[Finding]:
-    if settings.default_mode != "bypassPermissions":
-        return []
-    return [
-        _bypass_finding(
-            f'{settings.scope} settings set "defaultMode": "bypassPermissions".',
-            Location(path=settings.path, line=settings.line_of("permissions.defaultMode")),
-            facts,
-            cwd_is_project=False,
-            confidence=Confidence.HIGH,
-            ambiguous=False,
-            evidence={"scope": settings.scope, "defaultMode": settings.default_mode},
-        )
-    ]
-
-
-def _bypass_finding(
-    message: str,
-    location: Location,
-    facts: ProjectFacts,
-    *,
-    cwd_is_project: bool,
-    confidence: Confidence,
-    ambiguous: bool,
-    evidence: dict[str, JSONValue],
-) -> Finding:
-    combined = _combined(facts, cwd_is_project)
-    severity = PermissionChecksBypassed.default_severity
-    if combined:
-        severity = Severity.CRITICAL
-        message += " Worse here: " + "; ".join(combined) + "."
-    managed = [
-        s.path for s in facts.settings if s.scope == "managed" and s.disable_bypass == "disable"
-    ]
-    if managed:
-        severity = Severity.LOW
-        message += f" Mitigated: managed settings at {managed[0]} disable bypass mode."
-    return PermissionChecksBypassed.finding(
-        message,
-        locations=[location],
-        fix=Fix(
-            "Keep the default permission mode; list the tools the task needs (`tools=` / "
-            "`--tools`) and pre-approve only those with `allowed_tools`.",
-        ),
-        evidence={**evidence, "combined_with": combined, "mitigated_by": managed},
-        severity=severity,
-        confidence=confidence,
-        ambiguous=ambiguous,
-    )

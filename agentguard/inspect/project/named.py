@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import posixpath
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentguard.inspect.project.jsonc import load_jsonc
 from agentguard.inspect.project.kinds import file_kind
 from agentguard.inspect.project.lined import DocumentError
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project import ProjectResult
 from agentguard.inspect.project.walk import classify
 
 # --kind value -> (the scan's kind, the container reader's kind or None)
@@ -113,3 +118,47 @@ def _json_kind(name: str) -> tuple[str, str | None] | None:
     if "settings" in low:
         return "settings", None
     return None
+
+
+def scan_named_file(path: Path, file_kind: str | None) -> ProjectResult:
+    """One file named on the command line, read as what its path or its content says it
+    is (``file_kind``, from ``--kind``, decides when given). A file that is no kind
+    agentguard reads is a usage error listing the kinds, never a skipped source in a run
+    that exits 0."""
+    from agentguard.engine import UsageError
+    from agentguard.findings import Source
+    from agentguard.inspect.facts import ProjectFile
+    from agentguard.inspect.project.files import failed_source, process_file
+    from agentguard.inspect.project.scan import Collected, finish, folder_loader, oversize
+    from agentguard.inspect.project.walk import NotRegular, TooLarge, read_candidate
+
+    col = Collected(loader=folder_loader(path.parent))
+    name = path.name
+    col.files_seen = 1
+    try:
+        data = read_candidate(str(path))  # bounded: never the whole of a huge file
+    except TooLarge as exc:
+        col.sources.append(oversize(name, str(path), "container", exc.size))
+        return finish(col, workdir=None)
+    except NotRegular:
+        raise UsageError(f"{path}: not a regular file") from None
+    except OSError as exc:
+        col.sources.append(
+            failed_source(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
+        )
+        return finish(col, workdir=None)
+    kinds = FILE_KINDS[file_kind] if file_kind else named_kind(path.as_posix(), data)
+    if kinds is None:
+        raise UsageError(
+            f"{path}: not a kind of file agentguard reads (by its name or its content); "
+            f"pass --kind to name one of: {known_kinds()}"
+        )
+    kind, container_kind = kinds
+    col.files_read = 1
+    if kind == "container":
+        col.container_files.append(ProjectFile(name, data, kind=container_kind))
+    out = process_file(name, kind, data)
+    if kind != "container" and not out.sources:
+        out.sources.append(Source.ok("file", name, f"read as {kind}"))
+    col.outcomes.append(out)
+    return finish(col, workdir=None)

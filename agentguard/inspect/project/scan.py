@@ -71,7 +71,7 @@ def _too_large(path: str, size: int) -> Source:
 NEEDLE_SCAN_BYTES = 64 * 1024 * 1024  # how far an oversize file is searched for agent names
 
 
-def _oversize(rel: str, abspath: str, kind: str, size: int) -> Source:
+def oversize(rel: str, abspath: str, kind: str, size: int) -> Source:
     """A candidate over the cap is skipped only when it cannot configure an agent: a
     settings/MCP/container file always can, code and scripts when they name an agent SDK
     (searched in bounded chunks). Otherwise it is a failed source: not a clean result."""
@@ -113,7 +113,7 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         data = read_candidate(cand.abspath, cand.regular)
     except TooLarge as exc:
         return FileOutcome(
-            sources=[_oversize(cand.rel, cand.abspath, cand.kind, exc.size)], read=False
+            sources=[oversize(cand.rel, cand.abspath, cand.kind, exc.size)], read=False
         )
     except NotRegular:
         return FileOutcome(
@@ -367,39 +367,9 @@ def scan_path(
     """
     if path.is_dir():
         return finish(collect_folder(path, exclude=exclude), workdir=None)
-    from agentguard.engine import UsageError
-    from agentguard.inspect.project.named import FILE_KINDS, known_kinds, named_kind
+    from agentguard.inspect.project.named import scan_named_file
 
-    col = Collected(loader=folder_loader(path.parent))
-    name = path.name
-    col.files_seen = 1
-    try:
-        data = read_candidate(str(path))  # bounded: never the whole of a huge file
-    except TooLarge as exc:
-        col.sources.append(_oversize(name, str(path), "container", exc.size))
-        return finish(col, workdir=None)
-    except NotRegular:
-        raise UsageError(f"{path}: not a regular file") from None
-    except OSError as exc:
-        col.sources.append(
-            failed_source(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
-        )
-        return finish(col, workdir=None)
-    kinds = FILE_KINDS[file_kind] if file_kind else named_kind(path.as_posix(), data)
-    if kinds is None:
-        raise UsageError(
-            f"{path}: not a kind of file agentguard reads (by its name or its content); "
-            f"pass --kind to name one of: {known_kinds()}"
-        )
-    kind, container_kind = kinds
-    col.files_read = 1
-    if kind == "container":
-        col.container_files.append(ProjectFile(name, data, kind=container_kind))
-    out = process_file(name, kind, data)
-    if kind != "container" and not out.sources:
-        out.sources.append(Source.ok("file", name, f"read as {kind}"))
-    col.outcomes.append(out)
-    return finish(col, workdir=None)
+    return scan_named_file(path, file_kind)
 
 
 def scan_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:
