@@ -166,10 +166,13 @@ def _process_chunk(
 
 
 PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~30 ms)
+# ... unless this many are Python files of some size (an SDK's own repository: most of its
+# files import it and are parsed, which costs far more than reading)
+PARALLEL_MIN_PYTHON = 400
 CHUNK = 250
 
 
-def _jobs(count: int) -> int:
+def _jobs(count: int, python: int = 0) -> int:
     """Worker processes for ``count`` candidates: 1 = in-process.
 
     ``AGENTGUARD_JOBS`` overrides (1 turns the pool off). The pool forks, so it is only
@@ -179,7 +182,8 @@ def _jobs(count: int) -> int:
     if env.isdigit() and int(env) >= 1:
         wanted = int(env)
     else:
-        wanted = min(os.cpu_count() or 1, 4) if count >= PARALLEL_MIN else 1
+        big = count >= PARALLEL_MIN or python >= PARALLEL_MIN_PYTHON
+        wanted = min(os.cpu_count() or 1, 4) if big else 1
     if wanted > 1 and (not sys.platform.startswith("linux") or threading.active_count() > 1):
         return 1
     return wanted
@@ -195,7 +199,7 @@ def _process_all(
     the container/build files and scans them (compose validation, Dockerfile parsing),
     so that work overlaps with the walk through the code.
     """
-    jobs = _jobs(len(candidates))
+    jobs = _jobs(len(candidates), sum(c.kind == "python" for c in candidates))
     if jobs <= 1:
         read, kept = _process_chunk((0, candidates))
         return read, [o for _, o in kept], None
@@ -208,7 +212,9 @@ def _process_all(
     # The workers are forked after the walk: they inherit the candidates and are sent
     # only index ranges (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
-    ranges = [(n, min(n + CHUNK, len(rest))) for n in range(0, len(rest), CHUNK)]
+    # chunks small enough that every worker gets several (parsing-heavy trees are uneven)
+    chunk = max(25, min(CHUNK, len(rest) // (jobs * 4) or 1))
+    ranges = [(n, min(n + chunk, len(rest))) for n in range(0, len(rest), chunk)]
     _preload()
     try:
         pool = ProcessPoolExecutor(
