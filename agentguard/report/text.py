@@ -142,8 +142,11 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
         table.add_column("name", overflow="fold")
         table.add_column("reason", overflow="fold")
         for s in report.sources if verbose else bad:
+            reason = s.reason or ""
+            if s.remedy:  # a failed source says what to do
+                reason += f" -- what to do: {s.remedy}"
             table.add_row(
-                Text(s.status.value, style=_STATUS_STYLE[s.status]), s.kind, s.name, s.reason or ""
+                Text(s.status.value, style=_STATUS_STYLE[s.status]), s.kind, s.name, reason
             )
         console.print(table)
     console.print(
