@@ -123,3 +123,14 @@ def test_check_with_nothing_to_check_is_not_0(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["check", str(tmp_path)])
     assert result.exit_code == 2
     assert "nothing to check" in result.stderr
+
+
+def test_an_unreachable_engine_is_said_in_words(tmp_path: Path) -> None:
+    host = f"unix://{tmp_path}/no-engine.sock"
+    result = CliRunner().invoke(
+        app, ["inspect", "agent-image:1", "--format", "json"], env={"DOCKER_HOST": host}
+    )
+    assert result.exit_code == 3
+    (engine,) = json.loads(result.stdout)["sources"]
+    assert engine["reason"] == f"cannot reach the Docker engine: no engine socket at {host}"
+    assert engine["remedy"] == "start the Docker engine or point DOCKER_HOST at it, then retry"
