@@ -9,7 +9,6 @@ ceiling. Pure: no I/O.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Mapping, Sequence
 
@@ -66,7 +65,7 @@ def path_context(path: str) -> str:
         return "test"
     if folders & _EXAMPLE_DIRS:
         return "example"
-    if folders & _DOCS_DIRS or posixpath.splitext(name)[1].lower() in (".md", ".rst", ".mdx"):
+    if folders & _DOCS_DIRS:
         return "docs"
     return "production"
 

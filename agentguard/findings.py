@@ -184,7 +184,9 @@ class Finding:
 
     def to_json(self) -> dict[str, JSONValue]:
         out = self._json()
-        if self.context is not None:
+        # production is the default: only another context is written (absent = production),
+        # so reports of production code read as they always have
+        if self.context is not None and self.context != "production":
             out["context"] = self.context
         return out
 

@@ -105,7 +105,10 @@ def _contextualise(f: Finding, config: Config) -> Finding:
     grades it no higher, and the message says so."""
     from agentguard.context import context_of
 
-    ctx = context_of([loc.path for loc in f.locations if loc.path], config.contexts)
+    # a file inside an image is what runs (whatever its folder is called): production
+    in_image = any(loc.layer for loc in f.locations)
+    paths = [] if in_image else [loc.path for loc in f.locations if loc.path]
+    ctx = context_of(paths, config.contexts)
     ceiling = config.context_severity.get(ctx)
     if ceiling is None or f.severity <= ceiling:
         return f.with_context(ctx)

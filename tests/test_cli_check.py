@@ -128,7 +128,6 @@ def test_exit_1_on_a_finding_at_fail_on(agent_project: Path) -> None:
         "message": "compose service agent mounts the Docker socket (/var/run/docker.sock -> "
         "/var/run/docker.sock): whoever reaches it is root on the host.",
         "locations": [{"path": "compose.yaml", "line": 6}],
-        "context": "production",
         "evidence": finding["evidence"],
         "fix": {
             "description": "Remove the mount of /var/run/docker.sock; if the agent must run "

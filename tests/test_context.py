@@ -27,7 +27,8 @@ from agentguard.rules.hardening import RunsAsRoot
         ("Dockerfile.test", "test"),
         ("examples/mcp_calculator.py", "example"),
         ("docs/guide/agent.py", "docs"),
-        ("README.md", "docs"),
+        ("docs/guide/setup.md", "docs"),
+        ("README.md", "production"),  # a document found where it matters is not "docs"
         ("/app/tests/conftest.py", "test"),
     ],
 )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentguard.config import Config, load_config
+from agentguard.config import Config, ConfigError, load_config
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
@@ -332,7 +332,26 @@ def run_inspect(
     from agentguard.policy import apply_policy
 
     root = project_root(opts.target)
-    config = load_config(root, config_file=opts.config_file)
+    config_sources: list[Source] = []
+    try:
+        config = load_config(root, config_file=opts.config_file)
+    except ConfigError as exc:
+        # the target's own pyproject.toml does not parse: its configuration cannot be
+        # read (a failed source, exit 3), and the scan says what is wrong with the file
+        text = str(exc).removeprefix(f"{root / 'pyproject.toml'}: ")
+        unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
+        if opts.config_file is not None or text == str(exc) or not unreadable:
+            raise  # a configuration that says something wrong is exit 2
+        config = load_config(None)
+        config_sources.append(
+            Source.failed(
+                "config",
+                str(root / "pyproject.toml"),
+                f"the configuration could not be read: {exc}",
+                error_code="config-unreadable",
+                retryable=False,
+            )
+        )
     result = inspect_target(opts, config=config, progress=progress, connect=connect)
     target = Path(opts.target).expanduser()
     # findings of a named file are located by its name: inline comments are read beside it
@@ -342,7 +361,7 @@ def run_inspect(
     report = make_report(
         "inspect",
         applied.findings,
-        (*result.sources, *applied.sources),
+        (*config_sources, *result.sources, *applied.sources),
         target=opts.target,
         inputs=result.inputs,
         facts=result.facts,

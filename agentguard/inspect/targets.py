@@ -87,7 +87,7 @@ def parse_kind(text: str | None) -> tuple[Kind | None, str | None]:
         return Kind(text), None
     if text in FILE_KINDS:
         return Kind.FILE, text
-    kinds = ", ".join([*(k.value for k in Kind), *FILE_KINDS])
+    kinds = ", ".join(dict.fromkeys([*(k.value for k in Kind), *FILE_KINDS]))
     raise UsageError(f"unknown --kind {text!r} (expected one of: {kinds})")
 
 

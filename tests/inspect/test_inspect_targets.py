@@ -103,7 +103,11 @@ def test_a_random_file_named_tar_is_a_failed_read_not_a_pass(tmp_path: Path) -> 
     assert result.exit_code == 3
     report = report_of(result)
     assert report["facts"]["target"]["kind"] == "archive"
-    assert [s["status"] for s in report["sources"]] == ["failed"]
+    assert [(s["kind"], s["status"], s.get("error_code")) for s in report["sources"]] == [
+        ("lockfile", "skipped", None),
+        ("image-archive", "failed", "corrupt-tar"),
+        ("image-layout", "failed", "layout-unknown"),
+    ]
 
 
 def test_a_name_nothing_has_is_a_failed_not_found_source(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from agentguard.inspect.project.walk import classify
 
 # --kind value -> (the scan's kind, the container reader's kind or None)
 FILE_KINDS: dict[str, tuple[str, str | None]] = {
+    "compose": ("container", "compose"),
     "dockerfile": ("container", "dockerfile"),
     "devcontainer": ("container", "devcontainer"),
     "requirements": ("container", "requirements"),
@@ -66,7 +67,7 @@ _FROM = re.compile(rb"^\s*(?:#[^\n]*\n\s*|ARG[^\n]*\n\s*)*FROM\s+\S", re.IGNOREC
 
 
 def known_kinds() -> str:
-    return ", ".join(["compose", *FILE_KINDS])
+    return ", ".join(FILE_KINDS)
 
 
 def named_kind(path: str, data: bytes) -> tuple[str, str | None] | None:
