@@ -187,7 +187,7 @@ def _something_to_check(
 
 def _image_copy_of(image_path: str, folder_path: str) -> bool:
     """An image file that is the folder's file copied in (``/app/bot.py`` <- ``bot.py``)."""
-    return image_path.startswith("/") and image_path.endswith("/" + folder_path.lstrip("./"))
+    return image_path.startswith("/") and image_path.endswith("/" + folder_path.removeprefix("./"))
 
 
 def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:

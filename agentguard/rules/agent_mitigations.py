@@ -65,6 +65,11 @@ def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
     if callback is not None and callback.value is not None and not bases & set(tools):
         name = "canUseTool" if cfg.engine.endswith("(TypeScript)") else "can_use_tool"
         gates.append(f"`{name}` decides each call")
+    if headless_workflow(cfg) and not bases & set(tools):
+        gates.append(
+            "a workflow run: nobody answers a permission prompt, so a call that is not "
+            "pre-approved is denied"
+        )
     hooks = cfg.options.get("hooks")
     if hooks is not None and isinstance(hooks.value, dict):
         for matcher in hooks.value.get("PreToolUse") or ():
@@ -77,3 +82,12 @@ def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
                 )
                 break
     return gates
+
+
+def headless_workflow(cfg: AgentConfig) -> bool:
+    """A claude command line in a GitHub workflow (claude-code-action, `claude -p`) in the
+    default permission mode: no one is there to approve a tool call."""
+    if cfg.engine != "claude CLI" or "/.github/workflows/" not in "/" + cfg.path.removeprefix("./"):
+        return False
+    mode = cfg.option("permission_mode")
+    return mode is None or all(a in ("default", "plan") for a in alternatives(mode.value))

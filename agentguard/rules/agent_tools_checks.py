@@ -16,7 +16,7 @@ from agentguard.inspect.project.model import (
     describe,
     to_json,
 )
-from agentguard.rules.agent_mitigations import approval_gates, sandboxed
+from agentguard.rules.agent_mitigations import approval_gates, headless_workflow, sandboxed
 from agentguard.rules.agent_tools import (
     BUILTIN_TOOLS,
     CATEGORY_RULES,
@@ -258,12 +258,20 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
     bases = [n.split("(", 1)[0] for n in written if isinstance(n, str)]
     listed = [t for t in dict.fromkeys(bases) if t in BUILTIN_TOOLS]
     others = [t for t in BUILTIN_TOOLS if t not in names]
+    headless = headless_workflow(cfg)
     return [
         AllowListWithoutRemoval.finding(
             f"`{option_syntax(cfg, 'allowed_tools')}` = {describe(allowed.value)} only pre-approves "
             f"these tools; with `{option_syntax(cfg, 'tools')}` unset and nothing in "
             f"`{option_syntax(cfg, 'disallowed_tools')}`, every other built-in tool is still live "
-            f"({', '.join(others[:8])}{', ...' if len(others) > 8 else ''}).",
+            f"({', '.join(others[:8])}{', ...' if len(others) > 8 else ''})."
+            + (
+                " In a workflow run nobody answers a permission prompt, so a call of the "
+                "others is denied; `--tools` would say so in the file."
+                if headless
+                else ""
+            ),
+            severity=Severity.LOW if headless else None,
             locations=[_loc(cfg, allowed.line)],
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "

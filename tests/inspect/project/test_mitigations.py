@@ -106,3 +106,40 @@ def test_sandbox_in_settings_json_is_the_sandbox() -> None:
     (shell,) = _findings(source)
     assert shell[1] == "medium"
     assert "Commands run in the engine's sandbox (`sandbox.enabled` in `settings=`)." in shell[2]
+
+
+WORKFLOW = """\
+jobs:
+  review:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: anthropics/claude-code-action@v1
+        with:
+          claude_args: '--allowedTools "LS,Read"'
+      - uses: anthropics/claude-code-action@v1
+        with:
+          claude_args: '--allowedTools "Bash"'
+"""
+
+
+def test_a_workflow_run_denies_what_is_not_pre_approved() -> None:
+    # claude-code-action's test-base-action.yml / test-structured-output.yml
+    result = scan_files(
+        [ProjectFile(".github/workflows/review.yml", WORKFLOW.encode())], workdir=None
+    )
+    got = [
+        (f.rule_id, f.locations[0].line, f.severity.value)
+        for f in result.findings
+        if f.rule_id in ("AG301", "AG304")
+    ]
+    assert got == [
+        ("AG301", 7, "medium"),  # Bash is not pre-approved: a call is denied
+        ("AG304", 7, "low"),
+        ("AG301", 10, "high"),  # Bash is pre-approved: it runs
+        ("AG304", 10, "low"),
+    ]
+    (gated,) = [f for f in result.findings if f.rule_id == "AG301" and f.severity.value == "medium"]
+    assert gated.message.endswith(
+        "Mitigated: a workflow run: nobody answers a permission prompt, so a call that is not "
+        "pre-approved is denied."
+    )
