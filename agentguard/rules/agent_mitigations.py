@@ -65,11 +65,18 @@ def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
     if callback is not None and callback.value is not None and not bases & set(tools):
         name = "canUseTool" if cfg.engine.endswith("(TypeScript)") else "can_use_tool"
         gates.append(f"`{name}` decides each call")
-    if headless_workflow(cfg) and not bases & set(tools):
-        gates.append(
-            "a workflow run: nobody answers a permission prompt, so a call that is not "
-            "pre-approved is denied"
-        )
+    if headless_workflow(cfg):
+        approved = sorted(n for n in allowed if n.split("(", 1)[0] in tools)
+        if not approved:
+            gates.append(
+                "a workflow run: nobody answers a permission prompt, so a call that is not "
+                "pre-approved is denied"
+            )
+        elif all("(" in n and not n.endswith(("(*)", "(:*)")) for n in approved):
+            gates.append(
+                f"a workflow run: only calls matching {', '.join(approved)} are pre-approved, "
+                "and nobody answers a permission prompt for any other"
+            )
     hooks = cfg.options.get("hooks")
     if hooks is not None and isinstance(hooks.value, dict):
         for matcher in hooks.value.get("PreToolUse") or ():

@@ -58,8 +58,8 @@ def _split(spec: str) -> tuple[str, str | None]:
 def _unpinned(version: str | None) -> str | None:
     if version is None or version == "":
         return "no version"
-    if version in ("latest", "next", "stable", "*", "x"):
-        return f"@{version}"
+    if version in ("*", "x") or version[:1].isalpha():
+        return f"@{version}"  # a dist-tag (latest, next, nightly): whatever it points to
     if not _EXACT.match(version):
         return f"the range {version}"
     return None

@@ -143,3 +143,17 @@ def test_a_workflow_run_denies_what_is_not_pre_approved() -> None:
         "Mitigated: a workflow run: nobody answers a permission prompt, so a call that is not "
         "pre-approved is denied."
     )
+
+
+def test_a_workflow_that_pre_approves_only_some_commands_is_medium() -> None:
+    # claude-agent-sdk-python's claude.yml: Bash(python -m pytest:*) and friends
+    workflow = WORKFLOW.replace('"LS,Read"', '"Bash(python -m pytest:*),Bash(git add:*)"')
+    result = scan_files(
+        [ProjectFile(".github/workflows/review.yml", workflow.encode())], workdir=None
+    )
+    (shell, _) = [f for f in result.findings if f.rule_id == "AG301"]
+    assert (shell.locations[0].line, shell.severity.value) == (7, "medium")
+    assert shell.message.endswith(
+        "Mitigated: a workflow run: only calls matching Bash(git add:*), Bash(python -m "
+        "pytest:*) are pre-approved, and nobody answers a permission prompt for any other."
+    )
