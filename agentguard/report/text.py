@@ -66,16 +66,17 @@ def _finding(console: Console, f: Finding) -> None:
 
 
 def _group(console: Console, group: list[Finding]) -> None:
-    """One subject (an agent configuration), everything the rules say of it."""
+    """One subject (an agent configuration), everything the rules say of it, compactly:
+    each rule's message, its location where it differs, and each fix once."""
     worst = group[0]
     head = Text()
     head.append(f"{worst.severity.value.upper():8}", style=_STYLE[worst.severity])
     head.append(" agent configuration ", style="bold")
     head.append(worst.subject or "")
-    head.append(f"  ({', '.join(dict.fromkeys(f.rule_id for f in group))})", style="dim")
     if worst.context and worst.context != "production":
         head.append(f"  [{worst.context}]", style="dim")
     console.print(head)
+    shown_at = worst.subject.rsplit(" at ", 1)[-1] if worst.subject else ""
     for f in group:
         line = Text("  ")
         line.append(f"{f.rule_id} {f.severity.value}", style=_STYLE[f.severity])
@@ -85,11 +86,23 @@ def _group(console: Console, group: list[Finding]) -> None:
         console.print(line)
         console.print(Text("    " + f.message))
         for loc in f.locations:
-            console.print(Text("    at: " + loc.describe(), style="dim"))
-        console.print(Text("    fix: " + f.fix.description, style="green"))
-        if f.fix.snippet:
-            for snippet_line in f.fix.snippet.splitlines():
-                console.print(Text("         " + snippet_line, style="green"))
+            if Location(path=loc.path, line=loc.line).describe() != shown_at or loc.layer:
+                console.print(Text("    at: " + loc.describe(), style="dim"))
+    fixes: dict[str, list[str]] = {}
+    for f in group:  # each fix once, with every snippet that goes with it
+        snippets = fixes.setdefault(f.fix.description, [])
+        if f.fix.snippet and f.fix.snippet not in snippets:
+            snippets.append(f.fix.snippet)
+    for description, snippets in fixes.items():
+        console.print(Text("  fix: " + description, style="green"))
+        for snippet_line in "\n".join(snippets).splitlines():
+            console.print(Text("       " + snippet_line, style="green"))
+
+
+def _outside_production(group: list[Finding]) -> str | None:
+    """The context of an agent configuration in example, test or docs code (or None)."""
+    ctx = group[0].context
+    return ctx if len(group) > 1 and ctx not in (None, "production") else None
 
 
 def render_text(report: Report, *, color: bool = False, verbose: bool = False) -> str:
@@ -115,9 +128,17 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
         f = group[0]
         if f.suppressed and not verbose:
             continue
-        key = f.rule_id if len(group) == 1 else "agent configuration"
+        ctx = _outside_production(group)
+        key = (
+            f.rule_id
+            if len(group) == 1
+            else f"agent configuration in {ctx} code"
+            if ctx
+            else "agent configuration"
+        )
         n = shown_per_rule.get(key, 0)
-        if not verbose and f.severity <= Severity.LOW and n >= SUMMARISE_AFTER:
+        # (configurations in example and test code: a few, then a count, at any grade)
+        if not verbose and (f.severity <= Severity.LOW or ctx) and n >= SUMMARISE_AFTER:
             hidden[key] = hidden.get(key, 0) + 1
             continue
         shown_per_rule[key] = n + 1
@@ -127,9 +148,16 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
         else:
             _group(console, group)
     for key, count in sorted(hidden.items()):
-        what = f"{key} findings" if key.startswith("AG") else f"{key} entries"
+        what = (
+            f"{key} findings (low/info"
+            if key.startswith("AG")
+            else "agent configuration entries (low/info"
+            if key == "agent configuration"
+            else key.replace("agent configuration", "agent configurations") + " ("
+        )
+        sep = "; " if what.endswith("info") else ""
         console.print(
-            Text(f"\n  ... and {count} more {what} (low/info; --verbose shows all)", style="dim")
+            Text(f"\n  ... and {count} more {what}{sep}--verbose shows all)", style="dim")
         )
 
     console.print()
