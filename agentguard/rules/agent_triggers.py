@@ -1,4 +1,4 @@
-"""AG330: who can start the agent. Facts only (no I/O)."""
+"""AG340: who can start the agent. Facts only (no I/O)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class AgentOpenToAnyUser(Rule):
     ```
     """
 
-    id = "AG330"
+    id = "AG340"
     name = "agent-open-to-any-user"
     title = "Agent started by users without write access"
     default_severity = Severity.HIGH

@@ -303,7 +303,7 @@ class ProjectFacts:
     settings: tuple[ClaudeSettings, ...] = ()
     workdir: str | None = None  # the image's working directory (inspect_files) or None
     project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present
-    triggers: tuple[OpenTrigger, ...] = ()  # workflow steps anyone can start (AG330)
+    triggers: tuple[OpenTrigger, ...] = ()  # workflow steps anyone can start (AG340)
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown
     project_mounted: bool | None = None  # from the container files (AG202/AG201/AG212)
 
