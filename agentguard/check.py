@@ -8,6 +8,7 @@ configuration (policy, ignores, inline comments) and the baseline are applied.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
 from agentguard.config import Config, DepsPolicy, load_config
 from agentguard.engine import UsageError, make_report
-from agentguard.findings import Finding, JSONValue, Report, Severity, Source
+from agentguard.findings import Finding, JSONValue, Location, Report, Severity, Source
 from agentguard.policy import apply_policy
 
 if sys.version_info >= (3, 11):
@@ -98,11 +99,11 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
     return StepResult(report.findings, report.sources, facts, report.notes)
 
 
-def project_step(project: Path) -> StepResult:
+def project_step(project: Path, exclude: tuple[str, ...] = ()) -> StepResult:
     """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files)."""
     from agentguard.inspect.project import inspect_project
 
-    result = inspect_project(project)
+    result = inspect_project(project, exclude=exclude)
     return StepResult(result.findings, result.sources, dict(result.facts))
 
 
@@ -180,6 +181,76 @@ def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
     return images, sources
 
 
+def _something_to_check(
+    project: Path, steps: list[tuple[str, StepResult]], images: list[str]
+) -> None:
+    """A folder with no file any step reads (empty, or the wrong folder) is a usage error:
+    a gate that looked at nothing never passes."""
+    if images:
+        return
+    lock = dict(steps).get("lock")
+    scanned = dict(steps).get("project")
+    if lock is None or scanned is None or lock.findings or scanned.findings:
+        return
+    if any(src.kind != "lock" or src.status.value != "skipped" for src in lock.sources):
+        return
+    if scanned.facts.get("files_read") == 0 and not any(
+        src.status.value == "failed" for src in scanned.sources
+    ):
+        raise UsageError(
+            f"{project}: nothing to check: no agent code or settings, Dockerfile, compose "
+            "file, devcontainer or dependency declaration in it (is it the right folder?)"
+        )
+
+
+def _image_copy_of(image_path: str, folder_path: str) -> bool:
+    """An image file that is the folder's file copied in (``/app/bot.py`` <- ``bot.py``)."""
+    return image_path.startswith("/") and image_path.endswith("/" + folder_path.removeprefix("./"))
+
+
+def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:
+    """Every step's findings, where an image's finding about a file copied from the project
+    (same rule, same line, its path the folder's path below the image's folder) is the
+    folder's finding: reported once, with the image's location added to it."""
+    folder = [f for name, s in steps if not name.startswith("image:") for f in s.findings]
+    out = list(folder)
+    index = {
+        (f.rule_id, f.locations[0].line, f.locations[0].path): n
+        for n, f in enumerate(out)
+        if f.locations and f.locations[0].path and f.locations[0].line
+    }
+    by_key: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for (rule, line, path), n in index.items():
+        by_key.setdefault((rule, line), []).append((path, n))
+    for name, s in steps:
+        if not name.startswith("image:"):
+            continue
+        for f in s.findings:
+            loc = f.locations[0] if f.locations else None
+            hit = None
+            if loc is not None and loc.path and loc.line:
+                hit = next(
+                    (
+                        n
+                        for p, n in by_key.get((f.rule_id, loc.line), [])
+                        if _image_copy_of(loc.path, p)
+                    ),
+                    None,
+                )
+            if hit is None:
+                out.append(f)
+                continue
+            where = Location(
+                path=loc.path if loc else None,
+                line=loc.line if loc else None,
+                layer=loc.layer if loc else None,
+                note=f"the same in {name.removeprefix('image:')}",
+            )
+            base = out[hit]
+            out[hit] = dataclasses.replace(base, locations=(*base.locations, where))
+    return out
+
+
 def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> CheckResult:
     project = opts.project
     if not project.is_dir():
@@ -191,15 +262,21 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     progress("checking the lock files")
     steps.append(("lock", _guarded("lock", str(project), partial(lock_step, project, config.deps))))
     progress("scanning the project folder")
-    steps.append(("project", _guarded("project", str(project), partial(project_step, project))))
+    steps.append(
+        (
+            "project",
+            _guarded("project", str(project), partial(project_step, project, config.exclude)),
+        )
+    )
     images, image_sources = _images(opts)
+    _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))
     for i, ref in enumerate(images, 1):
         progress(f"inspecting image {i}/{len(images)}: {ref}")
         inspect = partial(image_step, ref, project=project, config=config, progress=progress)
         steps.append((f"image:{ref}", _guarded("image", ref, inspect)))
 
-    findings = [f for _, s in steps for f in s.findings]
+    findings = same_finding_once(steps)
     notes = [*config.notes, *(n for _, s in steps for n in s.notes)]
     if opts.write_baseline is not None:
         applied = apply_policy(findings, config, root=project)

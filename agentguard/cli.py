@@ -311,8 +311,9 @@ def inspect(
         str | None,
         typer.Option(
             "--kind",
-            help="What TARGET is: image, container, archive, oci, compose, project, file "
-            "(needed when a name is ambiguous).",
+            help="TARGET's kind when its name says nothing: image, container, archive, oci, "
+            "compose, project, file, or a file kind such as dockerfile or mcp (a wrong one "
+            "lists all).",
         ),
     ] = None,
     platform: Annotated[
@@ -339,18 +340,17 @@ def inspect(
 ) -> None:
     """Check what an agent's container can read and do: an image, a container, a saved image."""
     from agentguard.inspect.run import InspectOptions, run_inspect
-    from agentguard.inspect.targets import Kind
+    from agentguard.inspect.targets import parse_kind
     from agentguard.progress import progress
 
     try:
         if fail_on is not None:
             Severity.parse(fail_on)
-        if kind is not None and kind not in {k.value for k in Kind}:
-            kinds = ", ".join(k.value for k in Kind)
-            raise UsageError(f"unknown --kind {kind!r} (expected one of: {kinds})")
+        target_kind, file_kind = parse_kind(kind)
         opts = InspectOptions(
             target=target,
-            kind=Kind(kind) if kind is not None else None,
+            kind=target_kind,
+            file_kind=file_kind,
             platform=platform,
             lock=lock_file,
             discover_lock=not no_lock,

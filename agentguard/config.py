@@ -45,6 +45,9 @@ TOP_KEYS = (
     "deps",
     "build",
     "min-release-age",
+    "exclude",
+    "context",
+    "context-severity",
 )
 # `min-release-age`: a count and a unit, e.g. "7d", "36h", "2w" (days by default).
 _AGE = re.compile(r"^\s*(\d{1,5})\s*(d|day|days|h|hour|hours|w|week|weeks)?\s*$")
@@ -104,6 +107,12 @@ class Config:
     notes: tuple[str, ...] = field(default=())
     build: bool | None = None  # `build = false`: lock never builds an sdist (--only-binary)
     min_release_age: str | None = None  # e.g. "7d": lock leaves out younger uploads
+    # paths (globs) the project scan does not read: listed as skipped by configuration
+    exclude: tuple[str, ...] = ()
+    # context name -> globs that put a path in that context (before the built-in names)
+    contexts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # context name -> the highest grade of a finding there (test code: low by default)
+    context_severity: Mapping[str, Severity] = field(default_factory=dict)
 
     def options(self, rule_id: str) -> Mapping[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -295,6 +304,9 @@ def _validate(lay: _Layer) -> None:
         raise ConfigError(f"{label}: {p}disable must be a list of rule ids")
     for rule in disable:
         _rule_key(lay, "disable", rule, known)
+    from agentguard.context import validate_keys
+
+    validate_keys(d, p, label)
     for table in ("severity", "ignore", "rules", "deps"):
         if table in d and not isinstance(d[table], dict):
             raise ConfigError(f"{label}: {p}{table} must be a table")
@@ -383,6 +395,12 @@ def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
         notes=tuple(notes),
         build=merged.get("build"),
         min_release_age=str(merged["min-release-age"]) if "min-release-age" in merged else None,
+        exclude=tuple(merged.get("exclude", [])),
+        contexts={c: tuple(g) for c, g in merged.get("context", {}).items()},
+        context_severity={
+            **_default_ceilings(),
+            **{c: Severity.parse(v) for c, v in merged.get("context-severity", {}).items()},
+        },
     )
 
 
@@ -393,3 +411,9 @@ def release_age_seconds(text: str) -> int:
         raise ValueError(f"not a duration: {text!r} (write e.g. 7d, 36h or 2w)")
     unit = (m.group(2) or "d")[0]
     return int(m.group(1)) * {"h": 3600, "d": 86400, "w": 7 * 86400}[unit]
+
+
+def _default_ceilings() -> dict[str, Severity]:
+    from agentguard.context import DEFAULT_CEILING
+
+    return dict(DEFAULT_CEILING)

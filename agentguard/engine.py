@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import enum
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from agentguard import __version__
 from agentguard.findings import (
@@ -27,6 +28,10 @@ from agentguard.findings import (
     Source,
     sort_findings,
 )
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.containers import BuildFileFacts
+    from agentguard.inspect.project.model import ProjectFacts
 
 
 class ExitCode(enum.IntEnum):
@@ -86,3 +91,42 @@ def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = Fal
     if worst is not None and worst >= fail_on:
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+# -- running the rule families over gathered facts -----------------------------------
+# (the rule modules are imported here, on demand: a command that reads no project files
+# does not pay for them)
+
+
+def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
+    """AG210/211, AG30x, AG310/320/330, AG402 over a project's agent configuration."""
+    from agentguard.rules.agent_checks import run_agent_rules as agent_rules
+
+    return agent_rules(facts)
+
+
+def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list[Finding]:
+    """The build-file rules over a project's joined container and build files."""
+    from agentguard.rules.buildfiles import check_sdk_bounds, check_unlocked_installs
+    from agentguard.rules.compose_rules import (
+        check_compose_file,
+        check_devcontainer,
+        check_dockerfile_hardening,
+    )
+    from agentguard.rules.context_copy import check_context_copy
+    from agentguard.rules.tool_installs import check_tool_installs
+
+    findings: list[Finding] = []
+    for df, contexts in facts.dockerfiles:
+        findings += check_dockerfile_hardening(df)
+        for ctx, ignore in contexts:
+            findings += check_context_copy(df, ignore, context=ctx, tree=facts.tree)
+    for cf, workdirs in facts.composes:
+        findings += check_compose_file(cf, workdirs)
+    for dc in facts.devcontainers:
+        findings += check_devcontainer(dc)
+    for cmd, refs in facts.installs:
+        findings += check_unlocked_installs([cmd], refs, watched)
+    findings += check_sdk_bounds(list(facts.decls), watched, locked=facts.locked)
+    findings += check_tool_installs(facts.tool_installs)
+    return findings

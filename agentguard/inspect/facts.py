@@ -125,6 +125,7 @@ class ProjectFile:
     path: str  # relative to the project root (or absolute inside an image)
     data: bytes
     origin: str = "project"  # "project" or "image:<layer digest>"
+    kind: str | None = None  # what to read it as when named (else decided from its path)
 
 
 @dataclass(frozen=True)

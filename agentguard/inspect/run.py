@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentguard.config import Config, load_config
+from agentguard.config import Config, ConfigError, load_config
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
@@ -41,6 +41,7 @@ class InspectOptions:
     lock: Path | None = None
     discover_lock: bool = True
     config_file: Path | None = None
+    file_kind: str | None = None  # what a named file is (--kind dockerfile, mcp, ...)
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,8 @@ def inspect_target(
         else (),
     )
     if target.kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE):
-        return _merge(head, _project(target))
+        file_kind = opts.file_kind or ("compose" if target.kind is Kind.COMPOSE else None)
+        return _merge(head, _project(target, file_kind=file_kind, exclude=config.exclude))
     if target.kind.is_image_file:
         assert target.path is not None
         progress(f"reading {target.path}")
@@ -302,14 +304,32 @@ def _container(
     )
 
 
-def _project(target: Target) -> InspectResult:
+def _project(target: Target, *, file_kind: str | None, exclude: tuple[str, ...]) -> InspectResult:
     assert target.path is not None
     from agentguard.inspect.project import inspect_project
 
-    result = inspect_project(target.path)
+    result = inspect_project(target.path, file_kind=file_kind, exclude=exclude)
     return InspectResult(
         tuple(result.findings), tuple(result.sources), {"project": dict(result.facts)}
     )
+
+
+def project_root(text: str) -> Path:
+    """Whose configuration a run reads: a folder target's own; a file's nearest folder
+    (itself or above, up to the checkout's top) holding agentguard.toml or
+    pyproject.toml; otherwise (an image, a container) the current directory."""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return path
+    if not path.is_file():
+        return Path.cwd()
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "agentguard.toml").is_file() or (candidate / "pyproject.toml").is_file():
+            return candidate
+        if (candidate / ".git").exists():
+            break
+    return path.parent
 
 
 def run_inspect(
@@ -321,14 +341,37 @@ def run_inspect(
     """The whole command: config, inspect, policy, report. UsageError means exit 2."""
     from agentguard.policy import apply_policy
 
-    root = Path.cwd()
-    config = load_config(root, config_file=opts.config_file)
+    root = project_root(opts.target)
+    config_sources: list[Source] = []
+    try:
+        config = load_config(root, config_file=opts.config_file)
+    except ConfigError as exc:
+        # the target's own pyproject.toml does not parse: its configuration cannot be
+        # read (a failed source, exit 3), and the scan says what is wrong with the file
+        text = str(exc).removeprefix(f"{root / 'pyproject.toml'}: ")
+        unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
+        if opts.config_file is not None or text == str(exc) or not unreadable:
+            raise  # a configuration that says something wrong is exit 2
+        config = load_config(None)
+        config_sources.append(
+            Source.failed(
+                "config",
+                str(root / "pyproject.toml"),
+                f"the configuration could not be read: {exc}",
+                error_code="config-unreadable",
+                retryable=False,
+            )
+        )
     result = inspect_target(opts, config=config, progress=progress, connect=connect)
-    applied = apply_policy(result.findings, config, root=root)
+    target = Path(opts.target).expanduser()
+    # findings of a named file are located by its name: inline comments are read beside it
+    applied = apply_policy(
+        result.findings, config, root=target.parent if target.is_file() else root
+    )
     report = make_report(
         "inspect",
         applied.findings,
-        (*result.sources, *applied.sources),
+        (*config_sources, *result.sources, *applied.sources),
         target=opts.target,
         inputs=result.inputs,
         facts=result.facts,

@@ -10,6 +10,7 @@ import importlib
 # family's rules (lock) does not pay for importing them all.
 FAMILIES = (
     "agent_engines",
+    "agent_sandbox",
     "agent_tools",
     "agent_workdir",
     "buildfiles",
@@ -18,6 +19,7 @@ FAMILIES = (
     "installed",
     "mounts",
     "runtime",
+    "tool_installs",
 )
 
 
@@ -26,9 +28,10 @@ FAMILIES = (
 RULE_IDS = frozenset(
     {
         *("AG101", "AG102", "AG103", "AG104", "AG105", "AG106"),
-        *("AG110", "AG111", "AG112", "AG113", "AG120", "AG121"),
+        *("AG110", "AG111", "AG112", "AG113", "AG120", "AG121", "AG130"),
         *("AG201", "AG202", "AG203", "AG204", "AG210", "AG211", "AG212"),
-        *("AG301", "AG302", "AG303", "AG304", "AG305", "AG310", "AG320", "AG330", "AG331"),
+        *("AG301", "AG302", "AG303", "AG304", "AG305", "AG306", "AG310", "AG320"),
+        *("AG330", "AG331"),
         *("AG401", "AG402", "AG403", "AG404", "AG405", "AG406", "AG407"),
         "AG501",
     }

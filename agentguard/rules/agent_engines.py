@@ -297,9 +297,14 @@ def check_action_step(step: ActionStep) -> list[Finding]:
                 AgentTriggerableByAnyone.finding(
                     f'{step.action} in job {step.job} sets `{key}: "*"`: the check that '
                     "whoever triggers the agent can write to the repository is off"
-                    + (f" (triggered by {', '.join(risky)})." if risky else "."),
+                    + (f" (triggered by {', '.join(risky)})" if risky else "")
+                    + ": what they write is the agent's prompt.",
                     locations=[Location(path=step.path, line=got[1], note=f"job {step.job}")],
-                    fix=Fix(f"Remove `{key}`, or list the accounts that may trigger the agent."),
+                    fix=Fix(
+                        f"Remove `{key}` (only users with write access then start the agent), "
+                        "or list the accounts that may; keep the step's tools and token "
+                        "permissions to what the task needs."
+                    ),
                     evidence={"action": step.action, "input": key, "triggers": list(step.triggers)},
                 )
             )

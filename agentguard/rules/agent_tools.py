@@ -231,9 +231,11 @@ class SilentModelFallback(Rule):
     """Another model answers when the primary fails, and nothing says so.
 
     ## What it does
-    Reports `fallback_model` (`fallbackModel`, `--fallback-model`) and Python `except`
-    handlers that switch to another model or construct another client without logging
-    or re-raising.
+    Reports `fallback_model` (`fallbackModel`, `--fallback-model`), the fallbacks agent
+    frameworks take as an option (agno's `fallback_models=`, LangChain's
+    `.with_fallbacks(...)`, pydantic-ai's `FallbackModel`, LiteLLM's `fallbacks=`), and
+    Python `except` handlers that switch to another model or construct another client
+    without logging or re-raising.
 
     ## Why is this bad?
     A start-up failure (an SDK whose protocol dependency crossed a major, a revoked key)

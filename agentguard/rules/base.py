@@ -17,6 +17,9 @@ from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, S
 
 _ID = re.compile(r"^AG[1-9]\d\d$")
 
+# The highest grade of a finding that rests on a value that could not be determined.
+UNKNOWN_CAP = Severity.MEDIUM
+
 
 class Rule:
     id: ClassVar[str]
@@ -41,10 +44,15 @@ class Rule:
         confidence: Confidence = Confidence.HIGH,
         ambiguous: bool = False,
     ) -> Finding:
+        severity = severity or cls.default_severity
+        if confidence is Confidence.LOW and severity > UNKNOWN_CAP:
+            # low confidence means a value could not be determined: an unknown is never
+            # graded as if it were set to the worst case
+            severity = UNKNOWN_CAP
         return Finding(
             rule_id=cls.id,
             title=cls.title,
-            severity=severity or cls.default_severity,
+            severity=severity,
             confidence=confidence,
             message=message,
             locations=tuple(locations),

@@ -62,7 +62,7 @@ FOLDERS: dict[str, tuple[set[str], set[str]]] = {
     "AG302/py-disallow-shell-only": ({"AG302"}, set()),
     "AG303/ts-allowed-tools-only": ({"AG301", "AG303"}, {"AG302"}),
     "AG304/package-json-cli": ({"AG211", "AG301", "AG303", "AG304"}, {"AG210", "AG302"}),
-    "AG304/settings-allow-no-deny": ({"AG304"}, set()),
+    "AG304/settings-allow-no-deny": ({"AG304"}, {"AG301"}),  # Bash(...) pre-approved
     "AG305/py-bypass-in-repo": ({"AG210", "AG305"}, {"AG302"}),
     "AG305/script-skip-permissions": ({"AG211", "AG305"}, {"AG210", "AG302"}),
     "AG305/settings-default-mode": ({"AG305"}, set()),

@@ -26,11 +26,15 @@ class ProjectResult:
     facts: dict[str, JSONValue]
 
 
-def inspect_project(path: Path) -> ProjectResult:
-    """Walk a project folder (or read one file) and run the agent-configuration rules."""
+def inspect_project(
+    path: Path, *, file_kind: str | None = None, exclude: Sequence[str] = ()
+) -> ProjectResult:
+    """Walk a project folder (or read one file) and run the agent-configuration rules.
+
+    ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read."""
     from agentguard.inspect.project.scan import scan_path
 
-    return scan_path(path)
+    return scan_path(path, file_kind=file_kind, exclude=exclude)
 
 
 def inspect_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:

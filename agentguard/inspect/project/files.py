@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from agentguard.findings import Source
 from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
+from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
 from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
@@ -45,6 +47,8 @@ PY_MODULES = (
     b"ollama",
     b"mistralai",
     b"llama_index",
+    b"agno",
+    b"pydantic_ai",
 )
 _MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
 # ``from <module>`` and ``import a as b, <module>``: each pattern starts with a literal,
@@ -124,6 +128,8 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
         from agentguard.inspect.project.engine_cli import engine_cli_policies
 
         out.engine_policies.extend(engine_cli_policies(path, data))
+    if kind == "script" and ACTION_NEEDLE in data:
+        out.configs.extend(action_steps(path, data, origin=origin))
 
 
 def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:

@@ -206,6 +206,8 @@ class ToolGrant:
     line: int
     detail: str  # what it lets the model do
     certain: bool = True  # False: depends on a value that could not be determined
+    mitigated: str | None = None  # what confines it (an approval step), in words
+    hosted: bool = False  # runs on the provider's side, not in this process or container
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,10 @@ class ClaudeSettings:
     disable_bypass: str | None  # permissions.disableBypassPermissionsMode
     lines: Mapping[str, int] = field(default_factory=dict)  # "permissions.allow" -> line
     env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # values may be secrets
+    sandbox_enabled: Any = None  # `sandbox.enabled` as written (None: not set)
+    # (key, value as written, line) of settings that let commands out of the sandbox or
+    # skip the bypass-mode warning
+    hatches: tuple[tuple[str, str, int | None], ...] = ()
 
     def line_of(self, key: str) -> int | None:
         return self.lines.get(key)
