@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from agentguard import __version__
 from agentguard.findings import (
@@ -27,6 +28,10 @@ from agentguard.findings import (
     Source,
     sort_findings,
 )
+
+if TYPE_CHECKING:
+    from agentguard.inspect.facts import ContainerFacts, ImageFacts
+    from agentguard.inspect.lock_input import LockInput
 
 
 class ExitCode(enum.IntEnum):
@@ -86,3 +91,32 @@ def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = Fal
     if worst is not None and worst >= fail_on:
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+def image_findings(
+    image: ImageFacts,
+    *,
+    lock: LockInput | None,
+    watched: Collection[str],
+    workdir: str | None = None,
+    runtime: bool = False,
+    workdir_hidden: bool = False,
+) -> list[Finding]:
+    """The image rule families over one image's facts (gathering hands facts here)."""
+    from agentguard.rules.inspected import check_image
+
+    return check_image(
+        image,
+        lock=lock,
+        watched=watched,
+        workdir=workdir,
+        runtime=runtime,
+        workdir_hidden=workdir_hidden,
+    )
+
+
+def container_findings(container: ContainerFacts) -> list[Finding]:
+    """The container rule families over one container's runtime facts."""
+    from agentguard.rules.inspected import check_container
+
+    return check_container(container)

@@ -87,6 +87,10 @@ class ImageFacts:
     contents: tuple[FileContent, ...]  # collected small files (agent configs, METADATA, ...)
     installed: tuple[InstalledDist, ...]
     docker_socket_paths: tuple[str, ...] = ()  # paths in the image named docker.sock
+    # The agent outside the working directory: entries of the files the config names
+    # (entrypoint script, PATH candidates), user/managed settings and agent CLI launchers.
+    agent_entries: tuple[FileEntry, ...] = ()
+    speculative_dropped: int = 0  # wrapper-target candidates not kept (over the cap)
 
 
 @dataclass(frozen=True)

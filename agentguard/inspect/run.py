@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard.config import Config, load_config
-from agentguard.engine import make_report
+from agentguard.engine import container_findings, image_findings, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
 from agentguard.inspect.targets import Kind, Target, detect_target
@@ -115,14 +115,15 @@ def _image_part(
     workdir: str | None,
     runtime: bool,
     workdir_hidden: bool = False,
+    env: tuple[tuple[str, str], ...] | None = None,
 ) -> InspectResult:
-    """Rules over one image, its agent configuration files, and its facts."""
+    """Rules over one image, its agent (wherever it is in the image), and its facts."""
     from agentguard.inspect.facts import ProjectFile
+    from agentguard.inspect.image.agentfiles import find_agent
     from agentguard.inspect.summary import agent_files, image_facts_json
-    from agentguard.rules.inspected import check_image
     from agentguard.rules.mounts import effective_workdir
 
-    findings = check_image(
+    findings = image_findings(
         image,
         lock=lock,
         watched=config.deps.watched,
@@ -131,17 +132,27 @@ def _image_part(
         workdir_hidden=workdir_hidden,
     )
     wd = effective_workdir(workdir or "", image.config.workdir)
-    sources: list[Source] = []
-    facts: dict[str, JSONValue] = {"image": image_facts_json(image, wd)}
-    files = agent_files(image, wd) if wd is not None else []
-    if files:
+    agent = find_agent(image, env=env, workdir=workdir)
+    sources: list[Source] = list(agent.sources)
+    image_json = image_facts_json(image, wd)
+    image_json["agent"] = agent.facts
+    facts: dict[str, JSONValue] = {"image": image_json}
+    picked = {c.path: c for c, _ in (agent_files(image, wd) if wd is not None else [])}
+    for f in agent.files:
+        picked.setdefault(f.content.path, f.content)
+    if picked or agent.configs:
         from agentguard.inspect.project import inspect_files
 
         result = inspect_files(
-            [ProjectFile(c.path, c.data, origin=f"image:{c.layer_digest}") for c, _ in files],
+            [
+                ProjectFile(c.path, c.data, origin=f"image:{c.layer_digest}")
+                for c in picked.values()
+            ],
             workdir=wd,
+            configs=agent.configs,
         )
-        findings += list(result.findings)
+        layers = {c.path: c.layer_digest for c in picked.values()}
+        findings += [_in_layer(f, layers) for f in result.findings]
         sources += list(result.sources)
         if result.facts:
             facts["agent_config"] = dict(result.facts)
@@ -150,6 +161,15 @@ def _image_part(
         "repo_digests": list(image.repo_digests),
     }
     return InspectResult(tuple(findings), tuple(sources), facts, inputs)
+
+
+def _in_layer(finding: Finding, layers: dict[str, str]) -> Finding:
+    """Image files are located by layer and path."""
+    locations = tuple(
+        replace(loc, layer=layers[loc.path]) if loc.path in layers and loc.layer is None else loc
+        for loc in finding.locations
+    )
+    return replace(finding, locations=locations) if locations != finding.locations else finding
 
 
 def _merge(*parts: InspectResult) -> InspectResult:
@@ -233,11 +253,7 @@ def _container(
 ) -> InspectResult:
     from agentguard.inspect.container import container_facts
     from agentguard.inspect.summary import container_facts_json
-    from agentguard.rules.inspected import (
-        check_container,
-        container_workdir,
-        workdir_hidden_by_mount,
-    )
+    from agentguard.rules.inspected import container_workdir, workdir_hidden_by_mount
 
     obj = target.engine_obj
     attrs: dict[str, Any] = dict(getattr(obj, "attrs", {}) or {})
@@ -279,8 +295,9 @@ def _container(
             workdir=facts.workdir or None,
             runtime=True,
             workdir_hidden=workdir_hidden_by_mount(facts),
+            env=facts.env,
         )
-    findings = check_container(facts)
+    findings = container_findings(facts)
     return _merge(
         InspectResult(
             tuple(findings),

@@ -14,9 +14,13 @@ import struct
 import tempfile
 from collections.abc import Iterator
 
+from agentguard.inspect.image.agentplan import SCRIPT_SUFFIXES
 from agentguard.inspect.image.bytestreams import Budget
 from agentguard.inspect.image.collect import CODE, CONFIG, VENDORED, kind_of_name
 from agentguard.inspect.image.limits import ReadFailure
+
+# Where an entrypoint wrapper without a suffix usually sits (the image root counts too).
+LAUNCH_DIRS = frozenset({"usr/local/bin", "usr/local/sbin", "opt", "srv", "app"})
 
 _REC = struct.Struct("<BQIIii")  # kind, size, mode, name length, link length, body length
 _KINDS = ("file", "dir", "symlink", "hardlink", "other")
@@ -24,9 +28,13 @@ _CODES = {k: i for i, k in enumerate(_KINDS)}
 
 
 def may_collect(name: str) -> bool:
-    """Could some working directory make this file's content wanted? (A superset, cheap.)"""
+    """Could some working directory or agent plan make this file's content wanted? (A
+    superset, cheap: agent config and code by name, scripts, files where launchers live.)"""
     slash = name.rfind("/")
-    if kind_of_name(name[slash + 1 :], name) not in (CONFIG, CODE):
+    base = name[slash + 1 :]
+    if kind_of_name(base, name) not in (CONFIG, CODE) and not (
+        base.endswith(SCRIPT_SUFFIXES) or slash < 0 or name[:slash] in LAUNCH_DIRS
+    ):
         return False
     return not any(part in VENDORED for part in name.split("/")[:-1])
 

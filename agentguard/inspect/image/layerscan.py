@@ -11,6 +11,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from agentguard.inspect.image.agentplan import CONTENT, ENTRY, AgentPlan, always_kind
 from agentguard.inspect.image.bytestreams import (
     Budget,
     ByteReader,
@@ -21,7 +22,6 @@ from agentguard.inspect.image.bytestreams import (
 from agentguard.inspect.image.collect import (
     CODE,
     CONFIG,
-    MANAGED_SETTINGS,
     Metadata,
     Scope,
     is_metadata,
@@ -65,6 +65,7 @@ class Budgets:
         self.code_left = limits.max_code_files
         self.tracked_left = limits.max_tracked_entries
         self.notable_left = limits.max_tracked_entries
+        self.speculative_left = limits.max_code_files  # wrapper targets kept on spec
         self.listing_truncated = False
 
 
@@ -92,6 +93,9 @@ class LayerScan:
     sockets: set[str] = field(default_factory=set)
     ancestors: dict[str, str] = field(default_factory=dict)  # workdir and its parents: kind
     problems: list[Problem] = field(default_factory=list)
+    plan: AgentPlan | None = None  # the agent's files outside the working directory
+    agent_entries: dict[str, Rec] = field(default_factory=dict)  # the plan's and CLIs' entries
+    speculative_dropped: int = 0  # wrapper-target candidates over the cap (not kept)
     raw_digest: str | None = None  # of the bytes as stored (blob digest)
     data_digest: str | None = None  # of the uncompressed tar (diff_id)
     raw_future: Future[str] | None = None  # the stored bytes' digest, still running
@@ -140,6 +144,7 @@ def scan_layer(
         image_entries=budgets.entries,
     )
     covers, ancestors = scope.covers, scope.ancestors
+    wants = scan.plan.wants if scan.plan is not None else None
     try:
         for e in walker:
             name = e.name
@@ -162,21 +167,28 @@ def scan_layer(
                         f"a hard link to {display(e.link or '')!r} leads outside the image root",
                     )
                 )
+            bodies: BodyReader = walker
             if log is not None:
                 body = None
                 if e.kind == "file" and may_collect(name):
                     body = walker.read_body(min(e.size, limits.max_file_bytes))
+                    bodies = _Kept(body)  # a body is read from the stream once
                 log.add(name, e.kind, e.size, e.mode, e.link, body)
             if name in ancestors:
                 scan.ancestors[name] = e.kind
-            if covers(name):
-                _track(scan, walker, e, name, scope, budgets)
+            tracked = covers(name)
+            if tracked:
+                _track(scan, bodies, e, name, scope, budgets)
             if base == "METADATA" and is_metadata(name):
-                _metadata(scan, walker, e, name, budgets)
+                _metadata(scan, bodies, e, name, budgets)
             elif base == "docker.sock":
                 scan.sockets.add(name)
-            elif name == MANAGED_SETTINGS:
-                _content(scan, walker, e, name, budgets)
+            else:
+                always = always_kind(name)
+                want = wants(name) if wants is not None else None
+                if always is not None or want is not None:
+                    read = tracked and name in scan.contents
+                    _agent(scan, bodies, e, name, budgets, always, want, read=read)
     except ReadFailure as exc:
         scan.failure = exc
     scan.entries = walker.entries
@@ -190,9 +202,24 @@ def replay_log(log: EntryLog, scan: LayerScan, budgets: Budgets) -> None:
             name = e.name
             if name in scope.ancestors:
                 scan.ancestors[name] = e.kind
-            if not scope.covers(name):
+            want = scan.plan.wants(name) if scan.plan is not None else None
+            if want is not None and always_kind(name) == CONTENT:
+                want = None  # collected by the layer's own walk, whatever the plan
+            if want is not None:
+                covered = scope.covers(name)
+                if covered:
+                    _track(scan, e, e, name, scope, budgets)
+                _agent(
+                    scan, e, e, name, budgets, None, want, read=covered and name in scan.contents
+                )
+                if e.missed and want == "speculative":
+                    scan.contents.pop(name, None)
+                    scan.speculative_dropped += 1
+                    continue
+            elif scope.covers(name):
+                _track(scan, e, e, name, scope, budgets)
+            else:
                 continue
-            _track(scan, e, e, name, scope, budgets)
             if e.missed:
                 scan.contents.pop(name, None)
                 scan.problems.append(
@@ -330,3 +357,79 @@ def _metadata(
         return
     budgets.content_left -= len(meta.header)
     scan.contents[name] = (meta.header, False)
+
+
+_ELF = b"\x7fELF"
+
+
+class _Kept:
+    """A body already read (and logged), read again by the collectors."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def read_body(self, limit: int) -> bytes:
+        return self._data[:limit]
+
+
+def _agent(
+    scan: LayerScan,
+    walker: BodyReader,
+    e: EntryFields,
+    name: str,
+    budgets: Budgets,
+    always: str | None,
+    want: str | None,
+    *,
+    read: bool,
+) -> None:
+    """An agent file outside the working directory: its entry, and its body when wanted.
+
+    ``read``: the working-directory pass already took the body (a body is read once)."""
+    link = e.link
+    if e.kind == "hardlink" and link is not None and normalise(link)[0] is not None:
+        link = "/" + (normalise(link)[0] or "")
+    if always in (ENTRY, CONTENT) or want == "exact":
+        scan.agent_entries[name] = (e.kind, e.size, e.mode, display(link) if link else None, True)
+    if read or (always != CONTENT and want is None):
+        return
+    if e.kind != "file" and e.kind != "hardlink":
+        scan.contents.pop(name, None)
+        return
+    if want == "speculative" and always is None:
+        if budgets.speculative_left <= 0:
+            scan.speculative_dropped += 1
+            return
+        budgets.speculative_left -= 1
+    elif want == "code" and always is None:
+        if budgets.code_left <= 0:
+            scan.problems.append(
+                Problem(
+                    "/" + display(name),
+                    "cap-code-files",
+                    f"not read: more than {budgets.limits.max_code_files} agent code files "
+                    "(max_code_files cap)",
+                )
+            )
+            return
+        budgets.code_left -= 1
+    elif want == "exact" and e.kind == "file" and e.size > budgets.limits.max_file_bytes:
+        # Maybe a compiled program: its head says so, and it is not kept.
+        head = walker.read_body(min(e.size, budgets.limits.max_file_bytes))
+        if head.startswith(_ELF):
+            scan.contents[name] = (head[:4], True)
+            budgets.content_left -= 4
+            return
+        scan.contents.pop(name, None)
+        scan.problems.append(
+            Problem(
+                "/" + display(name),
+                "cap-file-bytes",
+                f"the program the image starts is {e.size} bytes, over the "
+                f"{budgets.limits.max_file_bytes} byte max_file_bytes cap: not read",
+            )
+        )
+        return
+    _content(scan, walker, e, name, budgets)

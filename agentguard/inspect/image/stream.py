@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from agentguard.findings import Source
+from agentguard.inspect.image.agentplan import AgentPlan, union
 from agentguard.inspect.image.bytestreams import (
     OUT_CHUNK,
     RAW_CHUNK,
@@ -43,7 +44,7 @@ from agentguard.inspect.image.limits import (
     truncated,
 )
 from agentguard.inspect.image.resolve import resolve
-from agentguard.inspect.image.result import RETRYABLE, ImageRead, assemble, failed
+from agentguard.inspect.image.result import RETRYABLE, ImageRead, assemble, failed, plan_of
 from agentguard.inspect.image.tarwalk import TarEntry, TarWalker, display, follow_links
 
 SMALL_TEXT = 64 * 1024  # VERSION, repositories, oci-layout ...
@@ -106,6 +107,7 @@ class _State:
     smalls: _Smalls
     small_bytes: int = 0
     workdirs: set[str] = field(default_factory=set)
+    plans: list[AgentPlan] = field(default_factory=list)
     scans: dict[str, LayerScan] = field(default_factory=dict)
     logs: dict[str, EntryLog] = field(default_factory=dict)
     member_failures: dict[str, ReadFailure] = field(default_factory=dict)
@@ -180,7 +182,7 @@ def _file_member(e: TarEntry, name: str, walker: TarWalker, state: _State) -> No
         data = head + walker.read_body(e.size - len(head))
         state.smalls.data[name] = data
         if is_json:
-            _note_config(data, state.workdirs)
+            _note_config(data, state)
         return
     if name in state.logs:  # a duplicate member: the last one wins
         state.logs.pop(name).close()
@@ -188,20 +190,24 @@ def _file_member(e: TarEntry, name: str, walker: TarWalker, state: _State) -> No
     if not state.workdirs and state.log_budget is not None:
         log = state.logs[name] = EntryLog(state.log_budget)
     workdirs = tuple(sorted(state.workdirs))
+    plan = union(state.plans) if state.plans else None
     body = _Body(walker, head)
-    state.scans[name] = _scan_member(body, name, comp, workdirs, state.budgets, log)
+    state.scans[name] = _scan_member(body, name, comp, workdirs, state.budgets, log, plan)
     if body.delivered < e.size:  # the stream ended inside this member
         state.member_failures[name] = truncated(
             f"the stream holds {body.delivered} of the member's {e.size} bytes"
         )
 
 
-def _note_config(data: bytes, workdirs: set[str]) -> None:
-    """An image config tells where its working directory is: collect for it from now on."""
+def _note_config(data: bytes, state: _State) -> None:
+    """An image config tells where its working directory and its agent are: collect for
+    them from now on."""
     try:
         doc = load_json(data, "member")
         if isinstance(doc, dict) and isinstance(doc.get("rootfs"), dict):
-            workdirs.add(parse_config(doc).workdir)
+            parsed = parse_config(doc)
+            state.workdirs.add(parsed.workdir)
+            state.plans.append(plan_of(parsed))
     except ReadFailure:
         return  # not a config (or a broken one: resolve() reports it if it is the chosen one)
 
@@ -213,9 +219,10 @@ def _scan_member(
     workdirs: tuple[str, ...],
     budgets: Budgets,
     log: EntryLog | None,
+    plan: AgentPlan | None = None,
 ) -> LayerScan:
     limits = budgets.limits
-    scan = LayerScan(key=name, workdirs=workdirs, compression=comp)
+    scan = LayerScan(key=name, workdirs=workdirs, compression=comp, plan=plan)
     blob_digest = digest_from_path(name)
     raw_hasher = data_hasher = None
     if limits.verify_layer_digests:
@@ -268,6 +275,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         log = state.logs.pop(path, None)
         if log is not None:  # read before any config: collect for the real workdir now
             scan.workdirs = (workdir,) if workdir is not None else ()
+            scan.plan = plan_of(resolved.parsed) if resolved.parsed else None
             replay_log(log, scan, state.budgets)
             log.close()
         elif workdir is not None and workdir not in scan.workdirs:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from agentguard.inspect.project import ProjectResult
+    from agentguard.inspect.project.model import AgentConfig
     from agentguard.inspect.project.python_imports import Loader
 
 
@@ -375,8 +376,13 @@ def _kind_by_suffix(name: str) -> str | None:
     return None
 
 
-def scan_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:
-    return finish(collect_files(files, workdir=workdir), workdir=workdir)
+def scan_files(
+    files: Sequence[ProjectFile], *, workdir: str | None, configs: Sequence[AgentConfig] = ()
+) -> ProjectResult:
+    col = collect_files(files, workdir=workdir)
+    if configs:  # read from an image config, not from a file
+        col.outcomes.append(FileOutcome(configs=list(configs), read=False))
+    return finish(col, workdir=workdir)
 
 
 def finish(col: Collected, *, workdir: str | None) -> ProjectResult:

@@ -1,0 +1,419 @@
+"""The agent an image runs, found in what one pass collected: files for the agent rules.
+
+Follows the config's command line (:mod:`.agentplan`) through the merged filesystem:
+symlinks, ``PATH``, shebangs, shell wrappers' ``exec`` lines; picks the image user's
+``HOME`` from ``/etc/passwd``; adds managed settings and the user's Claude settings and
+``~/.claude.json``. Every launch it cannot follow is a skipped source with the reason,
+never silence. Pure: takes :class:`ImageFacts`, returns frozen facts.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agentguard.findings import JSONValue, Source
+from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
+from agentguard.inspect.image.agentplan import (
+    CLI_PACKAGES,
+    SCRIPT_SUFFIXES,
+    AgentPlan,
+    Launch,
+    exec_lines,
+    plan_for,
+    read_launch,
+)
+from agentguard.inspect.image.imageconfig import effective_workdir
+from agentguard.inspect.project.model import AgentConfig
+
+MAX_DEPTH = 4  # wrapper -> wrapper -> ... before giving up
+MAX_LINKS = 8
+CONFIG_PATH = "(image config) ENTRYPOINT/CMD"
+# Claude Code's documented environment variables that change what its tools may do or
+# where its settings come from (values are shown redacted).
+CLAUDE_ENV = (
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_SHELL_PREFIX",
+    "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR",
+    "BASH_DEFAULT_TIMEOUT_MS",
+    "BASH_MAX_TIMEOUT_MS",
+    "MCP_TIMEOUT",
+    "MCP_TOOL_TIMEOUT",
+    "MAX_MCP_OUTPUT_TOKENS",
+    "ENABLE_TOOL_SEARCH",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    "DISABLE_AUTOUPDATER",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+)
+
+
+@dataclass(frozen=True)
+class AgentFile:
+    content: FileContent
+    why: str  # "entrypoint script", "managed settings", "user MCP configuration", ...
+
+
+@dataclass(frozen=True)
+class ImageAgent:
+    """What the image runs and the files that configure it."""
+
+    files: tuple[AgentFile, ...] = ()
+    configs: tuple[AgentConfig, ...] = ()  # agent CLIs started without flags: their defaults
+    sources: tuple[Source, ...] = ()
+    facts: dict[str, JSONValue] = field(default_factory=dict)
+
+
+@dataclass
+class _Walk:
+    image: ImageFacts
+    plan: AgentPlan
+    env: dict[str, str]
+    cwd: str
+    by_path: dict[str, FileContent]
+    entries: dict[str, FileEntry]
+    files: dict[str, AgentFile] = field(default_factory=dict)
+    configs: list[AgentConfig] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    followed: list[dict[str, JSONValue]] = field(default_factory=list)
+
+    def add(self, content: FileContent, why: str) -> None:
+        self.files.setdefault(content.path, AgentFile(content, why))
+
+
+def find_agent(
+    image: ImageFacts, *, env: Sequence[tuple[str, str]] | None = None, workdir: str | None = None
+) -> ImageAgent:
+    """``env``/``workdir``: a container's, when they override the image's."""
+    cfg = image.config
+    env_map = dict(cfg.env)
+    env_map.update(dict(env or ()))
+    wd = effective_workdir(workdir if workdir else (cfg.workdir or ""))
+    plan = plan_for(cfg.entrypoint, cfg.cmd, tuple(env_map.items()), wd)
+    walk = _Walk(
+        image=image,
+        plan=plan,
+        env=env_map,
+        cwd="/" + wd,
+        by_path={c.path: c for c in image.contents},
+        entries={e.path: e for e in image.agent_entries},
+    )
+    if not plan.launches:
+        walk.sources.append(
+            Source.skipped(
+                "image-agent", image.target, "the image config sets no ENTRYPOINT or CMD"
+            )
+        )
+    for launch in plan.launches:
+        _follow(walk, launch, "the image's ENTRYPOINT/CMD", 0)
+    home = _home(walk)
+    _settings(walk, home)
+    clis = _clis(walk)
+    facts: dict[str, JSONValue] = {
+        "launches": walk.followed,
+        "home": home,
+        "files": [
+            {"path": f.content.path, "layer": f.content.layer_digest, "why": f.why}
+            for f in sorted(walk.files.values(), key=lambda f: f.content.path)
+        ],
+        "agent_clis": clis,
+        "claude_env": _claude_env(env_map),
+    }
+    if image.speculative_dropped:
+        facts["wrapper_candidates_not_kept"] = image.speculative_dropped
+    return ImageAgent(
+        files=tuple(sorted(walk.files.values(), key=lambda f: f.content.path)),
+        configs=tuple(walk.configs),
+        sources=tuple(walk.sources),
+        facts=facts,
+    )
+
+
+def _shown(argv: Sequence[str]) -> str:
+    from agentguard.inspect.summary import redact_argv
+
+    return shlex.join(redact_argv(argv) or [])
+
+
+def _skip(walk: _Walk, launch: Launch, reason: str) -> None:
+    walk.sources.append(Source.skipped("image-agent", _shown(launch.argv), reason))
+    walk.followed.append({"argv": _shown(launch.argv), "kind": launch.kind, "followed": reason})
+
+
+def _follow(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        _skip(walk, launch, f"more than {MAX_DEPTH} wrappers deep: not followed")
+        return
+    if launch.kind == "cli":
+        _cli(walk, launch)
+    elif launch.kind == "module":
+        _module(walk, launch)
+    elif launch.kind == "inline":
+        if launch.interpreter != "shell":
+            _skip(walk, launch, "python -c code in the command line: not analysed")
+            return
+        _wrapper_text(walk, launch, launch.inline or "", "the `sh -c` command line", depth)
+    elif launch.kind in ("script", "program"):
+        _program(walk, launch, via, depth)
+    else:
+        _skip(walk, launch, "the command line names no script, module or program to follow")
+
+
+def _resolve(walk: _Walk, path: str) -> tuple[str, FileEntry | None]:
+    """Follow symlinks recorded in the image (absolute or relative), bounded."""
+    for _ in range(MAX_LINKS):
+        entry = walk.entries.get(path)
+        if entry is None or entry.kind != "symlink" or not entry.link_target:
+            return path, entry
+        target = entry.link_target
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return path, walk.entries.get(path)
+
+
+def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
+    candidates = launch.candidates or ((launch.target,) if launch.target else ())
+    found: tuple[str, FileEntry | None, FileContent | None] | None = None
+    for cand in candidates:
+        path, entry = _resolve(walk, cand)
+        content = walk.by_path.get(path)
+        if entry is not None or content is not None:
+            found = (path, entry, content)
+            break
+    if found is None:
+        where = "in the image's PATH" if len(candidates) > 1 else "in the image"
+        _skip(walk, launch, f"{launch.target} is not {where}: nothing to follow")
+        return
+    path, entry, content = found
+    cli = _cli_of_path(path)
+    if cli is not None:
+        _cli(walk, Launch("cli", launch.argv, target=path, interpreter=cli))
+        return
+    if content is None:
+        kind = entry.kind if entry is not None else "file"
+        reason = (
+            f"{path} is a {kind} whose content was not collected (a link target outside "
+            "the folders read, or over a cap)"
+        )
+        _skip(walk, launch, reason)
+        return
+    data = content.data
+    if data.startswith(b"\x7fELF"):
+        _skip(
+            walk, launch, f"{path} is a compiled program (ELF): agentguard cannot read its settings"
+        )
+        return
+    interpreter = launch.interpreter if launch.kind == "script" else None
+    if data.startswith(b"#!"):
+        shebang = data[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+        if shebang:
+            inner = read_launch([*shebang, path], walk.env, walk.cwd)
+            interpreter = inner.interpreter or interpreter
+    if interpreter is None:
+        if not path.endswith(SCRIPT_SUFFIXES) and b"\0" in data[:1024]:
+            _skip(walk, launch, f"{path} is a binary file agentguard cannot read")
+            return
+        interpreter = "shell"
+    if interpreter == "shell":
+        walk.add(content, f"shell wrapper started by {via}")
+        _record(walk, launch, f"shell wrapper {path}")
+        _wrapper_text(walk, launch, data.decode("utf-8", "replace"), path, depth)
+        return
+    walk.add(content, f"agent script started by {via}")
+    _record(walk, launch, f"script {path}")
+    folder = posixpath.dirname(path)
+    if (folder.lstrip("/") + "/") in walk.plan.trees or _in_tree(walk, folder):
+        for other in walk.by_path.values():
+            if other.path.startswith(folder + "/") and other.path.endswith(SCRIPT_SUFFIXES):
+                walk.add(other, f"source tree of {path}")
+
+
+def _in_tree(walk: _Walk, folder: str) -> bool:
+    rel = folder.lstrip("/") + "/"
+    return any(rel.startswith(t) for t in walk.plan.trees)
+
+
+def _record(walk: _Walk, launch: Launch, what: str) -> None:
+    walk.followed.append({"argv": _shown(launch.argv), "kind": launch.kind, "followed": what})
+    walk.sources.append(Source.ok("image-agent", _shown(launch.argv), f"followed to {what}"))
+
+
+def _wrapper_text(walk: _Walk, launch: Launch, text: str, where: str, depth: int) -> None:
+    lines = exec_lines(text)
+    if not lines:
+        _skip(walk, launch, f"{where} runs no command agentguard can read")
+        return
+    for _line, words in lines:
+        inner = read_launch(list(words), walk.env, walk.cwd)
+        if inner.kind == "program" and inner.target and "$" in inner.target:
+            _skip(walk, inner, f"{where} runs a command built at run time: not followed")
+            continue
+        _follow(walk, inner, where, depth + 1)
+
+
+def _module(walk: _Walk, launch: Launch) -> None:
+    top = (launch.target or "").split(".")[0]
+    hits = [
+        c
+        for c in walk.by_path.values()
+        if c.path.endswith(".py")
+        and walk.plan.wants(c.path.lstrip("/")) in ("code", "exact")
+        and (f"/{top}/" in c.path or c.path.endswith(f"/{top}.py"))
+    ]
+    if not hits:
+        _skip(
+            walk,
+            launch,
+            f"module {launch.target}: no {top}/ package or {top}.py in site-packages, the "
+            "working directory or PYTHONPATH",
+        )
+        return
+    roots = sorted({c.path.split(f"/{top}", 1)[0] for c in hits})
+    for c in hits:
+        walk.add(c, f"package {top} run by python -m {launch.target}")
+    _record(walk, launch, f"package {top} in {', '.join(roots)}")
+
+
+def _cli_of_path(path: str) -> str | None:
+    for package, command in CLI_PACKAGES.items():
+        if f"/node_modules/{package}/" in path:
+            return command
+    return None
+
+
+def _cli(walk: _Walk, launch: Launch) -> None:
+    from agentguard.inspect.project.cli_flags import cli_configs
+
+    name = launch.interpreter or ""
+    if name != "claude":
+        _skip(
+            walk,
+            launch,
+            f"the {name} CLI: agentguard's agent rules read Claude configurations only",
+        )
+        return
+    text = shlex.join(["claude", *_after_command(launch.argv)])
+    configs = cli_configs(CONFIG_PATH, text.encode())
+    if not configs:
+        configs = [
+            AgentConfig(
+                engine="claude CLI",
+                path=CONFIG_PATH,
+                line=1,
+                label="claude command line without flags (the CLI's defaults)",
+                origin="image:config",
+            )
+        ]
+    walk.configs += configs
+    _record(walk, launch, "the claude CLI (its flags are read from the command line)")
+
+
+def _after_command(argv: Sequence[str]) -> list[str]:
+    for i, a in enumerate(argv):
+        if posixpath.basename(a) == "claude" or a.startswith("@anthropic-ai/claude-code"):
+            return list(argv[i + 1 :])
+    return list(argv[1:])
+
+
+def _home(walk: _Walk) -> str | None:
+    """The image user's HOME: ENV HOME, else /etc/passwd; None when it cannot be told."""
+    if walk.env.get("HOME", "").startswith("/"):
+        return posixpath.normpath(walk.env["HOME"])
+    user = (walk.image.config.user or "").split(":")[0] or "root"
+    passwd = walk.by_path.get("/etc/passwd")
+    if passwd is None:
+        if user in ("root", "0"):
+            return "/root"
+        walk.sources.append(
+            Source.skipped(
+                "image-agent",
+                "/etc/passwd",
+                f"no /etc/passwd in the image: the HOME of user {user!r} is unknown; "
+                "user settings were looked for in /root and /home/*",
+            )
+        )
+        return None
+    for line in passwd.data.decode("utf-8", "replace").splitlines():
+        parts = line.split(":")
+        if len(parts) >= 7 and (parts[0] == user or parts[2] == user):
+            return posixpath.normpath(parts[5]) if parts[5].startswith("/") else None
+    return "/"  # the engine's HOME for a user /etc/passwd does not know
+
+
+def _settings(walk: _Walk, home: str | None) -> None:
+    for c in walk.by_path.values():
+        if c.path.startswith("/etc/claude-code/"):
+            why = (
+                "managed MCP servers" if c.path.endswith("managed-mcp.json") else "managed settings"
+            )
+            walk.add(c, why)
+    config_dir = walk.env.get("CLAUDE_CONFIG_DIR", "")
+    homes = (
+        [home]
+        if home is not None
+        else sorted({p.rsplit("/.claude", 1)[0] for p in walk.by_path if _home_like(p)})
+    )
+    for h in homes:
+        base = posixpath.normpath(config_dir) if config_dir.startswith("/") else f"{h}/.claude"
+        for path, why in (
+            (f"{base}/settings.json", "user settings"),
+            (
+                f"{h}/.claude.json" if not config_dir else f"{base}/.claude.json",
+                "user MCP configuration",
+            ),
+        ):
+            path = posixpath.normpath(path)
+            if path in walk.by_path:
+                walk.add(walk.by_path[path], why)
+
+
+def _home_like(path: str) -> bool:
+    return path.startswith(("/root/.claude", "/home/")) and (
+        path.endswith("/.claude.json") or path.endswith("/.claude/settings.json")
+    )
+
+
+def _clis(walk: _Walk) -> list[JSONValue]:
+    import json
+
+    out: list[JSONValue] = []
+    for c in sorted(walk.by_path.values(), key=lambda c: c.path):
+        if not c.path.endswith("/package.json"):
+            continue
+        package = next((p for p in CLI_PACKAGES if c.path.endswith(f"/{p}/package.json")), None)
+        if package is None:
+            continue
+        try:
+            doc = json.loads(c.data)
+            version = str(doc.get("version")) if isinstance(doc, dict) else None
+        except ValueError:
+            version = None
+        out.append(
+            {
+                "command": CLI_PACKAGES[package],
+                "package": package,
+                "version": version,
+                "path": c.path.rsplit("/", 1)[0],
+                "layer": c.layer_digest,
+                "launchers": [
+                    e.path
+                    for e in walk.entries.values()
+                    if e.path.endswith("/" + CLI_PACKAGES[package])
+                ],
+            }
+        )
+    return out
+
+
+def _claude_env(env: dict[str, str]) -> list[JSONValue]:
+    from agentguard.rules.secret_values import classify
+
+    out: list[JSONValue] = []
+    for name in CLAUDE_ENV:
+        if name in env:
+            value = env[name]
+            shown = "***" if classify(name, value) is not None else value
+            out.append({"name": name, "value": shown})
+    return out
