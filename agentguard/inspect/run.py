@@ -78,12 +78,29 @@ def read_engine_image(image: Any, *, target: str, platform: str | None) -> _Imag
         )
     # BufferedReader: read(n) returns n bytes unless at the end (the raw stream may return less)
     buffered = io.BufferedReader(stream, buffer_size=eng.SAVE_CHUNK)
-    read = read_image_stream(buffered, target=target, platform=platform)
+    read = read_image_stream(
+        buffered, target=target, platform=platform, expected=_engine_config(image)
+    )
     facts = read.facts
     if facts is not None:
         repo_digests = tuple(image.attrs.get("RepoDigests") or ()) or facts.repo_digests
         facts = replace(facts, repo_digests=repo_digests, image_id=facts.image_id or image.id)
     return _ImageRead(facts, (*read.sources, eng.stream_source(target, stream)))
+
+
+def _engine_config(image: Any) -> Any:
+    """The config the engine's inspect record gives (the stream's own config decides)."""
+    from agentguard.inspect.image.imageconfig import parse_config
+    from agentguard.inspect.image.limits import ReadFailure
+
+    attrs = getattr(image, "attrs", None)
+    config = attrs.get("Config") if isinstance(attrs, dict) else None
+    if not isinstance(config, dict):
+        return None
+    try:
+        return parse_config({"config": config})
+    except ReadFailure:
+        return None
 
 
 def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None, list[Source]]:

@@ -109,6 +109,15 @@ class AgentPlan:
     speculative: bool = False  # a wrapper may exec what only its body names
     home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR and HOME from ENV (absolute)
 
+    def covers(self, other: AgentPlan) -> bool:
+        """Whether a scan for this plan collected everything ``other`` wants."""
+        return (
+            other.exact <= self.exact
+            and set(other.trees) <= set(self.trees)
+            and set(other.modules) <= set(self.modules)
+            and (self.speculative or not other.speculative)
+        )
+
     def wants(self, name: str) -> str | None:
         """Does this plan want the body of ``name``? "exact", "code" or "speculative"."""
         if name in self.exact:

@@ -28,7 +28,7 @@ from agentguard.inspect.image.collect import (
     parse_metadata,
     purpose,
 )
-from agentguard.inspect.image.entrylog import EntryLog, may_collect
+from agentguard.inspect.image.entrylog import HEAD_BYTES, EntryLog, may_collect
 from agentguard.inspect.image.hashing import Hasher, digest_result
 from agentguard.inspect.image.limits import Limits, ReadFailure
 from agentguard.inspect.image.tarwalk import EntryCount, TarWalker, display, normalise
@@ -170,10 +170,13 @@ def scan_layer(
             bodies: BodyReader = walker
             if log is not None:
                 body = None
-                if e.kind == "file" and may_collect(name):
+                head_only = False
+                if e.kind == "file" and (may_collect(name) or always_kind(name) == CONTENT):
                     body = walker.read_body(min(e.size, limits.max_file_bytes))
                     bodies = _Kept(body)  # a body is read from the stream once
-                log.add(name, e.kind, e.size, e.mode, e.link, body)
+                elif e.kind == "file" and base != "METADATA":
+                    body, head_only = walker.read_body(min(e.size, HEAD_BYTES)), True
+                log.add(name, e.kind, e.size, e.mode, e.link, body, head_only=head_only)
             if name in ancestors:
                 scan.ancestors[name] = e.kind
             tracked = covers(name)
@@ -415,6 +418,14 @@ def _agent(
             )
             return
         budgets.code_left -= 1
+    elif (
+        want == "exact"
+        and e.kind == "file"
+        and (getattr(walker, "head", None) or b"").startswith(_ELF)
+    ):
+        scan.contents[name] = (_ELF, True)  # a compiled program, told by its logged head
+        budgets.content_left -= len(_ELF)
+        return
     elif want == "exact" and e.kind == "file" and e.size > budgets.limits.max_file_bytes:
         # Maybe a compiled program: its head says so, and it is not kept.
         head = walker.read_body(min(e.size, budgets.limits.max_file_bytes))

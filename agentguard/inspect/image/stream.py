@@ -27,7 +27,12 @@ from agentguard.inspect.image.bytestreams import (
 )
 from agentguard.inspect.image.entrylog import EntryLog
 from agentguard.inspect.image.hashing import Hasher
-from agentguard.inspect.image.imageconfig import load_json, parse_config, parse_digest
+from agentguard.inspect.image.imageconfig import (
+    ParsedConfig,
+    load_json,
+    parse_config,
+    parse_digest,
+)
 from agentguard.inspect.image.layerscan import (
     Budgets,
     LayerScan,
@@ -115,11 +120,24 @@ class _State:
 
 
 def read_image_stream(
-    fileobj: BinaryIO, *, target: str, platform: str | None = None, limits: Limits = DEFAULT_LIMITS
+    fileobj: BinaryIO,
+    *,
+    target: str,
+    platform: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    expected: ParsedConfig | None = None,
 ) -> ImageRead:
     """Read a saved image from a stream in one pass. Never raises for a bad image or a stream
-    that fails: every problem is a failed source."""
+    that fails: every problem is a failed source.
+
+    ``expected``: the config the engine says the image has (its inspect record), so layers
+    that pass before the config member are scanned for its working directory and agent
+    directly. The config in the stream still decides: a layer scanned for another one is a
+    failed source (``stream-order``)."""
     state = _State(limits, Budgets(limits), _Smalls(limits))
+    if expected is not None:
+        state.workdirs.add(expected.workdir)
+        state.plans.append(plan_of(expected))
     state.log_budget = Budget(
         limits.max_image_bytes, "image-bytes", "entries logged before the image config"
     )
@@ -261,6 +279,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         extra = _member_sources(target, state.member_failures, limits)
         return ImageRead(None, tuple(sources + extra))
     workdir = resolved.parsed.workdir if resolved.parsed else None
+    chosen_plan = plan_of(resolved.parsed) if resolved.parsed else None
     ended = any(s.kind == "image-archive" and s.error_code for s in sources)
     for o in resolved.outcomes:
         path = smalls.find(o.ref.path) or o.ref.path
@@ -275,7 +294,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         log = state.logs.pop(path, None)
         if log is not None:  # read before any config: collect for the real workdir now
             scan.workdirs = (workdir,) if workdir is not None else ()
-            scan.plan = plan_of(resolved.parsed) if resolved.parsed else None
+            scan.plan = chosen_plan
             replay_log(log, scan, state.budgets)
             log.close()
         elif workdir is not None and workdir not in scan.workdirs:
@@ -284,6 +303,13 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
                 f"the layer passed before the config naming working directory /{workdir}; "
                 "its working-directory entries were not collected (read the saved file "
                 "instead of the stream)",
+            )
+        elif chosen_plan is not None and (scan.plan is None or not scan.plan.covers(chosen_plan)):
+            o.failure = ReadFailure(
+                "stream-order",
+                "the layer passed before the config naming the image's entrypoint; the "
+                "agent's files there were not collected (read the saved file instead of "
+                "the stream)",
             )
     used = {smalls.find(o.ref.path) or o.ref.path for o in resolved.outcomes}
     others = {n: exc for n, exc in state.member_failures.items() if n not in used}

@@ -82,6 +82,7 @@ def made(docker_client: Any) -> Iterator[Made]:
 def build(made: Made, tmp_path: Path, files: Mapping[str, str], dockerfile: str) -> str:
     tag = unique("agent") + ":1"
     context = tmp_path / "context"
+    context.mkdir()
     write_tree(context, files)
     made.build(tag, context, dockerfile)
     return tag
@@ -193,7 +194,17 @@ def test_an_entrypoint_that_is_a_binary_is_skipped_with_the_reason(
         'ENTRYPOINT ["/bin/busybox", "httpd", "-f"]\n'
     )
     tag = build(made, tmp_path, {}, dockerfile)
-    report = report_of(inspect_cli(tag, "--format", "json"))
+    saved = tmp_path / "saved.tar"
+    with saved.open("wb") as out:
+        for chunk in docker_client.images.get(tag).save(named=True):
+            out.write(chunk)
+    late = _config_last(saved, tmp_path / "late.tar.gz")
+    for target in (tag, late):  # the engine's stream, and a stream with the config last
+        _binary_skipped(report_of(inspect_cli(target, "--format", "json")))
+
+
+def _binary_skipped(report: Mapping[str, Any]) -> None:
+    assert [s for s in report["sources"] if s["status"] == "failed"] == []
     agent_sources = [s for s in report["sources"] if s["kind"] == "image-agent"]
     assert agent_sources == [
         {
@@ -202,9 +213,6 @@ def test_an_entrypoint_that_is_a_binary_is_skipped_with_the_reason(
             "status": "skipped",
             "reason": "/bin/busybox is a compiled program (ELF): agentguard cannot read its "
             "settings",
-            "error_code": None,
-            "retryable": None,
-            "remedy": None,
         }
     ]
     assert report["facts"]["image"]["agent"]["launches"] == [
@@ -215,6 +223,17 @@ def test_an_entrypoint_that_is_a_binary_is_skipped_with_the_reason(
             "its settings",
         }
     ]
+
+
+def _config_last(saved: Path, out: Path) -> Path:
+    """The saved tarball gzip-compressed with its layers before the config: read as a
+    one-pass stream, the layers pass before anything says where the agent is."""
+    with tarfile.open(saved) as src, tarfile.open(out, "w:gz") as dst:
+        members = src.getmembers()
+        late = [m for m in members if m.name.endswith(".json") or m.name == "repositories"]
+        for m in [m for m in members if m not in late] + late:
+            dst.addfile(m, src.extractfile(m) if m.isfile() else None)
+    return out
 
 
 def _oci_layout(saved: Path, root: Path) -> Path:
@@ -290,7 +309,12 @@ def test_saved_tarball_and_oci_layout_give_the_same_findings(
     from_engine = report_of(inspect_cli(tag, "--format", "json"))
     from_tar = report_of(inspect_cli(saved, "--format", "json"))
     from_layout = report_of(inspect_cli(layout, "--format", "json"))
+    from_stream = report_of(
+        inspect_cli(_config_last(saved, tmp_path / "late.tar.gz"), "--format", "json")
+    )
     expected = normalised(from_engine, layers)
     assert expected.count('"rule_id"') >= 3
     assert normalised(from_tar, layers) == expected
     assert normalised(from_layout, layers) == expected
+    assert normalised(from_stream, layers) == expected
+    assert [s for s in from_stream["sources"] if s["status"] == "failed"] == []
