@@ -120,6 +120,8 @@ class ContainerFacts:
     read_only_rootfs: bool | None
     security_opt: tuple[str, ...] | None
     image: ImageFacts | None = None  # the image's own facts, when read
+    entrypoint: tuple[str, ...] | None = None  # what the container runs (its Config)
+    cmd: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -66,9 +66,14 @@ def read_image_file(path: Path, *, target: str, platform: str | None) -> _ImageR
     return _ImageRead(read.facts, tuple(read.sources))
 
 
-def read_engine_image(image: Any, *, target: str, platform: str | None) -> _ImageRead:
-    """An engine image: `image.save()`'s stream fed to the same reader, never to disk."""
+def read_engine_image(
+    image: Any, *, target: str, platform: str | None, runs: Any = None
+) -> _ImageRead:
+    """An engine image: `image.save()`'s stream fed to the same reader, never to disk.
+
+    ``runs``: a container's config (what it runs, its environment), collected for too."""
     from agentguard.inspect.image import read_image_stream
+    from agentguard.inspect.image.result import plan_of
 
     try:
         stream = eng.save_stream(image)
@@ -78,8 +83,13 @@ def read_engine_image(image: Any, *, target: str, platform: str | None) -> _Imag
         )
     # BufferedReader: read(n) returns n bytes unless at the end (the raw stream may return less)
     buffered = io.BufferedReader(stream, buffer_size=eng.SAVE_CHUNK)
+    container = _engine_config(runs) if runs is not None else None
     read = read_image_stream(
-        buffered, target=target, platform=platform, expected=_engine_config(image)
+        buffered,
+        target=target,
+        platform=platform,
+        expected=_engine_config(image),
+        extra_plans=(plan_of(container),) if container is not None else (),
     )
     facts = read.facts
     if facts is not None:
@@ -133,6 +143,7 @@ def _image_part(
     runtime: bool,
     workdir_hidden: bool = False,
     env: tuple[tuple[str, str], ...] | None = None,
+    argv: tuple[tuple[str, ...] | None, tuple[str, ...] | None] | None = None,
 ) -> InspectResult:
     """Rules over one image, its agent (wherever it is in the image), and its facts."""
     from agentguard.inspect.facts import ProjectFile
@@ -149,7 +160,7 @@ def _image_part(
         workdir_hidden=workdir_hidden,
     )
     wd = effective_workdir(workdir or "", image.config.workdir)
-    agent = find_agent(image, env=env, workdir=workdir)
+    agent = find_agent(image, env=env, workdir=workdir, argv=argv)
     sources: list[Source] = list(agent.sources)
     image_json = image_facts_json(image, wd)
     image_json["agent"] = agent.facts
@@ -299,7 +310,7 @@ def _container(
                 else Source.failed("image", image_id, "no engine client", error_code="engine-error")
             )
         else:
-            read = read_engine_image(look.obj, target=image_id, platform=opts.platform)
+            read = read_engine_image(look.obj, target=image_id, platform=opts.platform, runs=obj)
             sources += read.sources
             image = read.facts
     facts = container_facts(attrs, image)
@@ -313,6 +324,7 @@ def _container(
             runtime=True,
             workdir_hidden=workdir_hidden_by_mount(facts),
             env=facts.env,
+            argv=(facts.entrypoint, facts.cmd),
         )
     findings = container_findings(facts)
     return _merge(

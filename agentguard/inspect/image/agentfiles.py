@@ -85,14 +85,20 @@ class _Walk:
 
 
 def find_agent(
-    image: ImageFacts, *, env: Sequence[tuple[str, str]] | None = None, workdir: str | None = None
+    image: ImageFacts,
+    *,
+    env: Sequence[tuple[str, str]] | None = None,
+    workdir: str | None = None,
+    argv: tuple[Sequence[str] | None, Sequence[str] | None] | None = None,
 ) -> ImageAgent:
-    """``env``/``workdir``: a container's, when they override the image's."""
+    """``env``/``workdir``/``argv`` (entrypoint, cmd): a container's, which override the
+    image's."""
     cfg = image.config
     env_map = dict(cfg.env)
     env_map.update(dict(env or ()))
     wd = effective_workdir(workdir if workdir else (cfg.workdir or ""))
-    plan = plan_for(cfg.entrypoint, cfg.cmd, tuple(env_map.items()), wd)
+    entrypoint, cmd = argv if argv is not None else (cfg.entrypoint, cfg.cmd)
+    plan = plan_for(entrypoint, cmd, tuple(env_map.items()), wd)
     walk = _Walk(
         image=image,
         plan=plan,
@@ -294,6 +300,19 @@ def _cli(walk: _Walk, launch: Launch) -> None:
             f"the {name} CLI: agentguard's agent rules read Claude configurations only",
         )
         return
+    where = "fetched by the package runner at start"
+    if launch.candidates:
+        hit = next((c for c in launch.candidates if c in walk.entries or c in walk.by_path), None)
+        if hit is None:
+            _skip(walk, launch, "claude is not in the image's PATH: the container cannot start it")
+            return
+        path, entry = _resolve(walk, hit)
+        if entry is None and path not in walk.by_path and not _package_present(walk, path):
+            _skip(walk, launch, f"{hit} links to {path}, which is not in the image")
+            return
+        where = hit if hit == path else f"{hit} -> {path}"
+    elif launch.target and launch.target.startswith("/"):
+        where = launch.target
     text = shlex.join(["claude", *_after_command(launch.argv)])
     configs = cli_configs(CONFIG_PATH, text.encode())
     if not configs:
@@ -307,7 +326,17 @@ def _cli(walk: _Walk, launch: Launch) -> None:
             )
         ]
     walk.configs += configs
-    _record(walk, launch, "the claude CLI (its flags are read from the command line)")
+    _record(walk, launch, f"the claude CLI ({where}); its flags read from the command line")
+
+
+def _package_present(walk: _Walk, path: str) -> bool:
+    """``path`` lies in an agent CLI package whose package.json is in the image."""
+    for package in CLI_PACKAGES:
+        marker = f"/node_modules/{package}/"
+        if marker in path:
+            root = path.split(marker, 1)[0] + marker
+            return root + "package.json" in walk.by_path
+    return False
 
 
 def _after_command(argv: Sequence[str]) -> list[str]:

@@ -107,7 +107,7 @@ class AgentPlan:
     trees: tuple[str, ...] = ()  # relative folder prefixes ("opt/agent/"): code collected
     modules: tuple[str, ...] = ()  # "/site-packages/pkg/"-like fragments: code collected
     speculative: bool = False  # a wrapper may exec what only its body names
-    home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR and HOME from ENV (absolute)
+    home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR from ENV (absolute)
 
     def covers(self, other: AgentPlan) -> bool:
         """Whether a scan for this plan collected everything ``other`` wants."""
@@ -204,14 +204,12 @@ def _plan(launches: list[Launch], env_map: dict[str, str], workdir: str) -> Agen
             launch.kind == "script" and launch.interpreter == "shell"
         ):
             speculative = True
-    hints = tuple(
-        posixpath.normpath(env_map[k])
-        for k in ("CLAUDE_CONFIG_DIR", "HOME")
-        if env_map.get(k, "").startswith("/")
-    )
+    # CLAUDE_CONFIG_DIR moves the user's settings and .claude.json out of HOME.
+    config_dir = env_map.get("CLAUDE_CONFIG_DIR", "")
+    hints = (posixpath.normpath(config_dir),) if config_dir.startswith("/") else ()
     for hint in hints:
         base = hint.lstrip("/")
-        for leaf in ("settings.json", ".claude.json", ".claude/settings.json"):
+        for leaf in ("settings.json", ".claude.json"):
             exact.add(f"{base}/{leaf}" if base else leaf)
     return AgentPlan(
         launches=tuple(launches),

@@ -109,6 +109,7 @@ def assemble(
     limits: Limits,
     listing_truncated: bool,
     sources: list[Source],
+    plan: AgentPlan | None = None,
 ) -> ImageRead:
     layer_sources: list[Source] = []
     infos: list[LayerInfo] = []
@@ -148,7 +149,7 @@ def assemble(
         workdir,
         max_entries=limits.max_workdir_entries,
         listing_truncated=listing_truncated,
-        plan=plan_of(parsed) if parsed else None,
+        plan=plan or (plan_of(parsed) if parsed else None),
     )
     problems.extend((p, "the merged image") for p in merged.problems)
     config = parsed.config if parsed else ImageConfig(user=None, workdir=None)

@@ -10,6 +10,7 @@ buffered whole. Results are keyed by member path; the chain order is applied at 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -113,6 +114,7 @@ class _State:
     small_bytes: int = 0
     workdirs: set[str] = field(default_factory=set)
     plans: list[AgentPlan] = field(default_factory=list)
+    extra_plans: tuple[AgentPlan, ...] = ()
     scans: dict[str, LayerScan] = field(default_factory=dict)
     logs: dict[str, EntryLog] = field(default_factory=dict)
     member_failures: dict[str, ReadFailure] = field(default_factory=dict)
@@ -126,6 +128,7 @@ def read_image_stream(
     platform: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     expected: ParsedConfig | None = None,
+    extra_plans: Sequence[AgentPlan] = (),
 ) -> ImageRead:
     """Read a saved image from a stream in one pass. Never raises for a bad image or a stream
     that fails: every problem is a failed source.
@@ -133,11 +136,14 @@ def read_image_stream(
     ``expected``: the config the engine says the image has (its inspect record), so layers
     that pass before the config member are scanned for its working directory and agent
     directly. The config in the stream still decides: a layer scanned for another one is a
-    failed source (``stream-order``)."""
+    failed source (``stream-order``). ``extra_plans``: agent plans collected for besides the
+    image's own (a container that runs another command or sets another environment)."""
     state = _State(limits, Budgets(limits), _Smalls(limits))
     if expected is not None:
         state.workdirs.add(expected.workdir)
         state.plans.append(plan_of(expected))
+    state.plans.extend(extra_plans)
+    state.extra_plans = tuple(extra_plans)
     state.log_budget = Budget(
         limits.max_image_bytes, "image-bytes", "entries logged before the image config"
     )
@@ -279,7 +285,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         extra = _member_sources(target, state.member_failures, limits)
         return ImageRead(None, tuple(sources + extra))
     workdir = resolved.parsed.workdir if resolved.parsed else None
-    chosen_plan = plan_of(resolved.parsed) if resolved.parsed else None
+    chosen_plan = union([plan_of(resolved.parsed), *state.extra_plans]) if resolved.parsed else None
     ended = any(s.kind == "image-archive" and s.error_code for s in sources)
     for o in resolved.outcomes:
         path = smalls.find(o.ref.path) or o.ref.path
@@ -324,6 +330,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         limits=limits,
         listing_truncated=state.budgets.listing_truncated,
         sources=sources,
+        plan=chosen_plan,
     )
 
 

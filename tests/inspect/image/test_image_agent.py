@@ -318,3 +318,78 @@ def test_saved_tarball_and_oci_layout_give_the_same_findings(
     assert normalised(from_layout, layers) == expected
     assert normalised(from_stream, layers) == expected
     assert [s for s in from_stream["sources"] if s["status"] == "failed"] == []
+
+
+def test_files_deleted_by_a_later_layer_are_not_there(
+    made: Made, docker_client: Any, tmp_path: Path
+) -> None:
+    dockerfile = ISSUE_DOCKERFILE.replace(
+        "WORKDIR /work\n",
+        'RUN ["/bin/busybox", "rm", "/etc/claude-code/managed-settings.json", '
+        '"/home/agent/.claude.json"]\nWORKDIR /work\n',
+    )
+    tag = build(made, tmp_path, ISSUE_CASE, dockerfile)
+    report = report_of(inspect_cli(tag, "--format", "json"))
+    paths = {loc.get("path") for f in report["findings"] for loc in f["locations"]}
+    assert "/opt/agent/bot.py" in paths
+    assert "/etc/claude-code/managed-settings.json" not in paths
+    assert "/home/agent/.claude.json" not in paths
+    assert [f["path"] for f in report["facts"]["image"]["agent"]["files"]] == [
+        "/home/agent/.claude/settings.json",
+        "/opt/agent/bot.py",
+        "/opt/agent/helpers.py",
+    ]
+
+
+CLI = "rootfs/usr/local/lib/node_modules/@anthropic-ai/claude-code"
+
+
+def test_a_claude_cli_entrypoint_without_flags_is_reported_with_its_defaults(
+    made: Made, docker_client: Any, tmp_path: Path
+) -> None:
+    files = {
+        f"{CLI}/package.json": '{"name": "@anthropic-ai/claude-code", "version": "2.1.0"}\n',
+        f"{CLI}/cli.js": "#!/usr/bin/env node\n",
+    }
+    context = tmp_path / "context"
+    context.mkdir()
+    write_tree(context, files)
+    (context / "rootfs/usr/local/bin").mkdir(parents=True)
+    (context / "rootfs/usr/local/bin/claude").symlink_to(
+        "../lib/node_modules/@anthropic-ai/claude-code/cli.js"
+    )
+    tag = unique("agent") + ":1"
+    made.build(
+        tag,
+        context,
+        "FROM scratch\nCOPY busybox /bin/busybox\nCOPY rootfs/ /\nWORKDIR /work\nUSER 1000\n"
+        'ENV CLAUDE_CODE_SHELL_PREFIX=/usr/local/bin/audit\nENTRYPOINT ["claude", "-p"]\n',
+    )
+    report = report_of(inspect_cli(tag, "--format", "json"))
+    assert_snapshot(
+        "image-agent/claude-cli-defaults.json", normalised(report, layers_of(docker_client, tag))
+    )
+
+
+def test_a_containers_environment_is_read_and_redacted(
+    made: Made, docker_client: Any, tmp_path: Path
+) -> None:
+    files = {**ISSUE_CASE, "rootfs/cfg/settings.json": '{"permissions": {"allow": ["Bash"]}}\n'}
+    tag = build(made, tmp_path, files, ISSUE_DOCKERFILE)
+    container = made.container(
+        tag,
+        environment={
+            "CLAUDE_CONFIG_DIR": "/cfg",
+            "ANTHROPIC_BASE_URL": "https://user:sk-ant-api03-secretsecretsecret@proxy.example",
+        },
+    )
+    report = report_of(inspect_cli(container.id, "--format", "json"))
+    agent = report["facts"]["image"]["agent"]
+    assert agent["claude_env"] == [
+        {"name": "CLAUDE_CONFIG_DIR", "value": "/cfg"},
+        {"name": "ANTHROPIC_BASE_URL", "value": "***"},
+    ]
+    assert "sk-ant-api03" not in json.dumps(report)
+    assert [f["path"] for f in agent["files"] if f["why"].startswith("user")] == [
+        "/cfg/settings.json"
+    ]
