@@ -109,6 +109,11 @@ class AgentPlan:
     speculative: bool = False  # a wrapper may exec what only its body names
     home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR from ENV (absolute)
 
+    @property
+    def active(self) -> bool:
+        """Whether the plan wants anything beyond the always-collected names."""
+        return bool(self.exact or self.trees or self.modules or self.speculative)
+
     def covers(self, other: AgentPlan) -> bool:
         """Whether a scan for this plan collected everything ``other`` wants."""
         return (

@@ -144,7 +144,7 @@ def scan_layer(
         image_entries=budgets.entries,
     )
     covers, ancestors = scope.covers, scope.ancestors
-    wants = scan.plan.wants if scan.plan is not None else None
+    wants = scan.plan.wants if scan.plan is not None and scan.plan.active else None
     try:
         for e in walker:
             name = e.name
