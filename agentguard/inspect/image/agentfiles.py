@@ -19,6 +19,7 @@ from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
 from agentguard.inspect.image.agentplan import (
     CLI_PACKAGES,
     SCRIPT_SUFFIXES,
+    WRAPPER_ARGS,
     AgentPlan,
     Launch,
     exec_lines,
@@ -161,7 +162,7 @@ def _follow(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
         if launch.interpreter != "shell":
             _skip(walk, launch, "python -c code in the command line: not analysed")
             return
-        _wrapper_text(walk, launch, launch.inline or "", "the `sh -c` command line", depth)
+        _wrapper_text(walk, launch, launch.inline or "", "the `sh -c` command line", depth, ())
     elif launch.kind in ("script", "program"):
         _program(walk, launch, via, depth)
     else:
@@ -225,7 +226,8 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
     if interpreter == "shell":
         walk.add(content, f"shell wrapper started by {via}")
         _record(walk, launch, f"shell wrapper {path}")
-        _wrapper_text(walk, launch, data.decode("utf-8", "replace"), path, depth)
+        args = _wrapper_args(walk, launch)
+        _wrapper_text(walk, launch, data.decode("utf-8", "replace"), path, depth, args)
         return
     walk.add(content, f"agent script started by {via}")
     _record(walk, launch, f"script {path}")
@@ -246,13 +248,31 @@ def _record(walk: _Walk, launch: Launch, what: str) -> None:
     walk.sources.append(Source.ok("image-agent", _shown(launch.argv), f"followed to {what}"))
 
 
-def _wrapper_text(walk: _Walk, launch: Launch, text: str, where: str, depth: int) -> None:
+def _wrapper_args(walk: _Walk, launch: Launch) -> tuple[str, ...]:
+    """The arguments a wrapper script receives (its ``"$@"``): what follows it."""
+    if launch.kind == "program":
+        return launch.argv[1:]
+    for i, tok in enumerate(launch.argv):
+        if launch.target and posixpath.normpath(posixpath.join(walk.cwd, tok)) == launch.target:
+            return launch.argv[i + 1 :]
+    return ()
+
+
+def _wrapper_text(
+    walk: _Walk, launch: Launch, text: str, where: str, depth: int, args: tuple[str, ...]
+) -> None:
     lines = exec_lines(text)
     if not lines:
         _skip(walk, launch, f"{where} runs no command agentguard can read")
         return
-    for _line, words in lines:
-        inner = read_launch(list(words), walk.env, walk.cwd)
+    for _line, raw in lines:
+        words: list[str] = []
+        for w in raw:
+            words += list(args) if w in WRAPPER_ARGS else [w]
+        if not words:
+            _skip(walk, launch, f"{where} runs its arguments, and it is given none")
+            continue
+        inner = read_launch(words, walk.env, walk.cwd)
         if inner.kind == "program" and inner.target and "$" in inner.target:
             _skip(walk, inner, f"{where} runs a command built at run time: not followed")
             continue

@@ -181,7 +181,20 @@ def plan_for(
     env_map = dict(env)
     argv = command_line(entrypoint, cmd)
     launches = [read_launch(argv, env_map, "/" + workdir)] if argv else []
-    return _plan(launches, env_map, workdir)
+    plan = _plan(launches, env_map, workdir)
+    if launches and launches[0].kind == "program" and len(launches[0].argv) > 1:
+        # A wrapper that ends in `exec "$@"` runs its arguments (an ENTRYPOINT script with
+        # the CMD): what they start is collected too.
+        args = _plan([read_launch(launches[0].argv[1:], env_map, "/" + workdir)], {}, workdir)
+        plan = AgentPlan(
+            launches=plan.launches,
+            exact=plan.exact | args.exact,
+            trees=tuple(sorted({*plan.trees, *args.trees})),
+            modules=tuple(sorted({*plan.modules, *args.modules})),
+            speculative=True,
+            home_hints=plan.home_hints,
+        )
+    return plan
 
 
 def _plan(launches: list[Launch], env_map: dict[str, str], workdir: str) -> AgentPlan:
@@ -381,6 +394,7 @@ def exec_lines(text: str) -> list[tuple[int, tuple[str, ...]]]:
             last = (no, words)
     if not found and last is not None:
         found.append(last)
-    return [
-        (no, tuple(w for w in words if w not in ('"$@"', "$@"))) for no, words in found if words
-    ]
+    return [(no, words) for no, words in found if words]
+
+
+WRAPPER_ARGS = frozenset({"$@", "$*", '"$@"'})

@@ -142,5 +142,5 @@ def test_exec_lines_of_a_wrapper() -> None:
         '#!/bin/sh\nset -e\nexport A=1\nif [ -n "$X" ]; then\n  echo hi\nfi\n'
         'exec node /srv/main.mjs "$@"\n'
     )
-    assert exec_lines(text) == [(7, ("node", "/srv/main.mjs"))]
+    assert exec_lines(text) == [(7, ("node", "/srv/main.mjs", "$@"))]
     assert exec_lines("#!/bin/sh\ncd /app\npython3 run.py\n") == [(3, ("python3", "run.py"))]

@@ -1,0 +1,121 @@
+"""Following an image's command line through the files one pass collected (no engine needed)."""
+
+from __future__ import annotations
+
+from agentguard.findings import Source
+from agentguard.inspect.facts import FileContent, FileEntry, ImageConfig, ImageFacts
+from agentguard.inspect.image.agentfiles import find_agent
+
+LAYER = "sha256:" + "cd" * 32
+
+
+def image(
+    config: ImageConfig, files: dict[str, bytes], links: dict[str, str] | None = None
+) -> ImageFacts:
+    entries = [FileEntry(path, 0, LAYER, "file", len(data), 0o755) for path, data in files.items()]
+    entries += [
+        FileEntry(path, 0, LAYER, "symlink", 0, 0o777, target)
+        for path, target in (links or {}).items()
+    ]
+    return ImageFacts(
+        target="img",
+        image_id=None,
+        repo_digests=(),
+        config=config,
+        layers=(),
+        workdir_entries=(),
+        workdir_entries_truncated=False,
+        contents=tuple(FileContent(p, LAYER, d) for p, d in sorted(files.items())),
+        installed=(),
+        agent_entries=tuple(entries),
+    )
+
+
+def test_an_entrypoint_script_that_execs_its_arguments_runs_the_cmd() -> None:
+    facts = image(
+        ImageConfig(
+            user="",
+            workdir="/app",
+            entrypoint=("docker-entrypoint.sh",),
+            cmd=("python", "/opt/a/bot.py"),
+            env=(("PATH", "/usr/local/bin:/usr/bin"),),
+        ),
+        {
+            "/usr/local/bin/docker-entrypoint.sh": b'#!/bin/sh\nset -e\nexec gosu app "$@"\n',
+            "/opt/a/bot.py": b"import claude_agent_sdk\n",
+        },
+    )
+    agent = find_agent(facts)
+    assert [(f.content.path, f.why) for f in agent.files] == [
+        ("/opt/a/bot.py", "agent script started by /usr/local/bin/docker-entrypoint.sh"),
+        (
+            "/usr/local/bin/docker-entrypoint.sh",
+            "shell wrapper started by the image's ENTRYPOINT/CMD",
+        ),
+    ]
+    assert agent.sources[:2] == (
+        Source.ok(
+            "image-agent",
+            "docker-entrypoint.sh python /opt/a/bot.py",
+            "followed to shell wrapper /usr/local/bin/docker-entrypoint.sh",
+        ),
+        Source.ok("image-agent", "python /opt/a/bot.py", "followed to script /opt/a/bot.py"),
+    )
+
+
+def test_what_cannot_be_followed_is_skipped_with_the_reason() -> None:
+    missing = image(ImageConfig(user="", workdir="", cmd=("python3", "/srv/bot.py")), {})
+    assert find_agent(missing).sources == (
+        Source.skipped(
+            "image-agent",
+            "python3 /srv/bot.py",
+            "/srv/bot.py is not in the image: nothing to follow",
+        ),
+    )
+    inline = image(ImageConfig(user="", workdir="", cmd=("python3", "-c", "import x")), {})
+    assert find_agent(inline).sources == (
+        Source.skipped(
+            "image-agent",
+            "python3 -c 'import x'",
+            "python -c code in the command line: not analysed",
+        ),
+    )
+    nothing = image(ImageConfig(user="", workdir=""), {})
+    assert find_agent(nothing).sources == (
+        Source.skipped("image-agent", "img", "the image config sets no ENTRYPOINT or CMD"),
+    )
+    codex = image(
+        ImageConfig(user="", workdir="", entrypoint=("codex", "exec")),
+        {},
+        links={"/usr/local/bin/codex": "../lib/node_modules/@openai/codex/bin/codex.js"},
+    )
+    assert find_agent(codex).sources == (
+        Source.skipped(
+            "image-agent",
+            "codex exec",
+            "the codex CLI: agentguard's agent rules read Claude configurations only",
+        ),
+    )
+
+
+def test_an_unknown_home_looks_at_every_home_and_says_so() -> None:
+    facts = image(
+        ImageConfig(user="1000", workdir="", cmd=("sleep", "1")),
+        {
+            "/home/a/.claude.json": b"{}",
+            "/home/b/.claude/settings.json": b"{}",
+            "/usr/bin/sleep": b"\x7fELF....",
+        },
+    )
+    agent = find_agent(facts)
+    assert [(f.content.path, f.why) for f in agent.files] == [
+        ("/home/a/.claude.json", "user MCP configuration"),
+        ("/home/b/.claude/settings.json", "user settings"),
+    ]
+    assert agent.facts["home"] is None
+    assert agent.sources[-1] == Source.skipped(
+        "image-agent",
+        "/etc/passwd",
+        "no /etc/passwd in the image: the HOME of user '1000' is unknown; user settings were "
+        "looked for in /root and /home/*",
+    )
