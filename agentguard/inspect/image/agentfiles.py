@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
+from agentguard.inspect.image.agentconfig import agent_clis, claude_env, config_files, user_home
 from agentguard.inspect.image.agentplan import (
     CLI_PACKAGES,
     SCRIPT_SUFFIXES,
@@ -32,24 +33,6 @@ from agentguard.inspect.project.model import AgentConfig
 MAX_DEPTH = 4  # wrapper -> wrapper -> ... before giving up
 MAX_LINKS = 8
 CONFIG_PATH = "(image config) ENTRYPOINT/CMD"
-# Claude Code's documented environment variables that change what its tools may do or
-# where its settings come from (values are shown redacted).
-CLAUDE_ENV = (
-    "CLAUDE_CONFIG_DIR",
-    "CLAUDE_CODE_SHELL_PREFIX",
-    "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR",
-    "BASH_DEFAULT_TIMEOUT_MS",
-    "BASH_MAX_TIMEOUT_MS",
-    "MCP_TIMEOUT",
-    "MCP_TOOL_TIMEOUT",
-    "MAX_MCP_OUTPUT_TOKENS",
-    "ENABLE_TOOL_SEARCH",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-    "DISABLE_AUTOUPDATER",
-    "ANTHROPIC_BASE_URL",
-    "CLAUDE_CODE_USE_BEDROCK",
-    "CLAUDE_CODE_USE_VERTEX",
-)
 
 
 @dataclass(frozen=True)
@@ -116,9 +99,10 @@ def find_agent(
         )
     for launch in plan.launches:
         _follow(walk, launch, "the image's ENTRYPOINT/CMD", 0)
-    home = _home(walk)
-    _settings(walk, home)
-    clis = _clis(walk)
+    home = user_home(env_map, cfg.user, walk.by_path, walk.sources)
+    for content, why in config_files(env_map, home, walk.by_path):
+        walk.add(content, why)
+    clis = agent_clis(walk.by_path, walk.entries)
     facts: dict[str, JSONValue] = {
         "launches": walk.followed,
         "home": home,
@@ -127,7 +111,7 @@ def find_agent(
             for f in sorted(walk.files.values(), key=lambda f: f.content.path)
         ],
         "agent_clis": clis,
-        "claude_env": _claude_env(env_map),
+        "claude_env": claude_env(env_map),
     }
     if image.speculative_dropped:
         facts["wrapper_candidates_not_kept"] = image.speculative_dropped
@@ -364,105 +348,3 @@ def _after_command(argv: Sequence[str]) -> list[str]:
         if posixpath.basename(a) == "claude" or a.startswith("@anthropic-ai/claude-code"):
             return list(argv[i + 1 :])
     return list(argv[1:])
-
-
-def _home(walk: _Walk) -> str | None:
-    """The image user's HOME: ENV HOME, else /etc/passwd; None when it cannot be told."""
-    if walk.env.get("HOME", "").startswith("/"):
-        return posixpath.normpath(walk.env["HOME"])
-    user = (walk.image.config.user or "").split(":")[0] or "root"
-    passwd = walk.by_path.get("/etc/passwd")
-    if passwd is None:
-        if user in ("root", "0"):
-            return "/root"
-        walk.sources.append(
-            Source.skipped(
-                "image-agent",
-                "/etc/passwd",
-                f"no /etc/passwd in the image: the HOME of user {user!r} is unknown; "
-                "user settings were looked for in /root and /home/*",
-            )
-        )
-        return None
-    for line in passwd.data.decode("utf-8", "replace").splitlines():
-        parts = line.split(":")
-        if len(parts) >= 7 and (parts[0] == user or parts[2] == user):
-            return posixpath.normpath(parts[5]) if parts[5].startswith("/") else None
-    return "/"  # the engine's HOME for a user /etc/passwd does not know
-
-
-def _settings(walk: _Walk, home: str | None) -> None:
-    for c in walk.by_path.values():
-        if c.path.startswith("/etc/claude-code/"):
-            why = (
-                "managed MCP servers" if c.path.endswith("managed-mcp.json") else "managed settings"
-            )
-            walk.add(c, why)
-    config_dir = walk.env.get("CLAUDE_CONFIG_DIR", "")
-    homes = (
-        [home]
-        if home is not None
-        else sorted({p.rsplit("/.claude", 1)[0] for p in walk.by_path if _home_like(p)})
-    )
-    for h in homes:
-        base = posixpath.normpath(config_dir) if config_dir.startswith("/") else f"{h}/.claude"
-        for path, why in (
-            (f"{base}/settings.json", "user settings"),
-            (
-                f"{h}/.claude.json" if not config_dir else f"{base}/.claude.json",
-                "user MCP configuration",
-            ),
-        ):
-            path = posixpath.normpath(path)
-            if path in walk.by_path:
-                walk.add(walk.by_path[path], why)
-
-
-def _home_like(path: str) -> bool:
-    return path.startswith(("/root/.claude", "/home/")) and (
-        path.endswith("/.claude.json") or path.endswith("/.claude/settings.json")
-    )
-
-
-def _clis(walk: _Walk) -> list[JSONValue]:
-    import json
-
-    out: list[JSONValue] = []
-    for c in sorted(walk.by_path.values(), key=lambda c: c.path):
-        if not c.path.endswith("/package.json"):
-            continue
-        package = next((p for p in CLI_PACKAGES if c.path.endswith(f"/{p}/package.json")), None)
-        if package is None:
-            continue
-        try:
-            doc = json.loads(c.data)
-            version = str(doc.get("version")) if isinstance(doc, dict) else None
-        except ValueError:
-            version = None
-        out.append(
-            {
-                "command": CLI_PACKAGES[package],
-                "package": package,
-                "version": version,
-                "path": c.path.rsplit("/", 1)[0],
-                "layer": c.layer_digest,
-                "launchers": [
-                    e.path
-                    for e in walk.entries.values()
-                    if e.path.endswith("/" + CLI_PACKAGES[package])
-                ],
-            }
-        )
-    return out
-
-
-def _claude_env(env: dict[str, str]) -> list[JSONValue]:
-    from agentguard.rules.secret_values import classify
-
-    out: list[JSONValue] = []
-    for name in CLAUDE_ENV:
-        if name in env:
-            value = env[name]
-            shown = "***" if classify(name, value) is not None else value
-            out.append({"name": name, "value": shown})
-    return out

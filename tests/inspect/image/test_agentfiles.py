@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentguard.findings import Source
 from agentguard.inspect.facts import FileContent, FileEntry, ImageConfig, ImageFacts
 from agentguard.inspect.image.agentfiles import find_agent
+from tests.inspect.engine_support import inspect_cli, report_of
+from tests.inspect.oci_writer import Platform, write_layout
 
 LAYER = "sha256:" + "cd" * 32
 
@@ -119,3 +123,60 @@ def test_an_unknown_home_looks_at_every_home_and_says_so() -> None:
         "no /etc/passwd in the image: the HOME of user '1000' is unknown; user settings were "
         "looked for in /root and /home/*",
     )
+
+
+def test_managed_drop_ins_and_managed_mcp_feed_the_rules(tmp_path: Path) -> None:
+    """An OCI layout (no engine): drop-in managed settings and managed MCP servers are read
+    as managed configuration, a drop-in removed by a later layer is not."""
+    layout = write_layout(
+        tmp_path / "layout",
+        [
+            Platform(
+                "linux",
+                "amd64",
+                [
+                    (
+                        {
+                            "etc/claude-code/managed-settings.d/10-team.json": (
+                                '{"permissions": {"defaultMode": "bypassPermissions"}}'
+                            ),
+                            "etc/claude-code/managed-settings.d/20-gone.json": (
+                                '{"permissions": {"allow": ["Bash"]}}'
+                            ),
+                            "etc/claude-code/managed-mcp.json": (
+                                '{"mcpServers": {"gh": {"command": "npx", "args": ["-y", "gh"]}}}'
+                            ),
+                        },
+                        "gzip",
+                    ),
+                    ({"etc/claude-code/managed-settings.d/.wh.20-gone.json": ""}, "none"),
+                ],
+                config={"Cmd": ["sleep", "1"], "WorkingDir": "/work"},
+            )
+        ],
+    )
+    report = report_of(inspect_cli(layout, "--format", "json"))
+    got = sorted(
+        (f["rule_id"], f["locations"][0]["path"], f["message"].split(":")[0])
+        for f in report["findings"]
+        if f["rule_id"].startswith("AG3")
+    )
+    assert got == [
+        (
+            "AG305",
+            "/etc/claude-code/managed-settings.d/10-team.json",
+            'managed settings set "defaultMode"',
+        ),
+        (
+            "AG310",
+            "/etc/claude-code/managed-mcp.json",
+            "MCP server 'gh' (managed-mcp.json) launches gh",
+        ),
+    ]
+    assert [f["path"] for f in report["facts"]["image"]["agent"]["files"]] == [
+        "/etc/claude-code/managed-mcp.json",
+        "/etc/claude-code/managed-settings.d/10-team.json",
+    ]
+    assert [s["reason"] for s in report["sources"] if s["kind"] == "image-agent"] == [
+        "sleep is not in the image's PATH: nothing to follow"
+    ]
