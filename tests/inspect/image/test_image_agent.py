@@ -393,3 +393,21 @@ def test_a_containers_environment_is_read_and_redacted(
     assert [f["path"] for f in agent["files"] if f["why"].startswith("user")] == [
         "/cfg/settings.json"
     ]
+
+
+def test_harden_from_the_image_rewrites_the_agent_the_image_runs(
+    made: Made, docker_client: Any, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from agentguard.cli import app
+
+    tag = build(made, tmp_path, ISSUE_CASE, ISSUE_DOCKERFILE)
+    out = tmp_path / "hardened"
+    result = CliRunner().invoke(app, ["harden", tag, "--out", str(out)], env={"NO_COLOR": "1"})
+    assert result.exit_code in (0, 1), result.stdout
+    snippet = (out / "agent" / "bot_hardened.py").read_text()
+    assert "ClaudeAgentOptions(" in snippet
+    assert "bypassPermissions" not in snippet.split("ClaudeAgentOptions(", 1)[1]
+    summary = (out / "SUMMARY.md").read_text()
+    assert "- `/opt/agent/bot.py:5` (claude-agent-sdk): replace its options with" in summary
