@@ -174,8 +174,7 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
             found = (path, entry, content)
             break
     if found is None:
-        where = "in the image's PATH" if len(candidates) > 1 else "in the image"
-        _skip(walk, launch, f"{launch.target} is not {where}: nothing to follow")
+        _skip(walk, launch, _not_found(walk, launch.target or "", candidates))
         return
     path, entry, content = found
     cli = _cli_of_path(path)
@@ -220,6 +219,25 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
         for other in walk.by_path.values():
             if other.path.startswith(folder + "/") and other.path.endswith(SCRIPT_SUFFIXES):
                 walk.add(other, f"source tree of {path}")
+
+
+def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
+    """Why a program is not there: absent (the pass looked), or not collected (it did not)."""
+    looked = [walk.plan.wants(c.lstrip("/")) for c in candidates]
+    if all(w == "exact" for w in looked):
+        where = "in the image's PATH" if len(candidates) > 1 else "in the image"
+        return f"{target} is not {where}: nothing to follow"
+    if all(w in ("exact", "code", "speculative") for w in looked):
+        if not walk.image.speculative_dropped:
+            return f"{target} is not in the image as a regular file: nothing to follow"
+        return (
+            f"{target} was not collected: {walk.image.speculative_dropped} candidate files "
+            "for what a wrapper runs were over the cap (read what it runs directly)"
+        )
+    return (
+        f"{target} was not collected in the one pass: a wrapper names it, and it is in a "
+        "system folder the pass does not read for a wrapper's targets"
+    )
 
 
 def _in_tree(walk: _Walk, folder: str) -> bool:

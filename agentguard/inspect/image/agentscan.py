@@ -59,22 +59,24 @@ def collect_agent_file(
         scan.contents.pop(name, None)
         return
     if want == "speculative" and always is None:
-        if budgets.speculative_left <= 0:
+        # Kept on spec only while half the content budget is left for what is promised.
+        spare = budgets.content_left - budgets.limits.max_content_bytes // 2
+        if budgets.speculative_left <= 0 or min(e.size, budgets.limits.max_file_bytes) > spare:
             scan.speculative_dropped += 1
             return
         budgets.speculative_left -= 1
     elif want == "code" and always is None:
-        if budgets.code_left <= 0:
+        if budgets.agent_code_left <= 0:
             scan.problems.append(
                 Problem(
                     "/" + display(name),
                     "cap-code-files",
-                    f"not read: more than {budgets.limits.max_code_files} agent code files "
-                    "(max_code_files cap)",
+                    f"not read: more than {budgets.limits.max_code_files} files in the "
+                    "agent's source tree or package (max_code_files cap)",
                 )
             )
             return
-        budgets.code_left -= 1
+        budgets.agent_code_left -= 1
     elif (
         want == "exact"
         and e.kind == "file"

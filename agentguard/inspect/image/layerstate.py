@@ -49,6 +49,7 @@ class Budgets:
         self.code_left = limits.max_code_files
         self.tracked_left = limits.max_tracked_entries
         self.notable_left = limits.max_tracked_entries
+        self.agent_code_left = limits.max_code_files  # the agent's source tree / package
         self.speculative_left = limits.max_code_files  # wrapper targets kept on spec
         self.listing_truncated = False
 

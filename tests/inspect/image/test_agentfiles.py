@@ -180,3 +180,16 @@ def test_managed_drop_ins_and_managed_mcp_feed_the_rules(tmp_path: Path) -> None
     assert [s["reason"] for s in report["sources"] if s["kind"] == "image-agent"] == [
         "sleep is not in the image's PATH: nothing to follow"
     ]
+
+
+def test_a_wrapper_target_the_pass_did_not_read_is_not_called_absent() -> None:
+    facts = image(
+        ImageConfig(user="", workdir="", entrypoint=("/start",)),
+        {"/start": b"#!/bin/sh\nexec python3 /usr/lib/agent/run.py\n"},
+    )
+    assert find_agent(facts).sources[-1] == Source.skipped(
+        "image-agent",
+        "python3 /usr/lib/agent/run.py",
+        "/usr/lib/agent/run.py was not collected in the one pass: a wrapper names it, and it "
+        "is in a system folder the pass does not read for a wrapper's targets",
+    )
