@@ -74,19 +74,19 @@ def config_files(
             managed_mcp = c.path.endswith("managed-mcp.json")
             out.append((c, "managed MCP servers" if managed_mcp else "managed settings"))
     config_dir = env.get("CLAUDE_CONFIG_DIR", "")
-    homes = (
-        [home]
-        if home is not None
-        else sorted({p.rsplit("/.claude", 1)[0] for p in by_path if _home_like(p)})
-    )
+    codex_home = env.get("CODEX_HOME", "")
+    homes = [home] if home is not None else sorted({h for p in by_path if (h := _home_of(p))})
     for h in homes:
         base = posixpath.normpath(config_dir) if config_dir.startswith("/") else f"{h}/.claude"
+        codex = posixpath.normpath(codex_home) if codex_home.startswith("/") else f"{h}/.codex"
         for path, why in (
             (f"{base}/settings.json", "user settings"),
             (
                 f"{h}/.claude.json" if not config_dir else f"{base}/.claude.json",
                 "user MCP configuration",
             ),
+            (f"{codex}/config.toml", "user Codex CLI config"),
+            (f"{h}/.gemini/settings.json", "user Gemini CLI settings"),
         ):
             path = posixpath.normpath(path)
             if path in by_path:
@@ -94,10 +94,23 @@ def config_files(
     return out
 
 
-def _home_like(path: str) -> bool:
-    return path.startswith(("/root/.claude", "/home/")) and (
-        path.endswith("/.claude.json") or path.endswith("/.claude/settings.json")
-    )
+_USER_FILES: tuple[str, ...] = (
+    "/.claude.json",
+    "/.claude/settings.json",
+    "/.codex/config.toml",
+    "/.gemini/settings.json",
+)
+
+
+def _home_of(path: str) -> str | None:
+    """The home folder (/root or /home/NAME) a user config file is in, if it is in one."""
+    if not path.startswith(("/root/", "/home/")):
+        return None
+    for suffix in _USER_FILES:
+        if path.endswith(suffix):
+            home = path[: -len(suffix)]
+            return home if home == "/root" or home.count("/") == 2 else None
+    return None
 
 
 def agent_clis(

@@ -20,13 +20,12 @@ from agentguard.inspect.image.agentconfig import agent_clis, claude_env, config_
 from agentguard.inspect.image.agentplan import (
     CLI_PACKAGES,
     SCRIPT_SUFFIXES,
-    WRAPPER_ARGS,
     AgentPlan,
     Launch,
-    exec_lines,
     plan_for,
     read_launch,
 )
+from agentguard.inspect.image.agentshell import WRAPPER_ARGS, exec_lines
 from agentguard.inspect.image.imageconfig import effective_workdir
 from agentguard.inspect.project.model import AgentConfig
 
@@ -319,7 +318,8 @@ def _cli(walk: _Walk, launch: Launch) -> None:
         _skip(
             walk,
             launch,
-            f"the {name} CLI: agentguard's agent rules read Claude configurations only",
+            f"the {name} CLI: its command-line flags are not read from the image config "
+            "(its user config in the image is)",
         )
         return
     where = "fetched by the package runner at start"

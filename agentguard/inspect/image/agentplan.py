@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -63,9 +62,12 @@ def always_kind(name: str) -> str | None:
     if base in _USER_CONFIG_NAMES:
         return CONTENT if not _vendored(name) else None
     if base in _SETTINGS_NAMES:
-        if name[:slash].endswith(".claude") and not _vendored(name):
+        parent = name[:slash]
+        if parent.endswith((".claude", ".gemini")) and not _vendored(name):
             return CONTENT
         return None
+    if base == "config.toml":  # the Codex CLI's user config
+        return CONTENT if name[:slash].endswith(".codex") and not _vendored(name) else None
     if base == "package.json":
         return CONTENT if name.endswith(_PACKAGE_JSONS) else None
     if base in AGENT_COMMANDS:
@@ -107,7 +109,7 @@ class AgentPlan:
     trees: tuple[str, ...] = ()  # relative folder prefixes ("opt/agent/"): code collected
     modules: tuple[str, ...] = ()  # "/site-packages/pkg/"-like fragments: code collected
     speculative: bool = False  # a wrapper may exec what only its body names
-    home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR from ENV (absolute)
+    home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR, CODEX_HOME from ENV (absolute)
 
     @property
     def active(self) -> bool:
@@ -223,19 +225,26 @@ def _plan(launches: list[Launch], env_map: dict[str, str], workdir: str) -> Agen
         ):
             speculative = True
     # CLAUDE_CONFIG_DIR moves the user's settings and .claude.json out of HOME.
-    config_dir = env_map.get("CLAUDE_CONFIG_DIR", "")
-    hints = (posixpath.normpath(config_dir),) if config_dir.startswith("/") else ()
-    for hint in hints:
-        base = hint.lstrip("/")
-        for leaf in ("settings.json", ".claude.json"):
-            exact.add(f"{base}/{leaf}" if base else leaf)
+    # CLAUDE_CONFIG_DIR moves the user's settings and .claude.json out of HOME, CODEX_HOME
+    # the Codex CLI's config.toml.
+    hints: list[str] = []
+    for var, leaves in (
+        ("CLAUDE_CONFIG_DIR", ("settings.json", ".claude.json")),
+        ("CODEX_HOME", ("config.toml",)),
+    ):
+        value = env_map.get(var, "")
+        if value.startswith("/"):
+            hints.append(posixpath.normpath(value))
+            base = hints[-1].lstrip("/")
+            for leaf in leaves:
+                exact.add(f"{base}/{leaf}" if base else leaf)
     return AgentPlan(
         launches=tuple(launches),
         exact=frozenset(exact),
         trees=tuple(sorted(trees)),
         modules=tuple(sorted(modules)),
         speculative=speculative,
-        home_hints=hints,
+        home_hints=tuple(hints),
     )
 
 
@@ -356,45 +365,3 @@ def _which(prog: str, env_map: dict[str, str], cwd: str) -> tuple[str, ...]:
         return (posixpath.normpath(posixpath.join(cwd, prog)),)
     dirs = env_map.get("PATH", DEFAULT_PATH).split(":")
     return tuple(posixpath.join(posixpath.normpath(d), prog) for d in dirs if d.startswith("/"))
-
-
-def exec_lines(text: str) -> list[tuple[int, tuple[str, ...]]]:
-    """Command lines a shell wrapper runs in the foreground: every ``exec`` line, and the
-    last command when there is no ``exec`` (line numbers 1-based)."""
-    found: list[tuple[int, tuple[str, ...]]] = []
-    last: tuple[int, tuple[str, ...]] | None = None
-    for no, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("#") or stripped.endswith(("{", "then", "do")):
-            continue
-        try:
-            words = tuple(shlex.split(stripped, comments=True))
-        except ValueError:
-            continue
-        if not words or words[0] in (
-            "set",
-            "export",
-            "cd",
-            "echo",
-            "fi",
-            "done",
-            "}",
-            "if",
-            "[",
-            "test",
-            "trap",
-            "umask",
-        ):
-            continue
-        if "=" in words[0] and not words[0].startswith("="):
-            continue
-        if words[0] == "exec":
-            found.append((no, words[1:]))
-        else:
-            last = (no, words)
-    if not found and last is not None:
-        found.append(last)
-    return [(no, words) for no, words in found if words]
-
-
-WRAPPER_ARGS = frozenset({"$@", "$*", '"$@"'})

@@ -23,6 +23,7 @@ from agentguard.inspect.project.files import (
     process_file,
     python_may_matter,
 )
+from agentguard.inspect.project.model import AgentConfig
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
     Candidate,
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from agentguard.inspect.project import ProjectResult
-    from agentguard.inspect.project.model import AgentConfig
     from agentguard.inspect.project.python_imports import Loader
 
 

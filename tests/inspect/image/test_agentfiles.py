@@ -97,7 +97,8 @@ def test_what_cannot_be_followed_is_skipped_with_the_reason() -> None:
         Source.skipped(
             "image-agent",
             "codex exec",
-            "the codex CLI: agentguard's agent rules read Claude configurations only",
+            "the codex CLI: its command-line flags are not read from the image config (its "
+            "user config in the image is)",
         ),
     )
 

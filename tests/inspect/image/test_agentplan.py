@@ -8,10 +8,10 @@ from agentguard.inspect.image.agentplan import (
     AgentPlan,
     Launch,
     always_kind,
-    exec_lines,
     plan_for,
     read_launch,
 )
+from agentguard.inspect.image.agentshell import exec_lines
 
 PATH = {"PATH": "/usr/local/bin:/usr/bin"}
 
@@ -135,6 +135,9 @@ def test_always_collected_names() -> None:
     assert always_kind("usr/local/bin/claude") == ENTRY
     assert always_kind("app/node_modules/.bin/gemini") == ENTRY
     assert always_kind("opt/claude") is None
+    assert always_kind("root/.codex/config.toml") == CONTENT
+    assert always_kind("home/a/.gemini/settings.json") == CONTENT
+    assert always_kind("app/pyproject/config.toml") is None
 
 
 def test_exec_lines_of_a_wrapper() -> None:
