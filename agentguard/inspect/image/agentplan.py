@@ -38,6 +38,10 @@ _PACKAGE_JSONS = tuple(f"node_modules/{p}/package.json" for p in CLI_PACKAGES)
 AGENT_COMMANDS = frozenset(CLI_PACKAGES.values())
 _USER_CONFIG_NAMES = frozenset({".claude.json"})
 _SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
+_ALWAYS_BASES = frozenset(
+    {*_USER_CONFIG_NAMES, *_SETTINGS_NAMES, "config.toml", "package.json", *AGENT_COMMANDS}
+    | {"passwd"}
+)
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".sh")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _BIN_DIRS = frozenset({"bin", "sbin", "usr/bin", "usr/sbin", "usr/local/bin", "usr/local/sbin"})
@@ -56,9 +60,12 @@ _PY_VALUE_FLAGS = frozenset({"-X", "-W", "-Q"})
 
 def always_kind(name: str) -> str | None:
     """Config-independent agent files: managed settings, the user database, user configs,
-    globally installed agent CLIs. Cheap: called for every entry of every layer."""
+    globally installed agent CLIs. Cheap: called for every entry of every layer (one set
+    lookup and one prefix test for the names that are none of these)."""
     slash = name.rfind("/")
     base = name[slash + 1 :]
+    if base not in _ALWAYS_BASES and not name.startswith(MANAGED_DIR):
+        return None
     if base in _USER_CONFIG_NAMES:
         return CONTENT if not _vendored(name) else None
     if base in _SETTINGS_NAMES:
@@ -137,7 +144,7 @@ class AgentPlan:
             for m in self.modules:
                 if m in "/" + name:
                     return "code"
-        if self.speculative and not _vendored(name) and not _system(name):
+        if self.speculative and not _system(name) and not _vendored(name):
             return "speculative"
         return None
 
@@ -150,8 +157,13 @@ def _vendored_below(name: str, trees: tuple[str, ...]) -> bool:
 
 
 def _system(name: str) -> bool:
-    parts = name.split("/")
-    return parts[0] in SYSTEM_TOPS or "/".join(parts[:2]) in SYSTEM_TOPS
+    i = name.find("/")
+    if i < 0:
+        return name in SYSTEM_TOPS
+    if name[:i] in SYSTEM_TOPS:
+        return True
+    j = name.find("/", i + 1)
+    return j > 0 and name[:j] in SYSTEM_TOPS
 
 
 def union(plans: Iterable[AgentPlan]) -> AgentPlan:

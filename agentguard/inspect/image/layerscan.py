@@ -94,7 +94,8 @@ def scan_layer(
                 if e.kind == "file" and (may_collect(name) or always_kind(name) == CONTENT):
                     body = walker.read_body(min(e.size, limits.max_file_bytes))
                     bodies = Kept(body)  # a body is read from the stream once
-                elif e.kind == "file" and base != "METADATA":
+                elif e.kind == "file" and e.mode & 0o111 and base != "METADATA":
+                    # An executable may be what the config starts: its head tells a program.
                     body, head_only = walker.read_body(min(e.size, HEAD_BYTES)), True
                 log.add(name, e.kind, e.size, e.mode, e.link, body, head_only=head_only)
             if name in ancestors:
