@@ -179,7 +179,7 @@ def _image_part(
             workdir=wd,
             configs=agent.configs,
         )
-        layers = {c.path: c.layer_digest for c in picked.values()}
+        layers = {c.path: c.layer_digest for c in image.contents}
         findings += [_in_layer(f, layers) for f in result.findings]
         sources += list(result.sources)
         if result.facts:

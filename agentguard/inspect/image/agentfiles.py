@@ -102,6 +102,7 @@ def find_agent(
     for content, why in config_files(env_map, home, walk.by_path):
         walk.add(content, why)
     clis = agent_clis(walk.by_path, walk.entries)
+    _installed_cli_defaults(walk, clis)
     facts: dict[str, JSONValue] = {
         "launches": walk.followed,
         "home": home,
@@ -120,6 +121,40 @@ def find_agent(
         sources=tuple(walk.sources),
         facts=facts,
     )
+
+
+def _installed_cli_defaults(walk: _Walk, clis: list[JSONValue]) -> None:
+    """A claude CLI installed but not started by the config, with no settings in the image:
+    what it does when someone runs it is its defaults (reported, marked ambiguous)."""
+    if any(c.engine == "claude CLI" for c in walk.configs):
+        return
+    if any(f.why.endswith("settings") for f in walk.files.values()):
+        return
+    for cli in clis:
+        if not isinstance(cli, dict) or cli.get("command") != "claude":
+            continue
+        where = str(cli.get("path"))
+        walk.configs.append(
+            AgentConfig(
+                engine="claude CLI",
+                path=f"{where}/package.json",
+                line=1,
+                label="claude CLI installed, no settings (the CLI's defaults)",
+                ambiguous=True,
+                ambiguity="installed in the image, but the image's ENTRYPOINT/CMD does not "
+                "start it: it runs only when someone starts it",
+                origin=f"image:{cli.get('layer')}",
+            )
+        )
+        walk.sources.append(
+            Source.ok(
+                "image-agent",
+                where,
+                "the claude CLI is installed and no settings configure it: checked with "
+                "its defaults",
+            )
+        )
+        return
 
 
 def _shown(argv: Sequence[str]) -> str:

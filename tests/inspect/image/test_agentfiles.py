@@ -194,3 +194,27 @@ def test_a_wrapper_target_the_pass_did_not_read_is_not_called_absent() -> None:
         "/usr/lib/agent/run.py was not collected in the one pass: a wrapper names it, and it "
         "is in a system folder the pass does not read for a wrapper's targets",
     )
+
+
+CLI_PKG = "/usr/local/lib/node_modules/@anthropic-ai/claude-code/package.json"
+
+
+def test_an_installed_claude_cli_without_settings_is_checked_with_its_defaults() -> None:
+    files = {CLI_PKG: b'{"name": "@anthropic-ai/claude-code", "version": "2.0.1"}'}
+    config = ImageConfig(user="", workdir="", cmd=("sleep", "1"))
+    agent = find_agent(image(config, files))
+    assert [(c.engine, c.path, c.options, c.ambiguous) for c in agent.configs] == [
+        ("claude CLI", CLI_PKG, {}, True)
+    ]
+    assert agent.facts["agent_clis"] == [
+        {
+            "command": "claude",
+            "package": "@anthropic-ai/claude-code",
+            "version": "2.0.1",
+            "path": CLI_PKG.rsplit("/", 1)[0],
+            "layer": LAYER,
+            "launchers": [],
+        }
+    ]
+    configured = {**files, "/root/.claude/settings.json": b'{"permissions": {"deny": ["Bash"]}}'}
+    assert find_agent(image(config, configured)).configs == ()
