@@ -218,3 +218,24 @@ def test_an_installed_claude_cli_without_settings_is_checked_with_its_defaults()
     ]
     configured = {**files, "/root/.claude/settings.json": b'{"permissions": {"deny": ["Bash"]}}'}
     assert find_agent(image(config, configured)).configs == ()
+
+
+def test_link_loops_and_wrappers_that_exec_themselves_end_with_a_reason() -> None:
+    looped = image(
+        ImageConfig(user="", workdir="", entrypoint=("/start",)), {}, links={"/start": "/start"}
+    )
+    assert find_agent(looped).sources[0] == Source.skipped(
+        "image-agent",
+        "/start",
+        "/start is a symlink whose content was not collected (a link target outside the "
+        "folders read, or over a cap)",
+    )
+    itself = image(
+        ImageConfig(user="", workdir="", entrypoint=("/start",)),
+        {"/start": b"#!/bin/sh\nexec /start\n"},
+    )
+    sources = find_agent(itself).sources
+    assert len(sources) == 6
+    assert sources[-1] == Source.skipped(
+        "image-agent", "/start", "more than 4 wrappers deep: not followed"
+    )
