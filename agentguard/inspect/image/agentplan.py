@@ -56,6 +56,11 @@ _SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
 _PASS_THROUGH = frozenset({"tini", "dumb-init", "tini-static", "catatonit"})
 _SWITCH_USER = frozenset({"gosu", "su-exec"})
 _PY_VALUE_FLAGS = frozenset({"-X", "-W", "-Q"})
+_RUNNERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye"})
+_RUNNER_VALUE_FLAGS = frozenset(
+    {"--with", "--python", "-p", "--project", "--directory", "--env-file", "--extra"}
+    | {"--group", "--package", "-e", "--env"}
+)
 
 
 def always_kind(name: str) -> str | None:
@@ -291,6 +296,14 @@ def read_launch(argv: Sequence[str], env_map: dict[str, str], cwd: str, depth: i
             continue
         if prog == "exec":
             args = args[1:]
+            continue
+        if prog in _RUNNERS and args[1:2] == ["run"]:
+            # `uv run [--frozen --with X] python bot.py`, `poetry run ...`: the project's env
+            args = args[2:]
+            while args and args[0].startswith("-"):
+                args = args[2:] if args[0] in _RUNNER_VALUE_FLAGS else args[1:]
+            if args and args[0].endswith(".py"):
+                args = ["python", *args]  # `uv run bot.py` runs it with the project's Python
             continue
         break
     if not args:

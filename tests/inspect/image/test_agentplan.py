@@ -147,3 +147,16 @@ def test_exec_lines_of_a_wrapper() -> None:
     )
     assert exec_lines(text) == [(7, ("node", "/srv/main.mjs", "$@"))]
     assert exec_lines("#!/bin/sh\ncd /app\npython3 run.py\n") == [(3, ("python3", "run.py"))]
+
+
+def test_project_runners_are_passed_over() -> None:
+    assert read_launch(["uv", "run", "--frozen", "--with", "x", "bot.py"], PATH, "/app") == Launch(
+        "script",
+        ("python", "bot.py"),
+        target="/app/bot.py",
+        interpreter="python",
+        candidates=("/app/bot.py",),
+    )
+    assert read_launch(["poetry", "run", "python", "-m", "agent"], PATH, "/") == Launch(
+        "module", ("python", "-m", "agent"), target="agent", interpreter="python"
+    )
