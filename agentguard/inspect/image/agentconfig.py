@@ -135,6 +135,9 @@ def agent_clis(
                 "package": package,
                 "version": version,
                 "path": c.path.rsplit("/", 1)[0],
+                # <prefix>/lib/node_modules (npm -g) or yarn's global folder, not a
+                # project's own dependency
+                "global": "/lib/node_modules/" in c.path or "/global/node_modules/" in c.path,
                 "layer": c.layer_digest,
                 "launchers": [
                     e.path for e in entries.values() if e.path.endswith("/" + CLI_PACKAGES[package])

@@ -124,14 +124,15 @@ def find_agent(
 
 
 def _installed_cli_defaults(walk: _Walk, clis: list[JSONValue]) -> None:
-    """A claude CLI installed but not started by the config, with no settings in the image:
-    what it does when someone runs it is its defaults (reported, marked ambiguous)."""
+    """A claude CLI installed globally but not started by the config, with no settings in the
+    image: what it does when someone runs it is its defaults (reported, marked ambiguous).
+    A project's own dependency on the package is a fact only (its SDK code is checked)."""
     if any(c.engine == "claude CLI" for c in walk.configs):
         return
     if any(f.why.endswith("settings") for f in walk.files.values()):
         return
     for cli in clis:
-        if not isinstance(cli, dict) or cli.get("command") != "claude":
+        if not isinstance(cli, dict) or cli.get("command") != "claude" or not cli.get("global"):
             continue
         where = str(cli.get("path"))
         walk.configs.append(

@@ -212,12 +212,15 @@ def test_an_installed_claude_cli_without_settings_is_checked_with_its_defaults()
             "package": "@anthropic-ai/claude-code",
             "version": "2.0.1",
             "path": CLI_PKG.rsplit("/", 1)[0],
+            "global": True,
             "layer": LAYER,
             "launchers": [],
         }
     ]
     configured = {**files, "/root/.claude/settings.json": b'{"permissions": {"deny": ["Bash"]}}'}
     assert find_agent(image(config, configured)).configs == ()
+    local = {CLI_PKG.replace("/usr/local/lib/", "/app/"): files[CLI_PKG]}
+    assert find_agent(image(config, local)).configs == ()
 
 
 def test_link_loops_and_wrappers_that_exec_themselves_end_with_a_reason() -> None:
