@@ -24,6 +24,7 @@ from agentguard.inspect.image.agentplan import (
     Launch,
     plan_for,
     read_launch,
+    source_tree,
 )
 from agentguard.inspect.image.agentshell import WRAPPER_ARGS, exec_lines
 from agentguard.inspect.image.imageconfig import effective_workdir
@@ -249,11 +250,20 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
         return
     walk.add(content, f"agent script started by {via}")
     _record(walk, launch, f"script {path}")
-    folder = posixpath.dirname(path)
-    if (folder.lstrip("/") + "/") in walk.plan.trees or _in_tree(walk, folder):
-        for other in walk.by_path.values():
-            if other.path.startswith(folder + "/") and other.path.endswith(SCRIPT_SUFFIXES):
-                walk.add(other, f"source tree of {path}")
+    tree = source_tree(path)
+    if tree is None:
+        walk.sources.append(
+            Source.skipped(
+                "image-agent",
+                path,
+                "in a system or bin folder: the modules it imports from elsewhere are not read",
+            )
+        )
+        return
+    for other in walk.by_path.values():
+        # (collected for its tree, a wrapper's target, or the working directory)
+        if other.path.startswith(tree + "/") and other.path.endswith(SCRIPT_SUFFIXES):
+            walk.add(other, f"source tree of {path}")
 
 
 def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
@@ -273,11 +283,6 @@ def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
         f"{target} was not collected in the one pass: a wrapper names it, and it is in a "
         "system folder the pass does not read for a wrapper's targets"
     )
-
-
-def _in_tree(walk: _Walk, folder: str) -> bool:
-    rel = folder.lstrip("/") + "/"
-    return any(rel.startswith(t) for t in walk.plan.trees)
 
 
 def _record(walk: _Walk, launch: Launch, what: str) -> None:

@@ -171,6 +171,15 @@ def _system(name: str) -> bool:
     return j > 0 and name[:j] in SYSTEM_TOPS
 
 
+def source_tree(script: str) -> str | None:
+    """The folder whose code is the script's own project (absolute), or None when the
+    script sits at the root, in a bin folder or in a system folder."""
+    folder = posixpath.dirname(script).lstrip("/")
+    if not folder or folder in _BIN_DIRS or _system(folder + "/x"):
+        return None
+    return "/" + folder
+
+
 def union(plans: Iterable[AgentPlan]) -> AgentPlan:
     plans = list(plans)
     if len(plans) == 1:
@@ -225,9 +234,9 @@ def _plan(launches: list[Launch], env_map: dict[str, str], workdir: str) -> Agen
         for path in launch.candidates:
             exact.add(path.lstrip("/"))
         if launch.kind == "script" and launch.target:
-            folder = posixpath.dirname(launch.target).lstrip("/")
-            if folder and folder not in _BIN_DIRS and not _system(folder + "/x"):
-                trees.add(folder + "/")
+            tree = source_tree(launch.target)
+            if tree is not None:
+                trees.add(tree.lstrip("/") + "/")
         if launch.kind == "module" and launch.target:
             top = launch.target.split(".")[0]
             for where in ("/site-packages/", "/dist-packages/"):

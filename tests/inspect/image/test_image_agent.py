@@ -171,6 +171,10 @@ def test_node_agent_started_through_a_shell_wrapper(
             '"bypassPermissions" } })) {\n  console.log(m);\n}\n'
         ),
         "rootfs/srv/agent/node_modules/dep/index.js": "module.exports = 1;\n",
+        "rootfs/srv/agent/lib/tools.mjs": (
+            'import { query } from "@anthropic-ai/claude-agent-sdk";\n'
+            'export const review = () => query({ prompt: "x", options: { tools: ["Read"] } });\n'
+        ),
     }
     dockerfile = (
         "FROM scratch\nCOPY busybox /bin/busybox\nCOPY rootfs/ /\n"
