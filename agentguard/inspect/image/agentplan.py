@@ -38,7 +38,7 @@ _PACKAGE_JSONS = tuple(f"node_modules/{p}/package.json" for p in CLI_PACKAGES)
 AGENT_COMMANDS = frozenset(CLI_PACKAGES.values())
 _USER_CONFIG_NAMES = frozenset({".claude.json"})
 _SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
-_ALWAYS_BASES = frozenset(
+ALWAYS_BASES = frozenset(
     {*_USER_CONFIG_NAMES, *_SETTINGS_NAMES, "config.toml", "package.json", *AGENT_COMMANDS}
     | {"passwd"}
 )
@@ -69,7 +69,7 @@ def always_kind(name: str) -> str | None:
     lookup and one prefix test for the names that are none of these)."""
     slash = name.rfind("/")
     base = name[slash + 1 :]
-    if base not in _ALWAYS_BASES and not name.startswith(MANAGED_DIR):
+    if base not in ALWAYS_BASES and not name.startswith(MANAGED_DIR):
         return None
     if base in _USER_CONFIG_NAMES:
         return CONTENT if not _vendored(name) else None

@@ -7,7 +7,7 @@ in any order. Everything kept is bounded by :class:`Budgets` shared across the i
 
 from __future__ import annotations
 
-from agentguard.inspect.image.agentplan import CONTENT, always_kind
+from agentguard.inspect.image.agentplan import ALWAYS_BASES, CONTENT, MANAGED_DIR, always_kind
 from agentguard.inspect.image.agentscan import Kept, collect_agent_file
 from agentguard.inspect.image.bytestreams import (
     ByteReader,
@@ -88,10 +88,14 @@ def scan_layer(
                     )
                 )
             bodies: BodyReader = walker
+            # (the name test inlined: it rejects nearly every entry without a call)
+            always = (
+                always_kind(name) if base in ALWAYS_BASES or name.startswith(MANAGED_DIR) else None
+            )
             if log is not None:
                 body = None
                 head_only = False
-                if e.kind == "file" and (may_collect(name) or always_kind(name) == CONTENT):
+                if e.kind == "file" and (always == CONTENT or may_collect(name)):
                     body = walker.read_body(min(e.size, limits.max_file_bytes))
                     bodies = Kept(body)  # a body is read from the stream once
                 elif e.kind == "file" and e.mode & 0o111 and base != "METADATA":
@@ -108,7 +112,6 @@ def scan_layer(
             elif base == "docker.sock":
                 scan.sockets.add(name)
             else:
-                always = always_kind(name)
                 want = wants(name) if wants is not None else None
                 if always is not None or want is not None:
                     read = tracked and name in scan.contents
