@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from agentguard import __version__
@@ -30,6 +30,8 @@ from agentguard.findings import (
 )
 
 if TYPE_CHECKING:
+    from agentguard.inspect.facts import ContainerFacts, ImageFacts
+    from agentguard.inspect.lock_input import LockInput
     from agentguard.inspect.project.containers import BuildFileFacts
     from agentguard.inspect.project.model import ProjectFacts
 
@@ -130,3 +132,32 @@ def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list
     findings += check_sdk_bounds(list(facts.decls), watched, locked=facts.locked)
     findings += check_tool_installs(facts.tool_installs)
     return findings
+
+
+def image_findings(
+    image: ImageFacts,
+    *,
+    lock: LockInput | None,
+    watched: Collection[str],
+    workdir: str | None = None,
+    runtime: bool = False,
+    workdir_hidden: bool = False,
+) -> list[Finding]:
+    """The image rule families over one image's facts (gathering hands facts here)."""
+    from agentguard.rules.inspected import check_image
+
+    return check_image(
+        image,
+        lock=lock,
+        watched=watched,
+        workdir=workdir,
+        runtime=runtime,
+        workdir_hidden=workdir_hidden,
+    )
+
+
+def container_findings(container: ContainerFacts) -> list[Finding]:
+    """The container rule families over one container's runtime facts."""
+    from agentguard.rules.inspected import check_container
+
+    return check_container(container)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard.config import Config, ConfigError, load_config
-from agentguard.engine import make_report
+from agentguard.engine import container_findings, image_findings, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
 from agentguard.inspect.targets import Kind, Target, detect_target
@@ -67,9 +67,14 @@ def read_image_file(path: Path, *, target: str, platform: str | None) -> _ImageR
     return _ImageRead(read.facts, tuple(read.sources))
 
 
-def read_engine_image(image: Any, *, target: str, platform: str | None) -> _ImageRead:
-    """An engine image: `image.save()`'s stream fed to the same reader, never to disk."""
+def read_engine_image(
+    image: Any, *, target: str, platform: str | None, runs: Any = None
+) -> _ImageRead:
+    """An engine image: `image.save()`'s stream fed to the same reader, never to disk.
+
+    ``runs``: a container's config (what it runs, its environment), collected for too."""
     from agentguard.inspect.image import read_image_stream
+    from agentguard.inspect.image.result import plan_of
 
     try:
         stream = eng.save_stream(image)
@@ -79,12 +84,34 @@ def read_engine_image(image: Any, *, target: str, platform: str | None) -> _Imag
         )
     # BufferedReader: read(n) returns n bytes unless at the end (the raw stream may return less)
     buffered = io.BufferedReader(stream, buffer_size=eng.SAVE_CHUNK)
-    read = read_image_stream(buffered, target=target, platform=platform)
+    container = _engine_config(runs) if runs is not None else None
+    read = read_image_stream(
+        buffered,
+        target=target,
+        platform=platform,
+        expected=_engine_config(image),
+        extra_plans=(plan_of(container),) if container is not None else (),
+    )
     facts = read.facts
     if facts is not None:
         repo_digests = tuple(image.attrs.get("RepoDigests") or ()) or facts.repo_digests
         facts = replace(facts, repo_digests=repo_digests, image_id=facts.image_id or image.id)
     return _ImageRead(facts, (*read.sources, eng.stream_source(target, stream)))
+
+
+def _engine_config(image: Any) -> Any:
+    """The config the engine's inspect record gives (the stream's own config decides)."""
+    from agentguard.inspect.image.imageconfig import parse_config
+    from agentguard.inspect.image.limits import ReadFailure
+
+    attrs = getattr(image, "attrs", None)
+    config = attrs.get("Config") if isinstance(attrs, dict) else None
+    if not isinstance(config, dict):
+        return None
+    try:
+        return parse_config({"config": config})
+    except ReadFailure:
+        return None
 
 
 def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None, list[Source]]:
@@ -126,14 +153,16 @@ def _image_part(
     workdir: str | None,
     runtime: bool,
     workdir_hidden: bool = False,
+    env: tuple[tuple[str, str], ...] | None = None,
+    argv: tuple[tuple[str, ...] | None, tuple[str, ...] | None] | None = None,
 ) -> InspectResult:
-    """Rules over one image, its agent configuration files, and its facts."""
+    """Rules over one image, its agent (wherever it is in the image), and its facts."""
     from agentguard.inspect.facts import ProjectFile
+    from agentguard.inspect.image.agentfiles import find_agent
     from agentguard.inspect.summary import agent_files, image_facts_json
-    from agentguard.rules.inspected import check_image
     from agentguard.rules.mounts import effective_workdir
 
-    findings = check_image(
+    findings = image_findings(
         image,
         lock=lock,
         watched=config.deps.watched,
@@ -142,17 +171,27 @@ def _image_part(
         workdir_hidden=workdir_hidden,
     )
     wd = effective_workdir(workdir or "", image.config.workdir)
-    sources: list[Source] = []
-    facts: dict[str, JSONValue] = {"image": image_facts_json(image, wd)}
-    files = agent_files(image, wd) if wd is not None else []
-    if files:
+    agent = find_agent(image, env=env, workdir=workdir, argv=argv)
+    sources: list[Source] = list(agent.sources)
+    image_json = image_facts_json(image, wd)
+    image_json["agent"] = agent.facts
+    facts: dict[str, JSONValue] = {"image": image_json}
+    picked = {c.path: c for c, _ in (agent_files(image, wd) if wd is not None else [])}
+    for f in agent.files:
+        picked.setdefault(f.content.path, f.content)
+    if picked or agent.configs:
         from agentguard.inspect.project import inspect_files
 
         result = inspect_files(
-            [ProjectFile(c.path, c.data, origin=f"image:{c.layer_digest}") for c, _ in files],
+            [
+                ProjectFile(c.path, c.data, origin=f"image:{c.layer_digest}")
+                for c in picked.values()
+            ],
             workdir=wd,
+            configs=agent.configs,
         )
-        findings += list(result.findings)
+        layers = {c.path: c.layer_digest for c in image.contents}
+        findings += [_in_layer(f, layers) for f in result.findings]
         sources += list(result.sources)
         if result.facts:
             facts["agent_config"] = dict(result.facts)
@@ -161,6 +200,15 @@ def _image_part(
         "repo_digests": list(image.repo_digests),
     }
     return InspectResult(tuple(findings), tuple(sources), facts, inputs)
+
+
+def _in_layer(finding: Finding, layers: dict[str, str]) -> Finding:
+    """Image files are located by layer and path."""
+    locations = tuple(
+        replace(loc, layer=layers[loc.path]) if loc.path in layers and loc.layer is None else loc
+        for loc in finding.locations
+    )
+    return replace(finding, locations=locations) if locations != finding.locations else finding
 
 
 def _merge(*parts: InspectResult) -> InspectResult:
@@ -245,11 +293,7 @@ def _container(
 ) -> InspectResult:
     from agentguard.inspect.container import container_facts
     from agentguard.inspect.summary import container_facts_json
-    from agentguard.rules.inspected import (
-        check_container,
-        container_workdir,
-        workdir_hidden_by_mount,
-    )
+    from agentguard.rules.inspected import container_workdir, workdir_hidden_by_mount
 
     obj = target.engine_obj
     attrs: dict[str, Any] = dict(getattr(obj, "attrs", {}) or {})
@@ -278,7 +322,7 @@ def _container(
                 else Source.failed("image", image_id, "no engine client", error_code="engine-error")
             )
         else:
-            read = read_engine_image(look.obj, target=image_id, platform=opts.platform)
+            read = read_engine_image(look.obj, target=image_id, platform=opts.platform, runs=obj)
             sources += read.sources
             image = read.facts
     facts = container_facts(attrs, image)
@@ -291,8 +335,10 @@ def _container(
             workdir=facts.workdir or None,
             runtime=True,
             workdir_hidden=workdir_hidden_by_mount(facts),
+            env=facts.env,
+            argv=(facts.entrypoint, facts.cmd),
         )
-    findings = check_container(facts)
+    findings = container_findings(facts)
     return _merge(
         InspectResult(
             tuple(findings),

@@ -14,9 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.model import AgentConfig
 
 
 @dataclass(frozen=True)
@@ -37,11 +41,17 @@ def inspect_project(
     return scan_path(path, file_kind=file_kind, exclude=exclude)
 
 
-def inspect_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:
-    """Run the agent-configuration rules over files collected from an image."""
+def inspect_files(
+    files: Sequence[ProjectFile],
+    *,
+    workdir: str | None,
+    configs: Sequence[AgentConfig] = (),
+) -> ProjectResult:
+    """Run the agent-configuration rules over files collected from an image (and agent
+    configurations read from its config, such as a `claude` entrypoint)."""
     from agentguard.inspect.project.scan import scan_files
 
-    return scan_files(files, workdir=workdir)
+    return scan_files(files, workdir=workdir, configs=configs)
 
 
 __all__ = ["ProjectFile", "ProjectResult", "inspect_files", "inspect_project"]

@@ -28,7 +28,7 @@ _USER_SETTINGS = re.compile(r"(^|/)(root|home/[^/]+)/\.claude/settings(\.local)?
 
 def settings_scope(path: str) -> str:
     name = posixpath.basename(path)
-    if name == "managed-settings.json":
+    if name == "managed-settings.json" or posixpath.dirname(path).endswith("managed-settings.d"):
         return "managed"
     if _USER_SETTINGS.search(path):
         return "user"

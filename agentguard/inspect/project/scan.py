@@ -24,6 +24,7 @@ from agentguard.inspect.project.files import (
     python_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
+from agentguard.inspect.project.model import AgentConfig
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
     Candidate,
@@ -382,8 +383,13 @@ def scan_path(
     return scan_named_file(path, file_kind)
 
 
-def scan_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:
-    return finish(collect_files(files, workdir=workdir), workdir=workdir)
+def scan_files(
+    files: Sequence[ProjectFile], *, workdir: str | None, configs: Sequence[AgentConfig] = ()
+) -> ProjectResult:
+    col = collect_files(files, workdir=workdir)
+    if configs:  # read from an image config, not from a file
+        col.outcomes.append(FileOutcome(configs=list(configs), read=False))
+    return finish(col, workdir=workdir)
 
 
 def finish(col: Collected, *, workdir: str | None) -> ProjectResult:

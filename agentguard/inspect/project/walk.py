@@ -58,7 +58,9 @@ PYTHON_EXT = (".py", ".pyw")
 TS_EXT = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 SCRIPT_EXT = (".sh", ".bash", ".zsh", ".yml", ".yaml", ".toml")
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Procfile"})
-MCP_NAMES = frozenset({".mcp.json", "claude_desktop_config.json", ".claude.json"})
+MCP_NAMES = frozenset(
+    {".mcp.json", "claude_desktop_config.json", ".claude.json", "managed-mcp.json"}
+)
 SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
 MARKER_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"})
 MARKER_CLAUDE_DIRS = frozenset({"commands", "agents", "skills", "hooks"})
@@ -79,6 +81,8 @@ def classify(path: str) -> str | None:
             return None
         return "ts"
     if name == "managed-settings.json" or (parent == ".claude" and name in SETTINGS_NAMES):
+        return "settings"
+    if parent == "managed-settings.d" and name.endswith(".json"):  # managed drop-ins
         return "settings"
     if name in MCP_NAMES or (name == "mcp.json" and parent in (".vscode", ".cursor")):
         return "mcp"
