@@ -146,6 +146,14 @@ def lock(
     only_binary: Annotated[
         bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
     ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds for the whole run (default 1800); what runs out of time fails (exit 3).",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -169,6 +177,7 @@ def lock(
         no_index=no_index,
         backend=backend,
         only_binary=only_binary,
+        timeout=timeout,
     )
     try:
         if fail_on is not None:

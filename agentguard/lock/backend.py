@@ -21,7 +21,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from agentguard.engine import UsageError
+from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
+from agentguard.lock.urls import clean_url, redact_url, split_userinfo
 
 RESOLVE_TIMEOUT = 600
 
@@ -37,6 +39,7 @@ class ResolveRequest:
     upgrade_packages: tuple[str, ...]
     only_binary: bool
     preferences: str | None  # text of the previous requirements lock
+    deadline: Deadline = NO_DEADLINE
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class ResolverError(Exception):
     def __init__(
         self, message: str, *, code: str, retryable: bool, remedy: str | None = None
     ) -> None:
-        super().__init__(message)
+        super().__init__(redact_url(message))
         self.code = code
         self.retryable = retryable
         self.remedy = remedy
@@ -121,6 +124,15 @@ def _classify(stderr: str) -> ResolverError:
         " ".join(ln.strip() for ln in lines[:6])[:600] or "the resolver failed without a message"
     )
     low = text.lower()
+    if any(k in low for k in ("401 unauthorized", "403 forbidden", "lack of valid authentication")):
+        # uv files a page it may not read as "not found", and says why in a hint
+        return ResolverError(
+            summary,
+            code="index-auth-failed",
+            retryable=False,
+            remedy="Give the index's login: in the --index-url (user:password@), in netrc, "
+            "or in the keyring (UV_KEYRING_PROVIDER=subprocess); then re-run.",
+        )
     if (
         "not found in the package registry" in low
         or "no matching distribution" in low
@@ -193,7 +205,9 @@ def _classify(stderr: str) -> ResolverError:
     return ResolverError(summary, code="resolver-failed", retryable=False)
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+    cmd: list[str], cwd: Path, env: dict[str, str], deadline: Deadline = NO_DEADLINE
+) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             cmd,
@@ -201,11 +215,19 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
             env=env,
             capture_output=True,
             text=True,
-            timeout=RESOLVE_TIMEOUT,
+            timeout=deadline.bound(RESOLVE_TIMEOUT),
             check=False,
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
+        if deadline.passed:
+            raise ResolverError(
+                f"the resolver was stopped: {deadline.describe()}",
+                code=DEADLINE_CODE,
+                retryable=True,
+                remedy="Check the index (a slow or stalled index holds the resolver), or "
+                "give the run more time with --timeout.",
+            ) from None
         raise ResolverError(
             f"the resolver did not finish within {RESOLVE_TIMEOUT} s",
             code="resolver-timeout",
@@ -244,9 +266,16 @@ _OUTPUT_FLAGS = [
 ]
 
 
-def _index_flags(req: ResolveRequest, index_flag: str) -> list[str]:
+def _index_flags(
+    req: ResolveRequest, index_flag: str, env: dict[str, str], env_name: str
+) -> list[str]:
+    """The flags for the indexes; an index URL that carries a login goes to the resolver in
+    its environment (``env_name``), never on its command line (which every local user can
+    read) or in what agentguard shows."""
     flags: list[str] = []
-    if req.index_url:
+    if req.index_url and split_userinfo(req.index_url)[1] is not None:
+        env[env_name] = req.index_url
+    elif req.index_url:
         flags += [index_flag, req.index_url]
     for link in req.find_links:
         flags += ["--find-links", link]
@@ -272,10 +301,12 @@ def _compile(
         out = tmpdir / "requirements.txt"
         if req.preferences:
             out.write_text(req.preferences, encoding="utf-8")
-        proc = _run(cmd, tmpdir, env)
+        proc = _run(cmd, tmpdir, env, req.deadline)
         if proc.returncode != 0:
             raise _classify(proc.stderr)
-        return parse_requirements_lock(out.read_text(encoding="utf-8"))
+        pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
+    # What is written and shown of an index: never its login or a token.
+    return pins, [clean_url(u) for u in index_urls], [clean_url(u) for u in find_links]
 
 
 def resolve_uv(req: ResolveRequest) -> Resolution:
@@ -302,22 +333,28 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
 
 
 def _resolve_uv(req: ResolveRequest, uv: str, probe: subprocess.Popen[str]) -> Resolution:
-    cmd = [uv, "pip", "compile", "requirements.in", *_OUTPUT_FLAGS, "--universal"]
+    # --no-config: no uv.toml of the scratch folder's parents (a shared $TMPDIR that any
+    # local user can write to), of the user or of the system; only the flags below.
+    cmd = [uv, "pip", "compile", "requirements.in", "--no-config", *_OUTPUT_FLAGS, "--universal"]
     # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
     # pyenv shims here) just to learn that the target version is not installed.
     cmd += ["--python", sys.executable]
     if req.python_version:
         cmd += ["--python-version", req.python_version]
-    cmd += _index_flags(req, "--default-index")
+    env = dict(os.environ)
+    cmd += _index_flags(req, "--default-index", env, "UV_DEFAULT_INDEX")
     if req.only_binary:
         cmd += ["--only-binary", ":all:"]
-    pins, index_urls, find_links = _compile(req, cmd, dict(os.environ))
+    pins, index_urls, find_links = _compile(req, cmd, env)
     try:
-        out, _ = probe.communicate(timeout=RESOLVE_TIMEOUT)
+        out, _ = probe.communicate(timeout=req.deadline.bound(RESOLVE_TIMEOUT))
     except subprocess.TimeoutExpired:
         out = ""
     version = (out or "").strip() or "uv"
-    shown = ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+    shown = tuple(
+        redact_url(a)
+        for a in ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+    )
     return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, True, shown)
 
 
@@ -331,8 +368,12 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
     env = dict(os.environ)
     # See the indexes we were told, not the machine's pip.conf.
     env["PIP_CONFIG_FILE"] = os.devnull
-    cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", *_OUTPUT_FLAGS]
-    cmd += ["--strip-extras", *_index_flags(req, "--index-url")]
+    cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", "--no-config"]
+    cmd += [
+        *_OUTPUT_FLAGS,
+        "--strip-extras",
+        *_index_flags(req, "--index-url", env, "PIP_INDEX_URL"),
+    ]
     if req.only_binary:
         cmd += ["--pip-args", "--only-binary :all:"]
     pins, index_urls, find_links = _compile(req, cmd, env)
@@ -341,8 +382,8 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
     ).stdout.strip()
     version = "pip-compile " + raw_version.rsplit(" ", 1)[-1] if raw_version else "pip-compile"
     if not index_urls and not req.no_index:
-        index_urls = [req.index_url] if req.index_url else list(default_index_urls())
-    shown = ("pip-compile", *cmd[4:])
+        index_urls = [clean_url(req.index_url)] if req.index_url else list(default_index_urls())
+    shown = tuple(redact_url(a) for a in ("pip-compile", *cmd[4:]))
     return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown)
 
 
@@ -356,6 +397,7 @@ def default_index_urls() -> tuple[str, ...]:
                 "pip",
                 "compile",
                 "empty.in",
+                "--no-config",
                 "--emit-index-url",
                 "--no-header",
                 "--quiet",
@@ -364,7 +406,7 @@ def default_index_urls() -> tuple[str, ...]:
             dict(os.environ),
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
-    return tuple(urls)
+    return tuple(clean_url(u) for u in urls)
 
 
 BACKENDS: dict[str, Callable[[ResolveRequest], Resolution]] = {

@@ -25,6 +25,7 @@ from agentguard.findings import (
     sort_findings,
 )
 from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
+from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.graph import (
     DependencyEdge,
     LockedPackage,
@@ -35,6 +36,7 @@ from agentguard.lock.graph import (
 )
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
+from agentguard.lock.urls import clean_url
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
@@ -63,6 +65,7 @@ class LockOptions:
     no_index: bool = False
     backend: str = "uv"
     only_binary: bool = False
+    timeout: float | None = None  # seconds for the whole run (None: the generous default)
 
 
 def _python_floor(requires_python: str | None) -> str | None:
@@ -157,6 +160,7 @@ def _lock_locked(
         preferences = req_path.read_text(encoding="utf-8") if req_path.is_file() else None
     except (OSError, UnicodeDecodeError):
         preferences = None  # read_stored below reports the unreadable file
+    deadline = Deadline.start(opts.timeout)
     request = ResolveRequest(
         requirements=tuple(inputs.requirement_lines()),
         python_version=_python_floor(inputs.requires_python),
@@ -167,6 +171,7 @@ def _lock_locked(
         upgrade_packages=opts.upgrade_packages,
         only_binary=opts.only_binary,
         preferences=preferences,
+        deadline=deadline,
     )
     progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
     # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
@@ -217,8 +222,9 @@ def _lock_locked(
             Source.ok("lockfile", REQUIREMENTS_LOCK, f"previous lock: {len(names)} packages")
         )
         guess = (opts.index_url,) if opts.index_url else _previous_index(previous)
+        logins = (opts.index_url,) if opts.index_url else ()
         if guess and not opts.no_index:
-            client = IndexClient(guess, opts.find_links)
+            client = IndexClient(guess, opts.find_links, logins=logins, deadline=deadline)
             client.prefetch(names)
     # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs
     # (on a thread of its own), and use that analysis when the resolver returns exactly
@@ -253,15 +259,24 @@ def _lock_locked(
         Source.ok("resolver", resolution.backend, f"{len(resolution.pins)} packages pinned")
     )
 
-    index_urls = () if opts.no_index else resolution.index_urls
+    # The resolver names its index without a login or token; read it as it was given.
+    index_urls = tuple(
+        opts.index_url if opts.index_url and clean_url(opts.index_url) == u else u
+        for u in (() if opts.no_index else resolution.index_urls)
+    )
     links = resolution.find_links or opts.find_links
-    if client is None or (tuple(index_urls), tuple(links)) != (
-        client.index_urls_given,
+    if client is None or (tuple(clean_url(u) for u in index_urls), tuple(links)) != (
+        tuple(clean_url(u) for u in client.index_urls_given),
         tuple(client.find_links),
     ):
         if client is not None:
             client.close()
-        client = IndexClient(index_urls, links)
+        client = IndexClient(
+            index_urls,
+            links,
+            logins=(opts.index_url,) if opts.index_url else (),
+            deadline=deadline,
+        )
     speculated = (
         _outcome(speculating)
         if speculating is not None
@@ -297,13 +312,20 @@ def _lock_locked(
             "both lock files were left untouched."
         )
     elif incomplete:
+        late = [s.name for s in sources if s.error_code == DEADLINE_CODE]
+        if late:
+            notes.append(
+                f"{deadline.describe().capitalize()}; out of time: {', '.join(late[:10])}"
+                + (f" and {len(late) - 10} more" if len(late) > 10 else "")
+                + "."
+            )
         notes.append(
             "A source failed, so the analysis is incomplete; no lock file was written or changed."
         )
     else:
         resolved_at = now_utc()
         data = build_pylock(inputs, resolution, graph, analysis.files, resolved_at)
-        index_line = opts.index_url if opts.index_url and not opts.no_index else None
+        index_line = clean_url(opts.index_url) if opts.index_url and not opts.no_index else None
         requirements_text = render_requirements(
             resolution.pins,
             inputs,
@@ -472,6 +494,20 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     ]
     findings: list[Finding] = []
     prov: dict[str, JSONValue] = {"input_hash": inputs.input_hash, "input_source": inputs.source}
+    from agentguard.lock.switch import SWITCH, pending
+
+    if pending(root):  # killed between the two renames: the pair on disk may be mixed
+        sources.append(
+            Source.failed(
+                "lockfile",
+                SWITCH,
+                "a write of the two lock files was interrupted after its switch; "
+                "the pair on disk is not checked",
+                error_code="lock-switch-interrupted",
+                retryable=False,
+            )
+        )
+        return make_report("lock --check", [], sources, target=str(root), inputs=prov)
     try:
         stored = read_stored(root)
     except LockfileError as exc:

@@ -38,7 +38,6 @@ TIMEOUT = 30.0
 MAX_PAGE_BYTES = 64 * 1024 * 1024
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_REDIRECTS = 5
-CHUNK = 256 * 1024
 USER_AGENT = "agentguard (+lock)"
 
 _MANAGERS: dict[str, urllib3.PoolManager] = {}
@@ -256,9 +255,10 @@ class Http:
         )
 
     def _read(self, resp: urllib3.BaseHTTPResponse, url: str, limit: int) -> bytes:
-        """At most ``limit + 1`` bytes, chunk by chunk, each chunk waited for no longer than
-        the per-read timeout or what is left of the deadline. A body not read to its end
-        closes the connection (its rest must never be read as the next answer)."""
+        """At most ``limit + 1`` bytes. Each read waits no longer than the per-read timeout,
+        and the whole body no longer than the deadline: when it passes, a timer shuts the
+        socket (a server sending a byte every few seconds never trips a per-read timeout).
+        A body not read to its end closes the connection (its rest is never the next answer)."""
         declared = resp.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             resp.close()
@@ -269,26 +269,30 @@ class Http:
                     retryable=False,
                 )
             return b""
-        chunks: list[bytes] = []
-        size = 0
         sock = getattr(getattr(resp, "connection", None), "sock", None)
+        cut: threading.Timer | None = None
+        if sock is not None and self.deadline.left() < float("inf"):
+            cut = threading.Timer(self.deadline.left(), _shut, (sock,))
+            cut.daemon = True
+            cut.start()
         try:
-            while size <= limit:
-                if self.deadline.passed:
-                    resp.close()
-                    raise self._deadline_error(url)
-                if sock is not None:
-                    with contextlib.suppress(OSError):
-                        sock.settimeout(self.deadline.bound(TIMEOUT))
-                data = resp.read1(min(CHUNK, limit + 1 - size))
-                if not data:
-                    return b"".join(chunks)
-                chunks.append(data)
-                size += len(data)
-        except HTTPError as exc:
+            body = resp.read(limit + 1)
+        except (HTTPError, OSError) as exc:
             resp.close()
-            if isinstance(exc, TimeoutError) and self.deadline.passed:
+            if self.deadline.passed:
                 raise self._deadline_error(url) from None
             raise self._unreachable(url, "connection failed", exc) from None
-        resp.close()
-        return b"".join(chunks)
+        finally:
+            if cut is not None:
+                cut.cancel()
+        if self.deadline.passed:
+            resp.close()
+            raise self._deadline_error(url)
+        if len(body) > limit:
+            resp.close()
+        return body
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)

@@ -3,17 +3,15 @@
 ``pylock.toml`` carries a ``[tool.agentguard]`` table with the inputs' hash, the tool
 version, when and from which index it was resolved, and the dependency graph with each
 edge's declared specifier, markers and admitted majors, so that ``lock --check`` needs
-no network. Writes are atomic (temp file + fsync + rename, both files prepared before
-either is replaced) and serialised per project with an advisory lock on the folder.
+no network. The two files are replaced as a pair with one atomic switch (see
+:mod:`agentguard.lock.switch`), serialised per project with an advisory lock on the folder.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -345,35 +343,8 @@ def read_stored(root: Path) -> StoredLock | None:
 # -- writing ---------------------------------------------------------------------------
 
 
-def _prepare(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return tmp
-
-
 def write_atomically(files: Mapping[Path, str]) -> None:
-    """Write every file to a temp sibling first; replace the originals only when all are ready.
+    """Replace the lock files as a pair (one atomic switch: :mod:`agentguard.lock.switch`)."""
+    from agentguard.lock.switch import write_pair
 
-    Whatever stops the write (a full disk, a read-only folder, SIGINT/SIGTERM turned into an
-    exception) removes this run's temp files; a SIGKILL leaves them, and the next run holding
-    the project lock removes them (:func:`project_lock`)."""
-    prepared: list[tuple[Path, Path]] = []
-    try:
-        for path, text in files.items():
-            prepared.append((_prepare(path, text), path))
-        for tmp, path in prepared:
-            os.replace(tmp, path)
-    except BaseException:
-        for path in files:
-            with contextlib.suppress(OSError):
-                path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp").unlink()
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(next(iter(files)).parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    write_pair(files)
