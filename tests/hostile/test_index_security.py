@@ -485,3 +485,72 @@ def test_index_client_messages_carry_no_login(wheels: Path, tmp_path: Path) -> N
     assert PASSWORD not in str(caught.value) and "alice" not in str(caught.value)
     ours = [h for h in seen if h.get("User-Agent", "").startswith("agentguard")]
     assert ours and all("Authorization" in h for h in ours)
+
+
+# -- item 15: the two lock files switch as a pair ----------------------------------------------
+
+
+def test_a_switch_left_half_done_is_reported_by_check_and_finished_by_the_next_lock(
+    tmp_path: Path, wheels: Path
+) -> None:
+    """A named fake of what SIGKILL leaves between the two renames (the window is too narrow
+    to hit on demand): the new pair as temp files, the manifest, one file already renamed."""
+    import hashlib
+
+    from agentguard.lock.switch import SWITCH
+
+    project = write_project(tmp_path / "bot", ["agent-sdk==1.0.0"])
+    newer = write_project(tmp_path / "newer", ["agent-sdk==1.0.0", "mcp>=1,<3"])
+    with serving(wheels) as index:
+        assert lock(project, index.url).code == 1
+        assert lock(newer, index.url).code == 1
+        new = {n: (newer / n).read_bytes() for n in ("pylock.toml", "requirements.lock")}
+        write_project(project, ["agent-sdk==1.0.0", "mcp>=1,<3"])  # the inputs of the new pair
+        entries = {}
+        for name, data in new.items():
+            temp = f".{name}.agentguard-424242.tmp"
+            (project / temp).write_bytes(data)
+            entries[name] = {"temp": temp, "sha256": hashlib.sha256(data).hexdigest()}
+        (project / SWITCH).write_text(json.dumps({"schema": 1, "files": entries}))
+        (project / entries["requirements.lock"]["temp"]).rename(project / "requirements.lock")
+
+        check = run_agentguard("lock", "--check", str(project), "--format", "json")
+        check.check_no_crash()
+        assert check.code == 3
+        [source] = failed_sources(report_of(check))
+        assert (source["kind"], source["name"], source["error_code"]) == (
+            "lockfile",
+            SWITCH,
+            "lock-switch-interrupted",
+        )
+
+        run = lock(project, index.url)
+    assert run.code == 1 and report_of(run)["complete"] is True
+    assert report_of(run)["notes"][-1] == "The lock is up to date; files left untouched."
+    assert {n: (project / n).read_bytes() for n in new} == new
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".")) == []
+    check = run_agentguard("lock", "--check", str(project), "--format", "json")
+    assert check.code == 1 and failed_sources(report_of(check)) == []
+
+
+@pytest.mark.parametrize(
+    "temp", ["../outside/victim", "/etc/passwd", ".pylock.toml.agentguard-1.tmp/../../x"]
+)
+def test_a_planted_switch_manifest_moves_nothing(
+    tmp_path: Path, wheels: Path, project: Path, temp: str
+) -> None:
+    from agentguard.lock.switch import SWITCH
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim").write_text("keep me")
+    before = snapshot(outside)
+    manifest = {"schema": 1, "files": {"pylock.toml": {"temp": temp, "sha256": "0" * 64}}}
+    (project / SWITCH).write_text(json.dumps(manifest))
+    with serving(wheels) as index:
+        run = lock(project, index.url)
+    assert run.code == 3
+    [source] = failed_sources(report_of(run))
+    assert (source["kind"], source["error_code"]) == ("lockfile", "lock-switch-interrupted")
+    assert snapshot(outside) == before
+    assert not (project / "pylock.toml").exists()
