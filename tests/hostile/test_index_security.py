@@ -1,18 +1,15 @@
-"""A hostile or private index against `agentguard lock` (loopback only): one test per promise.
+"""A hostile index against `agentguard lock` (loopback only): one test per promise.
 
-An index's values never become paths (hashes are 64 hex digits); a login given in the URL
-or in netrc is sent by agentguard's own client and appears in no output and no written file;
-a page naming a local file, another port or this machine's link is refused and nothing is
-read from it; one index's metadata never speaks for another's, and a `.metadata` that does
-not hash to what the index says is not believed; a slow-loris index ends at `--timeout`
-with the source that ran out of time named (exit 3); a package listing 100,000
-requirements is refused in bounded time and memory; a `uv.toml` planted in the shared temp
-folder or the working folder is not obeyed.
+An index's values never become paths (hashes are 64 hex digits); a page naming a local
+file, another port or this machine's link is refused and nothing is read from it; one
+index's metadata never speaks for another's, and a `.metadata` that does not hash to what
+the index says is not believed; a slow-loris index ends at `--timeout` with the source that
+ran out of time named (exit 3); a package listing 100,000 requirements is refused in bounded
+time and memory.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -20,79 +17,22 @@ from typing import Any
 import pytest
 
 from agentguard.lock import index as ix
+from tests.hostile.index_helpers import (
+    SDK_WHEEL,
+    failed_sources,
+    lock,
+    only_for_agentguard,
+    project,
+    report_of,
+    wheels,
+)
 from tests.hostile.index_server import Request, serving
-from tests.hostile.promises import Run, check_failed_source, run_agentguard, snapshot
+from tests.hostile.promises import snapshot
 from tests.hostile.sdists import build_marking_sdist
 from tests.lock.helpers import write_project
-from tests.wheelhouse import build_wheel
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
-
-UV_FAST = {"UV_HTTP_RETRIES": "0", "UV_HTTP_TIMEOUT": "5"}
-PASSWORD = "S3cret-Pass-8492"
-SDK_WHEEL = "agent_sdk-1.0.0-py3-none-any.whl"
-
-
-@pytest.fixture()
-def wheels(tmp_path: Path) -> Path:
-    folder = tmp_path / "wheels"
-    build_wheel(folder, "mcp", "1.0.0")
-    build_wheel(folder, "mcp", "2.0.0")
-    build_wheel(folder, "agent-sdk", "1.0.0", ["mcp>=1"])  # admits two majors: AG101
-    return folder
-
-
-@pytest.fixture()
-def project(tmp_path: Path) -> Path:
-    return write_project(tmp_path / "bot", ["agent-sdk==1.0.0"])
-
-
-def lock(project: Path, index_url: str, *extra: str, env: dict[str, str] | None = None) -> Run:
-    run = run_agentguard(
-        "lock",
-        str(project),
-        "--index-url",
-        index_url,
-        "--format",
-        "json",
-        *extra,
-        env={**UV_FAST, **(env or {})},
-        timeout=120,
-    )
-    run.check_no_crash()
-    return run
-
-
-def report_of(run: Run) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(run.stdout)
-    return data
-
-
-def failed_sources(report: dict[str, Any]) -> list[dict[str, Any]]:
-    out = [s for s in report["sources"] if s["status"] == "failed"]
-    for s in out:
-        check_failed_source(s)
-    return out
-
-
-def every_file_text(folder: Path) -> str:
-    return "\n".join(
-        p.read_bytes().decode("utf-8", "replace") for p in sorted(folder.rglob("*")) if p.is_file()
-    )
-
-
-def only_for_agentguard(hook: Any) -> Any:
-    def page_hook(req: Request, page: dict[str, Any]) -> dict[str, Any]:
-        return hook(page) if req.from_agentguard else page
-
-    return page_hook
-
-
-def rewrite_files(page: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    for item in page["files"]:
-        for key, value in changes.items():
-            item[key] = value(item) if callable(value) else value
-    return page
+__all__ = ["project", "wheels"]  # fixtures
 
 
 # -- item 2: a hash is 64 hex digits, never a path ------------------------------------------
@@ -155,105 +95,6 @@ def test_a_hash_that_names_a_path_writes_nothing_there(
     assert [(s["name"], s["error_code"]) for s in failed_sources(report)] == [
         ("mcp==2.0.0", "hash-not-on-index")
     ]
-
-
-# -- item 6: logins are sent, never written or shown ------------------------------------------
-
-
-def assert_secret_nowhere(secret: str, run: Run, *folders: Path) -> None:
-    assert secret not in run.stdout and secret not in run.stderr
-    for folder in folders:
-        assert secret not in every_file_text(folder), folder
-
-
-def test_private_index_login_in_the_url(
-    tmp_path: Path, wheels: Path, project: Path, isolated_cache: Path
-) -> None:
-    with serving(wheels, auth=("alice", PASSWORD)) as index:
-        url = index.url.replace("http://", f"http://alice:{PASSWORD}@")
-        run = lock(project, url)
-        text = run_agentguard("lock", str(project), "--index-url", url, env=UV_FAST)
-        refused = [r for r, action in index.log if action == "401" and r.from_agentguard]
-        ours = [r for r, _ in index.log if r.from_agentguard]
-    report = report_of(run)
-    assert run.code == 1, report["sources"]  # AG101: the login worked for uv and for agentguard
-    assert report["complete"] is True and failed_sources(report) == []
-    assert ours and refused == []
-    assert text.code == 1
-    assert "127.0.0.1" in (project / "requirements.lock").read_text()
-    assert_secret_nowhere(PASSWORD, run, project, isolated_cache)
-    assert_secret_nowhere(PASSWORD, text)
-    assert "alice" not in (project / "requirements.lock").read_text()
-    assert "alice" not in (project / "pylock.toml").read_text()
-
-
-def test_private_index_login_in_netrc(
-    tmp_path: Path, wheels: Path, project: Path, isolated_cache: Path
-) -> None:
-    netrc = tmp_path / "netrc"
-    netrc.write_text(f"machine 127.0.0.1\nlogin alice\npassword {PASSWORD}\n")
-    netrc.chmod(0o600)
-    with serving(wheels, auth=("alice", PASSWORD)) as index:
-        run = lock(project, index.url, env={"NETRC": str(netrc)})
-        refused = [r for r, action in index.log if action == "401" and r.from_agentguard]
-    report = report_of(run)
-    assert run.code == 1, report["sources"]
-    assert report["complete"] is True and refused == []
-    assert_secret_nowhere(PASSWORD, run, project, isolated_cache)
-
-
-def test_a_wrong_password_is_an_auth_failure_not_an_unknown_package(
-    wheels: Path, project: Path
-) -> None:
-    with serving(wheels, auth=("alice", PASSWORD)) as index:
-        run = lock(project, index.url.replace("http://", "http://alice:Wrong-Pass-1234@"))
-    report = report_of(run)
-    assert run.code == 3
-    [resolver] = failed_sources(report)
-    assert (resolver["kind"], resolver["error_code"], resolver["retryable"]) == (
-        "resolver",
-        "index-auth-failed",
-        False,
-    )
-    assert "netrc" in resolver["remedy"]
-    assert_secret_nowhere("Wrong-Pass-1234", run, project)
-
-
-def test_a_token_in_the_index_url_is_redacted(project: Path) -> None:
-    for fmt in ("json", "text"):
-        run = run_agentguard(
-            "lock",
-            str(project),
-            "--index-url",
-            "http://127.0.0.1:9/simple?token=Tok-5551234&x=1",
-            "--format",
-            fmt,
-            env=UV_FAST,
-        )
-        run.check_no_crash()
-        assert run.code == 3
-        assert_secret_nowhere("Tok-5551234", run, project)
-        assert "token=***" in run.stdout
-
-
-@pytest.mark.parametrize(
-    ("text", "shown"),
-    [
-        ("https://user:pw@host/simple", "https://***@host/simple"),
-        (
-            "see git+https://oauth2:glpat-x1@gitlab.example/x.git now",
-            "see git+https://***@gitlab.example/x.git now",
-        ),
-        ("https://TOKEN123@host/simple/", "https://***@host/simple/"),
-        ("http://h/simple?token=abc&page=2", "http://h/simple?token=***&page=2"),
-        ("http://h/s?X-Amz-Signature=ff&api_key=k1", "http://h/s?X-Amz-Signature=***&api_key=***"),
-        ("http://h/simple/mcp/", "http://h/simple/mcp/"),
-    ],
-)
-def test_redact_url(text: str, shown: str) -> None:
-    from agentguard.lock.urls import redact_url
-
-    assert redact_url(text) == shown
 
 
 # -- item 8: what a page names is read only when allowed, and capped ---------------------------
@@ -436,121 +277,3 @@ def test_a_hundred_thousand_requirements_are_refused_in_bounded_time_and_memory(
         f"{SDK_WHEEL}: 100000 Requires-Dist entries (more than 5000, the cap)",
     )
     assert run.seconds < 30 and run.max_rss_mib < 250, (run.seconds, run.max_rss_mib)
-
-
-# -- item 13: no uv.toml but the flags agentguard gives ----------------------------------------
-
-
-def test_a_planted_uv_toml_is_not_obeyed(tmp_path: Path, wheels: Path) -> None:
-    planted = tmp_path / "planted-wheels"
-    build_wheel(planted, "mcp", "9.0.0")
-    shared_tmp = tmp_path / "shared-tmp"
-    shared_tmp.mkdir()
-    config = f'find-links = ["{planted}"]\n[pip]\nfind-links = ["{planted}"]\n'
-    (shared_tmp / "uv.toml").write_text(config)
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    (cwd / "uv.toml").write_text(config)
-    project = write_project(tmp_path / "bot", ["mcp>=1"])
-    with serving(wheels) as index:
-        run = run_agentguard(
-            "lock",
-            str(project),
-            "--index-url",
-            index.url,
-            "--format",
-            "json",
-            cwd=cwd,
-            env={**UV_FAST, "TMPDIR": str(shared_tmp)},
-        )
-    run.check_no_crash()
-    report = report_of(run)
-    assert run.code == 1, report["sources"]
-    text = (project / "requirements.lock").read_text()
-    assert "mcp==2.0.0" in text and "9.0.0" not in text
-    assert str(planted) not in text and str(planted) not in (project / "pylock.toml").read_text()
-
-
-# -- every fault above: a clear code ------------------------------------------------------------
-
-
-def test_index_client_messages_carry_no_login(wheels: Path, tmp_path: Path) -> None:
-    with serving(wheels, lambda _r: "500", auth=("alice", PASSWORD)) as index:
-        url = index.url.replace("http://", f"http://alice:{PASSWORD}@")
-        client = ix.IndexClient([url], cache_dir=tmp_path / "cache")
-        with pytest.raises(ix.IndexError_) as caught:
-            client.project_page("mcp")
-        seen = index.headers_seen
-    assert caught.value.code == "index-http-error"
-    assert PASSWORD not in str(caught.value) and "alice" not in str(caught.value)
-    ours = [h for h in seen if h.get("User-Agent", "").startswith("agentguard")]
-    assert ours and all("Authorization" in h for h in ours)
-
-
-# -- item 15: the two lock files switch as a pair ----------------------------------------------
-
-
-def test_a_switch_left_half_done_is_reported_by_check_and_finished_by_the_next_lock(
-    tmp_path: Path, wheels: Path
-) -> None:
-    """A named fake of what SIGKILL leaves between the two renames (the window is too narrow
-    to hit on demand): the new pair as temp files, the manifest, one file already renamed."""
-    import hashlib
-
-    from agentguard.lock.switch import SWITCH
-
-    project = write_project(tmp_path / "bot", ["agent-sdk==1.0.0"])
-    newer = write_project(tmp_path / "newer", ["agent-sdk==1.0.0", "mcp>=1,<3"])
-    with serving(wheels) as index:
-        assert lock(project, index.url).code == 1
-        assert lock(newer, index.url).code == 1
-        new = {n: (newer / n).read_bytes() for n in ("pylock.toml", "requirements.lock")}
-        write_project(project, ["agent-sdk==1.0.0", "mcp>=1,<3"])  # the inputs of the new pair
-        entries = {}
-        for name, data in new.items():
-            temp = f".{name}.agentguard-424242.tmp"
-            (project / temp).write_bytes(data)
-            entries[name] = {"temp": temp, "sha256": hashlib.sha256(data).hexdigest()}
-        (project / SWITCH).write_text(json.dumps({"schema": 1, "files": entries}))
-        (project / entries["requirements.lock"]["temp"]).rename(project / "requirements.lock")
-
-        check = run_agentguard("lock", "--check", str(project), "--format", "json")
-        check.check_no_crash()
-        assert check.code == 3
-        [source] = failed_sources(report_of(check))
-        assert (source["kind"], source["name"], source["error_code"]) == (
-            "lockfile",
-            SWITCH,
-            "lock-switch-interrupted",
-        )
-
-        run = lock(project, index.url)
-    assert run.code == 1 and report_of(run)["complete"] is True
-    assert report_of(run)["notes"][-1] == "The lock is up to date; files left untouched."
-    assert {n: (project / n).read_bytes() for n in new} == new
-    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".")) == []
-    check = run_agentguard("lock", "--check", str(project), "--format", "json")
-    assert check.code == 1 and failed_sources(report_of(check)) == []
-
-
-@pytest.mark.parametrize(
-    "temp", ["../outside/victim", "/etc/passwd", ".pylock.toml.agentguard-1.tmp/../../x"]
-)
-def test_a_planted_switch_manifest_moves_nothing(
-    tmp_path: Path, wheels: Path, project: Path, temp: str
-) -> None:
-    from agentguard.lock.switch import SWITCH
-
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "victim").write_text("keep me")
-    before = snapshot(outside)
-    manifest = {"schema": 1, "files": {"pylock.toml": {"temp": temp, "sha256": "0" * 64}}}
-    (project / SWITCH).write_text(json.dumps(manifest))
-    with serving(wheels) as index:
-        run = lock(project, index.url)
-    assert run.code == 3
-    [source] = failed_sources(report_of(run))
-    assert (source["kind"], source["error_code"]) == ("lockfile", "lock-switch-interrupted")
-    assert snapshot(outside) == before
-    assert not (project / "pylock.toml").exists()
