@@ -14,6 +14,7 @@ import os
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 import urllib.request
 
@@ -147,6 +148,7 @@ class Http:
         self.credentials = credentials or Credentials()
         self.policy = policy
         self.deadline = deadline
+        self._watchdog = _Watchdog(deadline)
 
     def _deadline_error(self, url: str) -> IndexError_:
         return IndexError_(
@@ -256,8 +258,7 @@ class Http:
 
     def _read(self, resp: urllib3.BaseHTTPResponse, url: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes. Each read waits no longer than the per-read timeout,
-        and the whole body no longer than the deadline: when it passes, a timer shuts the
-        socket (a server sending a byte every few seconds never trips a per-read timeout).
+        and the whole body no longer than the deadline (the watchdog shuts the socket).
         A body not read to its end closes the connection (its rest is never the next answer)."""
         declared = resp.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
@@ -270,21 +271,19 @@ class Http:
                 )
             return b""
         sock = getattr(getattr(resp, "connection", None), "sock", None)
-        cut: threading.Timer | None = None
-        if sock is not None and self.deadline.left() < float("inf"):
-            cut = threading.Timer(self.deadline.left(), _shut, (sock,))
-            cut.daemon = True
-            cut.start()
+        if sock is not None:
+            self._watchdog.watch(sock)
         try:
-            body = resp.read(limit + 1)
+            # identity was asked for: the bytes as sent (no decoder copies on the way)
+            body = resp.read(limit + 1, decode_content=False)
         except (HTTPError, OSError) as exc:
             resp.close()
             if self.deadline.passed:
                 raise self._deadline_error(url) from None
             raise self._unreachable(url, "connection failed", exc) from None
         finally:
-            if cut is not None:
-                cut.cancel()
+            if sock is not None:
+                self._watchdog.unwatch(sock)
         if self.deadline.passed:
             resp.close()
             raise self._deadline_error(url)
@@ -296,3 +295,38 @@ class Http:
 def _shut(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
         sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Watchdog:
+    """One sleeping thread per run: when the deadline passes it shuts every socket being
+    read (a body trickling in never trips a per-read timeout), and any socket after."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+        self._socks: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._fired = False
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            if self._fired:
+                _shut(sock)
+                return
+            self._socks.add(sock)
+            if self._thread is None and self.deadline.left() < float("inf"):
+                self._thread = threading.Thread(target=self._run, daemon=True)
+                self._thread.start()
+
+    def unwatch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socks.discard(sock)
+
+    def _run(self) -> None:
+        while not self.deadline.passed:
+            time.sleep(min(self.deadline.left(), 60.0) + 0.001)
+        with self._lock:
+            self._fired = True
+            for sock in self._socks:
+                _shut(sock)
+            self._socks.clear()
