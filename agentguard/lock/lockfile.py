@@ -35,6 +35,7 @@ from agentguard.lock.mutex import REQUIREMENTS_LOCK as REQUIREMENTS_LOCK
 from agentguard.lock.mutex import LockfileError as LockfileError
 from agentguard.lock.mutex import project_lock as project_lock
 from agentguard.lock.mutex import remove_stale_temps as remove_stale_temps
+from agentguard.lock.urls import clean_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -134,7 +135,7 @@ def _file_table(f: IndexFile) -> dict[str, Any]:
     upload = _upload_time(f.upload_time)
     if upload is not None:
         out["upload-time"] = upload
-    out["url"] = f.url
+    out["url"] = clean_url(f.url)  # a login or token an index put in a file URL stays out
     if f.size is not None:
         out["size"] = f.size
     out["hashes"] = {"sha256": f.sha256 or ""}

@@ -8,6 +8,7 @@ package; a `?token=` is redacted wherever the URL is shown.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.hostile.index_helpers import (
     assert_secret_nowhere,
     failed_sources,
     lock,
+    only_for_agentguard,
     project,
     report_of,
     wheels,
@@ -136,3 +138,18 @@ def test_index_client_messages_carry_no_login(wheels: Path, tmp_path: Path) -> N
     assert PASSWORD not in str(caught.value) and "alice" not in str(caught.value)
     ours = [h for h in seen if h.get("User-Agent", "").startswith("agentguard")]
     assert ours and all("Authorization" in h for h in ours)
+
+
+def test_a_token_in_a_file_url_is_not_written(wheels: Path, project: Path) -> None:
+    def hook(page: dict[str, Any]) -> dict[str, Any]:
+        for item in page["files"]:
+            item["url"] = f"../../files/{item['filename']}?token=Tok-File-777"
+        return page
+
+    with serving(wheels, page_hook=only_for_agentguard(hook)) as index:
+        run = lock(project, index.url)
+    report = report_of(run)
+    assert run.code == 1 and report["complete"] is True, report["sources"]
+    pylock = (project / "pylock.toml").read_text()
+    assert "token=***" in pylock
+    assert_secret_nowhere("Tok-File-777", run, project)
