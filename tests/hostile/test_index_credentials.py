@@ -7,6 +7,7 @@ package; a `?token=` is redacted wherever the URL is shown.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,31 @@ def test_a_token_in_a_file_url_is_not_written(wheels: Path, project: Path) -> No
     pylock = (project / "pylock.toml").read_text()
     assert "token=***" in pylock
     assert_secret_nowhere("Tok-File-777", run, project)
+
+
+def test_private_index_login_from_the_keyring_named_stand_in(
+    tmp_path: Path, wheels: Path, project: Path, isolated_cache: Path
+) -> None:
+    """The user name in the URL, the password from the `keyring` command, asked the way uv
+    asks it (UV_KEYRING_PROVIDER=subprocess). A stand-in `keyring` script (no keyring backend
+    here) answers for alice only and records who asked."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "keyring-calls"
+    script = bin_dir / "keyring"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {calls}\n'
+        f'if [ "$1" = get ] && [ "$3" = alice ]; then echo {PASSWORD}; exit 0; fi\n'
+        "exit 1\n"
+    )
+    script.chmod(0o755)
+    env = {"UV_KEYRING_PROVIDER": "subprocess", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    with serving(wheels, auth=("alice", PASSWORD)) as index:
+        run = lock(project, index.url.replace("http://", "http://alice@"), env=env)
+        refused = [r for r, action in index.log if action == "401" and r.from_agentguard]
+    report = report_of(run)
+    assert run.code == 1 and report["complete"] is True, report["sources"]
+    assert refused == []
+    assert f"get {index.url} alice" in calls.read_text().splitlines()
+    assert_secret_nowhere(PASSWORD, run, project, isolated_cache)
