@@ -222,39 +222,44 @@ def test_a_metadata_file_that_does_not_hash_as_the_index_says_is_rejected(
 # -- item 10: a slow-loris index ends at the deadline ------------------------------------------
 
 
-def test_a_slow_loris_index_for_agentguard_ends_at_the_deadline(
-    wheels: Path, project: Path
+@pytest.mark.parametrize(
+    ("reader", "timeout", "late"),
+    [
+        # agentguard's own page reads: each page still being read is named
+        (
+            "agentguard",
+            "8",
+            [("index", "agent-sdk (project page)"), ("index", "mcp (project page)")],
+        ),
+        # the resolver's: uv is stopped (its per-read timeout, 30 s, never fires)
+        ("uv", "5", [("resolver", "uv")]),
+    ],
+)
+def test_a_slow_loris_index_ends_at_the_deadline(
+    wheels: Path, project: Path, reader: str, timeout: str, late: list[tuple[str, str]]
 ) -> None:
     def plan(r: Request) -> str:
-        return "slow" if r.is_page and r.from_agentguard else "ok"
+        slowed = r.from_agentguard if reader == "agentguard" else r.from_uv
+        return "slow" if r.is_page and slowed else "ok"
 
     with serving(wheels, plan) as index:
-        run = lock(project, index.url, "--timeout", "8")
+        run = lock(project, index.url, "--timeout", timeout, env={"UV_HTTP_TIMEOUT": "30"})
     report = report_of(run)
     assert run.code == 3
-    late = sorted(
-        s["name"] for s in failed_sources(report) if s["error_code"] == "deadline-exceeded"
+    failed = failed_sources(report)
+    assert all(s["error_code"] == "deadline-exceeded" for s in failed), failed
+    assert all("--timeout" in s["reason"] for s in failed), failed
+    assert (
+        sorted(
+            (s["kind"], s["name"].split(" ")[0] if s["kind"] == "resolver" else s["name"])
+            for s in failed
+        )
+        == late
     )
-    assert late == ["agent-sdk (project page)", "mcp (project page)"]
-    assert any("out of time: " in n and "mcp (project page)" in n for n in report["notes"])
-    assert run.seconds < 8 + 10, run.seconds
+    if reader == "agentguard":
+        assert any("out of time: " in n and "mcp (project page)" in n for n in report["notes"])
+    assert run.seconds < float(timeout) + 10, run.seconds
     assert not (project / "pylock.toml").exists()
-
-
-def test_a_slow_loris_index_for_the_resolver_ends_at_the_deadline(
-    wheels: Path, project: Path
-) -> None:
-    def plan(r: Request) -> str:
-        return "slow" if r.is_page and r.from_uv else "ok"
-
-    with serving(wheels, plan) as index:
-        run = lock(project, index.url, "--timeout", "5", env={"UV_HTTP_TIMEOUT": "30"})
-    report = report_of(run)
-    assert run.code == 3
-    [resolver] = failed_sources(report)
-    assert (resolver["kind"], resolver["error_code"]) == ("resolver", "deadline-exceeded")
-    assert "--timeout" in resolver["reason"]
-    assert run.seconds < 5 + 10, run.seconds
 
 
 # -- item 11: a cap on Requires-Dist entries ---------------------------------------------------
