@@ -70,17 +70,17 @@ def write_pair(files: Mapping[Path, str]) -> None:
             for path, b in blobs.items()
         },
     }
-    switched = False
     try:
         for path, data in blobs.items():
             prepared.append((_prepare(path, data), path))
         tmp_manifest = _prepare(root / SWITCH, json.dumps(manifest).encode())
         _sync_dir(root)  # the temp files are there before the switch says so
         os.replace(tmp_manifest, root / SWITCH)  # the switch
-        switched = True
         _finish(root, prepared)
     except BaseException:
-        if switched:  # the new pair is the lock now: finish what can be finished
+        # Switched or not is what the disk says (an interrupt can land between the rename
+        # and any flag set after it); the project lock is held, so a manifest is ours.
+        if pending(root):  # the new pair is the lock now: finish what can be finished
             with contextlib.suppress(OSError):
                 _finish(root, prepared)
         else:

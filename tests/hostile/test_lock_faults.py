@@ -325,3 +325,34 @@ def test_temp_files_a_killed_run_left_are_removed_by_the_next_run(
     assert code in (0, 1) and report["complete"]
     assert litter(locked) == []
     assert whole_lock_for(locked, input_hash(locked))
+
+
+def test_interrupted_right_after_the_switch_named_fake(
+    locked: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fake, because the window is one bytecode wide: Ctrl-C lands the moment the
+    manifest is renamed into place, before either lock file is. The switch has happened, so
+    the new pair is finished, not thrown away: both files new, no manifest, no temp file."""
+    from agentguard.lock import switch
+
+    before = files(locked)
+    real_finish = switch._finish
+    calls = {"finish": 0}
+
+    def finish(root: Path, renames: list[tuple[Path, Path]]) -> None:
+        calls["finish"] += 1
+        if calls["finish"] == 1:
+            assert switch.pending(root)
+            raise KeyboardInterrupt
+        real_finish(root, renames)
+
+    monkeypatch.setattr(switch, "_finish", finish)
+    with pytest.raises(KeyboardInterrupt):
+        lock_command.run_lock(
+            lock_command.LockOptions(project=locked, index_url=agent_index["url"])
+        )
+    now = files(locked)
+    assert all(now[name] != before[name] for name in LOCKS)
+    assert whole_lock_for(locked, input_hash(locked))
+    assert not switch.pending(locked)
+    assert litter(locked) == []
