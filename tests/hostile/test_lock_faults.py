@@ -336,17 +336,14 @@ def test_interrupted_right_after_the_switch_named_fake(
     from agentguard.lock import switch
 
     before = files(locked)
-    real_finish = switch._finish
-    calls = {"finish": 0}
+    real_replace = os.replace
 
-    def finish(root: Path, renames: list[tuple[Path, Path]]) -> None:
-        calls["finish"] += 1
-        if calls["finish"] == 1:
-            assert switch.pending(root)
-            raise KeyboardInterrupt
-        real_finish(root, renames)
+    def replace(src: Any, dst: Any) -> None:
+        real_replace(src, dst)
+        if Path(dst).name == switch.SWITCH:
+            raise KeyboardInterrupt  # as if it arrived the moment the rename returned
 
-    monkeypatch.setattr(switch, "_finish", finish)
+    monkeypatch.setattr(switch.os, "replace", replace)
     with pytest.raises(KeyboardInterrupt):
         lock_command.run_lock(
             lock_command.LockOptions(project=locked, index_url=agent_index["url"])
