@@ -183,6 +183,14 @@ def lock(
             help="Also write the project's uv.lock/poetry.lock as `requirements` or `pylock`.",
         ),
     ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds for the whole run (default 1800); what runs out of time fails (exit 3).",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -211,6 +219,7 @@ def lock(
         only_binary=only_binary,
         config_file=config_file,
         export=export,
+        timeout=timeout,
     )
     try:
         if fail_on is not None:

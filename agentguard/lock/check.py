@@ -39,6 +39,22 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     ]
     findings: list[Finding] = []
     prov: dict[str, JSONValue] = {"input_hash": inputs.input_hash, "input_source": inputs.source}
+    from agentguard.lock.switch import SWITCH, pending
+
+    if pending(root):  # killed between the two renames: the pair on disk may be mixed
+        sources.append(
+            Source.failed(
+                "lockfile",
+                SWITCH,
+                "a write of the two lock files was interrupted after its switch; "
+                "the pair on disk is not checked",
+                error_code="lock-switch-interrupted",
+                retryable=False,
+            )
+        )
+        return make_report(
+            "lock --check", [], sources, target=str(root), inputs=prov, facts=_sites(inputs)
+        )
     try:
         stored = read_stored(root)
     except LockfileError as exc:

@@ -23,6 +23,7 @@ from agentguard.findings import (
     sort_findings,
 )
 from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
+from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.graph import (
     DependencyEdge,
     LockedPackage,
@@ -31,6 +32,7 @@ from agentguard.lock.graph import (
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
 from agentguard.lock.pins import pins_by_name
+from agentguard.lock.urls import clean_url
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
@@ -62,6 +64,7 @@ class LockOptions:
     only_binary: bool = False
     config_file: Path | None = None  # --config: read only this file
     export: str | None = None  # "requirements" | "pylock": write the project's own lock as one
+    timeout: float | None = None  # seconds for the whole run (None: the generous default)
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,7 @@ def _lock_locked(
         preferences = req_path.read_text(encoding="utf-8") if req_path.is_file() else None
     except (OSError, UnicodeDecodeError):
         preferences = None  # read_stored below reports the unreadable file
+    deadline = Deadline.start(opts.timeout)
     request = ResolveRequest(
         requirements=tuple(inputs.requirement_lines()),
         python_version=_python_floor(inputs.requires_python),
@@ -231,6 +235,7 @@ def _lock_locked(
         only_binary=settings.only_binary,
         preferences=preferences,
         exclude_newer=settings.exclude_newer,
+        deadline=deadline,
     )
     progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
     # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
@@ -282,8 +287,9 @@ def _lock_locked(
             Source.ok("lockfile", REQUIREMENTS_LOCK, f"previous lock: {len(names)} packages")
         )
         guess = (opts.index_url,) if opts.index_url else _previous_index(previous)
+        logins = (opts.index_url,) if opts.index_url else ()
         if guess and not opts.no_index:
-            client = IndexClient(guess, opts.find_links)
+            client = IndexClient(guess, opts.find_links, logins=logins, deadline=deadline)
             client.prefetch(names)
     # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs
     # (on a thread of its own), and use that analysis when the resolver returns exactly
@@ -318,15 +324,24 @@ def _lock_locked(
         Source.ok("resolver", resolution.backend, f"{len(resolution.pins)} packages pinned")
     )
 
-    index_urls = () if opts.no_index else resolution.index_urls
+    # The resolver names its index without a login or token; read it as it was given.
+    index_urls = tuple(
+        opts.index_url if opts.index_url and clean_url(opts.index_url) == u else u
+        for u in (() if opts.no_index else resolution.index_urls)
+    )
     links = resolution.find_links or opts.find_links
-    if client is None or (tuple(index_urls), tuple(links)) != (
-        client.index_urls_given,
+    if client is None or (tuple(clean_url(u) for u in index_urls), tuple(links)) != (
+        tuple(clean_url(u) for u in client.index_urls_given),
         tuple(client.find_links),
     ):
         if client is not None:
             client.close()
-        client = IndexClient(index_urls, links)
+        client = IndexClient(
+            index_urls,
+            links,
+            logins=(opts.index_url,) if opts.index_url else (),
+            deadline=deadline,
+        )
     speculated = (
         _outcome(speculating)
         if speculating is not None
@@ -384,6 +399,13 @@ def _lock_locked(
             "both lock files were left untouched."
         )
     elif incomplete:
+        late = [s.name for s in sources if s.error_code == DEADLINE_CODE]
+        if late:
+            notes.append(
+                f"{deadline.describe().capitalize()}; out of time: {', '.join(late[:10])}"
+                + (f" and {len(late) - 10} more" if len(late) > 10 else "")
+                + "."
+            )
         notes.append(
             "A source failed, so the analysis is incomplete; no lock file was written or changed."
         )
@@ -392,7 +414,7 @@ def _lock_locked(
         data = build_pylock(
             inputs, resolution, graph, analysis.files, resolved_at, settings.tool_table()
         )
-        index_line = opts.index_url if opts.index_url and not opts.no_index else None
+        index_line = clean_url(opts.index_url) if opts.index_url and not opts.no_index else None
         requirements_text = render_requirements(
             resolution.pins,
             inputs,

@@ -3,17 +3,15 @@
 ``pylock.toml`` carries a ``[tool.agentguard]`` table with the inputs' hash, the tool
 version, when and from which index it was resolved, and the dependency graph with each
 edge's declared specifier, markers and admitted majors, so that ``lock --check`` needs
-no network. Writes are atomic (temp file + fsync + rename, both files prepared before
-either is replaced) and serialised per project with an advisory lock on the folder.
+no network. The two files are replaced as a pair with one atomic switch (see
+:mod:`agentguard.lock.switch`), serialised per project with an advisory lock on the folder.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,6 +41,7 @@ from agentguard.lock.mutex import REQUIREMENTS_LOCK as REQUIREMENTS_LOCK
 from agentguard.lock.mutex import LockfileError as LockfileError
 from agentguard.lock.mutex import project_lock as project_lock
 from agentguard.lock.mutex import remove_stale_temps as remove_stale_temps
+from agentguard.lock.urls import clean_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -136,7 +135,7 @@ def _file_table(f: IndexFile) -> dict[str, Any]:
     upload = _upload_time(f.upload_time)
     if upload is not None:
         out["upload-time"] = upload
-    out["url"] = f.url
+    out["url"] = clean_url(f.url)  # a login or token an index put in a file URL stays out
     if f.size is not None:
         out["size"] = f.size
     out["hashes"] = {"sha256": f.sha256 or ""}
@@ -378,35 +377,8 @@ def read_stored(root: Path) -> StoredLock | None:
 # -- writing ---------------------------------------------------------------------------
 
 
-def _prepare(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return tmp
-
-
 def write_atomically(files: Mapping[Path, str]) -> None:
-    """Write every file to a temp sibling first; replace the originals only when all are ready.
+    """Replace the lock files as a pair (one atomic switch: :mod:`agentguard.lock.switch`)."""
+    from agentguard.lock.switch import write_pair
 
-    Whatever stops the write (a full disk, a read-only folder, SIGINT/SIGTERM turned into an
-    exception) removes this run's temp files; a SIGKILL leaves them, and the next run holding
-    the project lock removes them (:func:`project_lock`)."""
-    prepared: list[tuple[Path, Path]] = []
-    try:
-        for path, text in files.items():
-            prepared.append((_prepare(path, text), path))
-        for tmp, path in prepared:
-            os.replace(tmp, path)
-    except BaseException:
-        for path in files:
-            with contextlib.suppress(OSError):
-                path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp").unlink()
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(next(iter(files)).parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    write_pair(files)

@@ -14,13 +14,11 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 import threading
-import urllib.parse
-import urllib.request
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 from packaging.metadata import parse_email
 from packaging.requirements import InvalidRequirement, Requirement
@@ -30,12 +28,13 @@ from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Source
 from agentguard.lock.graph import PROJECT, LockGraph, UpstreamBound, major_key
-from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage, _http_get
+from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage
 
 LATER_RELEASES_PER_EDGE = 48  # the oldest later releases: where a tightening shows first
 MAX_READS = 192  # metadata reads for this evidence, per run
 MAX_SDIST_BYTES = 4 * 1024 * 1024  # an sdist read for its PKG-INFO (never built)
 MAX_PKG_INFO_BYTES = 1024 * 1024
+_HEX64 = re.compile(r"[0-9a-f]{64}")  # a cache file name is only ever a digest
 
 
 def _lower(specifier: str) -> Version | None:
@@ -72,23 +71,16 @@ def read_requires(client: IndexClient, file: IndexFile) -> list[str]:
     when that metadata is static (Metadata-Version 2.2+, Requires-Dist not dynamic)."""
     if file.is_wheel:
         return client.requires_dist(file)
-    cache = client.cache_dir / "sdist-requires" / str(file.sha256)[:2] / f"{file.sha256}.json"
+    if not _HEX64.fullmatch(str(file.sha256)):
+        raise IndexError_(f"{file.filename}: no valid sha256", code="hash-missing", retryable=False)
+    cache = client.cache_folder / "sdist-requires" / str(file.sha256)[:2] / f"{file.sha256}.json"
     try:
         cached = json.loads(cache.read_text("utf-8"))
         if isinstance(cached, list) and all(isinstance(x, str) for x in cached):
             return cached
     except (OSError, ValueError):
         pass
-    if file.url.startswith("file:"):
-        local = urllib.request.url2pathname(urllib.parse.urlsplit(file.url).path)
-        try:
-            data = Path(local).read_bytes()
-        except OSError as exc:
-            raise IndexError_(
-                f"{file.filename}: cannot read ({exc})", code="read-error", retryable=False
-            ) from None
-    else:
-        data, _ = _http_get(file.url, limit=MAX_SDIST_BYTES)
+    data = client.read_file(file, MAX_SDIST_BYTES)
     if hashlib.sha256(data).hexdigest() != file.sha256:
         raise IndexError_(
             f"{file.filename}: sha256 does not match the index",

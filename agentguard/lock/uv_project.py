@@ -14,6 +14,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
@@ -81,6 +86,27 @@ def uv_lock_command(opts: Any, requires_python: str | None = None) -> list[str]:
     return cmd
 
 
+def config_flags(root: Path) -> list[str]:
+    """Which uv configuration `uv lock` on the copy reads. uv takes the first `uv.toml`, or
+    `pyproject.toml` with a `[tool.uv]` table, from the folder it runs in upward; the copy
+    sits in a temporary folder whose parents (`/tmp`) any local user can write. So when the
+    project has no configuration of its own, uv is told to read the user's own `uv.toml`
+    (or none), never a file found above the copy. ``UV_CONFIG_FILE`` set by the caller is
+    left to uv."""
+    if os.environ.get("UV_CONFIG_FILE") or (root / "uv.toml").is_file():
+        return []
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    tool = data.get("tool")
+    if isinstance(tool, dict) and isinstance(tool.get("uv"), dict):
+        return []
+    home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    user = Path(home) / "uv" / "uv.toml"
+    return ["--config-file", str(user)] if user.is_file() else ["--no-config"]
+
+
 def _copy_project(root: Path, dest: Path) -> None:
     count = 0
 
@@ -114,7 +140,7 @@ def _run_uv_lock(
     opts: Any, root: Path, requires_python: str | None, lock_text: str | None = None
 ) -> tuple[str | None, str, list[str]]:
     """(new uv.lock text or None, stderr, command shown) from `uv lock` on a copy."""
-    cmd = uv_lock_command(opts, requires_python)
+    cmd = uv_lock_command(opts, requires_python) + config_flags(root)
     env = dict(os.environ)
     env.setdefault("UV_PYTHON_DOWNLOADS", "never")
     shown = [
@@ -154,8 +180,8 @@ def _run_uv_lock(
 
 
 def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
-    from agentguard.lock.backend import _classify
     from agentguard.lock.lockfile import write_atomically
+    from agentguard.lock.resolver_errors import classify as _classify
     from agentguard.rules.deps_gate import check_major_crossings
 
     root = inputs.root

@@ -463,3 +463,31 @@ def test_a_uv_lock_that_is_a_link_is_not_followed(
     failed = [(s["name"], s["reason"]) for s in report["sources"] if s["status"] == "failed"]
     assert failed == [("uv.lock", "uv.lock: not a regular file (a link is not followed)")]
     assert (project / "uv.lock").is_symlink()
+
+
+def test_a_project_without_uv_configuration_never_reads_one_planted_above_the_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#16 item 13: `uv lock` runs on a copy under a temporary folder; a `uv.toml` planted
+    in a parent (`/tmp`) must not steer it. With no configuration of its own the project
+    gets `--no-config` (or the user's own uv.toml); with its own, uv stops there."""
+    from agentguard.lock.uv_project import config_flags
+
+    monkeypatch.delenv("UV_CONFIG_FILE", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    (bare / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    assert config_flags(bare) == ["--no-config"]
+    user = tmp_path / "xdg" / "uv" / "uv.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('index-url = "https://example.invalid/simple"\n')
+    assert config_flags(bare) == ["--config-file", str(user)]
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n[tool.uv]\n')
+    assert config_flags(own) == []
+    (bare / "uv.toml").write_text("")
+    assert config_flags(bare) == []
+    monkeypatch.setenv("UV_CONFIG_FILE", str(user))
+    assert config_flags(tmp_path / "missing") == []
