@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,11 @@ from agentguard.harden.engine_lines import command_at, rewrite_action_line, rewr
 from agentguard.harden.model import Claim, Open
 from agentguard.inspect.project.engine_model import CODEX, GEMINI
 from agentguard.inspect.project.model import Option, Unknown, redact_text
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 SUMMARY = "SUMMARY.md"
 _CONFIG_LABELS = ("config.toml", "settings.json")
@@ -171,6 +177,28 @@ def _relies_on_config(f: Finding, policies: Sequence[Mapping[str, Any]]) -> bool
     )
 
 
+def _holds_secret(doc: Any, name: str = "") -> bool:
+    """A string value that is a literal secret (by its key's name or its own format)."""
+    from agentguard.rules.secret_values import classify, value_format
+
+    if isinstance(doc, dict):
+        return any(_holds_secret(v, str(k)) for k, v in doc.items())
+    if isinstance(doc, list):
+        return any(_holds_secret(v, name) for v in doc)
+    return isinstance(doc, str) and (classify(name, doc) is not None or bool(value_format(doc)))
+
+
+def _parsed(path: str, text: str) -> Any:
+    """The file's document; None when it does not parse (inspect reported that)."""
+    from agentguard.inspect.project.jsonc import load_jsonc
+    from agentguard.inspect.project.lined import DocumentError
+
+    try:
+        return tomllib.loads(text) if path.endswith(".toml") else load_jsonc(text).value
+    except (tomllib.TOMLDecodeError, DocumentError):
+        return None
+
+
 def _safe_rel(path: str) -> bool:
     norm = posixpath.normpath(path)
     return not path.startswith("/") and ".." not in norm.split("/") and norm == path
@@ -217,7 +245,10 @@ def plan_engines(
         text = texts.get(path)
         if text is None or not _safe_rel(path):
             continue
-        if redact_step(text) != text:
+        doc = _parsed(path, text)
+        if not isinstance(doc, dict):
+            continue
+        if redact_step(text) != text or _holds_secret(doc):
             out.blocked[path] = (
                 "it holds a literal secret value, which harden never copies into its output"
             )
@@ -225,11 +256,6 @@ def plan_engines(
         if path.endswith(".toml"):
             out.files[path] = hardened_codex_config(text, [*header, f"Hardened from {path}."])
         else:
-            from agentguard.inspect.project.jsonc import load_jsonc
-
-            doc = load_jsonc(text).value
-            if not isinstance(doc, dict):
-                continue
             out.files[path] = hardened_gemini_settings(
                 doc, [*header, f"Hardened from {path}."], disable_yolo=not keep_yolo
             )
