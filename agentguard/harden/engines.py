@@ -277,8 +277,17 @@ def decide_engine(f: Finding, changes: EngineChanges) -> Claim | Open | None:
         if path in changes.written:
             how = _CODEX_HOW if path.endswith(".toml") else _GEMINI_HOW
             return Claim(f, (changes.written[path],), how)
-        why = changes.blocked.get(path, "the file could not be rewritten")
-        return Open(f, why, "Move the secret out of the file (AG402), then harden again.")
+        if path in changes.blocked:
+            return Open(
+                f,
+                changes.blocked[path],
+                "Move the secret out of the file (pass it by name), then harden again.",
+            )
+        return Open(
+            f,
+            "harden rewrites a project's own configuration files; this one was not read",
+            "See the finding's fix.",
+        )
     configs = tuple(
         changes.written[p]
         for p in sorted(changes.written)

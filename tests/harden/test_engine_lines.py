@@ -211,6 +211,10 @@ def test_agent_actions_in_a_workflow(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = harden_folder(project, out)
 
+    # a run-gemini-cli step without `settings` reads the project's file with `--yolo`
+    assert (out / ".gemini" / "settings.json").read_text().split("\n", 3)[3] == (
+        '{\n  "tools": {\n    "allowed": [],\n    "sandbox": true\n  }\n}\n'
+    )
     summary = (out / "SUMMARY.md").read_text()
     assert summary[summary.index("## Codex") : summary.index("\n## Dependencies")] == SECTION
     assert sorted((c.finding.rule_id, c.finding.locations[0].line) for c in result.plan.claims) == [

@@ -217,3 +217,5 @@ def test_a_config_holding_a_literal_secret_is_never_copied(tmp_path: Path) -> No
         "it holds a literal secret value, which harden never copies into its output"
     )
     assert "ghp_0123456789" not in (tmp_path / "out" / "SUMMARY.md").read_text()
+    todo = {o.finding.rule_id: o.todo for o in result.plan.opens}["AG301"]
+    assert todo == "Move the secret out of the file (pass it by name), then harden again."
