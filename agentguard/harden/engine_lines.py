@@ -85,7 +85,7 @@ def _codex(rest: str, headless: bool) -> str:
 _GEMINI_YOLO_LISTED = re.compile(
     r"\s*[\"'](?:--yolo|-y)[\"']\s*,|,\s*[\"'](?:--yolo|-y)[\"'](?=\s*\])"
 )
-_GEMINI_YOLO = re.compile(r"[ \t]+(?:--yolo|-y)(?=\s|$|[;&|)])")
+_GEMINI_YOLO = re.compile(r"[ \t]+(?:--yolo|-y)(?=\s|$|[;&|)\"'])")
 _GEMINI_MODE = re.compile(rf"((?<![\w-])--approval-mode{_SEP}{_Q}?)yolo\b")
 _GEMINI_SANDBOX_OFF = re.compile(
     r"(?<![\w-])(?:--sandbox=(?:false|0|no)|--no-sandbox)(?![\w-])", re.I
