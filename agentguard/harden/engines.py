@@ -51,7 +51,8 @@ _GEMINI_HOW = (
 
 @dataclass(frozen=True)
 class LineChange:
-    """Replace ``old`` (lines ``first``.. of ``path``) with ``new``; ``old`` empty: add."""
+    """Replace ``old`` (lines ``first``.. of ``path``) with ``new``; ``old`` empty: add
+    ``new`` after line ``first``."""
 
     path: str
     first: int
@@ -137,8 +138,15 @@ def _step_settings(f: Finding, text: str) -> LineChange | None:
         return None
     indent = " " * (len(lines[line - 1]) - len(lines[line - 1].lstrip(" -")) + 2)
     got = step.input("settings")
-    if got is None:
-        return LineChange(path, line, (), tuple(action_settings_input({}, indent)), note)
+    if got is None:  # added after the step's `with:` (or with one, after its `uses:`)
+        added = tuple(action_settings_input({}, indent))
+        given = [n for _k, _v, n in step.inputs]
+        if not given:
+            return LineChange(path, line, (), (f"{indent[:-2]}with:", *added), note)
+        at = min(given) - 1
+        if not (0 < at <= len(lines) and lines[at - 1].strip() == "with:"):
+            return None
+        return LineChange(path, at, (), added, note)
     value, at = got
     if not isinstance(value, str) or "${{" in value:
         return None
@@ -345,7 +353,7 @@ def render_engine_section(changes: EngineChanges) -> list[str]:
             out += _block(change.old)
             out.append("  with")
         else:
-            out.append(f"- `{change.path}:{change.first}` ({change.what}): add to its `with:`")
+            out.append(f"- `{change.path}:{change.first}` ({change.what}): add after that line")
         out += _block(change.new)
     return out
 
@@ -357,8 +365,5 @@ def replaced(text: str, change: LineChange) -> str:
     if change.old:
         lines[start : start + len(change.old)] = change.new
     else:
-        at = start + 1
-        while at < len(lines) and "with:" not in lines[at]:
-            at += 1
-        lines[at + 1 : at + 1] = change.new
+        lines[start + 1 : start + 1] = change.new
     return "\n".join(lines) + "\n"

@@ -165,7 +165,7 @@ without a `settings` input reads this file and always runs `gemini --yolo`
       }
     }
   ```
-- `.github/workflows/agents.yml:20` (google-github-actions/run-gemini-cli inputs): add to its `with:`
+- `.github/workflows/agents.yml:21` (google-github-actions/run-gemini-cli inputs): add after that line
   ```
   settings: |-
     {
@@ -246,3 +246,40 @@ def test_agent_actions_in_a_workflow(tmp_path: Path) -> None:
         ("AG305", Severity.LOW),
         ("AG305", Severity.LOW),
     ]
+
+
+def test_a_step_without_inputs_gets_its_with(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / ".github" / "workflows").mkdir(parents=True)
+    workflow = (
+        "on: issues\n"
+        "jobs:\n"
+        "  triage:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - name: Gemini\n"
+        "        uses: google-github-actions/run-gemini-cli@0123456789abcdef0123456789abcdef01234567\n"
+        "      - run: echo done\n"
+    )
+    (project / ".github" / "workflows" / "g.yml").write_text(workflow)
+    result = harden_folder(project, tmp_path / "out")
+
+    [change] = result.plan.engines.lines.values()
+    assert replaced(workflow, change) == workflow.replace(
+        "01234567\n",
+        "01234567\n"
+        "        with:\n"
+        "          settings: |-\n"
+        "            {\n"
+        '              "tools": {\n'
+        '                "sandbox": true,\n'
+        '                "core": [\n'
+        '                  "read_file",\n'
+        '                  "read_many_files",\n'
+        '                  "list_directory",\n'
+        '                  "glob",\n'
+        '                  "grep_search"\n'
+        "                ]\n"
+        "              }\n"
+        "            }\n",
+    )
