@@ -68,6 +68,8 @@ class EngineChanges:
     blocked: dict[str, str] = field(default_factory=dict)  # original -> why not written
     lines: dict[tuple[str, int], LineChange] = field(default_factory=dict)
     relies: set[tuple[str, int]] = field(default_factory=set)  # lines whose sandbox is a file's
+    hows: dict[str, str] = field(default_factory=dict)  # original -> what the written one does
+    still: dict[str, frozenset[str]] = field(default_factory=dict)  # ... and still reports
     notes: list[str] = field(default_factory=list)
 
 
@@ -241,7 +243,8 @@ def plan_engines(
             change = _command_change(f, text)
         elif note.startswith(_GEMINI_ACTIONS):
             change = _step_settings(f, text)
-            keep_yolo = keep_yolo or (change is not None and not change.old)
+            # (unknown, or no `settings`: the step may read the project's file with --yolo)
+            keep_yolo = keep_yolo or change is None or not change.old
         elif 0 < line <= len(lines):
             old = lines[line - 1]
             change = LineChange(path, line, (old,), (rewrite_action_line(old),), note)
@@ -273,7 +276,34 @@ def plan_engines(
                     "without a `settings` input reads this file and always runs `gemini --yolo`"
                 )
         out.written[path] = path
+        out.hows[path] = _CODEX_HOW if path.endswith(".toml") else _gemini_how(not keep_yolo)
+        out.still[path] = _still_reported(path, out.files[path])
     return out
+
+
+def _gemini_how(disable_yolo: bool) -> str:
+    if disable_yolo:
+        return _GEMINI_HOW
+    return "tools.sandbox on, tools.allowed without the bare run_shell_command; other keys kept"
+
+
+def _still_reported(path: str, text: str) -> frozenset[str]:
+    """The rule ids the inspector still reports on the written file (none, normally)."""
+    from agentguard.inspect.project.engine_settings import (
+        parse_codex_config,
+        parse_gemini_settings,
+    )
+    from agentguard.inspect.project.lined import DocumentError
+    from agentguard.rules.agent_engines import check_engine_policy
+
+    try:
+        if path.endswith(".toml"):
+            policies = parse_codex_config(path, text.encode())[0]
+        else:
+            policies = [parse_gemini_settings(path, text.encode())[0]]
+    except DocumentError:
+        return frozenset({"AG301", "AG305"})
+    return frozenset(f.rule_id for p in policies for f in check_engine_policy(p))
 
 
 def decide_engine(f: Finding, changes: EngineChanges) -> Claim | Open | None:
@@ -282,9 +312,10 @@ def decide_engine(f: Finding, changes: EngineChanges) -> Claim | Open | None:
         return None
     path, line, note = _where(f)
     if note.startswith(_CONFIG_LABELS):
+        if path in changes.written and f.rule_id not in changes.still[path]:
+            return Claim(f, (changes.written[path],), changes.hows[path])
         if path in changes.written:
-            how = _CODEX_HOW if path.endswith(".toml") else _GEMINI_HOW
-            return Claim(f, (changes.written[path],), how)
+            return Open(f, "the hardened file still sets it", "See the finding's fix.")
         if path in changes.blocked:
             return Open(
                 f,
@@ -337,8 +368,7 @@ def render_engine_section(changes: EngineChanges) -> list[str]:
         return []
     out = ["", "## Codex and Gemini CLI changes", ""]
     for src, dst in sorted(changes.written.items()):
-        how = _CODEX_HOW if dst.endswith(".toml") else _GEMINI_HOW
-        out.append(f"- `{dst}`: use it instead of `{src}` ({how})")
+        out.append(f"- `{dst}`: use it instead of `{src}` ({changes.hows[src]})")
         if dst.endswith(".json") and not any(src in n for n in changes.notes):
             out.append(
                 "  - with it, `gemini --yolo` refuses to start (YOLO mode is disabled): start the "

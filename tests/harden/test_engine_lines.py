@@ -139,8 +139,7 @@ SECTION = """\
 ## Codex and Gemini CLI changes
 
 - `.gemini/settings.json`: use it instead of `.gemini/settings.json` (tools.sandbox on, \
-security.disableYoloMode (the CLI refuses --yolo), tools.allowed without the bare \
-run_shell_command; other keys kept)
+tools.allowed without the bare run_shell_command; other keys kept)
   - .gemini/settings.json: security.disableYoloMode is not set, since a run-gemini-cli step \
 without a `settings` input reads this file and always runs `gemini --yolo`
 - `.github/workflows/agents.yml:11` (google-github-actions/run-gemini-cli inputs): replace
