@@ -385,6 +385,8 @@ def render_engine_section(changes: EngineChanges) -> list[str]:
         else:
             out.append(f"- `{change.path}:{change.first}` ({change.what}): add after that line")
         out += _block(change.new)
+        if "dockerfile" in posixpath.basename(change.path).lower():
+            out.append("  and rebuild the image: the line is part of it")
     return out
 
 

@@ -202,6 +202,26 @@ def test_gemini_settings_flat_keys_and_the_summary(tmp_path: Path) -> None:
     )
 
 
+def test_a_dockerfile_line_says_to_rebuild(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    harden_folder(_fixture("AG301/codex-danger-sandbox"), out)
+    summary = (out / "SUMMARY.md").read_text()
+    section = summary.split("## Codex and Gemini CLI changes\n\n", 1)[1].split("\n\n", 1)[0]
+    assert section == (
+        "- `Dockerfile:5` (codex command line): replace\n"
+        "  ```\n"
+        '  ENTRYPOINT ["codex", "--sandbox", "danger-full-access", "--ask-for-approval", '
+        '"on-request"]\n'
+        "  ```\n"
+        "  with\n"
+        "  ```\n"
+        '  ENTRYPOINT ["codex", "--sandbox", "workspace-write", "--ask-for-approval", '
+        '"on-request"]\n'
+        "  ```\n"
+        "  and rebuild the image: the line is part of it"
+    )
+
+
 def test_a_config_holding_a_literal_secret_is_never_copied(tmp_path: Path) -> None:
     project = tmp_path / "p"
     (project / ".codex").mkdir(parents=True)
