@@ -183,3 +183,44 @@ def action_settings_input(doc: dict[str, Any], indent: str) -> list[str]:
     """The ``settings: |-`` input lines, at the step's ``with:`` indentation."""
     body = json.dumps(action_settings_doc(doc), indent=2).splitlines()
     return [f"{indent}settings: |-", *(f"{indent}  {line}" for line in body)]
+
+
+def holds_secret(doc: Any, name: str = "") -> bool:
+    """A string value that is a literal secret (by its key's name or its own format)."""
+    from agentguard.rules.secret_values import classify, value_format
+
+    if isinstance(doc, dict):
+        return any(holds_secret(v, str(k)) for k, v in doc.items())
+    if isinstance(doc, list):
+        return any(holds_secret(v, name) for v in doc)
+    return isinstance(doc, str) and (classify(name, doc) is not None or bool(value_format(doc)))
+
+
+def parse_config(path: str, text: str) -> Any:
+    """The file's document; None when it does not parse (inspect reported that)."""
+    from agentguard.inspect.project.jsonc import load_jsonc
+    from agentguard.inspect.project.lined import DocumentError
+
+    try:
+        return tomllib.loads(text) if path.endswith(".toml") else load_jsonc(text).value
+    except (tomllib.TOMLDecodeError, DocumentError):
+        return None
+
+
+def still_reported(path: str, text: str) -> frozenset[str]:
+    """The rule ids the inspector still reports on the written file (none, normally)."""
+    from agentguard.inspect.project.engine_settings import (
+        parse_codex_config,
+        parse_gemini_settings,
+    )
+    from agentguard.inspect.project.lined import DocumentError
+    from agentguard.rules.agent_engines import check_engine_policy
+
+    try:
+        if path.endswith(".toml"):
+            policies = parse_codex_config(path, text.encode())[0]
+        else:
+            policies = [parse_gemini_settings(path, text.encode())[0]]
+    except DocumentError:
+        return frozenset({"AG301", "AG305"})
+    return frozenset(f.rule_id for p in policies for f in check_engine_policy(p))

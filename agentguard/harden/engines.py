@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
-import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,16 +27,14 @@ from agentguard.harden.engine_configs import (
     action_settings_input,
     hardened_codex_config,
     hardened_gemini_settings,
+    holds_secret,
+    parse_config,
+    still_reported,
 )
 from agentguard.harden.engine_lines import command_at, rewrite_action_line, rewrite_lines
 from agentguard.harden.model import Claim, Open
 from agentguard.inspect.project.engine_model import CODEX, GEMINI
 from agentguard.inspect.project.model import Option, Unknown, redact_text
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 SUMMARY = "SUMMARY.md"
 _CONFIG_LABELS = ("config.toml", "settings.json")
@@ -187,28 +184,6 @@ def _relies_on_config(f: Finding, policies: Sequence[Mapping[str, Any]]) -> bool
     )
 
 
-def _holds_secret(doc: Any, name: str = "") -> bool:
-    """A string value that is a literal secret (by its key's name or its own format)."""
-    from agentguard.rules.secret_values import classify, value_format
-
-    if isinstance(doc, dict):
-        return any(_holds_secret(v, str(k)) for k, v in doc.items())
-    if isinstance(doc, list):
-        return any(_holds_secret(v, name) for v in doc)
-    return isinstance(doc, str) and (classify(name, doc) is not None or bool(value_format(doc)))
-
-
-def _parsed(path: str, text: str) -> Any:
-    """The file's document; None when it does not parse (inspect reported that)."""
-    from agentguard.inspect.project.jsonc import load_jsonc
-    from agentguard.inspect.project.lined import DocumentError
-
-    try:
-        return tomllib.loads(text) if path.endswith(".toml") else load_jsonc(text).value
-    except (tomllib.TOMLDecodeError, DocumentError):
-        return None
-
-
 def _safe_rel(path: str) -> bool:
     norm = posixpath.normpath(path)
     return not path.startswith("/") and ".." not in norm.split("/") and norm == path
@@ -256,10 +231,10 @@ def plan_engines(
         text = texts.get(path)
         if text is None or not _safe_rel(path):
             continue
-        doc = _parsed(path, text)
+        doc = parse_config(path, text)
         if not isinstance(doc, dict):
             continue
-        if redact_step(text) != text or _holds_secret(doc):
+        if redact_step(text) != text or holds_secret(doc):
             out.blocked[path] = (
                 "it holds a literal secret value, which harden never copies into its output"
             )
@@ -277,7 +252,7 @@ def plan_engines(
                 )
         out.written[path] = path
         out.hows[path] = _CODEX_HOW if path.endswith(".toml") else _gemini_how(not keep_yolo)
-        out.still[path] = _still_reported(path, out.files[path])
+        out.still[path] = still_reported(path, out.files[path])
     return out
 
 
@@ -285,25 +260,6 @@ def _gemini_how(disable_yolo: bool) -> str:
     if disable_yolo:
         return _GEMINI_HOW
     return "tools.sandbox on, tools.allowed without the bare run_shell_command; other keys kept"
-
-
-def _still_reported(path: str, text: str) -> frozenset[str]:
-    """The rule ids the inspector still reports on the written file (none, normally)."""
-    from agentguard.inspect.project.engine_settings import (
-        parse_codex_config,
-        parse_gemini_settings,
-    )
-    from agentguard.inspect.project.lined import DocumentError
-    from agentguard.rules.agent_engines import check_engine_policy
-
-    try:
-        if path.endswith(".toml"):
-            policies = parse_codex_config(path, text.encode())[0]
-        else:
-            policies = [parse_gemini_settings(path, text.encode())[0]]
-    except DocumentError:
-        return frozenset({"AG301", "AG305"})
-    return frozenset(f.rule_id for p in policies for f in check_engine_policy(p))
 
 
 def decide_engine(f: Finding, changes: EngineChanges) -> Claim | Open | None:
