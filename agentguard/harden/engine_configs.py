@@ -12,6 +12,9 @@
   ``gemini --yolo``, so YOLO mode cannot be disabled there): the sandbox on and
   ``tools.core`` limited to the read-only built-ins plus the single commands the original
   pre-approved.
+
+Before a written file is claimed, :func:`still_reported` runs the rules over it, and
+:func:`holds_secret` keeps a file with a literal secret from being copied at all.
 """
 
 from __future__ import annotations
