@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentguard.findings import Source
+from agentguard.findings import Finding, Source
 from agentguard.harden.code import Start, attach_code, read_dockerfile
 from agentguard.harden.model import HardenOptions, ServiceSpec
 
@@ -186,3 +186,43 @@ def container_code(svc: ServiceSpec, attrs: Mapping[str, Any], opts: HardenOptio
                 )
             )
     return svc
+
+
+def engine_texts(
+    root: Path, project: Mapping[str, Any], findings: Sequence[Finding], sources: list[Source]
+) -> dict[str, str]:
+    """The Codex/Gemini configuration files and the files their findings point at (command
+    lines, workflows), read as the scanner reads: inside the project, no link, capped."""
+    from agentguard.harden.engines import engine_finding
+    from agentguard.inspect.project.walk import NotRegular, TooLarge, read_candidate
+
+    policies = project.get("engine_policies")
+    wanted = {
+        str(p.get("path"))
+        for p in (policies if isinstance(policies, list) else [])
+        if isinstance(p, Mapping)
+        and str(p.get("label", "")).startswith(("config.toml", "settings.json"))
+    }
+    wanted |= {f.locations[0].path or "" for f in findings if engine_finding(f) and f.locations}
+    wanted.discard("")
+    out: dict[str, str] = {}
+    top = os.path.realpath(root)
+    for rel in sorted(wanted):
+        path = os.path.join(top, rel)
+        try:
+            inside = os.path.realpath(path).startswith(top + os.sep)
+            if not inside or os.path.islink(path) or ".." in rel.split("/"):
+                raise OSError("not a file inside the project (a link is not followed)")
+            out[rel] = read_candidate(path).decode("utf-8")
+        except (OSError, UnicodeDecodeError, NotRegular, TooLarge) as exc:
+            why = {NotRegular: "not a regular file", TooLarge: "too large"}.get(type(exc), str(exc))
+            sources.append(
+                Source.failed(
+                    "file",
+                    rel,
+                    f"cannot read the agent engine's file to harden: {why}",
+                    error_code="harden-input-unreadable",
+                    retryable=False,
+                )
+            )
+    return out

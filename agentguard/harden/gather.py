@@ -23,6 +23,7 @@ from agentguard.harden.code_gather import (
     container_code,
     devcontainer_docs,
     dockerfile_code,
+    engine_texts,
 )
 from agentguard.harden.model import HardenOptions, ServiceSpec
 from agentguard.harden.services import (
@@ -53,6 +54,7 @@ class Gathered:
     top_level: dict[str, Any] = field(default_factory=dict)
     root: Path | None = None
     devcontainers: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # (path, parsed document)
+    engine_texts: Mapping[str, str] = field(default_factory=dict)  # Codex/Gemini files' text
 
 
 def service_name(ref: str) -> str:
@@ -367,6 +369,9 @@ def gather(
     if root is not None and agent.get("settings_files"):
         settings, ssrc = _settings(root, [str(p) for p in agent["settings_files"]])
         sources += ssrc
+    texts: dict[str, str] = {}
+    if root is not None and isinstance(project_facts, Mapping):
+        texts = engine_texts(root, project_facts, list(report.findings), sources)
     graph, lock_source = _lock(root if root is not None else Path.cwd())
     sources.append(lock_source)
     return Gathered(
@@ -381,4 +386,5 @@ def gather(
         top_level=top_level,
         root=root,
         devcontainers=tuple(devcontainers),
+        engine_texts=texts,
     )

@@ -18,6 +18,7 @@ from agentguard.harden import (
     compose_override,
     deps_changes,
     devcontainer,
+    engines,
     frameworks,
     kubernetes,
 )
@@ -52,6 +53,7 @@ class Plan:
     sources: list[Source] = field(default_factory=list)
     sdk: SdkChanges = field(default_factory=SdkChanges)
     deps: deps_changes.DepsChanges = field(default_factory=deps_changes.DepsChanges)
+    engines: engines.EngineChanges = field(default_factory=engines.EngineChanges)
 
     @property
     def run_files(self) -> tuple[str, ...]:
@@ -172,10 +174,21 @@ def _agent_changes(g: Gathered, opts: HardenOptions, plan: Plan) -> None:
         for s in g.settings:
             plan.sdk.settings[s.path] = SETTINGS_FILE
     plan.files.update(frameworks.langchain_snippet(list(g.report.findings), opts.workdir))
+    policies = g.agent.get("engine_policies")
+    plan.engines = engines.plan_engines(
+        list(g.report.findings),
+        g.engine_texts,
+        [p for p in policies or [] if isinstance(p, dict)] if isinstance(policies, list) else [],
+        _header(g, "the hardened agent engine configuration"),
+    )
+    plan.files.update(plan.engines.files)
 
 
 def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
     """Claim or Open for one finding of the inspect report."""
+    engine = engines.decide_engine(f, plan.engines)
+    if engine is not None:
+        return engine
     run = plan.run_files
     rid = f.rule_id
     subject = str(f.evidence.get("subject", ""))

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from agentguard.findings import Finding
 from agentguard.harden import compose_override, deps_changes, kubernetes
+from agentguard.harden.engines import render_engine_section
 from agentguard.harden.model import HardenOptions
 from agentguard.harden.plan import Plan
 
@@ -116,6 +117,7 @@ def render_summary(
                 f"`{cfg.snippet_file}`"
             )
             out += [f"  - {ch}" for ch in cfg.choices]
+    out += render_engine_section(plan.engines)
     out += ["", "## Dependencies", ""]
     if deps_changes.CONSTRAINTS_FILE in plan.files:
         out.append(
