@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from agentguard import safeio
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
 from agentguard.config import Config, DepsPolicy, load_config
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.policy import apply_policy
+from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,7 +65,9 @@ def _declares_dependencies(project: Path) -> bool:
     if not pyproject.is_file():
         return False
     try:
-        return "project" in tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        return "project" in tomllib.loads(
+            safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES)
+        )
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True  # let the lock step report the problem with the file
 

@@ -43,10 +43,18 @@ def _color_wanted() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
+def say(message: str) -> str:
+    """A message for stderr: redacted, and escaped when stderr is a terminal."""
+    from agentguard import redact
+    from agentguard.report.text import visible
+
+    return visible(redact.text(message)) if sys.stderr.isatty() else redact.text(message)
+
+
 def log(message: str, *, quiet: bool = False) -> None:
     """Progress and notes go to stderr, never mixed with a report on stdout."""
     if not quiet:
-        typer.echo(message, err=True)
+        typer.echo(say(message), err=True)
 
 
 def emit(
@@ -68,16 +76,26 @@ def emit(
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            typer.echo(f"agentguard: cannot write report to {output}: {exc}", err=True)
-            raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+        write_report(output, text, "report")
     raise typer.Exit(int(exit_code(report, threshold, allow_incomplete=allow_incomplete)))
 
 
+def write_report(path: Path, text: str, what: str) -> None:
+    """Write an output file safely: a link at ``path`` is a usage error (exit 2), any
+    other failure to write means the run is incomplete (exit 3)."""
+    from agentguard.safeio import UnsafeWrite, write_output
+
+    try:
+        write_output(path, text)
+    except UnsafeWrite as exc:
+        fail_usage(f"cannot write the {what}: {exc}")
+    except OSError as exc:
+        typer.echo(say(f"agentguard: cannot write {what} to {path}: {exc}"), err=True)
+        raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+
+
 def fail_usage(message: str) -> typer.Exit:
-    typer.echo(f"agentguard: error: {message}", err=True)
+    typer.echo(say(f"agentguard: error: {message}"), err=True)
     raise typer.Exit(int(ExitCode.USAGE))
 
 
@@ -236,11 +254,7 @@ def check(
         fail_usage(str(exc))
     threshold = fail_on or result.fail_on.value
     if sarif_output is not None:
-        try:
-            sarif_output.write_text(render(result.report, Format.SARIF), encoding="utf-8")
-        except OSError as exc:
-            typer.echo(f"agentguard: cannot write SARIF to {sarif_output}: {exc}", err=True)
-            raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+        write_report(sarif_output, render(result.report, Format.SARIF), "SARIF")
     emit(result.report, fmt, output, threshold, verbose=verbose, allow_incomplete=allow_incomplete)
 
 
@@ -444,8 +458,10 @@ def main() -> None:
         if os.environ.get("AGENTGUARD_DEBUG"):
             raise
         typer.echo(
-            f"agentguard: internal error: {type(exc).__name__}: {exc} -- the run is incomplete "
-            "(set AGENTGUARD_DEBUG=1 for the traceback, and please report it)",
+            say(
+                f"agentguard: internal error: {type(exc).__name__}: {exc} -- the run is "
+                "incomplete (set AGENTGUARD_DEBUG=1 for the traceback, and please report it)"
+            ),
             err=True,
         )
         sys.exit(int(ExitCode.INCOMPLETE))

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agentguard import safeio
 from agentguard.baseline import Baseline
 from agentguard.config import Config, IgnoreEntry
 from agentguard.findings import Finding, Location, Severity, Source
@@ -143,7 +144,11 @@ class _Lines:
                     )
                 )
             else:
-                lines = full.read_bytes().decode("utf-8", errors="replace").splitlines()
+                lines = (
+                    safeio.read_bytes(full, root=self.root, cap=MAX_SUPPRESSION_FILE_BYTES)
+                    .decode("utf-8", errors="replace")
+                    .splitlines()
+                )
                 self.sources.append(Source.ok("file", shown, "read for inline suppressions"))
         except OSError as exc:
             self.sources.append(

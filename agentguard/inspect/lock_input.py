@@ -14,6 +14,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from agentguard import safeio
 from agentguard.findings import Source
 
 if sys.version_info >= (3, 11):
@@ -55,7 +56,7 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
                 error_code="lockfile-too-large",
                 retryable=False,
             )
-        data = path.read_bytes()
+        data = safeio.read_bytes(path, cap=MAX_LOCK_BYTES)
     except FileNotFoundError:
         return None, Source.failed(
             "lockfile", shown, "no such file", error_code="lockfile-missing", retryable=False

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from agentguard import safeio
 from agentguard.engine import UsageError, make_report, now_utc
 from agentguard.findings import (
     Finding,
@@ -35,6 +36,7 @@ from agentguard.lock.graph import (
 )
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
@@ -81,7 +83,7 @@ def _python_floor(requires_python: str | None) -> str | None:
 
 def _file_digest(path: Path) -> str | None:
     try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        return "sha256:" + hashlib.sha256(safeio.read_bytes(path, cap=MAX_LOCK_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -154,7 +156,11 @@ def _lock_locked(
     ]
     req_path = root / REQUIREMENTS_LOCK
     try:
-        preferences = req_path.read_text(encoding="utf-8") if req_path.is_file() else None
+        preferences = (
+            safeio.read_text(req_path, root=root, cap=MAX_LOCK_BYTES)
+            if req_path.is_file()
+            else None
+        )
     except (OSError, UnicodeDecodeError):
         preferences = None  # read_stored below reports the unreadable file
     request = ResolveRequest(
@@ -560,11 +566,12 @@ def _requirement_lines(path: Path) -> dict[str, int]:
 
     out: dict[str, int] = {}
     try:
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = safeio.read_text(path, cap=MAX_LOCK_BYTES)
+        for i, line in enumerate(text.splitlines(), 1):
             s = line.strip()
             if s and s[0].isalnum():
                 name = canonicalize_name(s.split("==")[0].split(";")[0].split()[0].split("[")[0])
                 out.setdefault(name, i)
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         pass
     return out

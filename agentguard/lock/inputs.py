@@ -13,7 +13,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from agentguard import safeio
 from agentguard.engine import UsageError
+from agentguard.tomllines import TomlLines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,23 +70,15 @@ def _hash_inputs(
 
 def _read_text(path: Path) -> str:
     try:
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise UsageError(
-                f"{path.name}: {size} bytes is larger than the {MAX_INPUT_BYTES} byte limit"
-            )
-        return path.read_bytes().decode("utf-8")
+        return safeio.read_text(path, cap=MAX_INPUT_BYTES)
+    except safeio.TooLarge as exc:
+        raise UsageError(
+            f"{path.name}: {exc.size} bytes is larger than the {MAX_INPUT_BYTES} byte limit"
+        ) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path.name}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-
-
-def _line_of(text: str, needle: str) -> int | None:
-    for i, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return i
-    return None
 
 
 def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
@@ -121,7 +115,8 @@ def read_pyproject(
     deps = project.get("dependencies", [])
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
         raise UsageError("[project.dependencies] must be a list of requirement strings")
-    reqs = [_req(d, "pyproject.toml", _line_of(text, d)) for d in deps]
+    lines = TomlLines(text)
+    reqs = [_req(d, "pyproject.toml", lines.first(d)) for d in deps]
     selection: list[str] = []
 
     optional = project.get("optional-dependencies", {})
@@ -138,7 +133,7 @@ def read_pyproject(
         items = optional[key]
         if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
             raise UsageError(f"[project.optional-dependencies].{key} must be a list of strings")
-        reqs.extend(_req(d, "pyproject.toml", _line_of(text, d)) for d in items)
+        reqs.extend(_req(d, "pyproject.toml", lines.first(d)) for d in items)
         selection.append(f"extra:{canonicalize_name(key)}")
 
     dep_groups = data.get("dependency-groups", {})
@@ -146,7 +141,7 @@ def read_pyproject(
         raise UsageError("[dependency-groups] must be a table")
     for group in groups:
         for d in _expand_group(dep_groups, group, ()):
-            reqs.append(_req(d, "pyproject.toml", _line_of(text, d)))
+            reqs.append(_req(d, "pyproject.toml", lines.first(d)))
         selection.append(f"group:{canonicalize_name(group)}")
 
     requires_python = project.get("requires-python")

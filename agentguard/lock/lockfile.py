@@ -26,7 +26,7 @@ from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from agentguard import __version__
+from agentguard import __version__, safeio
 from agentguard.lock.backend import Resolution
 from agentguard.lock.graph import PROJECT, DependencyEdge, LockedPackage, LockGraph
 from agentguard.lock.index import IndexFile
@@ -37,6 +37,7 @@ from agentguard.lock.mutex import REQUIREMENTS_LOCK as REQUIREMENTS_LOCK
 from agentguard.lock.mutex import LockfileError as LockfileError
 from agentguard.lock.mutex import project_lock as project_lock
 from agentguard.lock.mutex import remove_stale_temps as remove_stale_temps
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -228,7 +229,7 @@ def read_quick(root: Path) -> QuickPrevious | None:
     from agentguard.lock.backend import ResolverError, parse_requirements_lock
 
     try:
-        req_text = (root / REQUIREMENTS_LOCK).read_text(encoding="utf-8")
+        req_text = safeio.read_text(root / REQUIREMENTS_LOCK, root=root, cap=MAX_LOCK_BYTES)
         digest = next(
             (
                 ln.split(":", 1)[1].strip()
@@ -239,9 +240,9 @@ def read_quick(root: Path) -> QuickPrevious | None:
         )
         if digest is None:
             return None
-        with open(root / PYLOCK, encoding="utf-8") as fh:
-            if f'lock-digest = "{digest}"' not in fh.read():
-                return None
+        pylock = safeio.read_text(root / PYLOCK, root=root, cap=MAX_LOCK_BYTES)
+        if f'lock-digest = "{digest}"' not in pylock:
+            return None
         pins, _, _ = parse_requirements_lock(req_text)
     except (OSError, UnicodeDecodeError, ResolverError):
         return None
@@ -274,7 +275,7 @@ def read_stored(root: Path) -> StoredLock | None:
             f"{PYLOCK} exists but {REQUIREMENTS_LOCK} does not", code="lockfile-missing"
         )
     try:
-        data = tomllib.loads(py.read_text(encoding="utf-8"))
+        data = tomllib.loads(safeio.read_text(py, root=root, cap=MAX_LOCK_BYTES))
         lock = Pylock.from_dict(data)
     except (OSError, UnicodeDecodeError) as exc:
         raise LockfileError(f"{PYLOCK}: cannot read ({exc})", code="lockfile-unreadable") from None
@@ -327,7 +328,7 @@ def read_stored(root: Path) -> StoredLock | None:
         unknown_metadata=tuple(tool.get("unknown-metadata", [])),
     )
     try:
-        req_text = req.read_text(encoding="utf-8")
+        req_text = safeio.read_text(req, root=root, cap=MAX_LOCK_BYTES)
         pins, _, _ = parse_requirements_lock(req_text)
     except (OSError, UnicodeDecodeError) as exc:
         raise LockfileError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 
+from agentguard import redact
 from agentguard.findings import Report
 
 
@@ -14,6 +15,9 @@ class Format(str, enum.Enum):
 
 
 def render(report: Report, fmt: Format, *, color: bool = False, verbose: bool = False) -> str:
+    """The report in ``fmt``, every secret it holds redacted first (one redactor for
+    every format: :mod:`agentguard.redact`)."""
+    report = redact.scrub(report)
     if fmt is Format.JSON:
         from agentguard.report.json_out import render_json
 

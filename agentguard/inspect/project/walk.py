@@ -17,13 +17,28 @@ from __future__ import annotations
 
 import os
 import posixpath
-import stat as _stat
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
 from agentguard.inspect.project.kinds import wants_file
+from agentguard.safeio import (
+    FIRST_READ,
+    MAX_FILE_BYTES,
+    NotRegular,
+    TooLarge,
+    inside,
+    read_candidate,
+)
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
+__all__ = [
+    "FIRST_READ",
+    "MAX_FILE_BYTES",
+    "NotRegular",
+    "TooLarge",
+    "classify",
+    "read_candidate",
+    "walk",
+]
 
 SKIP_DIRS = frozenset(
     {
@@ -210,67 +225,4 @@ def walk(root: str) -> WalkResult:
 
 
 def _inside(path: str, real_root: str) -> bool:
-    target = os.path.realpath(path)
-    return target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
-class TooLarge(Exception):
-    def __init__(self, size: int) -> None:
-        super().__init__(size)
-        self.size = size
-
-
-class NotRegular(Exception):
-    """A FIFO, socket or device under a candidate's name: never opened for reading."""
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-FIRST_READ = 256 * 1024  # most source files end within the first read
-
-
-def read_candidate(path: str, regular: bool = False) -> bytes:
-    """The whole file. Raises OSError, :class:`TooLarge` or :class:`NotRegular`.
-
-    ``regular``: the folder listing already said this name is a regular file (not a
-    link), so a file that ends within the first read needs no ``fstat``. Anything else
-    (a link, a file longer than the first read) is checked with ``fstat`` before more is
-    read; the open never blocks (``O_NONBLOCK``), so a FIFO swapped in meanwhile is an
-    error, not a hang.
-    """
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        if regular:
-            first = os.read(fd, FIRST_READ)
-            if first and len(first) < FIRST_READ:
-                return first
-            return _read_rest(fd, first)  # (an empty read is checked: a FIFO swapped in?)
-        return _read_rest(fd, b"")
-    finally:
-        os.close(fd)
-
-
-def _read_rest(fd: int, head: bytes) -> bytes:
-    st = os.fstat(fd)
-    if not _stat.S_ISREG(st.st_mode):
-        raise NotRegular()
-    if st.st_size > MAX_FILE_BYTES:
-        raise TooLarge(st.st_size)
-    chunks = [head] if head else []
-    total = len(head)
-    want = st.st_size + 1 - total
-    first = os.read(fd, max(want, 1))
-    chunks.append(first)
-    total += len(first)
-    if total <= st.st_size:
-        return b"".join(chunks)  # a regular file returns what was asked unless at its end
-    while True:
-        if total > MAX_FILE_BYTES:
-            raise TooLarge(total)
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    if total > MAX_FILE_BYTES:
-        raise TooLarge(total)
-    return b"".join(chunks)
+    return inside(path, real_root)
