@@ -207,9 +207,17 @@ def _scrub(value: Any, key: str | None) -> Any:
                 items[i + 1] = MASK
         return tuple(items) if isinstance(value, tuple) else items
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {}
+        changes: dict[str, Any] = {}
+        named, held = getattr(value, "name", None), getattr(value, "value", None)
+        if (
+            isinstance(named, str)
+            and isinstance(held, str)
+            and is_secret_name(named)
+            and not _is_reference(held)
+        ):
+            changes["value"] = MASK
         for f in dataclasses.fields(value):
-            if not f.init:
+            if not f.init or f.name in changes:
                 continue
             old = getattr(value, f.name)
             new = _scrub(old, None)

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentguard.harden.escape import comment
 from agentguard.harden.model import HOME_DIR, HardenedSpec, ServiceSpec
 
 
@@ -64,7 +65,7 @@ def _quote(arg: str) -> str:
 
 
 def render_script(argv: Sequence[str], *, header: Sequence[str]) -> str:
-    lines = ["#!/bin/sh", *(f"# {h}" if h else "#" for h in header), "set -eu"]
+    lines = ["#!/bin/sh", *(f"# {comment(h)}" if h else "#" for h in header), "set -eu"]
     head, rest = list(argv[:2]), list(argv[2:])
     out = ["exec " + " ".join(_quote(a) for a in head) + " \\"]
     i = 0

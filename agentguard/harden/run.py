@@ -10,11 +10,11 @@ Sources: inspect's, harden's own reads, every file written, every probe.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentguard import redact, safeio
 from agentguard.config import Config
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
@@ -40,7 +40,21 @@ class HardenResult:
 
 
 def write_files(out: Path, files: Mapping[str, str]) -> list[Source]:
-    """Write every file under ``out``; remove files an earlier run wrote and this one did not."""
+    """Write every file under ``out``; remove files an earlier run wrote and this one did not.
+
+    ``out`` is often inside the checkout, so nothing in it is trusted: a link at ``out``
+    or at any file or folder this run writes is refused before anything is written
+    (:class:`UsageError`, exit 2); each file is written atomically through
+    :mod:`agentguard.safeio`; the previous run's manifest is read safely, and a listed
+    name that is absolute or leaves ``out`` is refused (never removed).
+    """
+    try:
+        for rel in [*files, MANIFEST]:
+            target = safeio.confined(out, rel)
+            if target.is_symlink():
+                raise safeio.UnsafeWrite(f"{target}: is a symbolic link; refusing to write")
+    except safeio.UnsafeWrite as exc:
+        raise UsageError(f"harden output: {exc}") from None
     sources: list[Source] = []
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -50,19 +64,20 @@ def write_files(out: Path, files: Mapping[str, str]) -> list[Source]:
                 "output", str(out), f"cannot create: {exc}", error_code="output-unwritable"
             )
         ]
-    previous: list[str] = []
-    try:
-        previous = list(json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("files", []))
-    except (OSError, ValueError, AttributeError):
-        previous = []
-    for rel in sorted(set(previous) - set(files)):
-        stale = out / rel
-        if stale.is_file() and ".." not in Path(rel).parts:
-            stale.unlink()
+    for rel in sorted(set(_previous(out, sources)) - set(files)):
+        if not safeio.remove_in(out, rel):
+            sources.append(
+                Source.skipped(
+                    "output",
+                    rel,
+                    f"listed in {MANIFEST} but not a name inside {out}: not removed",
+                )
+            )
     for rel, text in sorted(files.items()):
         sources.append(write_one(out, rel, text))
+    manifest = json.dumps({"files": sorted(files)}, indent=1) + "\n"
     try:
-        (out / MANIFEST).write_text(json.dumps({"files": sorted(files)}, indent=1) + "\n")
+        safeio.write_in(out, MANIFEST, manifest)
     except OSError as exc:
         sources.append(
             Source.failed(
@@ -75,15 +90,30 @@ def write_files(out: Path, files: Mapping[str, str]) -> list[Source]:
     return sources
 
 
+MAX_MANIFEST_BYTES = 1024 * 1024
+
+
+def _previous(out: Path, sources: list[Source]) -> list[str]:
+    """The names the last run's manifest lists (nothing when it is absent or unreadable)."""
+    path = out / MANIFEST
+    if not path.exists() and not path.is_symlink():
+        return []
+    try:
+        listed = json.loads(safeio.read_text(path, root=out, cap=MAX_MANIFEST_BYTES)).get("files")
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
+        sources.append(
+            Source.skipped("output", str(path), f"not read ({exc}): no stale file removed")
+        )
+        return []
+    return [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
+
+
 def write_one(out: Path, rel: str, text: str) -> Source:
+    """One file under ``out``, redacted, written atomically, never through a link."""
     path = out / rel
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        if rel.endswith(".sh"):
-            os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
+        text = redact.text(text)
+        safeio.write_in(out, rel, text, 0o755 if rel.endswith(".sh") else 0)
     except OSError as exc:
         return Source.failed(
             "output",
