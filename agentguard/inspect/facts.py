@@ -125,6 +125,7 @@ class ProjectFile:
     path: str  # relative to the project root (or absolute inside an image)
     data: bytes
     origin: str = "project"  # "project" or "image:<layer digest>"
+    readable: bool = True  # False: it exists but was not read (its source says why)
 
 
 @dataclass(frozen=True)

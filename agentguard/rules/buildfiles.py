@@ -374,9 +374,13 @@ def check_context_copy(df: DockerfileFacts, ignore: DockerIgnore | None) -> list
             "unknown": "the working directory is unknown (set by the base image)",
         }[relation]
         dest = copy.destination_abs if (workdir or not relative) else copy.destination
+        if ignore is not None and not ignore.readable:
+            confidence = Confidence.LOW
         why = (
             "there is no .dockerignore"
             if ignore is None
+            else f"{ignore.path} could not be read (what it keeps out is unknown)"
+            if not ignore.readable
             else f"{ignore.path} lets in "
             + ", ".join(f"{k} ({', '.join(v)})" for k, v in leaked.items())
         )
@@ -396,7 +400,7 @@ def check_context_copy(df: DockerfileFacts, ignore: DockerIgnore | None) -> list
                     "workdir": workdir,
                     "relation": relation,
                     "dockerignore": ignore.path if ignore else None,
-                    "not_kept_out": leaked,
+                    "not_kept_out": leaked if ignore is None or ignore.readable else None,
                 },
                 severity=Severity.HIGH if ignore is None else Severity.MEDIUM,
                 confidence=confidence,

@@ -107,28 +107,32 @@ def _may_matter(abspath: str, kind: str) -> bool:
 def read_and_process(cand: Candidate) -> FileOutcome | None:
     """Read one candidate and process it; every miss becomes a source. None: a Python
     file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
+    if cand.outside is not None:
+        return _unread(cand, cand.outside)
     try:
         data = read_candidate(cand.abspath, cand.regular)
     except TooLarge as exc:
-        return FileOutcome(
-            sources=[_oversize(cand.rel, cand.abspath, cand.kind, exc.size)], read=False
-        )
+        return _unread(cand, _oversize(cand.rel, cand.abspath, cand.kind, exc.size))
     except NotRegular:
-        return FileOutcome(
-            sources=[Source.skipped("file", cand.rel, "not a regular file")], read=False
-        )
+        return _unread(cand, Source.skipped("file", cand.rel, "not a regular file"))
     except OSError as exc:
-        return FileOutcome(
-            sources=[
-                failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
-            ],
-            read=False,
+        return _unread(
+            cand, failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
     if cand.kind == "python" and not python_may_matter(data):
         return None
     out = process_file(cand.rel, cand.kind, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
+    return out
+
+
+def _unread(cand: Candidate, source: Source) -> FileOutcome:
+    """A candidate not read: its source, and for a container/build file the fact that it
+    exists unread (a .dockerignore that could not be read is not "no .dockerignore")."""
+    out = FileOutcome(sources=[source], read=False)
+    if cand.kind == "container":
+        out.container_file = ProjectFile(cand.rel, b"", readable=False)
     return out
 
 
@@ -162,6 +166,7 @@ def _process_chunk(
     return read, kept
 
 
+MAX_JOBS = min(4 * (os.cpu_count() or 1), 32)
 PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~30 ms)
 CHUNK = 250
 
@@ -173,8 +178,9 @@ def _jobs(count: int) -> int:
     used on Linux, from a process without other threads.
     """
     env = os.environ.get("AGENTGUARD_JOBS", "")
-    if env.isdigit() and int(env) >= 1:
-        wanted = int(env)
+    if env.isdigit() and len(env) <= 6 and int(env) >= 1:
+        # capped: a worker per CPU is all that helps (100000 forks would never end)
+        wanted = min(int(env), MAX_JOBS)
     else:
         wanted = min(os.cpu_count() or 1, 4) if count >= PARALLEL_MIN else 1
     if wanted > 1 and (not sys.platform.startswith("linux") or threading.active_count() > 1):

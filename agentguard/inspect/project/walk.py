@@ -117,6 +117,7 @@ class Candidate:
     abspath: str
     kind: str
     regular: bool = False  # the folder listing said "regular file" (not a link): no fstat
+    outside: Source | None = None  # a link out of the project: never read, this is why
 
 
 @dataclass
@@ -173,14 +174,13 @@ def walk(root: str) -> WalkResult:
                     continue
                 if not is_dir and entry.is_symlink() and not _inside(entry.path, real_root):
                     # A link out of the project (to ~/.aws/credentials, /proc/self/environ...)
-                    # is not the project's own configuration: never read it.
-                    out.sources.append(
-                        Source.skipped(
-                            "file",
-                            prefix + name,
-                            "symbolic link pointing outside the project: not followed",
-                        )
-                    )
+                    # is never read; one that may configure the agent is a gap in the check.
+                    link = _link_out(prefix + name, parent)
+                    kind = classify(prefix + name)
+                    if kind is not None:  # the reader records it (and what it may hold)
+                        candidates.append(Candidate(prefix + name, entry.path, kind, outside=link))
+                    else:
+                        out.sources.append(link)
                     continue
             except OSError as exc:
                 out.sources.append(
@@ -222,6 +222,27 @@ def walk(root: str) -> WalkResult:
     candidates.sort(key=lambda c: c.rel)
     out.markers.sort()
     return out
+
+
+def _link_out(path: str, parent: str) -> Source:
+    """A file linked from outside the project: skipped when its name says it cannot
+    configure the agent, else failed (a monorepo's shared ``.claude/settings.json``
+    linked in is configuration this run did not check: never a clean exit)."""
+    name = posixpath.basename(path)
+    marker = name in MARKER_NAMES or (parent == ".claude" and name in SETTINGS_NAMES)
+    if classify(path) is None and not marker:
+        return Source.skipped(
+            "file", path, "symbolic link pointing outside the project: not followed"
+        )
+    return Source.failed(
+        "file",
+        path,
+        "symbolic link pointing outside the project: not followed, and it may configure the agent",
+        error_code="file-link-outside",
+        retryable=False,
+        remedy="Check the folder the link points into (or the whole repository), or "
+        "replace the link with the file.",
+    )
 
 
 def _inside(path: str, real_root: str) -> bool:
