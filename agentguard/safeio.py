@@ -30,7 +30,7 @@ from typing import BinaryIO
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a project file (code, settings, compose...)
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # agentguard.toml, pyproject.toml read as config
-MAX_LOCK_BYTES = 64 * 1024 * 1024  # pylock.toml / requirements.lock (thousands of wheels)
+MAX_LOCK_BYTES = 16 * 1024 * 1024  # pylock.toml / requirements.lock (thousands of wheels)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

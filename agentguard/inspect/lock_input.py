@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 
 from agentguard import safeio
 from agentguard.findings import Source
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -23,7 +24,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 LOCK_NAME = "pylock.toml"
-MAX_LOCK_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
