@@ -13,7 +13,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
-from agentguard import safeio
+from agentguard import redact, safeio
 from agentguard.engine import UsageError
 from agentguard.tomllines import TomlLines
 
@@ -86,7 +86,10 @@ def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
         req = Requirement(text)
     except InvalidRequirement as exc:
         where = f"{file}:{line}" if line else file
-        raise UsageError(f"{where}: invalid requirement {text!r}: {exc}") from None
+        raise UsageError(
+            f"{where}: invalid requirement {redact.quote(text)}: "
+            f"{redact.quote(str(exc).splitlines()[0] if str(exc) else '')}"
+        ) from None
     if req.url:
         raise UsageError(
             f"{file}: direct URL requirement {req.name} @ ... cannot be hash-locked from an index"

@@ -26,7 +26,7 @@ from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from agentguard import __version__, safeio
+from agentguard import __version__, redact, safeio
 from agentguard.lock.backend import Resolution
 from agentguard.lock.graph import PROJECT, DependencyEdge, LockedPackage, LockGraph
 from agentguard.lock.index import IndexFile
@@ -319,7 +319,8 @@ def read_stored(root: Path) -> StoredLock | None:
             )
         except (KeyError, TypeError):
             raise LockfileError(
-                f"{PYLOCK}: malformed [tool.agentguard] edge {e!r}", code="lockfile-invalid"
+                f"{PYLOCK}: malformed [tool.agentguard] edge {redact.quote(repr(e))}",
+                code="lockfile-invalid",
             ) from None
     graph = LockGraph(
         packages=packages,
