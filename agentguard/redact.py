@@ -100,7 +100,8 @@ _SHAPES = re.compile(
 )
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/\s@?#\"'<>]+)@")
 _QUERY = re.compile(r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.%-]+)=(?P<val>[^&#\s\"'<>]*)")
-_VALUE = r"(?P<val>(?:(?:Bearer|Basic|Token|token|bearer)\s+)?[^\s\"'`,;&)\]}\x00]+)"
+# (a value stops at a backslash too: an escaped control character in quoted text)
+_VALUE = r"(?P<val>(?:(?:Bearer|Basic|Token|token|bearer)\s+)?[^\s\"'`,;&)\]}\x00\\]+)"
 _FLAG = re.compile(
     r"(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)(?P<q1>[\"']?)(?P<sep>=|\s*,\s*|\s+)(?P<q2>[\"']?)"
     + _VALUE
