@@ -97,16 +97,23 @@ def _root_of(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) 
     return os.fspath(root) if root is not None else os.path.dirname(os.path.abspath(path)) or "."
 
 
-def _open(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> int:
-    real = os.path.realpath(path)
-    if not inside(real, _root_of(path, root)):
-        raise LinkOut()
-    try:
-        fd = os.open(real, READ_FLAGS | _NOFOLLOW)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:  # swapped for a link after the check
-            raise LinkOut() from None
-        raise
+def _open(
+    path: str | os.PathLike[str], root: str | os.PathLike[str] | None, listed: bool = False
+) -> int:
+    """A descriptor of a regular file. ``listed``: the project walk listed it and already
+    refused links out of the project (no second ``realpath``)."""
+    if listed:
+        fd = os.open(path, READ_FLAGS)
+    else:
+        real = os.path.realpath(path)
+        if not inside(real, _root_of(path, root)):
+            raise LinkOut()
+        try:
+            fd = os.open(real, READ_FLAGS | _NOFOLLOW)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # swapped for a link after the check
+                raise LinkOut() from None
+            raise
     try:
         if not _stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular()
@@ -143,25 +150,14 @@ def read_text(
 
 @contextlib.contextmanager
 def open_regular(
-    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    listed: bool = False,
 ) -> Iterator[BinaryIO]:
-    """A binary file object over a safely opened regular file (for streaming readers)."""
-    fd = _open(path, root)
-    with os.fdopen(fd, "rb") as fh:
-        yield fh
-
-
-@contextlib.contextmanager
-def open_listed(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """As :func:`open_regular`, for a file the project walk listed (and checked for links
-    out of the project)."""
-    fd = os.open(path, READ_FLAGS)
-    try:
-        if not _stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular()
-    except BaseException:
-        os.close(fd)
-        raise
+    """A binary file object over a safely opened regular file (for streaming readers);
+    ``listed`` as for :func:`_open`."""
+    fd = _open(path, root, listed)
     with os.fdopen(fd, "rb") as fh:
         yield fh
 

@@ -33,7 +33,7 @@ from agentguard.inspect.project.walk import (
     read_candidate,
     walk,
 )
-from agentguard.safeio import open_listed
+from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -87,7 +87,7 @@ def _may_matter(abspath: str, kind: str) -> bool:
     """Whether an oversize file names an agent SDK (True when that cannot be told)."""
     overlap = 4096  # an import split across two chunks is still seen
     try:
-        with open_listed(abspath) as fh:
+        with open_regular(abspath, listed=True) as fh:
             tail = b""
             done = 0
             while chunk := fh.read(1 << 20):
