@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentguard import safeio
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.harden.docker_run import RunArgs, RunParseError, parse_run_script
 from agentguard.harden.probe_facts import (
@@ -217,7 +218,7 @@ def verify_script(
     """Verify one written run script (``label`` names it in the report)."""
     result = VerifyResult()
     try:
-        args = parse_run_script(script_path.read_text(encoding="utf-8"))
+        args = parse_run_script(safeio.read_text(script_path))
     except (OSError, UnicodeDecodeError, RunParseError) as exc:
         result.sources.append(
             _failed(label, f"cannot read the run script: {exc}", "verify-script-unreadable")
