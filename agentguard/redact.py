@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -59,6 +60,7 @@ _QUERY_ONLY = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Whether a flag, variable, header or key name says its value is a secret."""
     segs = [s for s in re.split(r"[^a-z0-9]+", _split_camel(name).lower()) if s]
@@ -110,18 +112,30 @@ _ASSIGN = re.compile(
     r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)(?P<q1>[\"']?)(?P<sep>\s*[=:]\s*)(?P<q2>[\"']?)" + _VALUE
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_QUICK = re.compile(r"[=:@\-,]|\s|-----BEGIN|\b(?:gh|github_pat_|AKIA|ASIA|sk-|xox|AIza|eyJ)")
+_SHAPE_HINT = re.compile(r"-----BEGIN|gh[pousr]_|github_pat_|A[KSGIRNP][A-Z]A|sk-|xox|AIza|eyJ")
+# every secret name holds one of these (checked before the costlier patterns run)
+_NAME_HINT = re.compile(r"(?i)tok|secret|pass|pwd|key|auth|cookie|cred|bearer|session|sig|code")
 
 
 def text(s: str) -> str:
     """``s`` with every secret it holds replaced by :data:`MASK`."""
+    return _text(s) if len(s) < 4096 else _redact(s)
+
+
+@functools.lru_cache(maxsize=32768)
+def _text(s: str) -> str:  # reports repeat titles, fixes and paths: each is redacted once
+    return _redact(s)
+
+
+def _redact(s: str) -> str:
     if _SURROGATE.search(s):
         s = _SURROGATE.sub(_surrogate, s)
-    if not _QUICK.search(s):
-        return s
-    s = _SHAPES.sub(MASK, s)
-    if "://" in s:
+    if _SHAPE_HINT.search(s):
+        s = _SHAPES.sub(MASK, s)
+    if "@" in s and "://" in s:
         s = _USERINFO.sub(_userinfo, s)
+    if not _NAME_HINT.search(s):
+        return s
     if "=" in s and ("?" in s or "&" in s):
         s = _QUERY.sub(_query, s)
     if "-" in s:
