@@ -231,7 +231,7 @@ class Source:
         if "\n" in reason or "\r" in reason:  # a reason is one line (parsers write several)
             reason = " ".join(part.strip() for part in reason.splitlines() if part.strip())
         if len(reason) > MAX_REASON:  # a reason quoting a whole hostile file is cut short
-            reason = reason[:MAX_REASON] + "... (cut)"
+            reason = reason[: MAX_REASON - 150] + " ... (cut) ... " + reason[-135:]
         return cls(kind, name, SourceStatus.FAILED, reason, error_code, retryable, remedy)
 
     @classmethod
