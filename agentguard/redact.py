@@ -103,14 +103,13 @@ _SHAPES = re.compile(
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/\s@?#\"'<>]+)@")
 _QUERY = re.compile(r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.%-]+)=(?P<val>[^&#\s\"'<>]*)")
 # (a value stops at a backslash too: an escaped control character in quoted text)
-_VALUE = r"(?P<val>(?:(?:Bearer|Basic|Token|token|bearer)\s+)?[^\s\"'`,;&)\]}\x00\\]+)"
-_FLAG = re.compile(
-    r"(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)(?P<q1>[\"']?)(?P<sep>=|\s*,\s*|\s+)(?P<q2>[\"']?)"
-    + _VALUE
+_VALUE = re.compile(
+    r"(?P<q2>[\"']?)(?P<val>(?:(?:Bearer|Basic|Token|token|bearer)\s+)?[^\s\"'`,;&)\]}\x00\\]+)"
 )
-_ASSIGN = re.compile(
-    r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)(?P<q1>[\"']?)(?P<sep>\s*[=:]\s*)(?P<q2>[\"']?)" + _VALUE
-)
+# A name and its separator only: the value is matched after a secret name, so a name that
+# is not secret never swallows the next one as its value (``-x --token V``, ``a=TOKEN=V``).
+_FLAG = re.compile(r"(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)")
+_ASSIGN = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHAPE_HINT = re.compile(r"-----BEGIN|gh[pousr]_|github_pat_|A[KSGIRNP][A-Z]A|sk-|xox|AIza|eyJ")
 # every secret name holds one of these (checked before the costlier patterns run)
@@ -139,9 +138,9 @@ def _redact(s: str) -> str:
     if "=" in s and ("?" in s or "&" in s):
         s = _QUERY.sub(_query, s)
     if "-" in s:
-        s = _FLAG.sub(_named, s)
+        s = _named(_FLAG, s)
     if "=" in s or ":" in s:
-        s = _ASSIGN.sub(_named, s)
+        s = _named(_ASSIGN, s)
     return s
 
 
@@ -172,11 +171,22 @@ def _query(m: re.Match[str]) -> str:
     return m.group(0)
 
 
-def _named(m: re.Match[str]) -> str:
-    name, val = m.group("name"), m.group("val")
-    if not is_secret_name(name.lstrip("-")) or _is_reference(val):
-        return m.group(0)
-    return f"{name}{m.group('q1')}{m.group('sep')}{m.group('q2')}{MASK}"
+def _named(names: re.Pattern[str], s: str) -> str:
+    """``s`` with the value after each secret-named flag, variable or header masked."""
+    out: list[str] = []
+    last = 0
+    for m in names.finditer(s):
+        if m.start() < last or not is_secret_name(m.group("name").lstrip("-")):
+            continue
+        v = _VALUE.match(s, m.end())
+        if v is None or _is_reference(v.group("val")):
+            continue
+        out += [s[last : v.start("val")], MASK]
+        last = v.end("val")
+    if not out:
+        return s
+    out.append(s[last:])
+    return "".join(out)
 
 
 # -- data ------------------------------------------------------------------------------

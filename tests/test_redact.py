@@ -25,6 +25,9 @@ V = "v4lue-S3cret"
         (f"git+https://{V}@github.com/o/r", "git+https://REDACTED@github.com/o/r"),
         (f"https://h/x?token={V}&page=2", "https://h/x?token=REDACTED&page=2"),
         (f"https://h/x?sig={V}", "https://h/x?sig=REDACTED"),
+        (f"-x --token {V}", "-x --token REDACTED"),  # found by the fuzz profile
+        (f"a=GITHUB_TOKEN={V}", "a=GITHUB_TOKEN=REDACTED"),
+        (f"--token --password {V}", "--token --password REDACTED"),
         ("ghp_" + "a" * 36, "REDACTED"),
         ("key AKIA" + "B" * 16 + " end", "key REDACTED end"),
         ("sk-ant-api03-" + "c" * 30, "REDACTED"),
