@@ -349,7 +349,11 @@ def read_stored(root: Path) -> StoredLock | None:
 
 def _prepare(path: Path, text: str) -> Path:
     tmp = path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    # The name is predictable: whatever was planted under it is removed, never followed.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(tmp, flags, 0o644), "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())

@@ -165,3 +165,23 @@ def test_harden_writes_a_non_utf8_file_name_without_crashing(tmp_path: Path) -> 
     assert code in (0, 1), err
     texts = [p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()]
     assert any("agent-\\xff\\xfe.py" in t for t in texts)
+
+
+def test_a_link_planted_under_the_lock_files_temporary_name_is_never_followed(
+    tmp_path: Path,
+) -> None:
+    """The lock files' temporary names carry the process id (predictable): a link planted
+    under one is removed, and the write goes to a new file."""
+    import os
+
+    from agentguard.lock.lockfile import write_atomically
+
+    project = write(tmp_path / "p", {"pylock.toml": "old\n"})
+    target = victim(tmp_path)
+    (project / f".pylock.toml.agentguard-{os.getpid()}.tmp").symlink_to(target)
+
+    write_atomically({project / "pylock.toml": "new\n"})
+
+    assert target.read_text() == "precious\n"
+    assert (project / "pylock.toml").read_text() == "new\n"
+    assert sorted(p.name for p in project.iterdir()) == ["pylock.toml"]
