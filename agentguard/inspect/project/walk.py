@@ -8,9 +8,10 @@ caches and VCS data that are not the project's own configuration):
     .direnv .pytype .ipynb_checkpoints .next .nuxt .turbo
 
 nor into any folder holding a ``pyvenv.cfg`` (a virtual environment under another name).
-Symbolic links to folders, and links to files outside the project, are not followed
-(recorded as skipped). Files larger than
-:data:`MAX_FILE_BYTES` are recorded as skipped; unreadable files and folders as failed.
+Symbolic links to folders, and links to files outside the project, are not followed:
+skipped, or failed when the file's name says it may configure the agent (it was not
+checked). Files larger than :data:`MAX_FILE_BYTES` are recorded as skipped; unreadable
+files and folders as failed. Reading goes through :mod:`agentguard.safeio`.
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ def walk(root: str) -> WalkResult:
                         )
                     )
                     continue
-                if not is_dir and entry.is_symlink() and not _inside(entry.path, real_root):
+                if not is_dir and entry.is_symlink() and not inside(entry.path, real_root):
                     # A link out of the project (to ~/.aws/credentials, /proc/self/environ...)
                     # is never read; one that may configure the agent is a gap in the check.
                     link = _link_out(prefix + name, parent)
@@ -243,7 +244,3 @@ def _link_out(path: str, parent: str) -> Source:
         remedy="Check the folder the link points into (or the whole repository), or "
         "replace the link with the file.",
     )
-
-
-def _inside(path: str, real_root: str) -> bool:
-    return inside(path, real_root)
