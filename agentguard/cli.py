@@ -44,11 +44,12 @@ def _color_wanted() -> bool:
 
 
 def say(message: str) -> str:
-    """A message for stderr: redacted, and escaped when stderr is a terminal."""
+    """A message for stderr: redacted and escaped (a CI log is a terminal too: a newline
+    from a file name would start a line of its own, such as an ``::error::`` command)."""
     from agentguard import redact
     from agentguard.report.text import visible
 
-    return visible(redact.text(message)) if sys.stderr.isatty() else redact.text(message)
+    return visible(redact.text(message))
 
 
 def log(message: str, *, quiet: bool = False) -> None:

@@ -83,3 +83,16 @@ def test_a_non_utf8_file_name_never_crashes_a_format(tmp_path: Path, fmt: str) -
         assert "agent-\\xff.py" in out
     else:  # the byte shown as an escape: JSON text holds its backslash escaped
         assert "agent-\\\\xff.py" in out and json.loads(out)
+
+
+def test_an_error_message_never_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    """A CI runner reads `::error::`-style commands from any line of the log."""
+    config = tmp_path / "x\n::error::forged\x1b[2J.toml"
+    config.write_text("[tool.agentguard\n")
+
+    run = run_agentguard("check", ".", "--config", str(config), cwd=tmp_path)
+
+    run.check_no_crash()
+    assert run.code == 2
+    assert len(run.stderr.splitlines()) == 1, run.stderr
+    assert "x\\n::error::forged\\x1b[2J.toml" in run.stderr
