@@ -228,3 +228,12 @@ def test_agentguard_jobs_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert scan._jobs(5000) <= scan.MAX_JOBS <= 32
     monkeypatch.setenv("AGENTGUARD_JOBS", "9" * 5000)  # beyond int()'s digit limit
     assert scan._jobs(5000) >= 1
+
+
+def test_a_fifo_named_as_the_target_never_hangs_the_run(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "image.tar")
+
+    run = run_agentguard("inspect", "image.tar", "--no-lock", cwd=tmp_path, timeout=30)
+
+    run.check_no_crash()
+    assert run.seconds < 20
