@@ -8,6 +8,7 @@ configuration (policy, ignores, inline comments) and the baseline are applied.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from agentguard import safeio
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
 from agentguard.config import Config, DepsPolicy, load_config
 from agentguard.engine import UsageError, make_report
-from agentguard.findings import Finding, JSONValue, Report, Severity, Source
+from agentguard.findings import Finding, JSONValue, Location, Report, Severity, Source
 from agentguard.policy import apply_policy
 from agentguard.safeio import MAX_CONFIG_BYTES
 
@@ -65,9 +66,9 @@ def _declares_dependencies(project: Path) -> bool:
     if not pyproject.is_file():
         return False
     try:
-        return "project" in tomllib.loads(
-            safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES)
-        )
+        data = tomllib.loads(safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES))
+        poetry = data.get("tool", {}).get("poetry", {})
+        return "project" in data or (isinstance(poetry, dict) and "dependencies" in poetry)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True  # let the lock step report the problem with the file
 
@@ -85,18 +86,26 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
             )
         )
     from agentguard.lock.command import check_lock
+    from agentguard.lock.existing_flow import check_existing, existing_reader
     from agentguard.lock.inputs import read_inputs
 
-    report = check_lock(read_inputs(project), deps)
+    existing = existing_reader(project)  # the project's own uv.lock / poetry.lock / pylock.toml
+    if existing is not None:
+        from agentguard.config import load_config
+
+        inputs = read_inputs(project, allow_urls=True)
+        report = check_existing(inputs, existing, deps or load_config(project).deps)
+    else:
+        report = check_lock(read_inputs(project), deps)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
     return StepResult(report.findings, report.sources, facts, report.notes)
 
 
-def project_step(project: Path) -> StepResult:
+def project_step(project: Path, exclude: tuple[str, ...] = ()) -> StepResult:
     """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files)."""
     from agentguard.inspect.project import inspect_project
 
-    result = inspect_project(project)
+    result = inspect_project(project, exclude=exclude)
     return StepResult(result.findings, result.sources, dict(result.facts))
 
 
@@ -117,11 +126,19 @@ def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -
             )
     else:
         kind = Kind.IMAGE
-    lock = project / "pylock.toml"
+    from agentguard.inspect.lock_input import LOCK_NAME, OTHER_LOCKS
+
+    found = [project / n for n in (LOCK_NAME, *OTHER_LOCKS) if (project / n).is_file()]
+    lock = found[0] if len(found) == 1 else None
+    if len(found) > 1 and found[0].name == LOCK_NAME:
+        from agentguard.lock.existing_flow import derived_pylock
+
+        # a pylock.toml exported from the uv.lock/poetry.lock beside it holds the same pins
+        lock = found[0] if derived_pylock(found[0]) else None
     opts = InspectOptions(
         target=ref,
         kind=kind,
-        lock=lock if lock.is_file() else None,
+        lock=lock,
         discover_lock=False,
     )
     result = inspect_target(opts, config=config, progress=progress)
@@ -166,6 +183,76 @@ def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
     return images, sources
 
 
+def _something_to_check(
+    project: Path, steps: list[tuple[str, StepResult]], images: list[str]
+) -> None:
+    """A folder with no file any step reads (empty, or the wrong folder) is a usage error:
+    a gate that looked at nothing never passes."""
+    if images:
+        return
+    lock = dict(steps).get("lock")
+    scanned = dict(steps).get("project")
+    if lock is None or scanned is None or lock.findings or scanned.findings:
+        return
+    if any(src.kind != "lock" or src.status.value != "skipped" for src in lock.sources):
+        return
+    if scanned.facts.get("files_read") == 0 and not any(
+        src.status.value == "failed" for src in scanned.sources
+    ):
+        raise UsageError(
+            f"{project}: nothing to check: no agent code or settings, Dockerfile, compose "
+            "file, devcontainer or dependency declaration in it (is it the right folder?)"
+        )
+
+
+def _image_copy_of(image_path: str, folder_path: str) -> bool:
+    """An image file that is the folder's file copied in (``/app/bot.py`` <- ``bot.py``)."""
+    return image_path.startswith("/") and image_path.endswith("/" + folder_path.removeprefix("./"))
+
+
+def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:
+    """Every step's findings, where an image's finding about a file copied from the project
+    (same rule, same line, its path the folder's path below the image's folder) is the
+    folder's finding: reported once, with the image's location added to it."""
+    folder = [f for name, s in steps if not name.startswith("image:") for f in s.findings]
+    out = list(folder)
+    index = {
+        (f.rule_id, f.locations[0].line, f.locations[0].path): n
+        for n, f in enumerate(out)
+        if f.locations and f.locations[0].path and f.locations[0].line
+    }
+    by_key: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for (rule, line, path), n in index.items():
+        by_key.setdefault((rule, line), []).append((path, n))
+    for name, s in steps:
+        if not name.startswith("image:"):
+            continue
+        for f in s.findings:
+            loc = f.locations[0] if f.locations else None
+            hit = None
+            if loc is not None and loc.path and loc.line:
+                hit = next(
+                    (
+                        n
+                        for p, n in by_key.get((f.rule_id, loc.line), [])
+                        if _image_copy_of(loc.path, p)
+                    ),
+                    None,
+                )
+            if hit is None:
+                out.append(f)
+                continue
+            where = Location(
+                path=loc.path if loc else None,
+                line=loc.line if loc else None,
+                layer=loc.layer if loc else None,
+                note=f"the same in {name.removeprefix('image:')}",
+            )
+            base = out[hit]
+            out[hit] = dataclasses.replace(base, locations=(*base.locations, where))
+    return out
+
+
 def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> CheckResult:
     project = opts.project
     if not project.is_dir():
@@ -177,15 +264,21 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     progress("checking the lock files")
     steps.append(("lock", _guarded("lock", str(project), partial(lock_step, project, config.deps))))
     progress("scanning the project folder")
-    steps.append(("project", _guarded("project", str(project), partial(project_step, project))))
+    steps.append(
+        (
+            "project",
+            _guarded("project", str(project), partial(project_step, project, config.exclude)),
+        )
+    )
     images, image_sources = _images(opts)
+    _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))
     for i, ref in enumerate(images, 1):
         progress(f"inspecting image {i}/{len(images)}: {ref}")
         inspect = partial(image_step, ref, project=project, config=config, progress=progress)
         steps.append((f"image:{ref}", _guarded("image", ref, inspect)))
 
-    findings = [f for _, s in steps for f in s.findings]
+    findings = same_finding_once(steps)
     notes = [*config.notes, *(n for _, s in steps for n in s.notes)]
     if opts.write_baseline is not None:
         applied = apply_policy(findings, config, root=project)

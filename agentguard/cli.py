@@ -37,10 +37,23 @@ ConfigOpt = Annotated[
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every finding and source.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")]
+SarifRootOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sarif-root",
+        exists=True,
+        file_okay=False,
+        help="Make SARIF paths relative to this folder (default: the git top level).",
+    ),
+]
+
+
+def _terminal() -> bool:
+    return sys.stdout.isatty()
 
 
 def _color_wanted() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return _terminal() and "NO_COLOR" not in os.environ
 
 
 def say(message: str) -> str:
@@ -52,10 +65,14 @@ def say(message: str) -> str:
     return visible(redact.text(message))
 
 
-def log(message: str, *, quiet: bool = False) -> None:
-    """Progress and notes go to stderr, never mixed with a report on stdout."""
-    if not quiet:
-        typer.echo(say(message), err=True)
+def write_result(text: str, output: Path | None) -> None:
+    """The result goes to stdout or to ``--output`` (through the safe write: a link there
+    is exit 2, a failed write exit 3)."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_report(output, text, "report")
 
 
 def emit(
@@ -66,18 +83,24 @@ def emit(
     *,
     verbose: bool = False,
     allow_incomplete: bool = False,
+    sarif_root: Path | None = None,
+    show_suppressed: bool = False,
 ) -> None:
     """Render the report, write it, and exit with the code from the shared table."""
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
         fail_usage(str(exc))
-    text = render(report, fmt, color=output is None and _color_wanted(), verbose=verbose)
-    if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        write_report(output, text, "report")
+    color = output is None and _color_wanted()
+    text = render(
+        report,
+        fmt,
+        color=color,
+        verbose=verbose,
+        sarif_root=sarif_root,
+        show_suppressed=show_suppressed,
+    )
+    write_result(text, output)
     raise typer.Exit(int(exit_code(report, threshold, allow_incomplete=allow_incomplete)))
 
 
@@ -147,7 +170,7 @@ def lock(
         bool, typer.Option("--all-extras", help="Include every optional-dependencies group.")
     ] = False,
     group: Annotated[
-        list[str], typer.Option("--group", help="Include this [dependency-groups] group.")
+        list[str], typer.Option("--group", help="Include this \\[dependency-groups] group.")
     ] = [],  # noqa: B006
     index_url: Annotated[
         str | None,
@@ -162,17 +185,42 @@ def lock(
     backend: Annotated[
         str, typer.Option("--backend", help="Resolver: uv (default) or pip-tools.")
     ] = "uv",
+    min_release_age: Annotated[
+        str | None,
+        typer.Option(
+            "--min-release-age",
+            help="Leave out releases uploaded less than this long ago (7d, 36h, 2w).",
+        ),
+    ] = None,
     only_binary: Annotated[
         bool, typer.Option("--only-binary", help="Never build an sdist (runs no package code).")
     ] = False,
+    config_file: ConfigOpt = None,
+    export: Annotated[
+        str | None,
+        typer.Option(
+            "--export",
+            help="Also write the project's uv.lock/poetry.lock as `requirements` or `pylock`.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds for the whole run (default 1800); what runs out of time fails (exit 3).",
+        ),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """Resolve the project's whole dependency tree and write hash-pinned lock files."""
     from agentguard.lock.command import LockOptions, run_lock
+    from agentguard.progress import progress
 
     opts = LockOptions(
         project=project,
@@ -187,15 +235,21 @@ def lock(
         find_links=tuple(find_links),
         no_index=no_index,
         backend=backend,
+        min_release_age=min_release_age,
         only_binary=only_binary,
+        config_file=config_file,
+        export=export,
+        timeout=timeout,
     )
     try:
         if fail_on is not None:
             Severity.parse(fail_on)
-        report, configured = run_lock(opts, progress=lambda m: log(m, quiet=quiet))
+        with progress("locking", quiet=quiet) as step:
+            report, configured = run_lock(opts, progress=step)
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
-    emit(report, fmt, output, fail_on or (configured or Severity.HIGH).value, verbose=verbose)
+    threshold = fail_on or (configured or Severity.HIGH).value
+    emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)
 
 
 @app.command()
@@ -233,6 +287,7 @@ def check(
     output: OutputOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """The gate before deploy: lock --check, the project-folder rules and each image, one exit code."""
     from agentguard.check import CheckOptions, run_check
@@ -255,8 +310,17 @@ def check(
         fail_usage(str(exc))
     threshold = fail_on or result.fail_on.value
     if sarif_output is not None:
-        write_report(sarif_output, render(result.report, Format.SARIF), "SARIF")
-    emit(result.report, fmt, output, threshold, verbose=verbose, allow_incomplete=allow_incomplete)
+        sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)
+        write_report(sarif_output, sarif, "SARIF")
+    emit(
+        result.report,
+        fmt,
+        output,
+        threshold,
+        verbose=verbose,
+        allow_incomplete=allow_incomplete,
+        sarif_root=sarif_root,
+    )
 
 
 @app.command()
@@ -272,8 +336,9 @@ def inspect(
         str | None,
         typer.Option(
             "--kind",
-            help="What TARGET is: image, container, archive, oci, compose, project, file "
-            "(needed when a name is ambiguous).",
+            help="TARGET's kind when its name says nothing: image, container, archive, oci, "
+            "compose, project, file, or a file kind such as dockerfile or mcp (a wrong one "
+            "lists all).",
         ),
     ] = None,
     platform: Annotated[
@@ -296,21 +361,21 @@ def inspect(
     fail_on: FailOnOpt = None,
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """Check what an agent's container can read and do: an image, a container, a saved image."""
     from agentguard.inspect.run import InspectOptions, run_inspect
-    from agentguard.inspect.targets import Kind
+    from agentguard.inspect.targets import parse_kind
     from agentguard.progress import progress
 
     try:
         if fail_on is not None:
             Severity.parse(fail_on)
-        if kind is not None and kind not in {k.value for k in Kind}:
-            kinds = ", ".join(k.value for k in Kind)
-            raise UsageError(f"unknown --kind {kind!r} (expected one of: {kinds})")
+        target_kind, file_kind = parse_kind(kind)
         opts = InspectOptions(
             target=target,
-            kind=Kind(kind) if kind is not None else None,
+            kind=target_kind,
+            file_kind=file_kind,
             platform=platform,
             lock=lock_file,
             discover_lock=not no_lock,
@@ -321,7 +386,7 @@ def inspect(
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or (config.fail_on or Severity.HIGH).value
-    emit(report, fmt, output, threshold, verbose=verbose)
+    emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)
 
 
 @app.command()
@@ -358,6 +423,24 @@ def harden(
             "--verify", help="Run the image with the written config on the engine and probe."
         ),
     ] = False,
+    verify_command: Annotated[
+        str | None,
+        typer.Option(
+            "--verify-command", help="With --verify: run this in the started agent; 0 = it works."
+        ),
+    ] = None,
+    settle: Annotated[
+        float, typer.Option("--settle", help="Seconds the agent must keep running (--verify).")
+    ] = 5.0,
+    code_mount: Annotated[
+        bool,
+        typer.Option(
+            "--code-mount", help="Mount the agent's code read-only instead of building an image."
+        ),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite files you changed since harden wrote them.")
+    ] = False,
     kind: Annotated[
         str | None, typer.Option("--kind", help="What TARGET is (as for inspect).")
     ] = None,
@@ -365,10 +448,13 @@ def harden(
         str | None,
         typer.Option("--platform", help="os/arch or os/arch/variant of a multi-platform image."),
     ] = None,
+    config_file: ConfigOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
+    verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
 ) -> None:
     """Write the hardened run configuration (docker run, compose, Kubernetes, agent options,
     dependency caps) and, with --verify, prove it on the engine."""
@@ -395,50 +481,61 @@ def harden(
             pids=pids,
             verify=verify,
             platform=platform,
+            config_file=config_file,
+            code_mount=code_mount,
+            force=force,
+            verify_command=verify_command,
+            settle=settle,
         )
         with progress("hardening", quiet=quiet) as step:
             result = run_harden(opts, progress=step)
     except (UsageError, OptionError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or (result.config.fail_on or Severity.HIGH).value
-    emit(result.report, fmt, output, threshold, verbose=True)
+    # what harden fixed is marked suppressed: always listed
+    emit(
+        result.report,
+        fmt,
+        output,
+        threshold,
+        verbose=verbose,
+        sarif_root=sarif_root,
+        show_suppressed=True,
+    )
 
 
 @app.command("rules")
-def rules_cmd() -> None:
+def rules_cmd(fmt: FormatOpt = Format.TEXT, output: OutputOpt = None) -> None:
     """List every rule: id, name, default severity, title."""
-    from rich.console import Console
-    from rich.table import Table
-
+    from agentguard.report.catalogue import render_catalogue
     from agentguard.rules.base import all_rules
 
-    table = Table(show_edge=False, box=None, pad_edge=False)
-    for col in ("id", "name", "severity", "title"):
-        table.add_column(col, no_wrap=col != "title")
-    for r in all_rules():
-        table.add_row(r.id, r.name, r.default_severity.value, r.title)
-    width = None if sys.stdout.isatty() else 160  # a pipe gets whole lines, never wrapped
-    Console(no_color=not _color_wanted(), highlight=False, width=width).print(table)
+    terminal = output is None and _terminal()
+    text = render_catalogue(
+        all_rules(), fmt, page=False, terminal=terminal, color=terminal and _color_wanted()
+    )
+    write_result(text, output)
 
 
 @app.command()
-def explain(rule_id: Annotated[str, typer.Argument(help="A rule id, e.g. AG101.")]) -> None:
+def explain(
+    rule_id: Annotated[str, typer.Argument(help="A rule id, e.g. AG101.")],
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+) -> None:
     """Print a rule's page: what it checks, why it matters, an example, what to do instead."""
-    from agentguard.docs import rule_page
+    from agentguard.report.catalogue import render_catalogue
     from agentguard.rules.base import get_rule
 
     try:
         rule = get_rule(rule_id)
     except KeyError as exc:
         fail_usage(str(exc.args[0]))
-    page = rule_page(rule)
-    if _color_wanted():
-        from rich.console import Console
-        from rich.markdown import Markdown
-
-        Console().print(Markdown(page))
-    else:
-        sys.stdout.write(page)
+    terminal = output is None and _terminal()
+    text = render_catalogue(
+        [rule], fmt, page=True, terminal=terminal, color=terminal and _color_wanted()
+    )
+    write_result(text, output)
 
 
 def _terminated(signum: int, _frame: object) -> None:

@@ -37,7 +37,22 @@ else:  # pragma: no cover
 DEFAULT_POLICY = "default"
 PROJECT_FILE = "agentguard.toml"
 PYPROJECT = "pyproject.toml"
-TOP_KEYS = ("policy", "fail-on", "disable", "severity", "ignore", "rules", "deps")
+TOP_KEYS = (
+    "policy",
+    "fail-on",
+    "disable",
+    "severity",
+    "ignore",
+    "rules",
+    "deps",
+    "build",
+    "min-release-age",
+    "exclude",
+    "context",
+    "context-severity",
+)
+# `min-release-age`: a count and a unit, e.g. "7d", "36h", "2w" (days by default).
+_AGE = re.compile(r"^\s*(\d{1,5})\s*(d|day|days|h|hour|hours|w|week|weeks)?\s*$")
 DEPS_KEYS = (
     "watched",
     "span-accepted",
@@ -92,6 +107,14 @@ class Config:
     rule_options: Mapping[str, Mapping[str, Any]]
     deps: DepsPolicy
     notes: tuple[str, ...] = field(default=())
+    build: bool | None = None  # `build = false`: lock never builds an sdist (--only-binary)
+    min_release_age: str | None = None  # e.g. "7d": lock leaves out younger uploads
+    # paths (globs) the project scan does not read: listed as skipped by configuration
+    exclude: tuple[str, ...] = ()
+    # context name -> globs that put a path in that context (before the built-in names)
+    contexts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # context name -> the highest grade of a finding there (test code: low by default)
+    context_severity: Mapping[str, Severity] = field(default_factory=dict)
 
     def options(self, rule_id: str) -> Mapping[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -269,11 +292,23 @@ def _validate(lay: _Layer) -> None:
         raise ConfigError(f"{label}: {p}policy must be a policy name (a string)")
     if "fail-on" in d:
         _severity(lay, "fail-on", d["fail-on"])
+    if "build" in d and not isinstance(d["build"], bool):
+        raise ConfigError(f"{label}: {p}build must be true or false")
+    if "min-release-age" in d:
+        age = d["min-release-age"]
+        if not isinstance(age, (str, int)) or isinstance(age, bool) or not _AGE.match(str(age)):
+            raise ConfigError(
+                f'{label}: {p}min-release-age must be a duration such as "7d", "36h" or '
+                f'"2w" (got {age!r})'
+            )
     disable = d.get("disable", [])
     if not isinstance(disable, list) or not all(isinstance(r, str) for r in disable):
         raise ConfigError(f"{label}: {p}disable must be a list of rule ids")
     for rule in disable:
         _rule_key(lay, "disable", rule, known)
+    from agentguard.context import validate_keys
+
+    validate_keys(d, p, label)
     for table in ("severity", "ignore", "rules", "deps"):
         if table in d and not isinstance(d[table], dict):
             raise ConfigError(f"{label}: {p}{table} must be a table")
@@ -360,4 +395,27 @@ def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
         rule_options={r: dict(o) for r, o in merged.get("rules", {}).items()},
         deps=deps_policy(merged),
         notes=tuple(notes),
+        build=merged.get("build"),
+        min_release_age=str(merged["min-release-age"]) if "min-release-age" in merged else None,
+        exclude=tuple(merged.get("exclude", [])),
+        contexts={c: tuple(g) for c, g in merged.get("context", {}).items()},
+        context_severity={
+            **_default_ceilings(),
+            **{c: Severity.parse(v) for c, v in merged.get("context-severity", {}).items()},
+        },
     )
+
+
+def release_age_seconds(text: str) -> int:
+    """``"7d"`` -> 604800; raises ValueError for anything else (see ``_AGE``)."""
+    m = _AGE.match(text)
+    if m is None:
+        raise ValueError(f"not a duration: {text!r} (write e.g. 7d, 36h or 2w)")
+    unit = (m.group(2) or "d")[0]
+    return int(m.group(1)) * {"h": 3600, "d": 86400, "w": 7 * 86400}[unit]
+
+
+def _default_ceilings() -> dict[str, Severity]:
+    from agentguard.context import DEFAULT_CEILING
+
+    return dict(DEFAULT_CEILING)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from agentguard import __version__
 from agentguard.findings import (
@@ -27,6 +28,12 @@ from agentguard.findings import (
     Source,
     sort_findings,
 )
+
+if TYPE_CHECKING:
+    from agentguard.inspect.facts import ContainerFacts, ImageFacts
+    from agentguard.inspect.lock_input import LockInput
+    from agentguard.inspect.project.containers import BuildFileFacts
+    from agentguard.inspect.project.model import ProjectFacts
 
 
 class ExitCode(enum.IntEnum):
@@ -86,3 +93,71 @@ def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = Fal
     if worst is not None and worst >= fail_on:
         return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+# -- running the rule families over gathered facts -----------------------------------
+# (the rule modules are imported here, on demand: a command that reads no project files
+# does not pay for them)
+
+
+def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
+    """AG210/211, AG30x, AG310/320/330, AG402 over a project's agent configuration."""
+    from agentguard.rules.agent_checks import run_agent_rules as agent_rules
+
+    return agent_rules(facts)
+
+
+def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list[Finding]:
+    """The build-file rules over a project's joined container and build files."""
+    from agentguard.rules.buildfiles import check_sdk_bounds, check_unlocked_installs
+    from agentguard.rules.compose_rules import (
+        check_compose_file,
+        check_devcontainer,
+        check_dockerfile_hardening,
+    )
+    from agentguard.rules.context_copy import check_context_copy
+    from agentguard.rules.tool_installs import check_tool_installs
+
+    findings: list[Finding] = []
+    for df, contexts in facts.dockerfiles:
+        findings += check_dockerfile_hardening(df)
+        for ctx, ignore in contexts:
+            findings += check_context_copy(df, ignore, context=ctx, tree=facts.tree)
+    for cf, workdirs in facts.composes:
+        findings += check_compose_file(cf, workdirs)
+    for dc in facts.devcontainers:
+        findings += check_devcontainer(dc)
+    for cmd, refs in facts.installs:
+        findings += check_unlocked_installs([cmd], refs, watched)
+    findings += check_sdk_bounds(list(facts.decls), watched, locked=facts.locked)
+    findings += check_tool_installs(facts.tool_installs)
+    return findings
+
+
+def image_findings(
+    image: ImageFacts,
+    *,
+    lock: LockInput | None,
+    watched: Collection[str],
+    workdir: str | None = None,
+    runtime: bool = False,
+    workdir_hidden: bool = False,
+) -> list[Finding]:
+    """The image rule families over one image's facts (gathering hands facts here)."""
+    from agentguard.rules.inspected import check_image
+
+    return check_image(
+        image,
+        lock=lock,
+        watched=watched,
+        workdir=workdir,
+        runtime=runtime,
+        workdir_hidden=workdir_hidden,
+    )
+
+
+def container_findings(container: ContainerFacts) -> list[Finding]:
+    """The container rule families over one container's runtime facts."""
+    from agentguard.rules.inspected import check_container
+
+    return check_container(container)

@@ -147,12 +147,24 @@ class Finding:
     evidence: Mapping[str, JSONValue] = field(default_factory=dict)
     ambiguous: bool = False
     suppressed: str | None = None  # why, when suppressed by config, inline comment or baseline
+    # where the evidence lives (production, example, test, docs), set from the path and
+    # the configuration when the run's policy is applied; None before that
+    context: str | None = None
+    # what the finding is about when several rules speak of one thing (an agent
+    # configuration): the text report shows them as one entry. A rendering hint only.
+    subject: str | None = None
 
     def with_suppression(self, reason: str) -> Finding:
         return _replace(self, suppressed=reason)
 
     def with_severity(self, severity: Severity) -> Finding:
         return _replace(self, severity=severity)
+
+    def with_subject(self, subject: str) -> Finding:
+        return _replace(self, subject=subject)
+
+    def with_context(self, context: str, severity: Severity | None = None) -> Finding:
+        return _replace(self, context=context, severity=severity or self.severity)
 
     def fingerprint(self) -> str:
         """Stable identity for baselines: rule, where (without line numbers), and evidence."""
@@ -171,6 +183,14 @@ class Finding:
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
     def to_json(self) -> dict[str, JSONValue]:
+        out = self._json()
+        # production is the default: only another context is written (absent = production),
+        # so reports of production code read as they always have
+        if self.context is not None and self.context != "production":
+            out["context"] = self.context
+        return out
+
+    def _json(self) -> dict[str, JSONValue]:
         return {
             "rule_id": self.rule_id,
             "title": self.title,

@@ -14,6 +14,7 @@ configuration, not inline.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections import Counter
@@ -82,6 +83,32 @@ def _path_matches(pattern: str, cand: str) -> bool:
     if rx.match(cand) or glob_to_regex(pattern.rstrip("/") + "/**").match(cand):
         return True
     return "/" not in pattern and rx.match(PurePosixPath(cand).name)
+
+
+def glob_matches(pattern: str, path: str) -> bool:
+    """An ignore/exclude/context glob against a project-relative path."""
+    return _path_matches(pattern, path.replace("\\", "/"))
+
+
+def _contextualise(f: Finding, config: Config) -> Finding:
+    """Sets the finding's context; a context with a ceiling (test code: low, by default)
+    grades it no higher, and the message says so."""
+    from agentguard.context import context_of
+
+    # a file inside an image is what runs (whatever its folder is called): production
+    in_image = any(loc.layer for loc in f.locations)
+    paths = [] if in_image else [loc.path for loc in f.locations if loc.path]
+    ctx = context_of(paths, config.contexts)
+    ceiling = config.context_severity.get(ctx)
+    if ceiling is None or f.severity <= ceiling:
+        return f.with_context(ctx)
+    return dataclasses.replace(
+        f,
+        context=ctx,
+        severity=ceiling,
+        message=f"{f.message} (In {ctx} code: reported at {ceiling.value}, not "
+        f"{f.severity.value}; `context-severity.{ctx}` in the configuration changes that.)",
+    )
 
 
 def _config_ignore(f: Finding, config: Config, root: Path | None) -> str | None:
@@ -203,6 +230,7 @@ def apply_policy(
     notes: list[str] = []
     dropped: Counter[str] = Counter()
     remapped: Counter[str] = Counter()
+    lowered: Counter[str] = Counter()
     files = _Lines(root)
     out: list[Finding] = []
     for f in findings:
@@ -212,6 +240,11 @@ def apply_policy(
         g = _remap(f, config)
         if g is not f:
             remapped[f.rule_id] += 1
+        if g.context is None:
+            graded = g.severity
+            g = _contextualise(g, config)
+            if g.context is not None and g.severity is not graded:
+                lowered[g.context] += 1
         if g.suppressed is None:
             reason = _config_ignore(g, config, root) or _inline_ignore(g, files)
             if reason:
@@ -222,6 +255,11 @@ def apply_policy(
     for rule, n in sorted(remapped.items()):
         notes.append(
             f"config: {rule} severity set to {config.severity[rule].value} ({n} finding(s))"
+        )
+    for ctx, n in sorted(lowered.items()):
+        notes.append(
+            f"context: {n} finding(s) in {ctx} code reported at most "
+            f"{config.context_severity[ctx].value} (`context-severity.{ctx}` changes that)"
         )
     if baseline is not None:
         out, note = _apply_baseline(out, baseline)

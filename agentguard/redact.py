@@ -109,7 +109,9 @@ _VALUE = re.compile(
 # A name and its separator only: the value is matched after a secret name, so a name that
 # is not secret never swallows the next one as its value (``-x --token V``, ``a=TOKEN=V``).
 _FLAG = re.compile(r"(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)")
-_ASSIGN = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?\s*[=:]\s*")
+# (never across a line end: ``KEY:`` with no value ends its line, the next line's name is
+# not its value)
+_ASSIGN = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[=:][ \t]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHAPE_HINT = re.compile(r"-----BEGIN|gh[pousr]_|github_pat_|A[KSGIRNP][A-Z]A|sk-|xox|AIza|eyJ")
 # every secret name holds one of these (checked before the costlier patterns run)
@@ -159,14 +161,18 @@ def _surrogate(m: re.Match[str]) -> str:
 
 def _userinfo(m: re.Match[str]) -> str:
     info = m.group("info")
-    user, colon, _ = info.partition(":")
+    user, colon, rest = info.partition(":")
+    secret = rest if colon else user
+    if secret == MASK or secret.startswith("$") or re.fullmatch(r"\*+", secret):
+        return m.group(0)  # already masked (``***`` by the lock's URL cleaner) or a $VAR
     kept = f"{user}:{MASK}" if colon and user else MASK
     return f"{m.group('scheme')}{kept}@"
 
 
 def _query(m: re.Match[str]) -> str:
     name = m.group("name")
-    if m.group("val") and (is_secret_name(name) or name.lower() in _QUERY_ONLY):
+    val = m.group("val")
+    if val and not _is_reference(val) and (is_secret_name(name) or name.lower() in _QUERY_ONLY):
         return f"{m.group('lead')}{name}={MASK}"
     return m.group(0)
 

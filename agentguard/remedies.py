@@ -66,6 +66,16 @@ EXACT: dict[str, str] = {
     "internal-error": "Report it as a bug (set AGENTGUARD_DEBUG=1 for the traceback); the "
     "other results are still reported.",
     "not-found": "Check the name, then re-run.",
+    "deadline-exceeded": "Check the index (a slow or stalled one holds the run), or give the "
+    "run more time with --timeout, then re-run.",
+    "index-auth-failed": "Give the index's login (in the --index-url as user:password@, in "
+    "netrc, or in the keyring with UV_KEYRING_PROVIDER=subprocess), then re-run.",
+    "index-bad-url": "Do not lock against this index: its pages send agentguard to files "
+    "elsewhere. If that other host is trusted, name it in AGENTGUARD_INDEX_HOSTS.",
+    "too-many-requirements": "Treat the package as hostile: its metadata lists more "
+    "requirements than any real package; pick another version or index.",
+    "lock-switch-interrupted": "Run `agentguard lock` once: it finishes the interrupted "
+    "write of the two lock files (or re-check out both files).",
 }
 
 PREFIXES: tuple[tuple[str, str], ...] = (

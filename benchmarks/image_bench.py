@@ -3,7 +3,8 @@
 Generates ``docker save`` tarballs (classic layout: ``manifest.json``, ``<id>/layer.tar``,
 ``<config>.json``) of about 1 GB and 3 GB directly as tarballs: tens of thousands of small
 files, a few hundred large ones, one gzip layer, a small project in the working directory
-(``/app``) and a whiteout. Then times, on a warm page cache, best of N runs:
+(``/app``), an agent outside it (a wrapper the config starts, its script, managed settings,
+``~/.claude.json``) and a whiteout. Then times, on a warm page cache, best of N runs:
 
 * the reader API, ``read_image_archive`` (in a child: ``python -m agentguard.inspect.image``);
 * the reader on the same file as a one-pass, non-seekable stream (``--stream``);
@@ -121,6 +122,17 @@ def layer_project(rng: random.Random) -> Iterator[bytes]:
         "app/docs/old-plan.md": b"# Old plan (deleted by a later layer)\n",
         "app/.git/HEAD": b"ref: refs/heads/main\n",
     }
+    # The agent outside the working directory: a wrapper the config starts, the script it
+    # execs, managed settings and the user's MCP servers (read in the same pass).
+    files["usr/local/bin/start-agent"] = b'#!/bin/sh\nset -e\nexec python3 /opt/agent/bot.py "$@"\n'
+    files["opt/agent/bot.py"] = (
+        b"from claude_agent_sdk import ClaudeAgentOptions\n"
+        b'O = ClaudeAgentOptions(permission_mode="bypassPermissions")\n'
+    )
+    files["opt/agent/tools.py"] = b"def tool() -> None:\n    pass\n"
+    files["etc/passwd"] = b"root:x:0:0:root:/root:/bin/sh\n"
+    files["etc/claude-code/managed-settings.json"] = b'{"permissions": {"allow": ["Bash(*)"]}}\n'
+    files["root/.claude.json"] = b'{"mcpServers": {"x": {"command": "npx", "args": ["-y", "x"]}}}\n'
     for i in range(40):
         files[f"app/src/agent_{i}.py"] = b"from claude_agent_sdk import query\n" * rng.randrange(
             5, 50
@@ -207,7 +219,12 @@ def generate(path: Path, size_gb: float) -> dict[str, int]:
         {
             "architecture": "amd64",
             "os": "linux",
-            "config": {"WorkingDir": "/app", "User": "", "Env": ["PATH=/usr/bin"]},
+            "config": {
+                "WorkingDir": "/app",
+                "User": "",
+                "Env": ["PATH=/usr/local/bin:/usr/bin"],
+                "Entrypoint": ["/usr/local/bin/start-agent"],
+            },
             "history": history,
             "rootfs": {"type": "layers", "diff_ids": diff_ids},
         }

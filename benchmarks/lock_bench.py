@@ -23,9 +23,15 @@ from pathlib import Path
 
 from installed import byte_compile  # benchmarks/installed.py
 
+# name -> (requirements, lowest Python). The forked stack supports Python 3.10, which
+# several of its packages' newest releases dropped: its universal lock pins them twice.
 PROJECTS = {
-    "example (kontext-bot)": ["claude-agent-sdk==0.2.95", "httpx>=0.27"],
-    "agent stack": ["claude-agent-sdk", "openai-agents", "anthropic", "langchain-mcp-adapters"],
+    "example (kontext-bot)": (["claude-agent-sdk==0.2.95", "httpx>=0.27"], "3.11"),
+    "agent stack": (
+        ["claude-agent-sdk", "openai-agents", "anthropic", "langchain-mcp-adapters"],
+        "3.11",
+    ),
+    "forked stack (smolagents)": (["smolagents[mcp,docker]"], "3.10"),
 }
 
 
@@ -47,7 +53,7 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int
 
 
 def bench(
-    name: str, deps: list[str], work: Path, repeat: int, pip_compile: bool
+    name: str, deps: list[str], python: str, work: Path, repeat: int, pip_compile: bool
 ) -> list[tuple[str, str, float, int]]:
     rows: list[tuple[str, str, float, int]] = []
     lines = ",\n".join(f'  "{d}"' for d in deps)
@@ -57,7 +63,7 @@ def bench(
         d.mkdir(parents=True)
         if tool == "agentguard":
             (d / "pyproject.toml").write_text(
-                f'[project]\nname = "bench"\nversion = "0"\nrequires-python = ">=3.11"\n'
+                f'[project]\nname = "bench"\nversion = "0"\nrequires-python = ">={python}"\n'
                 f"dependencies = [\n{lines}\n]\n"
             )
         else:
@@ -81,7 +87,7 @@ def bench(
             "--python",
             sys.executable,
             "--python-version",
-            "3.11",
+            python,
         ],
         work / "uv",
     )
@@ -144,10 +150,10 @@ def main() -> None:
     byte_compile()
     all_rows = []
     with tempfile.TemporaryDirectory(prefix="agentguard-bench-") as tmp:
-        for i, (name, deps) in enumerate(PROJECTS.items()):
+        for i, (name, (deps, python)) in enumerate(PROJECTS.items()):
             print(f"benchmarking {name} ...", file=sys.stderr)
             all_rows += bench(
-                name, deps, Path(tmp) / str(i), args.repeat, not args.skip_pip_compile
+                name, deps, python, Path(tmp) / str(i), args.repeat, not args.skip_pip_compile
             )
     print("| project | tool | seconds | vs uv (same state) | peak RSS MB |")
     print("|---|---|---:|---:|---:|")

@@ -17,7 +17,13 @@ agentguard is run the way ``pip install`` leaves it: with its modules byte-compi
 
 Peak memory is each process's own maximum resident set (``wait4``).
 
-Usage: python benchmarks/project_bench.py [--dir DIR] [--files 20000] [--runs 3] [--markdown]
+``--shape agents`` times a tree shaped like openai-agents-python instead (920 Python
+files, most of them importing the SDK, many MCP launches: see ``agents_tree.py``), and
+adds ``trivy fs --scanners misconfig,secret`` as a column where trivy is installed (run
+offline: ``--offline-scan --skip-db-update``).
+
+Usage: python benchmarks/project_bench.py [--shape flat|agents] [--dir DIR] [--files 20000]
+       [--runs 3] [--markdown]
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from agents_tree import generate_agents_tree  # benchmarks/agents_tree.py
 from installed import byte_compile  # benchmarks/installed.py
 
 HERE = Path(__file__).resolve().parent
@@ -275,11 +282,18 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--regenerate", action="store_true")
     parser.add_argument("--markdown", action="store_true", help="print the README table rows")
+    parser.add_argument("--shape", choices=("flat", "agents"), default="flat")
     args = parser.parse_args()
+    if args.shape == "agents" and args.dir == parser.get_default("dir"):
+        args.dir = args.dir.with_name("agents-tree")
 
     marker = args.dir / ".bench.json"
     if args.regenerate or not marker.is_file():
-        counts = generate(args.dir, args.files)
+        counts = (
+            generate_agents_tree(args.dir)
+            if args.shape == "agents"
+            else generate(args.dir, args.files)
+        )
         marker.write_text(json.dumps(counts))
     counts = json.loads(marker.read_text())
     size = sum(p.stat().st_size for p in args.dir.rglob("*") if p.is_file())
@@ -291,8 +305,12 @@ def main() -> int:
     ruff = [str(VENV_BIN / "ruff"), "check", "--select", "S", "--no-cache", "--quiet",
             "--exit-zero", str(args.dir)]  # fmt: skip
     plain = [sys.executable, "-c", _PLAIN_SEARCH, str(args.dir)]
+    trivy_bin = shutil.which("trivy")
+    trivy = [trivy_bin or "trivy", "fs", "--scanners", "misconfig,secret", "--offline-scan",
+             "--skip-db-update", "--quiet", str(args.dir)]  # fmt: skip
     byte_compile()
-    for argv in (rg, ruff, plain, agentguard):  # warm the page cache
+    tools = [rg, ruff, plain, agentguard] + ([trivy] if trivy_bin else [])
+    for argv in tools:  # warm the page cache
         _measure(argv)
     rows = [
         ("ripgrep `rg -l` (SDK import names)", best_of(rg, args.runs)),
@@ -300,6 +318,10 @@ def main() -> int:
         ("plain Python walk-and-search", best_of(plain, args.runs)),
         ("agentguard inspect DIR", best_of(agentguard, args.runs)),
     ]
+    if trivy_bin:
+        rows.append(("trivy fs --scanners misconfig,secret", best_of(trivy, args.runs)))
+    else:
+        print("trivy not installed: its column is left out")
     rg_time = rows[0][1][0]
     print(
         f"tree: {counts['python']} Python files ({counts['lines']} lines, "

@@ -14,6 +14,31 @@ SCHEMAS = Path(__file__).resolve().parent / "schemas"
 PACKAGE_SCHEMAS = Path(__file__).resolve().parent.parent / "agentguard" / "schemas"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def json_reports_follow_the_schema() -> Iterator[None]:
+    """Every JSON report built in this process is validated against the published schema
+    (agentguard/schemas/report-1.json); child processes are checked by their helpers."""
+    from agentguard.report import json_out
+    from tests.report_schema import validate_json_text, validate_report
+
+    build, render = json_out.report_to_json, json_out.render_json
+
+    def checked_build(report: Any) -> Any:
+        doc = build(report)
+        validate_report(doc)
+        return doc
+
+    def checked_render(report: Any) -> str:
+        text = render(report)
+        validate_json_text(text)
+        return text
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(json_out, "report_to_json", checked_build)
+        mp.setattr(json_out, "render_json", checked_render)
+        yield
+
+
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[Any]:
     """A client for the real engine at DOCKER_HOST. Fails (never skips) when it is missing."""

@@ -98,7 +98,7 @@ def test_fingerprints_are_counted_not_sets(tmp_path: Path) -> None:
             locations=[Location(path="compose.yaml", line=line)],
             fix="Remove the socket mount.",
             evidence={"service": "agent"},
-        )
+        ).with_context("production")
 
     a, b = sock(5), sock(9)  # same rule, file and evidence: one fingerprint, no line in it
     assert a.fingerprint() == b.fingerprint()

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agentguard.cli import app
+from tests.sarif_checks import assert_uploadable
 from tests.snapshot import assert_snapshot, normalise
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "check" / "agent-project"
@@ -59,7 +60,7 @@ def test_sarif_report_snapshot_validates(agent_project: Path, sarif_schema: dict
     assert result.exit_code == 1, result.stderr
     assert result.stdout == ""
     doc = json.loads(out.read_text())
-    jsonschema.validate(doc, sarif_schema)
+    assert_uploadable(doc, sarif_schema)
     # rules[] is checked against the registry in tests/test_sarif.py; the snapshot keeps
     # the run, so that adding a rule elsewhere does not rewrite this file
     run_ = doc["runs"][0]
@@ -90,7 +91,19 @@ def test_exit_0_when_nothing_active_reaches_fail_on(agent_project: Path) -> None
     }
 
 
-def test_exit_0_on_a_folder_with_nothing_to_check(tmp_path: Path) -> None:
+def test_exit_2_on_a_folder_with_nothing_to_check(tmp_path: Path) -> None:
+    # an empty (or mistyped) folder: a gate that looked at nothing never passes
+    result = run("check", tmp_path, "--format", "json")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"agentguard: error: {tmp_path}: nothing to check: no agent code or settings, "
+        "Dockerfile, compose file, devcontainer or dependency declaration in it (is it the "
+        "right folder?)\n"
+    )
+
+
+def test_exit_0_on_a_folder_with_a_clean_dockerfile(tmp_path: Path) -> None:
+    (tmp_path / "Dockerfile").write_text("FROM scratch\nUSER 10001\n")
     result = run("check", tmp_path, "--format", "json")
     assert result.exit_code == 0
     doc = json.loads(result.stdout)
@@ -142,7 +155,7 @@ def test_fail_on_comes_from_the_configuration(agent_project: Path) -> None:
         (
             "strict = true\n",
             "{f}: unknown key `strict` (known keys: policy, fail-on, disable, severity, "
-            "ignore, rules, deps)",
+            "ignore, rules, deps, build, min-release-age, exclude, context, context-severity)",
         ),
         (
             '[severity]\nAG103 = "severe"\n',
@@ -278,7 +291,7 @@ def test_fake_crash_in_one_step_is_a_failed_source_not_exit_1(
     # A fake: a bug inside the project scan cannot be caused on demand with real input.
     import agentguard.inspect.project as project_scan
 
-    def crash(path: Path) -> object:
+    def crash(path: Path, **_options: object) -> object:
         raise RuntimeError("scanner bug")
 
     monkeypatch.setattr(project_scan, "inspect_project", crash)

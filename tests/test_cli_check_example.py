@@ -8,11 +8,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 from typer.testing import CliRunner
 
 from agentguard.cli import app
+from tests.sarif_checks import assert_uploadable
 from tests.snapshot import assert_snapshot, normalise
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "kontext-bot"
@@ -50,7 +50,7 @@ def test_example_sarif(example: Path, sarif_schema: dict[str, Any]) -> None:
     code, out = check("sarif")
     assert code == 1
     doc = json.loads(out)
-    jsonschema.validate(doc, sarif_schema)
+    assert_uploadable(doc, sarif_schema)
     run = doc["runs"][0]
     ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
     for res in run["results"]:

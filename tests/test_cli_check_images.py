@@ -14,6 +14,7 @@ from typer.testing import CliRunner, Result
 
 from agentguard.cli import app
 from tests.inspect.engine_support import Made, unique
+from tests.sarif_checks import assert_uploadable
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "check" / "agent-project"
 # Looks like a provider key (so the secret rule recognises its format); it is not one.
@@ -91,7 +92,7 @@ def test_image_by_reference_and_as_tarball(
 
 
 def test_the_secret_value_never_appears_in_any_format(
-    agent_project: Path, agent_image: tuple[str, Path]
+    agent_project: Path, agent_image: tuple[str, Path], sarif_schema: dict[str, Any]
 ) -> None:
     tag, _ = agent_image
     for fmt in ("text", "json", "sarif"):
@@ -99,6 +100,17 @@ def test_the_secret_value_never_appears_in_any_format(
         assert result.exit_code == 1
         assert "ANTHROPIC_API_KEY" in result.stdout
         assert SECRET not in result.stdout and SECRET[:20] not in result.stdout
+        if fmt == "sarif":  # image findings too: uploadable, never a repository path
+            doc = json.loads(result.stdout)
+            assert_uploadable(doc, sarif_schema)
+            bases = {
+                r["ruleId"]: r["locations"][0]["physicalLocation"]["artifactLocation"].get(
+                    "uriBaseId"
+                )
+                for r in doc["runs"][0]["results"]
+                if r["properties"]["evidence"].get("variable") == "ANTHROPIC_API_KEY"
+            }
+            assert bases == {"AG402": "IMAGEROOT"}, bases
 
 
 def test_images_from_compose(agent_project: Path, agent_image: tuple[str, Path]) -> None:

@@ -43,6 +43,11 @@ def test_no_configuration_is_the_default_policy(tmp_path: Path) -> None:
         ignores=(),
         rule_options={},
         deps=deps_policy(),
+        context_severity={
+            "example": Severity.MEDIUM,
+            "test": Severity.LOW,
+            "docs": Severity.LOW,
+        },
     )
 
 
@@ -158,7 +163,17 @@ def test_config_error_is_a_usage_error() -> None:
         (
             'fail_on = "high"\n',
             "{f}: unknown key `tool.agentguard.fail_on` (known keys: policy, fail-on, disable, "
-            "severity, ignore, rules, deps)",
+            "severity, ignore, rules, deps, build, min-release-age, exclude, context, "
+            "context-severity)",
+        ),
+        (
+            "build = 0\n",
+            "{f}: tool.agentguard.build must be true or false",
+        ),
+        (
+            'min-release-age = "soon"\n',
+            '{f}: tool.agentguard.min-release-age must be a duration such as "7d", "36h" '
+            "or \"2w\" (got 'soon')",
         ),
         (
             '[severity]\nAG201 = "urgent"\n',

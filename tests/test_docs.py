@@ -7,7 +7,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentguard.cli import app
-from agentguard.docs import drift, main, pages, rule_page
+from agentguard.docs import drift, main, pages
+from agentguard.report.catalogue import plain_page
 from agentguard.rules.base import all_rules, get_rule
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "rules"
@@ -52,7 +53,8 @@ def test_explain_prints_the_page_and_rules_lists_every_rule() -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["explain", "ag101"])
     assert result.exit_code == 0
-    assert result.stdout == rule_page(get_rule("AG101"))
+    # piped: the page as committed in docs/rules, without the generated-file comment
+    assert result.stdout == plain_page(get_rule("AG101"))
     listing = runner.invoke(app, ["rules"])
     assert listing.exit_code == 0
     lines = listing.stdout.splitlines()

@@ -41,7 +41,7 @@ def root_user(path: str, line: int | None) -> Finding:
         locations=[Location(path=path, line=line)],
         fix="Add `USER 10001` after the last RUN.",
         evidence={"user": "root"},
-    )
+    ).with_context("production")
 
 
 def copy_all(line: int = 4) -> Finding:
@@ -50,7 +50,7 @@ def copy_all(line: int = 4) -> Finding:
         locations=[Location(path="Dockerfile", line=line)],
         fix="Copy only the built package.",
         evidence={"instruction": "COPY . /app"},
-    )
+    ).with_context("production")
 
 
 def socket(path: str = "deploy/compose.yaml", line: int = 5) -> Finding:
@@ -59,7 +59,7 @@ def socket(path: str = "deploy/compose.yaml", line: int = 5) -> Finding:
         locations=[Location(path=path, line=line)],
         fix="Remove the socket mount.",
         evidence={"service": "agent", "source": "/var/run/docker.sock"},
-    )
+    ).with_context("production")
 
 
 def writable_root() -> Finding:
@@ -67,7 +67,7 @@ def writable_root() -> Finding:
         "Service agent has a writable root filesystem.",
         locations=[Location(path="deploy/compose.yaml", line=2)],
         fix="Set `read_only: true`.",
-    )
+    ).with_context("production")
 
 
 def test_disabled_rules_are_dropped_and_said_so(tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_paths_inside_images_are_not_read_from_the_host(tmp_path: Path) -> None:
         "The image runs as root.",
         locations=[Location(path="Dockerfile", line=3, layer="sha256:" + "a" * 64)],
         fix="Add `USER 10001`.",
-    )
+    ).with_context("production")
     applied = apply_policy([in_image], load_config(root), root=root)
     assert applied.findings == (in_image,)
     assert applied.sources == ()

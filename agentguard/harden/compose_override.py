@@ -9,10 +9,12 @@ checked against the Compose Specification schema (the one the inspector uses).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
+from agentguard.harden.code_image import BASE_ARG, CodeRun
 from agentguard.harden.escape import comment
 from agentguard.harden.model import HOME_DIR, HardenedSpec, ServiceSpec
 
@@ -20,12 +22,20 @@ FILE_NAME = "docker-compose.hardened.yml"
 IMAGE_PLACEHOLDER = "${AGENT_IMAGE:?set AGENT_IMAGE to the agent's image}"
 
 
-def service_body(spec: HardenedSpec, svc: ServiceSpec) -> dict[str, Any]:
+def service_body(
+    spec: HardenedSpec, svc: ServiceSpec, code: CodeRun | None = None
+) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if svc.image is not None:
         body["image"] = svc.image
     if svc.build is not None:
         body["build"] = dict(svc.build)
+    if code is not None and not code.mounts:
+        # the hardened image: the project's code only, built from the Dockerfile beside this
+        body["image"] = code.tag
+        body["build"] = {"context": code.context, "dockerfile": code.dockerfile_from_context}
+        if code.base_arg:
+            body["build"]["args"] = {BASE_ARG: "${AGENT_IMAGE:?build the original image first}"}
     if svc.image is None and svc.build is None:
         body["image"] = IMAGE_PLACEHOLDER
     if svc.entrypoint is not None:
@@ -44,12 +54,15 @@ def service_body(spec: HardenedSpec, svc: ServiceSpec) -> dict[str, Any]:
         body["networks"] = [spec.network]
     body["mem_limit"] = spec.memory
     body["pids_limit"] = spec.pids
-    body["environment"] = [f"HOME={HOME_DIR}"] + [
-        e.name if e.value is None else f"{e.name}={e.value}" for e in svc.env
-    ]
+    # a variable passed by name is `NAME:` with no value: compose takes it from the shell
+    body["environment"] = {"HOME": HOME_DIR, **{e.name: e.value for e in svc.env}}
     volumes: list[dict[str, Any]] = [
         {"type": "bind", "source": m.host, "target": m.container, "read_only": True}
         for m in spec.allow_mounts
+    ]
+    volumes += [
+        {"type": "bind", "source": host, "target": target, "read_only": True}
+        for host, target in (code.mounts if code is not None else ())
     ]
     volumes += [
         {"type": "volume", "source": v.name, "target": v.target, "read_only": v.read_only}
@@ -73,8 +86,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def compose_document(spec: HardenedSpec, top_level: dict[str, Any] | None = None) -> dict[str, Any]:
-    doc: dict[str, Any] = {"services": {svc.name: service_body(spec, svc) for svc in spec.services}}
+def compose_document(
+    spec: HardenedSpec,
+    top_level: dict[str, Any] | None = None,
+    code: Mapping[str, CodeRun] | None = None,
+) -> dict[str, Any]:
+    runs = code or {}
+    doc: dict[str, Any] = {
+        "services": {svc.name: service_body(spec, svc, runs.get(svc.name)) for svc in spec.services}
+    }
     defs = top_level or {}
     named = sorted({v.name for svc in spec.services for v in svc.volumes})
     if named:
@@ -94,11 +114,28 @@ def compose_document(spec: HardenedSpec, top_level: dict[str, Any] | None = None
     return doc
 
 
+class _Dumper(yaml.SafeDumper):
+    """Writes ``None`` as nothing: ``NAME:`` (pass through by name), not ``NAME: null``."""
+
+
+_Dumper.add_representer(
+    type(None), lambda dumper, _v: dumper.represent_scalar("tag:yaml.org,2002:null", "")
+)
+
+
 def render_compose(
-    spec: HardenedSpec, *, header: list[str], top_level: dict[str, Any] | None = None
+    spec: HardenedSpec,
+    *,
+    header: list[str],
+    top_level: dict[str, Any] | None = None,
+    code: Mapping[str, CodeRun] | None = None,
 ) -> str:
-    text = yaml.safe_dump(
-        compose_document(spec, top_level), sort_keys=False, default_flow_style=False, width=100
+    text = yaml.dump(
+        compose_document(spec, top_level, code),
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        width=100,
     )
     return "".join(f"# {comment(h)}\n" if h else "#\n" for h in header) + text
 

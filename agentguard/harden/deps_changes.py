@@ -20,7 +20,7 @@ from agentguard.findings import Finding, Severity
 from agentguard.harden.escape import comment
 from agentguard.lock.graph import LockGraph, major_floor, next_major_floor
 from agentguard.lock.lockfile import REQUIREMENTS_LOCK
-from agentguard.rules.deps import check_major_spans
+from agentguard.rules.deps_spans import check_major_spans
 
 CONSTRAINTS_FILE = "deps/constraints.txt"
 INSTALL_FILE = "deps/install-line.txt"
@@ -52,6 +52,15 @@ def _locked(graph: LockGraph, name: str) -> Version | None:
     return max(versions) if versions else None
 
 
+def _locked_cap(child: str, finding: Finding) -> str | None:
+    locked = [Version(str(v)) for v in finding.evidence.get("locked") or []]
+    if not locked:
+        return None
+    cap = f"{child}>={major_floor(max(locked))},<{next_major_floor(max(locked))}"
+    marker = finding.evidence.get("locked_marker")
+    return f"{cap} ; {marker}" if marker else cap
+
+
 def lower_major_cap(child: str, specifier: str, finding: Finding) -> str | None:
     """The cap at the range's lowest major, when it differs from the locked one."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -76,6 +85,11 @@ def lower_major_cap(child: str, specifier: str, finding: Finding) -> str | None:
     return None
 
 
+def cap_key(child: str, marker: object = None) -> str:
+    """One constraint line per package and fork: ``name`` or ``name ; marker``."""
+    return f"{child} ; {marker}" if marker else child
+
+
 def plan_deps(
     graph: LockGraph | None, policy: DepsPolicy, findings: Sequence[Finding]
 ) -> DepsChanges:
@@ -90,21 +104,40 @@ def plan_deps(
                 tail += 1  # the long tail: `agentguard lock` lists them; capping all is noise
                 continue
             child = str(f.evidence.get("child"))
+            key = cap_key(child, f.evidence.get("locked_marker"))
             out.spans.append(f)
-            if child not in out.capped:
-                out.capped[child] = f.fix.snippet
-                reasons[child] = (
-                    f"{f.evidence.get('parent')} declares {child}{f.evidence.get('specifier')} "
-                    f"(admits {', '.join(map(str, f.evidence.get('majors_admitted') or []))}); "
-                    f"locked {', '.join(map(str, f.evidence.get('locked') or []))}"
+            if key in out.capped:
+                continue
+            out.capped[key] = f.fix.snippet
+            reasons[key] = (
+                f"{f.evidence.get('parent')} declares {child}{f.evidence.get('specifier')} "
+                f"(admits {', '.join(map(str, f.evidence.get('majors_admitted') or []))}); "
+                f"locked {', '.join(map(str, f.evidence.get('locked') or []))}"
+                + (f" ; {f.evidence['locked_marker']}" if f.evidence.get("locked_marker") else "")
+            )
+            bound = f.evidence.get("upstream_bound")
+            if isinstance(bound, dict):
+                releases = [str(v) for v in bound.get("parent_versions") or []]
+                shown = releases[0] if len(releases) == 1 else f"{releases[0]} to {releases[-1]}"
+                locked_cap = _locked_cap(child, f)
+                reasons[key] += (
+                    f". Later releases of {f.evidence.get('parent')} ({shown}) declare "
+                    f"{child}{bound.get('specifier')}: capped below the locked major, as upstream "
+                    "does"
                 )
-                alt = lower_major_cap(child, str(f.evidence.get("specifier") or ""), f)
-                if alt is not None and f.severity >= Severity.HIGH:  # the agent stack itself
-                    out.alternatives[child] = alt
-                    reasons[child] += (
-                        f". Or {alt} if your code was written against that major: which one is "
-                        "right depends on the version you tested"
-                    )
+                if locked_cap is not None and f.severity >= Severity.HIGH:
+                    out.alternatives[key] = locked_cap
+                    reasons[key] += f". Or {locked_cap} once your code is tested against it"
+                continue
+            alt = lower_major_cap(child, str(f.evidence.get("specifier") or ""), f)
+            if alt is not None and f.severity >= Severity.HIGH:  # the agent stack itself
+                marker = f.evidence.get("locked_marker")
+                alt = f"{alt} ; {marker}" if marker else alt
+                out.alternatives[key] = alt
+                reasons[key] += (
+                    f". Or {alt} if your code was written against that major: which one is "
+                    "right depends on the version you tested"
+                )
     for f in findings:
         if f.rule_id != "AG121":
             continue
@@ -121,7 +154,8 @@ def plan_deps(
     out.tail = tail
     if out.capped:
         lines = [
-            "# agentguard harden: each line caps a dependency at the major that was locked.",
+            "# agentguard harden: each line caps a dependency at one major (the locked one,",
+            "# unless later releases of its parent hold it lower: then as upstream does).",
             "# Add them to your requirements (pyproject dependencies or requirements.in), or",
             "# pass this file with pip's -c, then re-run `agentguard lock`.",
         ]

@@ -30,7 +30,12 @@ def argv_of(value: object) -> list[str] | None:
     return None
 
 
-def run_argv(spec: HardenedSpec, svc: ServiceSpec, image: str) -> list[str]:
+def run_argv(
+    spec: HardenedSpec,
+    svc: ServiceSpec,
+    image: str,
+    code_mounts: Sequence[tuple[str, str]] = (),
+) -> list[str]:
     """The whole command line, ``docker run ... IMAGE [ARG...]``."""
     argv = ["docker", "run", "--rm", "--user", spec.user, "--read-only"]
     for t in spec.tmpfs:
@@ -43,6 +48,8 @@ def run_argv(spec: HardenedSpec, svc: ServiceSpec, image: str) -> list[str]:
         argv += ["--env", e.name if e.value is None else f"{e.name}={e.value}"]
     for m in spec.allow_mounts:
         argv += ["--mount", f"type=bind,source={m.host},target={m.container},readonly"]
+    for host, target in code_mounts:
+        argv += ["--mount", f"type=bind,source={host},target={target},readonly"]
     for v in svc.volumes:
         ro = ",readonly" if v.read_only else ""
         argv += ["--mount", f"type=volume,source={v.name},target={v.target}{ro}"]
@@ -54,7 +61,7 @@ def run_argv(spec: HardenedSpec, svc: ServiceSpec, image: str) -> list[str]:
     return [*argv, image, *command]
 
 
-_PLACEHOLDER = re.compile(r"^\$\{[A-Z_]+:\?[^\"`$\\]*\}$")
+_PLACEHOLDER = re.compile(r"^(?:[A-Z_]+=)?\$\{[A-Z_]+:\?[^\"`$\\]*\}$")
 
 
 def _quote(arg: str) -> str:
@@ -64,8 +71,14 @@ def _quote(arg: str) -> str:
     return shlex.quote(arg)
 
 
-def render_script(argv: Sequence[str], *, header: Sequence[str]) -> str:
+def render_script(
+    argv: Sequence[str], *, header: Sequence[str], build: Sequence[str] | None = None
+) -> str:
+    """The script; with ``build``, it builds the hardened image first (paths relative to
+    the script's folder, which it changes to)."""
     lines = ["#!/bin/sh", *(f"# {comment(h)}" if h else "#" for h in header), "set -eu"]
+    if build:
+        lines += ['cd "$(dirname "$0")"', " ".join(_quote(a) for a in build) + " >/dev/null"]
     head, rest = list(argv[:2]), list(argv[2:])
     out = ["exec " + " ".join(_quote(a) for a in head) + " \\"]
     i = 0
@@ -145,7 +158,7 @@ _VALUED = {
 }
 
 
-def _logical_command(text: str) -> str:
+def _logical_lines(text: str) -> list[str]:
     joined: list[str] = []
     buf = ""
     for raw in text.splitlines():
@@ -159,6 +172,11 @@ def _logical_command(text: str) -> str:
         buf = ""
     if buf:
         joined.append(buf)
+    return joined
+
+
+def _logical_command(text: str) -> str:
+    joined = _logical_lines(text)
     runs = [j for j in joined if "docker" in j.split() and "run" in j.split()]
     if len(runs) != 1:
         raise RunParseError(f"expected one `docker run` command, found {len(runs)}")
@@ -252,3 +270,52 @@ def _volume(spec: str) -> MountArg:
     modes = set(parts[2].split(",")) if len(parts) > 2 else set()
     kind = "bind" if source.startswith(("/", ".", "~")) else "volume"
     return MountArg(kind, source, target, bool(modes & {"ro", "readonly"}))
+
+
+@dataclass
+class BuildArgs:
+    """The script's ``docker build`` of the hardened image (paths as written)."""
+
+    tag: str
+    dockerfile: str
+    context: str
+    build_args: dict[str, str] = field(default_factory=dict)
+
+
+def parse_build_line(text: str) -> BuildArgs | None:
+    """The script's ``docker build`` line, or None when it has none."""
+    builds = [
+        j for j in _logical_lines(text) if shlex.split(j, comments=True)[:2] == ["docker", "build"]
+    ]
+    if not builds:
+        return None
+    if len(builds) > 1:
+        raise RunParseError(f"expected at most one `docker build` command, found {len(builds)}")
+    words = [os.path.expandvars(w) for w in shlex.split(builds[0], comments=True)[2:]]
+    words = [w for w in words if not w.startswith(">")]
+    tag = dockerfile = None
+    positional: list[str] = []
+    extra: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in ("--quiet", "-q", "--pull=false"):
+            i += 1
+        elif w in ("--tag", "-t", "--file", "-f", "--build-arg") and i + 1 < len(words):
+            value = words[i + 1]
+            if w in ("--tag", "-t"):
+                tag = value
+            elif w in ("--file", "-f"):
+                dockerfile = value
+            else:
+                k, _, v = value.partition("=")
+                extra[k] = v
+            i += 2
+        elif w.startswith("-"):
+            raise RunParseError(f"unknown build flag {w!r}: cannot verify what it does")
+        else:
+            positional.append(w)
+            i += 1
+    if tag is None or len(positional) != 1:
+        raise RunParseError("the `docker build` line needs --tag and one context folder")
+    return BuildArgs(tag, dockerfile or "Dockerfile", positional[0], extra)

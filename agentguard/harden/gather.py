@@ -19,6 +19,13 @@ from typing import Any
 from agentguard import safeio
 from agentguard.config import Config
 from agentguard.findings import Finding, Report, Source
+from agentguard.harden.code_gather import (
+    compose_code,
+    container_code,
+    devcontainer_docs,
+    dockerfile_code,
+    engine_texts,
+)
 from agentguard.harden.model import HardenOptions, ServiceSpec
 from agentguard.harden.services import (
     image_config_from_attrs,
@@ -47,6 +54,8 @@ class Gathered:
     sources: tuple[Source, ...]
     top_level: dict[str, Any] = field(default_factory=dict)
     root: Path | None = None
+    devcontainers: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # (path, parsed document)
+    engine_texts: Mapping[str, str] = field(default_factory=dict)  # Codex/Gemini files' text
 
 
 def service_name(ref: str) -> str:
@@ -113,7 +122,7 @@ def _engine_services(
         sources.append(ilook.source)
         if ilook.obj is not None:
             image_cfg = image_config_from_attrs(ilook.obj.attrs)
-    return [service_from_container(attrs, image_cfg, opts)], sources
+    return [container_code(service_from_container(attrs, image_cfg, opts), attrs, opts)], sources
 
 
 def _archive_services(opts: HardenOptions, report: Report) -> list[ServiceSpec]:
@@ -160,16 +169,15 @@ def _compose_services(
             continue
         svc_name = str(name) if str(name) not in taken else f"{path.stem}-{name}"
         taken.add(svc_name)
-        out.append(
-            service_from_compose(
-                svc_name,
-                body,
-                compose_dir=path.parent,
-                out_dir=opts.out,
-                opts=opts,
-                origin=f"{rel} service {name}",
-            )
+        svc = service_from_compose(
+            svc_name,
+            body,
+            compose_dir=path.parent,
+            out_dir=opts.out,
+            opts=opts,
+            origin=f"{rel} service {name}",
         )
+        out.append(compose_code(svc, body, path.parent, opts))
     source = Source.ok("file", rel, f"{len(out)} services read for the hardened configuration")
     return out, [source], _top_level(doc, path.parent, opts.out)
 
@@ -215,15 +223,20 @@ def _project_services(
     for df in containers.get("dockerfiles") or []:
         rel = str(df["path"])
         dockerfile = root / rel
-        services.append(
-            service_from_build(
-                service_name(dockerfile.parent.name if rel.count("/") else "agent"),
-                dockerfile.parent,
-                dockerfile,
-                opts.out,
-                origin=rel,
-            )
+        name = service_name(dockerfile.parent.name if rel.count("/") else "agent")
+        if name in taken:  # two Dockerfiles in one folder: never one script for both
+            name = service_name(f"{name}-{dockerfile.name.replace('Dockerfile', '').strip('.-_')}")
+        while name in taken:
+            name += "-2"
+        taken.add(name)
+        svc = service_from_build(
+            name,
+            dockerfile.parent,
+            dockerfile,
+            opts.out,
+            origin=rel,
         )
+        services.append(dockerfile_code(svc, dockerfile.parent, dockerfile, opts))
     return services, sources, top_level
 
 
@@ -320,6 +333,7 @@ def gather(
             target=opts.target,
             kind=Kind(opts.kind) if opts.kind else None,
             platform=opts.platform,
+            config_file=opts.config_file,
         ),
         progress=progress,
         connect=connect,
@@ -349,10 +363,16 @@ def gather(
         agent = project_facts
     elif isinstance(report.facts.get("agent_config"), Mapping):
         agent = report.facts["agent_config"]
+    devcontainers: list[tuple[str, Mapping[str, Any]]] = []
+    if root is not None and isinstance(project_facts, Mapping):
+        devcontainers = devcontainer_docs(root, project_facts, sources)
     settings: list[ClaudeSettings] = []
     if root is not None and agent.get("settings_files"):
         settings, ssrc = _settings(root, [str(p) for p in agent["settings_files"]])
         sources += ssrc
+    texts: dict[str, str] = {}
+    if root is not None and isinstance(project_facts, Mapping):
+        texts = engine_texts(root, project_facts, list(report.findings), sources)
     graph, lock_source = _lock(root if root is not None else Path.cwd())
     sources.append(lock_source)
     return Gathered(
@@ -366,4 +386,6 @@ def gather(
         sources=tuple(sources),
         top_level=top_level,
         root=root,
+        devcontainers=tuple(devcontainers),
+        engine_texts=texts,
     )

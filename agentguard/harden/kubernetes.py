@@ -9,6 +9,7 @@ NetworkPolicy that denies all ingress and egress for the pod follows the Pod.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -35,9 +36,12 @@ def _k8s_name(name: str) -> str:
     return clean[:63] or "agent"
 
 
-def container(spec: HardenedSpec, svc: ServiceSpec) -> dict[str, Any]:
+def container(spec: HardenedSpec, svc: ServiceSpec, image: str | None = None) -> dict[str, Any]:
     name = _k8s_name(svc.name)
-    out: dict[str, Any] = {"name": name, "image": svc.image or f"REPLACE-ME/{name}:built"}
+    out: dict[str, Any] = {
+        "name": name,
+        "image": image or svc.image or f"REPLACE-ME/{name}:built",
+    }
     entry = argv_of(svc.entrypoint)
     args = argv_of(svc.command)
     if entry:
@@ -86,7 +90,7 @@ def _volume_name(path: str) -> str:
     return _k8s_name(path.strip("/").replace("/", "-")) or "root"
 
 
-def pod(spec: HardenedSpec, svc: ServiceSpec) -> dict[str, Any]:
+def pod(spec: HardenedSpec, svc: ServiceSpec, image: str | None = None) -> dict[str, Any]:
     name = _k8s_name(svc.name)
     volumes: list[dict[str, Any]] = [
         {
@@ -127,7 +131,7 @@ def pod(spec: HardenedSpec, svc: ServiceSpec) -> dict[str, Any]:
                 "fsGroup": spec.gid,
                 "seccompProfile": {"type": "RuntimeDefault"},
             },
-            "containers": [container(spec, svc)],
+            "containers": [container(spec, svc, image)],
             "volumes": volumes,
         },
     }
@@ -148,10 +152,13 @@ def deny_all_policy(svc: ServiceSpec) -> dict[str, Any]:
     }
 
 
-def render_kubernetes(spec: HardenedSpec, *, header: list[str]) -> str:
+def render_kubernetes(
+    spec: HardenedSpec, *, header: list[str], images: Mapping[str, str] | None = None
+) -> str:
     docs: list[dict[str, Any]] = []
+    built = images or {}
     for svc in spec.services:
-        docs.append(pod(spec, svc))
+        docs.append(pod(spec, svc, built.get(svc.name)))
         if spec.network == "none":
             docs.append(deny_all_policy(svc))
     notes = [
@@ -160,6 +167,11 @@ def render_kubernetes(spec: HardenedSpec, *, header: list[str]) -> str:
         "Kubernetes has no per-pod pids limit: set the kubelet's podPidsLimit "
         f"(the docker config uses --pids-limit {spec.pids}).",
     ]
+    for name, tag in sorted(built.items()):
+        notes.append(
+            f"{name} runs the hardened image {tag} (the agent's code only): build it from the "
+            "Dockerfile beside this file and push it where the cluster pulls from."
+        )
     if spec.network != "none":
         notes.append(
             f"Network {spec.network!r}: restrict egress with a NetworkPolicy that allows only "

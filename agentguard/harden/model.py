@@ -23,6 +23,8 @@ DEFAULT_WORKDIR = "/work"
 DEFAULT_MEMORY = "1g"
 DEFAULT_PIDS = 256
 DEFAULT_OUT = Path("agentguard-hardened")
+DEFAULT_SETTLE = 5.0
+CODE_DIR = "/opt/agent"  # where the agent's code goes when its old place is the workdir
 TMPFS_SIZE = "64m"
 SCRATCH_DIRS = ("/tmp",)  # writable scratch besides the working directory
 HOME_DIR = "/tmp"  # HOME points at scratch: tools that write ~/.cache keep working
@@ -58,6 +60,11 @@ class HardenOptions:
     pids: int = DEFAULT_PIDS
     verify: bool = False
     platform: str | None = None
+    config_file: Path | None = None  # --config: read only this file
+    code_mount: bool = False  # carry the agent's code as read-only bind mounts, not an image
+    force: bool = False  # overwrite files changed since harden wrote them
+    verify_command: str | None = None  # run in the started agent; exit 0 means it works
+    settle: float = DEFAULT_SETTLE  # seconds the agent must keep running to count as started
 
     @property
     def uid(self) -> int:
@@ -97,6 +104,8 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
     workdir = posixpath.normpath(opts.workdir)
     if not _MEMORY.match(opts.memory):
         raise OptionError(f"--memory {opts.memory!r}: expected a size such as 512m or 1g")
+    if not 0 < opts.settle <= 600:
+        raise OptionError(f"--settle {opts.settle}: expected seconds between 0 and 600")
     if opts.pids < 1:
         raise OptionError(f"--pids {opts.pids}: expected a positive number")
     if opts.network == "host" or not _NETWORK.match(opts.network):
@@ -123,6 +132,11 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
         pids=opts.pids,
         verify=opts.verify,
         platform=opts.platform,
+        config_file=opts.config_file,
+        code_mount=opts.code_mount,
+        force=opts.force,
+        verify_command=opts.verify_command,
+        settle=opts.settle,
     )
 
 
@@ -168,6 +182,23 @@ class NamedVolume:
 
 
 @dataclass(frozen=True)
+class CodeSpec:
+    """The agent's code, which came from the project (a bind mount at the working directory,
+    `COPY . DIR` with the working directory there): only these entries travel, read-only,
+    to ``target`` outside the working directory."""
+
+    host_dir: str  # the project folder the code is read from (absolute)
+    source_dir: str  # where the original container saw it
+    target: str  # where the hardened container sees it
+    entries: tuple[str, ...]  # paths relative to host_dir: the code and its installed deps
+    how: str  # how the original got it ("bind mount .:/app")
+    base_image: str | None  # the image the code is added to; None: built by the original
+    # the original Dockerfile's text and the lines (first, last) of its `COPY . DIR`: the
+    # hardened Dockerfile is that file with the COPY narrowed to the entries
+    dockerfile: tuple[str, int, int] | None = None
+
+
+@dataclass(frozen=True)
 class ServiceSpec:
     """One container to run hardened: a compose service, the image, the container."""
 
@@ -181,6 +212,7 @@ class ServiceSpec:
     passthrough: Mapping[str, Any] = field(default_factory=dict)  # depends_on, labels ...
     origin: str = ""  # where it came from, for the summary ("compose.yaml:3", "image agent:1")
     notes: tuple[str, ...] = ()
+    code: CodeSpec | None = None  # the agent's code, carried out of the project
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 
 from agentguard import redact
 from agentguard.findings import Finding, Source
-from agentguard.harden import compose_override, deps_changes, frameworks, kubernetes
+from agentguard.harden import (
+    code,
+    code_image,
+    compose_override,
+    deps_changes,
+    devcontainer,
+    engines,
+    frameworks,
+    kubernetes,
+)
 from agentguard.harden.docker_run import render_script, run_argv
 from agentguard.harden.gather import Gathered
 from agentguard.harden.model import (
@@ -37,17 +46,22 @@ class Plan:
     spec: HardenedSpec
     files: dict[str, str] = field(default_factory=dict)
     scripts: dict[str, str] = field(default_factory=dict)  # service name -> script file
+    code: dict[str, code_image.CodeRun] = field(default_factory=dict)  # service -> its code
+    devcontainers: dict[str, list[str]] = field(default_factory=dict)  # written file -> notes
     claims: list[Claim] = field(default_factory=list)
     opens: list[Open] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     sdk: SdkChanges = field(default_factory=SdkChanges)
     deps: deps_changes.DepsChanges = field(default_factory=deps_changes.DepsChanges)
+    engines: engines.EngineChanges = field(default_factory=engines.EngineChanges)
 
     @property
     def run_files(self) -> tuple[str, ...]:
         return (
             *sorted(self.scripts.values()),
+            *sorted(r.dockerfile for r in self.code.values()),
+            *sorted(self.devcontainers),
             compose_override.FILE_NAME,
             kubernetes.FILE_NAME,
         )
@@ -61,30 +75,55 @@ def _header(g: Gathered, what: str) -> list[str]:
     ]
 
 
-def _run_scripts(g: Gathered, spec: HardenedSpec, plan: Plan) -> None:
+def _code_files(
+    g: Gathered, opts: HardenOptions, svc: ServiceSpec, single: bool, plan: Plan
+) -> None:
+    if svc.code is None:
+        return
+    name = code_image.dockerfile_name(svc, single)
+    header = [
+        *_header(g, f"the hardened image of {svc.name}"),
+        f"Build it from the project folder: docker build -f {name} -t "
+        f"{code.hardened_tag(svc)} PROJECT",
+    ]
+    python_path = any(e.name == "PYTHONPATH" and e.value == svc.code.target for e in svc.env)
+    plan.files[name] = code_image.render_dockerfile(
+        svc, header=header, python_path=python_path, user=opts.user, workdir=opts.workdir
+    )
+    plan.code[svc.name] = code_image.code_run(svc, opts, name)
+
+
+def _run_scripts(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOptions) -> None:
     single = len(spec.services) == 1
     for svc in spec.services:
+        _code_files(g, opts, svc, single, plan)
+        run = plan.code.get(svc.name)
         name = "docker-run.sh" if single else f"docker-run-{svc.name}.sh"
         image = svc.image or f"${{{IMAGE_VAR}:?build the image of {svc.name} and set {IMAGE_VAR}}}"
+        if run is not None and run.build is not None:
+            image = run.tag
         header = _header(g, f"docker run for {svc.name}")
         if spec.network != "none":
             header.append(
                 f"Network {spec.network!r} must exist; egress filtering belongs to a proxy or "
                 "firewall on it, not to this container."
             )
-        plan.files[name] = render_script(run_argv(spec, svc, image), header=header)
+        argv = run_argv(spec, svc, image, run.mounts if run else ())
+        plan.files[name] = render_script(argv, header=header, build=run.build if run else None)
         plan.scripts[svc.name] = name
 
 
-def _write_run_config(g: Gathered, spec: HardenedSpec, plan: Plan) -> None:
-    _run_scripts(g, spec, plan)
+def _write_run_config(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOptions) -> None:
+    _run_scripts(g, spec, plan, opts)
     header = [
         *_header(g, "the hardened compose file"),
         "Use it instead of the original, not merged on top of it: compose merges cap_add,",
         "volumes and environment across files, so an override could not remove them.",
         f"Run: docker compose -f {compose_override.FILE_NAME} up",
     ]
-    text = compose_override.render_compose(spec, header=header, top_level=g.top_level)
+    text = compose_override.render_compose(
+        spec, header=header, top_level=g.top_level, code=plan.code
+    )
     problems = compose_override.schema_problems(text)
     if problems:  # a bug in the writer: say so, never hand out an invalid file silently
         plan.sources.append(
@@ -99,8 +138,26 @@ def _write_run_config(g: Gathered, spec: HardenedSpec, plan: Plan) -> None:
         )
     plan.files[compose_override.FILE_NAME] = text
     plan.files[kubernetes.FILE_NAME] = kubernetes.render_kubernetes(
-        spec, header=_header(g, "a Kubernetes Pod with the same meaning")
+        spec,
+        header=_header(g, "a Kubernetes Pod with the same meaning"),
+        images={n: r.tag for n, r in plan.code.items()},
     )
+
+
+def _devcontainers(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOptions) -> None:
+    if g.root is None:
+        return
+    for rel, doc in g.devcontainers:
+        name = devcontainer.file_name(rel, len(g.devcontainers) == 1)
+        hardened, notes = devcontainer.hardened_devcontainer(
+            doc, rel=rel, root=g.root, new_rel=name, spec=spec, opts=opts
+        )
+        header = [
+            *_header(g, f"the hardened devcontainer (from {rel})"),
+            "Open the folder that holds this .devcontainer instead of the checkout.",
+        ]
+        plan.files[name] = devcontainer.render_devcontainer(hardened, header=header)
+        plan.devcontainers[name] = notes
 
 
 def _agent_changes(g: Gathered, opts: HardenOptions, plan: Plan) -> None:
@@ -118,10 +175,21 @@ def _agent_changes(g: Gathered, opts: HardenOptions, plan: Plan) -> None:
         for s in g.settings:
             plan.sdk.settings[s.path] = SETTINGS_FILE
     plan.files.update(frameworks.langchain_snippet(list(g.report.findings), opts.workdir))
+    policies = g.agent.get("engine_policies")
+    plan.engines = engines.plan_engines(
+        list(g.report.findings),
+        g.engine_texts,
+        [p for p in policies or [] if isinstance(p, dict)] if isinstance(policies, list) else [],
+        _header(g, "the hardened agent engine configuration"),
+    )
+    plan.files.update(plan.engines.files)
 
 
 def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
     """Claim or Open for one finding of the inspect report."""
+    engine = engines.decide_engine(f, plan.engines)
+    if engine is not None:
+        return engine
     run = plan.run_files
     rid = f.rule_id
     subject = str(f.evidence.get("subject", ""))
@@ -164,11 +232,17 @@ def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
     if rid in ("AG210", "AG211", "AG301", "AG302", "AG303", "AG304", "AG305"):
         return _decide_agent(f, plan)
     if rid == "AG101":
-        child = str(f.evidence.get("child"))
-        alt = plan.deps.alternatives.get(child)
-        how = f"capped at the locked major: {plan.deps.capped.get(child, f.fix.snippet)}"
-        if alt:
-            how += f" (or {alt} if your code was written against that major: a choice)"
+        key = deps_changes.cap_key(str(f.evidence.get("child")), f.evidence.get("locked_marker"))
+        alt = plan.deps.alternatives.get(key)
+        line = plan.deps.capped.get(key, f.fix.snippet)
+        if f.evidence.get("upstream_bound"):
+            how = f"capped as later releases of {f.evidence.get('parent')} declare: {line}"
+            if alt:
+                how += f" (or the locked major, {alt}, once tested against it: a choice)"
+        else:
+            how = f"capped at the locked major: {line}"
+            if alt:
+                how += f" (or {alt} if your code was written against that major: a choice)"
         return Claim(f, (deps_changes.CONSTRAINTS_FILE,), how)
     if rid == "AG121":
         pkg = str(f.evidence.get("package", ""))
@@ -275,7 +349,8 @@ def make_plan(g: Gathered, opts: HardenOptions) -> Plan:
     # a value given to a secret-named flag or variable is never copied into the files
     spec = hardened_spec(opts, tuple(redact.scrub(s) for s in services))
     plan = Plan(spec=spec)
-    _write_run_config(g, spec, plan)
+    _write_run_config(g, spec, plan, opts)
+    _devcontainers(g, spec, plan, opts)
     _agent_changes(g, opts, plan)
     plan.deps = deps_changes.plan_deps(g.graph, g.config.deps, list(g.report.findings))
     plan.files.update(plan.deps.files)

@@ -32,6 +32,20 @@ while IFS= read -r l; do echo "AGP mount $l"; done < /proc/self/mountinfo
 while IFS= read -r l; do echo "AGP net $l"; done < /proc/net/dev
 echo "AGP end"
 """
+# One connection attempt per address: the helper's nc runs `true` once connected (exit 0),
+# fails to connect (exit 1), or is cut off by `timeout` (143: not decided).
+_EGRESS = (
+    f"{HELPER_PATH} timeout 5 {HELPER_PATH} nc -w 2 {{addr}} {{port}} -e {HELPER_PATH} true "
+    "</dev/null >/dev/null 2>&1; "
+    "case $? in 0) v=open;; 143) v=undecided;; *) v=blocked;; esac; "
+    'echo "AGP egress {addr} $v"\n'
+)
+
+
+def probe_script(egress: Sequence[tuple[str, int]] = ()) -> str:
+    """The probe, with a connection attempt to each (address, port) before its end."""
+    tries = "".join(_EGRESS.format(addr=a, port=p) for a, p in egress)
+    return PROBE_SCRIPT.replace('echo "AGP end"', tries + 'echo "AGP end"')
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,8 @@ class Inside:
     mounts: tuple[MountInfo, ...] | None
     interfaces: tuple[str, ...] | None
     complete: bool  # the script reached its end
+    # (address, "open" | "blocked" | "undecided")
+    egress: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,7 @@ class Expected:
     allowed: tuple[tuple[str, str], ...]  # (host, container), read-only
     volumes: tuple[str, ...]  # named volume targets kept from the original
     helper: str | None  # the probe helper's mount point (ignored)
+    egress: tuple[tuple[str, int, str], ...] = ()  # (address, port, what it is) to try
 
 
 @dataclass(frozen=True)
@@ -136,6 +153,7 @@ def parse_probe_output(lines: Sequence[str]) -> Inside:
     entries: list[str] = []
     mounts: list[MountInfo] = []
     interfaces: list[str] = []
+    egress: list[tuple[str, str]] = []
     cwd = rootfs = None
     begun = ended = False
     for raw in lines:
@@ -159,6 +177,9 @@ def parse_probe_output(lines: Sequence[str]) -> Inside:
             m = parse_mountinfo_line(value)
             if m is not None:
                 mounts.append(m)
+        elif key == "egress":
+            addr, _, verdict = value.rpartition(" ")
+            egress.append((addr, verdict))
         elif key == "net" and ":" in value:
             interfaces.append(value.split(":", 1)[0].strip())
     return Inside(
@@ -173,4 +194,22 @@ def parse_probe_output(lines: Sequence[str]) -> Inside:
         mounts=tuple(mounts) if ended else None,
         interfaces=tuple(interfaces) if ended else None,
         complete=begun and ended,
+        egress=tuple(egress) if ended else None,
     )
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """The agent started with its own command in the hardened configuration."""
+
+    script: str
+    image: str
+    state: str  # "running" | "exited" | "not-built" | "not-created" | "not-started"
+    exit_code: int | None = None
+    settle: float = 0.0
+    lines: tuple[str, ...] = ()  # its first lines of output (values passed in masked)
+    tail: tuple[str, ...] = ()  # its last lines: the cause when it stopped
+    error: str | None = None  # the engine's or the build's error
+    command: str | None = None  # --verify-command, run in the started agent
+    command_exit: int | None = None
+    command_output: tuple[str, ...] = ()

@@ -9,7 +9,9 @@ Sources: inspect's, harden's own reads, every file written, every probe.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +19,7 @@ from pathlib import Path
 from agentguard import redact, safeio
 from agentguard.config import Config
 from agentguard.engine import UsageError, make_report
-from agentguard.findings import Finding, JSONValue, Report, Source
+from agentguard.findings import Finding, JSONValue, Report, Source, SourceStatus
 from agentguard.harden.gather import Gathered, gather
 from agentguard.harden.model import HardenOptions, OptionError, validate_options
 from agentguard.harden.plan import Plan, make_plan
@@ -25,6 +27,7 @@ from agentguard.harden.probe_facts import HELPER_PATH, Expected
 from agentguard.harden.summary import FILE_NAME as SUMMARY_FILE
 from agentguard.harden.summary import render_summary
 from agentguard.harden.verify import VerifyResult, verify_scripts
+from agentguard.harden.verify_start import AgentCheck
 from agentguard.inspect import engine as eng
 
 Progress = Callable[[str], None]
@@ -39,22 +42,75 @@ class HardenResult:
     gathered: Gathered
 
 
-def write_files(out: Path, files: Mapping[str, str]) -> list[Source]:
-    """Write every file under ``out``; remove files an earlier run wrote and this one did not.
+MAX_MANIFEST_BYTES = 1024 * 1024
 
-    ``out`` is often inside the checkout, so nothing in it is trusted: a link at ``out``
-    or at any file or folder this run writes is refused before anything is written
-    (:class:`UsageError`, exit 2); each file is written atomically through
-    :mod:`agentguard.safeio`; the previous run's manifest is read safely, and a listed
-    name that is absolute or leaves ``out`` is refused (never removed).
-    """
+
+def digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _manifest(out: Path, sources: list[Source] | None = None) -> dict[str, str | None]:
+    """What the last run wrote: file -> digest (None: an older manifest without digests).
+    Read through the safe open (``out`` is untrusted); unreadable: nothing, said in
+    ``sources``."""
+    path = out / MANIFEST
+    if not path.exists() and not path.is_symlink():
+        return {}
     try:
-        for rel in [*files, MANIFEST]:
+        text = safeio.read_text(path, root=out, cap=MAX_MANIFEST_BYTES)
+        files = json.loads(text).get("files", {})
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
+        if sources is not None:
+            sources.append(
+                Source.skipped("output", str(path), f"not read ({exc}): no stale file removed")
+            )
+        return {}
+    if isinstance(files, list):
+        return {str(f): None for f in files}
+    if isinstance(files, dict):
+        return {str(k): (v if isinstance(v, str) else None) for k, v in files.items()}
+    return {}
+
+
+def _on_disk(out: Path, rel: str) -> bytes | None:
+    """The file's bytes when ``rel`` is a regular file inside ``out`` (never through a
+    link, never outside), else None."""
+    try:
+        path = safeio.confined(out, rel)
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return None
+        return safeio.read_bytes(path, root=out)
+    except OSError:
+        return None
+
+
+def refuse_links(out: Path, files: Mapping[str, str]) -> None:
+    """A link at ``out`` or at any name this run would write there: :class:`UsageError`
+    (exit 2), before anything is written (and before a planted link's failed read can
+    turn the refusal into "an input failed")."""
+    try:
+        for rel in [*files, *(f + ".new" for f in files), MANIFEST]:
             target = safeio.confined(out, rel)
             if target.is_symlink():
                 raise safeio.UnsafeWrite(f"{target}: is a symbolic link; refusing to write")
     except safeio.UnsafeWrite as exc:
         raise UsageError(f"harden output: {exc}") from None
+
+
+def write_files(out: Path, files: Mapping[str, str], *, force: bool = False) -> list[Source]:
+    """Write every file under ``out``; remove files an earlier run wrote and this one did not.
+
+    A file changed since harden wrote it (its digest is not the manifest's) is the user's:
+    it is kept, and the new one is written beside it as ``NAME.new`` (``force``: replaced).
+
+    ``out`` is often inside the checkout, so nothing in it is trusted: a link at ``out``
+    or at any file or folder this run writes is refused before anything is written
+    (:class:`UsageError`, exit 2); each file is redacted and written atomically through
+    :mod:`agentguard.safeio`; the previous run's manifest is read safely, and a listed
+    name that is absolute or leaves ``out`` is refused (never removed).
+    """
+    refuse_links(out, files)
+    files = {rel: redact.text(text) for rel, text in files.items()}
     sources: list[Source] = []
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -64,55 +120,92 @@ def write_files(out: Path, files: Mapping[str, str]) -> list[Source]:
                 "output", str(out), f"cannot create: {exc}", error_code="output-unwritable"
             )
         ]
-    for rel in sorted(set(_previous(out, sources)) - set(files)):
-        if not safeio.remove_in(out, rel):
+    previous = _manifest(out, sources)
+    record: dict[str, str] = {}
+    for rel, text in sorted(files.items()):
+        source, kept = _write_checked(out, rel, text, previous.get(rel), force=force)
+        sources.append(source)
+        if kept is None:
+            record[rel] = digest(text.encode())
+        else:
+            if previous.get(rel):
+                record[rel] = str(previous[rel])
+            record[rel + ".new"] = digest(text.encode())
+    for rel in sorted(set(previous) - set(record)):  # written before, not now (an old .new too)
+        try:
+            stale = safeio.confined(out, rel)
+        except safeio.UnsafeWrite:
             sources.append(
                 Source.skipped(
-                    "output",
-                    rel,
-                    f"listed in {MANIFEST} but not a name inside {out}: not removed",
+                    "output", rel, f"listed in {MANIFEST} but not a name inside {out}: not removed"
                 )
             )
-    for rel, text in sorted(files.items()):
-        sources.append(write_one(out, rel, text))
-    manifest = json.dumps({"files": sorted(files)}, indent=1) + "\n"
+            continue
+        current = _on_disk(out, rel)
+        if current is None:
+            continue
+        if force or digest(current) == previous[rel]:
+            safeio.remove_in(out, rel)
+        else:
+            sources.append(
+                Source.skipped("output", str(stale), "changed since harden wrote it: kept")
+            )
+    sources += _write_manifest(out, record)
+    return sources
+
+
+def _write_checked(
+    out: Path, rel: str, text: str, recorded: str | None, *, force: bool
+) -> tuple[Source, str | None]:
+    """(source, the kept file's name or None): the user's edit is never overwritten."""
+    current = _on_disk(out, rel)
+    data = text.encode()
+    if force or current is None or current == data or digest(current) == recorded:
+        return write_one(out, rel, text), None
+    why = "changed since harden wrote it" if recorded else "not written by harden"
+    src = write_one(out, rel + ".new", text)
+    if src.status is SourceStatus.OK:
+        src = Source.ok(
+            "output",
+            str(out / (rel + ".new")),
+            f"{len(data)} bytes written beside {rel}, which was {why} and is kept "
+            "(--force replaces it)",
+        )
+    return src, rel
+
+
+def _write_manifest(out: Path, record: Mapping[str, str]) -> list[Source]:
     try:
-        safeio.write_in(out, MANIFEST, manifest)
+        safeio.write_in(
+            out, MANIFEST, json.dumps({"files": dict(sorted(record.items()))}, indent=1) + "\n"
+        )
     except OSError as exc:
-        sources.append(
+        return [
             Source.failed(
                 "output",
                 str(out / MANIFEST),
                 f"cannot write: {exc}",
                 error_code="output-unwritable",
             )
-        )
-    return sources
+        ]
+    return []
 
 
-MAX_MANIFEST_BYTES = 1024 * 1024
-
-
-def _previous(out: Path, sources: list[Source]) -> list[str]:
-    """The names the last run's manifest lists (nothing when it is absent or unreadable)."""
-    path = out / MANIFEST
-    if not path.exists() and not path.is_symlink():
-        return []
-    try:
-        listed = json.loads(safeio.read_text(path, root=out, cap=MAX_MANIFEST_BYTES)).get("files")
-    except (OSError, ValueError, AttributeError, RecursionError) as exc:
-        sources.append(
-            Source.skipped("output", str(path), f"not read ({exc}): no stale file removed")
-        )
-        return []
-    return [r for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
+def rewrite_one(out: Path, rel: str, text: str, *, force: bool = False) -> Source:
+    """One file written again (SUMMARY.md after --verify), edits kept as for write_files."""
+    text = redact.text(text)
+    previous = _manifest(out)
+    source, kept = _write_checked(out, rel, text, previous.get(rel), force=force)
+    record = {k: v for k, v in previous.items() if v is not None}
+    record[rel + ".new" if kept else rel] = digest(text.encode())
+    return next(iter(_write_manifest(out, record)), source)
 
 
 def write_one(out: Path, rel: str, text: str) -> Source:
-    """One file under ``out``, redacted, written atomically, never through a link."""
+    """One file under ``out`` (already redacted), written atomically through
+    :func:`safeio.write_in`: never through a link, never outside ``out``."""
     path = out / rel
     try:
-        text = redact.text(text)
         safeio.write_in(out, rel, text, 0o755 if rel.endswith(".sh") else 0)
     except OSError as exc:
         return Source.failed(
@@ -131,7 +224,10 @@ def expected_for(plan: Plan, opts: HardenOptions, service: str) -> Expected:
         workdir=opts.workdir,
         network=opts.network,
         tmpfs=tuple(t.path for t in plan.spec.tmpfs),
-        allowed=tuple((m.host, m.container) for m in opts.allow_mounts),
+        allowed=(
+            *((m.host, m.container) for m in opts.allow_mounts),
+            *(run.mounts if (run := plan.code.get(service)) is not None else ()),
+        ),
         volumes=tuple(v.target for v in svc.volumes),
         helper=HELPER_PATH,
     )
@@ -146,11 +242,15 @@ def _findings(plan: Plan) -> list[Finding]:
 
 
 def _facts(
-    g: Gathered, plan: Plan, opts: HardenOptions, verified: VerifyResult | None
+    g: Gathered,
+    plan: Plan,
+    opts: HardenOptions,
+    verified: VerifyResult | None,
+    files: Mapping[str, str],
 ) -> dict[str, JSONValue]:
     harden: dict[str, JSONValue] = {
         "out": str(opts.out),
-        "files": sorted([*plan.files, SUMMARY_FILE]),
+        "files": sorted(files),
         "user": plan.spec.user,
         "workdir": plan.spec.workdir,
         "network": plan.spec.network,
@@ -204,27 +304,48 @@ def run_harden(
     g = gather(opts, progress=progress, connect=connect)
     progress("planning the hardened configuration")
     plan = make_plan(g, opts)
-    progress(f"writing {len(plan.files) + 1} files to {opts.out}")
     files = dict(plan.files)
     files[SUMMARY_FILE] = render_summary(plan, opts, target=opts.target, kind=g.kind)
-    written = write_files(opts.out, files)
+    unread = [s for s in (*g.report.sources, *g.sources) if s.status is SourceStatus.FAILED]
+    written: list[Source] = []
     verified = VerifyResult()
-    if opts.verify:
+    refuse_links(opts.out, files)
+    if unread:
+        # a configuration made from an input that was not read would be a guess: write nothing
+        written.append(
+            Source.skipped(
+                "output",
+                str(opts.out),
+                f"nothing written: {len(unread)} input(s) failed ("
+                + "; ".join(f"{s.name}: {s.reason}" for s in unread[:3])
+                + ")",
+            )
+        )
+        files = {}
+    else:
+        progress(f"writing {len(files)} files to {opts.out}")
+        written = write_files(opts.out, files, force=opts.force)
+    if opts.verify and files:
         progress("verifying on the engine")
         scripts = [
             (opts.out / script, script, expected_for(plan, opts, name))
             for name, script in sorted(plan.scripts.items())
         ]
-        verified = verify_scripts(scripts, connect=connect)
+        verified = verify_scripts(
+            scripts,
+            connect=connect,
+            start=AgentCheck(settle=opts.settle, command=opts.verify_command),
+        )
         summary = render_summary(
             plan, opts, target=opts.target, kind=g.kind, verification=verified.facts
         )
-        written.append(write_one(opts.out, SUMMARY_FILE, summary))
+        written.append(rewrite_one(opts.out, SUMMARY_FILE, summary, force=opts.force))
     # the inspect findings had the policy applied already; AG501 findings get it here
     applied = apply_policy(verified.findings, g.config, root=Path.cwd())
     report = make_report(
         "harden",
-        [*_findings(plan), *applied.findings],
+        # nothing written fixes nothing: the findings stay as inspect reported them
+        [*(_findings(plan) if files else g.report.findings), *applied.findings],
         (
             *g.report.sources,
             *g.sources,
@@ -235,12 +356,28 @@ def run_harden(
         ),
         target=opts.target,
         inputs={**g.report.provenance.inputs, "out": str(opts.out)},
-        facts=_facts(g, plan, opts, verified if opts.verify else None),
+        facts=_facts(g, plan, opts, verified if opts.verify else None, files),
         notes=(
             *g.report.notes,
-            f"hardened configuration written to {opts.out} ({len(files)} files); "
-            f"read {opts.out / SUMMARY_FILE}",
+            (
+                f"hardened configuration written to {opts.out} ({len(files)} files); "
+                f"read {opts.out / SUMMARY_FILE}"
+                if files
+                else f"nothing written to {opts.out}: an input failed (see the sources)"
+            ),
             *applied.notes,
+            *_started_notes(verified),
         ),
     )
     return HardenResult(report, g.config, plan, g)
+
+
+def _started_notes(verified: VerifyResult) -> list[str]:
+    """The agent's first lines of output, per script, for the text report."""
+    out: list[str] = []
+    for fact in verified.facts:
+        lines = fact.get("output")
+        if fact.get("probe") == "agent-start" and isinstance(lines, list):
+            shown = " | ".join(str(line) for line in lines[:5]) or "(no output)"
+            out.append(f"the agent under {fact.get('script')} ({fact.get('status')}): {shown}")
+    return out

@@ -44,7 +44,9 @@ def env_vars(pairs: Iterable[tuple[str, str | None]]) -> tuple[EnvVar, ...]:
     for name, value in pairs:
         if not name or name in _RUNTIME_ENV:
             continue
-        if value is None or classify(name, value) is not None:
+        # `${NAME}` is the caller's value: pass it through by name, never the literal text
+        interpolated = value is not None and "$" in value
+        if value is None or interpolated or classify(name, value) is not None:
             out[name] = EnvVar(name)  # pass through by name; a secret's value is dropped here
         else:
             out[name] = EnvVar(name, value)

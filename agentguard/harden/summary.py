@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from agentguard.findings import Finding
 from agentguard.harden import compose_override, deps_changes, kubernetes
+from agentguard.harden.engines import render_engine_section
 from agentguard.harden.model import HardenOptions
 from agentguard.harden.plan import Plan
 
@@ -43,7 +44,24 @@ def render_summary(
         "",
     ]
     for name, script in sorted(plan.scripts.items()):
-        out.append(f"- `sh {script}` runs {name} with `docker run`.")
+        run = plan.code.get(name)
+        if run is not None and run.build is not None:
+            out.append(
+                f"- `sh {script}` builds `{run.tag}` from `{run.dockerfile}` (the agent's code "
+                f"only, from {run.context}) and runs {name} with `docker run`."
+            )
+        elif run is not None:
+            out.append(
+                f"- `sh {script}` runs {name} with `docker run`, the agent's code mounted "
+                "read-only (`--code-mount`)."
+            )
+        else:
+            out.append(f"- `sh {script}` runs {name} with `docker run`.")
+    for name, notes in sorted(plan.devcontainers.items()):
+        out.append(
+            f"- `{name}`: the hardened devcontainer; open its folder instead of the checkout."
+        )
+        out += [f"  - {n}" for n in notes]
     out += [
         f"- `docker compose -f {compose_override.FILE_NAME} up` runs every service (use it "
         "instead of your compose file, not merged on top: compose merges cap_add, volumes and "
@@ -64,7 +82,8 @@ def render_summary(
             if spec.allow_mounts
             else ""
         ),
-        "- secrets passed at run time by name (`--env NAME`), never written here",
+        "- secrets passed at run time by name (docker `--env NAME`, compose `NAME:` with no "
+        "value, Kubernetes `secretKeyRef`, devcontainer `${localEnv:NAME}`), never written here",
         f"- memory `{spec.memory}`, at most {spec.pids} processes",
         f"- network `{spec.network}`"
         + (
@@ -98,6 +117,7 @@ def render_summary(
                 f"`{cfg.snippet_file}`"
             )
             out += [f"  - {ch}" for ch in cfg.choices]
+    out += render_engine_section(plan.engines)
     out += ["", "## Dependencies", ""]
     if deps_changes.CONSTRAINTS_FILE in plan.files:
         out.append(
@@ -116,6 +136,10 @@ def render_summary(
             out.append(
                 f"- {v.get('script')}: {v.get('probe')}: {v.get('status')} -- {v.get('detail')}"
             )
+            lines = v.get("output")
+            if isinstance(lines, list) and lines:
+                out.append("  - its first lines of output:")
+                out += [f"    - `{line}`" for line in lines]
         if not verification:
             out.append("- nothing could be probed (see the report's sources)")
     return "\n".join(out) + "\n"

@@ -12,6 +12,7 @@ Every container this creates is removed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import struct
@@ -22,18 +23,27 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.findings import Finding, JSONValue, Source
-from agentguard.harden.docker_run import RunArgs, RunParseError, parse_run_script
+from agentguard.harden.docker_run import (
+    RunArgs,
+    RunParseError,
+    parse_build_line,
+    parse_run_script,
+)
 from agentguard.harden.probe_facts import (
     HELPER_PATH,
     PROBE_SCRIPT,
+    AgentRun,
     Expected,
     Observation,
     Outside,
     parse_probe_output,
+    probe_script,
 )
+from agentguard.harden.verify_start import AgentCheck, build_image, listening, start_agent
 from agentguard.inspect import engine as eng
 from agentguard.inspect.container import container_facts
-from agentguard.rules.runtime import check_observation
+from agentguard.rules.runtime import Verdict, check_observation
+from agentguard.rules.runtime_start import check_agent_run, check_egress
 
 RUN_TIMEOUT = 60
 HELPER_ENV = "AGENTGUARD_PROBE_HELPER"  # a static busybox to use instead of the one on PATH
@@ -98,7 +108,7 @@ def _mounts(args: RunArgs, helper: Path | None) -> list[Any]:
     return out
 
 
-def create_kwargs(args: RunArgs, helper: Path | None) -> dict[str, Any]:
+def create_kwargs(args: RunArgs, helper: Path | None, probe: str = PROBE_SCRIPT) -> dict[str, Any]:
     """docker-py ``containers.create`` arguments with the script's settings."""
     kwargs: dict[str, Any] = {
         "user": args.user,
@@ -119,7 +129,7 @@ def create_kwargs(args: RunArgs, helper: Path | None) -> dict[str, Any]:
         "mounts": _mounts(args, helper),
     }
     if helper is not None:
-        kwargs["entrypoint"] = [HELPER_PATH, "sh", "-c", PROBE_SCRIPT]
+        kwargs["entrypoint"] = [HELPER_PATH, "sh", "-c", probe]
         kwargs["command"] = []
     else:
         if args.entrypoint:
@@ -150,12 +160,12 @@ def _failed(name: str, reason: str, code: str, remedy: str | None = None) -> Sou
 
 
 def run_probe(
-    client: Any, args: RunArgs, helper: Path | None, script: str
+    client: Any, args: RunArgs, helper: Path | None, script: str, probe: str = PROBE_SCRIPT
 ) -> tuple[Observation | None, list[Source]]:
     """Create, run and inspect one container; always removed afterwards."""
     sources: list[Source] = []
     try:
-        container = client.containers.create(args.image, **create_kwargs(args, helper))
+        container = client.containers.create(args.image, **create_kwargs(args, helper, probe))
     except Exception as exc:
         return None, [
             eng.failed_source(
@@ -214,11 +224,14 @@ def verify_script(
     *,
     connect: Callable[[], eng.Engine] = eng.connect,
     helper: tuple[Path | None, str] | None = None,
+    start: AgentCheck | None = None,
 ) -> VerifyResult:
     """Verify one written run script (``label`` names it in the report)."""
     result = VerifyResult()
     try:
-        args = parse_run_script(safeio.read_text(script_path))
+        text = safeio.read_text(script_path)
+        args = parse_run_script(text)
+        build = parse_build_line(text)
     except (OSError, UnicodeDecodeError, RunParseError) as exc:
         result.sources.append(
             _failed(label, f"cannot read the run script: {exc}", "verify-script-unreadable")
@@ -239,6 +252,16 @@ def verify_script(
     result.sources.append(engine.source)
     if engine.client is None:
         return result
+    if build is not None:
+        error, source = build_image(engine.client, build, script_path.parent, label)
+        result.sources.append(source)
+        if error is not None:
+            _record(
+                result,
+                label,
+                check_agent_run(AgentRun(label, args.image, "not-built", error=error)),
+            )
+            return result
     look = eng.lookup_image(engine.client, args.image)
     result.sources.append(look.source)
     if look.obj is None:
@@ -255,7 +278,17 @@ def verify_script(
         )
     else:
         result.sources.append(Source.ok("probe", f"helper ({label})", helper_why))
-    obs, run_sources = run_probe(engine.client, args, helper_path, label)
+    with listening() as targets:
+        expected = dataclasses.replace(
+            expected, egress=targets if expected.network == "none" else ()
+        )
+        obs, run_sources = run_probe(
+            engine.client,
+            args,
+            helper_path,
+            label,
+            probe_script([(a, p) for a, p, _w in expected.egress]),
+        )
     result.sources += run_sources
     if obs is None:
         return result
@@ -268,33 +301,47 @@ def verify_script(
             obs.outside,
             f"no probe inside: {helper_why}",
         )
-    for v in check_observation(obs, expected):
-        name = f"{v.probe} ({label})"
-        if v.status == "unknown":
-            result.sources.append(_failed(name, v.detail, "probe-not-verified"))
-        else:
-            result.sources.append(
-                Source.ok(
-                    "probe", name, ("held: " if v.status == "held" else "VIOLATED: ") + v.detail
-                )
-            )
-        if v.finding is not None:
-            result.findings.append(v.finding)
-        result.facts.append(
-            {"probe": v.probe, "script": label, "status": v.status, "detail": v.detail}
-        )
+    egress = check_egress(obs, expected)
+    for v in [*check_observation(obs, expected), *([egress] if egress else [])]:
+        _record(result, label, v)
+    run = start_agent(
+        engine.client, args, create_kwargs(args, None), start or AgentCheck(), label, os.environ
+    )
+    _record(result, label, check_agent_run(run), run)
     return result
+
+
+def _record(result: VerifyResult, label: str, v: Verdict, run: AgentRun | None = None) -> None:
+    name = f"{v.probe} ({label})"
+    if v.status == "unknown":
+        result.sources.append(_failed(name, v.detail, "probe-not-verified"))
+    else:
+        result.sources.append(
+            Source.ok("probe", name, ("held: " if v.status == "held" else "VIOLATED: ") + v.detail)
+        )
+    if v.finding is not None:
+        result.findings.append(v.finding)
+    fact: dict[str, JSONValue] = {
+        "probe": v.probe,
+        "script": label,
+        "status": v.status,
+        "detail": v.detail,
+    }
+    if run is not None:
+        fact["output"] = list(run.lines)
+    result.facts.append(fact)
 
 
 def verify_scripts(
     scripts: Sequence[tuple[Path, str, Expected]],
     *,
     connect: Callable[[], eng.Engine] = eng.connect,
+    start: AgentCheck | None = None,
 ) -> VerifyResult:
     total = VerifyResult()
     helper = find_helper()
     for path, label, expected in scripts:
-        one = verify_script(path, label, expected, connect=connect, helper=helper)
+        one = verify_script(path, label, expected, connect=connect, helper=helper, start=start)
         total.findings += one.findings
         total.sources += one.sources
         total.facts += one.facts

@@ -92,6 +92,8 @@ def container_facts(attrs: Mapping[str, Any], image: ImageFacts | None) -> Conta
         read_only_rootfs=_bool(host.get("ReadonlyRootfs")) if host else None,
         security_opt=_str_list(host.get("SecurityOpt")) if host else None,
         image=image,
+        entrypoint=_str_list(config.get("Entrypoint")) if config else None,
+        cmd=_str_list(config.get("Cmd")) if config else None,
     )
 
 

@@ -13,7 +13,7 @@ import io
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentguard.findings import Source
@@ -97,6 +97,22 @@ def failed_source(kind: str, name: str, what: str, exc: BaseException) -> Source
     )
 
 
+_CAUSES = (
+    ("FileNotFoundError", "no engine socket at {host}"),
+    ("ConnectionRefusedError", "nothing listens at {host}"),
+    ("PermissionError", "no permission to use the engine socket at {host}"),
+    ("timed out", "the engine at {host} did not answer in time"),
+)
+
+
+def _plain_reason(exc: BaseException, host: str) -> str | None:
+    text = str(exc)
+    for needle, words in _CAUSES:
+        if needle in text:
+            return words.format(host=host)
+    return None
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]
@@ -118,7 +134,11 @@ def connect(timeout: int = DEFAULT_TIMEOUT) -> Engine:
         client = docker.from_env(timeout=timeout)
         version = client.version()
     except Exception as exc:  # every failure becomes a failed source, classified
-        return Engine(None, failed_source("engine", host, "cannot reach the Docker engine", exc))
+        failed = failed_source("engine", host, "cannot reach the Docker engine", exc)
+        plain = _plain_reason(exc, host)
+        if plain is not None:  # the cause in words, not the HTTP library's
+            failed = replace(failed, reason=f"cannot reach the Docker engine: {plain}")
+        return Engine(None, failed)
     return Engine(
         client,
         Source.ok("engine", host, f"Docker engine {version.get('Version', 'unknown version')}"),

@@ -87,6 +87,10 @@ class ImageFacts:
     contents: tuple[FileContent, ...]  # collected small files (agent configs, METADATA, ...)
     installed: tuple[InstalledDist, ...]
     docker_socket_paths: tuple[str, ...] = ()  # paths in the image named docker.sock
+    # The agent outside the working directory: entries of the files the config names
+    # (entrypoint script, PATH candidates), user/managed settings and agent CLI launchers.
+    agent_entries: tuple[FileEntry, ...] = ()
+    speculative_dropped: int = 0  # wrapper-target candidates not kept (over the cap)
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,8 @@ class ContainerFacts:
     read_only_rootfs: bool | None
     security_opt: tuple[str, ...] | None
     image: ImageFacts | None = None  # the image's own facts, when read
+    entrypoint: tuple[str, ...] | None = None  # what the container runs (its Config)
+    cmd: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,7 @@ class ProjectFile:
     data: bytes
     origin: str = "project"  # "project" or "image:<layer digest>"
     readable: bool = True  # False: it exists but was not read (its source says why)
+    kind: str | None = None  # what to read it as when named (else decided from its path)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 
 from agentguard import safeio
 from agentguard.findings import Source
+from agentguard.lock.pins import LockedPackage
 from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
@@ -24,20 +25,19 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 LOCK_NAME = "pylock.toml"
+OTHER_LOCKS = ("uv.lock", "poetry.lock")  # a project's own lock, read by its tool's reader
 
 
-@dataclass(frozen=True)
-class LockedPin:
-    name: str  # canonical
-    version: str | None  # None: the lock entry has no version (a VCS or directory source)
-    marker: str | None
+# One lock entry: the same frozen record every lock reader yields (a name may have several,
+# one per fork). A version of "" means the entry has none (a VCS or directory source).
+LockedPin = LockedPackage
 
 
 @dataclass(frozen=True)
 class LockInput:
     path: str  # as shown to the user
     sha256: str  # of the file's bytes: the report's provenance input hash
-    pins: tuple[LockedPin, ...]
+    pins: tuple[LockedPackage, ...]
     discovered: bool  # True when found next to the working directory, not given
 
 
@@ -65,6 +65,8 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
         return None, Source.failed(
             "lockfile", shown, str(exc), error_code="lockfile-unreadable", retryable=False
         )
+    if path.name in OTHER_LOCKS:
+        return _read_tool_lock(path, data, discovered)
     try:
         lock = Pylock.from_dict(tomllib.loads(data.decode("utf-8")))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -88,10 +90,15 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
             retryable=False,
         )
     pins = tuple(
-        LockedPin(
+        LockedPackage(
             name=canonicalize_name(p.name),
-            version=str(p.version) if p.version is not None else None,
+            version=str(p.version) if p.version is not None else "",
             marker=str(p.marker) if p.marker is not None else None,
+            hashes=tuple(
+                sorted(
+                    f"sha256:{w.hashes['sha256']}" for w in (p.wheels or []) if "sha256" in w.hashes
+                )
+            ),
         )
         for p in lock.packages
     )
@@ -100,4 +107,33 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
     return (
         LockInput(shown, f"sha256:{digest}", pins, discovered),
         Source.ok("lockfile", shown, f"{len(pins)} packages ({how})"),
+    )
+
+
+def _read_tool_lock(path: Path, data: bytes, discovered: bool) -> tuple[LockInput | None, Source]:
+    """uv.lock / poetry.lock: what an install from it puts into the environment."""
+    from agentguard.lock.readers import READERS, LockReadError
+    from agentguard.lock.readers.install_view import installed_by
+
+    shown = str(path)
+    reader = next(r for r in READERS if r.filename == path.name)
+    try:
+        lock = reader.read(data.decode("utf-8"), shown)
+    except UnicodeDecodeError as exc:
+        return None, Source.failed(
+            "lockfile", shown, f"not UTF-8: {exc}", error_code="lockfile-invalid", retryable=False
+        )
+    except LockReadError as exc:
+        return None, Source.failed(
+            "lockfile", shown, str(exc), error_code=exc.code, retryable=False
+        )
+    pins = tuple(LockedPin(n, v or "", m) for n, v, m in installed_by(lock))
+    how = "discovered in the current directory" if discovered else "given with --lock"
+    return (
+        LockInput(shown, f"sha256:{hashlib.sha256(data).hexdigest()}", pins, discovered),
+        Source.ok(
+            "lockfile",
+            shown,
+            f"{len(pins)} packages an install from {path.name} puts in place ({how})",
+        ),
     )

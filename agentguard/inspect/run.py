@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentguard.config import Config, load_config
-from agentguard.engine import make_report
+from agentguard.config import Config, ConfigError, load_config
+from agentguard.engine import container_findings, image_findings, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
 from agentguard.inspect.targets import Kind, Target, detect_target
@@ -41,6 +41,7 @@ class InspectOptions:
     lock: Path | None = None
     discover_lock: bool = True
     config_file: Path | None = None
+    file_kind: str | None = None  # what a named file is (--kind dockerfile, mcp, ...)
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,14 @@ def read_image_file(path: Path, *, target: str, platform: str | None) -> _ImageR
     return _ImageRead(read.facts, tuple(read.sources))
 
 
-def read_engine_image(image: Any, *, target: str, platform: str | None) -> _ImageRead:
-    """An engine image: `image.save()`'s stream fed to the same reader, never to disk."""
+def read_engine_image(
+    image: Any, *, target: str, platform: str | None, runs: Any = None
+) -> _ImageRead:
+    """An engine image: `image.save()`'s stream fed to the same reader, never to disk.
+
+    ``runs``: a container's config (what it runs, its environment), collected for too."""
     from agentguard.inspect.image import read_image_stream
+    from agentguard.inspect.image.result import plan_of
 
     try:
         stream = eng.save_stream(image)
@@ -78,7 +84,14 @@ def read_engine_image(image: Any, *, target: str, platform: str | None) -> _Imag
         )
     # BufferedReader: read(n) returns n bytes unless at the end (the raw stream may return less)
     buffered = io.BufferedReader(stream, buffer_size=eng.SAVE_CHUNK)
-    read = read_image_stream(buffered, target=target, platform=platform)
+    container = _engine_config(runs) if runs is not None else None
+    read = read_image_stream(
+        buffered,
+        target=target,
+        platform=platform,
+        expected=_engine_config(image),
+        extra_plans=(plan_of(container),) if container is not None else (),
+    )
     facts = read.facts
     if facts is not None:
         repo_digests = tuple(image.attrs.get("RepoDigests") or ()) or facts.repo_digests
@@ -86,23 +99,48 @@ def read_engine_image(image: Any, *, target: str, platform: str | None) -> _Imag
     return _ImageRead(facts, (*read.sources, eng.stream_source(target, stream)))
 
 
+def _engine_config(image: Any) -> Any:
+    """The config the engine's inspect record gives (the stream's own config decides)."""
+    from agentguard.inspect.image.imageconfig import parse_config
+    from agentguard.inspect.image.limits import ReadFailure
+
+    attrs = getattr(image, "attrs", None)
+    config = attrs.get("Config") if isinstance(attrs, dict) else None
+    if not isinstance(config, dict):
+        return None
+    try:
+        return parse_config({"config": config})
+    except ReadFailure:
+        return None
+
+
 def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None, list[Source]]:
     if opts.lock is None and (
         not opts.discover_lock or kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE, None)
     ):
         return None, []
-    from agentguard.inspect.lock_input import LOCK_NAME, read_lock
+    from agentguard.inspect.lock_input import LOCK_NAME, OTHER_LOCKS, read_lock
 
     if opts.lock is not None:
         lock, source = read_lock(opts.lock)
         return lock, [source]
-    candidate = Path(LOCK_NAME)
-    if not candidate.is_file():
+    found = [Path(n) for n in (LOCK_NAME, *OTHER_LOCKS) if Path(n).is_file()]
+    if len(found) > 1:  # never the first of two: the user names the one the image used
+        names = ", ".join(str(p) for p in found)
         return None, [
             Source.skipped(
-                "lockfile", LOCK_NAME, "no --lock and no pylock.toml here: AG110 not run"
+                "lockfile", names, f"several locks here ({names}): pass --lock; AG110 not run"
             )
         ]
+    if not found:
+        return None, [
+            Source.skipped(
+                "lockfile",
+                LOCK_NAME,
+                "no --lock and no pylock.toml, uv.lock or poetry.lock here: AG110 not run",
+            )
+        ]
+    candidate = found[0]
     lock, source = read_lock(candidate, discovered=True)
     return lock, [source]
 
@@ -115,14 +153,16 @@ def _image_part(
     workdir: str | None,
     runtime: bool,
     workdir_hidden: bool = False,
+    env: tuple[tuple[str, str], ...] | None = None,
+    argv: tuple[tuple[str, ...] | None, tuple[str, ...] | None] | None = None,
 ) -> InspectResult:
-    """Rules over one image, its agent configuration files, and its facts."""
+    """Rules over one image, its agent (wherever it is in the image), and its facts."""
     from agentguard.inspect.facts import ProjectFile
+    from agentguard.inspect.image.agentfiles import find_agent
     from agentguard.inspect.summary import agent_files, image_facts_json
-    from agentguard.rules.inspected import check_image
     from agentguard.rules.mounts import effective_workdir
 
-    findings = check_image(
+    findings = image_findings(
         image,
         lock=lock,
         watched=config.deps.watched,
@@ -131,17 +171,27 @@ def _image_part(
         workdir_hidden=workdir_hidden,
     )
     wd = effective_workdir(workdir or "", image.config.workdir)
-    sources: list[Source] = []
-    facts: dict[str, JSONValue] = {"image": image_facts_json(image, wd)}
-    files = agent_files(image, wd) if wd is not None else []
-    if files:
+    agent = find_agent(image, env=env, workdir=workdir, argv=argv)
+    sources: list[Source] = list(agent.sources)
+    image_json = image_facts_json(image, wd)
+    image_json["agent"] = agent.facts
+    facts: dict[str, JSONValue] = {"image": image_json}
+    picked = {c.path: c for c, _ in (agent_files(image, wd) if wd is not None else [])}
+    for f in agent.files:
+        picked.setdefault(f.content.path, f.content)
+    if picked or agent.configs:
         from agentguard.inspect.project import inspect_files
 
         result = inspect_files(
-            [ProjectFile(c.path, c.data, origin=f"image:{c.layer_digest}") for c, _ in files],
+            [
+                ProjectFile(c.path, c.data, origin=f"image:{c.layer_digest}")
+                for c in picked.values()
+            ],
             workdir=wd,
+            configs=agent.configs,
         )
-        findings += list(result.findings)
+        layers = {c.path: c.layer_digest for c in image.contents}
+        findings += [_in_layer(f, layers) for f in result.findings]
         sources += list(result.sources)
         if result.facts:
             facts["agent_config"] = dict(result.facts)
@@ -150,6 +200,15 @@ def _image_part(
         "repo_digests": list(image.repo_digests),
     }
     return InspectResult(tuple(findings), tuple(sources), facts, inputs)
+
+
+def _in_layer(finding: Finding, layers: dict[str, str]) -> Finding:
+    """Image files are located by layer and path."""
+    locations = tuple(
+        replace(loc, layer=layers[loc.path]) if loc.path in layers and loc.layer is None else loc
+        for loc in finding.locations
+    )
+    return replace(finding, locations=locations) if locations != finding.locations else finding
 
 
 def _merge(*parts: InspectResult) -> InspectResult:
@@ -195,7 +254,8 @@ def inspect_target(
         else (),
     )
     if target.kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE):
-        return _merge(head, _project(target))
+        file_kind = opts.file_kind or ("compose" if target.kind is Kind.COMPOSE else None)
+        return _merge(head, _project(target, file_kind=file_kind, exclude=config.exclude))
     if target.kind.is_image_file:
         assert target.path is not None
         progress(f"reading {target.path}")
@@ -233,11 +293,7 @@ def _container(
 ) -> InspectResult:
     from agentguard.inspect.container import container_facts
     from agentguard.inspect.summary import container_facts_json
-    from agentguard.rules.inspected import (
-        check_container,
-        container_workdir,
-        workdir_hidden_by_mount,
-    )
+    from agentguard.rules.inspected import container_workdir, workdir_hidden_by_mount
 
     obj = target.engine_obj
     attrs: dict[str, Any] = dict(getattr(obj, "attrs", {}) or {})
@@ -266,7 +322,7 @@ def _container(
                 else Source.failed("image", image_id, "no engine client", error_code="engine-error")
             )
         else:
-            read = read_engine_image(look.obj, target=image_id, platform=opts.platform)
+            read = read_engine_image(look.obj, target=image_id, platform=opts.platform, runs=obj)
             sources += read.sources
             image = read.facts
     facts = container_facts(attrs, image)
@@ -279,8 +335,10 @@ def _container(
             workdir=facts.workdir or None,
             runtime=True,
             workdir_hidden=workdir_hidden_by_mount(facts),
+            env=facts.env,
+            argv=(facts.entrypoint, facts.cmd),
         )
-    findings = check_container(facts)
+    findings = container_findings(facts)
     return _merge(
         InspectResult(
             tuple(findings),
@@ -292,14 +350,32 @@ def _container(
     )
 
 
-def _project(target: Target) -> InspectResult:
+def _project(target: Target, *, file_kind: str | None, exclude: tuple[str, ...]) -> InspectResult:
     assert target.path is not None
     from agentguard.inspect.project import inspect_project
 
-    result = inspect_project(target.path)
+    result = inspect_project(target.path, file_kind=file_kind, exclude=exclude)
     return InspectResult(
         tuple(result.findings), tuple(result.sources), {"project": dict(result.facts)}
     )
+
+
+def project_root(text: str) -> Path:
+    """Whose configuration a run reads: a folder target's own; a file's nearest folder
+    (itself or above, up to the checkout's top) holding agentguard.toml or
+    pyproject.toml; otherwise (an image, a container) the current directory."""
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return path
+    if not path.is_file():
+        return Path.cwd()
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "agentguard.toml").is_file() or (candidate / "pyproject.toml").is_file():
+            return candidate
+        if (candidate / ".git").exists():
+            break
+    return path.parent
 
 
 def run_inspect(
@@ -311,14 +387,37 @@ def run_inspect(
     """The whole command: config, inspect, policy, report. UsageError means exit 2."""
     from agentguard.policy import apply_policy
 
-    root = Path.cwd()
-    config = load_config(root, config_file=opts.config_file)
+    root = project_root(opts.target)
+    config_sources: list[Source] = []
+    try:
+        config = load_config(root, config_file=opts.config_file)
+    except ConfigError as exc:
+        # the target's own pyproject.toml does not parse: its configuration cannot be
+        # read (a failed source, exit 3), and the scan says what is wrong with the file
+        text = str(exc).removeprefix(f"{root / 'pyproject.toml'}: ")
+        unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
+        if opts.config_file is not None or text == str(exc) or not unreadable:
+            raise  # a configuration that says something wrong is exit 2
+        config = load_config(None)
+        config_sources.append(
+            Source.failed(
+                "config",
+                str(root / "pyproject.toml"),
+                f"the configuration could not be read: {exc}",
+                error_code="config-unreadable",
+                retryable=False,
+            )
+        )
     result = inspect_target(opts, config=config, progress=progress, connect=connect)
-    applied = apply_policy(result.findings, config, root=root)
+    target = Path(opts.target).expanduser()
+    # findings of a named file are located by its name: inline comments are read beside it
+    applied = apply_policy(
+        result.findings, config, root=target.parent if target.is_file() else root
+    )
     report = make_report(
         "inspect",
         applied.findings,
-        (*result.sources, *applied.sources),
+        (*config_sources, *result.sources, *applied.sources),
         target=opts.target,
         inputs=result.inputs,
         facts=result.facts,

@@ -74,6 +74,23 @@ _CONTAINER_NAME = re.compile(r"^/?[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
 _COMPOSE_NAMES = re.compile(r"^(?:docker-)?compose(?:\.[\w.-]+)?\.ya?ml$|^.+\.compose\.ya?ml$")
 
 
+_ARCHIVE_NAMES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".oci.tar")
+
+
+def parse_kind(text: str | None) -> tuple[Kind | None, str | None]:
+    """``--kind``: a target kind, or a file kind (dockerfile, mcp, ...) that is a FILE."""
+    from agentguard.inspect.project.named import FILE_KINDS
+
+    if text is None:
+        return None, None
+    if text in {k.value for k in Kind}:
+        return Kind(text), None
+    if text in FILE_KINDS:
+        return Kind.FILE, text
+    kinds = ", ".join(dict.fromkeys([*(k.value for k in Kind), *FILE_KINDS]))
+    raise UsageError(f"unknown --kind {text!r} (expected one of: {kinds})")
+
+
 def engine_plausible(text: str) -> tuple[bool, bool]:
     """(could be an image reference or id, could be a container name or id)."""
     return (
@@ -99,6 +116,9 @@ def classify_path(path: Path) -> Kind:
         return _compressed_kind(path, head)
     if len(head) >= 262 and head[257:262] == b"ustar":
         return _tar_kind(path)
+    if path.name.lower().endswith(_ARCHIVE_NAMES):
+        # named as an image archive: read as one, so a file that is not is a failed read
+        return Kind.ARCHIVE
     return Kind.FILE
 
 
@@ -174,6 +194,9 @@ def detect_target(text: str, kind: Kind | None, connect: Callable[[], Engine]) -
             sources=(engine.source, look.source),
         )
     local = classify_path(path) if path.exists() else None
+    if local in (Kind.PROJECT, Kind.OCI) and path.is_dir():
+        # a folder is read as a folder: the engine is never asked about a name on disk
+        return Target(text, local, path, how="a local folder")
     as_image, as_container = engine_plausible(text)
     if path_only(text) or not (as_image or as_container):
         if local is None:
@@ -185,7 +208,8 @@ def detect_target(text: str, kind: Kind | None, connect: Callable[[], Engine]) -
             skipped = Source.skipped(
                 "engine",
                 engine_host(),
-                f"not reachable ({engine.source.reason}); {text!r} taken as the local "
+                "no engine reachable there (start one, or set DOCKER_HOST, to look for an "
+                f"image or container of this name); {text!r} taken as the local "
                 f"{local.value} without checking for an image or container of that name; "
                 "pass --kind to be explicit",
             )

@@ -9,13 +9,15 @@ graph marks that package's edges unknown rather than empty.
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
 from packaging.requirements import Requirement
+from packaging.specifiers import InvalidSpecifier
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -25,9 +27,13 @@ from agentguard.lock.graph import (
     DependencyEdge,
     LockedPackage,
     LockGraph,
+    MajorGroups,
+    major_groups,
+    majors_admitted,
     released_major_keys,
 )
 from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage
+from agentguard.lock.upstream import upstream_bounds
 
 WORKERS = 16
 T = TypeVar("T")
@@ -83,7 +89,10 @@ def analyse(
     root_requirements: Iterable[str],
     client: IndexClient,
     progress: Callable[[str], None] = lambda _m: None,
+    watched: Collection[str] | None = None,
 ) -> Analysis:
+    """``watched``: the agent stack; later releases of a parent are read for the evidence
+    behind a cap only on edges it touches (None: every edge)."""
     pins = list(pins)
     names = sorted({p.name for p in pins})
     sources: list[Source] = []
@@ -178,13 +187,33 @@ def analyse(
 
     graph = build_graph(pins, root_requirements, requires, unknown)
     released = {name: page.released_versions() for name, page in pages.items()}
-    graph = LockGraph(
-        packages=graph.packages,
-        edges=graph.edges,
+    graph = with_majors(graph, released)
+    bounds, bound_sources = upstream_bounds(graph, released, pages, client, _gather, watched)
+    sources.extend(bound_sources)
+    graph = dataclasses.replace(
+        graph,
         released_majors={n: released_major_keys(v) for n, v in sorted(released.items())},
-        unknown_metadata=graph.unknown_metadata,
+        upstream_bounds=bounds,
     )
     return Analysis(graph, released, files, tuple(sources))
+
+
+def with_majors(graph: LockGraph, released: dict[str, list[Version]]) -> LockGraph:
+    """Each edge with the released majors its specifier admits (None: unknown)."""
+    edges = []
+    groups: dict[str, MajorGroups] = {}
+    for e in graph.edges:
+        versions = released.get(e.child)
+        admitted = None
+        if versions:
+            if e.child not in groups:
+                groups[e.child] = major_groups(versions)
+            try:
+                admitted = majors_admitted(e.specifier, versions, groups[e.child])
+            except InvalidSpecifier:
+                admitted = None
+        edges.append(dataclasses.replace(e, admitted_majors=admitted))
+    return dataclasses.replace(graph, edges=tuple(edges))
 
 
 def build_graph(
@@ -237,7 +266,21 @@ def build_graph(
             for req in reqs:
                 if add(name, version, req, extras.get(name, set())):
                     changed = True
-    ordered = tuple(sorted(edges, key=lambda e: (e.parent, e.child, e.specifier, e.marker or "")))
+    # A forked parent has one edge per pinned version: its version is part of the order,
+    # or the lock's digest would change from run to run (set order).
+    ordered = tuple(
+        sorted(
+            edges,
+            key=lambda e: (
+                e.parent,
+                e.child,
+                e.specifier,
+                e.marker or "",
+                e.parent_version or "",
+                e.extras,
+            ),
+        )
+    )
     return LockGraph(
         packages=tuple(sorted(pins, key=lambda p: (p.name, p.version))),
         edges=ordered,

@@ -22,7 +22,11 @@ from packaging.utils import canonicalize_name
 
 from agentguard import redact
 from agentguard.engine import UsageError
+from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
+from agentguard.lock.resolver_errors import ResolverError as ResolverError
+from agentguard.lock.resolver_errors import classify as _classify
+from agentguard.lock.urls import clean_url, redact_url, split_userinfo
 
 RESOLVE_TIMEOUT = 600
 
@@ -38,6 +42,8 @@ class ResolveRequest:
     upgrade_packages: tuple[str, ...]
     only_binary: bool
     preferences: str | None  # text of the previous requirements lock
+    exclude_newer: str | None = None  # RFC 3339 cutoff: leave out files uploaded after it
+    deadline: Deadline = NO_DEADLINE
 
 
 @dataclass(frozen=True)
@@ -48,16 +54,6 @@ class Resolution:
     backend: str  # "uv 0.13.9"
     universal: bool
     command: tuple[str, ...]
-
-
-class ResolverError(Exception):
-    def __init__(
-        self, message: str, *, code: str, retryable: bool, remedy: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.retryable = retryable
-        self.remedy = remedy
 
 
 def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], list[str]]:
@@ -116,86 +112,9 @@ def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], 
     return pins, index_urls, find_links
 
 
-def _classify(stderr: str) -> ResolverError:
-    text = stderr.strip()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    summary = (
-        " ".join(ln.strip() for ln in lines[:6])[:600] or "the resolver failed without a message"
-    )
-    low = text.lower()
-    if (
-        "not found in the package registry" in low
-        or "no matching distribution" in low
-        or ("could not find a version that satisfies" in low and "no versions" in low)
-    ):
-        return ResolverError(
-            summary,
-            code="unknown-package",
-            retryable=False,
-            remedy="Check the package name and the index; fix the requirement.",
-        )
-    if any(
-        k in low
-        for k in (
-            "failed to fetch",
-            "error sending request",
-            "dns error",
-            "connection refused",
-            "timed out",
-            "failed to connect",
-            "network is unreachable",
-            "connection reset",
-            "server error",
-            "500 internal",
-            "502 bad gateway",
-            "503 service",
-        )
-    ):
-        return ResolverError(
-            summary,
-            code="index-unreachable",
-            retryable=True,
-            remedy="Check network access to the index (or --index-url), then re-run.",
-        )
-    if "no usable wheels" in low:  # uv with --only-binary and an sdist-only requirement
-        return ResolverError(
-            summary,
-            code="sdist-only",
-            retryable=False,
-            remedy="A requirement is published only as an sdist, and building it would run "
-            "its code: pick a version that ships wheels, or review the sdist and re-run "
-            "without --only-binary.",
-        )
-    if "received some unexpected" in low:  # uv: the index answered, but not an index page
-        return ResolverError(
-            summary,
-            code="index-garbage",
-            retryable=True,
-            remedy="Check that the index URL points at a package index (it answered "
-            "something else), then re-run.",
-        )
-    if (
-        "no solution found" in low
-        or "resolutionimpossible" in low
-        or "could not find a version" in low
-    ):
-        return ResolverError(
-            summary,
-            code="unresolvable",
-            retryable=False,
-            remedy="Loosen or correct the conflicting requirements named above.",
-        )
-    if "failed to build" in low or "build backend" in low:
-        return ResolverError(
-            summary,
-            code="sdist-build-failed",
-            retryable=False,
-            remedy="Resolve with --only-binary, or pick a version that ships wheels.",
-        )
-    return ResolverError(summary, code="resolver-failed", retryable=False)
-
-
-def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+    cmd: list[str], cwd: Path, env: dict[str, str], deadline: Deadline = NO_DEADLINE
+) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             cmd,
@@ -203,11 +122,19 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
             env=env,
             capture_output=True,
             text=True,
-            timeout=RESOLVE_TIMEOUT,
+            timeout=deadline.bound(RESOLVE_TIMEOUT),
             check=False,
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
+        if deadline.passed:
+            raise ResolverError(
+                f"the resolver was stopped: {deadline.describe()}",
+                code=DEADLINE_CODE,
+                retryable=True,
+                remedy="Check the index (a slow or stalled index holds the resolver), or "
+                "give the run more time with --timeout.",
+            ) from None
         raise ResolverError(
             f"the resolver did not finish within {RESOLVE_TIMEOUT} s",
             code="resolver-timeout",
@@ -246,9 +173,16 @@ _OUTPUT_FLAGS = [
 ]
 
 
-def _index_flags(req: ResolveRequest, index_flag: str) -> list[str]:
+def _index_flags(
+    req: ResolveRequest, index_flag: str, env: dict[str, str], env_name: str
+) -> list[str]:
+    """The flags for the indexes; an index URL that carries a login goes to the resolver in
+    its environment (``env_name``), never on its command line (which every local user can
+    read) or in what agentguard shows."""
     flags: list[str] = []
-    if req.index_url:
+    if req.index_url and split_userinfo(req.index_url)[1] is not None:
+        env[env_name] = req.index_url
+    elif req.index_url:
         flags += [index_flag, req.index_url]
     for link in req.find_links:
         flags += ["--find-links", link]
@@ -274,10 +208,12 @@ def _compile(
         out = tmpdir / "requirements.txt"
         if req.preferences:
             out.write_text(req.preferences, encoding="utf-8")
-        proc = _run(cmd, tmpdir, env)
+        proc = _run(cmd, tmpdir, env, req.deadline)
         if proc.returncode != 0:
             raise _classify(proc.stderr)
-        return parse_requirements_lock(out.read_text(encoding="utf-8"))
+        pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
+    # What is written and shown of an index: never its login or a token.
+    return pins, [clean_url(u) for u in index_urls], [clean_url(u) for u in find_links]
 
 
 def resolve_uv(req: ResolveRequest) -> Resolution:
@@ -304,22 +240,30 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
 
 
 def _resolve_uv(req: ResolveRequest, uv: str, probe: subprocess.Popen[str]) -> Resolution:
-    cmd = [uv, "pip", "compile", "requirements.in", *_OUTPUT_FLAGS, "--universal"]
+    # --no-config: no uv.toml of the scratch folder's parents (a shared $TMPDIR that any
+    # local user can write to), of the user or of the system; only the flags below.
+    cmd = [uv, "pip", "compile", "requirements.in", "--no-config", *_OUTPUT_FLAGS, "--universal"]
     # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
     # pyenv shims here) just to learn that the target version is not installed.
     cmd += ["--python", sys.executable]
     if req.python_version:
         cmd += ["--python-version", req.python_version]
-    cmd += _index_flags(req, "--default-index")
+    env = dict(os.environ)
+    cmd += _index_flags(req, "--default-index", env, "UV_DEFAULT_INDEX")
     if req.only_binary:
         cmd += ["--only-binary", ":all:"]
-    pins, index_urls, find_links = _compile(req, cmd, dict(os.environ))
+    if req.exclude_newer:
+        cmd += ["--exclude-newer", req.exclude_newer]
+    pins, index_urls, find_links = _compile(req, cmd, env)
     try:
-        out, _ = probe.communicate(timeout=RESOLVE_TIMEOUT)
+        out, _ = probe.communicate(timeout=req.deadline.bound(RESOLVE_TIMEOUT))
     except subprocess.TimeoutExpired:
         out = ""
     version = (out or "").strip() or "uv"
-    shown = ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+    shown = tuple(
+        redact_url(a)
+        for a in ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+    )
     return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, True, shown)
 
 
@@ -333,18 +277,25 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
     env = dict(os.environ)
     # See the indexes we were told, not the machine's pip.conf.
     env["PIP_CONFIG_FILE"] = os.devnull
-    cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", *_OUTPUT_FLAGS]
-    cmd += ["--strip-extras", *_index_flags(req, "--index-url")]
-    if req.only_binary:
-        cmd += ["--pip-args", "--only-binary :all:"]
+    cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", "--no-config"]
+    cmd += [
+        *_OUTPUT_FLAGS,
+        "--strip-extras",
+        *_index_flags(req, "--index-url", env, "PIP_INDEX_URL"),
+    ]
+    pip_args = ["--only-binary :all:"] if req.only_binary else []
+    if req.exclude_newer:
+        pip_args.append(f"--uploaded-prior-to {req.exclude_newer}")
+    if pip_args:
+        cmd += ["--pip-args", " ".join(pip_args)]
     pins, index_urls, find_links = _compile(req, cmd, env)
     raw_version = _run(
         [sys.executable, "-m", "piptools", "--version"], Path.cwd(), env
     ).stdout.strip()
     version = "pip-compile " + raw_version.rsplit(" ", 1)[-1] if raw_version else "pip-compile"
     if not index_urls and not req.no_index:
-        index_urls = [req.index_url] if req.index_url else list(default_index_urls())
-    shown = ("pip-compile", *cmd[4:])
+        index_urls = [clean_url(req.index_url)] if req.index_url else list(default_index_urls())
+    shown = tuple(redact_url(a) for a in ("pip-compile", *cmd[4:]))
     return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown)
 
 
@@ -358,6 +309,7 @@ def default_index_urls() -> tuple[str, ...]:
                 "pip",
                 "compile",
                 "empty.in",
+                "--no-config",
                 "--emit-index-url",
                 "--no-header",
                 "--quiet",
@@ -366,7 +318,7 @@ def default_index_urls() -> tuple[str, ...]:
             dict(os.environ),
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
-    return tuple(urls)
+    return tuple(clean_url(u) for u in urls)
 
 
 BACKENDS: dict[str, Callable[[ResolveRequest], Resolution]] = {

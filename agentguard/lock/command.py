@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -17,25 +17,23 @@ from agentguard import safeio
 from agentguard.engine import UsageError, make_report, now_utc
 from agentguard.findings import (
     Finding,
-    Fix,
     JSONValue,
-    Location,
     Report,
     Severity,
     Source,
     sort_findings,
 )
 from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
+from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.graph import (
     DependencyEdge,
     LockedPackage,
     LockGraph,
-    MajorGroups,
-    major_groups,
-    majors_admitted,
 )
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
+from agentguard.lock.pins import pins_by_name
+from agentguard.lock.urls import clean_url
 from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:
@@ -64,7 +62,44 @@ class LockOptions:
     find_links: tuple[str, ...] = ()
     no_index: bool = False
     backend: str = "uv"
+    min_release_age: str | None = None  # "7d": leave out releases uploaded since
     only_binary: bool = False
+    config_file: Path | None = None  # --config: read only this file
+    export: str | None = None  # "requirements" | "pylock": write the project's own lock as one
+    timeout: float | None = None  # seconds for the whole run (None: the generous default)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What this lock was made under, from the flags and ``[tool.agentguard]``."""
+
+    only_binary: bool
+    min_release_age: str | None
+    exclude_newer: str | None  # the cutoff the age gives, at this run's start
+
+    def tool_table(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {"only-binary": self.only_binary}
+        if self.min_release_age:
+            out["min-release-age"] = self.min_release_age
+            out["exclude-newer"] = self.exclude_newer
+        return out
+
+
+def _settings(opts: LockOptions, config: Config) -> _Settings:
+    import datetime as dt
+
+    from agentguard.config import release_age_seconds
+
+    age = opts.min_release_age or config.min_release_age
+    cutoff = None
+    if age:
+        try:
+            seconds = release_age_seconds(age)
+        except ValueError as exc:
+            raise UsageError(f"--min-release-age: {exc}") from None
+        when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds)
+        cutoff = when.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return _Settings(opts.only_binary or config.build is False, age, cutoff)
 
 
 def _python_floor(requires_python: str | None) -> str | None:
@@ -95,14 +130,39 @@ def run_lock(
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
-    inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
+    from agentguard.lock.existing_flow import check_existing, existing_reader, lock_existing
+
+    existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
+    inputs = read_inputs(
+        root,
+        extras=opts.extras,
+        all_extras=opts.all_extras,
+        groups=opts.groups,
+        allow_urls=existing is not None,
+    )
     configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
+    config_file = opts.config_file
+
+    def project_config() -> Config:
+        return _config(root, configured, config_file)
+
+    if opts.export and (opts.check or existing is None):
+        raise UsageError(
+            "--export writes a project's own lock (uv.lock, poetry.lock) as another format; "
+            "it needs such a lock and no --check"
+        )
     if opts.check:
-        report = check_lock(inputs, _config(root, configured).deps)
+        if existing is not None:
+            report = check_existing(inputs, existing, project_config().deps)
+        else:
+            report = check_lock(inputs, project_config().deps)
     else:
         try:
             with project_lock(root):
-                report = _lock_locked(opts, inputs, lambda: _config(root, configured), progress)
+                if existing is not None:
+                    report = lock_existing(opts, inputs, existing, project_config().deps)
+                else:
+                    report = _lock_locked(opts, inputs, project_config, progress)
         except LockfileError as exc:
             report = _failed_report(
                 inputs,
@@ -116,7 +176,7 @@ def run_lock(
             )
     from agentguard.policy import apply_policy
 
-    config = _config(root, configured)
+    config = _config(root, configured, config_file)
     applied = apply_policy(report.findings, config, root=root)
     report = dataclasses.replace(
         report,
@@ -127,18 +187,23 @@ def run_lock(
     return report, config.fail_on
 
 
-def _config(root: Path, loaded: list[Config]) -> Config:
-    """The project's configuration, read once."""
+def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -> Config:
+    """The project's configuration (or only ``config_file``), read once."""
     if not loaded:
         from agentguard.config import load_config
 
-        loaded.append(load_config(root))
+        loaded.append(load_config(root, config_file=config_file))
     return loaded[0]
 
 
-def _failed_report(inputs: ProjectInputs, *sources: Source, notes: tuple[str, ...] = ()) -> Report:
+def _failed_report(
+    inputs: ProjectInputs,
+    *sources: Source,
+    notes: tuple[str, ...] = (),
+    command: str = "lock",
+) -> Report:
     return make_report(
-        "lock",
+        command,
         [],
         sources,
         target=str(inputs.root),
@@ -154,6 +219,7 @@ def _lock_locked(
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]
+    settings = _settings(opts, config())
     req_path = root / REQUIREMENTS_LOCK
     try:
         preferences = (
@@ -163,6 +229,7 @@ def _lock_locked(
         )
     except (OSError, UnicodeDecodeError):
         preferences = None  # read_stored below reports the unreadable file
+    deadline = Deadline.start(opts.timeout)
     request = ResolveRequest(
         requirements=tuple(inputs.requirement_lines()),
         python_version=_python_floor(inputs.requires_python),
@@ -171,8 +238,10 @@ def _lock_locked(
         no_index=opts.no_index,
         upgrade=opts.upgrade,
         upgrade_packages=opts.upgrade_packages,
-        only_binary=opts.only_binary,
+        only_binary=settings.only_binary,
         preferences=preferences,
+        exclude_newer=settings.exclude_newer,
+        deadline=deadline,
     )
     progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
     # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
@@ -216,6 +285,7 @@ def _lock_locked(
                     retryable=False,
                     remedy="Fix or delete the broken lock files, then re-run.",
                 ),
+                command=command_line(opts),
             )
     if previous is not None:
         names = sorted({p.name for p in _previous_pins(previous)})
@@ -223,8 +293,9 @@ def _lock_locked(
             Source.ok("lockfile", REQUIREMENTS_LOCK, f"previous lock: {len(names)} packages")
         )
         guess = (opts.index_url,) if opts.index_url else _previous_index(previous)
+        logins = (opts.index_url,) if opts.index_url else ()
         if guess and not opts.no_index:
-            client = IndexClient(guess, opts.find_links)
+            client = IndexClient(guess, opts.find_links, logins=logins, deadline=deadline)
             client.prefetch(names)
     # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs
     # (on a thread of its own), and use that analysis when the resolver returns exactly
@@ -254,24 +325,33 @@ def _lock_locked(
                 remedy=exc.remedy,
             )
         )
-        return _failed_report(inputs, *sources)
+        return _failed_report(inputs, *sources, command=command_line(opts))
     sources.append(
         Source.ok("resolver", resolution.backend, f"{len(resolution.pins)} packages pinned")
     )
 
-    index_urls = () if opts.no_index else resolution.index_urls
+    # The resolver names its index without a login or token; read it as it was given.
+    index_urls = tuple(
+        opts.index_url if opts.index_url and clean_url(opts.index_url) == u else u
+        for u in (() if opts.no_index else resolution.index_urls)
+    )
     links = resolution.find_links or opts.find_links
-    if client is None or (tuple(index_urls), tuple(links)) != (
-        client.index_urls_given,
+    if client is None or (tuple(clean_url(u) for u in index_urls), tuple(links)) != (
+        tuple(clean_url(u) for u in client.index_urls_given),
         tuple(client.find_links),
     ):
         if client is not None:
             client.close()
-        client = IndexClient(index_urls, links)
+        client = IndexClient(
+            index_urls,
+            links,
+            logins=(opts.index_url,) if opts.index_url else (),
+            deadline=deadline,
+        )
     speculated = (
         _outcome(speculating)
         if speculating is not None
-        and guessed_pins == tuple(resolution.pins)
+        and _same_pins(guessed_pins, resolution.pins)
         and client is speculating_with
         else None
     )
@@ -281,12 +361,18 @@ def _lock_locked(
         findings, crossings = list(speculated.findings), list(speculated.crossings)
     else:
         try:
-            analysis = analyse(resolution.pins, inputs.requirement_lines(), client, progress)
+            analysis = analyse(
+                resolution.pins, inputs.requirement_lines(), client, progress, policy.watched
+            )
         finally:
             client.close()
-        graph, findings, crossings = _rules(analysis, previous, policy, opts.allow_major)
+        graph, findings, crossings = _rules(
+            analysis, previous, policy, opts.allow_major, inputs.requires_python
+        )
     sources.extend(analysis.sources)
     blocking = [f for f in crossings if f.severity > Severity.INFO]
+    young, unknown_times = _young_releases(graph, analysis, settings.min_release_age)
+    findings += young
 
     provenance: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
@@ -295,7 +381,23 @@ def _lock_locked(
         "index_urls": list(resolution.index_urls),
     }
     notes: list[str] = []
-    facts = {"packages": len(graph.packages), "edges": len(graph.edges)}
+    by_name = pins_by_name(graph.packages)
+    names = sorted(by_name)
+    facts: dict[str, JSONValue] = {
+        "packages": len(names),
+        "pins": len(graph.packages),  # lock entries: a forked package has one per fork
+        "forked_packages": sorted(n for n, ps in by_name.items() if len(ps) > 1),
+        "edges": len(graph.edges),
+        "releases_younger_than_7_days": len(young),
+        "upload_times_unknown": unknown_times,  # their age is unknown, not counted as old
+        "only_binary": settings.only_binary,
+        "min_release_age": settings.min_release_age,
+    }
+    if settings.exclude_newer:
+        notes.append(
+            f"Cooldown (min-release-age {settings.min_release_age}): files uploaded after "
+            f"{settings.exclude_newer} were left out of the resolution."
+        )
     incomplete = any(s.status.value == "failed" for s in sources)
     if blocking:
         notes.append(
@@ -303,13 +405,22 @@ def _lock_locked(
             "both lock files were left untouched."
         )
     elif incomplete:
+        late = [s.name for s in sources if s.error_code == DEADLINE_CODE]
+        if late:
+            notes.append(
+                f"{deadline.describe().capitalize()}; out of time: {', '.join(late[:10])}"
+                + (f" and {len(late) - 10} more" if len(late) > 10 else "")
+                + "."
+            )
         notes.append(
             "A source failed, so the analysis is incomplete; no lock file was written or changed."
         )
     else:
         resolved_at = now_utc()
-        data = build_pylock(inputs, resolution, graph, analysis.files, resolved_at)
-        index_line = opts.index_url if opts.index_url and not opts.no_index else None
+        data = build_pylock(
+            inputs, resolution, graph, analysis.files, resolved_at, settings.tool_table()
+        )
+        index_line = clean_url(opts.index_url) if opts.index_url and not opts.no_index else None
         requirements_text = render_requirements(
             resolution.pins,
             inputs,
@@ -341,12 +452,56 @@ def _lock_locked(
                 notes.append("Writing failed; the previous lock files are unchanged.")
             else:
                 notes.append(
-                    f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(graph.packages)} packages)."
+                    f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(names)} packages, "
+                    f"{len(graph.packages)} pins)."
                 )
-        provenance["lock_digest"] = _file_digest(root / PYLOCK)
+        # The digest both files carry in their headers (what the lock says, not when).
+        provenance["lock_digest"] = data["tool"]["agentguard"]["lock-digest"]
+    if "lock_digest" not in provenance and previous is not None:
+        provenance["lock_digest"] = _previous_digest(previous)  # the files as they stand
+    from agentguard.lock.sites import requirement_sites
+
+    facts["requirement_sites"] = requirement_sites(inputs)  # where SARIF places AG101/AG102
     return make_report(
-        "lock", findings, sources, target=str(root), inputs=provenance, facts=facts, notes=notes
+        command_line(opts),
+        findings,
+        sources,
+        target=str(root),
+        inputs=provenance,
+        facts=facts,
+        notes=notes,
     )
+
+
+def _young_releases(
+    graph: LockGraph, analysis: Analysis, min_release_age: str | None
+) -> tuple[list[Finding], int]:
+    """AG106 from the upload times of the locked files (the earliest file of a release)."""
+    import datetime as dt
+
+    from agentguard.rules.deps_age import check_young_releases
+
+    uploaded: dict[tuple[str, str], str | None] = {}
+    for key, files in analysis.files.items():
+        times = sorted(f.upload_time for f in files if f.upload_time)
+        uploaded[key] = times[0] if times else None
+    return check_young_releases(graph, uploaded, dt.datetime.now(dt.timezone.utc), min_release_age)
+
+
+def command_line(opts: LockOptions) -> str:
+    """The command as run, with the flags that change what a re-lock may move."""
+    parts = ["lock", *(["--check"] if opts.check else []), *(["--upgrade"] if opts.upgrade else [])]
+    parts += [f"--upgrade-package {p}" for p in opts.upgrade_packages]
+    return " ".join(parts)
+
+
+def _previous_digest(previous: QuickPrevious | StoredLock) -> str | None:
+    from agentguard.lock.lockfile import QuickPrevious
+
+    if isinstance(previous, QuickPrevious):
+        return previous.lock_digest
+    digest = previous.tool.get("lock-digest")
+    return str(digest) if digest else None
 
 
 @dataclass(frozen=True)
@@ -375,8 +530,10 @@ def _speculate(
 ) -> _Speculated:
     from agentguard.lock.analysis import analyse
 
-    analysis = analyse(previous.pins, inputs.requirement_lines(), client)
-    graph, findings, crossings = _rules(analysis, previous, policy, allow_major)
+    analysis = analyse(previous.pins, inputs.requirement_lines(), client, watched=policy.watched)
+    graph, findings, crossings = _rules(
+        analysis, previous, policy, allow_major, inputs.requires_python
+    )
     return _Speculated(analysis, graph, tuple(findings), tuple(crossings))
 
 
@@ -385,21 +542,39 @@ def _rules(
     previous: QuickPrevious | StoredLock | None,
     policy: DepsPolicy,
     allow_major: tuple[str, ...],
+    requires_python: str | None,
 ) -> tuple[LockGraph, list[Finding], list[Finding]]:
     """The graph with each edge's admitted majors, all AG1xx findings, and the crossings."""
-    from agentguard.rules.deps import (
-        check_major_crossings,
-        check_major_spans,
-        check_unknown_metadata,
-    )
+    from agentguard.rules.deps import check_unknown_metadata
+    from agentguard.rules.deps_gate import check_major_crossings
+    from agentguard.rules.deps_spans import check_major_spans
 
-    graph = _with_majors(analysis.graph, analysis.released)
-    findings = [*check_major_spans(graph, policy), *check_unknown_metadata(graph)]
+    graph = analysis.graph
     crossings: list[Finding] = []
     if previous is not None:
-        crossings = check_major_crossings(previous.versions(), graph, allow_major)
-        findings += crossings
+        crossings = check_major_crossings(
+            _previous_pins(previous), graph, allow_major, requires_python
+        )
+    refused = any(f.severity > Severity.INFO for f in crossings) or any(
+        s.status.value == "failed" for s in analysis.sources
+    )
+    kept = _previous_pins(previous) if refused and previous is not None else None
+    findings = [
+        *check_major_spans(graph, policy, kept=kept),
+        *check_unknown_metadata(graph),
+        *crossings,
+    ]
     return graph, findings, crossings
+
+
+def _same_pins(a: tuple[LockedPackage, ...], b: tuple[LockedPackage, ...]) -> bool:
+    """The same lock entries, whatever order the resolver printed them in (it orders a
+    forked package's entries by marker, the lock file by version)."""
+    return sorted(a, key=_pin_key) == sorted(b, key=_pin_key)
+
+
+def _pin_key(p: LockedPackage) -> tuple[str, str, str, tuple[str, ...]]:
+    return (p.name, p.version, p.marker or "", p.hashes)
 
 
 def _wait_quietly(future: Future[Resolution]) -> None:
@@ -435,143 +610,12 @@ def _same_lock(previous: QuickPrevious | StoredLock, requirements_text: str, roo
     return previous.requirements_text == requirements_text
 
 
-def _with_majors(graph: LockGraph, released: dict[str, list[Any]]) -> LockGraph:
-    edges = []
-    groups: dict[str, MajorGroups] = {}
-    for e in graph.edges:
-        versions = released.get(e.child)
-        admitted = None
-        if versions:
-            if e.child not in groups:
-                groups[e.child] = major_groups(versions)
-            try:
-                admitted = majors_admitted(e.specifier, versions, groups[e.child])
-            except InvalidSpecifier:
-                admitted = None
-        edges.append(dataclasses.replace(e, admitted_majors=admitted))
-    return dataclasses.replace(graph, edges=tuple(edges))
-
-
 def _edge_key(e: DependencyEdge) -> tuple[str, str, str]:
     return (e.parent, e.child, e.specifier)
 
 
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
-    """Offline: the lock files match the inputs and each other, every pin is hashed, no
-    unmitigated high major-span finding. Reads only the two lock files."""
-    from agentguard.lock.lockfile import read_stored
-    from agentguard.rules.deps import (
-        LockOutOfSync,
-        UnhashedPin,
-        check_major_spans,
-        check_unknown_metadata,
-    )
+    """``lock --check`` (see :mod:`agentguard.lock.check`)."""
+    from agentguard.lock.check import check_lock as check
 
-    root = inputs.root
-    if deps is None:
-        from agentguard.config import load_config
-
-        deps = load_config(root).deps
-    policy = deps
-    sources: list[Source] = [
-        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
-    ]
-    findings: list[Finding] = []
-    prov: dict[str, JSONValue] = {"input_hash": inputs.input_hash, "input_source": inputs.source}
-    try:
-        stored = read_stored(root)
-    except LockfileError as exc:
-        sources.append(
-            Source.failed(
-                "lockfile",
-                PYLOCK,
-                str(exc),
-                error_code=exc.code,
-                retryable=False,
-                remedy="Re-run `agentguard lock` to regenerate the lock files.",
-            )
-        )
-        return make_report("lock --check", [], sources, target=str(root), inputs=prov)
-    if stored is None:
-        findings.append(
-            LockOutOfSync.finding(
-                f"No lock: neither {PYLOCK} nor {REQUIREMENTS_LOCK} exists in {root}.",
-                locations=[Location(path=inputs.source)],
-                fix="Run `agentguard lock` and commit both lock files.",
-                evidence={"expected_input_hash": inputs.input_hash, "found": None},
-            )
-        )
-        return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
-    sources.append(Source.ok("lockfile", PYLOCK, f"{len(stored.packages)} packages"))
-    sources.append(
-        Source.ok("lockfile", REQUIREMENTS_LOCK, f"{len(stored.requirements_pins)} pins")
-    )
-    prov["lock_digest"] = _file_digest(root / PYLOCK)
-    prov["resolved_at"] = stored.tool.get("resolved-at")
-    for name, found in (
-        (PYLOCK, stored.input_hash),
-        (REQUIREMENTS_LOCK, stored.requirements_input_hash),
-    ):
-        if found != inputs.input_hash:
-            findings.append(
-                LockOutOfSync.finding(
-                    f"{name} was made from other inputs than {inputs.source} declares now "
-                    f"(recorded {found or 'nothing'}, now {inputs.input_hash}).",
-                    locations=[Location(path=name)],
-                    fix="Run `agentguard lock` and commit both lock files.",
-                    evidence={
-                        "file": name,
-                        "recorded_input_hash": found,
-                        "input_hash": inputs.input_hash,
-                    },
-                )
-            )
-    a = {(p.name, p.version) for p in stored.packages}
-    b = {(p.name, p.version) for p in stored.requirements_pins}
-    if a != b:
-        only_py = sorted(f"{n}=={v}" for n, v in a - b)
-        only_req = sorted(f"{n}=={v}" for n, v in b - a)
-        findings.append(
-            LockOutOfSync.finding(
-                f"{PYLOCK} and {REQUIREMENTS_LOCK} pin different packages.",
-                locations=[Location(path=PYLOCK), Location(path=REQUIREMENTS_LOCK)],
-                fix="Run `agentguard lock`; never edit one lock file by hand.",
-                evidence={"only_in_pylock": only_py, "only_in_requirements": only_req},
-            )
-        )
-    req_lines = _requirement_lines(root / REQUIREMENTS_LOCK)
-    for pin in stored.requirements_pins:
-        if pin.hashes and pin.version:
-            continue
-        findings.append(
-            UnhashedPin.finding(
-                f"{pin.name}{'==' + pin.version if pin.version else ''} has "
-                f"{'no hash' if not pin.hashes else 'no exact pin'}; pip --require-hashes refuses the file.",
-                locations=[Location(path=REQUIREMENTS_LOCK, line=req_lines.get(pin.name))],
-                fix=Fix("Re-generate the lock with `agentguard lock`; do not edit it by hand."),
-                evidence={
-                    "package": pin.name,
-                    "version": pin.version or None,
-                    "hashes": len(pin.hashes),
-                },
-            )
-        )
-    findings += check_major_spans(stored.graph, policy)
-    findings += check_unknown_metadata(stored.graph)
-    return make_report("lock --check", findings, sources, target=str(root), inputs=prov)
-
-
-def _requirement_lines(path: Path) -> dict[str, int]:
-    from packaging.utils import canonicalize_name
-
-    out: dict[str, int] = {}
-    try:
-        text = safeio.read_text(path, cap=MAX_LOCK_BYTES)
-        for i, line in enumerate(text.splitlines(), 1):
-            s = line.strip()
-            if s and s[0].isalnum():
-                name = canonicalize_name(s.split("==")[0].split(";")[0].split()[0].split("[")[0])
-                out.setdefault(name, i)
-    except (OSError, UnicodeDecodeError):
-        pass
-    return out
+    return check(inputs, deps)

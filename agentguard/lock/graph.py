@@ -11,19 +11,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from agentguard.lock.pins import LockedPackage as LockedPackage
+
 PROJECT = "<project>"
-
-
-@dataclass(frozen=True)
-class LockedPackage:
-    name: str  # canonical
-    version: str
-    marker: str | None
-    hashes: tuple[str, ...]  # "sha256:<hex>"
-
-    @property
-    def parsed_version(self) -> Version:
-        return Version(self.version)
 
 
 @dataclass(frozen=True)
@@ -42,12 +32,26 @@ class DependencyEdge:
 
 
 @dataclass(frozen=True)
+class UpstreamBound:
+    """Releases of ``parent`` later than the locked one that hold ``child`` below the
+    locked major with ``specifier`` (the same text in each of ``parent_versions``, oldest
+    first): the upstream's own word that the newer major broke it."""
+
+    parent: str
+    parent_version: str  # the locked release they are later than
+    child: str
+    specifier: str
+    parent_versions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LockGraph:
     packages: tuple[LockedPackage, ...]
     edges: tuple[DependencyEdge, ...]
     released_majors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # the released versions of each locked package, as major keys in order ("0.9", "1", "2")
     unknown_metadata: tuple[str, ...] = ()  # packages whose Requires-Dist could not be read
+    upstream_bounds: tuple[UpstreamBound, ...] = ()
 
     def versions_of(self, name: str) -> list[LockedPackage]:
         cname = canonicalize_name(name)
@@ -71,7 +75,12 @@ class LockGraph:
 
     @functools.cached_property
     def _labels(self) -> dict[str, str]:
-        return {p.name: f"{p.name}=={p.version}" for p in self.packages}
+        """``name==version``; a name pinned once per fork shows every version."""
+        versions: dict[str, list[str]] = {}
+        for p in self.packages:
+            if p.version not in versions.setdefault(p.name, []):
+                versions[p.name].append(p.version)
+        return {n: f"{n}=={' or '.join(vs)}" for n, vs in versions.items()}
 
     @functools.cached_property
     def _shortest_parents(self) -> dict[str, str]:

@@ -49,9 +49,14 @@ class ProjectInputs:
     requires_python: str | None
     selection: tuple[str, ...]  # ("extra:x", "group:y")
     input_hash: str  # "sha256:<hex>" over the normalised inputs
+    # uv's constraint- and override-dependencies: caps uv applies, not requirements
+    constraints: tuple[DeclaredRequirement, ...] = ()
 
     def requirement_lines(self) -> list[str]:
         return [r.text for r in self.requirements]
+
+    def constraint_lines(self) -> list[str]:
+        return [r.text for r in self.constraints]
 
 
 def _hash_inputs(
@@ -81,7 +86,7 @@ def _read_text(path: Path) -> str:
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
+def _req(text: str, file: str, line: int | None, allow_url: bool = False) -> DeclaredRequirement:
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
@@ -90,7 +95,7 @@ def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
             f"{where}: invalid requirement {redact.quote(text)}: "
             f"{redact.quote(str(exc).splitlines()[0] if str(exc) else '')}"
         ) from None
-    if req.url:
+    if req.url and not allow_url:
         raise UsageError(
             f"{file}: direct URL requirement {req.name} @ ... cannot be hash-locked from an index"
         )
@@ -98,8 +103,14 @@ def _req(text: str, file: str, line: int | None) -> DeclaredRequirement:
 
 
 def read_pyproject(
-    root: Path, extras: tuple[str, ...], all_extras: bool, groups: tuple[str, ...]
+    root: Path,
+    extras: tuple[str, ...],
+    all_extras: bool,
+    groups: tuple[str, ...],
+    allow_urls: bool = False,
 ) -> ProjectInputs:
+    """``allow_urls``: direct URL requirements are kept (the project's own lock tool, uv,
+    locks them; agentguard's own lock cannot hash-lock them from an index)."""
     path = root / "pyproject.toml"
     text = _read_text(path)
     try:
@@ -109,6 +120,8 @@ def read_pyproject(
     except RecursionError:  # tomllib recurses per nesting level
         raise UsageError("pyproject.toml is nested too deeply to read") from None
     project = data.get("project")
+    if not isinstance(project, dict) and _poetry_table(data):
+        return _read_poetry(root, text, data, extras, groups)
     if not isinstance(project, dict):
         raise UsageError("pyproject.toml has no [project] table (PEP 621)")
     if "dependencies" in project.get("dynamic", []):
@@ -119,7 +132,7 @@ def read_pyproject(
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
         raise UsageError("[project.dependencies] must be a list of requirement strings")
     lines = TomlLines(text)
-    reqs = [_req(d, "pyproject.toml", lines.first(d)) for d in deps]
+    reqs = [_req(d, "pyproject.toml", lines.first(d), allow_urls) for d in deps]
     selection: list[str] = []
 
     optional = project.get("optional-dependencies", {})
@@ -136,16 +149,22 @@ def read_pyproject(
         items = optional[key]
         if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
             raise UsageError(f"[project.optional-dependencies].{key} must be a list of strings")
-        reqs.extend(_req(d, "pyproject.toml", lines.first(d)) for d in items)
+        reqs.extend(_req(d, "pyproject.toml", lines.first(d), allow_urls) for d in items)
         selection.append(f"extra:{canonicalize_name(key)}")
 
     dep_groups = data.get("dependency-groups", {})
     if not isinstance(dep_groups, dict):
         raise UsageError("[dependency-groups] must be a table")
+    from agentguard.lock.inputs_tools import pdm_dev_group, uv_constraints
+
     for group in groups:
-        for d in _expand_group(dep_groups, group, ()):
-            reqs.append(_req(d, "pyproject.toml", lines.first(d)))
+        pdm = None
+        if canonicalize_name(group) not in {canonicalize_name(k) for k in dep_groups}:
+            pdm = pdm_dev_group(data, group)  # PDM's own dev groups
+        for d in pdm if pdm is not None else _expand_group(dep_groups, group, ()):
+            reqs.append(_req(d, "pyproject.toml", lines.first(d), allow_urls))
         selection.append(f"group:{canonicalize_name(group)}")
+    constraints = tuple(_req(d, "pyproject.toml", lines.first(d)) for d in uv_constraints(data))
 
     requires_python = project.get("requires-python")
     if requires_python is not None:
@@ -158,6 +177,31 @@ def read_pyproject(
                 f"[project].requires-python {requires_python!r} is not a valid specifier"
             ) from None
     reqs = _dedupe(reqs)
+    return ProjectInputs(
+        root,
+        "pyproject.toml",
+        tuple(reqs),
+        requires_python,
+        tuple(selection),
+        _hash_inputs(reqs, requires_python, selection),
+        constraints,
+    )
+
+
+def _poetry_table(data: dict[str, Any]) -> bool:
+    poetry = data.get("tool", {}).get("poetry")
+    return isinstance(poetry, dict) and isinstance(poetry.get("dependencies"), dict)
+
+
+def _read_poetry(
+    root: Path, text: str, data: dict[str, Any], extras: tuple[str, ...], groups: tuple[str, ...]
+) -> ProjectInputs:
+    """A Poetry project without a [project] table: [tool.poetry.dependencies] and groups."""
+    from agentguard.lock.inputs_tools import poetry_inputs
+
+    pairs, requires_python, selection = poetry_inputs(data, groups, extras)
+    lines = TomlLines(text)  # (indexed once: a scan per key is quadratic)
+    reqs = _dedupe([_req(r, "pyproject.toml", lines.key(key)) for r, key in pairs])
     return ProjectInputs(
         root,
         "pyproject.toml",
@@ -254,7 +298,8 @@ def read_requirements_in(
 def _declares_project(path: Path) -> bool:
     """A pyproject.toml with only tool settings does not declare dependencies."""
     try:
-        return "project" in tomllib.loads(_read_text(path))
+        data = tomllib.loads(_read_text(path))
+        return "project" in data or _poetry_table(data)
     except (tomllib.TOMLDecodeError, RecursionError):
         return True  # let read_pyproject report the syntax error
 
@@ -265,6 +310,7 @@ def read_inputs(
     extras: tuple[str, ...] = (),
     all_extras: bool = False,
     groups: tuple[str, ...] = (),
+    allow_urls: bool = False,
 ) -> ProjectInputs:
     if not root.is_dir():
         raise UsageError(f"{root}: not a folder")
@@ -278,7 +324,7 @@ def read_inputs(
             "pick one: move the requirements into one of them"
         )
     if has_pyproject:
-        return read_pyproject(root, extras, all_extras, groups)
+        return read_pyproject(root, extras, all_extras, groups, allow_urls)
     if has_in:
         if extras or all_extras or groups:
             raise UsageError("--extra/--all-extras/--group need a pyproject.toml")

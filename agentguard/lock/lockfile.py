@@ -3,20 +3,18 @@
 ``pylock.toml`` carries a ``[tool.agentguard]`` table with the inputs' hash, the tool
 version, when and from which index it was resolved, and the dependency graph with each
 edge's declared specifier, markers and admitted majors, so that ``lock --check`` needs
-no network. Writes are atomic (temp file + fsync + rename, both files prepared before
-either is replaced) and serialised per project with an advisory lock on the folder.
+no network. The two files are replaced as a pair with one atomic switch (see
+:mod:`agentguard.lock.switch`), serialised per project with an advisory lock on the folder.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,13 @@ from packaging.version import Version
 
 from agentguard import __version__, redact, safeio
 from agentguard.lock.backend import Resolution
-from agentguard.lock.graph import PROJECT, DependencyEdge, LockedPackage, LockGraph
+from agentguard.lock.graph import (
+    PROJECT,
+    DependencyEdge,
+    LockedPackage,
+    LockGraph,
+    UpstreamBound,
+)
 from agentguard.lock.index import IndexFile
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import LOCK_WAIT_SECONDS as LOCK_WAIT_SECONDS
@@ -37,6 +41,7 @@ from agentguard.lock.mutex import REQUIREMENTS_LOCK as REQUIREMENTS_LOCK
 from agentguard.lock.mutex import LockfileError as LockfileError
 from agentguard.lock.mutex import project_lock as project_lock
 from agentguard.lock.mutex import remove_stale_temps as remove_stale_temps
+from agentguard.lock.urls import clean_url
 from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
@@ -57,14 +62,8 @@ class StoredLock:
     requirements_input_hash: str | None
     requirements_pins: tuple[LockedPackage, ...]
     tool: Mapping[str, Any]
-
-    def versions(self) -> dict[str, str]:
-        """name -> newest locked version (for the major gate)."""
-        out: dict[str, str] = {}
-        for p in self.packages:
-            if p.name not in out or Version(p.version) > Version(out[p.name]):
-                out[p.name] = p.version
-        return out
+    uploaded: Mapping[tuple[str, str], str | None] = field(default_factory=dict)
+    # (name, version) -> the earliest upload time of its locked files, when recorded
 
 
 # -- rendering -------------------------------------------------------------------------
@@ -137,7 +136,7 @@ def _file_table(f: IndexFile) -> dict[str, Any]:
     upload = _upload_time(f.upload_time)
     if upload is not None:
         out["upload-time"] = upload
-    out["url"] = f.url
+    out["url"] = clean_url(f.url)  # a login or token an index put in a file URL stays out
     if f.size is not None:
         out["size"] = f.size
     out["hashes"] = {"sha256": f.sha256 or ""}
@@ -150,6 +149,7 @@ def build_pylock(
     graph: LockGraph,
     files: Mapping[tuple[str, str], list[IndexFile]],
     resolved_at: str,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The PEP 751 document as a dict (validated with ``packaging.pylock`` before writing)."""
     packages: list[dict[str, Any]] = []
@@ -184,8 +184,20 @@ def build_pylock(
         "released-majors": {k: list(v) for k, v in sorted(graph.released_majors.items())},
         "unknown-metadata": list(graph.unknown_metadata),
     }
+    if graph.upstream_bounds:
+        tool["upstream-bounds"] = [
+            {
+                "parent": b.parent,
+                "parent-version": b.parent_version,
+                "child": b.child,
+                "specifier": b.specifier,
+                "later-releases": list(b.parent_versions),
+            }
+            for b in graph.upstream_bounds
+        ]
     if inputs.requires_python:
         tool["requires-python"] = inputs.requires_python
+    tool.update(settings or {})  # only-binary, min-release-age and its exclude-newer cutoff
     tool["lock-digest"] = lock_digest(packages, tool)
     data: dict[str, Any] = {
         "lock-version": "1.0",
@@ -199,7 +211,9 @@ def build_pylock(
 def lock_digest(packages: list[dict[str, Any]], tool: Mapping[str, Any]) -> str:
     """What the lock says, without when it was made: equal digests, equal locks."""
     stable = {
-        k: v for k, v in tool.items() if k not in ("resolved-at", "tool-version", "lock-digest")
+        k: v
+        for k, v in tool.items()
+        if k not in ("resolved-at", "tool-version", "lock-digest", "exclude-newer")
     }
     blob = json.dumps({"packages": packages, "tool": stable}, sort_keys=True, default=str)
     return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
@@ -214,13 +228,6 @@ class QuickPrevious:
     pins: tuple[LockedPackage, ...]
     lock_digest: str
     requirements_text: str
-
-    def versions(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for p in self.pins:
-            if p.version and (p.name not in out or Version(p.version) > Version(out[p.name])):
-                out[p.name] = p.version
-        return out
 
 
 def read_quick(root: Path) -> QuickPrevious | None:
@@ -302,6 +309,13 @@ def read_stored(root: Path) -> StoredLock | None:
         )
         for p in lock.packages
     )
+    uploaded: dict[tuple[str, str], str | None] = {}
+    for p in lock.packages:
+        stamps = [w.upload_time for w in p.wheels or []]
+        stamps.append(p.sdist.upload_time if p.sdist else None)
+        times = sorted(t for t in stamps if t is not None)
+        key = (canonicalize_name(p.name), str(p.version) if p.version else "")
+        uploaded[key] = times[0].isoformat() if times else None
     tool = dict((lock.tool or {}).get("agentguard", {}))
     edges = []
     for e in tool.get("edges", []):
@@ -322,11 +336,27 @@ def read_stored(root: Path) -> StoredLock | None:
                 f"{PYLOCK}: malformed [tool.agentguard] edge {redact.quote(repr(e))}",
                 code="lockfile-invalid",
             ) from None
+    try:
+        bounds = tuple(
+            UpstreamBound(
+                parent=str(b["parent"]),
+                parent_version=str(b["parent-version"]),
+                child=str(b["child"]),
+                specifier=str(b["specifier"]),
+                parent_versions=tuple(str(v) for v in b["later-releases"]),
+            )
+            for b in tool.get("upstream-bounds", [])
+        )
+    except (KeyError, TypeError):
+        raise LockfileError(
+            f"{PYLOCK}: malformed [tool.agentguard] upstream-bounds", code="lockfile-invalid"
+        ) from None
     graph = LockGraph(
         packages=packages,
         edges=tuple(edges),
         released_majors={k: tuple(v) for k, v in dict(tool.get("released-majors", {})).items()},
         unknown_metadata=tuple(tool.get("unknown-metadata", [])),
+        upstream_bounds=bounds,
     )
     try:
         req_text = safeio.read_text(req, root=root, cap=MAX_LOCK_BYTES)
@@ -341,45 +371,16 @@ def read_stored(root: Path) -> StoredLock | None:
     for line in req_text.splitlines():
         if line.startswith("# input-hash:"):
             req_hash = line.split(":", 1)[1].strip()
-    return StoredLock(packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool)
+    return StoredLock(
+        packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool, uploaded
+    )
 
 
 # -- writing ---------------------------------------------------------------------------
 
 
-def _prepare(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp")
-    # The name is predictable: whatever was planted under it is removed, never followed.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    with os.fdopen(os.open(tmp, flags, 0o644), "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return tmp
-
-
 def write_atomically(files: Mapping[Path, str]) -> None:
-    """Write every file to a temp sibling first; replace the originals only when all are ready.
+    """Replace the lock files as a pair (one atomic switch: :mod:`agentguard.lock.switch`)."""
+    from agentguard.lock.switch import write_pair
 
-    Whatever stops the write (a full disk, a read-only folder, SIGINT/SIGTERM turned into an
-    exception) removes this run's temp files; a SIGKILL leaves them, and the next run holding
-    the project lock removes them (:func:`project_lock`)."""
-    prepared: list[tuple[Path, Path]] = []
-    try:
-        for path, text in files.items():
-            prepared.append((_prepare(path, text), path))
-        for tmp, path in prepared:
-            os.replace(tmp, path)
-    except BaseException:
-        for path in files:
-            with contextlib.suppress(OSError):
-                path.with_name(f".{path.name}.agentguard-{os.getpid()}.tmp").unlink()
-        raise
-    with contextlib.suppress(OSError):
-        dfd = os.open(next(iter(files)).parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    write_pair(files)

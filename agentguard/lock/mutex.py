@@ -28,7 +28,7 @@ class LockfileError(Exception):
 def remove_stale_temps(root: Path) -> None:
     """Temp files of a run that was killed (SIGKILL skips every cleanup). Only called while
     holding the project lock, so no other run is writing them."""
-    for name in (PYLOCK, REQUIREMENTS_LOCK):
+    for name in (PYLOCK, REQUIREMENTS_LOCK, ".agentguard-lock-switch.json"):
         for tmp in root.glob(f".{name}.agentguard-*.tmp"):
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -53,6 +53,9 @@ def project_lock(root: Path, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
                         code="lock-busy",
                     ) from None
                 time.sleep(0.1)
+        from agentguard.lock.switch import finish_pending
+
+        finish_pending(root)  # a switch a killed run made is finished, then litter removed
         remove_stale_temps(root)
         yield
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from pathlib import Path
 
 from agentguard import redact
 from agentguard.findings import Report
@@ -14,9 +15,18 @@ class Format(str, enum.Enum):
     SARIF = "sarif"
 
 
-def render(report: Report, fmt: Format, *, color: bool = False, verbose: bool = False) -> str:
+def render(
+    report: Report,
+    fmt: Format,
+    *,
+    color: bool = False,
+    verbose: bool = False,
+    sarif_root: Path | None = None,
+    show_suppressed: bool = False,
+) -> str:
     """The report in ``fmt``, every secret it holds redacted first (one redactor for
-    every format: :mod:`agentguard.redact`)."""
+    every format: :mod:`agentguard.redact`). ``sarif_root``: the folder SARIF URIs are
+    relative to (default: the git top level)."""
     report = redact.scrub(report)
     if fmt is Format.JSON:
         from agentguard.report.json_out import render_json
@@ -25,7 +35,7 @@ def render(report: Report, fmt: Format, *, color: bool = False, verbose: bool = 
     if fmt is Format.SARIF:
         from agentguard.report.sarif import render_sarif
 
-        return render_sarif(report)
+        return render_sarif(report, sarif_root=sarif_root)
     from agentguard.report.text import render_text
 
-    return render_text(report, color=color, verbose=verbose)
+    return render_text(report, color=color, verbose=verbose, show_suppressed=show_suppressed)

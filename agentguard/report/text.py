@@ -10,6 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from agentguard.findings import Finding, Location, Report, Severity, SourceStatus
+from agentguard.report.groups import grouped
+from agentguard.report.text_groups import FindingGroup, group_repeats, print_group
 
 _STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -69,6 +71,8 @@ def _finding(console: Console, f: Finding) -> None:
     head.append(visible(f.title))
     if f.ambiguous:
         head.append("  [ambiguous]", style="magenta")
+    if f.context and f.context != "production":
+        head.append(visible(f"  [{f.context}]"), style="dim")
     if f.confidence.value != "high":
         head.append(f"  (confidence: {f.confidence.value})", style="dim")
     if f.suppressed:
@@ -97,7 +101,73 @@ def _finding(console: Console, f: Finding) -> None:
             console.print(_t("       " + line, style="green"))
 
 
-def render_text(report: Report, *, color: bool = False, verbose: bool = False) -> str:
+def _group(console: Console, group: list[Finding]) -> None:
+    """One subject (an agent configuration), everything the rules say of it, compactly:
+    each rule's message, its location where it differs, and each fix once."""
+    worst = group[0]
+    head = Text()
+    head.append(f"{worst.severity.value.upper():8}", style=_STYLE[worst.severity])
+    head.append(" agent configuration ", style="bold")
+    head.append(visible(worst.subject or ""))
+    if worst.context and worst.context != "production":
+        head.append(visible(f"  [{worst.context}]"), style="dim")
+    console.print(head)
+    shown_at = worst.subject.rsplit(" at ", 1)[-1] if worst.subject else ""
+    for f in group:
+        line = Text("  ")
+        line.append(f"{f.rule_id} {f.severity.value}", style=_STYLE[f.severity])
+        line.append(visible(f" {f.title}"))
+        if f.confidence.value != "high":
+            line.append(f"  (confidence: {f.confidence.value})", style="dim")
+        console.print(line)
+        console.print(_t("    " + f.message))
+        for loc in f.locations:
+            if Location(path=loc.path, line=loc.line).describe() != shown_at or loc.layer:
+                console.print(_t("    at: " + loc.describe(), style="dim"))
+    fixes: dict[str, list[str]] = {}
+    for f in group:  # each fix once, with every snippet that goes with it
+        snippets = fixes.setdefault(f.fix.description, [])
+        if f.fix.snippet and f.fix.snippet not in snippets:
+            snippets.append(f.fix.snippet)
+    for description, snippets in fixes.items():
+        console.print(_t("  fix: " + description, style="green"))
+        for snippet_line in "\n".join(snippets).splitlines():
+            console.print(_t("       " + snippet_line, style="green"))
+
+
+def _entries(findings: list[Finding]) -> list[list[Finding] | FindingGroup]:
+    """What the text report shows, in report order: an agent configuration's findings as
+    one entry (report/groups.py), and findings of one cause over many packages as one
+    table (report/text_groups.py), where the first of them stood."""
+    groups = grouped(findings)
+    singles = [g[0] for g in groups if len(g) == 1]
+    member_of: dict[int, FindingGroup] = {}
+    for item in group_repeats(singles):
+        if isinstance(item, FindingGroup):
+            member_of.update((id(m), item) for m in item.findings)
+    out: list[list[Finding] | FindingGroup] = []
+    placed: set[int] = set()
+    for group in groups:
+        table = member_of.get(id(group[0])) if len(group) == 1 else None
+        if table is None:
+            out.append(group)
+        elif id(table) not in placed:
+            placed.add(id(table))
+            out.append(table)
+    return out
+
+
+def _outside_production(group: list[Finding]) -> str | None:
+    """The context of an agent configuration in example, test or docs code (or None)."""
+    ctx = group[0].context
+    return ctx if len(group) > 1 and ctx not in (None, "production") else None
+
+
+def render_text(
+    report: Report, *, color: bool = False, verbose: bool = False, show_suppressed: bool = False
+) -> str:
+    """``verbose``: every finding (low ones not summarised), suppressed ones and every source;
+    ``show_suppressed``: the suppressed findings only (harden lists what it fixed so)."""
     buf = io.StringIO()
     console = Console(
         file=buf,
@@ -116,23 +186,46 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
 
     shown_per_rule: dict[str, int] = {}
     hidden: dict[str, int] = {}
-    for f in report.findings:
-        if f.suppressed and not verbose:
+    shown = [f for f in report.findings if not f.suppressed or verbose or show_suppressed]
+    for entry in _entries(shown):
+        if isinstance(entry, FindingGroup):  # one cause, many packages: one block, one table
+            console.print()
+            head = Text()
+            head.append(f"{entry.severity.value.upper():8}", style=_STYLE[entry.severity])
+            head.append(f" {entry.rule_id} ", style="bold")
+            print_group(console, entry, head)
             continue
-        n = shown_per_rule.get(f.rule_id, 0)
-        if not verbose and f.severity <= Severity.LOW and n >= SUMMARISE_AFTER:
-            hidden[f.rule_id] = hidden.get(f.rule_id, 0) + 1
-            continue
-        shown_per_rule[f.rule_id] = n + 1
-        console.print()
-        _finding(console, f)
-    for rule_id, count in sorted(hidden.items()):
-        console.print(
-            _t(
-                f"\n  ... and {count} more {rule_id} findings (low/info; --verbose shows all)",
-                style="dim",
-            )
+        group = entry
+        f = group[0]
+        ctx = _outside_production(group)
+        key = (
+            f.rule_id
+            if len(group) == 1
+            else f"agent configuration in {ctx} code"
+            if ctx
+            else "agent configuration"
         )
+        n = shown_per_rule.get(key, 0)
+        # (configurations in example and test code: a few, then a count, at any grade)
+        if not verbose and (f.severity <= Severity.LOW or ctx) and n >= SUMMARISE_AFTER:
+            hidden[key] = hidden.get(key, 0) + 1
+            continue
+        shown_per_rule[key] = n + 1
+        console.print()
+        if len(group) == 1:
+            _finding(console, f)
+        else:
+            _group(console, group)
+    for key, count in sorted(hidden.items()):
+        what = (
+            f"{key} findings (low/info"
+            if key.startswith("AG")
+            else "agent configuration entries (low/info"
+            if key == "agent configuration"
+            else key.replace("agent configuration", "agent configurations") + " ("
+        )
+        sep = "; " if what.endswith("info") else ""
+        console.print(_t(f"\n  ... and {count} more {what}{sep}--verbose shows all)", style="dim"))
 
     console.print()
     bad = [s for s in report.sources if s.status is not SourceStatus.OK]
@@ -144,11 +237,14 @@ def render_text(report: Report, *, color: bool = False, verbose: bool = False) -
         table.add_column("name", overflow="fold")
         table.add_column("reason", overflow="fold")
         for s in report.sources if verbose else bad:
+            reason = s.reason or ""
+            if s.remedy:  # a failed source says what to do
+                reason += f" -- what to do: {s.remedy}"
             table.add_row(
                 _t(s.status.value, style=_STATUS_STYLE[s.status]),
                 _t(s.kind),
                 _t(s.name),
-                _t(s.reason or ""),
+                _t(reason),
             )
         console.print(table)
     console.print(

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from agentguard.findings import Finding, Location
 from agentguard.inspect.project.model import ProjectFacts
+from agentguard.rules.agent_bypass import check_bypass, check_settings_bypass
+from agentguard.rules.agent_sandbox import (
+    check_sandbox_hatches,
+    check_settings_shell,
+    check_skip_bypass_prompt,
+)
 from agentguard.rules.agent_tools_checks import (
     check_allow_list,
     check_builtin_tools,
-    check_bypass,
     check_grants,
     check_settings_allow,
-    check_settings_bypass,
 )
 from agentguard.rules.agent_tools_mcp import (
     check_fallback_option,
@@ -28,19 +32,26 @@ from agentguard.rules.secret_values import check_env_secrets
 def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
     out: list[Finding] = []
     for cfg in facts.configs:
-        out += check_builtin_tools(cfg)
-        out += check_allow_list(cfg)
+        mine: list[Finding] = []
+        mine += check_builtin_tools(cfg)
+        mine += check_allow_list(cfg)
         workdir = check_workdir(cfg, facts)
-        out += workdir
+        mine += workdir
         is_project, confidence, _ = cwd_verdict(cfg, facts.workdir)
         explicit = cfg.option("cwd") is not None and is_project and confidence.value == "high"
-        out += check_bypass(cfg, facts, cwd_is_project=explicit)
-        out += check_settings_sources(cfg, facts)
-        out += check_fallback_option(cfg)
+        mine += check_bypass(cfg, facts, cwd_is_project=explicit)
+        mine += check_settings_sources(cfg, facts)
+        mine += check_fallback_option(cfg)
+        # one configuration, one entry in the text report (each rule keeps its finding)
+        subject = f"{cfg.engine} {cfg.label} at {cfg.path}:{cfg.line}"
+        out += [f.with_subject(subject) for f in mine]
     out += check_grants(facts.grants)
     for settings in facts.settings:
+        out += check_settings_shell(settings)
         out += check_settings_allow(settings)
         out += check_settings_bypass(settings, facts)
+        out += check_skip_bypass_prompt(settings)
+        out += check_sandbox_hatches(settings)
         out += check_env_secrets(
             settings.env,
             subject=f"{settings.scope} settings",
@@ -57,4 +68,20 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
         )
     for site in facts.fallbacks:
         out += check_fallback_site(site)
+    if facts.engine_policies or facts.action_steps:
+        from agentguard.rules.agent_engines import (
+            check_action_step,
+            check_engine_policy,
+            with_project_defaults,
+        )
+
+        for policy in with_project_defaults(facts.engine_policies):
+            out += check_engine_policy(policy)
+        for step in facts.action_steps:
+            out += check_action_step(step)
+    if facts.k8s_containers:
+        from agentguard.rules.kubernetes import check_k8s_container
+
+        for container in facts.k8s_containers:
+            out += check_k8s_container(container)
     return out

@@ -31,7 +31,10 @@ class BuiltinShellTools(Rule):
     smolagents `CodeAgent` with the local executor, AutoGen's local command-line
     executor, crewAI's unsafe code execution. A value that cannot be read statically is
     reported with low confidence, never taken as safe. A shell confined by the engine's
-    sandbox (`sandbox={"enabled": True}`) is reported at medium severity.
+    sandbox (`sandbox={"enabled": True}`) is reported at medium severity. Other engines:
+    the Codex CLI's shell outside its sandbox (`sandbox_mode = "danger-full-access"` with an
+    approval step still on) and the Gemini CLI's `tools.allowed` listing the whole
+    `run_shell_command`.
 
     ## Why is this bad?
     A shell reads every file the process can read, reaches the network and the Docker
@@ -161,6 +164,12 @@ class PermissionChecksBypassed(Rule):
     critical when the same project also runs the agent as root or mounts the project
     into it, or when the agent's working directory is the project. A managed settings
     file with `"disableBypassPermissionsMode": "disable"` lowers it (the mode is refused).
+    Other engines: the Codex CLI with `danger-full-access` and no approval step
+    (`approval_policy = "never"`, `codex exec`, `--dangerously-bypass-approvals-and-sandbox`,
+    `openai/codex-action` with `sandbox: danger-full-access`), and the Gemini CLI in YOLO
+    mode (`--yolo`, `--approval-mode yolo`, `run-gemini-cli`): high with its sandbox off,
+    medium when the sandbox YOLO turns on by default confines it, low when `tools.core`
+    limits the shell to listed commands; `security.disableYoloMode` refuses the mode.
 
     ## Why is this bad?
     Every tool call runs without a check: file writes, shell commands, fetches. Combined
@@ -222,9 +231,11 @@ class SilentModelFallback(Rule):
     """Another model answers when the primary fails, and nothing says so.
 
     ## What it does
-    Reports `fallback_model` (`fallbackModel`, `--fallback-model`) and Python `except`
-    handlers that switch to another model or construct another client without logging
-    or re-raising.
+    Reports `fallback_model` (`fallbackModel`, `--fallback-model`), the fallbacks agent
+    frameworks take as an option (agno's `fallback_models=`, LangChain's
+    `.with_fallbacks(...)`, pydantic-ai's `FallbackModel`, LiteLLM's `fallbacks=`), and
+    Python `except` handlers that switch to another model or construct another client
+    without logging or re-raising.
 
     ## Why is this bad?
     A start-up failure (an SDK whose protocol dependency crossed a major, a revoked key)

@@ -10,18 +10,17 @@ from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, S
 from agentguard.inspect.project.model import (
     AgentConfig,
     ClaudeSettings,
-    ProjectFacts,
     ToolGrant,
     Unknown,
     alternatives,
     describe,
     to_json,
 )
+from agentguard.rules.agent_mitigations import approval_gates, headless_workflow, sandboxed
 from agentguard.rules.agent_tools import (
     BUILTIN_TOOLS,
     CATEGORY_RULES,
     AllowListWithoutRemoval,
-    PermissionChecksBypassed,
 )
 
 
@@ -145,10 +144,20 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                 f" `{option_syntax(cfg, 'allowed_tools')}` only pre-approves; it removes nothing."
             )
         severity = rule.default_severity
-        if category == "shell" and _sandboxed(cfg):
+        evidence_extra: dict[str, JSONValue] = {}
+        sandbox = sandboxed(cfg) if category == "shell" else None
+        if sandbox:
             # the Bash sandbox confines commands (files, network); the shell still exists
             severity = Severity.MEDIUM
-            message += " Commands run in the engine's sandbox (`sandbox.enabled`)."
+            message += f" Commands run in the engine's sandbox ({sandbox})."
+            evidence_extra["mitigated_by"] = [f"sandbox ({sandbox})"]
+        else:
+            gates = approval_gates(cfg, names)
+            if gates:
+                # each call is seen by code the project wrote before it runs: lower, and say so
+                severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
+                message += " Mitigated: " + "; ".join(gates) + "."
+                evidence_extra["mitigated_by"] = gates
         out.append(
             rule.finding(
                 message,
@@ -165,6 +174,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                     "tools": names,
                     "reason": live.reason,
                     "ambiguity": cfg.ambiguity,
+                    **evidence_extra,
                 },
                 severity=severity,
                 confidence=confidence,
@@ -172,14 +182,6 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             )
         )
     return out
-
-
-def _sandboxed(cfg: AgentConfig) -> bool:
-    """True only when every reading of `sandbox` enables it (unknown is not sandboxed)."""
-    opt = cfg.options.get("sandbox")
-    if opt is None:
-        return False
-    return all(isinstance(a, dict) and a.get("enabled") is True for a in alternatives(opt.value))
 
 
 _GRANT_FIX = {
@@ -203,12 +205,25 @@ def check_grants(grants: Iterable[ToolGrant]) -> list[Finding]:
     out: list[Finding] = []
     for g in grants:
         rule = CATEGORY_RULES[g.category][0]
+        message = f"{g.framework} {g.tool}: {g.detail}."
+        evidence: dict[str, JSONValue] = {
+            "framework": g.framework,
+            "tool": g.tool,
+            "category": g.category,
+        }
+        severity = None
+        if g.mitigated:
+            # an approval step or the provider's sandbox confines it: graded lower, said so
+            severity = min(rule.default_severity, Severity.LOW if g.hosted else Severity.MEDIUM)
+            message += f" Mitigated: {g.mitigated}."
+            evidence["mitigated_by"] = g.mitigated
         out.append(
             rule.finding(
-                f"{g.framework} {g.tool}: {g.detail}.",
+                message,
                 locations=[Location(path=g.path, line=g.line, note=g.framework)],
                 fix=_GRANT_FIX.get(g.framework, _CATEGORY_FIX[g.category]),
-                evidence={"framework": g.framework, "tool": g.tool, "category": g.category},
+                evidence=evidence,
+                severity=severity,
                 confidence=Confidence.HIGH if g.certain else Confidence.LOW,
             )
         )
@@ -243,12 +258,20 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
     bases = [n.split("(", 1)[0] for n in written if isinstance(n, str)]
     listed = [t for t in dict.fromkeys(bases) if t in BUILTIN_TOOLS]
     others = [t for t in BUILTIN_TOOLS if t not in names]
+    headless = headless_workflow(cfg)
     return [
         AllowListWithoutRemoval.finding(
             f"`{option_syntax(cfg, 'allowed_tools')}` = {describe(allowed.value)} only pre-approves "
             f"these tools; with `{option_syntax(cfg, 'tools')}` unset and nothing in "
             f"`{option_syntax(cfg, 'disallowed_tools')}`, every other built-in tool is still live "
-            f"({', '.join(others[:8])}{', ...' if len(others) > 8 else ''}).",
+            f"({', '.join(others[:8])}{', ...' if len(others) > 8 else ''})."
+            + (
+                " In a workflow run nobody answers a permission prompt, so a call of the "
+                "others is denied; `--tools` would say so in the file."
+                if headless
+                else ""
+            ),
+            severity=Severity.LOW if headless else None,
             locations=[_loc(cfg, allowed.line)],
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "
@@ -274,7 +297,10 @@ def check_settings_allow(settings: ClaudeSettings) -> list[Finding]:
     return [
         AllowListWithoutRemoval.finding(
             f"{settings.scope} settings allow {', '.join(settings.allow)} without asking and "
-            "deny nothing: every other built-in tool (Bash, Write, WebFetch, ...) is still live.",
+            "deny nothing: every other built-in tool (Bash, Write, WebFetch, ...) is still live "
+            "(in a session they still ask first; a headless run with bypass does not).",
+            # the other tools still ask in a session (a settings file is not a tool list)
+            severity=Severity.MEDIUM,
             locations=[Location(path=settings.path, line=settings.line_of("permissions.allow"))],
             fix=Fix(
                 "Add `permissions.deny` for the tools the agent must never use, and run the "
@@ -284,115 +310,3 @@ def check_settings_allow(settings: ClaudeSettings) -> list[Finding]:
             evidence={"scope": settings.scope, "allow": list(settings.allow)},
         )
     ]
-
-
-def _bypass_reasons(cfg: AgentConfig) -> tuple[list[str], bool, int]:
-    reasons: list[str] = []
-    certain = True
-    line = cfg.line
-    mode = cfg.option("permission_mode")
-    if mode is not None:
-        alts = alternatives(mode.value)
-        hits = [a for a in alts if a == "bypassPermissions"]
-        unknown = [a for a in alts if isinstance(a, Unknown)]
-        if hits or unknown:
-            reasons.append(f"`{option_syntax(cfg, 'permission_mode')}` = {describe(mode.value)}")
-            certain = bool(hits) and len(hits) == len(alts)
-            line = mode.line
-    allow = cfg.option("allow_dangerously_skip_permissions")
-    if allow is not None and any(
-        a is True or isinstance(a, Unknown) for a in alternatives(allow.value)
-    ):
-        reasons.append(
-            "`allowDangerouslySkipPermissions` = " + describe(allow.value)
-            if cfg.engine != "claude CLI"
-            else "`--allow-dangerously-skip-permissions`"
-        )
-        line = allow.line if not reasons[:-1] else line
-    if (
-        cfg.engine == "claude CLI"
-        and mode is not None
-        and mode.expr == "--dangerously-skip-permissions"
-    ):
-        reasons[0] = "`--dangerously-skip-permissions`"
-    return reasons, certain, line
-
-
-def _combined(facts: ProjectFacts, cfg_cwd_is_project: bool) -> list[str]:
-    out: list[str] = []
-    if facts.runs_as_root:
-        out.append("the container runs as root (AG401)")
-    if facts.project_mounted:
-        out.append("the project is mounted or copied into the agent's container")
-    if cfg_cwd_is_project:
-        out.append("the agent's working directory is the project (AG210)")
-    return out
-
-
-def check_bypass(cfg: AgentConfig, facts: ProjectFacts, *, cwd_is_project: bool) -> list[Finding]:
-    """AG305 for a configuration that bypasses permission checks."""
-    reasons, certain, line = _bypass_reasons(cfg)
-    if not reasons:
-        return []
-    return [
-        _bypass_finding(
-            f"{cfg.engine} configuration bypasses permission checks: {'; '.join(reasons)}.",
-            Location(path=cfg.path, line=line, note=cfg.label),
-            facts,
-            cwd_is_project=cwd_is_project,
-            confidence=Confidence.HIGH if certain else Confidence.LOW,
-            ambiguous=cfg.ambiguous,
-            evidence={"engine": cfg.engine, "settings": reasons, "ambiguity": cfg.ambiguity},
-        )
-    ]
-
-
-def check_settings_bypass(settings: ClaudeSettings, facts: ProjectFacts) -> list[Finding]:
-    if settings.default_mode != "bypassPermissions":
-        return []
-    return [
-        _bypass_finding(
-            f'{settings.scope} settings set "defaultMode": "bypassPermissions".',
-            Location(path=settings.path, line=settings.line_of("permissions.defaultMode")),
-            facts,
-            cwd_is_project=False,
-            confidence=Confidence.HIGH,
-            ambiguous=False,
-            evidence={"scope": settings.scope, "defaultMode": settings.default_mode},
-        )
-    ]
-
-
-def _bypass_finding(
-    message: str,
-    location: Location,
-    facts: ProjectFacts,
-    *,
-    cwd_is_project: bool,
-    confidence: Confidence,
-    ambiguous: bool,
-    evidence: dict[str, JSONValue],
-) -> Finding:
-    combined = _combined(facts, cwd_is_project)
-    severity = PermissionChecksBypassed.default_severity
-    if combined:
-        severity = Severity.CRITICAL
-        message += " Worse here: " + "; ".join(combined) + "."
-    managed = [
-        s.path for s in facts.settings if s.scope == "managed" and s.disable_bypass == "disable"
-    ]
-    if managed:
-        severity = Severity.LOW
-        message += f" Mitigated: managed settings at {managed[0]} disable bypass mode."
-    return PermissionChecksBypassed.finding(
-        message,
-        locations=[location],
-        fix=Fix(
-            "Keep the default permission mode; list the tools the task needs (`tools=` / "
-            "`--tools`) and pre-approve only those with `allowed_tools`.",
-        ),
-        evidence={**evidence, "combined_with": combined, "mitigated_by": managed},
-        severity=severity,
-        confidence=confidence,
-        ambiguous=ambiguous,
-    )

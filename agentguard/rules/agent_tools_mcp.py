@@ -191,10 +191,16 @@ def check_fallback_option(cfg: AgentConfig) -> list[Finding]:
 def check_fallback_site(site: FallbackSite) -> list[Finding]:
     if site.witnessed:
         return []
+    message = (
+        f"{site.detail}: when the primary model fails, another model answers and the caller "
+        "is not told."
+        if site.kind == "framework-option"
+        else f"{site.detail}, without logging or re-raising: the failure of the primary model "
+        "is hidden behind another model's answer."
+    )
     return [
         SilentModelFallback.finding(
-            f"{site.detail}, without logging or re-raising: the failure of the primary model "
-            "is hidden behind another model's answer.",
+            message,
             locations=[Location(path=site.path, line=site.line)],
             fix=Fix(
                 "Leave a witness: log which model answered and why the primary failed "

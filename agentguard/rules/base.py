@@ -15,9 +15,10 @@ from typing import ClassVar
 
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 
-DOCS_BASE = "https://github.com/agentguard/agentguard/blob/main/docs/rules/"
-
 _ID = re.compile(r"^AG[1-9]\d\d$")
+
+# The highest grade of a finding that rests on a value that could not be determined.
+UNKNOWN_CAP = Severity.MEDIUM
 
 
 class Rule:
@@ -32,10 +33,6 @@ class Rule:
         return inspect.cleandoc(cls.__doc__ or "")
 
     @classmethod
-    def help_uri(cls) -> str:
-        return f"{DOCS_BASE}{cls.id}.md"
-
-    @classmethod
     def finding(
         cls,
         message: str,
@@ -47,10 +44,15 @@ class Rule:
         confidence: Confidence = Confidence.HIGH,
         ambiguous: bool = False,
     ) -> Finding:
+        severity = severity or cls.default_severity
+        if confidence is Confidence.LOW and severity > UNKNOWN_CAP:
+            # low confidence means a value could not be determined: an unknown is never
+            # graded as if it were set to the worst case
+            severity = UNKNOWN_CAP
         return Finding(
             rule_id=cls.id,
             title=cls.title,
-            severity=severity or cls.default_severity,
+            severity=severity,
             confidence=confidence,
             message=message,
             locations=tuple(locations),

@@ -14,8 +14,6 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.project.dockerfile_facts import DockerfileFacts
-from agentguard.inspect.project.dockerignore import DockerIgnore
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
     RequirementDecl,
@@ -24,7 +22,6 @@ from agentguard.inspect.project.install_facts import (
 )
 from agentguard.lock.graph import next_major_floor
 from agentguard.rules.base import Rule, register
-from agentguard.rules.mounts import workdir_relation
 
 
 @register
@@ -72,7 +69,10 @@ class UnboundedAgentSdk(Rule):
     Reports an agent-stack package (the `deps.watched` list of the policy:
     claude-agent-sdk, openai-agents, mcp, langchain, ...) declared in a requirements
     file, `pyproject.toml` or a Dockerfile/compose/devcontainer install command with no
-    version constraint, or with only a floor (`>=`, `>`).
+    version constraint, or with only a floor (`>=`, `>`). When the project's own lock
+    beside the `pyproject.toml` (`uv.lock`, `poetry.lock`, `pylock.toml`) holds the SDK at
+    a version, the finding is mitigated (info): installs from the lock do not move, the
+    next re-lock can.
 
     ## Why is this bad?
     Every future major of the SDK satisfies the requirement; the next fresh install or
@@ -102,12 +102,14 @@ class BuildContextCopiedToWorkdir(Rule):
     """The whole build context is copied into the working directory, unfiltered.
 
     ## What it does
-    Reports `COPY . <dir>` / `ADD . <dir>` in the final stage of a Dockerfile when `<dir>`
-    is the stage's working directory (or contains it, or lies inside it) and no
-    `.dockerignore` (or `<Dockerfile>.dockerignore`) keeps documents, plans, `.env`
-    files and keys out. The `.dockerignore` is checked with the engine's own matching
-    rules against representative paths (`docs/index.md`, `PLAN.md`, `.env`, `id_rsa`,
-    `server.key`, ...).
+    Reports `COPY . <dir>` / `ADD . <dir>` (or a copy of a folder of the context, such as
+    `ADD backend/ /deps/backend`) in the final stage of a Dockerfile when `<dir>` is the
+    stage's working directory (or contains it, or lies inside it) and no `.dockerignore`
+    (or `<Dockerfile>.dockerignore`) keeps documents, plans, `.env` files and keys out.
+    In a project folder it names the files of the tree that really go in, read with the
+    engine's own matching rules, and a `.env` that the `.gitignore` says users create
+    locally. For files collected from an image it probes representative paths
+    (`docs/index.md`, `PLAN.md`, `.env`, `id_rsa`, `server.key`, ...).
 
     ## Why is this bad?
     The agent reads its working directory. A planning document written for developers
@@ -277,8 +279,14 @@ def _version_key(text: str) -> Version:
         return Version("0")
 
 
-def check_sdk_bounds(decls: Sequence[RequirementDecl], watched: frozenset[str]) -> list[Finding]:
-    """AG121 for each watched package declared without an upper bound."""
+def check_sdk_bounds(
+    decls: Sequence[RequirementDecl],
+    watched: frozenset[str],
+    locked: Mapping[str, tuple[str, Mapping[str, Sequence[str]]]] | None = None,
+) -> list[Finding]:
+    """AG121 for each watched package declared without an upper bound. ``locked`` maps a
+    folder to what the lock there (uv.lock, poetry.lock, pylock.toml) pins: a pyproject
+    requirement its own lock holds fixed is mitigated (info)."""
     findings: list[Finding] = []
     for d in decls:
         if d.name is None or d.name not in watched or "@" in d.raw.split(";", 1)[0]:
@@ -303,9 +311,19 @@ def check_sdk_bounds(decls: Sequence[RequirementDecl], watched: frozenset[str]) 
             what = f"as {d.name}{d.specifier}: a floor and no upper bound"
             cap = f"{d.name}>={floor},<{upper}"
             snippet = cap
+        message = f"{d.name} is required in {where} {what}; every future major satisfies it."
+        folder = d.path.rsplit("/", 1)[0] if "/" in d.path else "."
+        lock_name, pins = (locked or {}).get(folder, ("", {}))
+        held = pins.get(d.name) if d.origin == "pyproject" else None
+        if held:
+            message += (
+                f" Mitigated: the project's lock ({lock_name}) holds {d.name}=={', '.join(held)};"
+                " installs from it do not move (a re-lock can: cap it before the next one)."
+            )
         findings.append(
             UnboundedAgentSdk.finding(
-                f"{d.name} is required in {where} {what}; every future major satisfies it.",
+                message,
+                severity=Severity.INFO if held else None,
                 locations=[Location(path=d.path, line=d.line)],
                 fix=Fix(
                     f"Pin the version you tested and install from a lock, or cap the major: `{cap}`.",
@@ -317,93 +335,8 @@ def check_sdk_bounds(decls: Sequence[RequirementDecl], watched: frozenset[str]) 
                     "bound": kind,
                     "declared_in": d.origin,
                     "requirement": redact_urls(d.raw),
+                    **({"locked": list(held), "lock": lock_name} if held else {}),
                 },
-            )
-        )
-    return findings
-
-
-# -- AG212 ------------------------------------------------------------------------------
-
-KEEP_OUT_PROBES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("docs", ("docs/index.md",)),
-    ("plans", ("PLAN.md", "plans/next.md")),
-    (".env", (".env", ".env.production")),
-    ("keys", ("id_rsa", "server.key", "cert.pem")),
-)
-_WHOLE_CONTEXT = frozenset({".", "./", "*", "./*", "/"})
-
-
-def leaked_categories(ignore: DockerIgnore | None) -> dict[str, list[str]]:
-    """Probe paths per category that ``ignore`` lets into the build context."""
-    out: dict[str, list[str]] = {}
-    for category, probes in KEEP_OUT_PROBES:
-        leaked = [p for p in probes if ignore is None or not ignore.excluded(p)]
-        if leaked:
-            out[category] = leaked
-    return out
-
-
-def check_context_copy(df: DockerfileFacts, ignore: DockerIgnore | None) -> list[Finding]:
-    """AG212 for whole-context COPY/ADD into the final stage's working directory."""
-    stage = df.final
-    if stage is None:
-        return []
-    leaked = leaked_categories(ignore)
-    if not leaked:
-        return []
-    workdir, _ = df.effective_workdir(stage)
-    findings: list[Finding] = []
-    for copy in stage.copies:
-        if copy.from_stage is not None or not (set(copy.sources) & _WHOLE_CONTEXT):
-            continue
-        relative = not copy.destination.startswith("/")
-        if workdir is None and not relative:
-            relation, confidence = "unknown", Confidence.LOW
-        else:
-            relation_opt = (
-                "at" if relative else workdir_relation(copy.destination_abs, workdir or "/")
-            )
-            if relation_opt is None:
-                continue
-            relation, confidence = relation_opt, Confidence.HIGH
-        where = {
-            "at": "the working directory",
-            "above": f"which contains the working directory {workdir}",
-            "below": f"inside the working directory {workdir}",
-            "unknown": "the working directory is unknown (set by the base image)",
-        }[relation]
-        dest = copy.destination_abs if (workdir or not relative) else copy.destination
-        if ignore is not None and not ignore.readable:
-            confidence = Confidence.LOW
-        why = (
-            "there is no .dockerignore"
-            if ignore is None
-            else f"{ignore.path} could not be read (what it keeps out is unknown)"
-            if not ignore.readable
-            else f"{ignore.path} lets in "
-            + ", ".join(f"{k} ({', '.join(v)})" for k, v in leaked.items())
-        )
-        findings.append(
-            BuildContextCopiedToWorkdir.finding(
-                f"{copy.instruction} copies the whole build context into {dest} ({where}) "
-                f"and {why}: the agent reads what is copied there.",
-                locations=[Location(path=df.path, line=copy.line)],
-                fix=Fix(
-                    "Copy only what the agent needs (`COPY src/ pyproject.toml ./`), or add a "
-                    ".dockerignore that keeps docs, plans, .env files and keys out.",
-                    snippet="*\n!src/\n!pyproject.toml\n!requirements.lock\n",
-                ),
-                evidence={
-                    "instruction": copy.instruction,
-                    "destination": copy.destination_abs,
-                    "workdir": workdir,
-                    "relation": relation,
-                    "dockerignore": ignore.path if ignore else None,
-                    "not_kept_out": leaked if ignore is None or ignore.readable else None,
-                },
-                severity=Severity.HIGH if ignore is None else Severity.MEDIUM,
-                confidence=confidence,
             )
         )
     return findings

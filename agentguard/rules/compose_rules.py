@@ -84,7 +84,10 @@ def check_compose_service(
         )
         mounts.append(m)
         where[id(m)] = Location(path=path, line=v.line)
-    for f in check_mounts(mounts, workdir, subject=subject, locate=lambda m: where[id(m)]):
+    contexts = [svc.build_context] if svc.build_context else []
+    for f in check_mounts(
+        mounts, workdir, subject=subject, locate=lambda m: where[id(m)], contexts=contexts
+    ):
         if f.rule_id == "AG202":  # say where the working directory came from
             f = dataclasses.replace(f, evidence={**f.evidence, "workdir_from": workdir_from})
         findings.append(f)
@@ -253,9 +256,10 @@ def check_dockerfile_hardening(df: DockerfileFacts) -> list[Finding]:
     user, line = df.effective_user(final)
     subject = f"the final stage of {df.path}"
     if user is not None:
-        return findings + check_user(
+        findings += check_user(
             user, subject=subject, location=Location(path=df.path, line=line), set_where="USER"
         )
+        return findings + _passwordless_sudo(df, user, subject)
     base = _root_base(df)
     if base == "scratch":
         return findings + check_user(
@@ -279,6 +283,41 @@ def check_dockerfile_hardening(df: DockerfileFacts) -> list[Finding]:
         )
     )
     return findings
+
+
+_NOPASSWD_ALL = re.compile(r"NOPASSWD\s*:\s*ALL\b")
+
+
+def _passwordless_sudo(df: DockerfileFacts, user: str, subject: str) -> list[Finding]:
+    """AG401 for a non-root USER that the image lets become root without a password
+    (``ALL=(ALL) NOPASSWD: ALL`` written to sudoers in a RUN of the final stage's chain)."""
+    from agentguard.rules.hardening import user_is_root
+
+    if user_is_root(user) is not False:
+        return []
+    chain: list[int] = []
+    stage = df.final
+    while stage is not None and stage.index not in chain:
+        chain.append(stage.index)
+        parent = df.stage_named(stage.base)
+        stage = parent if parent is not None and parent.index < stage.index else None
+    for index in reversed(chain):
+        for run in df.stages[index].runs:
+            if _NOPASSWD_ALL.search(run.script):
+                return [
+                    RunsAsRoot.finding(
+                        f"{subject} runs as {user}, but a RUN gives passwordless sudo "
+                        "(`NOPASSWD: ALL`): any process of that user, the agent's shell "
+                        "included, becomes root with `sudo`.",
+                        locations=[Location(path=df.path, line=run.line)],
+                        fix=Fix(
+                            "Do not grant sudo to the agent's user; install what it needs at "
+                            "build time, as root, before `USER`.",
+                        ),
+                        evidence={"subject": subject, "user": user, "set_where": "sudoers"},
+                    )
+                ]
+    return []
 
 
 def _root_base(df: DockerfileFacts) -> str:

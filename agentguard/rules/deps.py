@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
-
-from agentguard.config import DepsPolicy
-from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.lock.graph import (
-    PROJECT,
-    DependencyEdge,
-    LockGraph,
-    major_floor,
-    major_key,
-    next_major_floor,
-    unbounded_above,
-)
+from agentguard.findings import Confidence, Finding, Location, Severity
+from agentguard.lock.graph import LockGraph
+from agentguard.lock.pins import LockedPackage
 from agentguard.rules.base import Rule, register
+
+if TYPE_CHECKING:
+    from agentguard.config import DepsPolicy
 
 
 @register
@@ -30,7 +23,10 @@ class MajorSpanningRange(Rule):
     parent declares (from its own `Requires-Dist`) with the child's released versions,
     and reports the edge when versions from two or more majors satisfy it (before 1.0
     each minor counts as a major). The finding carries the whole path from the project,
-    the specifier, the majors admitted and the version locked.
+    the specifier, the majors admitted and the version locked; a child pinned once per
+    fork of a universal lock gets one finding per pin the edge reaches, its marker beside
+    it and kept in the cap (a cap for a package that exists only under a marker keeps
+    the marker, or the lock stops installing elsewhere).
 
     ## Why is this bad?
     Whether your build gets the old or the new major depends on the day it runs. An
@@ -50,6 +46,10 @@ class MajorSpanningRange(Rule):
     ```toml
     dependencies = ["claude-agent-sdk==0.2.95", "mcp>=1.23.0,<2"]
     ```
+    When later releases of the same parent declare a tighter bound for the child
+    (claude-agent-sdk 0.2.100 and later: `mcp<2.0.0`), that is the upstream's own word
+    that the new major broke it: the fix offers that cap first and cites those releases.
+    Otherwise which major to keep depends on the code you tested, and the fix says so.
     When your own requirement already holds the child to one major, the edge is
     reported as mitigated (info).
     """
@@ -66,9 +66,14 @@ class MajorCrossedOnRelock(Rule):
     """A re-lock would move a package to another major.
 
     ## What it does
-    When a previous lock exists, compares every package's new version with the locked
-    one. A change of major (or of `0.minor` before 1.0) stops the lock: neither lock file
-    is written, and the finding names old and new versions and the edges that allowed it.
+    When a previous lock exists, compares every package's new pins with the locked ones,
+    per environment: a universal lock pins a package once per fork (`jiter==0.18.0 ;
+    python_full_version < "3.11"` beside `jiter==0.19.0 ; python_full_version >= "3.11"`),
+    so an old and a new pin are compared wherever both markers select the same Python
+    version and platform. A change of major (or of `0.minor` before 1.0) in any
+    environment stops the lock: neither lock file is written, and the finding names old
+    and new versions, the environment (`for python_full_version >= '3.11'`) and the edges
+    that allowed it. A new fork that keeps every environment's major is no crossing.
 
     ## Why is this bad?
     Resolvers cross majors on upgrade without a word. A new major is a new API; it needs
@@ -170,172 +175,37 @@ class DependencyRangesUnknown(Rule):
     family = "dependencies"
 
 
-def _majors_text(majors: tuple[str, ...]) -> str:
-    if len(majors) <= 6:
-        return ", ".join(majors)
-    return f"{', '.join(majors[:3])}, ..., {', '.join(majors[-2:])}"
+@register
+class YoungRelease(Rule):
+    """A locked release was uploaded less than seven days ago.
 
+    ## What it does
+    Compares the upload time the index gives for each locked release (its earliest file)
+    with the time of the run, and names every release younger than seven days, whatever
+    `min-release-age` is set to. A release whose upload time the index does not give is
+    counted as unknown, never as old.
 
-def _cap(child: str, specifier: str, locked: Version) -> str:
-    """`child>=<floor>,<next major>` for the locked major, keeping a tighter lower bound."""
-    floor = major_floor(locked)
-    lower: Version | None = None
-    for s in SpecifierSet(specifier):
-        if s.operator in (">=", ">", "~=", "=="):
-            try:
-                v = Version(s.version.rstrip(".*"))
-            except ValueError:
-                continue
-            if lower is None or v > lower:
-                lower = v
-    if lower is not None and major_key(lower) == major_key(locked):
-        floor = str(lower)
-    return f"{child}>={floor},<{next_major_floor(locked)}"
+    ## Why is this bad?
+    A new release is where a compromised upload lands first: a stolen token publishes a
+    patch release, and every lock made that week picks it up. Most are found and yanked
+    within days.
 
+    ## Example
+    `agentguard lock --upgrade` on the day `litellm 1.99.1` is published.
 
-def _alternative_cap(child: str, specifier: str, locked: Version) -> str | None:
-    """The cap at the lowest admitted major, when it differs from the locked one."""
-    for s in SpecifierSet(specifier):
-        if s.operator in (">=", ">", "~="):
-            try:
-                lower = Version(s.version)
-            except ValueError:
-                return None
-            if major_key(lower) != major_key(locked):
-                return f"{child}{s.operator}{lower},<{next_major_floor(lower)}"
-    return None
+    ## Use instead
+    Review the release before you deploy it, or let releases age first:
+    ```toml
+    [tool.agentguard]
+    min-release-age = "7d"   # or: agentguard lock --min-release-age 7d
+    ```
+    """
 
-
-def check_major_spans(graph: LockGraph, policy: DepsPolicy) -> list[Finding]:
-    """AG101 for every edge whose specifier admits two or more released majors."""
-    findings: list[Finding] = []
-    own: dict[str, list[DependencyEdge]] = {}
-    for e in graph.edges:
-        if e.parent == PROJECT:
-            own.setdefault(e.child, []).append(e)
-    for edge in graph.edges:
-        majors = edge.admitted_majors
-        if majors is None or len(majors) <= 1:
-            continue
-        locked_versions = sorted({p.version for p in graph.versions_of(edge.child)}, key=Version)
-        if not locked_versions:
-            continue
-        locked_v = Version(locked_versions[-1])
-        if edge.parent == PROJECT:
-            path: tuple[str, ...] = ("project", edge.child)
-        else:
-            path = (*graph.path_to(edge.parent), edge.child)
-        watched = policy.is_watched(edge.child)
-        if watched:
-            severity = policy.watched_severity
-        elif edge.parent != PROJECT and policy.is_watched(edge.parent):
-            severity = policy.watched_parent_severity
-        else:
-            severity = policy.tail_severity
-        cap = _cap(edge.child, edge.specifier, locked_v)
-        alt = _alternative_cap(edge.child, edge.specifier, locked_v)
-        mitigated_by = [
-            o.specifier
-            for o in own.get(edge.child, [])
-            if o != edge and o.admitted_majors is not None and len(o.admitted_majors) <= 1
-        ]
-        if edge.parent == PROJECT:
-            parent_label = "the project"
-        else:
-            parent_label = f"{edge.parent}=={edge.parent_version}"
-        message = (
-            f"{parent_label} declares {edge.child}{edge.specifier}, which admits "
-            f"{len(majors)} released majors of {edge.child} ({_majors_text(majors)}); "
-            f"locked: {edge.child}=={', '.join(locked_versions)}."
-        )
-        if unbounded_above(edge.specifier):
-            message += " The range has no upper bound, so every future major is admitted too."
-        evidence = {
-            "parent": "project" if edge.parent == PROJECT else edge.parent,
-            "parent_version": edge.parent_version,
-            "child": edge.child,
-            "specifier": edge.specifier,
-            "marker": edge.marker,
-            "majors_admitted": list(majors),
-            "locked": locked_versions,
-            "unbounded_above": unbounded_above(edge.specifier),
-            "watched": watched,
-            "mitigated_by": mitigated_by,
-        }
-        if alt:
-            fix = Fix(
-                f"Cap {edge.child} at the major you have tested: add `{cap}` (the locked major) to "
-                f"your requirements, or `{alt}` if your code was written against that major.",
-                snippet=cap,
-            )
-        else:
-            fix = Fix(f"Add `{cap}` to your requirements (the locked major).", snippet=cap)
-        if edge.child in policy.span_accepted:
-            severity = Severity.INFO
-            message += " Accepted by policy (deps.span-accepted): upstream supports these majors on purpose."
-        elif mitigated_by:
-            severity = Severity.INFO
-            message += f" Mitigated: the project's own requirement {edge.child}{mitigated_by[0]} holds one major."
-        findings.append(
-            MajorSpanningRange.finding(
-                message,
-                locations=[Location(dependency_path=path, note=edge.specifier or "(any version)")],
-                fix=fix,
-                evidence=evidence,
-                severity=severity,
-                confidence=Confidence.HIGH,
-            )
-        )
-    return findings
-
-
-def check_major_crossings(
-    old: Mapping[str, str],
-    graph: LockGraph,
-    allow_major: Iterable[str],
-) -> list[Finding]:
-    """AG102 for each package whose major changed since the previous lock."""
-    allowed = set(allow_major)
-    findings: list[Finding] = []
-    for pkg in sorted(graph.packages, key=lambda p: p.name):
-        before = old.get(pkg.name)
-        if before is None:
-            continue
-        if major_key(Version(before)) == major_key(pkg.parsed_version):
-            continue
-        edges = graph.edges_into(pkg.name)
-        allowed_by = [
-            f"{'project' if e.parent == PROJECT else e.parent + '==' + str(e.parent_version)} "
-            f"declares {e.child}{e.specifier}"
-            for e in edges
-        ]
-        severity = Severity.INFO if pkg.name in allowed else MajorCrossedOnRelock.default_severity
-        message = (
-            f"{pkg.name} would move from {before} to {pkg.version} (major {major_key(Version(before))} "
-            f"-> {major_key(pkg.parsed_version)}), allowed by: {'; '.join(allowed_by) or 'unknown'}."
-        )
-        if pkg.name in allowed:
-            message += " Let through by --allow-major."
-        findings.append(
-            MajorCrossedOnRelock.finding(
-                message,
-                locations=[Location(dependency_path=graph.path_to(pkg.name))],
-                fix=Fix(
-                    f"Review {pkg.name} {major_key(pkg.parsed_version)}, then re-run with "
-                    f"`--allow-major {pkg.name}`; or add `{pkg.name}<{next_major_floor(Version(before))}` "
-                    "to stay on the locked major.",
-                    snippet=f"{pkg.name}<{next_major_floor(Version(before))}",
-                ),
-                evidence={
-                    "package": pkg.name,
-                    "old": before,
-                    "new": pkg.version,
-                    "allowed_by": allowed_by,
-                },
-                severity=severity,
-            )
-        )
-    return findings
+    id = "AG106"
+    name = "young-release"
+    title = "Locked release younger than seven days"
+    default_severity = Severity.MEDIUM
+    family = "dependencies"
 
 
 def check_unknown_metadata(graph: LockGraph) -> list[Finding]:
@@ -351,3 +221,13 @@ def check_unknown_metadata(graph: LockGraph) -> list[Finding]:
         )
         for name in sorted(graph.unknown_metadata)
     ]
+
+
+# The AG101 and AG102 checks live in their own modules (deps_spans, deps_gate); these names
+# stay importable from here for the callers that import them from the rule family.
+def check_major_spans(
+    graph: LockGraph, policy: DepsPolicy, *, kept: Sequence[LockedPackage] | None = None
+) -> list[Finding]:
+    from agentguard.rules.deps_spans import check_major_spans as spans
+
+    return spans(graph, policy, kept=kept)

@@ -201,11 +201,29 @@ def evaluate_marker(
     except InvalidMarker:
         return None
     names = set(_IDENT.findall(_QUOTED.sub("", str(parsed)))) - {"and", "or", "in", "not"}
+    full = dict(env)
+    if (
+        "python_full_version" in names
+        and "python_full_version" not in env
+        and "python_version" in env
+    ):
+        # uv writes python_full_version; knowing X.Y decides it when X.Y.0 and the last
+        # X.Y patch agree (python_full_version < '3.11' on 3.12, say)
+        low, high = (
+            _evaluate(
+                parsed, {**full, "python_full_version": f"{env['python_version']}.{p}"}, context
+            )
+            for p in ("0", "999")
+        )
+        return low if low == high and set(names) - {"python_full_version"} <= set(env) else None
     if not names <= set(env):
         return None
-    full = dict(env)
+    return _evaluate(parsed, full, context)
+
+
+def _evaluate(parsed: Marker, env: Mapping[str, str | frozenset[str]], context: str) -> bool | None:
     try:
-        return parsed.evaluate(full, context)  # type: ignore[arg-type]
+        return parsed.evaluate(dict(env), context)  # type: ignore[arg-type]
     except Exception:  # an unknown comparison (e.g. a version op on a non-version)
         return None
 

@@ -13,7 +13,8 @@ from packaging.utils import canonicalize_name
 
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ImageFacts, InstalledDist
-from agentguard.inspect.lock_input import LockedPin, LockInput
+from agentguard.inspect.lock_input import LockInput
+from agentguard.lock.pins import LockedPackage
 from agentguard.rules.installed import (
     InstalledDriftsFromLock,
     by_name,
@@ -29,7 +30,7 @@ _INSTALLER_TOOLS = frozenset({"pip", "setuptools", "wheel", "distribute"})
 
 @dataclass(frozen=True)
 class _Want:
-    pin: LockedPin
+    pin: LockedPackage
     applies: bool | None  # marker result for the image; None: depends on something unknown
 
 
@@ -101,7 +102,7 @@ def _missing(
         evidence={
             "package": name,
             "drift": "missing",
-            "locked": [w.pin.version for w in wants],
+            "locked": [w.pin.version or None for w in wants],
             "markers": [w.pin.marker for w in wants],
             "installed": [],
         },
@@ -154,15 +155,25 @@ def _other_version(
     where: Location,
 ) -> Finding:
     listed = "; ".join(f"{d.version} in {d.location}" for d in dists)
-    locked = sorted({w.pin.version or "(no version)" for w in wants})
+    # Every pin that may apply to this image, each with its marker (one per fork): the
+    # image is held to whichever its environment selects, never to the first.
+    wants = sorted(wants, key=lambda w: (w.pin.version or "", w.pin.marker or ""))
+    locked = [w.pin.version or "(no version)" for w in wants]
+    lines = [
+        f"{name}=={w.pin.version}" + (f" ; {w.pin.marker}" if w.pin.marker else "") for w in wants
+    ]
     return InstalledDriftsFromLock.finding(
-        f"{name} is locked at {' or '.join(locked)} in {lock.path} but image {image.target} "
+        f"{name} is locked at {_pins_text(wants)} in {lock.path} but image {image.target} "
         f"has {listed}.",
         locations=[*(where_of(d) for d in dists), where],
         fix=Fix(
             f"Rebuild the image installing the lock with `--require-hashes` so {name} is "
+            f"{' or '.join(locked)} (as its marker selects); if the new version is wanted, "
+            "re-run `agentguard lock` and review it."
+            if len(wants) > 1
+            else f"Rebuild the image installing the lock with `--require-hashes` so {name} is "
             f"{locked[0]}; if the new version is wanted, re-run `agentguard lock` and review it.",
-            snippet=f"{name}=={locked[0]}",
+            snippet="\n".join(lines),
         ),
         evidence={
             "package": name,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ImageFacts, MountFact
@@ -129,7 +129,8 @@ class SensitiveHostPathMounted(Rule):
     ## What it does
     Reports bind mounts whose host source is `/`, `/etc`, `/root`, a home folder
     (`/home/<user>`, `/Users/<user>`, `~`), or a credentials folder: `.ssh`, `.aws`,
-    `.claude`, `.config/gcloud`, `.kube`, `.docker`, `.gnupg`, `.netrc`.
+    `.claude`, `.anthropic`, `.codex`, `.gemini`, `.openhands`, `.config/gcloud`, `.kube`,
+    `.docker`, `.gnupg`, `.netrc`.
 
     ## Why is this bad?
     These paths hold the host's credentials and configuration: SSH keys, cloud tokens,
@@ -203,16 +204,42 @@ _SOCKET_NAMES = frozenset({"docker.sock", "containerd.sock", "podman.sock", "doc
 _SOCKET_DIRS = frozenset({"/var/run", "/run", "/var/run/docker", "/run/docker"})
 
 
+# Host sources that are the project itself, whatever the working directory.
+_PROJECT_SOURCES = frozenset(
+    {".", "..", "$PWD", "${PWD}", "${localWorkspaceFolder}", "${containerWorkspaceFolder}"}
+)
+
+
+def holds_project(source: str | None, contexts: Collection[str] = ()) -> bool:
+    """Whether a bind mount's host source is the project: ``.``, ``$PWD``,
+    ``${localWorkspaceFolder}``, or a build context of the service (``contexts``)."""
+    if source is None:
+        return False
+    src = source.rstrip("/") or "/"
+    if src.startswith("./"):
+        src = src[2:] or "."
+    return src in _PROJECT_SOURCES or src in {c.rstrip("/").removeprefix("./") for c in contexts}
+
+
 def check_host_folder_at_workdir(
-    mounts: Sequence[MountFact], workdir: str | None, *, subject: str, locate: MountLocator
+    mounts: Sequence[MountFact],
+    workdir: str | None,
+    *,
+    subject: str,
+    locate: MountLocator,
+    contexts: Collection[str] = (),
 ) -> list[Finding]:
-    """AG202: bind mounts at, above or below the working directory (not the socket)."""
+    """AG202: bind mounts at, above or below the working directory (not the socket).
+
+    When the working directory is unknown, only a mount of the project itself (``.``,
+    ``${localWorkspaceFolder}``, the build context) is reported: a data folder of another
+    service or a single file is not what the agent reads as its project."""
     findings: list[Finding] = []
     for m in mounts:
         if m.type != "bind" or is_docker_socket(m.source) or is_docker_socket(m.destination):
             continue
         relation = workdir_relation(m.destination, workdir) if workdir is not None else "unknown"
-        if relation is None:
+        if relation is None or (relation == "unknown" and not holds_project(m.source, contexts)):
             continue
         rw = {True: "writable", False: "read-only", None: "writability unknown"}[m.read_write]
         where = {
@@ -301,6 +328,7 @@ _HOME_ROOTS = ("/home", "/Users")
 _CREDENTIAL_PARTS = frozenset(
     {".ssh", ".aws", ".claude", ".kube", ".docker", ".gnupg", ".azure", ".netrc", ".pypirc"}
     | {".git-credentials", ".npmrc", ".claude.json", ".codex", ".gemini"}
+    | {".anthropic", ".openhands", ".openhands-state", ".cursor", ".aider"}
 )
 _CREDENTIAL_PAIRS = frozenset({(".config", "gcloud"), (".config", "gh"), (".config", "claude")})
 _SYSTEM_PATHS = frozenset({"/", "/etc", "/root", "/home", "/Users", "/proc", "/sys", "/boot"})
@@ -365,11 +393,18 @@ def check_sensitive_mounts(
 
 
 def check_mounts(
-    mounts: Sequence[MountFact], workdir: str | None, *, subject: str, locate: MountLocator
+    mounts: Sequence[MountFact],
+    workdir: str | None,
+    *,
+    subject: str,
+    locate: MountLocator,
+    contexts: Collection[str] = (),
 ) -> list[Finding]:
-    """AG202, AG203 and AG204 over one set of mounts."""
+    """AG202, AG203 and AG204 over one set of mounts (``contexts``: the build contexts)."""
     return (
-        check_host_folder_at_workdir(mounts, workdir, subject=subject, locate=locate)
+        check_host_folder_at_workdir(
+            mounts, workdir, subject=subject, locate=locate, contexts=contexts
+        )
         + check_docker_socket_mounts(mounts, subject=subject, locate=locate)
         + check_sensitive_mounts(mounts, subject=subject, locate=locate)
     )

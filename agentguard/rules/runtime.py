@@ -31,13 +31,20 @@ class HardenedConfigDoesNotHold(Rule):
     probe that found the hardening broken: the process runs as uid 0, the working
     directory is not empty or not the expected tmpfs, the root filesystem is writable,
     capabilities are effective, `no-new-privileges` is off, a host folder or the Docker
-    socket is mounted, or the network is not the one chosen.
+    socket is mounted, the network is not the one chosen, or (with `--network none`) a
+    connection from inside reaches an address of the engine's host over IPv4 or IPv6. It
+    also starts the agent with its own command in the same configuration (after building
+    the hardened image the script builds): an agent that cannot start -- the image does not
+    build, a missing file, an import error, a write to the read-only root -- is reported
+    with the cause from its last lines; one still running after `--settle` seconds, one
+    that exits 0, or one whose `--verify-command` passes has started.
 
     ## Why is this bad?
     A configuration file is a promise; the running container is the fact. An edited run
     script (the project mounted back in "for convenience"), an engine that ignores an
     option, or an entrypoint that changes user would leave the agent exactly as exposed as
-    before, with a file that says otherwise.
+    before, with a file that says otherwise. And a configuration that stops the agent from
+    starting is not adopted at all: the old, exposed one stays in use.
 
     ## Example
     ```sh

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from agentguard.findings import Finding, Fix, Location
+from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ImageFacts
 from agentguard.rules.hardening import LiteralSecret
 
@@ -84,9 +84,15 @@ def value_fingerprint(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 
+# A GitHub Actions expression (`${{ secrets.KEY }}`): the runner fills it in.
+_CI_EXPRESSION = re.compile(r"^\$\{\{[^{}]*\}\}$")
+
+
 def is_pass_through(value: str) -> bool:
-    """`$VAR` or `${VAR}` (with or without a default): the value comes from elsewhere."""
-    return bool(_PASS_THROUGH.match(value.strip()))
+    """`$VAR` or `${VAR}` (with or without a default), or a workflow expression
+    `${{ ... }}`: the value comes from elsewhere."""
+    text = value.strip()
+    return bool(_PASS_THROUGH.match(text) or _CI_EXPRESSION.match(text))
 
 
 def name_says_secret(name: str) -> bool:
@@ -106,16 +112,61 @@ def value_format(value: str) -> str | None:
     return None
 
 
+# Values everybody knows (image defaults, tutorial values): a weak credential, not a
+# leaked secret. Reported as such, at a lower grade.
+_PLACEHOLDERS = frozenset(
+    {
+        "postgres",
+        "password",
+        "passwd",
+        "changeme",
+        "change-me",
+        "change_me",
+        "secret",
+        "example",
+        "admin",
+        "root",
+        "test",
+        "testing",
+        "dev",
+        "pass",
+        "123456",
+        "12345678",
+        "mysql",
+        "redis",
+        "guest",
+        "default",
+    }
+)
+_DEFAULT_OF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]([^}]*)\}$")
+_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.\-]*://([^/\s:@]+):([^/\s@]+)@")
+
+
 def classify(name: str, value: str) -> SecretHit | None:
-    """A hit when ``value`` is a literal secret; None for empty or passed-through values."""
+    """A hit when ``value`` is a literal secret; None for empty or passed-through values.
+
+    ``${NAME:-literal}`` passes the caller's value through, but the literal is what runs
+    when it is unset: the default is classified (reason ``default:<why>``). A value
+    everybody knows (``postgres``, ``changeme``) is a ``placeholder`` hit."""
     stripped = value.strip().strip("\"'")
+    default = _DEFAULT_OF.match(stripped)
+    if default is not None:
+        inner = classify(name, default.group(2))
+        if inner is None:
+            return None
+        return SecretHit(name, f"default:{inner.reason}", inner.value_sha256_prefix)
     if not stripped or is_pass_through(stripped):
         return None
     fmt = value_format(stripped)
     if fmt is not None:
+        url = _URL_PASSWORD.match(stripped) if fmt == "credentials-in-url" else None
+        if url is not None and url.group(2).lower() in _PLACEHOLDERS | {url.group(1).lower()}:
+            return SecretHit(name, "placeholder", value_fingerprint(stripped))
         return SecretHit(name, fmt, value_fingerprint(stripped))
     if stripped.lower() in _NOT_SECRET_VALUES or not name_says_secret(name):
         return None
+    if stripped.lower() in _PLACEHOLDERS:
+        return SecretHit(name, "placeholder", value_fingerprint(stripped))
     if "$" in stripped and re.search(r"\$\{?[A-Za-z_]", stripped):
         return None  # built from other variables at run time, e.g. "Bearer ${TOKEN}"
     return SecretHit(name, "name", value_fingerprint(stripped))
@@ -182,12 +233,21 @@ def check_env_secrets(
     return findings
 
 
+def _why(reason: str) -> str:
+    if reason.startswith("default:"):
+        return "it defaults to a literal when the variable is unset, and " + _why(
+            reason.removeprefix("default:")
+        )
+    if reason == "name":
+        return "its name says it is a secret"
+    if reason == "placeholder":
+        return "a well-known default value: a weak credential anyone can guess, not a leak"
+    return f"its value has a known key format: {reason.replace('-', ' ')}"
+
+
 def _secret_finding(hit: SecretHit, *, subject: str, location: Location, where: str) -> Finding:
-    why = (
-        "its name says it is a secret"
-        if hit.reason == "name"
-        else f"its value has a known key format: {hit.reason.replace('-', ' ')}"
-    )
+    why = _why(hit.reason)
+    weak = hit.reason.endswith("placeholder")
     return LiteralSecret.finding(
         f"{subject} sets {hit.name} to a literal value in {where} ({why}); value redacted, "
         f"sha256 prefix {hit.value_sha256_prefix}.",
@@ -206,6 +266,7 @@ def _secret_finding(hit: SecretHit, *, subject: str, location: Location, where: 
             "value": "redacted",
             "value_sha256_prefix": hit.value_sha256_prefix,
         },
+        severity=Severity.MEDIUM if weak else None,
     )
 
 

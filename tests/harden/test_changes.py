@@ -29,15 +29,16 @@ def test_each_spanning_edge_of_the_agent_stack_is_capped_at_the_locked_major(
     result = harden_folder(project, tmp_path / "out")
     out = tmp_path / "out"
     assert (out / CONSTRAINTS_FILE).read_text() == (
-        "# agentguard harden: each line caps a dependency at the major that was locked.\n"
+        "# agentguard harden: each line caps a dependency at one major (the locked one,\n"
+        "# unless later releases of its parent hold it lower: then as upstream does).\n"
         "# Add them to your requirements (pyproject dependencies or requirements.in), or\n"
         "# pass this file with pip's -c, then re-run `agentguard lock`.\n"
         "# required as claude-agent-sdk>=0.2; locked 0.2.95\n"
         "claude-agent-sdk>=0.2,<0.3\n"
-        "# claude-agent-sdk declares mcp>=1.0 (admits 1, 2); locked 2.1.0. Or mcp>=1.0,<2 if "
-        "your code was written against that major: which one is right depends on the version "
-        "you tested\n"
-        "mcp>=2.0,<3\n"
+        "# claude-agent-sdk declares mcp>=1.0 (admits 1, 2); locked 2.1.0. Later releases of "
+        "claude-agent-sdk (0.2.100) declare mcp<2: capped below the locked major, as upstream "
+        "does. Or mcp>=2.0,<3 once your code is tested against it\n"
+        "mcp>=1.0,<2\n"
         "# 1 more edges of the long tail span majors (low severity, not capped here): "
         "`agentguard lock` lists them\n"
     )
@@ -45,8 +46,8 @@ def test_each_spanning_edge_of_the_agent_stack_is_capped_at_the_locked_major(
     assert fixed == {
         (
             "AG101",
-            "capped at the locked major: mcp>=2.0,<3 (or mcp>=1.0,<2 if your code was written "
-            "against that major: a choice)",
+            "capped as later releases of claude-agent-sdk declare: mcp>=1.0,<2 (or the locked "
+            "major, mcp>=2.0,<3, once tested against it: a choice)",
         ),
         ("AG121", "capped: claude-agent-sdk>=0.2,<0.3"),
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentguard.harden.run import digest
 from tests.harden.support import FIXTURES, harden_cli, json_report
 
 COMPOSE_CASE = FIXTURES / "AG403" / "fail" / "compose-privileged"
@@ -109,10 +110,13 @@ def test_a_second_run_removes_only_what_the_first_one_wrote(tmp_path: Path) -> N
     assert harden_cli(COMPOSE_CASE, "--out", out).exit_code == 0
     assert not (out / "agent" / "agent_hardened.py").exists()
     assert (out / "notes.txt").read_text() == "mine\n"
-    assert json.loads((out / ".agentguard-harden.json").read_text())["files"] == [
+    recorded = json.loads((out / ".agentguard-harden.json").read_text())["files"]
+    assert sorted(recorded) == [
         "SUMMARY.md",
         "deps/install-line.txt",
         "docker-compose.hardened.yml",
         "docker-run.sh",
         "kubernetes.yaml",
     ]
+    # each with the digest of what harden wrote
+    assert recorded["docker-run.sh"] == digest((out / "docker-run.sh").read_bytes())

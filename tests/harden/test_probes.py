@@ -60,6 +60,7 @@ def test_the_probe_output_reads_into_facts() -> None:
         mounts=inside.mounts,
         interfaces=("lo",),
         complete=True,
+        egress=(),  # no address was asked for
     )
     assert inside.mounts is not None
     assert [m.mountpoint for m in inside.mounts] == [

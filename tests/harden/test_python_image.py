@@ -108,6 +108,12 @@ def test_a_python_agent_runs_hardened_and_every_probe_holds(
         "inside (docker-run.sh)",
     ]
     assert all(status == "ok" for status, _ in probes.values())
+    # --verify started the agent with its own command: `python -m` found its package
+    assert probes["agent-start (docker-run.sh)"] == ("ok", "held: the agent ran and exited 0")
+    started = next(
+        v for v in report["facts"]["harden"]["verification"] if v["probe"] == "agent-start"
+    )
+    assert started["output"][:3] == ["cwd=/work", "uid=10001", "entries=0"]
     script = (out / "docker-run.sh").read_text()
     assert "--env PYTHONPATH=/app" in script
 

@@ -171,7 +171,7 @@ def test_the_compose_file_is_valid_and_complete(compose_schema: Any) -> None:
                 "networks": ["agents-egress"],
                 "mem_limit": "1g",
                 "pids_limit": 256,
-                "environment": ["HOME=/tmp", "ANTHROPIC_API_KEY"],
+                "environment": {"HOME": "/tmp", "ANTHROPIC_API_KEY": None},
                 "volumes": [
                     {"type": "bind", "source": "/srv/inputs", "target": "/data", "read_only": True},
                     {"type": "volume", "source": "cache", "target": "/cache", "read_only": True},

@@ -14,6 +14,12 @@ per request, what the server does instead of answering well:
 ``huge``     answer 200 with a body of :attr:`IndexServer.huge_bytes` bytes
 ``huge-500`` answer 500 with a body that never ends (until the client hangs up)
 ``deep``     answer 200 with a JSON page nested 100,000 levels deep
+``slow``     answer 200 and then one byte every :attr:`IndexServer.slow_interval` seconds
+``redirect URL``  answer ``302`` to URL
+
+With :attr:`auth` set, every request without that basic login gets ``401``. Pages can be
+rewritten by :attr:`page_hook` (a hostile index's JSON), and :attr:`metadata` serves PEP 658
+``.metadata`` files (advertised in JSON pages with their hash, or :attr:`advertised`).
 
 Requests are told apart by what they ask for and who asks (uv sends ``uv/...`` as its
 user agent, agentguard's own index client ``agentguard (+lock)``), so a test can keep the
@@ -23,6 +29,7 @@ resolver happy and break agentguard's own page reads, or the other way round. Wi
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import html
@@ -47,6 +54,7 @@ class Request:
     path: str
     user_agent: str
     accept: str
+    authorization: str = ""
 
     @property
     def from_uv(self) -> bool:
@@ -81,7 +89,14 @@ class IndexServer:
     plan: Plan = lambda _r: "ok"
     shuffle: bool = False
     huge_bytes: int = 80 * 1024 * 1024
+    upload_times: dict[str, str] = field(default_factory=dict)  # filename -> PEP 700 time
     log: list[tuple[Request, str]] = field(default_factory=list)
+    auth: tuple[str, str] | None = None
+    page_hook: Callable[[Request, dict[str, object]], dict[str, object]] | None = None
+    metadata: dict[str, bytes] = field(default_factory=dict)  # wheel file name -> .metadata
+    advertised: dict[str, str] = field(default_factory=dict)  # wheel file name -> its hash
+    slow_interval: float = 2.0
+    headers_seen: list[dict[str, str]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
     _rng: random.Random = field(default_factory=lambda: random.Random(7))
@@ -126,9 +141,31 @@ class IndexServer:
 
     # -- answering -------------------------------------------------------------------
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
-        req = Request(h.path, h.headers.get("User-Agent", ""), h.headers.get("Accept", ""))
+        req = Request(
+            h.path,
+            h.headers.get("User-Agent", ""),
+            h.headers.get("Accept", ""),
+            h.headers.get("Authorization", ""),
+        )
+        self.headers_seen.append(dict(h.headers.items()))
+        if self.auth is not None:
+            wanted = "Basic " + base64.b64encode(":".join(self.auth).encode()).decode()
+            if req.authorization != wanted:
+                self.log.append((req, "401"))
+                self._send(h, 401, "text/plain", b"401 Unauthorized\n")
+                return
         action = self.plan(req)
         self.log.append((req, action))
+        if action == "slow":
+            self._slow(h)
+            return
+        if action.startswith("redirect "):
+            with contextlib.suppress(OSError):
+                h.send_response(302)
+                h.send_header("Location", action.split(" ", 1)[1])
+                h.send_header("Content-Length", "0")
+                h.end_headers()
+            return
         if action == "hang":
             self._stop.wait(120)
             h.close_connection = True
@@ -192,11 +229,19 @@ class IndexServer:
             if self.shuffle:
                 self._rng.shuffle(found)
             if JSON_TYPE in req.accept:
-                body = json.dumps(self._json_page(name, found)).encode()
+                page = self._json_page(name, found)
+                if self.page_hook is not None:
+                    page = self.page_hook(req, page)
+                body = json.dumps(page).encode()
                 self._send(h, 200, JSON_TYPE, body)
             else:
                 self._send(h, 200, "text/html", self._html_page(found).encode())
             return
+        if path.startswith("/files/") and path.endswith(".metadata"):
+            served = self.metadata.get(path[len("/files/") : -len(".metadata")])
+            if served is not None:
+                self._send(h, 200, "application/octet-stream", served)
+                return
         if path.startswith("/files/"):
             target = self.folder / path[len("/files/") :]
             if target.is_file() and target.parent == self.folder:
@@ -214,11 +259,35 @@ class IndexServer:
                     "url": f"../../files/{p.name}",
                     "hashes": {"sha256": hashlib.sha256(p.read_bytes()).hexdigest()},
                     "size": p.stat().st_size,
-                    "upload-time": "2024-01-01T00:00:00.000000Z",
+                    "upload-time": self.upload_times.get(p.name, "2024-01-01T00:00:00.000000Z"),
+                    **self._core_metadata(p.name),
                 }
                 for p in found
             ],
         }
+
+    def _core_metadata(self, filename: str) -> dict[str, object]:
+        if filename not in self.metadata:
+            return {}
+        digest = (
+            self.advertised.get(filename) or hashlib.sha256(self.metadata[filename]).hexdigest()
+        )
+        return {"core-metadata": {"sha256": digest}}
+
+    def _slow(self, h: BaseHTTPRequestHandler) -> None:
+        """A slow-loris answer: headers, then a byte every ``slow_interval`` s (60 s at most)."""
+        deadline = time.monotonic() + 60
+        with contextlib.suppress(OSError):
+            h.send_response(200)
+            h.send_header("Content-Type", JSON_TYPE)
+            h.send_header("Content-Length", "1000000")
+            h.end_headers()
+            h.wfile.flush()
+            while not self._stop.is_set() and time.monotonic() < deadline:
+                h.wfile.write(b" ")
+                h.wfile.flush()
+                self._stop.wait(self.slow_interval)
+        h.close_connection = True
 
     def _html_page(self, found: list[Path]) -> str:
         links = "".join(
@@ -267,9 +336,9 @@ class IndexServer:
 
 @contextlib.contextmanager
 def serving(
-    folder: Path, plan: Plan | None = None, *, shuffle: bool = False
+    folder: Path, plan: Plan | None = None, *, shuffle: bool = False, **options: object
 ) -> Iterator[IndexServer]:
-    server = IndexServer(folder, shuffle=shuffle)
+    server = IndexServer(folder, shuffle=shuffle, **options)  # type: ignore[arg-type]
     if plan is not None:
         server.plan = plan
     server.start()

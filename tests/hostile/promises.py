@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,6 +24,7 @@ from types import FrameType
 from typing import Any
 
 from agentguard.findings import Source, SourceStatus
+from tests.report_schema import check_cli_output
 
 CODE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,19 +107,22 @@ def run_agentguard(
     env: Mapping[str, str] | None = None,
     timeout: float = 300,
 ) -> Run:
-    """Run the real CLI in a child process and measure it (peak RSS from wait4)."""
+    """Run the real CLI in a child process and measure it (its own peak RSS, see _LAUNCHER)."""
     full_env = dict(os.environ)
     full_env.pop("AGENTGUARD_DEBUG", None)
     full_env["PYTHONPATH"] = str(ROOT)
     full_env.update(env or {})
+    fd, peak_file = tempfile.mkstemp(prefix="agentguard-peak-")
+    os.close(fd)
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agentguard", *args],
+        [sys.executable, "-c", _LAUNCHER, peak_file, sys.executable, "-m", "agentguard", *args],
         cwd=cwd,
         env=full_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        start_new_session=True,  # a timeout kills the launcher and agentguard together
     )
     chunks: dict[str, list[bytes]] = {"out": [], "err": []}
     readers = [
@@ -126,13 +131,17 @@ def run_agentguard(
     ]
     for t in readers:
         t.start()
-    timer = threading.Timer(timeout, proc.kill)
+    timer = threading.Timer(timeout, _kill_group, (proc.pid,))
     timer.start()
     try:
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
+        _, status, _usage = os.wait4(proc.pid, 0)
     finally:
         timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
+    try:
+        peak_kib = int(Path(peak_file).read_text() or 0)
+    finally:
+        os.unlink(peak_file)
     for t in readers:
         t.join()
     seconds = time.monotonic() - start
@@ -140,7 +149,30 @@ def run_agentguard(
     if seconds >= timeout:
         raise AssertionError(f"agentguard {' '.join(args)} ran over {timeout} s: {err}")
     out = b"".join(chunks["out"]).decode("utf-8")
-    return Run(proc.returncode, out, err, seconds, usage.ru_maxrss / 1024)
+    check_cli_output(args, out, cwd)
+    return Run(proc.returncode, out, err, seconds, peak_kib / 1024)
+
+
+# The peak memory of agentguard alone. Linux counts the peak of the memory a process had
+# before exec (the parent's: the whole test run's) in a child's ru_maxrss; a small launcher
+# in between keeps that to its own few MB. It passes agentguard's exit (or signal) on.
+_LAUNCHER = """
+import os, signal, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def _drain(stream: Any, into: list[bytes]) -> None:

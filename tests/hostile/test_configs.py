@@ -81,17 +81,30 @@ def test_runaway_nesting_in_every_format(tmp_path: Path) -> None:
     )
     code, report = inspect_json(project)
     assert code == 3
-    assert sorted(failures(report)) == [
-        (".claude/settings.json", "settings-too-deep", "nested deeper than 100 levels (line 1)"),
-        (
-            ".devcontainer/devcontainer.json",
-            "devcontainer-too-deep",
-            "nested deeper than 100 levels (line 1)",
-        ),
-        (".mcp.json", "mcp-too-deep", "nested deeper than 100 levels (line 1)"),
-        ("compose.yaml", "compose-too-deep", "YAML nested too deeply"),
-        ("pyproject.toml", "too-deep", "nested too deeply to read"),
-    ]
+    assert sorted(failures(report)) == sorted(
+        [
+            (
+                ".claude/settings.json",
+                "settings-too-deep",
+                "nested deeper than 100 levels (line 1)",
+            ),
+            (
+                ".devcontainer/devcontainer.json",
+                "devcontainer-too-deep",
+                "nested deeper than 100 levels (line 1)",
+            ),
+            (".mcp.json", "mcp-too-deep", "nested deeper than 100 levels (line 1)"),
+            ("compose.yaml", "compose-too-deep", "YAML nested too deeply"),
+            ("pyproject.toml", "too-deep", "nested too deeply to read"),
+            # inspect reads its configuration from the target: that read failed too
+            (
+                str(project / "pyproject.toml"),
+                "config-unreadable",
+                f"the configuration could not be read: {project / 'pyproject.toml'}: nested too "
+                "deeply to read",
+            ),
+        ]
+    )
     # `lock` and `check` read pyproject.toml as their own input: a usage error, exit 2.
     for args in (("lock", str(project)), ("check", str(project))):
         run = run_agentguard(*args)

@@ -32,6 +32,8 @@ from typing import Any
 import pytest
 
 from tests.hostile.promises import ROOT, check_failed_source, run_agentguard
+from tests.hostile.unprivileged import stage
+from tests.report_schema import validate_json_text
 
 MiB = 1 << 20
 
@@ -143,6 +145,7 @@ def test_permission_denied_on_the_socket(tmp_path: Path) -> None:
             engine.close()
     finally:
         subprocess.run(["rm", "-rf", str(folder)], check=False)
+    validate_json_text(run.stdout)
     run_report = json.loads(run.stdout)
     assert run.returncode == 3, run.stderr
     assert "Traceback" not in run.stderr
@@ -153,15 +156,21 @@ def test_permission_denied_on_the_socket(tmp_path: Path) -> None:
         False,
         "run as a user allowed to use the engine's socket",
     )
-    assert "Permission denied" in source["reason"]
+    assert source["reason"].startswith(  # in words, not the HTTP library's
+        "cannot reach the Docker engine: no permission to use the engine socket at unix://"
+    )
 
 
 def _run_as_nobody(cwd: Path, host: str) -> subprocess.CompletedProcess[str]:
+    # the clone may sit in a folder uid 65534 cannot read (mktemp -d, a home directory):
+    # run from a world-readable copy of what the run needs
+    python, pythonpath = stage(cwd / "runtime")
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(cwd),
         "DOCKER_HOST": host,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": pythonpath,
+        "PYTHONDONTWRITEBYTECODE": "1",
     }
     args = ["inspect", "agent:1", "--kind", "image", "--format", "json", "--no-lock"]
     return subprocess.run(
@@ -170,7 +179,8 @@ def _run_as_nobody(cwd: Path, host: str) -> subprocess.CompletedProcess[str]:
             "--reuid=65534",
             "--regid=65534",
             "--clear-groups",
-            sys.executable,
+            python,
+            "-s",
             "-m",
             "agentguard",
             *args,
@@ -272,6 +282,7 @@ def test_engine_dying_while_the_image_streams() -> None:
         out, err = proc.communicate(timeout=120)
     assert "Traceback" not in err and "internal error" not in err, err
     assert proc.returncode == 3
+    validate_json_text(out)
     report = json.loads(out)
     failures = engine_failures(report)
     [engine] = [s for s in failures if s["kind"] == "engine"]

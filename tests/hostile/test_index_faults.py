@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentguard.lock import http as lock_http
 from agentguard.lock import index as ix
 from tests.hostile.index_server import IndexServer, Request, serving
 from tests.hostile.promises import check_failed_source, run_agentguard
@@ -71,7 +72,7 @@ def test_index_client_page_faults(
     retryable: bool,
     reason: str,
 ) -> None:
-    monkeypatch.setattr(ix, "TIMEOUT", 1.0)
+    monkeypatch.setattr(lock_http, "TIMEOUT", 1.0)
     with serving(wheels, lambda _r: action) as index:
         client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
         start = time.monotonic()

@@ -180,7 +180,9 @@ def test_agent_configuration_linked_from_outside_is_never_a_clean_pass(tmp_path:
 
 @pytest.mark.parametrize("how", ["link-out", "fifo"])
 def test_an_unreadable_dockerignore_is_not_called_absent(tmp_path: Path, how: str) -> None:
-    project = write(tmp_path / "p", {"Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . .\n"})
+    # (PLAN.md: AG212 names the files of the tree that go into the image)
+    files = {"Dockerfile": "FROM python:3.12\nWORKDIR /app\nCOPY . .\n", "PLAN.md": "x\n"}
+    project = write(tmp_path / "p", files)
     if how == "fifo":
         os.mkfifo(project / ".dockerignore")
     else:

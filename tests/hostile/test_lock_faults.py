@@ -30,6 +30,7 @@ import pytest
 from agentguard.findings import SourceStatus
 from agentguard.lock import command as lock_command
 from agentguard.lock.lockfile import PYLOCK, REQUIREMENTS_LOCK, project_lock, read_stored
+from agentguard.lock.switch import finish_pending, pending
 from tests.hostile import profiles
 from tests.hostile.promises import ROOT, check_failed_source, run_agentguard
 from tests.lock.helpers import write_project
@@ -180,10 +181,11 @@ def test_killed_at_random_moments_the_lock_is_old_or_new_never_partial(
     hashes = {"A": "", "B": input_hash(project)}
     write_project(project, INPUTS_A)
     hashes["A"] = input_hash(project)
-    outcomes: dict[str, int] = {"old kept": 0, "new written": 0, "mixed pair": 0}
+    outcomes: dict[str, int] = {"old kept": 0, "new written": 0, "switched, renames left": 0}
     signals = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
     target = "A"
     for i in range(rounds):
+        finish_pending(project)  # what the next run does first (so `before` is what it sees)
         before = files(project)
         sig = signals[i % 3]
         proc = start_lock(project, agent_index)
@@ -199,13 +201,15 @@ def test_killed_at_random_moments_the_lock_is_old_or_new_never_partial(
                 per_file[name] = "old"
             else:
                 per_file[name] = "new"
-        if set(per_file.values()) == {"old"}:
+        if pending(project):
+            # killed after the switch, before both renames: the next run finishes them
+            outcomes["switched, renames left"] += 1
+        elif set(per_file.values()) == {"old"}:
             outcomes["old kept"] += 1
-        elif set(per_file.values()) == {"new"}:
+        else:
+            assert set(per_file.values()) == {"new"}, f"round {i}: a mixed pair, no switch"
             assert whole_lock_for(project, hashes[target]), f"round {i}: partial lock"
             outcomes["new written"] += 1
-        else:
-            outcomes["mixed pair"] += 1  # killed between the two renames: each file whole
         for name in LOCKS:  # every file is a whole file, whatever the pair
             assert now[name].endswith(b"\n") and len(now[name]) > 100, (i, name)
         if sig is not signal.SIGKILL:  # its cleanups ran (a SIGKILLed run's may remain
@@ -220,7 +224,7 @@ def test_killed_at_random_moments_the_lock_is_old_or_new_never_partial(
     assert whole_lock_for(project, hashes[target])
     code, check = lock(project, agent_index, "--check")
     assert [f["rule_id"] for f in check["findings"] if f["rule_id"] == "AG104"] == []
-    assert outcomes["old kept"] + outcomes["new written"] + outcomes["mixed pair"] == rounds
+    assert sum(outcomes.values()) == rounds
     print(f"kill outcomes over {rounds} rounds: {outcomes}")
 
 
@@ -288,7 +292,7 @@ def test_interrupted_between_the_two_temp_files_named_fake(
 ) -> None:
     """A fake, because the window is microseconds wide: Ctrl-C lands while the second temp
     file is being synced. Both originals stay, both temp files go."""
-    from agentguard.lock import lockfile
+    from agentguard.lock import switch
 
     before = files(locked)
     calls = {"fsync": 0}
@@ -300,7 +304,7 @@ def test_interrupted_between_the_two_temp_files_named_fake(
             raise KeyboardInterrupt
         real_fsync(fd)
 
-    monkeypatch.setattr(lockfile.os, "fsync", fsync)
+    monkeypatch.setattr(switch.os, "fsync", fsync)
     with pytest.raises(KeyboardInterrupt):
         lock_command.run_lock(
             lock_command.LockOptions(project=locked, index_url=agent_index["url"])
@@ -321,3 +325,31 @@ def test_temp_files_a_killed_run_left_are_removed_by_the_next_run(
     assert code in (0, 1) and report["complete"]
     assert litter(locked) == []
     assert whole_lock_for(locked, input_hash(locked))
+
+
+def test_interrupted_right_after_the_switch_named_fake(
+    locked: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fake, because the window is one bytecode wide: Ctrl-C lands the moment the
+    manifest is renamed into place, before either lock file is. The switch has happened, so
+    the new pair is finished, not thrown away: both files new, no manifest, no temp file."""
+    from agentguard.lock import switch
+
+    before = files(locked)
+    real_replace = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        real_replace(src, dst)
+        if Path(dst).name == switch.SWITCH:
+            raise KeyboardInterrupt  # as if it arrived the moment the rename returned
+
+    monkeypatch.setattr(switch.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        lock_command.run_lock(
+            lock_command.LockOptions(project=locked, index_url=agent_index["url"])
+        )
+    now = files(locked)
+    assert all(now[name] != before[name] for name in LOCKS)
+    assert whole_lock_for(locked, input_hash(locked))
+    assert not switch.pending(locked)
+    assert litter(locked) == []

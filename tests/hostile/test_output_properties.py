@@ -57,7 +57,8 @@ SECRET = st.one_of(
     st.sampled_from(SECRET_SHAPES), st.sampled_from(NAMED).map(lambda t: t.format(v=SECRET_VALUE))
 )
 PIECE = st.one_of(st.text(max_size=12), CONTROL, MARKUP, NON_UTF8, SECRET)
-HOSTILE = st.lists(PIECE, min_size=1, max_size=6).map(" ".join)
+# (never empty: the report schema says a title, a message, a name has at least one character)
+HOSTILE = st.lists(PIECE, min_size=1, max_size=6).map(" ".join).filter(bool)
 
 
 @st.composite

@@ -59,4 +59,8 @@ def test_oci_layout_folder_platform_chosen_with_flag(tmp_path: Path) -> None:
 def test_oci_layout_folder_is_detected_without_kind(tmp_path: Path) -> None:
     layout = _layout(tmp_path)
     report = report_of(inspect_cli(layout, "--platform", "linux/arm64", "--format", "json"))
-    assert report["facts"]["target"] == {"text": str(layout), "kind": "oci", "how": "a local path"}
+    assert report["facts"]["target"] == {
+        "text": str(layout),
+        "kind": "oci",
+        "how": "a local folder",
+    }

@@ -85,23 +85,29 @@ def test_engine_unreachable_is_exit_3_with_the_failed_engine_source(tmp_path: Pa
     }
 
 
-def test_engine_unreachable_and_a_local_folder_scans_the_folder(
+def test_a_local_folder_is_scanned_without_asking_the_engine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "Dockerfile").write_text("FROM scratch\nUSER 10001\n")
     monkeypatch.chdir(tmp_path)
     missing = f"unix://{tmp_path}/no-engine.sock"
     report = report_of(inspect_cli("proj", "--format", "json", env={"DOCKER_HOST": missing}))
-    assert report["facts"]["target"] == {
-        "text": "proj",
-        "kind": "project",
-        "how": "a local path (engine not reachable)",
-    }
-    engine = report["sources"][0]
-    assert (engine["kind"], engine["status"]) == ("engine", "skipped")
-    assert (
-        "taken as the local project without checking for an image or container" in engine["reason"]
-    )
+    assert report["facts"]["target"] == {"text": "proj", "kind": "project", "how": "a local folder"}
+    assert [s["kind"] for s in report["sources"] if s["kind"] == "engine"] == []
+
+
+def test_a_random_file_named_tar_is_a_failed_read_not_a_pass(tmp_path: Path) -> None:
+    (tmp_path / "agent.tar").write_bytes(bytes(range(256)) * 64)
+    result = inspect_cli(str(tmp_path / "agent.tar"), "--format", "json")
+    assert result.exit_code == 3
+    report = report_of(result)
+    assert report["facts"]["target"]["kind"] == "archive"
+    assert [(s["kind"], s["status"], s.get("error_code")) for s in report["sources"]] == [
+        ("lockfile", "skipped", None),
+        ("image-archive", "failed", "corrupt-tar"),
+        ("image-layout", "failed", "layout-unknown"),
+    ]
 
 
 def test_a_name_nothing_has_is_a_failed_not_found_source(tmp_path: Path) -> None:

@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.report_schema import check_cli_output
+
 
 def run_cli(
     *args: str, cwd: Path | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    proc = subprocess.run(
         [sys.executable, "-m", "agentguard", *args],
         cwd=cwd,
         capture_output=True,
@@ -21,6 +23,8 @@ def run_cli(
         check=False,
         stdin=subprocess.DEVNULL,
     )
+    check_cli_output(args, proc.stdout, cwd)
+    return proc
 
 
 def run_json(*args: str, cwd: Path | None = None) -> tuple[int, dict[str, Any], str]:

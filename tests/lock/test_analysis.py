@@ -43,3 +43,37 @@ def test_a_pin_whose_hash_the_index_does_not_list_is_a_failed_source(tmp_path: P
         ),
     ]
     assert result.files == {}
+
+
+def test_later_releases_published_as_sdists_are_read_from_their_pkg_info(tmp_path: Path) -> None:
+    # claude-agent-sdk's later releases ship wheels without PEP 658 metadata files (66 MB
+    # each); their sdists carry static metadata: PKG-INFO is read, nothing is built.
+    from agentguard.lock.graph import UpstreamBound
+    from tests.wheelhouse import build_static_sdist
+
+    wheels = tmp_path / "wheels"
+    build_wheel(wheels, "mcp", "1.5.0")
+    build_wheel(wheels, "mcp", "2.1.0")
+    build_wheel(wheels, "sdk", "0.2.95", ["mcp>=1.0"])
+    build_static_sdist(wheels, "sdk", "0.2.100", ["mcp<2,>=1.0"])
+    build_static_sdist(wheels, "sdk", "0.2.101", ["mcp<2,>=1.0"], metadata_version="2.1")
+    from tests.wheelhouse import write_simple_index
+
+    client = IndexClient(
+        [write_simple_index(wheels, tmp_path / "simple")], cache_dir=tmp_path / "c"
+    )
+    files = {p.name: p for p in wheels.iterdir()}
+
+    def pin(name: str, version: str) -> LockedPackage:
+        import hashlib
+
+        whl = files[f"{name}-{version}-py3-none-any.whl"]
+        return LockedPackage(
+            name, version, None, ("sha256:" + hashlib.sha256(whl.read_bytes()).hexdigest(),)
+        )
+
+    result = analyse([pin("sdk", "0.2.95"), pin("mcp", "2.1.0")], ["sdk==0.2.95"], client)
+    # 0.2.101's PKG-INFO (Metadata-Version 2.1) does not promise static metadata: not cited.
+    assert result.graph.upstream_bounds == (
+        UpstreamBound("sdk", "0.2.95", "mcp", "<2", ("0.2.100",)),
+    )

@@ -102,3 +102,17 @@ def test_majors_admitted_matches_testing_every_version(
     assert majors_admitted(specifier, versions) == _brute_force_majors(specifier, versions)
     groups = major_groups(versions)
     assert majors_admitted(specifier, versions, groups) == _brute_force_majors(specifier, versions)
+
+
+def test_a_forked_parents_edges_come_in_version_order_whatever_the_set_order() -> None:
+    # Found in the field: a parent pinned once per fork declares the same range in each
+    # version; the edges sorted equal, so the lock digest changed from run to run.
+    versions = [f"2.{n}.0" for n in range(12)]
+    pins = [
+        LockedPackage("pillow-lite", v, f'python_full_version == "3.{n}"', ())
+        for n, v in enumerate(versions)
+    ]
+    pins.append(LockedPackage("x", "1.0", None, ()))
+    requires = {("pillow-lite", v): [Requirement("x>=1")] for v in reversed(versions)}
+    graph = build_graph(pins, ["pillow-lite"], requires)
+    assert [e.parent_version for e in graph.edges if e.child == "x"] == sorted(versions)

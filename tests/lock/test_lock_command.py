@@ -56,15 +56,20 @@ def test_lock_reports_the_incident_edge_whole(tmp_path: Path, agent_index: dict[
                 "marker": None,
                 "majors_admitted": ["1", "2"],
                 "locked": ["2.1.0"],
+                "locked_marker": None,
                 "unbounded_above": True,
                 "watched": True,
                 "mitigated_by": [],
+                "upstream_bound": {"specifier": "<2", "parent_versions": ["0.2.100"]},
             },
             "fix": {
-                "description": "Cap mcp at the major you have tested: add `mcp>=2.0,<3` (the locked major) "
-                "to your requirements, or `mcp>=1.0,<2` if your code was written against that major.",
+                # claude-agent-sdk 0.2.100 (a later release than the locked one) says mcp<2.
+                "description": "Add `mcp>=1.0,<2` to your requirements: a later release of "
+                "claude-agent-sdk (0.2.100) declares mcp<2, the upstream's own word that mcp 2 "
+                "broke it. Or `mcp>=2.0,<3` (the locked major) once your code has been tested "
+                "against mcp 2.",
                 "safe": False,
-                "snippet": "mcp>=2.0,<3",
+                "snippet": "mcp>=1.0,<2",
             },
             "ambiguous": False,
             "suppressed": None,
@@ -193,6 +198,10 @@ def test_relock_that_would_cross_a_major_fails_and_leaves_files(
             "package": "mcp",
             "old": "1.5.0",
             "new": "2.1.0",
+            "old_marker": None,
+            "new_marker": None,
+            "environment": None,
+            "environments": "every environment",
             "allowed_by": ["claude-agent-sdk==0.2.95 declares mcp>=1.0"],
         },
         "fix": {

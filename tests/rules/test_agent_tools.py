@@ -13,8 +13,9 @@ from agentguard.inspect.project.model import (
     ProjectFacts,
     Unknown,
 )
+from agentguard.rules.agent_bypass import check_bypass
 from agentguard.rules.agent_tools import McpServerUnpinned
-from agentguard.rules.agent_tools_checks import check_allow_list, check_bypass, live_tools
+from agentguard.rules.agent_tools_checks import check_allow_list, live_tools
 from agentguard.rules.agent_tools_mcp import check_mcp_server, unpinned_reason
 
 

@@ -1,4 +1,4 @@
-"""AG120, AG121, AG212 over their fixture folders: fail cases match their reviewed
+"""AG120, AG121, AG130, AG212 over their fixture folders: fail cases match their reviewed
 findings exactly (expected.json beside each case), pass cases produce none."""
 
 from __future__ import annotations
@@ -24,8 +24,16 @@ MINE = (
     "constraints",
     "capped",
 )
-FAIL = [(rule, case) for rule in ("AG120", "AG121", "AG212") for case in cases(rule, "fail", MINE)]
-PASS = [(rule, case) for rule in ("AG120", "AG121", "AG212") for case in cases(rule, "pass", MINE)]
+FAIL = [
+    (rule, case)
+    for rule in ("AG120", "AG121", "AG130", "AG212")
+    for case in cases(rule, "fail", MINE)
+]
+PASS = [
+    (rule, case)
+    for rule in ("AG120", "AG121", "AG130", "AG212")
+    for case in cases(rule, "pass", MINE)
+]
 
 
 @pytest.mark.parametrize(("rule_id", "case"), FAIL, ids=[f"{r}-{c.name}" for r, c in FAIL])

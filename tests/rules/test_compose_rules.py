@@ -106,8 +106,13 @@ def test_a_compose_service_opened_by_a_devcontainer_uses_its_workspace_folder() 
 
 
 def test_unknown_working_directory_is_reported_with_low_confidence_not_dropped() -> None:
-    compose = "services:\n  agent:\n    image: bot:1\n    volumes: ['./src:/srv/src']\n"
+    compose = (
+        "services:\n  agent:\n    build: ./bot\n"
+        "    volumes: ['./bot:/srv/bot', './data/pg:/var/lib/postgresql/data']\n"
+    )
+    # the build context holds the project; a data folder is not what the agent reads
     [finding] = only("AG202", run({"compose.yaml": compose}))
+    assert finding.evidence["source"] == "./bot"
     assert finding.confidence is Confidence.LOW
     assert finding.evidence["relation"] == "unknown"
     assert finding.evidence["workdir_from"] == "unknown (set by the image)"

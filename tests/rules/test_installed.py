@@ -290,3 +290,51 @@ def test_lock_that_is_not_a_pylock_is_a_failed_source(tmp_path: Path) -> None:
     )
     missing, source = read_lock(tmp_path / "nope.toml")
     assert missing is None and source.error_code == "lockfile-missing"
+
+
+def test_ag110_holds_each_fork_to_the_pin_its_marker_selects() -> None:
+    # A universal lock pins jiter once per fork, under python_full_version markers; the
+    # image tells only the minor (3.12, from the site-packages path), which decides them.
+    from agentguard.inspect.facts import ImageFacts
+    from agentguard.lock.pins import LockedPackage as LockedPin
+    from tests.rules.facts_loader import image_from_json
+
+    lock = LockInput(
+        "pylock.toml",
+        "sha256:" + "0" * 64,
+        (
+            LockedPin("jiter", "0.18.0", 'python_full_version < "3.11"'),
+            LockedPin("jiter", "0.19.0", 'python_full_version >= "3.11"'),
+        ),
+        discovered=False,
+    )
+
+    def image(version: str) -> ImageFacts:
+        return image_from_json(
+            {
+                "target": "agent:1",
+                "config": {"history": [{"created_by": "RUN pip install -r requirements.lock"}]},
+                "installed": [{"name": "jiter", "version": version, "location": VENV, "layer": 0}],
+            }
+        )
+
+    assert only("AG110", check_image(image("0.19.0"), lock=lock, watched=WATCHED)) == []
+    assert only("AG110", check_image(image("0.18.0"), lock=lock, watched=WATCHED)) == [
+        expect(
+            "AG110",
+            "high",
+            'jiter is locked at 0.19.0 ; python_full_version >= "3.11" in pylock.toml but image '
+            f"agent:1 has 0.18.0 in {VENV}.",
+            locations=[{"path": _meta("jiter", "0.18.0"), "layer": L0}, {"path": "pylock.toml"}],
+            evidence={
+                "package": "jiter",
+                "drift": "other-version",
+                "locked": ["0.19.0"],
+                "markers": ['python_full_version >= "3.11"'],
+                "installed": [_cand("jiter", "0.18.0", L0)],
+            },
+            fix="Rebuild the image installing the lock with `--require-hashes` so jiter is "
+            "0.19.0; if the new version is wanted, re-run `agentguard lock` and review it.",
+            snippet='jiter==0.19.0 ; python_full_version >= "3.11"',
+        )
+    ]

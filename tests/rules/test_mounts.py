@@ -124,8 +124,12 @@ def test_ag202_pass_volume_as_workdir_and_bind_elsewhere() -> None:
     assert only("AG202", check_container(load_container("AG202", "pass"))) == []
 
 
-def test_ag202_unknown_workdir_reports_every_bind_with_low_confidence() -> None:
-    mounts = [MountFact("bind", "/srv/proj", "/data", True)]
+def test_ag202_unknown_workdir_reports_only_the_project_with_low_confidence() -> None:
+    mounts = [
+        MountFact("bind", "/srv/pgdata", "/var/lib/postgresql/data", True),
+        MountFact("bind", "~/.gitconfig", "/root/.gitconfig", False),
+        MountFact("bind", ".", "/app", True),
+    ]
     [finding] = check_mounts(
         mounts,
         None,
@@ -134,7 +138,8 @@ def test_ag202_unknown_workdir_reports_every_bind_with_low_confidence() -> None:
     )
     assert finding.rule_id == "AG202"
     assert finding.confidence.value == "low"
-    assert finding.evidence["relation"] == "unknown"
+    assert finding.severity.value == "medium"  # an unknown is never graded as set
+    assert (finding.evidence["source"], finding.evidence["relation"]) == (".", "unknown")
     assert finding.locations == (Location(path="compose.yaml", line=7),)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentguard.findings import Source
+from agentguard.inspect.image.agentplan import AgentPlan
 from agentguard.inspect.image.bytestreams import (
     OUT_CHUNK,
     PLAIN_CHUNK,
@@ -37,7 +38,7 @@ from agentguard.inspect.image.limits import (
     truncated,
 )
 from agentguard.inspect.image.resolve import resolve
-from agentguard.inspect.image.result import ImageRead, LayerOutcome, assemble, failed
+from agentguard.inspect.image.result import ImageRead, LayerOutcome, assemble, failed, plan_of
 from agentguard.inspect.image.tarwalk import TarWalker, display, follow_links
 
 
@@ -178,6 +179,7 @@ def scan_region(
     budgets: Budgets,
     hashes: RegionHashes | None,
     raw_future: Future[str] | None = None,
+    plan: AgentPlan | None = None,
 ) -> LayerScan:
     """Scan one layer stored in a file region; plain bodies are skipped by offset.
 
@@ -185,7 +187,7 @@ def scan_region(
     same pages (``raw_future`` when the caller already started it); the digests may still
     be running when this returns: :meth:`LayerScan.finish_hashing` waits for them."""
     limits = budgets.limits
-    scan = LayerScan(key=ref.path, workdirs=workdirs)
+    scan = LayerScan(key=ref.path, workdirs=workdirs, plan=plan)
     fd, start, present = region.fd, region.start, region.present
     try:
         comp = sniff_compression(os.pread(fd, 8, start) if present else b"")
@@ -306,6 +308,7 @@ def _read(
     if resolved is None:
         return ImageRead(None, tuple(sources))
     workdirs = (resolved.parsed.workdir,) if resolved.parsed else ()
+    plan = plan_of(resolved.parsed) if resolved.parsed else None
     budgets = Budgets(limits)
     done: dict[str, LayerScan] = {}
     hashes = RegionHashes() if limits.verify_layer_digests else None
@@ -318,7 +321,14 @@ def _read(
             try:
                 with blobs.layer(o.ref.path) as region:
                     o.scan = scan_region(
-                        region, o.ref, o.diff_id, workdirs, budgets, hashes, started.get(o.ref.path)
+                        region,
+                        o.ref,
+                        o.diff_id,
+                        workdirs,
+                        budgets,
+                        hashes,
+                        started.get(o.ref.path),
+                        plan,
                     )
             except ReadFailure as exc:
                 o.failure = exc

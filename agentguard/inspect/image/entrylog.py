@@ -14,19 +14,29 @@ import struct
 import tempfile
 from collections.abc import Iterator
 
+from agentguard.inspect.image.agentplan import SCRIPT_SUFFIXES
 from agentguard.inspect.image.bytestreams import Budget
 from agentguard.inspect.image.collect import CODE, CONFIG, VENDORED, kind_of_name
 from agentguard.inspect.image.limits import ReadFailure
 
+# Where an entrypoint wrapper without a suffix usually sits (the image root counts too).
+LAUNCH_DIRS = frozenset({"usr/local/bin", "usr/local/sbin", "opt", "srv", "app"})
+
 _REC = struct.Struct("<BQIIii")  # kind, size, mode, name length, link length, body length
 _KINDS = ("file", "dir", "symlink", "hardlink", "other")
 _CODES = {k: i for i, k in enumerate(_KINDS)}
+_HEAD_ONLY = 0x80  # flag on the kind byte: the body logged is only the file's head
+HEAD_BYTES = 4  # enough to tell a compiled program (ELF) from a script
 
 
 def may_collect(name: str) -> bool:
-    """Could some working directory make this file's content wanted? (A superset, cheap.)"""
+    """Could some working directory or agent plan make this file's content wanted? (A
+    superset, cheap: agent config and code by name, scripts, files where launchers live.)"""
     slash = name.rfind("/")
-    if kind_of_name(name[slash + 1 :], name) not in (CONFIG, CODE):
+    base = name[slash + 1 :]
+    if kind_of_name(base, name) not in (CONFIG, CODE) and not (
+        base.endswith(SCRIPT_SUFFIXES) or slash < 0 or name[:slash] in LAUNCH_DIRS
+    ):
         return False
     return not any(part in VENDORED for part in name.split("/")[:-1])
 
@@ -34,10 +44,17 @@ def may_collect(name: str) -> bool:
 class LoggedEntry:
     """An entry read back from the log; it is its own body reader."""
 
-    __slots__ = ("body", "kind", "link", "missed", "mode", "name", "raw_name", "size")
+    __slots__ = ("body", "head", "kind", "link", "missed", "mode", "name", "raw_name", "size")
 
     def __init__(
-        self, name: str, kind: str, size: int, mode: int, link: str | None, body: bytes | None
+        self,
+        name: str,
+        kind: str,
+        size: int,
+        mode: int,
+        link: str | None,
+        body: bytes | None,
+        head: bytes | None = None,
     ) -> None:
         self.name = name
         self.raw_name = name
@@ -46,6 +63,7 @@ class LoggedEntry:
         self.mode = mode
         self.link = link
         self.body = body
+        self.head = head if head is not None else (body[:HEAD_BYTES] if body else None)
         self.missed = False  # a body was wanted that the log did not keep
 
     def read_body(self, limit: int) -> bytes:
@@ -63,12 +81,21 @@ class EntryLog:
         self._budget = budget
 
     def add(
-        self, name: str, kind: str, size: int, mode: int, link: str | None, body: bytes | None
+        self,
+        name: str,
+        kind: str,
+        size: int,
+        mode: int,
+        link: str | None,
+        body: bytes | None,
+        *,
+        head_only: bool = False,
     ) -> None:
+        """``head_only``: ``body`` is only the file's first bytes (is it a program?)."""
         raw_name = name.encode("utf-8", "surrogateescape")
         raw_link = link.encode("utf-8", "surrogateescape") if link is not None else b""
         record = _REC.pack(
-            _CODES.get(kind, 4),
+            _CODES.get(kind, 4) | (_HEAD_ONLY if head_only else 0),
             size,
             mode,
             len(raw_name),
@@ -90,7 +117,10 @@ class EntryLog:
             name = read(n_name).decode("utf-8", "surrogateescape")
             link = read(n_link).decode("utf-8", "surrogateescape") if n_link >= 0 else None
             body = read(n_body) if n_body >= 0 else None
-            yield LoggedEntry(name, _KINDS[kind], size, mode, link, body)
+            if kind & _HEAD_ONLY:
+                yield LoggedEntry(name, _KINDS[kind & 0x7F], size, mode, link, None, body)
+            else:
+                yield LoggedEntry(name, _KINDS[kind], size, mode, link, body)
 
     def close(self) -> None:
         self._f.close()

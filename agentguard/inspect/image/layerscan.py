@@ -7,12 +7,9 @@ in any order. Everything kept is bounded by :class:`Budgets` shared across the i
 
 from __future__ import annotations
 
-from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Protocol
-
+from agentguard.inspect.image.agentplan import ALWAYS_BASES, CONTENT, MANAGED_DIR, always_kind
+from agentguard.inspect.image.agentscan import Kept, collect_agent_file
 from agentguard.inspect.image.bytestreams import (
-    Budget,
     ByteReader,
     ChunkSource,
     GzipSource,
@@ -21,98 +18,25 @@ from agentguard.inspect.image.bytestreams import (
 from agentguard.inspect.image.collect import (
     CODE,
     CONFIG,
-    MANAGED_SETTINGS,
-    Metadata,
     Scope,
     is_metadata,
     parse_metadata,
     purpose,
 )
-from agentguard.inspect.image.entrylog import EntryLog, may_collect
-from agentguard.inspect.image.hashing import Hasher, digest_result
+from agentguard.inspect.image.entrylog import HEAD_BYTES, EntryLog, may_collect
+from agentguard.inspect.image.layerstate import (
+    BodyReader,
+    Budgets,
+    EntryFields,
+    LayerScan,
+    Problem,
+    Rec,
+    collect_content,
+)
 from agentguard.inspect.image.limits import Limits, ReadFailure
-from agentguard.inspect.image.tarwalk import EntryCount, TarWalker, display, normalise
+from agentguard.inspect.image.tarwalk import TarWalker, display, normalise
 
-# (kind, size, mode, link target, notable)
-Rec = tuple[str, int, int, str | None, bool]
-
-
-class BodyReader(Protocol):
-    def read_body(self, limit: int) -> bytes: ...
-
-
-class EntryFields(Protocol):
-    """What collection needs of an entry: a tar header's, or a logged one's."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def mode(self) -> int: ...
-    @property
-    def link(self) -> str | None: ...
-
-
-class Budgets:
-    """Caps shared by all layers of one image."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.bytes = Budget(limits.max_image_bytes)
-        self.entries = EntryCount(limits.max_entries_per_image)
-        self.content_left = limits.max_content_bytes
-        self.code_left = limits.max_code_files
-        self.tracked_left = limits.max_tracked_entries
-        self.notable_left = limits.max_tracked_entries
-        self.listing_truncated = False
-
-
-@dataclass(frozen=True)
-class Problem:
-    """An entry that could not be read as wanted: becomes a failed ``Source``."""
-
-    path: str  # absolute, printable
-    code: str
-    reason: str
-
-
-@dataclass
-class LayerScan:
-    key: str  # where the layer is in the archive (member path or blob)
-    workdirs: tuple[str, ...]  # the scope it was collected for
-    compression: str | None = None
-    entries: int = 0
-    failure: ReadFailure | None = None
-    tree: dict[str, Rec] = field(default_factory=dict)  # entries at/below the workdirs
-    whiteouts: set[str] = field(default_factory=set)
-    opaque: set[str] = field(default_factory=set)
-    contents: dict[str, tuple[bytes, bool]] = field(default_factory=dict)  # data, truncated
-    dists: dict[str, Metadata] = field(default_factory=dict)  # keyed by METADATA path
-    sockets: set[str] = field(default_factory=set)
-    ancestors: dict[str, str] = field(default_factory=dict)  # workdir and its parents: kind
-    problems: list[Problem] = field(default_factory=list)
-    raw_digest: str | None = None  # of the bytes as stored (blob digest)
-    data_digest: str | None = None  # of the uncompressed tar (diff_id)
-    raw_future: Future[str] | None = None  # the stored bytes' digest, still running
-    data_hasher: Hasher | None = None  # the decompressed tar's digest, fed by the walk
-
-    def finish_hashing(self) -> None:
-        """Wait for this layer's digests (a failed layer's are abandoned)."""
-        if self.raw_future is not None:
-            if self.failure is not None:
-                self.raw_future.cancel()
-            else:
-                try:
-                    self.raw_digest = digest_result(self.raw_future)
-                except ReadFailure as exc:
-                    self.failure = exc
-        if self.data_hasher is not None:
-            if self.failure is not None:
-                self.data_hasher.cancel()
-            else:
-                self.data_digest = self.data_hasher.hexdigest()
-        self.raw_future = self.data_hasher = None
+__all__ = ["Budgets", "LayerScan", "Problem", "Rec", "decompressed", "replay_log", "scan_layer"]
 
 
 def decompressed(raw: ChunkSource, compression: str, limits: Limits) -> ChunkSource:
@@ -140,6 +64,7 @@ def scan_layer(
         image_entries=budgets.entries,
     )
     covers, ancestors = scope.covers, scope.ancestors
+    wants = scan.plan.wants if scan.plan is not None and scan.plan.active else None
     try:
         for e in walker:
             name = e.name
@@ -162,21 +87,35 @@ def scan_layer(
                         f"a hard link to {display(e.link or '')!r} leads outside the image root",
                     )
                 )
+            bodies: BodyReader = walker
+            # (the name test inlined: it rejects nearly every entry without a call)
+            always = (
+                always_kind(name) if base in ALWAYS_BASES or name.startswith(MANAGED_DIR) else None
+            )
             if log is not None:
                 body = None
-                if e.kind == "file" and may_collect(name):
+                head_only = False
+                if e.kind == "file" and (always == CONTENT or may_collect(name)):
                     body = walker.read_body(min(e.size, limits.max_file_bytes))
-                log.add(name, e.kind, e.size, e.mode, e.link, body)
+                    bodies = Kept(body)  # a body is read from the stream once
+                elif e.kind == "file" and e.mode & 0o111 and base != "METADATA":
+                    # An executable may be what the config starts: its head tells a program.
+                    body, head_only = walker.read_body(min(e.size, HEAD_BYTES)), True
+                log.add(name, e.kind, e.size, e.mode, e.link, body, head_only=head_only)
             if name in ancestors:
                 scan.ancestors[name] = e.kind
-            if covers(name):
-                _track(scan, walker, e, name, scope, budgets)
+            tracked = covers(name)
+            if tracked:
+                _track(scan, bodies, e, name, scope, budgets)
             if base == "METADATA" and is_metadata(name):
-                _metadata(scan, walker, e, name, budgets)
+                _metadata(scan, bodies, e, name, budgets)
             elif base == "docker.sock":
                 scan.sockets.add(name)
-            elif name == MANAGED_SETTINGS:
-                _content(scan, walker, e, name, budgets)
+            else:
+                want = wants(name) if wants is not None else None
+                if always is not None or want is not None:
+                    read = tracked and name in scan.contents
+                    collect_agent_file(scan, bodies, e, name, budgets, always, want, read=read)
     except ReadFailure as exc:
         scan.failure = exc
     scan.entries = walker.entries
@@ -190,9 +129,24 @@ def replay_log(log: EntryLog, scan: LayerScan, budgets: Budgets) -> None:
             name = e.name
             if name in scope.ancestors:
                 scan.ancestors[name] = e.kind
-            if not scope.covers(name):
+            want = scan.plan.wants(name) if scan.plan is not None else None
+            if want is not None and always_kind(name) == CONTENT:
+                want = None  # collected by the layer's own walk, whatever the plan
+            if want is not None:
+                covered = scope.covers(name)
+                if covered:
+                    _track(scan, e, e, name, scope, budgets)
+                collect_agent_file(
+                    scan, e, e, name, budgets, None, want, read=covered and name in scan.contents
+                )
+                if e.missed and want == "speculative":
+                    scan.contents.pop(name, None)
+                    scan.speculative_dropped += 1
+                    continue
+            elif scope.covers(name):
+                _track(scan, e, e, name, scope, budgets)
+            else:
                 continue
-            _track(scan, e, e, name, scope, budgets)
             if e.missed:
                 scan.contents.pop(name, None)
                 scan.problems.append(
@@ -250,53 +204,9 @@ def _track(
                 )
                 return
             budgets.code_left -= 1
-        _content(scan, walker, e, name, budgets)
+        collect_content(scan, walker, e, name, budgets)
     else:
         scan.contents.pop(name, None)  # a later duplicate entry replaced a collected file
-
-
-def _content(
-    scan: LayerScan, walker: BodyReader, e: EntryFields, name: str, budgets: Budgets
-) -> None:
-    path = "/" + display(name)
-    if e.kind == "hardlink":
-        target = normalise(e.link or "")[0]
-        if target is not None and target in scan.contents:
-            scan.contents[name] = scan.contents[target]
-        else:
-            scan.problems.append(
-                Problem(
-                    path, "link-content-unavailable", f"a hard link to {e.link!r} not collected"
-                )
-            )
-        return
-    if e.kind != "file":
-        scan.contents.pop(name, None)
-        return
-    cap = budgets.limits.max_file_bytes
-    want = min(e.size, cap)
-    if want > budgets.content_left:
-        scan.problems.append(
-            Problem(
-                path,
-                "cap-content-bytes",
-                f"not read: collected files passed {budgets.limits.max_content_bytes} bytes "
-                "(max_content_bytes cap)",
-            )
-        )
-        return
-    data = walker.read_body(want)
-    budgets.content_left -= len(data)
-    cut = e.size > cap
-    scan.contents[name] = (data, cut)
-    if cut:
-        scan.problems.append(
-            Problem(
-                path,
-                "cap-file-bytes",
-                f"only the first {cap} of {e.size} bytes read (max_file_bytes cap)",
-            )
-        )
 
 
 def _metadata(

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from agentguard.inspect.facts import FileContent, FileEntry, InstalledDist
-from agentguard.inspect.image.collect import MANAGED_SETTINGS, Metadata, Scope, is_metadata
+from agentguard.inspect.image.agentplan import CONTENT, AgentPlan, always_kind
+from agentguard.inspect.image.collect import Metadata, Scope, is_metadata
 from agentguard.inspect.image.layerscan import LayerScan, Problem, Rec
 from agentguard.inspect.image.tarwalk import display
 
@@ -28,6 +29,8 @@ class Merged:
     installed: tuple[InstalledDist, ...]
     sockets: tuple[str, ...]
     problems: tuple[Problem, ...]
+    agent_entries: tuple[FileEntry, ...] = ()
+    speculative_dropped: int = 0
 
 
 def merge(
@@ -36,6 +39,7 @@ def merge(
     *,
     max_entries: int,
     listing_truncated: bool,
+    plan: AgentPlan | None = None,
 ) -> Merged:
     """``layers``: (index, digest, scan or None when unread) in chain order, base first.
 
@@ -47,6 +51,9 @@ def merge(
     dists: dict[str, tuple[int, Metadata]] = {}
     sockets: dict[str, int] = {}
     ancestors: dict[str, str] = {}
+    agents: dict[str, tuple[int, Rec]] = {}
+    dropped = 0
+    wants = plan.wants if plan is not None else None
     for index, _digest, scan in layers:
         if scan is None:
             continue
@@ -63,12 +70,20 @@ def merge(
             _hide(dists, deleted, below)
             _hide(sockets, deleted, below)
             _hide(ancestors, deleted, below)
+            _hide(agents, deleted, below)
         for name, rec in scan.tree.items():
             if scope is not None and scope.covers(name):
                 tree[name] = (index, rec)
         for name, content in scan.contents.items():
-            if (scope is not None and scope.covers(name)) or _anywhere(name):
+            if (
+                (scope is not None and scope.covers(name))
+                or _anywhere(name)
+                or (wants is not None and wants(name) is not None)
+            ):
                 contents[name] = (index, content)
+        for name, rec in scan.agent_entries.items():
+            agents[name] = (index, rec)
+        dropped += scan.speculative_dropped
         for name, meta in scan.dists.items():
             dists[name] = (index, meta)
         for name in scan.sockets:
@@ -104,6 +119,11 @@ def merge(
         ),
         sockets=tuple("/" + display(n) for n in sorted(sockets)),
         problems=_workdir_problems(workdir, ancestors),
+        agent_entries=tuple(
+            FileEntry("/" + display(n), i, digests[i], rec[0], rec[1], rec[2], rec[3])
+            for n, (i, rec) in sorted(agents.items())
+        ),
+        speculative_dropped=dropped,
     )
 
 
@@ -111,7 +131,7 @@ _NO: tuple[int, Rec] = (-1, ("", 0, 0, None, False))
 
 
 def _anywhere(name: str) -> bool:
-    return name == MANAGED_SETTINGS or is_metadata(name)
+    return is_metadata(name) or always_kind(name) == CONTENT
 
 
 def _hide(state: dict[str, T], deleted: set[str], below: set[str]) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from agentguard.findings import Source, SourceStatus
 from agentguard.inspect.facts import ImageConfig, ImageFacts, LayerInfo
+from agentguard.inspect.image.agentplan import AgentPlan, plan_for
 from agentguard.inspect.image.imageconfig import ParsedConfig
 from agentguard.inspect.image.layerscan import LayerScan, Problem
 from agentguard.inspect.image.layout import Candidate, LayerRef
@@ -36,6 +37,12 @@ class ImageRead:
     @property
     def complete(self) -> bool:
         return all(s.status is not SourceStatus.FAILED for s in self.sources)
+
+
+def plan_of(parsed: ParsedConfig) -> AgentPlan:
+    """The agent plan of an image config (what its layers are scanned for)."""
+    c = parsed.config
+    return plan_for(c.entrypoint, c.cmd, c.env, parsed.workdir)
 
 
 def failed(kind: str, name: str, exc: ReadFailure) -> Source:
@@ -102,6 +109,7 @@ def assemble(
     limits: Limits,
     listing_truncated: bool,
     sources: list[Source],
+    plan: AgentPlan | None = None,
 ) -> ImageRead:
     layer_sources: list[Source] = []
     infos: list[LayerInfo] = []
@@ -141,6 +149,7 @@ def assemble(
         workdir,
         max_entries=limits.max_workdir_entries,
         listing_truncated=listing_truncated,
+        plan=plan or (plan_of(parsed) if parsed else None),
     )
     problems.extend((p, "the merged image") for p in merged.problems)
     config = parsed.config if parsed else ImageConfig(user=None, workdir=None)
@@ -155,6 +164,8 @@ def assemble(
         contents=merged.contents,
         installed=merged.installed,
         docker_socket_paths=merged.sockets,
+        agent_entries=merged.agent_entries,
+        speculative_dropped=merged.speculative_dropped,
     )
     all_sources = [*sources, *layer_sources, *_problem_sources(problems, limits)]
     return ImageRead(

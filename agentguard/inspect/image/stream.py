@@ -10,10 +10,12 @@ buffered whole. Results are keyed by member path; the chain order is applied at 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from agentguard.findings import Source
+from agentguard.inspect.image.agentplan import AgentPlan, union
 from agentguard.inspect.image.bytestreams import (
     OUT_CHUNK,
     RAW_CHUNK,
@@ -26,7 +28,12 @@ from agentguard.inspect.image.bytestreams import (
 )
 from agentguard.inspect.image.entrylog import EntryLog
 from agentguard.inspect.image.hashing import Hasher
-from agentguard.inspect.image.imageconfig import load_json, parse_config, parse_digest
+from agentguard.inspect.image.imageconfig import (
+    ParsedConfig,
+    load_json,
+    parse_config,
+    parse_digest,
+)
 from agentguard.inspect.image.layerscan import (
     Budgets,
     LayerScan,
@@ -43,7 +50,7 @@ from agentguard.inspect.image.limits import (
     truncated,
 )
 from agentguard.inspect.image.resolve import resolve
-from agentguard.inspect.image.result import RETRYABLE, ImageRead, assemble, failed
+from agentguard.inspect.image.result import RETRYABLE, ImageRead, assemble, failed, plan_of
 from agentguard.inspect.image.tarwalk import TarEntry, TarWalker, display, follow_links
 
 SMALL_TEXT = 64 * 1024  # VERSION, repositories, oci-layout ...
@@ -106,6 +113,8 @@ class _State:
     smalls: _Smalls
     small_bytes: int = 0
     workdirs: set[str] = field(default_factory=set)
+    plans: list[AgentPlan] = field(default_factory=list)
+    extra_plans: tuple[AgentPlan, ...] = ()
     scans: dict[str, LayerScan] = field(default_factory=dict)
     logs: dict[str, EntryLog] = field(default_factory=dict)
     member_failures: dict[str, ReadFailure] = field(default_factory=dict)
@@ -113,11 +122,28 @@ class _State:
 
 
 def read_image_stream(
-    fileobj: BinaryIO, *, target: str, platform: str | None = None, limits: Limits = DEFAULT_LIMITS
+    fileobj: BinaryIO,
+    *,
+    target: str,
+    platform: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    expected: ParsedConfig | None = None,
+    extra_plans: Sequence[AgentPlan] = (),
 ) -> ImageRead:
     """Read a saved image from a stream in one pass. Never raises for a bad image or a stream
-    that fails: every problem is a failed source."""
+    that fails: every problem is a failed source.
+
+    ``expected``: the config the engine says the image has (its inspect record), so layers
+    that pass before the config member are scanned for its working directory and agent
+    directly. The config in the stream still decides: a layer scanned for another one is a
+    failed source (``stream-order``). ``extra_plans``: agent plans collected for besides the
+    image's own (a container that runs another command or sets another environment)."""
     state = _State(limits, Budgets(limits), _Smalls(limits))
+    if expected is not None:
+        state.workdirs.add(expected.workdir)
+        state.plans.append(plan_of(expected))
+    state.plans.extend(extra_plans)
+    state.extra_plans = tuple(extra_plans)
     state.log_budget = Budget(
         limits.max_image_bytes, "image-bytes", "entries logged before the image config"
     )
@@ -180,7 +206,7 @@ def _file_member(e: TarEntry, name: str, walker: TarWalker, state: _State) -> No
         data = head + walker.read_body(e.size - len(head))
         state.smalls.data[name] = data
         if is_json:
-            _note_config(data, state.workdirs)
+            _note_config(data, state)
         return
     if name in state.logs:  # a duplicate member: the last one wins
         state.logs.pop(name).close()
@@ -188,20 +214,24 @@ def _file_member(e: TarEntry, name: str, walker: TarWalker, state: _State) -> No
     if not state.workdirs and state.log_budget is not None:
         log = state.logs[name] = EntryLog(state.log_budget)
     workdirs = tuple(sorted(state.workdirs))
+    plan = union(state.plans) if state.plans else None
     body = _Body(walker, head)
-    state.scans[name] = _scan_member(body, name, comp, workdirs, state.budgets, log)
+    state.scans[name] = _scan_member(body, name, comp, workdirs, state.budgets, log, plan)
     if body.delivered < e.size:  # the stream ended inside this member
         state.member_failures[name] = truncated(
             f"the stream holds {body.delivered} of the member's {e.size} bytes"
         )
 
 
-def _note_config(data: bytes, workdirs: set[str]) -> None:
-    """An image config tells where its working directory is: collect for it from now on."""
+def _note_config(data: bytes, state: _State) -> None:
+    """An image config tells where its working directory and its agent are: collect for
+    them from now on."""
     try:
         doc = load_json(data, "member")
         if isinstance(doc, dict) and isinstance(doc.get("rootfs"), dict):
-            workdirs.add(parse_config(doc).workdir)
+            parsed = parse_config(doc)
+            state.workdirs.add(parsed.workdir)
+            state.plans.append(plan_of(parsed))
     except ReadFailure:
         return  # not a config (or a broken one: resolve() reports it if it is the chosen one)
 
@@ -213,9 +243,10 @@ def _scan_member(
     workdirs: tuple[str, ...],
     budgets: Budgets,
     log: EntryLog | None,
+    plan: AgentPlan | None = None,
 ) -> LayerScan:
     limits = budgets.limits
-    scan = LayerScan(key=name, workdirs=workdirs, compression=comp)
+    scan = LayerScan(key=name, workdirs=workdirs, compression=comp, plan=plan)
     blob_digest = digest_from_path(name)
     raw_hasher = data_hasher = None
     if limits.verify_layer_digests:
@@ -254,6 +285,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         extra = _member_sources(target, state.member_failures, limits)
         return ImageRead(None, tuple(sources + extra))
     workdir = resolved.parsed.workdir if resolved.parsed else None
+    chosen_plan = union([plan_of(resolved.parsed), *state.extra_plans]) if resolved.parsed else None
     ended = any(s.kind == "image-archive" and s.error_code for s in sources)
     for o in resolved.outcomes:
         path = smalls.find(o.ref.path) or o.ref.path
@@ -268,6 +300,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         log = state.logs.pop(path, None)
         if log is not None:  # read before any config: collect for the real workdir now
             scan.workdirs = (workdir,) if workdir is not None else ()
+            scan.plan = chosen_plan
             replay_log(log, scan, state.budgets)
             log.close()
         elif workdir is not None and workdir not in scan.workdirs:
@@ -276,6 +309,13 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
                 f"the layer passed before the config naming working directory /{workdir}; "
                 "its working-directory entries were not collected (read the saved file "
                 "instead of the stream)",
+            )
+        elif chosen_plan is not None and (scan.plan is None or not scan.plan.covers(chosen_plan)):
+            o.failure = ReadFailure(
+                "stream-order",
+                "the layer passed before the config naming the image's entrypoint; the "
+                "agent's files there were not collected (read the saved file instead of "
+                "the stream)",
             )
     used = {smalls.find(o.ref.path) or o.ref.path for o in resolved.outcomes}
     others = {n: exc for n, exc in state.member_failures.items() if n not in used}
@@ -290,6 +330,7 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         limits=limits,
         listing_truncated=state.budgets.listing_truncated,
         sources=sources,
+        plan=chosen_plan,
     )
 
 

@@ -14,9 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.model import AgentConfig
 
 
 @dataclass(frozen=True)
@@ -26,18 +30,28 @@ class ProjectResult:
     facts: dict[str, JSONValue]
 
 
-def inspect_project(path: Path) -> ProjectResult:
-    """Walk a project folder (or read one file) and run the agent-configuration rules."""
+def inspect_project(
+    path: Path, *, file_kind: str | None = None, exclude: Sequence[str] = ()
+) -> ProjectResult:
+    """Walk a project folder (or read one file) and run the agent-configuration rules.
+
+    ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read."""
     from agentguard.inspect.project.scan import scan_path
 
-    return scan_path(path)
+    return scan_path(path, file_kind=file_kind, exclude=exclude)
 
 
-def inspect_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:
-    """Run the agent-configuration rules over files collected from an image."""
+def inspect_files(
+    files: Sequence[ProjectFile],
+    *,
+    workdir: str | None,
+    configs: Sequence[AgentConfig] = (),
+) -> ProjectResult:
+    """Run the agent-configuration rules over files collected from an image (and agent
+    configurations read from its config, such as a `claude` entrypoint)."""
     from agentguard.inspect.project.scan import scan_files
 
-    return scan_files(files, workdir=workdir)
+    return scan_files(files, workdir=workdir, configs=configs)
 
 
 __all__ = ["ProjectFile", "ProjectResult", "inspect_files", "inspect_project"]

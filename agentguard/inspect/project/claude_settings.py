@@ -28,7 +28,7 @@ _USER_SETTINGS = re.compile(r"(^|/)(root|home/[^/]+)/\.claude/settings(\.local)?
 
 def settings_scope(path: str) -> str:
     name = posixpath.basename(path)
-    if name == "managed-settings.json":
+    if name == "managed-settings.json" or posixpath.dirname(path).endswith("managed-settings.d"):
         return "managed"
     if _USER_SETTINGS.search(path):
         return "user"
@@ -78,9 +78,25 @@ def parse_settings(path: str, data: bytes) -> ClaudeSettings:
         raise DocumentError("`env` must be an object", line=doc.line("env"), code="schema")
     if "env" in root:
         lines["env"] = doc.line("env") or 1
+    sandbox = root.get("sandbox")
+    hatches: list[tuple[str, str, int | None]] = []
+    if isinstance(sandbox, dict):
+        for key, value in sandbox.items():
+            where = doc.line("sandbox", key)
+            if key == "excludedCommands" and isinstance(value, list):
+                for n, cmd in enumerate(value):
+                    if isinstance(cmd, str) and cmd.rstrip().endswith(":*"):
+                        hatches.append((f"sandbox.excludedCommands[{n}]", cmd, where))
+            elif key in ("allowUnsandboxedCommands", "dangerouslyDisableSandbox") and value:
+                hatches.append((f"sandbox.{key}", repr(value).lower(), where))
+    for key in ("dangerouslyDisableSandbox", "skipDangerousModePermissionPrompt"):
+        if root.get(key) is True:
+            hatches.append((key, "true", doc.line(key)))
     return ClaudeSettings(
         path=path,
         scope=settings_scope(path),
+        sandbox_enabled=sandbox.get("enabled") if isinstance(sandbox, dict) else None,
+        hatches=tuple(hatches),
         allow=_str_list(doc, perms.get("allow"), "allow"),
         deny=_str_list(doc, perms.get("deny"), "deny"),
         ask=_str_list(doc, perms.get("ask"), "ask"),

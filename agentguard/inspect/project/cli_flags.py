@@ -126,7 +126,11 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
                 is_cmd = i > 0 and tokens[i - 1] in ("npx", "bunx", "-y", "--yes", "exec", "dlx")
             if not is_cmd:
                 continue
-            config = _read_flags(path, line_no, tokens[i + 1 :], origin)
+            rest = tokens[i + 1 :]
+            if tok == "claude_args:":
+                # a quoted one-line value holds the flags: `claude_args: '--allowedTools "..."'`
+                rest = [t for r in rest for t in (_tokens(r, 2) if r.startswith("-") else [r])]
+            config = _read_flags(path, line_no, rest, origin)
             if config is not None:
                 out.append(config)
             break

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import Finding, JSONValue, Source
@@ -34,8 +34,9 @@ from agentguard.inspect.project.install_facts import (
     parse_requirements_file,
     pyproject_requirements,
 )
-from agentguard.inspect.project.kinds import file_kind
+from agentguard.inspect.project.kinds import TreeFacts, file_kind
 from agentguard.inspect.project.lined import DocumentError
+from agentguard.inspect.project.tool_installs import ToolInstall, find_tool_installs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,10 +53,42 @@ class _Gathered:
     ignores: dict[str, DockerIgnore] = field(default_factory=dict)
     requirements: dict[str, RequirementsFile] = field(default_factory=dict)
     decls: list[RequirementDecl] = field(default_factory=list)
+    # folder -> (lock file names, {package: locked versions}) from uv.lock/poetry.lock/pylock.toml
+    locked: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
 
 
 def _failed(path: str, reason: str, code: str, remedy: str | None = None) -> Source:
     return Source.failed("file", path, reason, error_code=code, retryable=False, remedy=remedy)
+
+
+_TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tmpl", ".tpl")
+
+
+def _template(path: str, text: str) -> str | None:
+    """Why a file that did not parse is a template (its name or its markers), or None."""
+    low = path.lower()
+    if low.endswith(_TEMPLATE_SUFFIXES):
+        return f"a template ({low.rsplit('.', 1)[-1]})"
+    if "{%" in text or "{{" in text:
+        return "a template ({% %} / {{ }} markers)"
+    return None
+
+
+def _unparsed(f: ProjectFile, text: str, what: str, failed: Source, g: _Gathered) -> None:
+    """A file that did not parse: a template is skipped with the reason (its rendered form
+    is what runs), anything else is a failed source."""
+    why = _template(f.path, text)
+    if why is None:
+        g.sources.append(failed)
+        return
+    g.sources.append(
+        Source.skipped(
+            "file",
+            f.path,
+            f"{why} that does not parse as {what} before rendering: not read; render it and "
+            "inspect the result, or list it in `exclude`",
+        )
+    )
 
 
 def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
@@ -70,7 +103,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         try:
             df = build_facts(f.path, text)
         except DockerfileError as exc:
-            g.sources.append(_failed(f.path, f"not a Dockerfile: {exc}", "dockerfile-parse-error"))
+            failed = _failed(f.path, f"not a Dockerfile: {exc}", "dockerfile-parse-error")
+            _unparsed(f, text, "a Dockerfile", failed, g)
             return
         g.dockerfiles[f.path] = df
         g.sources.append(Source.ok("file", f.path, f"Dockerfile ({df.parser} parser)"))
@@ -79,7 +113,7 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
             cf = read_compose(f.path, text)
         except DocumentError as exc:
             where = f" (line {exc.line})" if exc.line else ""
-            g.sources.append(_failed(f.path, f"{exc}{where}", f"compose-{exc.code}"))
+            _unparsed(f, text, "YAML", _failed(f.path, f"{exc}{where}", f"compose-{exc.code}"), g)
             return
         g.composes[f.path] = cf
         if cf.schema_errors:
@@ -99,7 +133,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
             dc = read_devcontainer(f.path, text)
         except DocumentError as exc:
             where = f" (line {exc.line})" if exc.line else ""
-            g.sources.append(_failed(f.path, f"{exc}{where}", f"devcontainer-{exc.code}"))
+            failed = _failed(f.path, f"{exc}{where}", f"devcontainer-{exc.code}")
+            _unparsed(f, text, "JSON", failed, g)
             return
         g.devcontainers[f.path] = dc
         g.sources.append(Source.ok("file", f.path, "devcontainer.json"))
@@ -111,6 +146,15 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         g.requirements[f.path] = rf
         g.decls.extend(rf.requirements)
         g.sources.append(Source.ok("file", f.path, "requirements file"))
+    elif kind == "lock":
+        from agentguard.inspect.project.locks import read_lock_pins
+
+        pins, source = read_lock_pins(f.path, text)
+        g.sources.append(source)
+        if pins is not None:
+            names, held = g.locked.get(_dir(f.path), ("", {}))
+            base = posixpath.basename(f.path)
+            g.locked[_dir(f.path)] = (f"{names}, {base}" if names else base, {**held, **pins})
     elif kind == "pyproject":
         try:
             data = tomllib.loads(text)
@@ -124,7 +168,7 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
 def gather(files: Sequence[ProjectFile]) -> _Gathered:
     g = _Gathered()
     for f in sorted(files, key=lambda f: f.path):
-        kind = file_kind(f.path)
+        kind = f.kind or file_kind(f.path)
         if kind is None:
             continue
         if not f.readable:  # its failed source is recorded by the reader
@@ -219,33 +263,52 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
     return found
 
 
+@dataclass(frozen=True)
+class BuildFileFacts:
+    """The container and build files of one project, joined across files: what the
+    engine runs the build-file rules over (AG120/121/130, AG202-204, AG212, AG4xx)."""
+
+    # each Dockerfile with the build contexts it is used with and their .dockerignore
+    dockerfiles: tuple[tuple[DockerfileFacts, tuple[tuple[str, DockerIgnore | None], ...]], ...]
+    # each compose file with its services' working directories (and where they came from)
+    composes: tuple[tuple[ComposeFile, Mapping[str, tuple[str | None, str]]], ...]
+    devcontainers: tuple[DevcontainerFacts, ...]
+    # each install command with the requirements files its `-r` names may be
+    installs: tuple[tuple[InstallCommand, Mapping[str, list[RequirementsFile]]], ...]
+    decls: tuple[RequirementDecl, ...]
+    tool_installs: tuple[ToolInstall, ...]
+    tree: TreeFacts | None  # None: files from an image (AG212 probes typical names)
+    # folder -> (lock file names, {package: locked versions}) of uv.lock/poetry.lock/pylock.toml
+    locked: Mapping[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
+
+
 def scan_container_files(
-    files: Sequence[ProjectFile], *, watched: frozenset[str] | None = None
+    files: Sequence[ProjectFile],
+    *,
+    watched: frozenset[str] | None = None,
+    tree: TreeFacts | None = None,
 ) -> tuple[list[Finding], list[Source], dict[str, JSONValue]]:
-    """Findings, sources and facts for the container/build files among ``files``."""
+    """Findings, sources and facts for the container/build files among ``files``.
+
+    ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
+    takes); None for files collected from an image (AG212 then probes typical names)."""
     from agentguard.config import deps_policy
-    from agentguard.rules.buildfiles import (
-        check_context_copy,
-        check_sdk_bounds,
-        check_unlocked_installs,
-    )
-    from agentguard.rules.compose_rules import (
-        check_compose_file,
-        check_devcontainer,
-        check_dockerfile_hardening,
-    )
+    from agentguard.engine import run_build_file_rules
 
-    watched = watched if watched is not None else deps_policy().watched
     g = gather(files)
-    findings: list[Finding] = []
-    builds = _compose_builds(g)
+    facts = join_build_files(g, tree)
+    findings = run_build_file_rules(
+        facts, watched if watched is not None else deps_policy().watched
+    )
+    return findings, g.sources, _facts(g)
 
-    # Dockerfiles: hardening, and AG212 for each build context it is used with.
+
+def join_build_files(g: _Gathered, tree: TreeFacts | None) -> BuildFileFacts:
+    builds = _compose_builds(g)
+    dockerfiles = []
     for path, df in g.dockerfiles.items():
-        findings += check_dockerfile_hardening(df)
         contexts = sorted({ctx for _, _, d, ctx in builds if d == path} or {_dir(path)})
-        for ctx in contexts:
-            findings += check_context_copy(df, _ignore_for(g, path, ctx))
+        dockerfiles.append((df, tuple((ctx, _ignore_for(g, path, ctx)) for ctx in contexts)))
 
     # Compose services: working directory from the file, a devcontainer, or the Dockerfile.
     dev_workdirs: dict[tuple[str, str], tuple[str, str]] = {}
@@ -256,6 +319,7 @@ def scan_container_files(
                     dc.workspace_folder.value,
                     f"workspaceFolder in {dc.path}",
                 )
+    composes = []
     for cf in g.composes.values():
         workdirs: dict[str, tuple[str | None, str]] = {}
         for svc in cf.services:
@@ -270,18 +334,9 @@ def scan_container_files(
                 workdirs[svc.name] = (
                     (wd, f"WORKDIR in {built[0]}") if wd else (None, "unknown (set by the image)")
                 )
-        findings += check_compose_file(cf, workdirs)
+        composes.append((cf, workdirs))
 
-    for dc in g.devcontainers.values():
-        findings += check_devcontainer(dc)
-
-    # Installs (AG120) and SDK bounds (AG121).
     installs = _installs(g)
-    per_cmd: list[Finding] = []
-    for cmd, context in installs:
-        refs = {ref: _requirement_candidates(g, ref, context) for ref in cmd.requirement_files}
-        per_cmd += check_unlocked_installs([cmd], refs, watched)
-    findings += per_cmd
     decls = list(g.decls)
     for cmd, _ in installs:
         decls += [
@@ -289,8 +344,41 @@ def scan_container_files(
             for p in cmd.packages
             if not p.startswith((".", "/", "-", "$")) and "://" not in p
         ]
-    findings += check_sdk_bounds(decls, watched)
-    return findings, g.sources, _facts(g)
+    return BuildFileFacts(
+        dockerfiles=tuple(dockerfiles),
+        composes=tuple(composes),
+        devcontainers=tuple(g.devcontainers.values()),
+        installs=tuple(
+            (cmd, {ref: _requirement_candidates(g, ref, ctx) for ref in cmd.requirement_files})
+            for cmd, ctx in installs
+        ),
+        decls=tuple(decls),
+        tool_installs=tuple(_tool_installs(g)),
+        tree=tree,
+        locked=dict(g.locked),
+    )
+
+
+def _tool_installs(g: _Gathered) -> list[ToolInstall]:
+    """npm/npx/curl installs in build steps and start commands (AG130)."""
+    found: list[ToolInstall] = []
+    for path, df in g.dockerfiles.items():
+        for stage in df.stages:
+            for run in stage.runs:
+                found += find_tool_installs(run.script, path=path, line=run.line, phase="build")
+    for path, cf in g.composes.items():
+        for svc in cf.services:
+            if svc.command:
+                at = svc.line_of("command") or svc.line_of("entrypoint") or 1
+                found += find_tool_installs(
+                    svc.command, path=path, line=at, phase="start", line_offsets=False
+                )
+    for path, dc in g.devcontainers.items():
+        for _key, script, line in dc.commands:
+            found += find_tool_installs(
+                script, path=path, line=line or 1, phase="start", line_offsets=False
+            )
+    return found
 
 
 def _facts(g: _Gathered) -> dict[str, JSONValue]:

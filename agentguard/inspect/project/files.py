@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 
 from agentguard.findings import Source
 from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
+from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
+from agentguard.inspect.project.engine_cli import has_engine_cli_use
+from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
 from agentguard.inspect.project.model import (
     AgentConfig,
     ClaudeSettings,
@@ -43,6 +47,8 @@ PY_MODULES = (
     b"ollama",
     b"mistralai",
     b"llama_index",
+    b"agno",
+    b"pydantic_ai",
 )
 _MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
 # ``from <module>`` and ``import a as b, <module>``: each pattern starts with a literal,
@@ -66,6 +72,9 @@ class FileOutcome:
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
     settings: list[ClaudeSettings] = field(default_factory=list)
+    engine_policies: list[EnginePolicy] = field(default_factory=list)
+    action_steps: list[ActionStep] = field(default_factory=list)
+    k8s_containers: list[K8sContainer] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     parsed: int = 0
     read: bool = True
@@ -142,9 +151,23 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
             _ts(path, data, origin, out)
     elif kind in ("settings", "mcp"):
         _json_config(path, kind, data, out)
+    elif kind in ("codex-config", "gemini-settings"):
+        from agentguard.inspect.project.engine_files import engine_config
+
+        engine_config(path, kind, data, out)
+    elif kind == "script" and path.endswith((".yml", ".yaml")):
+        from agentguard.inspect.project.engine_files import yaml_config
+
+        yaml_config(path, data, out)
     if kind != "settings" and (kind != "python" or out.parsed) and has_cli_use(data):
         # (a Python file without "claude" was already ruled out by its pre-filter)
         out.configs.extend(cli_configs(path, data, origin=origin))
+    if kind in ("script", "container") and has_engine_cli_use(data):
+        from agentguard.inspect.project.engine_cli import engine_cli_policies
+
+        out.engine_policies.extend(engine_cli_policies(path, data))
+    if kind == "script" and ACTION_NEEDLE in data:
+        out.configs.extend(action_steps(path, data, origin=origin))
 
 
 def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:

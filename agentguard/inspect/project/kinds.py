@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass
 
 _COMPOSE = re.compile(r"^(docker-)?compose(\.[\w.-]+)?\.ya?ml$", re.IGNORECASE)
 _NOT_DOCKERFILE = (".py", ".md", ".txt", ".json", ".yml", ".yaml", ".sh", ".js", ".ts", ".toml")
@@ -34,6 +35,8 @@ def file_kind(path: str) -> str | None:
         return "devcontainer"
     if low == "pyproject.toml":
         return "pyproject"
+    if low in ("uv.lock", "poetry.lock", "pylock.toml"):
+        return "lock"  # a project's own lock: what it holds mitigates AG121
     if _REQUIREMENTS.match(base) or (
         "/requirements/" in f"/{norm}" and low.endswith((".txt", ".in"))
     ):
@@ -44,3 +47,51 @@ def file_kind(path: str) -> str | None:
 def wants_file(path: str) -> bool:
     """True for the files :func:`scan_container_files` reads (hidden ones included)."""
     return file_kind(path) is not None
+
+
+# -- files that must not reach an image by a whole-folder COPY (AG212) -----------------
+
+_ENV_TEMPLATES = (".example", ".sample", ".template", ".dist", ".tmpl", ".defaults")
+_KEY_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
+_KEY_PREFIXES = ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")
+_CREDENTIAL_FILES = frozenset({".npmrc", ".pypirc", ".netrc", ".git-credentials"})
+KEEP_OUT_DIRS = {"docs": "docs", "plans": "plans", ".claude": "agent settings"}
+ENV_TEMPLATE = "env-template"  # a category of its own: never reported, it locates a .env
+_PLAN_FILES = frozenset({"PLAN.md", "PLANS.md", "TODO.md", "NOTES.md"})
+
+
+def keep_out_category(name: str) -> str | None:
+    """The AG212 category of a file name (.env, keys, plans), or None. Cheap: called on
+    every non-Python file of the walk."""
+    if name.startswith(".env"):
+        if name == ".env" or (name[4] in ".-_" and not name.endswith(_ENV_TEMPLATES)):
+            return ".env"
+        # a template says users create the real one beside it (not in the checkout)
+        return ENV_TEMPLATE if name[4:5] in (".", "-", "_") else None
+    if name.endswith(_KEY_SUFFIXES) or (
+        name.startswith(_KEY_PREFIXES) and not name.endswith(".pub")
+    ):
+        return "keys"
+    if name in _CREDENTIAL_FILES:
+        return "keys"
+    if name in _PLAN_FILES:
+        return "plans"
+    return None
+
+
+@dataclass(frozen=True)
+class TreeFacts:
+    """What the walk saw that a whole-folder COPY would take (AG212): files and folders by
+    category (``.env.example`` and friends as :data:`ENV_TEMPLATE`), and the folders whose
+    .gitignore lists .env. A folder with a template below a .gitignore that lists .env is
+    where users create the real one: the checkout does not hold it, a local build copies it."""
+
+    keep_out: tuple[tuple[str, str], ...] = ()
+    env_expected: tuple[str, ...] = ()  # folders ("" = the root)
+
+
+_ENV_LINE = re.compile(r"^(?:/|\*\*/)?(?:\.env(?:\*|\..*)?|\*\.env)$")
+
+
+def gitignore_lists_env(text: str) -> bool:
+    return any(_ENV_LINE.match(line.strip()) for line in text.splitlines())

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import JSONValue
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,8 @@ class ToolGrant:
     line: int
     detail: str  # what it lets the model do
     certain: bool = True  # False: depends on a value that could not be determined
+    mitigated: str | None = None  # what confines it (an approval step), in words
+    hosted: bool = False  # runs on the provider's side, not in this process or container
 
 
 @dataclass(frozen=True)
@@ -271,6 +276,10 @@ class ClaudeSettings:
     disable_bypass: str | None  # permissions.disableBypassPermissionsMode
     lines: Mapping[str, int] = field(default_factory=dict)  # "permissions.allow" -> line
     env: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # values may be secrets
+    sandbox_enabled: Any = None  # `sandbox.enabled` as written (None: not set)
+    # (key, value as written, line) of settings that let commands out of the sandbox or
+    # skip the bypass-mode warning
+    hatches: tuple[tuple[str, str, int | None], ...] = ()
 
     def line_of(self, key: str) -> int | None:
         return self.lines.get(key)
@@ -285,6 +294,9 @@ class ProjectFacts:
     mcp_servers: tuple[McpServer, ...] = ()
     fallbacks: tuple[FallbackSite, ...] = ()
     settings: tuple[ClaudeSettings, ...] = ()
+    engine_policies: tuple[EnginePolicy, ...] = ()  # Codex and Gemini CLI policies
+    action_steps: tuple[ActionStep, ...] = ()  # agent actions in CI workflows
+    k8s_containers: tuple[K8sContainer, ...] = ()  # containers of Kubernetes manifests
     workdir: str | None = None  # the image's working directory (inspect_files) or None
     project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown

@@ -65,10 +65,12 @@ def analyse_python(path: str, data: bytes, *, origin: str = "project") -> Python
     if b"mcp" in data.lower():
         _mcp_servers(path, index, ev, out)
     from agentguard.inspect.project.python_fallback import fallback_sites
+    from agentguard.inspect.project.python_fallback_options import option_fallbacks
     from agentguard.inspect.project.python_frameworks import framework_grants
 
     out.grants.extend(framework_grants(path, index, ev))
     out.fallbacks.extend(fallback_sites(path, index, ev))
+    out.fallbacks.extend(option_fallbacks(path, index, ev))
     return out
 
 

@@ -89,6 +89,8 @@ class Evaluator:
     def __init__(self, index: ModuleIndex, tracked: Callable[[str], bool]) -> None:
         self.index = index
         self.tracked = tracked  # qualnames whose calls are returned as CallRef
+        # every extractor asks for the callee of every call: answer each once
+        self._callees: dict[tuple[int, int], tuple[str, ...]] = {}
 
     def qualname(self, node: ast.AST, scope: Scope, depth: int = 0) -> str | None:
         """The imported origin of a callee (``claude_agent_sdk.query``), when it is one."""
@@ -97,6 +99,15 @@ class Evaluator:
 
     def qualnames(self, node: ast.AST, scope: Scope, depth: int = 0) -> tuple[str, ...]:
         """Every imported origin the expression may name (an import in try/except names two)."""
+        if depth:
+            return self._qualnames(node, scope, depth)
+        key = (id(node), id(scope))
+        found = self._callees.get(key)
+        if found is None:
+            found = self._callees[key] = self._qualnames(node, scope, 0)
+        return found
+
+    def _qualnames(self, node: ast.AST, scope: Scope, depth: int) -> tuple[str, ...]:
         attrs: list[str] = []
         base = node
         while isinstance(base, ast.Attribute):

@@ -11,6 +11,7 @@ execution). Callees are matched through the file's imports, never by bare name.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
 from agentguard.inspect.project.model import ToolGrant, Unknown, alternatives
@@ -84,10 +85,37 @@ def _grant(
     return ToolGrant(framework, tool, category, path, getattr(node, "lineno", 0), detail, certain)
 
 
+# openai-agents tools the provider runs (OpenAI's container or search), not this process
+_HOSTED = frozenset({"CodeInterpreterTool", "WebSearchTool"})
+
+
+def _approval(node: ast.Call, scope: Scope, ev: Evaluator) -> str | None:
+    """``needs_approval=True`` (or a function that decides): each call waits for approval."""
+    arg = _kw(node, "needs_approval")
+    if arg is None:
+        return None
+    value = ev.eval(arg, scope)
+    if value is True:
+        return "`needs_approval=True`: each call waits for a human's approval"
+    if isinstance(arg, ast.Name | ast.Attribute | ast.Lambda) and not isinstance(value, bool):
+        return f"`needs_approval={short(arg, 40)}` decides, call by call, whether to ask"
+    return None
+
+
 def _openai(path: str, node: ast.Call, scope: Scope, ev: Evaluator, last: str) -> list[ToolGrant]:
     if last in _OPENAI:
         category, detail = _OPENAI[last]
-        return [_grant("openai-agents", last, category, path, node, detail)]
+        grant = _grant("openai-agents", last, category, path, node, detail)
+        if last in _HOSTED:
+            return [
+                replace(
+                    grant,
+                    hosted=True,
+                    mitigated="a hosted tool: it runs on the "
+                    "provider's side, not in this process or its container",
+                )
+            ]
+        return [replace(grant, mitigated=_approval(node, scope, ev))]
     if last != "SandboxAgent":
         return []
     caps = _kw(node, "capabilities")

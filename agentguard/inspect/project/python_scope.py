@@ -375,7 +375,11 @@ def _dispatch_table(cls: type) -> dict[type, Callable[[Any, Any], None]]:
     if table is None:
         table = {}
         for attr in dir(cls):
-            if attr.startswith("visit_"):
+            # (ast.NodeVisitor's own visit_Constant is a slow compatibility shim: a leaf
+            # is skipped instead)
+            if attr.startswith("visit_") and getattr(cls, attr) is not getattr(
+                ast.NodeVisitor, attr, None
+            ):
                 node_type = getattr(ast, attr[6:], None)
                 if isinstance(node_type, type):
                     table[node_type] = getattr(cls, attr)

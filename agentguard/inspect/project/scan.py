@@ -23,11 +23,14 @@ from agentguard.inspect.project.files import (
     process_file,
     python_may_matter,
 )
+from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
+from agentguard.inspect.project.model import AgentConfig
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
     Candidate,
     NotRegular,
     TooLarge,
+    WalkResult,
     classify,
     is_marker,
     read_candidate,
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
     from agentguard.inspect.project import ProjectResult
+    from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.python_imports import Loader
 
 
@@ -58,6 +62,7 @@ class Collected:
     files_read: int = 0
     loader: Loader | None = None  # reads another project file (imported names), or None
     container_scan: ContainerScan | None = None  # made beside the pool, when there was one
+    tree: TreeFacts | None = None  # what a whole-folder COPY takes (folders only)
 
 
 def _too_large(path: str, size: int) -> Source:
@@ -69,7 +74,7 @@ def _too_large(path: str, size: int) -> Source:
 NEEDLE_SCAN_BYTES = 64 * 1024 * 1024  # how far an oversize file is searched for agent names
 
 
-def _oversize(rel: str, abspath: str, kind: str, size: int) -> Source:
+def oversize(rel: str, abspath: str, kind: str, size: int) -> Source:
     """A candidate over the cap is skipped only when it cannot configure an agent: a
     settings/MCP/container file always can, code and scripts when they name an agent SDK
     (searched in bounded chunks). Otherwise it is a failed source: not a clean result."""
@@ -112,7 +117,7 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
     try:
         data = read_candidate(cand.abspath, cand.regular)
     except TooLarge as exc:
-        return _unread(cand, _oversize(cand.rel, cand.abspath, cand.kind, exc.size))
+        return _unread(cand, oversize(cand.rel, cand.abspath, cand.kind, exc.size))
     except NotRegular:
         return _unread(cand, Source.skipped("file", cand.rel, "not a regular file"))
     except OSError as exc:
@@ -145,6 +150,9 @@ def _keep(out: FileOutcome) -> bool:
         or out.grants
         or out.fallbacks
         or out.settings
+        or out.engine_policies
+        or out.action_steps
+        or out.k8s_containers
     )
 
 
@@ -168,10 +176,13 @@ def _process_chunk(
 
 MAX_JOBS = min(4 * (os.cpu_count() or 1), 32)
 PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~30 ms)
+# ... unless this many are Python files of some size (an SDK's own repository: most of its
+# files import it and are parsed, which costs far more than reading)
+PARALLEL_MIN_PYTHON = 400
 CHUNK = 250
 
 
-def _jobs(count: int) -> int:
+def _jobs(count: int, python: int = 0) -> int:
     """Worker processes for ``count`` candidates: 1 = in-process.
 
     ``AGENTGUARD_JOBS`` overrides (1 turns the pool off). The pool forks, so it is only
@@ -182,14 +193,15 @@ def _jobs(count: int) -> int:
         # capped: a worker per CPU is all that helps (100000 forks would never end)
         wanted = min(int(env), MAX_JOBS)
     else:
-        wanted = min(os.cpu_count() or 1, 4) if count >= PARALLEL_MIN else 1
+        big = count >= PARALLEL_MIN or python >= PARALLEL_MIN_PYTHON
+        wanted = min(os.cpu_count() or 1, 4) if big else 1
     if wanted > 1 and (not sys.platform.startswith("linux") or threading.active_count() > 1):
         return 1
     return wanted
 
 
 def _process_all(
-    candidates: list[Candidate],
+    candidates: list[Candidate], tree: TreeFacts | None = None
 ) -> tuple[int, list[FileOutcome], ContainerScan | None]:
     """(files read, outcomes worth keeping in candidate order, the container-file scan
     when it was made here).
@@ -198,7 +210,7 @@ def _process_all(
     the container/build files and scans them (compose validation, Dockerfile parsing),
     so that work overlaps with the walk through the code.
     """
-    jobs = _jobs(len(candidates))
+    jobs = _jobs(len(candidates), sum(c.kind == "python" for c in candidates))
     if jobs <= 1:
         read, kept = _process_chunk((0, candidates))
         return read, [o for _, o in kept], None
@@ -211,7 +223,9 @@ def _process_all(
     # The workers are forked after the walk: they inherit the candidates and are sent
     # only index ranges (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
-    ranges = [(n, min(n + CHUNK, len(rest))) for n in range(0, len(rest), CHUNK)]
+    # chunks small enough that every worker gets several (parsing-heavy trees are uneven)
+    chunk = max(25, min(CHUNK, len(rest) // (jobs * 4) or 1))
+    ranges = [(n, min(n + chunk, len(rest))) for n in range(0, len(rest), chunk)]
     _preload()
     try:
         pool = ProcessPoolExecutor(
@@ -220,7 +234,9 @@ def _process_all(
         try:
             pending = [pool.submit(_process_range, span) for span in ranges]
             own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
-            scanned = _scan_containers([o.container_file for _, o in own_kept if o.container_file])
+            scanned = _scan_containers(
+                [o.container_file for _, o in own_kept if o.container_file], tree
+            )
             try:
                 results = [f.result() for f in pending]
             except BrokenProcessPool:
@@ -254,12 +270,12 @@ def _process_range(span: tuple[int, int]) -> tuple[int, list[tuple[int, FileOutc
     return _process_chunk((span[0], _SHARED[span[0] : span[1]]))
 
 
-def _scan_containers(files: list[ProjectFile]) -> ContainerScan | None:
+def _scan_containers(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
     if not files:
         return None
     from agentguard.inspect.project.containers import scan_container_files
 
-    return scan_container_files(files)
+    return scan_container_files(files, tree=tree)
 
 
 def _worker_init() -> None:
@@ -274,8 +290,10 @@ def _preload() -> None:
     """Import the parsers before forking, so workers do not each import them."""
     import agentguard.inspect.project.claude_settings
     import agentguard.inspect.project.cli_flags
+    import agentguard.inspect.project.engine_files
     import agentguard.inspect.project.python_agents
     import agentguard.inspect.project.python_fallback
+    import agentguard.inspect.project.python_fallback_options
     import agentguard.inspect.project.python_frameworks
     import agentguard.inspect.project.ts_agents  # noqa: F401
 
@@ -296,12 +314,26 @@ def folder_loader(root: Path) -> Loader:
     return load
 
 
-def collect_folder(root: Path) -> Collected:
-    got = walk(str(root))
+def _tree(root: Path, got: WalkResult) -> TreeFacts:
+    """The walk's AG212 facts, with the folders whose .gitignore lists .env."""
+    expected: list[str] = []
+    for rel in got.gitignores:
+        try:
+            text = read_candidate(os.path.join(root, rel)).decode("utf-8", "replace")
+        except (OSError, TooLarge, NotRegular):
+            continue  # only a hint for AG212: the files themselves are what is listed
+        if gitignore_lists_env(text):
+            expected.append(os.path.dirname(rel))
+    return TreeFacts(tuple(got.keep_out), tuple(expected))
+
+
+def collect_folder(root: Path, *, exclude: Sequence[str] = ()) -> Collected:
+    got = walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
-    col.files_read, col.outcomes, col.container_scan = _process_all(got.candidates)
+    col.tree = _tree(root, got)
+    col.files_read, col.outcomes, col.container_scan = _process_all(got.candidates, col.tree)
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
     col.sources.append(
         Source.ok(
@@ -342,55 +374,36 @@ def _under(path: str, workdir: str | None) -> bool:
     return path.startswith(wd) or wd == "/"
 
 
-def scan_path(path: Path) -> ProjectResult:
+def scan_path(
+    path: Path, *, file_kind: str | None = None, exclude: Sequence[str] = ()
+) -> ProjectResult:
+    """A folder (walked, minus ``exclude``) or one file named on the command line.
+
+    A named file is read as what its path or its content says it is (``file_kind``, from
+    ``--kind``, decides when given); one that is no kind agentguard reads is a usage
+    error listing the kinds, never a skipped source in a run that exits 0.
+    """
     if path.is_dir():
-        return finish(collect_folder(path), workdir=None)
-    col = Collected(loader=folder_loader(path.parent))
-    name = path.name
-    kind = classify(name) or _kind_by_suffix(name)
-    col.files_seen = 1
-    if kind is None:
-        col.files_read = 1
-        col.sources.append(
-            Source.skipped("file", name, "not a file kind the agent-configuration rules read")
-        )
-        return finish(col, workdir=None)
-    try:
-        data = read_candidate(str(path))  # bounded: never the whole of a huge file
-    except TooLarge as exc:
-        col.sources.append(_oversize(name, str(path), kind, exc.size))
-        return finish(col, workdir=None)
-    except NotRegular:
-        col.sources.append(Source.skipped("file", name, "not a regular file"))
-        return finish(col, workdir=None)
-    except OSError as exc:
-        col.sources.append(
-            failed_source(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
-        )
-        return finish(col, workdir=None)
-    col.files_read = 1
-    if kind == "container":
-        col.container_files.append(ProjectFile(name, data))
-    col.outcomes.append(process_file(name, kind, data))
-    return finish(col, workdir=None)
+        return finish(collect_folder(path, exclude=exclude), workdir=None)
+    from agentguard.inspect.project.named import scan_named_file
+
+    return scan_named_file(path, file_kind)
 
 
-def _kind_by_suffix(name: str) -> str | None:
-    ext = os.path.splitext(name)[1].lower()
-    if ext == ".json":
-        return "mcp" if "mcp" in name.lower() else "settings" if "settings" in name else None
-    return None
-
-
-def scan_files(files: Sequence[ProjectFile], *, workdir: str | None) -> ProjectResult:
-    return finish(collect_files(files, workdir=workdir), workdir=workdir)
+def scan_files(
+    files: Sequence[ProjectFile], *, workdir: str | None, configs: Sequence[AgentConfig] = ()
+) -> ProjectResult:
+    col = collect_files(files, workdir=workdir)
+    if configs:  # read from an image config, not from a file
+        col.outcomes.append(FileOutcome(configs=list(configs), read=False))
+    return finish(col, workdir=workdir)
 
 
 def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
+    from agentguard.engine import run_agent_rules
     from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.python_imports import resolve_configs
-    from agentguard.rules.agent_checks import run_agent_rules
 
     container_findings: list[Finding] = []
     container_sources: list[Source] = []
@@ -401,7 +414,7 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         from agentguard.inspect.project.containers import scan_container_files
 
         container_findings, container_sources, container_facts = scan_container_files(
-            col.container_files
+            col.container_files, tree=col.tree
         )
     ids = {f.rule_id for f in container_findings}
     configs = [c for o in col.outcomes for c in o.configs]
@@ -415,6 +428,9 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         mcp_servers=tuple(servers),
         fallbacks=tuple(s for o in col.outcomes for s in o.fallbacks),
         settings=tuple(s for o in col.outcomes for s in o.settings),
+        engine_policies=tuple(p for o in col.outcomes for p in o.engine_policies),
+        action_steps=tuple(s for o in col.outcomes for s in o.action_steps),
+        k8s_containers=tuple(c for o in col.outcomes for c in o.k8s_containers),
         workdir=workdir,
         project_markers=tuple(col.markers),
         runs_as_root=True if "AG401" in ids else None,
@@ -443,4 +459,23 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
     }
     if container_facts:
         json_facts["containers"] = container_facts
+    json_facts.update(_engine_facts(facts))
     return ProjectResult(tuple(findings), tuple(sources), json_facts)
+
+
+def _engine_facts(facts: ProjectFacts) -> dict[str, JSONValue]:
+    """Codex/Gemini policies, agent actions and Kubernetes containers, when there are any."""
+    out: dict[str, JSONValue] = {}
+    if facts.engine_policies:
+        out["engine_policies"] = [p.to_json() for p in facts.engine_policies]
+    if facts.action_steps:
+        out["agent_actions"] = [
+            {"action": s.action, "ref": s.ref, "path": s.path, "line": s.line, "job": s.job}
+            for s in facts.action_steps
+        ]
+    if facts.k8s_containers:
+        out["kubernetes_containers"] = [
+            {"workload": c.workload, "container": c.name, "path": c.path, "line": c.line}
+            for c in facts.k8s_containers
+        ]
+    return out

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
-from agentguard.inspect.project.kinds import wants_file
+from agentguard.inspect.project.kinds import KEEP_OUT_DIRS, keep_out_category, wants_file
 from agentguard.safeio import (
     FIRST_READ,
     MAX_FILE_BYTES,
@@ -73,14 +74,17 @@ PYTHON_EXT = (".py", ".pyw")
 TS_EXT = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 SCRIPT_EXT = (".sh", ".bash", ".zsh", ".yml", ".yaml", ".toml")
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Procfile"})
-MCP_NAMES = frozenset({".mcp.json", "claude_desktop_config.json", ".claude.json"})
+MCP_NAMES = frozenset(
+    {".mcp.json", "claude_desktop_config.json", ".claude.json", "managed-mcp.json"}
+)
 SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
 MARKER_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"})
 MARKER_CLAUDE_DIRS = frozenset({"commands", "agents", "skills", "hooks"})
 
 
 def classify(path: str) -> str | None:
-    """The kind of a file by its path: python, ts, settings, mcp, container, script, or None.
+    """The kind of a file by its path: python, ts, settings, mcp, codex-config,
+    gemini-settings, container, script, or None.
 
     "container" is whatever :func:`~agentguard.inspect.project.kinds.wants_file` reads.
     """
@@ -94,8 +98,14 @@ def classify(path: str) -> str | None:
         return "ts"
     if name == "managed-settings.json" or (parent == ".claude" and name in SETTINGS_NAMES):
         return "settings"
+    if parent == "managed-settings.d" and name.endswith(".json"):  # managed drop-ins
+        return "settings"
     if name in MCP_NAMES or (name == "mcp.json" and parent in (".vscode", ".cursor")):
         return "mcp"
+    if parent == ".codex" and name == "config.toml":
+        return "codex-config"
+    if parent == ".gemini" and name == "settings.json":
+        return "gemini-settings"
     if wants_file(path):
         return "container"
     if name == "package.json" or name in SCRIPT_NAMES or name.endswith(SCRIPT_EXT):
@@ -126,15 +136,22 @@ class WalkResult:
     candidates: list[Candidate] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)  # failed/skipped folders and files
     markers: list[str] = field(default_factory=list)
+    # (path, category) of files and folders a whole-folder COPY must not take (AG212)
+    keep_out: list[tuple[str, str]] = field(default_factory=list)
+    gitignores: list[str] = field(default_factory=list)  # .gitignore files, for AG212
     files_seen: int = 0
     dirs_seen: int = 0
     dirs_skipped: int = 0
 
 
-def walk(root: str) -> WalkResult:
+def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
     """All candidate files below ``root`` (a folder), in a stable order. No stat calls:
-    the folder entries' types are enough; sizes are taken when a file is opened."""
+    the folder entries' types are enough; sizes are taken when a file is opened.
+
+    ``exclude``: globs (as in the configuration's ``exclude``) of files and folders not
+    read; each one met is a skipped source that says so."""
     out = WalkResult()
+    excluded = _excluder(exclude)
     real_root = os.path.realpath(root)
     stack: list[tuple[str, str]] = [(root, "")]
     candidates = out.candidates
@@ -194,12 +211,23 @@ def walk(root: str) -> WalkResult:
                     )
                 )
                 continue
+            if excluded is not None and (pattern := excluded(prefix + name, is_dir)) is not None:
+                out.sources.append(
+                    Source.skipped(
+                        "folder" if is_dir else "file",
+                        prefix + name,
+                        f"excluded by configuration (exclude = {pattern!r})",
+                    )
+                )
+                continue
             if is_dir:
                 if name in SKIP_DIRS or name.endswith(".egg-info"):
                     out.dirs_skipped += 1
                     continue
                 if parent == ".claude" and name in MARKER_CLAUDE_DIRS:
                     out.markers.append(prefix + name + "/")
+                if name in KEEP_OUT_DIRS:
+                    out.keep_out.append((prefix + name + "/", KEEP_OUT_DIRS[name]))
                 subdirs.append((entry.path, prefix + name))
                 continue
             out.files_seen += 1
@@ -213,6 +241,11 @@ def walk(root: str) -> WalkResult:
             path = prefix + name
             if name in MARKER_NAMES or (parent == ".claude" and name in SETTINGS_NAMES):
                 out.markers.append(path)
+            category = keep_out_category(name)
+            if category is not None:
+                out.keep_out.append((path, category))
+            elif name == ".gitignore":
+                out.gitignores.append(path)
             kind = classify(path)
             if kind is not None:
                 candidates.append(
@@ -244,3 +277,19 @@ def _link_out(path: str, parent: str) -> Source:
         remedy="Check the folder the link points into (or the whole repository), or "
         "replace the link with the file.",
     )
+
+
+def _excluder(patterns: Sequence[str]) -> Callable[[str, bool], str | None] | None:
+    """The first pattern a project-relative path matches, or None; None when no patterns.
+    A folder matches ``dir/**`` as well as ``dir``."""
+    if not patterns:
+        return None
+    from agentguard.policy import glob_matches
+
+    def first(rel: str, is_dir: bool) -> str | None:
+        for p in patterns:
+            if glob_matches(p, rel) or (is_dir and glob_matches(p, rel + "/")):
+                return p
+        return None
+
+    return first

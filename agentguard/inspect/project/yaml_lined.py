@@ -58,6 +58,45 @@ def load_yaml(text: str) -> LinedDoc:
     return LinedDoc(value, lines)
 
 
+MAX_DOCUMENTS = 1000  # documents read from one multi-document file
+
+
+def load_yaml_all(text: str) -> list[LinedDoc]:
+    """Every document of a multi-document YAML stream (``---``), empty ones left out.
+    Raises :class:`DocumentError`; the alias budget is shared across the documents."""
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as exc:
+        raise DocumentError(f"not valid YAML: {exc}", line=1) from None
+    out: list[LinedDoc] = []
+    budget = [0]
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            if len(out) >= MAX_DOCUMENTS:
+                raise DocumentError(
+                    f"more than {MAX_DOCUMENTS} documents",
+                    line=node.start_mark.line + 1,
+                    code="too-large",
+                )
+            lines: dict[KeyPath, int] = {}
+            out.append(LinedDoc(_convert(loader, node, (), lines, budget, 0), lines))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise DocumentError(
+            f"not valid YAML: {exc.problem or exc}", line=mark.line + 1 if mark else None
+        ) from None
+    except yaml.YAMLError as exc:
+        raise DocumentError(f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise DocumentError("YAML nested too deeply", code="too-deep") from None
+    finally:
+        loader.dispose()
+    return out
+
+
 def _scalar(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
     if node.tag in _PLAIN_TAGS:
         try:

@@ -75,3 +75,44 @@ def test_claude_code_action_claude_args_block() -> None:
     assert _read(".github/workflows/review.yml", workflow) == [
         (8, {"allowed_tools": ("Bash(npm test)", "Read"), "model": "claude-sonnet-4-5"})
     ]
+
+
+def test_quoted_one_line_claude_args_are_read() -> None:
+    # claude-code-action's examples/ci-failure-auto-fix.yml and test-base-action.yml
+    workflow = """
+        - uses: anthropics/claude-code-action@v1
+          with:
+            claude_args: "--allowedTools 'Edit,Read,Bash(git:*),Bash(npx:*)'"
+        - uses: anthropics/claude-code-action@v1
+          with:
+            claude_args: '--allowedTools "LS,Read"'
+    """
+    assert _read(".github/workflows/fix.yml", workflow) == [
+        (4, {"allowed_tools": ("Edit", "Read", "Bash(git:*)", "Bash(npx:*)")}),
+        (7, {"allowed_tools": ("LS", "Read")}),
+    ]
+
+
+def test_a_step_without_claude_args_is_an_agent_with_the_defaults() -> None:
+    from agentguard.inspect.project.action_steps import action_steps
+
+    workflow = textwrap.dedent(
+        """
+        steps:
+          - uses: actions/checkout@v6
+          - name: Run Claude Code
+            id: claude
+            uses: anthropics/claude-code-action@v1
+            with:
+              anthropic_api_key: ${{ secrets.ANTHROPIC_API_KEY }}
+              # claude_args: |
+              #   --allowedTools "Bash(npm install)"
+          - uses: anthropics/claude-code-action@v1
+            with:
+              claude_args: '--tools "Read"'
+        """
+    ).encode()
+    configs = action_steps(".github/workflows/claude.yml", workflow)
+    assert [(c.line, c.label, dict(c.options)) for c in configs] == [
+        (6, "claude-code-action step (no claude_args: the action's defaults)", {})
+    ]

@@ -41,7 +41,7 @@ def test_cwd_equal_to_the_image_workdir_is_the_project() -> None:
             },
             severity=Severity.HIGH,
             confidence=Confidence.HIGH,
-        )
+        ).with_subject("claude-agent-sdk ClaudeAgentOptions(...) at /app/agent.py:2")
     ]
     assert result.facts["agent_configs"] == [
         {
@@ -68,9 +68,15 @@ def test_user_settings_in_the_image() -> None:
     result = inspect_files(files, workdir="/app")
     assert [(f.rule_id, f.message) for f in result.findings] == [
         (
+            "AG301",
+            "user settings pre-approve the shell in `permissions.allow`: Bash: any command "
+            "runs without asking.",
+        ),
+        (
             "AG304",
             "user settings allow Bash without asking and deny nothing: every other built-in "
-            "tool (Bash, Write, WebFetch, ...) is still live.",
+            "tool (Bash, Write, WebFetch, ...) is still live (in a session they still ask "
+            "first; a headless run with bypass does not).",
         ),
         ("AG305", 'user settings set "defaultMode": "bypassPermissions".'),
     ]

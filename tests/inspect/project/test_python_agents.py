@@ -170,9 +170,10 @@ OPTIONS = ClaudeAgentOptions(tools=["Read"], permission_mode=os.environ["MODE"],
     result = scan_files([ProjectFile("a.py", source)], workdir=None)
     (bypass,) = [f for f in result.findings if f.rule_id == "AG305"]
     assert bypass.confidence is Confidence.LOW
-    assert bypass.severity is Severity.HIGH
+    assert bypass.severity is Severity.MEDIUM  # an unknown is never graded as the worst case
     assert bypass.message == (
-        "claude-agent-sdk configuration bypasses permission checks: `permission_mode` = "
+        "claude-agent-sdk configuration may bypass permission checks (the value could not "
+        "be determined): `permission_mode` = "
         "unknown (environment variable MODE: `os.environ['MODE']`)."
     )
 

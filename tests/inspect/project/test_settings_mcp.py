@@ -159,3 +159,20 @@ def test_literal_secret_in_settings_env() -> None:
         "ANTHROPIC_API_KEY",
     )
     assert key not in repr([f.to_json() for f in result.findings]) + repr(result.facts)
+
+
+def test_skipping_the_bypass_warning_is_ag305_at_medium() -> None:
+    from agentguard.inspect.facts import ProjectFile
+    from agentguard.inspect.project.scan import scan_files
+
+    data = b'{"skipDangerousModePermissionPrompt": true}'
+    result = scan_files([ProjectFile(".claude/settings.json", data)], workdir=None)
+    assert [(f.rule_id, f.severity.value, f.message) for f in result.findings] == [
+        (
+            "AG305",
+            "medium",
+            "project settings set `skipDangerousModePermissionPrompt`: bypass mode "
+            "(`--dangerously-skip-permissions`) starts without the warning that asks to "
+            "confirm it.",
+        )
+    ]

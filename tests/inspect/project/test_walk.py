@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentguard.engine import UsageError
 from agentguard.findings import Source
 from agentguard.inspect.project import inspect_project
 from agentguard.inspect.project.scan import _process_range as _REAL_RANGE
@@ -105,11 +106,8 @@ def test_a_single_file_target(tmp_path: Path) -> None:
         ("AG210", "bot.py", 2),  # cwd unset
         ("AG211", "bot.py", 2),  # setting_sources unset
     ]
-    other = inspect_project(tmp_path / "notes.txt")
-    assert other.findings == ()
-    assert other.sources == (
-        Source.skipped("file", "notes.txt", "not a file kind the agent-configuration rules read"),
-    )
+    with pytest.raises(UsageError, match=r"notes\.txt: not a kind of file agentguard reads"):
+        inspect_project(tmp_path / "notes.txt")  # never a skipped source in a run that exits 0
 
 
 def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -121,6 +119,7 @@ def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> Non
         {
             "p1/Dockerfile": "FROM python:3.12\nCOPY . /app\nWORKDIR /app\n",
             "p1/compose.yaml": "services:\n  bot:\n    build: .\n    volumes: ['.:/app']\n",
+            "p1/docs/guide.md": "# what the COPY takes along (AG212)\n",
             "p2/requirements.txt": "claude-agent-sdk\n",
             "p3/.mcp.json": '{"mcpServers": {"x": {"command": "npx", "args": ["-y", "pkg"]}}}',
         },
@@ -129,7 +128,7 @@ def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> Non
     serial = inspect_project(tmp_path)
     from agentguard.inspect.project import scan
 
-    monkeypatch.setattr(scan, "_jobs", lambda _count: 2)  # even with other threads about
+    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 2)  # even with other threads about
     parallel = inspect_project(tmp_path)
     assert {"AG202", "AG212", "AG310", "AG301"} <= {f.rule_id for f in serial.findings}
     assert [f.to_json() for f in serial.findings] == [f.to_json() for f in parallel.findings]
@@ -154,7 +153,7 @@ def test_pool_workers_leave_interrupts_to_the_parent(tmp_path: Path, monkeypatch
     from agentguard.inspect.project import scan
 
     monkeypatch.setattr(scan, "_process_range", _probe_signals)
-    monkeypatch.setattr(scan, "_jobs", lambda _count: 2)  # even with other threads about
+    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 2)  # even with other threads about
     cands = [scan.Candidate(f"m{i}.py", str(tmp_path / f"m{i}.py"), "python") for i in range(600)]
     read, outcomes, scanned = scan._process_all(cands)
     assert (read, outcomes, scanned) == (600, [], None)
@@ -179,7 +178,7 @@ def test_a_worker_that_dies_costs_time_not_files(tmp_path: Path, monkeypatch) ->
     _tree(tmp_path, {"p1/compose.yaml": "services:\n  bot:\n    volumes: ['.:/app']\n"})
     monkeypatch.setenv("AGENTGUARD_JOBS", "1")
     serial = inspect_project(tmp_path)
-    monkeypatch.setattr(scan, "_jobs", lambda _count: 2)
+    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 2)
     monkeypatch.setattr(scan, "CHUNK", 10)
     monkeypatch.setattr(scan, "_process_range", _die_in_a_worker)
     survived = inspect_project(tmp_path)

@@ -1,0 +1,335 @@
+"""The agent's code travels, the project does not.
+
+When the original container got its code from the project -- the checkout bind-mounted at
+the working directory, or ``COPY . DIR`` with the working directory there -- the hardened
+working directory (an empty tmpfs) no longer holds it, and ``sh agent.sh`` or
+``python -m pkg`` would not start. This module works out which entries of the project the
+start command needs (the script or package it names; for Node its ``package.json`` and
+installed ``node_modules``), where they go (the old place when it is outside the new working
+directory, else :data:`~agentguard.harden.model.CODE_DIR`), and rewrites the command's
+relative paths and ``PYTHONPATH`` to match. Everything else of the project (docs, ``.env``,
+``.git``) stays behind.
+
+Reads: the project folder's entries (``lstat`` only: a symlink is never carried) and the
+Dockerfile's start command. The writers turn a :class:`CodeSpec` into a hardened
+Dockerfile or read-only bind mounts (``--code-mount``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+import re
+import shlex
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentguard import safeio
+from agentguard.harden.model import CODE_DIR, CodeSpec, EnvVar, HardenOptions, ServiceSpec
+from agentguard.rules.mounts import workdir_relation
+
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".jar")
+_NODE_SUFFIXES = (".js", ".mjs", ".cjs", ".ts")
+NODE_DEPS = ("package.json", "package-lock.json", "node_modules")
+_NEVER = frozenset({".env", ".git", ".ssh", ".aws", ".docker", "docs", ".claude", "CLAUDE.md"})
+MAX_DOCKERFILE = 1 << 20
+
+
+@dataclass(frozen=True)
+class Start:
+    """A Dockerfile's last stage, as far as starting the agent goes."""
+
+    entrypoint: list[str] | None
+    cmd: list[str] | None
+    workdir: str | None
+    copy_all: str | None  # the destination of ``COPY . DEST`` (absolute), if any
+    copy_lines: tuple[int, int] | None  # its first and last 1-based line numbers
+    run_after_copy: bool = False  # a RUN follows it: the build may need the whole project
+
+
+def _exec_form(rest: str) -> list[str]:
+    if rest.startswith("["):
+        try:
+            value = json.loads(rest)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+    return ["/bin/sh", "-c", rest]
+
+
+def dockerfile_start(text: str) -> Start:
+    """ENTRYPOINT, CMD, WORKDIR and a whole-context COPY of the last stage (no I/O)."""
+    entry: list[str] | None = None
+    cmd: list[str] | None = None
+    workdir: str | None = None
+    copy_all: str | None = None
+    copy_lines: tuple[int, int] | None = None
+    run_after = False
+    buf, first = "", 0
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip()
+        if not buf and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if not buf:
+            first = no
+        if line.endswith("\\"):
+            buf += line[:-1] + " "
+            continue
+        logical, buf = (buf + line).strip(), ""
+        word, _, rest = logical.partition(" ")
+        word, rest = word.upper(), rest.strip()
+        if word == "FROM":
+            entry = cmd = workdir = copy_all = None
+            copy_lines = None
+            run_after = False
+        elif word == "ENTRYPOINT":
+            entry, cmd = _exec_form(rest), None  # a new ENTRYPOINT resets CMD
+        elif word in ("RUN", "ONBUILD") and copy_all is not None:
+            run_after = True
+        elif word == "CMD":
+            cmd = _exec_form(rest)
+        elif word == "WORKDIR" and rest:
+            workdir = posixpath.normpath(posixpath.join(workdir or "/", rest))
+        elif word in ("COPY", "ADD"):
+            args = [a for a in shlex.split(rest) if not a.startswith("--")] if rest else []
+            if len(args) == 2 and args[0] in (".", "./"):
+                copy_all = posixpath.normpath(posixpath.join(workdir or "/", args[1]))
+                copy_lines = (first, no)
+                run_after = False
+    return Start(entry, cmd, workdir, copy_all, copy_lines, run_after)
+
+
+def read_dockerfile(path: Path) -> Start | None:
+    try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return None
+        return dockerfile_start(safeio.read_text(path, cap=MAX_DOCKERFILE))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _is_script(arg: str) -> bool:
+    if arg.startswith(("-", "$")) or "=" in arg or "://" in arg:
+        return False
+    return arg.endswith(SCRIPT_SUFFIXES) or arg.startswith("./")
+
+
+def _kind(host: Path, rel: str) -> str | None:
+    """ "dir", "file" or None (missing, a symlink, or something else)."""
+    try:
+        mode = (host / rel).lstat().st_mode
+    except OSError:
+        return None
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else None
+
+
+def _top(rel: str) -> str | None:
+    norm = posixpath.normpath(rel)
+    if norm.startswith("..") or norm.startswith("/") or norm == ".":
+        return None
+    return norm.split("/", 1)[0]
+
+
+def named_entries(
+    host: Path, argv: Sequence[str], source_dir: str
+) -> tuple[list[str], bool, list[str]]:
+    """(entries to carry, runs ``python -m``, notes): what the command names in the project."""
+    entries: list[str] = []
+    notes: list[str] = []
+    module = False
+    node = bool(argv) and posixpath.basename(argv[0]) in ("node", "npm", "npx")
+
+    def add(rel: str) -> None:
+        top = _top(rel)
+        if top is None or top in entries:
+            return
+        if top in _NEVER:
+            notes.append(f"{top} is never carried into the hardened image")
+            return
+        kind = _kind(host, top)
+        if kind is None:
+            notes.append(
+                f"{top} (named by the command) is not a plain file or folder of the project"
+            )
+            return
+        entries.append(top)
+
+    for i, arg in enumerate(argv):
+        after = argv[i - 1] if i else ""
+        if arg == "-m" and i + 1 < len(argv):
+            module = True
+            pkg = argv[i + 1].split(".", 1)[0]
+            if _kind(host, pkg) == "dir":
+                add(pkg)
+            elif _kind(host, pkg + ".py") == "file":
+                add(pkg + ".py")
+        elif after in _TAKES_CODE:
+            continue  # a module name or inline code, not a path
+        elif arg.startswith(source_dir.rstrip("/") + "/"):
+            add(arg[len(source_dir.rstrip("/")) + 1 :])
+        elif _is_script(arg) and not arg.startswith("/"):
+            add(arg)
+            node |= arg.endswith(_NODE_SUFFIXES)
+        elif i and _is_relative_path(arg) and _top(arg) not in _NEVER:
+            top = _top(arg)
+            if top is not None and _kind(host, top) is not None:
+                add(arg)  # an argument that names an entry of the project (`pytest tests/`)
+    if node and entries:
+        entries += [d for d in NODE_DEPS if d not in entries and _kind(host, d) is not None]
+    return entries, module, notes
+
+
+_TAKES_CODE = frozenset({"-m", "-c", "-e", "--eval"})
+
+
+def _is_relative_path(arg: str) -> bool:
+    return not arg.startswith(("-", "$", "/")) and "=" not in arg and "://" not in arg
+
+
+def rewrite_argv(
+    argv: Sequence[str], source_dir: str, target: str, entries: Sequence[str] = ()
+) -> tuple[list[str], list[str]]:
+    """Relative paths into the carried code made absolute under ``target`` (scripts always);
+    ``source_dir/...`` moved there."""
+    out: list[str] = []
+    changed: list[str] = []
+    src = source_dir.rstrip("/") + "/"
+    for i, arg in enumerate(argv):
+        new = arg
+        carried = i > 0 and _is_relative_path(arg) and _top(arg) in entries
+        if i and argv[i - 1] in _TAKES_CODE:
+            pass
+        elif arg.startswith(src) and target != source_dir:
+            new = target.rstrip("/") + "/" + arg[len(src) :]
+        elif (_is_script(arg) and not arg.startswith("/")) or carried:
+            new = posixpath.normpath(posixpath.join(target, arg))
+        if new != arg:
+            changed.append(f"{arg} -> {new}")
+        out.append(new)
+    return out, changed
+
+
+def _argv(value: Any) -> list[str] | None:
+    if isinstance(value, str):
+        return shlex.split(value)
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return None
+
+
+def code_target(source_dir: str, opts: HardenOptions) -> str:
+    if source_dir == "/" or workdir_relation(source_dir, opts.workdir) is not None:
+        return CODE_DIR
+    return source_dir
+
+
+def attach_code(
+    svc: ServiceSpec,
+    *,
+    host_dir: Path,
+    source_dir: str,
+    how: str,
+    image_start: Start | None,
+    opts: HardenOptions,
+    dockerfile: tuple[str, int, int] | None = None,
+    keep_in_image: bool = False,
+) -> ServiceSpec:
+    """The service with its code carried out of the project (or a note why it is not).
+
+    ``keep_in_image``: the code stays where the image has it (the build needs the whole
+    project); only the command and ``PYTHONPATH`` follow it out of the working directory.
+    """
+    entry = _argv(svc.entrypoint)
+    cmd = _argv(svc.command)
+    if entry is None and image_start is not None:
+        entry = image_start.entrypoint
+        if cmd is None:
+            cmd = image_start.cmd
+    full = [*(entry or []), *(cmd or [])]
+    target = code_target(source_dir, opts)
+    entries, module, notes = named_entries(host_dir, full, source_dir)
+    if not entries:
+        notes.append(
+            f"the agent's code came from the project ({how}), but its start command "
+            f"({' '.join(full) or 'unknown'}) names no file of it: nothing was carried, so the "
+            "agent may not start; name the script or package in the command"
+        )
+        return dataclasses.replace(svc, notes=(*svc.notes, *notes))
+    # rewritten as one command line (an argument's meaning depends on the one before it)
+    rewritten, changes = rewrite_argv(full, source_dir, target, entries)
+    split = len(entry or [])
+    new_entry, new_cmd = rewritten[:split], rewritten[split:]
+    ce = new_entry != list(entry or [])
+    cc = new_cmd != list(cmd or [])
+    env = [e for e in svc.env if e.name != "PYTHONPATH"]
+    if module:
+        env.insert(0, EnvVar("PYTHONPATH", target))
+    if keep_in_image:
+        notes.append(
+            f"the agent's code came from the project ({how}), and the Dockerfile runs steps "
+            "after that COPY that may need the whole project, so it was not narrowed: the "
+            f"project stays in the image at {source_dir} (read-only, outside the working "
+            f"directory {opts.workdir}); narrow the COPY to {', '.join(entries)} and what the "
+            "install needs"
+        )
+    else:
+        notes.append(
+            f"the agent's code came from the project ({how}); only {', '.join(entries)} travel"
+            f"{'s' if len(entries) == 1 else ''}, read-only at {target}, outside the working "
+            f"directory {opts.workdir}"
+        )
+    if changes:
+        notes.append("relative paths rewritten: " + "; ".join(changes))
+    if module:
+        notes.append(f"PYTHONPATH={target}: `python -m` imports the package from there")
+    if keep_in_image:
+        if target != source_dir:
+            notes.append(
+                f"the code stays at {source_dir} in the image, which is the working directory "
+                "here: pass another --workdir"
+            )
+            return dataclasses.replace(svc, notes=(*svc.notes, *notes))
+        return dataclasses.replace(
+            svc,
+            entrypoint=new_entry if ce else svc.entrypoint,
+            command=new_cmd if (cc or ce) and cmd is not None else svc.command,
+            env=tuple(env),
+            notes=(*svc.notes, *notes),
+        )
+    code = CodeSpec(
+        host_dir=str(host_dir.resolve()),
+        source_dir=source_dir,
+        target=target,
+        entries=tuple(entries),
+        how=how,
+        base_image=svc.image,
+        dockerfile=dockerfile,
+    )
+    # a rewritten ENTRYPOINT is given with its CMD: docker resets CMD when ENTRYPOINT is set
+    return dataclasses.replace(
+        svc,
+        entrypoint=new_entry if ce else svc.entrypoint,
+        command=new_cmd if (cc or ce) and cmd is not None else svc.command,
+        env=tuple(env),
+        notes=(*svc.notes, *notes),
+        code=code,
+    )
+
+
+_SAFE_TAG = re.compile(r"[^a-z0-9._-]+")
+
+
+def hardened_tag(svc: ServiceSpec) -> str:
+    """The tag the hardened image is built as: the original's with ``-hardened``."""
+    if svc.image and "@" not in svc.image:
+        repo, sep, tag = svc.image.rpartition(":")
+        if sep and "/" not in tag:
+            return f"{repo}:{tag}-hardened"
+        return f"{svc.image}:hardened"
+    name = _SAFE_TAG.sub("-", svc.name.lower()).strip("-.") or "agent"
+    return f"{name}:hardened"

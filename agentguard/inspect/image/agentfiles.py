@@ -1,0 +1,409 @@
+"""The agent an image runs, found in what one pass collected: files for the agent rules.
+
+Follows the config's command line (:mod:`.agentplan`) through the merged filesystem:
+symlinks, ``PATH``, shebangs, shell wrappers' ``exec`` lines; picks the image user's
+``HOME`` from ``/etc/passwd``; adds managed settings and the user's Claude settings and
+``~/.claude.json``. Every launch it cannot follow is a skipped source with the reason,
+never silence. Pure: takes :class:`ImageFacts`, returns frozen facts.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agentguard.findings import JSONValue, Source
+from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
+from agentguard.inspect.image.agentconfig import agent_clis, claude_env, config_files, user_home
+from agentguard.inspect.image.agentplan import (
+    CLI_PACKAGES,
+    SCRIPT_SUFFIXES,
+    AgentPlan,
+    Launch,
+    plan_for,
+    read_launch,
+    source_tree,
+)
+from agentguard.inspect.image.agentshell import WRAPPER_ARGS, exec_lines
+from agentguard.inspect.image.imageconfig import effective_workdir
+from agentguard.inspect.project.model import AgentConfig
+
+MAX_DEPTH = 4  # wrapper -> wrapper -> ... before giving up
+MAX_LINKS = 8
+CONFIG_PATH = "(image config) ENTRYPOINT/CMD"
+
+
+@dataclass(frozen=True)
+class AgentFile:
+    content: FileContent
+    why: str  # "entrypoint script", "managed settings", "user MCP configuration", ...
+
+
+@dataclass(frozen=True)
+class ImageAgent:
+    """What the image runs and the files that configure it."""
+
+    files: tuple[AgentFile, ...] = ()
+    configs: tuple[AgentConfig, ...] = ()  # agent CLIs started without flags: their defaults
+    sources: tuple[Source, ...] = ()
+    facts: dict[str, JSONValue] = field(default_factory=dict)
+
+
+@dataclass
+class _Walk:
+    image: ImageFacts
+    plan: AgentPlan
+    env: dict[str, str]
+    cwd: str
+    by_path: dict[str, FileContent]
+    entries: dict[str, FileEntry]
+    files: dict[str, AgentFile] = field(default_factory=dict)
+    configs: list[AgentConfig] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    followed: list[dict[str, JSONValue]] = field(default_factory=list)
+
+    def add(self, content: FileContent, why: str) -> None:
+        self.files.setdefault(content.path, AgentFile(content, why))
+
+
+def find_agent(
+    image: ImageFacts,
+    *,
+    env: Sequence[tuple[str, str]] | None = None,
+    workdir: str | None = None,
+    argv: tuple[Sequence[str] | None, Sequence[str] | None] | None = None,
+) -> ImageAgent:
+    """``env``/``workdir``/``argv`` (entrypoint, cmd): a container's, which override the
+    image's."""
+    cfg = image.config
+    env_map = dict(cfg.env)
+    env_map.update(dict(env or ()))
+    wd = effective_workdir(workdir if workdir else (cfg.workdir or ""))
+    entrypoint, cmd = argv if argv is not None else (cfg.entrypoint, cfg.cmd)
+    plan = plan_for(entrypoint, cmd, tuple(env_map.items()), wd)
+    walk = _Walk(
+        image=image,
+        plan=plan,
+        env=env_map,
+        cwd="/" + wd,
+        by_path={c.path: c for c in image.contents},
+        entries={e.path: e for e in image.agent_entries},
+    )
+    if not plan.launches:
+        walk.sources.append(
+            Source.skipped(
+                "image-agent", image.target, "the image config sets no ENTRYPOINT or CMD"
+            )
+        )
+    for launch in plan.launches:
+        _follow(walk, launch, "the image's ENTRYPOINT/CMD", 0)
+    home = user_home(env_map, cfg.user, walk.by_path, walk.sources)
+    for content, why in config_files(env_map, home, walk.by_path):
+        walk.add(content, why)
+    clis = agent_clis(walk.by_path, walk.entries)
+    _installed_cli_defaults(walk, clis)
+    facts: dict[str, JSONValue] = {
+        "launches": walk.followed,
+        "home": home,
+        "files": [
+            {"path": f.content.path, "layer": f.content.layer_digest, "why": f.why}
+            for f in sorted(walk.files.values(), key=lambda f: f.content.path)
+        ],
+        "agent_clis": clis,
+        "claude_env": claude_env(env_map),
+    }
+    if image.speculative_dropped:
+        facts["wrapper_candidates_not_kept"] = image.speculative_dropped
+    return ImageAgent(
+        files=tuple(sorted(walk.files.values(), key=lambda f: f.content.path)),
+        configs=tuple(walk.configs),
+        sources=tuple(walk.sources),
+        facts=facts,
+    )
+
+
+def _installed_cli_defaults(walk: _Walk, clis: list[JSONValue]) -> None:
+    """A claude CLI installed globally but not started by the config, with no settings in the
+    image: what it does when someone runs it is its defaults (reported, marked ambiguous).
+    A project's own dependency on the package is a fact only (its SDK code is checked)."""
+    if any(c.engine == "claude CLI" for c in walk.configs):
+        return
+    if any(f.why.endswith("settings") for f in walk.files.values()):
+        return
+    for cli in clis:
+        if not isinstance(cli, dict) or cli.get("command") != "claude" or not cli.get("global"):
+            continue
+        where = str(cli.get("path"))
+        walk.configs.append(
+            AgentConfig(
+                engine="claude CLI",
+                path=f"{where}/package.json",
+                line=1,
+                label="claude CLI installed, no settings (the CLI's defaults)",
+                ambiguous=True,
+                ambiguity="installed in the image, but the image's ENTRYPOINT/CMD does not "
+                "start it: it runs only when someone starts it",
+                origin=f"image:{cli.get('layer')}",
+            )
+        )
+        walk.sources.append(
+            Source.ok(
+                "image-agent",
+                where,
+                "the claude CLI is installed and no settings configure it: checked with "
+                "its defaults",
+            )
+        )
+        return
+
+
+def _shown(argv: Sequence[str]) -> str:
+    from agentguard.inspect.summary import redact_argv
+
+    return shlex.join(redact_argv(argv) or [])
+
+
+def _skip(walk: _Walk, launch: Launch, reason: str) -> None:
+    walk.sources.append(Source.skipped("image-agent", _shown(launch.argv), reason))
+    walk.followed.append({"argv": _shown(launch.argv), "kind": launch.kind, "followed": reason})
+
+
+def _follow(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        _skip(walk, launch, f"more than {MAX_DEPTH} wrappers deep: not followed")
+        return
+    if launch.kind == "cli":
+        _cli(walk, launch)
+    elif launch.kind == "module":
+        _module(walk, launch)
+    elif launch.kind == "inline":
+        if launch.interpreter != "shell":
+            _skip(walk, launch, "python -c code in the command line: not analysed")
+            return
+        _wrapper_text(walk, launch, launch.inline or "", "the `sh -c` command line", depth, ())
+    elif launch.kind in ("script", "program"):
+        _program(walk, launch, via, depth)
+    else:
+        _skip(walk, launch, "the command line names no script, module or program to follow")
+
+
+def _resolve(walk: _Walk, path: str) -> tuple[str, FileEntry | None]:
+    """Follow symlinks recorded in the image (absolute or relative), bounded."""
+    for _ in range(MAX_LINKS):
+        entry = walk.entries.get(path)
+        if entry is None or entry.kind != "symlink" or not entry.link_target:
+            return path, entry
+        target = entry.link_target
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return path, walk.entries.get(path)
+
+
+def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
+    candidates = launch.candidates or ((launch.target,) if launch.target else ())
+    found: tuple[str, FileEntry | None, FileContent | None] | None = None
+    for cand in candidates:
+        path, entry = _resolve(walk, cand)
+        content = walk.by_path.get(path)
+        if entry is not None or content is not None:
+            found = (path, entry, content)
+            break
+    if found is None:
+        _skip(walk, launch, _not_found(walk, launch.target or "", candidates))
+        return
+    path, entry, content = found
+    cli = _cli_of_path(path)
+    if cli is not None:
+        _cli(walk, Launch("cli", launch.argv, target=path, interpreter=cli))
+        return
+    if content is None:
+        kind = entry.kind if entry is not None else "file"
+        reason = (
+            f"{path} is a {kind} whose content was not collected (a link target outside "
+            "the folders read, or over a cap)"
+        )
+        _skip(walk, launch, reason)
+        return
+    data = content.data
+    if data.startswith(b"\x7fELF"):
+        _skip(
+            walk, launch, f"{path} is a compiled program (ELF): agentguard cannot read its settings"
+        )
+        return
+    interpreter = launch.interpreter if launch.kind == "script" else None
+    if data.startswith(b"#!"):
+        shebang = data[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+        if shebang:
+            inner = read_launch([*shebang, path], walk.env, walk.cwd)
+            interpreter = inner.interpreter or interpreter
+    if interpreter is None:
+        if not path.endswith(SCRIPT_SUFFIXES) and b"\0" in data[:1024]:
+            _skip(walk, launch, f"{path} is a binary file agentguard cannot read")
+            return
+        interpreter = "shell"
+    if interpreter == "shell":
+        walk.add(content, f"shell wrapper started by {via}")
+        _record(walk, launch, f"shell wrapper {path}")
+        args = _wrapper_args(walk, launch)
+        _wrapper_text(walk, launch, data.decode("utf-8", "replace"), path, depth, args)
+        return
+    walk.add(content, f"agent script started by {via}")
+    _record(walk, launch, f"script {path}")
+    tree = source_tree(path)
+    if tree is None:
+        walk.sources.append(
+            Source.skipped(
+                "image-agent",
+                path,
+                "in a system or bin folder: the modules it imports from elsewhere are not read",
+            )
+        )
+        return
+    for other in walk.by_path.values():
+        # (collected for its tree, a wrapper's target, or the working directory)
+        if other.path.startswith(tree + "/") and other.path.endswith(SCRIPT_SUFFIXES):
+            walk.add(other, f"source tree of {path}")
+
+
+def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
+    """Why a program is not there: absent (the pass looked), or not collected (it did not)."""
+    looked = [walk.plan.wants(c.lstrip("/")) for c in candidates]
+    if all(w == "exact" for w in looked):
+        where = "in the image's PATH" if len(candidates) > 1 else "in the image"
+        return f"{target} is not {where}: nothing to follow"
+    if all(w in ("exact", "code", "speculative") for w in looked):
+        if not walk.image.speculative_dropped:
+            return f"{target} is not in the image as a regular file: nothing to follow"
+        return (
+            f"{target} was not collected: {walk.image.speculative_dropped} candidate files "
+            "for what a wrapper runs were over the cap (read what it runs directly)"
+        )
+    return (
+        f"{target} was not collected in the one pass: a wrapper names it, and it is in a "
+        "system folder the pass does not read for a wrapper's targets"
+    )
+
+
+def _record(walk: _Walk, launch: Launch, what: str) -> None:
+    walk.followed.append({"argv": _shown(launch.argv), "kind": launch.kind, "followed": what})
+    walk.sources.append(Source.ok("image-agent", _shown(launch.argv), f"followed to {what}"))
+
+
+def _wrapper_args(walk: _Walk, launch: Launch) -> tuple[str, ...]:
+    """The arguments a wrapper script receives (its ``"$@"``): what follows it."""
+    if launch.kind == "program":
+        return launch.argv[1:]
+    for i, tok in enumerate(launch.argv):
+        if launch.target and posixpath.normpath(posixpath.join(walk.cwd, tok)) == launch.target:
+            return launch.argv[i + 1 :]
+    return ()
+
+
+def _wrapper_text(
+    walk: _Walk, launch: Launch, text: str, where: str, depth: int, args: tuple[str, ...]
+) -> None:
+    lines = exec_lines(text)
+    if not lines:
+        _skip(walk, launch, f"{where} runs no command agentguard can read")
+        return
+    for _line, raw in lines:
+        words: list[str] = []
+        for w in raw:
+            words += list(args) if w in WRAPPER_ARGS else [w]
+        if not words:
+            _skip(walk, launch, f"{where} runs its arguments, and it is given none")
+            continue
+        inner = read_launch(words, walk.env, walk.cwd)
+        if inner.kind == "program" and inner.target and "$" in inner.target:
+            _skip(walk, inner, f"{where} runs a command built at run time: not followed")
+            continue
+        _follow(walk, inner, where, depth + 1)
+
+
+def _module(walk: _Walk, launch: Launch) -> None:
+    top = (launch.target or "").split(".")[0]
+    hits = [
+        c
+        for c in walk.by_path.values()
+        if c.path.endswith(".py")
+        and walk.plan.wants(c.path.lstrip("/")) in ("code", "exact")
+        and (f"/{top}/" in c.path or c.path.endswith(f"/{top}.py"))
+    ]
+    if not hits:
+        _skip(
+            walk,
+            launch,
+            f"module {launch.target}: no {top}/ package or {top}.py in site-packages, the "
+            "working directory or PYTHONPATH",
+        )
+        return
+    roots = sorted({c.path.split(f"/{top}", 1)[0] for c in hits})
+    for c in hits:
+        walk.add(c, f"package {top} run by python -m {launch.target}")
+    _record(walk, launch, f"package {top} in {', '.join(roots)}")
+
+
+def _cli_of_path(path: str) -> str | None:
+    for package, command in CLI_PACKAGES.items():
+        if f"/node_modules/{package}/" in path:
+            return command
+    return None
+
+
+def _cli(walk: _Walk, launch: Launch) -> None:
+    from agentguard.inspect.project.cli_flags import cli_configs
+
+    name = launch.interpreter or ""
+    if name != "claude":
+        _skip(
+            walk,
+            launch,
+            f"the {name} CLI: its command-line flags are not read from the image config "
+            "(its user config in the image is)",
+        )
+        return
+    where = "fetched by the package runner at start"
+    if launch.candidates:
+        hit = next((c for c in launch.candidates if c in walk.entries or c in walk.by_path), None)
+        if hit is None:
+            _skip(walk, launch, "claude is not in the image's PATH: the container cannot start it")
+            return
+        path, entry = _resolve(walk, hit)
+        if entry is None and path not in walk.by_path and not _package_present(walk, path):
+            _skip(walk, launch, f"{hit} links to {path}, which is not in the image")
+            return
+        where = hit if hit == path else f"{hit} -> {path}"
+    elif launch.target and launch.target.startswith("/"):
+        where = launch.target
+    text = shlex.join(["claude", *_after_command(launch.argv)])
+    configs = cli_configs(CONFIG_PATH, text.encode())
+    if not configs:
+        configs = [
+            AgentConfig(
+                engine="claude CLI",
+                path=CONFIG_PATH,
+                line=1,
+                label="claude command line without flags (the CLI's defaults)",
+                origin="image:config",
+            )
+        ]
+    walk.configs += configs
+    _record(walk, launch, f"the claude CLI ({where}); its flags read from the command line")
+
+
+def _package_present(walk: _Walk, path: str) -> bool:
+    """``path`` lies in an agent CLI package whose package.json is in the image."""
+    for package in CLI_PACKAGES:
+        marker = f"/node_modules/{package}/"
+        if marker in path:
+            root = path.split(marker, 1)[0] + marker
+            return root + "package.json" in walk.by_path
+    return False
+
+
+def _after_command(argv: Sequence[str]) -> list[str]:
+    for i, a in enumerate(argv):
+        if posixpath.basename(a) == "claude" or a.startswith("@anthropic-ai/claude-code"):
+            return list(argv[i + 1 :])
+    return list(argv[1:])

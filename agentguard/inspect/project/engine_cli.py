@@ -1,0 +1,181 @@
+"""``codex`` and ``gemini`` command lines in scripts, Dockerfiles, compose files, workflows.
+
+A line-level reader like :mod:`.cli_flags` (which reads ``claude``): it finds the command
+word (``codex``, ``/usr/local/bin/gemini``, ``npx @openai/codex``, ``npx
+@google/gemini-cli``), joins backslash continuations, and reads the flags that decide
+the sandbox and the approval step. Flag names are those of the engines' own parsers:
+
+- Codex CLI: ``--sandbox``/``-s`` (read-only | workspace-write | danger-full-access),
+  ``--ask-for-approval``/``-a`` (untrusted | on-failure | on-request | never),
+  ``--full-auto`` (workspace-write + on-request), ``--dangerously-bypass-approvals-and-sandbox``
+  (alias ``--yolo``: danger-full-access + never), ``-c``/``--config key=value`` for
+  ``sandbox_mode`` and ``approval_policy``, ``--profile``/``-p``; ``codex exec`` never asks.
+- Gemini CLI: ``--yolo``/``-y``, ``--approval-mode`` (default | auto_edit | plan | yolo),
+  ``--sandbox``/``-s`` (and ``--sandbox=false``, ``--no-sandbox``), ``--allowed-tools``.
+
+A command line without any of these flags says nothing about the policy and yields
+nothing (``codex --version`` is not a configuration).
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentguard.inspect.project.cli_flags import _TOKEN as TOKEN
+from agentguard.inspect.project.engine_model import CODEX, GEMINI, EnginePolicy
+from agentguard.inspect.project.model import Option, Unknown
+
+_COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])(?:codex|gemini|@openai/codex|@google/gemini-cli)\b")
+_SEPARATORS = {"&&", "||", "|", ";", "&"}
+_PACKAGES = {"@openai/codex": CODEX, "@google/gemini-cli": GEMINI}
+_RUNNERS = ("npx", "bunx", "-y", "--yes", "exec", "dlx", "pnpx")
+MAX_JOIN = 30
+
+
+def has_engine_cli_use(data: bytes) -> bool:
+    return (b"codex" in data or b"gemini" in data) and _COMMAND.search(data) is not None
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    lines = text.splitlines()
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines):
+        start, line = i, lines[i]
+        if line.lstrip().startswith(("#", "//")) or ("codex" not in line and "gemini" not in line):
+            i += 1
+            continue
+        parts = [line]
+        while parts[-1].rstrip().endswith("\\") and i + 1 < len(lines) and i - start < MAX_JOIN:
+            i += 1
+            parts.append(lines[i])
+        out.append((start + 1, " ".join(p.rstrip().rstrip("\\") for p in parts)))
+        i += 1
+    return out
+
+
+def _tokens(line: str) -> list[str]:
+    return [next(g for g in m.groups() if g is not None) for m in TOKEN.finditer(line)]
+
+
+def _engine_of(tokens: list[str], i: int) -> str | None:
+    tok = tokens[i]
+    base = tok.rsplit("/", 1)[-1]
+    if base == "codex" and not tok.startswith("@"):
+        return CODEX
+    if base == "gemini" and not tok.startswith("@"):
+        return GEMINI
+    pkg = tok.split("@", 2)
+    name = "@" + pkg[1] if tok.startswith("@") and len(pkg) > 1 else tok
+    if name in _PACKAGES and i > 0 and tokens[i - 1] in _RUNNERS:
+        return _PACKAGES[name]
+    return None
+
+
+def engine_cli_policies(path: str, data: bytes) -> list[EnginePolicy]:
+    """Every ``codex``/``gemini`` invocation in ``data`` that sets the sandbox or approvals."""
+    text = data.decode("utf-8", "replace")
+    out: list[EnginePolicy] = []
+    for line_no, line in _logical_lines(text):
+        tokens = _tokens(line)
+        for i in range(len(tokens)):
+            engine = _engine_of(tokens, i)
+            if engine is None:
+                continue
+            policy = read_flags(engine, path, line_no, tokens[i + 1 :], "command line")
+            if policy is not None:
+                out.append(policy)
+            break
+    return out
+
+
+def _value(args: list[str], i: int, inline: str | None) -> tuple[str | None, int]:
+    if inline is not None:
+        return inline, i
+    if i < len(args) and not args[i].startswith("-") and args[i] not in _SEPARATORS:
+        return args[i], i + 1
+    return None, i
+
+
+def _literal(value: str, expr: str) -> object:
+    """A flag value as read: text, or unknown when it is filled in at run time."""
+    if "$" in value:
+        return Unknown(expr, "set at run time")
+    return value.strip("'\"")
+
+
+def read_flags(
+    engine: str, path: str, line: int, args: list[str], label: str
+) -> EnginePolicy | None:
+    """The policy one invocation's arguments set; None when they set none of it."""
+    sandbox: Option | None = None
+    approval: Option | None = None
+    preapproved: Option | None = None
+    profile: str | None = None
+    headless = bool(args) and args[0] == "exec" and engine == CODEX
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        if tok in _SEPARATORS:
+            break
+        flag, eq, rest = tok.partition("=")
+        inline = rest if eq else None
+        i += 1
+        if engine == CODEX:
+            if flag in ("--dangerously-bypass-approvals-and-sandbox", "--yolo"):
+                sandbox = Option("danger-full-access", line, flag)
+                approval = Option("never", line, flag)
+            elif flag == "--full-auto":
+                sandbox = Option("workspace-write", line, flag)
+                approval = Option("on-request", line, flag)
+            elif flag in ("--sandbox", "-s"):
+                value, i = _value(args, i, inline)
+                if value is not None:
+                    sandbox = Option(_literal(value, tok), line, f"{flag} {value}")
+            elif flag in ("--ask-for-approval", "-a"):
+                value, i = _value(args, i, inline)
+                if value is not None:
+                    approval = Option(_literal(value, tok), line, f"{flag} {value}")
+            elif flag in ("-c", "--config"):
+                value, i = _value(args, i, inline)
+                if value and value.endswith("=") and i < len(args):  # key="quoted value"
+                    value, i = value + args[i], i + 1
+                key, _, setting = (value or "").partition("=")
+                if key.strip() == "sandbox_mode":
+                    sandbox = Option(_literal(setting, value or ""), line, f"{flag} {value}")
+                elif key.strip() == "approval_policy":
+                    approval = Option(_literal(setting, value or ""), line, f"{flag} {value}")
+            elif flag in ("--profile", "-p"):
+                value, i = _value(args, i, inline)
+                profile = value
+        else:
+            if flag in ("--yolo", "-y"):
+                approval = Option("yolo", line, flag)
+            elif flag == "--approval-mode":
+                value, i = _value(args, i, inline)
+                if value is not None:
+                    approval = Option(_literal(value, tok), line, f"{flag} {value}")
+            elif flag in ("--sandbox", "-s"):
+                on = inline is None or inline.lower() not in ("false", "0", "no")
+                sandbox = Option("true" if on else "false", line, tok)
+            elif flag == "--no-sandbox":
+                sandbox = Option("false", line, flag)
+            elif flag in ("--allowed-tools", "--allowedTools"):
+                value, i = _value(args, i, inline)
+                tools = tuple(t for t in re.split(r"[,\s]+", value or "") if t)
+                if any(t in ("run_shell_command", "ShellTool") for t in tools):
+                    preapproved = Option(tools, line, f"{flag} {value}")
+    if sandbox is None and approval is None and preapproved is None:
+        return None
+    name = "codex" if engine == CODEX else "gemini"
+    return EnginePolicy(
+        engine=engine,
+        path=path,
+        line=line,
+        label=f"{name} {label}",
+        sandbox=sandbox,
+        approval=approval,
+        shell_preapproved=preapproved,
+        headless=headless,
+        profile=profile,
+    )

@@ -1,0 +1,101 @@
+"""Engine configuration files and YAML files for :mod:`.files`: sources and facts.
+
+Codex ``config.toml`` and Gemini ``settings.json`` by name; GitHub workflows by path;
+Kubernetes manifests by content (a YAML file with top-level ``apiVersion`` and ``kind``).
+A file that cannot be read is a failed source; a templated manifest (Helm's ``{{ }}``)
+is skipped with the reason, since its values are only known after rendering.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentguard.findings import Source
+from agentguard.inspect.project.lined import DocumentError
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.files import FileOutcome
+
+
+def _failed(path: str, exc: DocumentError, code: str) -> Source:
+    from agentguard.inspect.project.files import failed_source
+
+    where = f" (line {exc.line})" if exc.line else ""
+    return failed_source(path, f"{exc}{where}", f"{code}-{exc.code}")
+
+
+def engine_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
+    from agentguard.inspect.project.engine_settings import (
+        parse_codex_config,
+        parse_gemini_settings,
+    )
+
+    try:
+        if kind == "codex-config":
+            policies, servers = parse_codex_config(path, data)
+            what = "Codex CLI config.toml"
+        else:
+            policy, servers = parse_gemini_settings(path, data)
+            policies = [policy]
+            what = "Gemini CLI settings.json"
+    except DocumentError as exc:
+        out.sources.append(_failed(path, exc, kind))
+        return
+    out.parsed += 1
+    out.engine_policies += policies
+    out.mcp_servers += servers
+    out.sources.append(Source.ok("file", path, what))
+
+
+def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
+    from agentguard.inspect.project.k8s_facts import looks_like_manifest, read_manifests
+    from agentguard.inspect.project.workflows import action_policies, is_workflow, read_workflow
+
+    if is_workflow(path, data):
+        if not any(a.encode() in data.lower() for a in _ACTION_NEEDLES):
+            return
+        try:
+            steps = read_workflow(path, data)
+        except DocumentError as exc:
+            out.sources.append(_failed(path, exc, "workflow"))
+            return
+        out.parsed += 1
+        out.action_steps += steps
+        for step in steps:
+            policies, servers = action_policies(step)
+            out.engine_policies += policies
+            out.mcp_servers += servers
+        out.sources.append(Source.ok("file", path, f"GitHub workflow ({len(steps)} agent steps)"))
+        return
+    if not looks_like_manifest(data):
+        return
+    if b"{{" in data:
+        out.sources.append(
+            Source.skipped(
+                "file",
+                path,
+                "templated Kubernetes manifest (Helm): its values are known only after "
+                "rendering; run agentguard on the output of `helm template`",
+            )
+        )
+        return
+    try:
+        containers, _docs = read_manifests(path, data)
+    except DocumentError as exc:
+        out.sources.append(_failed(path, exc, "kubernetes"))
+        return
+    if not containers:
+        return
+    out.parsed += 1
+    out.k8s_containers += containers
+    out.sources.append(
+        Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers)")
+    )
+
+
+_ACTION_NEEDLES = (
+    "openai/codex-action",
+    "run-gemini-cli",
+    "gemini-cli-action",
+    "anthropics/claude-code",
+)

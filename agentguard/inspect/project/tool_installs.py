@@ -1,0 +1,102 @@
+"""Installs outside pip/uv that take whatever is current: a global npm install of an agent
+CLI without an exact version (or ``@latest``), ``npx`` of one, and a remote script piped
+into a shell. Facts only (text in, records out); AG130 judges them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# The agent CLIs and SDKs distributed through npm whose version decides what the agent
+# may do (their defaults for tools and permissions change between releases).
+AGENT_NPM = frozenset(
+    {
+        "@anthropic-ai/claude-code",
+        "@anthropic-ai/claude-agent-sdk",
+        "@openai/codex",
+        "@google/gemini-cli",
+        "@github/copilot",
+        "@sourcegraph/amp",
+        "@qwen-code/qwen-code",
+        "opencode-ai",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ToolInstall:
+    kind: str  # "npm-global" | "npx" | "remote-script"
+    what: str  # the package (name@spec as written) or the URL
+    reason: str  # why it is unpinned, in words
+    path: str
+    line: int
+    phase: str  # "build" | "start"
+
+
+_NPM_GLOBAL = re.compile(
+    r"\b(?:npm\s+(?:install|i|add)|pnpm\s+(?:add|install|i)|bun\s+(?:add|install|i))"
+    r"((?:\s+[^\s;&|]+)*)",
+)
+_YARN_GLOBAL = re.compile(r"\byarn\s+global\s+add((?:\s+[^\s;&|]+)*)")
+_NPX = re.compile(r"\b(?:npx|pnpx|bunx)((?:\s+-[^\s;&|]+)*)\s+([^\s;&|-][^\s;&|]*)")
+_PIPE_SHELL = re.compile(
+    r"\b(curl|wget)\s[^|;&]*?(https?://[^\s|;&'\"]+)[^|;&]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
+    r"(?:env\s+\S+=\S+\s+)*(?:ba|z|da)?sh\b"
+)
+_VERSION_SEGMENT = re.compile(r"/v?\d+\.\d+(?:\.\d+)?[^/]*/")
+_EXACT = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][\w.]+)?$")
+
+
+def _split(spec: str) -> tuple[str, str | None]:
+    """``@scope/name@1.2.3`` -> (``@scope/name``, ``1.2.3``); no version -> None."""
+    at = spec.rfind("@")
+    if at <= 0:
+        return spec, None
+    return spec[:at], spec[at + 1 :]
+
+
+def _unpinned(version: str | None) -> str | None:
+    if version is None or version == "":
+        return "no version"
+    if version in ("*", "x") or version[:1].isalpha():
+        return f"@{version}"  # a dist-tag (latest, next, nightly): whatever it points to
+    if not _EXACT.match(version):
+        return f"the range {version}"
+    return None
+
+
+def _line(base: int, script: str, pos: int, offsets: bool) -> int:
+    return base + script[:pos].count("\n") if offsets else base
+
+
+def find_tool_installs(
+    script: str, *, path: str, line: int, phase: str, line_offsets: bool = True
+) -> list[ToolInstall]:
+    out: list[ToolInstall] = []
+    for m in [*_NPM_GLOBAL.finditer(script), *_YARN_GLOBAL.finditer(script)]:
+        words = m.group(1).split()
+        if not m.group(0).startswith("yarn") and not ({"-g", "--global"} & set(words)):
+            continue
+        for word in words:
+            if word.startswith("-"):
+                continue
+            name, version = _split(word)
+            why = _unpinned(version) if name in AGENT_NPM else None
+            if why is not None:
+                at = _line(line, script, m.start(), line_offsets)
+                out.append(ToolInstall("npm-global", word, why, path, at, phase))
+    for m in _NPX.finditer(script):
+        name, version = _split(m.group(2))
+        why = _unpinned(version) if name in AGENT_NPM else None
+        if why is not None:
+            at = _line(line, script, m.start(), line_offsets)
+            out.append(ToolInstall("npx", m.group(2), why, path, at, phase))
+    for m in _PIPE_SHELL.finditer(script):
+        url = m.group(2)
+        if _VERSION_SEGMENT.search(url):
+            continue  # the installer of a named release (…/uv/0.5.1/install.sh)
+        at = _line(line, script, m.start(), line_offsets)
+        out.append(
+            ToolInstall("remote-script", url, "piped into a shell, unpinned", path, at, phase)
+        )
+    return sorted(out, key=lambda t: (t.line, t.kind, t.what))

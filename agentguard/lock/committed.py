@@ -1,0 +1,53 @@
+"""The committed version of a lock file (git ``HEAD``), to gate a lock the project's own
+tool rewrote (``poetry lock``) against what was reviewed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+GIT_TIMEOUT = 20
+MAX_BYTES = 32 * 1024 * 1024
+
+
+def committed_text(root: Path, name: str) -> tuple[str | None, str]:
+    """(text at HEAD or None, why not)."""
+    git = shutil.which("git")
+    if git is None:
+        return None, "git is not installed"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    try:
+        proc = subprocess.run(
+            # plumbing (no textconv, no pager); a hostile repository config runs no program
+            [
+                git,
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-C",
+                str(root),
+                "cat-file",
+                "blob",
+                f"HEAD:./{name}",
+            ],
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"git show failed: {exc}"
+    if proc.returncode != 0:
+        first = proc.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
+        return None, first[0] if first else "not committed"
+    if len(proc.stdout) > MAX_BYTES:
+        return None, f"the committed {name} is larger than {MAX_BYTES} bytes"
+    try:
+        return proc.stdout.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        return None, f"the committed {name} is not UTF-8"

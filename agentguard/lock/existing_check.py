@@ -1,0 +1,184 @@
+"""`agentguard lock --check` on a project that locks with uv, Poetry or another PEP 751
+writer: AG101, AG104 and the in-sync check (AG103) against the lock it has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from agentguard.findings import Finding, Fix, Location, Severity
+from agentguard.lock.inputs import ProjectInputs
+from agentguard.lock.readers.interface import ExistingLock
+
+RELOCK = {
+    "uv.lock": "Run `uv lock` (or `agentguard lock`, which runs it and gates the result) and commit uv.lock.",
+    "poetry.lock": "Run `poetry lock`, then `agentguard lock` to gate it, and commit poetry.lock.",
+    "pylock.toml": "Re-generate pylock.toml with the tool that wrote it and commit it.",
+}
+
+
+def _key(text: str) -> tuple[str, frozenset[str], str, tuple[str, ...]] | None:
+    try:
+        r = Requirement(text)
+    except InvalidRequirement:
+        return None
+    from packaging.utils import canonicalize_name
+
+    return (
+        canonicalize_name(r.name),
+        frozenset(str(s) for s in r.specifier),
+        str(r.marker) if r.marker else "",
+        tuple(sorted(canonicalize_name(e) for e in r.extras)),
+    )
+
+
+def check_in_sync(
+    lock: ExistingLock, inputs: ProjectInputs, declared_by_lock_tool: Iterable[str] | None
+) -> list[Finding]:
+    """AG103: the lock was made from other requirements than the project declares now.
+
+    ``declared_by_lock_tool`` is what the project declares in the form the lock records it
+    (uv: the root package's requires-dist); every declared requirement must also be held by
+    a pin whose version it admits."""
+    from agentguard.rules.deps import LockOutOfSync
+
+    findings: list[Finding] = []
+    fix = RELOCK.get(lock.format, RELOCK["pylock.toml"])
+    if lock.root_requires is not None and declared_by_lock_tool is not None:
+        now = {k for k in map(_key, declared_by_lock_tool) if k}
+        then = {k for k in map(_key, lock.root_requires) if k}
+        if now != then:
+            added = sorted(_show(k) for k in now - then)
+            removed = sorted(_show(k) for k in then - now)
+            findings.append(
+                LockOutOfSync.finding(
+                    f"{lock.path} was made from other requirements than {inputs.source} declares now"
+                    f" (declared, not in the lock: {', '.join(added) or 'none'}; in the lock, no "
+                    f"longer declared: {', '.join(removed) or 'none'}).",
+                    locations=[Location(path=lock.path), Location(path=inputs.source)],
+                    fix=fix,
+                    evidence={"file": lock.path, "declared_only": added, "locked_only": removed},
+                )
+            )
+    by_name: dict[str, list[str]] = {}
+    for p in lock.pins:
+        by_name.setdefault(p.name, []).append(p.version)
+    for decl in inputs.requirements:
+        req = decl.requirement
+        versions = by_name.get(decl.name)
+        if versions is None:
+            if req.marker is not None:
+                continue  # may be for a platform the lock does not cover
+            problem = "is not in the lock"
+        elif any(_admits(req, v) for v in versions):
+            continue
+        else:
+            problem = f"is locked at {', '.join(versions)}, which {decl.text} does not admit"
+        findings.append(
+            LockOutOfSync.finding(
+                f"{decl.name} (declared as {decl.text} in {decl.file}) {problem}: {lock.path} is "
+                "out of date.",
+                locations=[Location(path=decl.file, line=decl.line), Location(path=lock.path)],
+                fix=fix,
+                evidence={
+                    "file": lock.path,
+                    "package": decl.name,
+                    "declared": decl.text,
+                    "locked": versions or [],
+                },
+            )
+        )
+    return findings
+
+
+def check_members_in_sync(
+    lock: ExistingLock, members: Mapping[str, tuple[str, list[str] | None]]
+) -> list[Finding]:
+    """AG103 for each uv workspace member whose requirements differ from what uv.lock
+    recorded for it (``members``: name -> (its pyproject.toml, its requirements))."""
+    from agentguard.rules.deps import LockOutOfSync
+
+    recorded = dict(lock.member_requires)
+    out: list[Finding] = []
+    for name, (path, declared) in sorted(members.items()):
+        if declared is None:
+            continue
+        then = recorded.get(name)
+        now = {k for k in map(_key, declared) if k}
+        was = {k for k in map(_key, then or ()) if k}
+        if then is not None and now == was:
+            continue
+        added = sorted(_show(k) for k in now - was)
+        removed = sorted(_show(k) for k in was - now)
+        what = (
+            f"workspace member {name} ({path}) is not in {lock.path}"
+            if then is None
+            else f"workspace member {name} ({path}) declares other requirements than "
+            f"{lock.path} recorded (declared, not in the lock: {', '.join(added) or 'none'}; "
+            f"in the lock, no longer declared: {', '.join(removed) or 'none'})"
+        )
+        out.append(
+            LockOutOfSync.finding(
+                what + ".",
+                locations=[Location(path=path), Location(path=lock.path)],
+                fix=RELOCK["uv.lock"],
+                evidence={
+                    "file": lock.path,
+                    "member": name,
+                    "declared_only": added,
+                    "locked_only": removed,
+                },
+            )
+        )
+    return out
+
+
+def _admits(req: Requirement, version: str) -> bool:
+    if not version:
+        return True  # a local package (the project's own member)
+    try:
+        return req.specifier.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return False
+
+
+def _show(key: tuple[str, frozenset[str], str, tuple[str, ...]]) -> str:
+    name, spec, marker, extras = key
+    text = name + (f"[{','.join(extras)}]" if extras else "") + ",".join(sorted(spec))
+    return text + (f" ; {marker}" if marker else "")
+
+
+def check_hashes(lock: ExistingLock) -> list[Finding]:
+    """AG104 for every downloaded pin the lock holds no hash for."""
+    from agentguard.rules.deps import UnhashedPin
+
+    out: list[Finding] = []
+    for pin in lock.pins:
+        if pin.local or pin.hashes:
+            continue
+        if pin.source == "git":
+            what = (
+                "is pinned by a git commit, not by a file hash: `pip --require-hashes` refuses it"
+            )
+        else:
+            how = "a direct URL" if pin.source == "url" else "a download"
+            what = f"is {how} with no hash: a substituted file installs unnoticed"
+        out.append(
+            UnhashedPin.finding(
+                f"{pin.name}=={pin.version} in {lock.path} {what}.",
+                severity=Severity.MEDIUM if pin.source == "git" else None,
+                locations=[Location(path=lock.path, line=pin.line)],
+                fix=Fix(
+                    "Depend on a released version from the index (the lock then holds its hashes)."
+                ),
+                evidence={
+                    "package": pin.name,
+                    "version": pin.version or None,
+                    "hashes": 0,
+                    "source": pin.source,
+                },
+            )
+        )
+    return out

@@ -1,0 +1,321 @@
+"""`agentguard lock` on a project that already locks with uv, Poetry or a PEP 751 writer:
+the project's own tool stays authoritative. ``--check`` reads its lock; a re-lock of a uv
+project runs ``uv lock`` and gates the result (:mod:`agentguard.lock.uv_project`); a
+Poetry lock is read and gated, not re-locked."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentguard import safeio
+from agentguard.engine import UsageError, make_report
+from agentguard.findings import Finding, JSONValue, Report, Source
+from agentguard.lock.existing import ExistingAnalysis, analyse_existing
+from agentguard.lock.inputs import ProjectInputs
+from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
+from agentguard.lock.readers import LockReadError, find_existing, read_existing
+from agentguard.lock.readers.interface import ExistingLock, LockReader
+from agentguard.safeio import MAX_CONFIG_BYTES, MAX_LOCK_BYTES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    from agentguard.config import DepsPolicy
+
+
+def existing_reader(root: Path) -> LockReader | None:
+    """The reader of the project's own (non-agentguard) lock, when that is the lock it uses.
+
+    Our own lock files take precedence (the project chose agentguard's lock). Two foreign
+    locks are never resolved by taking the first."""
+    from agentguard.lock.export import is_export
+
+    if (root / REQUIREMENTS_LOCK).exists() and not is_export(root / REQUIREMENTS_LOCK):
+        return None
+    found = find_existing(root)
+    if not found:
+        return None
+    if len(found) > 1 and found[0].format == "uv.lock" and _written_by_uv(root / PYLOCK):
+        found = found[:1]  # `uv export --format pylock.toml` of the uv.lock beside it
+    if len(found) > 1:
+        names = ", ".join(r.filename for r in found)
+        raise UsageError(
+            f"{root}: more than one lock ({names}); agentguard will not pick one: remove the "
+            "one the project does not install from"
+        )
+    if found[0].filename == PYLOCK and not (root / PYLOCK).is_file():
+        return None
+    return found[0]
+
+
+def _written_by_uv(path: Path) -> bool:
+    try:
+        with safeio.open_regular(path) as fh:
+            return b'created-by = "uv"' in fh.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def derived_pylock(path: Path) -> bool:
+    """A pylock.toml exported from the project's own lock (by agentguard or by uv)."""
+    from agentguard.lock.export import is_export
+
+    return is_export(path) or _written_by_uv(path)
+
+
+def file_digest(path: Path) -> str | None:
+    try:
+        return "sha256:" + hashlib.sha256(safeio.read_bytes(path, cap=MAX_LOCK_BYTES)).hexdigest()
+    except OSError:
+        return None
+
+
+def lock_source(lock: ExistingLock) -> Source:
+    return Source.ok(
+        "lockfile",
+        lock.path,
+        f"the project's own lock ({len(lock.registry_pins)} packages, written by {lock.created_by})",
+    )
+
+
+def read_failure(exc: LockReadError, remedy: str) -> Source:
+    return Source.failed(
+        "lockfile", exc.file, str(exc), error_code=exc.code, retryable=False, remedy=remedy
+    )
+
+
+def _pyproject(root: Path) -> str:
+    return safeio.read_text(root / "pyproject.toml", root=root, cap=MAX_CONFIG_BYTES)
+
+
+def workspace_declared(root: Path) -> dict[str, tuple[str, list[str] | None]]:
+    """uv workspace members: name -> (their pyproject.toml, declared as uv records them)."""
+    from agentguard.lock.inputs_tools import uv_workspace_members
+
+    try:
+        data = tomllib.loads(_pyproject(root))
+        members = uv_workspace_members(root, data)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, UsageError):
+        return {}
+    from packaging.utils import canonicalize_name
+
+    out: dict[str, tuple[str, list[str] | None]] = {}
+    for py in members:
+        try:
+            member = tomllib.loads(safeio.read_text(py, root=root, cap=MAX_CONFIG_BYTES)).get(
+                "project", {}
+            )
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+            continue
+        if isinstance(member, dict) and isinstance(member.get("name"), str):
+            rel = str(py.relative_to(root))
+            out[canonicalize_name(member["name"])] = (rel, declared_as_uv_records(py.parent))
+    return out
+
+
+def declared_as_uv_records(root: Path) -> list[str] | None:
+    """[project] dependencies and optional dependencies as uv records them in the root
+    package's requires-dist (an optional one carries ``extra == '<name>'``)."""
+    try:
+        data = tomllib.loads(_pyproject(root))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+    project = data.get("project")
+    if not isinstance(project, dict):
+        return None
+    out = [d for d in project.get("dependencies", []) if isinstance(d, str)]
+    optional = project.get("optional-dependencies", {})
+    if isinstance(optional, dict):
+        for extra, items in optional.items():
+            for d in items if isinstance(items, list) else []:
+                if isinstance(d, str):
+                    head, _, marker = d.partition(";")
+                    cond = f"extra == '{extra}'"
+                    out.append(
+                        f"{head.strip()} ; {f'({marker.strip()}) and ' if marker.strip() else ''}{cond}"
+                    )
+    return out
+
+
+def root_requirements(inputs: ProjectInputs, lock: ExistingLock) -> list[str]:
+    """The project's own requirements: declared ones, the development groups the lock
+    records (uv installs them by default), and caps from uv's constraint- and
+    override-dependencies (a cap there holds the child to one major, like a cap of its own)."""
+    return [*inputs.requirement_lines(), *lock.root_requires_dev, *inputs.constraint_lines()]
+
+
+def graph_findings(analysis: ExistingAnalysis, policy: DepsPolicy) -> list[Finding]:
+    from agentguard.rules.deps import check_major_spans, check_unknown_metadata
+
+    return [*check_major_spans(analysis.graph, policy), *check_unknown_metadata(analysis.graph)]
+
+
+def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONValue]:
+    return {
+        "lock_file": lock.path,
+        "lock_format": lock.format,
+        "packages": len(analysis.graph.packages),
+        "edges": len(analysis.graph.edges),
+        "unread_edges": list(analysis.unread_edges),
+    }
+
+
+def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy) -> Report:
+    """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock."""
+    from agentguard.lock.existing_check import check_hashes, check_in_sync, check_members_in_sync
+
+    root = inputs.root
+    sources: list[Source] = [
+        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
+    ]
+    prov: dict[str, JSONValue] = {
+        "input_hash": inputs.input_hash,
+        "input_source": inputs.source,
+        "lock_file": reader.filename,
+    }
+    try:
+        lock = read_existing(root, reader)
+    except LockReadError as exc:
+        sources.append(
+            read_failure(exc, f"Fix {exc.file} (re-generate it with the tool that wrote it).")
+        )
+        return make_report("lock --check", [], sources, target=str(root), inputs=prov)
+    sources.append(lock_source(lock))
+    prov["lock_digest"] = file_digest(root / lock.path)
+    analysis = analyse_existing(lock, root_requirements(inputs, lock), base=root)
+    sources.extend(analysis.sources)
+    declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
+    members = workspace_declared(root) if lock.format == "uv.lock" else {}
+    findings = [
+        *check_in_sync(lock, inputs, declared),
+        *check_members_in_sync(lock, members),
+        *check_hashes(lock),
+        *graph_findings(analysis, policy),
+    ]
+    notes = [
+        f"Read {lock.path}, the project's own lock (written by {lock.created_by}); wrote nothing."
+    ]
+    if analysis.unread_edges:
+        notes.append(
+            f"{len(analysis.unread_edges)} edges could not be read (their parent's Requires-Dist is "
+            "unknown): " + ", ".join(analysis.unread_edges[:10])
+        )
+    return make_report(
+        "lock --check",
+        findings,
+        sources,
+        target=str(root),
+        inputs=prov,
+        facts=facts_of(lock, analysis),
+        notes=notes,
+    )
+
+
+def lock_existing(
+    opts: Any, inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
+) -> Report:
+    """A re-lock: uv projects through ``uv lock`` and the gate; other locks are read and
+    gated, not re-locked (said so)."""
+    if reader.format == "uv.lock":
+        from agentguard.lock.uv_project import relock_uv
+
+        return _export(opts, inputs, reader, relock_uv(opts, inputs, policy))
+    report = check_existing(inputs, reader, policy)
+    from dataclasses import replace
+
+    gate_findings, gate_sources, gate_notes = _gate_against_committed(inputs, reader, opts)
+    report = replace(
+        report,
+        findings=(*report.findings, *gate_findings),
+        sources=(*report.sources, *gate_sources),
+        notes=(*report.notes, *gate_notes),
+    )
+
+    how = {
+        "poetry.lock": "run `poetry lock` (with `--regenerate` to upgrade), then `agentguard lock` "
+        "again to gate the result",
+    }.get(reader.format, f"re-generate {reader.filename} with the tool that wrote it")
+    report = _export(opts, inputs, reader, report)
+    return replace(
+        report,
+        provenance=replace(report.provenance, command="lock"),
+        notes=(
+            *report.notes,
+            f"Re-locking through {'Poetry' if reader.format == 'poetry.lock' else 'the tool that wrote it'} was not done: {how}. "
+            f"No {REQUIREMENTS_LOCK} or {PYLOCK} was written beside {reader.filename}.",
+        ),
+    )
+
+
+def _gate_against_committed(
+    inputs: ProjectInputs, reader: LockReader, opts: Any
+) -> tuple[list[Finding], list[Source], list[str]]:
+    """AG102 for the lock in the working tree against the one at git HEAD (the tool that
+    wrote it has already replaced it: the gate says so, it cannot refuse)."""
+    from agentguard.lock.committed import committed_text
+    from agentguard.rules.deps_gate import check_major_crossings
+
+    root = inputs.root
+    before, why = committed_text(root, reader.filename)
+    if before is None:
+        return [], [Source.skipped("lockfile", f"{reader.filename} at HEAD", why)], []
+    try:
+        old = reader.read(before, f"{reader.filename} (HEAD)")
+        new = read_existing(root, reader)
+    except LockReadError as exc:
+        return [], [read_failure(exc, "Fix the lock, then re-run.")], []
+    analysis = analyse_existing(new, root_requirements(inputs, new), base=root)
+    crossings = check_major_crossings(
+        old.packages(), analysis.graph, opts.allow_major, inputs.requires_python
+    )
+    source = Source.ok(
+        "lockfile", f"{reader.filename} at HEAD", f"{len(old.registry_pins)} packages"
+    )
+    blocking = sorted({str(f.evidence["package"]) for f in crossings if f.severity.value != "info"})
+    notes = []
+    if blocking:
+        notes.append(
+            f"{reader.filename} crosses a major against the committed one ({', '.join(blocking)}): "
+            f"review, or restore it with `git checkout -- {reader.filename}`."
+        )
+    return crossings, [source], notes
+
+
+def _export(opts: Any, inputs: ProjectInputs, reader: LockReader, report: Report) -> Report:
+    """``--export``: write the (gated) lock as requirements.lock or pylock.toml, only when
+    the run wrote or kept a lock it could stand behind."""
+    from dataclasses import replace
+
+    kind = getattr(opts, "export", None)
+    if not kind:
+        return report
+    blocked = any(
+        f.rule_id == "AG102" and f.severity.value != "info" for f in report.findings
+    ) or any(s.status.value == "failed" for s in report.sources)
+    if blocked:
+        note = f"Not exported ({kind}): the gate did not pass or a source failed."
+        return replace(report, notes=(*report.notes, note))
+    from agentguard.lock.export import render_export
+    from agentguard.lock.lockfile import write_atomically
+
+    lock = read_existing(inputs.root, reader)
+    name, text = render_export(lock, kind)
+    try:
+        write_atomically({inputs.root / name: text})
+    except OSError as exc:
+        failed = Source.failed(
+            "lockfile",
+            name,
+            f"cannot write the export: {exc}",
+            error_code="lockfile-write-failed",
+            retryable=False,
+        )
+        return replace(report, sources=(*report.sources, failed))
+    note = f"Exported {reader.filename} as {name} (asked with --export {kind}); {reader.filename} stays the lock."
+    return replace(report, notes=(*report.notes, note))

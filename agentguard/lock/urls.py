@@ -1,0 +1,132 @@
+"""Index URLs: credentials taken out, secrets redacted, and which URLs an index may name.
+
+``redact_url`` is the URL part of the one redactor (``agentguard/redact.py`` is to fold it
+in): every text the lock code lets out (reasons, notes, provenance, lock files) goes
+through it, so a password in ``--index-url https://user:pass@host/simple`` or a
+``?token=`` never leaves the process.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import os
+import re
+import socket
+import urllib.parse
+from dataclasses import dataclass
+
+# userinfo of any URL in a text: scheme://USER[:PASS]@
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<info>[^/?#@\s]*)@")
+_SECRET_QUERY = re.compile(
+    r"(?P<key>[?&;](?:[a-z0-9_.-]*(?:token|key|secret|passw(?:or)?d|pwd|auth|signature|sig|"
+    r"credential|session)[a-z0-9_.-]*))=(?P<value>[^&#\s'\"]*)",
+    re.IGNORECASE,
+)
+REDACTED = "***"
+
+
+def redact_url(text: str) -> str:
+    """``text`` with every URL's userinfo and every secret-named query value replaced."""
+    if "@" in text:
+        text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    if "=" in text:
+        text = _SECRET_QUERY.sub(lambda m: f"{m['key']}={REDACTED}", text)
+    return text
+
+
+@dataclass(frozen=True)
+class Login:
+    username: str
+    password: str
+
+
+def split_userinfo(url: str) -> tuple[str, Login | None]:
+    """The URL without its userinfo, and the login it carried (if any)."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    info, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = info.partition(":")
+    clean = urllib.parse.urlunsplit(parts._replace(netloc=hostport))
+    login = Login(urllib.parse.unquote(user), urllib.parse.unquote(password))
+    return clean, login
+
+
+def clean_url(url: str) -> str:
+    """What may be written or shown of an index URL: no userinfo, secret query values redacted."""
+    return redact_url(split_userinfo(url)[0])
+
+
+Origin = tuple[str, str, int]
+
+
+def origin(url: str) -> Origin | None:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    return parts.scheme, parts.hostname.lower(), port
+
+
+def configured_hosts() -> frozenset[str]:
+    """Extra hosts an index may send agentguard to (``AGENTGUARD_INDEX_HOSTS``, comma or space
+    separated): for an index whose files live on another, private, or http host."""
+    raw = os.environ.get("AGENTGUARD_INDEX_HOSTS", "")
+    return frozenset(h.strip().lower() for h in re.split(r"[,\s]+", raw) if h.strip())
+
+
+@functools.lru_cache(maxsize=256)
+def is_machine_local(host: str) -> bool:
+    """``host`` is, or resolves to, this machine or its link (loopback, link-local such as a
+    cloud metadata service, unspecified, multicast): never a file CDN. Private ranges are
+    not refused: behind a corporate proxy or split DNS a public CDN can resolve to one."""
+    try:
+        infos = socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return True  # cannot be looked up: cannot be read either
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if (
+            address.is_loopback
+            or address.is_link_local
+            or address.is_unspecified
+            or address.is_multicast
+        ):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class UrlPolicy:
+    """Which URLs the indexes may name (files, redirects).
+
+    The origin of an index itself (scheme, host, port) always; an https URL of another host
+    that is not this machine or its link (an index's file CDN); any host named in
+    ``AGENTGUARD_INDEX_HOSTS``. Never ``file:`` or another scheme, never from https down to
+    http, never another port of the same host, never an address of this machine or its link."""
+
+    index_origins: frozenset[Origin]
+    extra_hosts: frozenset[str] = frozenset()
+
+    def refusal(self, url: str, came_from: str) -> str | None:
+        """Why ``url`` (named by, or redirected to from, ``came_from``) is refused, or None."""
+        target = origin(url)
+        if target is None:
+            scheme = urllib.parse.urlsplit(url).scheme or "no scheme"
+            return f"names a {scheme} URL (only http and https are read)"
+        if target in self.index_origins:
+            return None
+        if target[1] in self.extra_hosts:
+            return None
+        source = origin(came_from)
+        if source is not None and source[0] == "https" and target[0] == "http":
+            return "sends agentguard from https to http"
+        if target[0] != "https":
+            return f"names another host over http ({target[1]}:{target[2]})"
+        if is_machine_local(target[1]):
+            return f"names a host on this machine or its link ({target[1]})"
+        return None

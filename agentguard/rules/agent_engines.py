@@ -1,0 +1,328 @@
+"""The Codex and Gemini CLIs, and agent actions in CI (facts only, no I/O).
+
+Engine policies feed the AG3xx rules that Claude's configurations feed (AG301 for a
+shell outside the sandbox, AG305 for approvals switched off), with the engine named in
+every finding. Agent actions add AG330 (a moving ref) and AG331 (anyone may trigger the
+agent); codex-action's ``safety-strategy`` feeds AG401.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from agentguard.findings import Confidence, Finding, Fix, Location, Severity
+from agentguard.inspect.project.engine_model import CODEX, GEMINI, ActionStep, EnginePolicy
+from agentguard.inspect.project.model import Option, Unknown, describe
+from agentguard.rules.agent_tools import BuiltinShellTools, PermissionChecksBypassed
+from agentguard.rules.base import Rule, register
+from agentguard.rules.hardening import RunsAsRoot
+
+_SHA = frozenset("0123456789abcdef")
+
+
+@register
+class AgentActionUnpinned(Rule):
+    """An agent action is referenced by a tag or branch, not by a commit.
+
+    ## What it does
+    Reports a workflow step that runs an agent action (`openai/codex-action`,
+    `anthropics/claude-code-action`, `google-github-actions/run-gemini-cli`) with a ref
+    that is not a full 40-character commit SHA (`@v1`, `@main`, `@beta`).
+
+    ## Why is this bad?
+    A tag or branch can be moved by whoever controls the action's repository. The agent
+    action runs with the workflow's token and the model's API key, and decides how the
+    agent is confined: the next push to that ref changes what runs in your CI, unreviewed.
+
+    ## Example
+    ```yaml
+    - uses: openai/codex-action@v1
+    ```
+
+    ## Use instead
+    ```yaml
+    - uses: openai/codex-action@0b91f4c3d0a0c5e4a3f9a4b0d9e6c2a1f3b5d7e9  # v1.2.0
+    ```
+    Pin the commit and let Dependabot or Renovate propose updates.
+    """
+
+    id = "AG330"
+    name = "agent-action-unpinned"
+    title = "Agent action referenced by a moving ref"
+    default_severity = Severity.MEDIUM
+    family = "agent-engines"
+
+
+@register
+class AgentTriggerableByAnyone(Rule):
+    """Anyone may trigger the agent in CI.
+
+    ## What it does
+    Reports `allow-users: "*"` on `openai/codex-action` and `allowed_non_write_users: "*"`
+    on `anthropics/claude-code-action`: the action's own check that the person who
+    triggered the run has write access to the repository is switched off.
+
+    ## Why is this bad?
+    On a public repository anyone can open an issue or a comment. With the check off,
+    their text becomes the agent's prompt in a job that holds the model's key and a
+    repository token: a prompt injection away from pushing code or leaking secrets.
+
+    ## Example
+    ```yaml
+    - uses: anthropics/claude-code-action@<sha>
+      with:
+        allowed_non_write_users: "*"
+    ```
+
+    ## Use instead
+    Leave the check on (remove the input), or list the few accounts that may trigger
+    the agent by name.
+    """
+
+    id = "AG331"
+    name = "agent-triggerable-by-anyone"
+    title = "Anyone may trigger the agent"
+    default_severity = Severity.HIGH
+    family = "agent-engines"
+
+
+def _loc(p: EnginePolicy, opt: Option | None = None) -> Location:
+    return Location(path=p.path, line=opt.line if opt else p.line, note=p.label)
+
+
+def _value(opt: Option | None) -> object:
+    return None if opt is None else opt.value
+
+
+def with_project_defaults(policies: Sequence[EnginePolicy]) -> list[EnginePolicy]:
+    """Command lines and actions that leave the sandbox unset get it from the project's
+    own configuration file of that engine (Codex `config.toml`, Gemini `settings.json`),
+    which the engine loads from the folder it starts in. Files that disagree make it
+    unknown: never the first of two."""
+    files: dict[str, set[str]] = {}
+    lines: dict[str, Option] = {}
+    for p in policies:
+        if p.label in ("config.toml", "settings.json") and p.sandbox is not None:
+            files.setdefault(p.engine, set()).add(repr(p.sandbox.value))
+            lines.setdefault(p.engine, p.sandbox)
+    out: list[EnginePolicy] = []
+    for p in policies:
+        found = files.get(p.engine)
+        if p.sandbox is not None or not found or p.label in ("config.toml", "settings.json"):
+            out.append(p)
+            continue
+        if len(found) == 1:
+            src = lines[p.engine]
+            opt = Option(src.value, p.line, f"{src.expr} in the project's {_file_of(p.engine)}")
+        else:
+            why = f"the project's {_file_of(p.engine)} files disagree"
+            opt = Option(Unknown(", ".join(sorted(found)), why), p.line, why)
+        out.append(dataclasses.replace(p, sandbox=opt))
+    return out
+
+
+def _file_of(engine: str) -> str:
+    return ".codex/config.toml" if engine == CODEX else ".gemini/settings.json"
+
+
+def check_engine_policy(p: EnginePolicy) -> list[Finding]:
+    """AG301/AG305 for one Codex or Gemini policy."""
+    return _codex(p) if p.engine == CODEX else _gemini(p) if p.engine == GEMINI else []
+
+
+def _codex(p: EnginePolicy) -> list[Finding]:
+    sandbox, approval = _value(p.sandbox), _value(p.approval)
+    never = approval == "never" or (approval is None and p.headless)
+    evidence = {
+        "engine": p.engine,
+        "sandbox": describe(sandbox) if sandbox is not None else None,
+        "approval": describe(approval) if approval is not None else None,
+        "profile": p.profile,
+    }
+    fix = Fix(
+        'Keep Codex\'s sandbox on: `sandbox_mode = "workspace-write"` (or `--sandbox '
+        "workspace-write`), and run it in a container that holds no credentials it does not "
+        "need.",
+        snippet='sandbox_mode = "workspace-write"',
+    )
+    if isinstance(sandbox, Unknown):
+        return [
+            BuiltinShellTools.finding(
+                f"{p.engine} sandbox mode could not be determined ({describe(sandbox)}); if it "
+                "is danger-full-access, shell commands run unconfined.",
+                locations=[_loc(p, p.sandbox)],
+                fix=fix,
+                evidence=evidence,
+                severity=Severity.MEDIUM,
+                confidence=Confidence.LOW,
+            )
+        ]
+    if sandbox != "danger-full-access":
+        return []
+    assert p.sandbox is not None
+    if never:
+        if p.approval is None:
+            what = f"{p.sandbox.expr}; `codex exec` never asks"
+        elif p.approval.expr == p.sandbox.expr:
+            what = p.sandbox.expr
+        else:
+            what = f"{p.sandbox.expr}; {p.approval.expr}"
+        return [
+            PermissionChecksBypassed.finding(
+                f"{p.engine} runs with neither its sandbox nor an approval step ({what}): "
+                "every shell command the model writes runs unconfined and unasked.",
+                locations=[_loc(p, p.sandbox)],
+                fix=fix,
+                evidence=evidence,
+            )
+        ]
+    return [
+        BuiltinShellTools.finding(
+            f"{p.engine} runs shell commands outside its sandbox ({p.sandbox.expr}); the "
+            f"approval policy ({describe(approval) if approval else 'the default'}) is all that "
+            "stands between the model and the container.",
+            locations=[_loc(p, p.sandbox)],
+            fix=fix,
+            evidence=evidence,
+        )
+    ]
+
+
+def _gemini(p: EnginePolicy) -> list[Finding]:
+    sandbox, approval = _value(p.sandbox), _value(p.approval)
+    removed = _value(p.shell_removed)
+    evidence = {
+        "engine": p.engine,
+        "sandbox": describe(sandbox) if sandbox is not None else None,
+        "approval": describe(approval) if approval is not None else None,
+        "shell": "removed"
+        if removed is True
+        else list(removed)
+        if isinstance(removed, tuple)
+        else "live",
+    }
+    out: list[Finding] = []
+    if approval == "yolo" and p.yolo_disabled is None:  # (the engine refuses YOLO mode then)
+        severity, notes = Severity.HIGH, []
+        sandbox_off = isinstance(sandbox, str) and sandbox in ("false", "0", "none")
+        if sandbox is None:
+            severity = Severity.MEDIUM
+            notes.append("the sandbox that YOLO mode turns on by default confines the tools")
+        elif isinstance(sandbox, Unknown):
+            severity = Severity.MEDIUM
+            notes.append(f"whether the sandbox is on could not be determined ({describe(sandbox)})")
+        elif not sandbox_off:
+            severity = Severity.LOW
+            notes.append(f"tools run in the sandbox ({p.sandbox.expr if p.sandbox else ''})")
+        else:
+            notes.append(f"the sandbox is off ({p.sandbox.expr if p.sandbox else ''})")
+        if removed is True:
+            severity = min(severity, Severity.LOW, key=_rank)
+            notes.append("the shell tool is removed")
+        elif isinstance(removed, tuple):
+            severity = min(severity, Severity.LOW, key=_rank)
+            notes.append(f"the shell is limited to {', '.join(removed)}")
+        out.append(
+            PermissionChecksBypassed.finding(
+                f"{p.engine} approves every tool call without asking (YOLO mode: "
+                f"{p.approval.expr if p.approval else ''}); " + "; ".join(notes) + ".",
+                locations=[_loc(p, p.approval)],
+                fix=Fix(
+                    "Run without `--yolo`; list the tools the task needs in `tools.core` "
+                    '(shell commands one by one, e.g. "run_shell_command(gh issue view)") '
+                    "and keep the sandbox on.",
+                    snippet='"tools": {"core": ["read_file", "run_shell_command(gh issue view)"]}',
+                ),
+                evidence=evidence,
+                severity=severity,
+            )
+        )
+    elif p.shell_preapproved is not None and removed is not True:
+        out.append(
+            BuiltinShellTools.finding(
+                f"{p.engine} pre-approves every shell command ({p.shell_preapproved.expr} lists "
+                "run_shell_command without a command): the model runs any command unasked.",
+                locations=[_loc(p, p.shell_preapproved)],
+                fix=Fix(
+                    'Pre-approve single commands only: "run_shell_command(git status)".',
+                    snippet='"allowed": ["run_shell_command(git status)"]',
+                ),
+                evidence=evidence,
+                severity=Severity.MEDIUM
+                if sandbox is not None and sandbox not in ("false",)
+                else Severity.HIGH,
+            )
+        )
+    return out
+
+
+def _rank(s: Severity) -> int:
+    order = [Severity.INFO, Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
+    return order.index(s)
+
+
+def _is_sha(ref: str) -> bool:
+    return len(ref) == 40 and set(ref.lower()) <= _SHA
+
+
+def check_action_step(step: ActionStep) -> list[Finding]:
+    """AG330, AG331 and (codex-action's safety strategy) AG401 for one workflow step."""
+    out: list[Finding] = []
+    where = Location(path=step.path, line=step.line, note=f"job {step.job}")
+    if not _is_sha(step.ref):
+        out.append(
+            AgentActionUnpinned.finding(
+                f"{step.action}@{step.ref or '(no ref)'} in job {step.job} runs whatever that "
+                "ref points to when the job starts.",
+                locations=[where],
+                fix=Fix(
+                    f"Pin {step.action} to a full commit SHA (keep the tag as a comment).",
+                    snippet=f"uses: {step.action}@<40-character commit sha>  # {step.ref}",
+                ),
+                evidence={"action": step.action, "ref": step.ref},
+            )
+        )
+    for key in ("allow-users", "allowed_non_write_users"):
+        got = step.input(key)
+        if got is None or not isinstance(got[0], str):
+            continue
+        users = [u.strip() for u in got[0].replace("\n", ",").split(",")]
+        if "*" in users:
+            risky = sorted(
+                set(step.triggers)
+                & {"issues", "issue_comment", "pull_request_target", "pull_request_review_comment"}
+            )
+            out.append(
+                AgentTriggerableByAnyone.finding(
+                    f'{step.action} in job {step.job} sets `{key}: "*"`: the check that '
+                    "whoever triggers the agent can write to the repository is off"
+                    + (f" (triggered by {', '.join(risky)})" if risky else "")
+                    + ": what they write is the agent's prompt.",
+                    locations=[Location(path=step.path, line=got[1], note=f"job {step.job}")],
+                    fix=Fix(
+                        f"Remove `{key}` (only users with write access then start the agent), "
+                        "or list the accounts that may; keep the step's tools and token "
+                        "permissions to what the task needs."
+                    ),
+                    evidence={"action": step.action, "input": key, "triggers": list(step.triggers)},
+                )
+            )
+    strategy = step.input("safety-strategy") if step.action == "openai/codex-action" else None
+    if strategy is not None and strategy[0] in ("unsafe", "read-only"):
+        unsafe = strategy[0] == "unsafe"
+        out.append(
+            RunsAsRoot.finding(
+                f"openai/codex-action in job {step.job} runs Codex as the runner's default user "
+                f"(`safety-strategy: {strategy[0]}`), which has sudo: the agent can read the "
+                "API key from memory and everything else on the runner.",
+                locations=[Location(path=step.path, line=strategy[1], note=f"job {step.job}")],
+                fix=Fix(
+                    "Use `safety-strategy: drop-sudo` (the default) or `unprivileged-user`.",
+                    snippet="safety-strategy: drop-sudo",
+                ),
+                evidence={"action": step.action, "safety_strategy": strategy[0]},
+                severity=Severity.HIGH if unsafe else Severity.MEDIUM,
+            )
+        )
+    return out

@@ -1,0 +1,100 @@
+"""What confines a configuration's tools: the engine's sandbox (`sandbox=`, or the
+`sandbox` key of `settings=`), a `can_use_tool` callback, a PreToolUse hook. Facts only."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from agentguard.inspect.project.model import AgentConfig, Unknown, alternatives
+
+
+def _names(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {v for v in value.replace(",", " ").split() if v}
+    if isinstance(value, tuple):
+        return {v for v in value if isinstance(v, str)}
+    return set()
+
+
+def sandboxed(cfg: AgentConfig) -> str | None:
+    """Where the sandbox is enabled on every reading (`sandbox=`, or the `sandbox` key of
+    the settings passed with `settings=`); None when it is not, or not known to be."""
+    opt = cfg.options.get("sandbox")
+    if opt is not None:
+        alts = alternatives(opt.value)
+        if all(isinstance(a, dict) and a.get("enabled") is True for a in alts):
+            return "`sandbox.enabled`"
+        return None
+    settings = cfg.options.get("settings")
+    if settings is None:
+        return None
+    for alt in alternatives(settings.value):
+        data: Any = alt
+        if isinstance(alt, str):
+            try:
+                data = json.loads(alt)
+            except ValueError:
+                return None  # a path to a settings file: not read here
+        sandbox = data.get("sandbox") if isinstance(data, dict) else None
+        if not (isinstance(sandbox, dict) and sandbox.get("enabled") is True):
+            return None
+    return "`sandbox.enabled` in `settings=`"
+
+
+def _matcher(hook: Any) -> str | None:
+    """The `matcher` of a HookMatcher(...) as written (None: matches every tool)."""
+    expr = hook.expr if isinstance(hook, Unknown) else ""
+    m = re.search(r"matcher\s*=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", expr)
+    if m is None:
+        return "?" if expr else None
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
+def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
+    """What sees a call of these tools before it runs: a `can_use_tool` callback (for tools
+    not pre-approved) or a PreToolUse hook whose matcher covers them."""
+    gates: list[str] = []
+    allowed = (
+        _names(cfg.options["allowed_tools"].value) if "allowed_tools" in cfg.options else set()
+    )
+    bases = {n.split("(", 1)[0] for n in allowed}
+    callback = cfg.options.get("can_use_tool") or cfg.options.get("canUseTool")
+    if callback is not None and callback.value is not None and not bases & set(tools):
+        name = "canUseTool" if cfg.engine.endswith("(TypeScript)") else "can_use_tool"
+        gates.append(f"`{name}` decides each call")
+    if headless_workflow(cfg):
+        approved = sorted(n for n in allowed if n.split("(", 1)[0] in tools)
+        if not approved:
+            gates.append(
+                "a workflow run: nobody answers a permission prompt, so a call that is not "
+                "pre-approved is denied"
+            )
+        elif all("(" in n and not n.endswith(("(*)", "(:*)")) for n in approved):
+            gates.append(
+                f"a workflow run: only calls matching {', '.join(approved)} are pre-approved, "
+                "and nobody answers a permission prompt for any other"
+            )
+    hooks = cfg.options.get("hooks")
+    if hooks is not None and isinstance(hooks.value, dict):
+        for matcher in hooks.value.get("PreToolUse") or ():
+            pattern = _matcher(matcher)
+            if pattern in (None, "", "*") or (
+                pattern != "?" and any(t in pattern.split("|") for t in tools)
+            ):
+                gates.append(
+                    f"a PreToolUse hook (matcher {pattern or 'any tool'!s}) sees each call"
+                )
+                break
+    return gates
+
+
+def headless_workflow(cfg: AgentConfig) -> bool:
+    """A claude command line in a GitHub workflow (claude-code-action, `claude -p`) in the
+    default permission mode: no one is there to approve a tool call."""
+    if cfg.engine != "claude CLI" or "/.github/workflows/" not in "/" + cfg.path.removeprefix("./"):
+        return False
+    mode = cfg.option("permission_mode")
+    return mode is None or all(a in ("default", "plan") for a in alternatives(mode.value))

@@ -1,0 +1,159 @@
+"""Mitigations lower the grade and say so: openai-agents' approval step and hosted tools,
+the Claude SDK's `can_use_tool`, PreToolUse hooks and a sandbox passed in `settings=`.
+Modelled on openai-agents-python's examples and claude-agent-sdk-python's hooks example."""
+
+from __future__ import annotations
+
+from agentguard.findings import Confidence, Fix, Location, Severity
+from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project.scan import scan_files
+from agentguard.rules.agent_tools import BuiltinShellTools
+
+
+def _findings(source: str, rule: str = "AG301") -> list[tuple[str, str, str]]:
+    result = scan_files([ProjectFile("agent.py", source.encode())], workdir=None)
+    return [(f.rule_id, f.severity.value, f.message) for f in result.findings if f.rule_id == rule]
+
+
+def test_shell_tool_with_needs_approval_is_medium_and_says_why() -> None:
+    source = (
+        "from agents import Agent, ShellTool\n"
+        "Agent(name='a', tools=[ShellTool(executor=run, needs_approval=True)])\n"
+    )
+    result = scan_files([ProjectFile("agent.py", source.encode())], workdir=None)
+    assert [f for f in result.findings if f.rule_id == "AG301"] == [
+        BuiltinShellTools.finding(
+            "openai-agents ShellTool: runs shell commands the model writes. Mitigated: "
+            "`needs_approval=True`: each call waits for a human's approval.",
+            locations=[Location(path="agent.py", line=2, note="openai-agents")],
+            fix=Fix(
+                "Remove the tool, or give it an executor that runs commands in a disposable "
+                "container without the project or credentials."
+            ),
+            evidence={
+                "framework": "openai-agents",
+                "tool": "ShellTool",
+                "category": "shell",
+                "mitigated_by": "`needs_approval=True`: each call waits for a human's approval",
+            },
+            severity=Severity.MEDIUM,
+            confidence=Confidence.HIGH,
+        )
+    ]
+
+
+def test_unguarded_shell_tool_stays_high() -> None:
+    source = (
+        "from agents import Agent, ShellTool\nAgent(name='a', tools=[ShellTool(executor=run)])\n"
+    )
+    assert _findings(source) == [
+        ("AG301", "high", "openai-agents ShellTool: runs shell commands the model writes.")
+    ]
+
+
+def test_hosted_code_interpreter_is_low() -> None:
+    source = (
+        "from agents import Agent, CodeInterpreterTool\n"
+        "Agent(name='a', tools=[CodeInterpreterTool(tool_config={'type': 'code_interpreter'})])\n"
+    )
+    assert _findings(source) == [
+        (
+            "AG301",
+            "low",
+            "openai-agents CodeInterpreterTool: runs code the model writes (hosted container). "
+            "Mitigated: a hosted tool: it runs on the provider's side, not in this process or "
+            "its container.",
+        )
+    ]
+
+
+HOOKS = """
+from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+opts = ClaudeAgentOptions(
+    hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[check_bash_command])]},
+)
+"""
+
+
+def test_pre_tool_use_hook_on_bash_lowers_the_shell_finding() -> None:
+    (shell,) = _findings(HOOKS)
+    assert shell[:2] == ("AG301", "medium")
+    assert shell[2].endswith("Mitigated: a PreToolUse hook (matcher Bash) sees each call."), shell[
+        2
+    ]
+    # the hook matches Bash only: the web tools are not seen by it
+    assert _findings(HOOKS, "AG303")[0][1] == "medium"
+    assert "Mitigated" not in _findings(HOOKS, "AG303")[0][2]
+
+
+def test_can_use_tool_lowers_tools_not_pre_approved_only() -> None:
+    source = (
+        "from claude_agent_sdk import ClaudeAgentOptions\n"
+        "async def decide(name, args, ctx): ...\n"
+        "a = ClaudeAgentOptions(can_use_tool=decide)\n"
+        "b = ClaudeAgentOptions(can_use_tool=decide, allowed_tools=['Bash'])\n"
+    )
+    found = _findings(source)
+    assert [(r, s) for r, s, _ in found] == [("AG301", "medium"), ("AG301", "high")]
+    assert found[0][2].endswith("Mitigated: `can_use_tool` decides each call.")
+
+
+def test_sandbox_in_settings_json_is_the_sandbox() -> None:
+    source = (
+        "from claude_agent_sdk import ClaudeAgentOptions\n"
+        'ClaudeAgentOptions(settings=\'{"sandbox": {"enabled": true}}\')\n'
+    )
+    (shell,) = _findings(source)
+    assert shell[1] == "medium"
+    assert "Commands run in the engine's sandbox (`sandbox.enabled` in `settings=`)." in shell[2]
+
+
+WORKFLOW = """\
+jobs:
+  review:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: anthropics/claude-code-action@v1
+        with:
+          claude_args: '--allowedTools "LS,Read"'
+      - uses: anthropics/claude-code-action@v1
+        with:
+          claude_args: '--allowedTools "Bash"'
+"""
+
+
+def test_a_workflow_run_denies_what_is_not_pre_approved() -> None:
+    # claude-code-action's test-base-action.yml / test-structured-output.yml
+    result = scan_files(
+        [ProjectFile(".github/workflows/review.yml", WORKFLOW.encode())], workdir=None
+    )
+    got = [
+        (f.rule_id, f.locations[0].line, f.severity.value)
+        for f in result.findings
+        if f.rule_id in ("AG301", "AG304")
+    ]
+    assert got == [
+        ("AG301", 7, "medium"),  # Bash is not pre-approved: a call is denied
+        ("AG304", 7, "low"),
+        ("AG301", 10, "high"),  # Bash is pre-approved: it runs
+        ("AG304", 10, "low"),
+    ]
+    (gated,) = [f for f in result.findings if f.rule_id == "AG301" and f.severity.value == "medium"]
+    assert gated.message.endswith(
+        "Mitigated: a workflow run: nobody answers a permission prompt, so a call that is not "
+        "pre-approved is denied."
+    )
+
+
+def test_a_workflow_that_pre_approves_only_some_commands_is_medium() -> None:
+    # claude-agent-sdk-python's claude.yml: Bash(python -m pytest:*) and friends
+    workflow = WORKFLOW.replace('"LS,Read"', '"Bash(python -m pytest:*),Bash(git add:*)"')
+    result = scan_files(
+        [ProjectFile(".github/workflows/review.yml", workflow.encode())], workdir=None
+    )
+    (shell, _) = [f for f in result.findings if f.rule_id == "AG301"]
+    assert (shell.locations[0].line, shell.severity.value) == (7, "medium")
+    assert shell.message.endswith(
+        "Mitigated: a workflow run: only calls matching Bash(git add:*), Bash(python -m "
+        "pytest:*) are pre-approved, and nobody answers a permission prompt for any other."
+    )
