@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentguard import __version__
+from agentguard import __version__, redact, safeio
 from agentguard.engine import UsageError
 from agentguard.findings import Finding, JSONValue
 
@@ -64,13 +64,13 @@ def render_baseline(findings: Iterable[Finding]) -> str:
         "tool_version": __version__,
         "findings": [e.to_json() for e in entries],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(redact.scrub(doc), indent=2) + "\n"
 
 
 def write_baseline(path: Path, findings: Iterable[Finding]) -> int:
     text = render_baseline(findings)
     try:
-        path.write_text(text, encoding="utf-8")
+        safeio.write_output(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write the baseline to {path}: {exc}") from None
     return text.count('"fingerprint"')
@@ -81,7 +81,7 @@ def read_baseline(path: Path) -> Baseline:
     try:
         if path.stat().st_size > MAX_BASELINE_BYTES:
             raise UsageError(f"{path}: baseline larger than {MAX_BASELINE_BYTES} bytes")
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(safeio.read_text(path, cap=MAX_BASELINE_BYTES))
     except FileNotFoundError:
         raise UsageError(
             f"{path}: no such baseline (write one with --write-baseline {path})"

@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from agentguard import safeio
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
 from agentguard.config import Config, DepsPolicy, load_config
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Location, Report, Severity, Source
 from agentguard.policy import apply_policy
+from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,7 +66,7 @@ def _declares_dependencies(project: Path) -> bool:
     if not pyproject.is_file():
         return False
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES))
         poetry = data.get("tool", {}).get("poetry", {})
         return "project" in data or (isinstance(poetry, dict) and "dependencies" in poetry)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):

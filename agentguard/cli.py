@@ -56,17 +56,23 @@ def _color_wanted() -> bool:
     return _terminal() and "NO_COLOR" not in os.environ
 
 
+def say(message: str) -> str:
+    """A message for stderr: redacted and escaped (a CI log is a terminal too: a newline
+    from a file name would start a line of its own, such as an ``::error::`` command)."""
+    from agentguard import redact
+    from agentguard.report.text import visible
+
+    return visible(redact.text(message))
+
+
 def write_result(text: str, output: Path | None) -> None:
-    """The result goes to stdout or to ``--output``; a failed write is exit 3."""
+    """The result goes to stdout or to ``--output`` (through the safe write: a link there
+    is exit 2, a failed write exit 3)."""
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        typer.echo(f"agentguard: cannot write report to {output}: {exc}", err=True)
-        raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+    write_report(output, text, "report")
 
 
 def emit(
@@ -98,8 +104,22 @@ def emit(
     raise typer.Exit(int(exit_code(report, threshold, allow_incomplete=allow_incomplete)))
 
 
+def write_report(path: Path, text: str, what: str) -> None:
+    """Write an output file safely: a link at ``path`` is a usage error (exit 2), any
+    other failure to write means the run is incomplete (exit 3)."""
+    from agentguard.safeio import UnsafeWrite, write_output
+
+    try:
+        write_output(path, text)
+    except UnsafeWrite as exc:
+        fail_usage(f"cannot write the {what}: {exc}")
+    except OSError as exc:
+        typer.echo(say(f"agentguard: cannot write {what} to {path}: {exc}"), err=True)
+        raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+
+
 def fail_usage(message: str) -> typer.Exit:
-    typer.echo(f"agentguard: error: {message}", err=True)
+    typer.echo(say(f"agentguard: error: {message}"), err=True)
     raise typer.Exit(int(ExitCode.USAGE))
 
 
@@ -290,12 +310,8 @@ def check(
         fail_usage(str(exc))
     threshold = fail_on or result.fail_on.value
     if sarif_output is not None:
-        try:
-            sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)
-            sarif_output.write_text(sarif, encoding="utf-8")
-        except OSError as exc:
-            typer.echo(f"agentguard: cannot write SARIF to {sarif_output}: {exc}", err=True)
-            raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+        sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)
+        write_report(sarif_output, sarif, "SARIF")
     emit(
         result.report,
         fmt,
@@ -540,8 +556,10 @@ def main() -> None:
         if os.environ.get("AGENTGUARD_DEBUG"):
             raise
         typer.echo(
-            f"agentguard: internal error: {type(exc).__name__}: {exc} -- the run is incomplete "
-            "(set AGENTGUARD_DEBUG=1 for the traceback, and please report it)",
+            say(
+                f"agentguard: internal error: {type(exc).__name__}: {exc} -- the run is "
+                "incomplete (set AGENTGUARD_DEBUG=1 for the traceback, and please report it)"
+            ),
             err=True,
         )
         sys.exit(int(ExitCode.INCOMPLETE))

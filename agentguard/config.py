@@ -24,8 +24,10 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from agentguard import safeio
 from agentguard.engine import UsageError
 from agentguard.findings import Severity
+from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -182,7 +184,7 @@ class _Layer:
 
 def _read_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safeio.read_text(path, cap=MAX_CONFIG_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     return _parse_toml(text, str(path))

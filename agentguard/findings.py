@@ -212,6 +212,9 @@ def _replace(finding: Finding, **changes: Any) -> Finding:
     return dataclasses.replace(finding, **changes)
 
 
+MAX_REASON = 400  # characters of a failed source's reason
+
+
 @dataclass(frozen=True)
 class Source:
     """One thing a command read (or tried to): an index, the engine, a layer, a file.
@@ -247,6 +250,8 @@ class Source:
         remedy = remedy or remedy_for(error_code)  # every failure says what to do instead
         if "\n" in reason or "\r" in reason:  # a reason is one line (parsers write several)
             reason = " ".join(part.strip() for part in reason.splitlines() if part.strip())
+        if len(reason) > MAX_REASON:  # a reason quoting a whole hostile file is cut short
+            reason = reason[: MAX_REASON - 150] + " ... (cut) ... " + reason[-135:]
         return cls(kind, name, SourceStatus.FAILED, reason, error_code, retryable, remedy)
 
     @classmethod

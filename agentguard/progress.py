@@ -28,7 +28,12 @@ class Progress:
 
     def __call__(self, message: str) -> None:
         if self._status is not None:
-            self._status.update(message)
+            from rich.text import Text
+
+            from agentguard import redact
+            from agentguard.report.text import visible
+
+            self._status.update(Text(visible(redact.text(message))))
 
 
 def wanted(stream: TextIO, *, quiet: bool) -> bool:
@@ -47,5 +52,7 @@ def progress(
     from rich.console import Console
 
     console = Console(file=out, no_color="NO_COLOR" in os.environ, highlight=False)
-    with console.status(message) as status:
+    from rich.text import Text
+
+    with console.status(Text(message)) as status:
         yield Progress(status)

@@ -42,6 +42,26 @@ def action_step(name: str) -> dict[str, Any]:
     return dict(step)
 
 
+def run_check_step(cwd: Path | None, **inputs: str) -> subprocess.CompletedProcess[str]:
+    """The action's "agentguard check" step, as the runner runs it."""
+    defaults = {
+        "INPUT_IMAGES": "\n   \n",
+        "INPUT_FROM_COMPOSE": "false",
+        "INPUT_FAIL_ON": "high",
+        "INPUT_BASELINE": "",
+        "INPUT_ALLOW_INCOMPLETE": "false",
+        "NO_COLOR": "1",
+    }
+    return subprocess.run(
+        ["bash", "-e", "-c", action_step("agentguard check")["run"]],
+        cwd=cwd,
+        env=env(**{**defaults, **inputs}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_action_inputs_and_upload() -> None:
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert set(action["inputs"]) >= {"path", "images", "fail-on", "sarif-file", "baseline"}
@@ -53,31 +73,40 @@ def test_action_inputs_and_upload() -> None:
 def test_action_check_script_writes_sarif_and_the_exit_code(
     agent_project: Path, tmp_path: Path, sarif_schema: dict[str, Any]
 ) -> None:
-    step = action_step("agentguard check")
     output = tmp_path / "github-output"
     sarif = tmp_path / "agentguard.sarif"
-    result = subprocess.run(
-        ["bash", "-e", "-c", step["run"]],
-        env=env(
-            GITHUB_OUTPUT=str(output),
-            INPUT_PATH=str(agent_project),
-            INPUT_IMAGES="\n   \n",
-            INPUT_FROM_COMPOSE="false",
-            INPUT_FAIL_ON="high",
-            INPUT_BASELINE="",
-            INPUT_ALLOW_INCOMPLETE="false",
-            INPUT_SARIF=str(sarif),
-            NO_COLOR="1",
-        ),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = run_check_step(
+        None, GITHUB_OUTPUT=str(output), INPUT_PATH=str(agent_project), INPUT_SARIF=str(sarif)
     )
     assert result.returncode == 0, result.stderr  # the step itself never fails the job
-    assert output.read_text() == "exit-code=1\n"
+    assert output.read_text() == f"exit-code=1\nsarif-file={sarif}\n"
     assert "AG103 Lock files out of sync with the inputs" in result.stdout
     doc = json.loads(sarif.read_text())
     jsonschema.validate(doc, sarif_schema)
+
+
+def test_action_writes_sarif_outside_the_checkout_by_default(
+    agent_project: Path, tmp_path: Path
+) -> None:
+    """A pull request can plant `agentguard.sarif -> ~/.bashrc` in the checkout: by default
+    the report goes to the runner's temporary folder instead, and is uploaded from there."""
+    output, runner_temp = tmp_path / "github-output", tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (agent_project / "agentguard.sarif").symlink_to(victim)
+    result = run_check_step(
+        agent_project,
+        GITHUB_OUTPUT=str(output),
+        RUNNER_TEMP=str(runner_temp),
+        INPUT_PATH=".",
+        INPUT_SARIF="",
+    )
+    assert result.returncode == 0, result.stderr
+    (written,) = runner_temp.iterdir()
+    assert output.read_text() == f"exit-code=1\nsarif-file={written}\n"
+    assert json.loads(written.read_text())["version"] == "2.1.0"
+    assert victim.read_text() == "keep\n"
 
 
 @pytest.mark.parametrize(("code", "exit_code"), [("0", 0), ("1", 1), ("2", 2), ("3", 3)])

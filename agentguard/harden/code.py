@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentguard import safeio
 from agentguard.harden.model import CODE_DIR, CodeSpec, EnvVar, HardenOptions, ServiceSpec
 from agentguard.rules.mounts import workdir_relation
 
@@ -105,9 +106,9 @@ def dockerfile_start(text: str) -> Start:
 
 def read_dockerfile(path: Path) -> Start | None:
     try:
-        if not stat.S_ISREG(path.lstat().st_mode) or path.lstat().st_size > MAX_DOCKERFILE:
+        if not stat.S_ISREG(path.lstat().st_mode):
             return None
-        return dockerfile_start(path.read_text(encoding="utf-8"))
+        return dockerfile_start(safeio.read_text(path, cap=MAX_DOCKERFILE))
     except (OSError, UnicodeDecodeError):
         return None
 

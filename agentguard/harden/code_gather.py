@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentguard import safeio
 from agentguard.findings import Finding, Source
-from agentguard.harden.code import Start, attach_code, read_dockerfile
+from agentguard.harden.code import MAX_DOCKERFILE, Start, attach_code, read_dockerfile
 from agentguard.harden.model import HardenOptions, ServiceSpec
 
 _MOVED = "the working directory moves from "  # the note attach_code makes obsolete
@@ -117,7 +118,7 @@ def dockerfile_code(
     if start.copy_all != start.workdir:
         return svc
     try:
-        text = dockerfile.read_text(encoding="utf-8")
+        text = safeio.read_text(dockerfile, cap=MAX_DOCKERFILE)
     except (OSError, UnicodeDecodeError):
         return svc
     return attach_code(
@@ -146,7 +147,7 @@ def devcontainer_docs(
     ):
         rel = str(dc["path"])
         try:
-            doc = load_jsonc((root / rel).read_text(encoding="utf-8")).value
+            doc = load_jsonc(safeio.read_text(root / rel, root=root)).value
         except (OSError, UnicodeDecodeError, DocumentError) as exc:
             sources.append(
                 Source.failed(

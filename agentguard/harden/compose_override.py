@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from agentguard.harden.code_image import BASE_ARG, CodeRun
+from agentguard.harden.escape import comment
 from agentguard.harden.model import HOME_DIR, HardenedSpec, ServiceSpec
 
 FILE_NAME = "docker-compose.hardened.yml"
@@ -136,7 +137,7 @@ def render_compose(
         default_flow_style=False,
         width=100,
     )
-    return "".join(f"# {h}\n" if h else "#\n" for h in header) + text
+    return "".join(f"# {comment(h)}\n" if h else "#\n" for h in header) + text
 
 
 def schema_problems(text: str) -> list[str]:

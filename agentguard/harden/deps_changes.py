@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from agentguard.config import DepsPolicy
 from agentguard.findings import Finding, Severity
+from agentguard.harden.escape import comment
 from agentguard.lock.graph import LockGraph, major_floor, next_major_floor
 from agentguard.lock.lockfile import REQUIREMENTS_LOCK
 from agentguard.rules.deps_spans import check_major_spans
@@ -159,7 +160,7 @@ def plan_deps(
             "# pass this file with pip's -c, then re-run `agentguard lock`.",
         ]
         for name in sorted(out.capped):
-            lines += [f"# {reasons[name]}", out.capped[name]]
+            lines += [f"# {comment(reasons[name])}", out.capped[name]]
         if tail:
             lines.append(
                 f"# {tail} more edges of the long tail span majors (low severity, not capped "

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentguard.harden.escape import comment
 from agentguard.harden.model import HOME_DIR, HardenedSpec, ServiceSpec
 
 
@@ -75,7 +76,7 @@ def render_script(
 ) -> str:
     """The script; with ``build``, it builds the hardened image first (paths relative to
     the script's folder, which it changes to)."""
-    lines = ["#!/bin/sh", *(f"# {h}" if h else "#" for h in header), "set -eu"]
+    lines = ["#!/bin/sh", *(f"# {comment(h)}" if h else "#" for h in header), "set -eu"]
     if build:
         lines += ['cd "$(dirname "$0")"', " ".join(_quote(a) for a in build) + " >/dev/null"]
     head, rest = list(argv[:2]), list(argv[2:])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentguard.findings import Finding
+from agentguard.harden.escape import docstring
 
 LANGCHAIN_FILE = "agent/langchain_tools_hardened.py"
 
@@ -61,7 +62,7 @@ def langchain_snippet(findings: list[Finding], workdir: str) -> dict[str, str]:
         return {}
     where = ", ".join(f.locations[0].describe() for f in spots if f.locations)
     text = (
-        f'"""agentguard harden: FileManagementToolkit confined to {workdir} (for {where}).\n\n'
+        f'"""agentguard harden: FileManagementToolkit confined to {workdir} (for {docstring(where)}).\n\n'
         "Keep your selected_tools; the toolkit then reads and writes only inside the\n"
         "agent's empty working directory.\n"
         '"""\n\n'

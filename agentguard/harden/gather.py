@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentguard import safeio
 from agentguard.config import Config
 from agentguard.findings import Finding, Report, Source
 from agentguard.harden.code_gather import (
@@ -146,7 +147,7 @@ def _compose_services(
     from agentguard.inspect.project.yaml_lined import load_yaml
 
     try:
-        doc = load_yaml(path.read_text(encoding="utf-8")).value
+        doc = load_yaml(safeio.read_text(path)).value
     except (OSError, UnicodeDecodeError, DocumentError) as exc:
         return (
             [],
@@ -247,7 +248,7 @@ def _devcontainer_service(
 
     path = root / rel
     try:
-        dc = read_devcontainer(rel, path.read_text(encoding="utf-8"))
+        dc = read_devcontainer(rel, safeio.read_text(path, root=root))
     except (OSError, UnicodeDecodeError, DocumentError) as exc:
         sources.append(
             Source.failed(
@@ -285,7 +286,7 @@ def _settings(root: Path, paths: list[str]) -> tuple[list[ClaudeSettings], list[
     sources: list[Source] = []
     for rel in paths:
         try:
-            out.append(parse_settings(rel, (root / rel).read_bytes()))
+            out.append(parse_settings(rel, safeio.read_bytes(root / rel, root=root)))
         except (OSError, DocumentError) as exc:
             sources.append(
                 Source.failed(

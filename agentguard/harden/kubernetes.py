@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from agentguard.harden.docker_run import argv_of
+from agentguard.harden.escape import comment
 from agentguard.harden.model import HOME_DIR, HardenedSpec, ServiceSpec
 
 FILE_NAME = "kubernetes.yaml"
@@ -176,5 +177,5 @@ def render_kubernetes(
             f"Network {spec.network!r}: restrict egress with a NetworkPolicy that allows only "
             "your egress proxy; filtering by host name belongs to that proxy or a firewall."
         )
-    head = "".join(f"# {n}\n" if n else "#\n" for n in notes)
+    head = "".join(f"# {comment(n)}\n" if n else "#\n" for n in notes)
     return head + yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False, width=100)

@@ -29,7 +29,8 @@ TMPFS_SIZE = "64m"
 SCRATCH_DIRS = ("/tmp",)  # writable scratch besides the working directory
 HOME_DIR = "/tmp"  # HOME points at scratch: tools that write ~/.cache keep working
 
-_USER = re.compile(r"^(\d+)(?::(\d+))?$")
+_USER = re.compile(r"(\d+)(?::(\d+))?\Z", re.ASCII)
+MAX_ID = 2**31 - 1  # the largest id every engine and Kubernetes' runAsUser accept
 _MEMORY = re.compile(r"^\d+(?:\.\d+)?[bkmgBKMG]?$")
 _NETWORK = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
 
@@ -93,6 +94,8 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
             f"--user {opts.user!r}: give a numeric UID[:GID] (a name cannot be checked for "
             "root, and Kubernetes' runAsUser needs a number)"
         )
+    if len(opts.user) > 21 or any(int(g) > MAX_ID for g in m.groups() if g is not None):
+        raise OptionError(f"--user {opts.user!r}: uid and gid are at most {MAX_ID}")
     if int(m.group(1)) == 0 or (m.group(2) is not None and int(m.group(2)) == 0):
         raise OptionError(f"--user {opts.user!r}: uid and gid 0 are root; pick another")
     user = opts.user if m.group(2) is not None else f"{m.group(1)}:{m.group(1)}"

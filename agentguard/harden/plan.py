@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentguard import redact
 from agentguard.findings import Finding, Source
 from agentguard.harden import (
     code,
@@ -345,7 +346,8 @@ def make_plan(g: Gathered, opts: HardenOptions) -> Plan:
             notes=(f"set {IMAGE_VAR} to the agent's image",),
         ),
     )
-    spec = hardened_spec(opts, tuple(services))
+    # a value given to a secret-named flag or variable is never copied into the files
+    spec = hardened_spec(opts, tuple(redact.scrub(s) for s in services))
     plan = Plan(spec=spec)
     _write_run_config(g, spec, plan, opts)
     _devcontainers(g, spec, plan, opts)

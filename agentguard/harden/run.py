@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentguard import redact, safeio
 from agentguard.config import Config
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source, SourceStatus
@@ -42,15 +42,28 @@ class HardenResult:
     gathered: Gathered
 
 
+MAX_MANIFEST_BYTES = 1024 * 1024
+
+
 def digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _manifest(out: Path) -> dict[str, str | None]:
-    """What the last run wrote: file -> digest (None: an older manifest without digests)."""
+def _manifest(out: Path, sources: list[Source] | None = None) -> dict[str, str | None]:
+    """What the last run wrote: file -> digest (None: an older manifest without digests).
+    Read through the safe open (``out`` is untrusted); unreadable: nothing, said in
+    ``sources``."""
+    path = out / MANIFEST
+    if not path.exists() and not path.is_symlink():
+        return {}
     try:
-        files = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("files", {})
-    except (OSError, ValueError, AttributeError):
+        text = safeio.read_text(path, root=out, cap=MAX_MANIFEST_BYTES)
+        files = json.loads(text).get("files", {})
+    except (OSError, ValueError, AttributeError, RecursionError) as exc:
+        if sources is not None:
+            sources.append(
+                Source.skipped("output", str(path), f"not read ({exc}): no stale file removed")
+            )
         return {}
     if isinstance(files, list):
         return {str(f): None for f in files}
@@ -59,14 +72,29 @@ def _manifest(out: Path) -> dict[str, str | None]:
     return {}
 
 
-def _on_disk(path: Path) -> bytes | None:
-    """The file's bytes when it is a regular file (never through a link), else None."""
+def _on_disk(out: Path, rel: str) -> bytes | None:
+    """The file's bytes when ``rel`` is a regular file inside ``out`` (never through a
+    link, never outside), else None."""
     try:
+        path = safeio.confined(out, rel)
         if not stat.S_ISREG(path.lstat().st_mode):
             return None
-        return path.read_bytes()
+        return safeio.read_bytes(path, root=out)
     except OSError:
         return None
+
+
+def refuse_links(out: Path, files: Mapping[str, str]) -> None:
+    """A link at ``out`` or at any name this run would write there: :class:`UsageError`
+    (exit 2), before anything is written (and before a planted link's failed read can
+    turn the refusal into "an input failed")."""
+    try:
+        for rel in [*files, *(f + ".new" for f in files), MANIFEST]:
+            target = safeio.confined(out, rel)
+            if target.is_symlink():
+                raise safeio.UnsafeWrite(f"{target}: is a symbolic link; refusing to write")
+    except safeio.UnsafeWrite as exc:
+        raise UsageError(f"harden output: {exc}") from None
 
 
 def write_files(out: Path, files: Mapping[str, str], *, force: bool = False) -> list[Source]:
@@ -74,7 +102,15 @@ def write_files(out: Path, files: Mapping[str, str], *, force: bool = False) -> 
 
     A file changed since harden wrote it (its digest is not the manifest's) is the user's:
     it is kept, and the new one is written beside it as ``NAME.new`` (``force``: replaced).
+
+    ``out`` is often inside the checkout, so nothing in it is trusted: a link at ``out``
+    or at any file or folder this run writes is refused before anything is written
+    (:class:`UsageError`, exit 2); each file is redacted and written atomically through
+    :mod:`agentguard.safeio`; the previous run's manifest is read safely, and a listed
+    name that is absolute or leaves ``out`` is refused (never removed).
     """
+    refuse_links(out, files)
+    files = {rel: redact.text(text) for rel, text in files.items()}
     sources: list[Source] = []
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -84,7 +120,7 @@ def write_files(out: Path, files: Mapping[str, str], *, force: bool = False) -> 
                 "output", str(out), f"cannot create: {exc}", error_code="output-unwritable"
             )
         ]
-    previous = _manifest(out)
+    previous = _manifest(out, sources)
     record: dict[str, str] = {}
     for rel, text in sorted(files.items()):
         source, kept = _write_checked(out, rel, text, previous.get(rel), force=force)
@@ -96,12 +132,20 @@ def write_files(out: Path, files: Mapping[str, str], *, force: bool = False) -> 
                 record[rel] = str(previous[rel])
             record[rel + ".new"] = digest(text.encode())
     for rel in sorted(set(previous) - set(record)):  # written before, not now (an old .new too)
-        stale = out / rel
-        current = _on_disk(stale)
-        if current is None or ".." in Path(rel).parts:
+        try:
+            stale = safeio.confined(out, rel)
+        except safeio.UnsafeWrite:
+            sources.append(
+                Source.skipped(
+                    "output", rel, f"listed in {MANIFEST} but not a name inside {out}: not removed"
+                )
+            )
+            continue
+        current = _on_disk(out, rel)
+        if current is None:
             continue
         if force or digest(current) == previous[rel]:
-            stale.unlink()
+            safeio.remove_in(out, rel)
         else:
             sources.append(
                 Source.skipped("output", str(stale), "changed since harden wrote it: kept")
@@ -114,7 +158,7 @@ def _write_checked(
     out: Path, rel: str, text: str, recorded: str | None, *, force: bool
 ) -> tuple[Source, str | None]:
     """(source, the kept file's name or None): the user's edit is never overwritten."""
-    current = _on_disk(out / rel)
+    current = _on_disk(out, rel)
     data = text.encode()
     if force or current is None or current == data or digest(current) == recorded:
         return write_one(out, rel, text), None
@@ -132,8 +176,8 @@ def _write_checked(
 
 def _write_manifest(out: Path, record: Mapping[str, str]) -> list[Source]:
     try:
-        (out / MANIFEST).write_text(
-            json.dumps({"files": dict(sorted(record.items()))}, indent=1) + "\n"
+        safeio.write_in(
+            out, MANIFEST, json.dumps({"files": dict(sorted(record.items()))}, indent=1) + "\n"
         )
     except OSError as exc:
         return [
@@ -149,6 +193,7 @@ def _write_manifest(out: Path, record: Mapping[str, str]) -> list[Source]:
 
 def rewrite_one(out: Path, rel: str, text: str, *, force: bool = False) -> Source:
     """One file written again (SUMMARY.md after --verify), edits kept as for write_files."""
+    text = redact.text(text)
     previous = _manifest(out)
     source, kept = _write_checked(out, rel, text, previous.get(rel), force=force)
     record = {k: v for k, v in previous.items() if v is not None}
@@ -157,14 +202,11 @@ def rewrite_one(out: Path, rel: str, text: str, *, force: bool = False) -> Sourc
 
 
 def write_one(out: Path, rel: str, text: str) -> Source:
+    """One file under ``out`` (already redacted), written atomically through
+    :func:`safeio.write_in`: never through a link, never outside ``out``."""
     path = out / rel
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        if rel.endswith(".sh"):
-            os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
+        safeio.write_in(out, rel, text, 0o755 if rel.endswith(".sh") else 0)
     except OSError as exc:
         return Source.failed(
             "output",
@@ -267,6 +309,7 @@ def run_harden(
     unread = [s for s in (*g.report.sources, *g.sources) if s.status is SourceStatus.FAILED]
     written: list[Source] = []
     verified = VerifyResult()
+    refuse_links(opts.out, files)
     if unread:
         # a configuration made from an input that was not read would be a guess: write nothing
         written.append(

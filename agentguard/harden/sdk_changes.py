@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentguard.findings import Finding
+from agentguard.harden.escape import comment, docstring
 from agentguard.inspect.project.model import ClaudeSettings
 from agentguard.rules.agent_tools import BUILTIN_TOOLS, CATEGORY_RULES
 
@@ -114,13 +115,13 @@ def python_snippet(
     disallowed = [t for t in BUILTIN_TOOLS if t not in kept]
     where = f"{cfg['path']}:{cfg['line']} ({cfg['label']}, {cfg['engine']})"
     lines = [
-        f'"""agentguard harden: hardened options for {where}.',
+        f'"""agentguard harden: hardened options for {docstring(where)}.',
         "",
         "Replace the options there with these (keep your own prompt, model and MCP servers;",
         "pin each MCP server to a reviewed version).",
         "",
-        *choices[:1],
-        *(f"  - {c}" for c in choices[1:]),
+        *(docstring(c) for c in choices[:1]),
+        *(f"  - {docstring(c)}" for c in choices[1:]),
         '"""',
         "",
         "from claude_agent_sdk import ClaudeAgentOptions",
@@ -191,10 +192,10 @@ def cli_snippet(
         flags.append("--strict-mcp-config")
     lines = [
         "#!/bin/sh",
-        f"# agentguard harden: hardened flags for {where}.",
+        f"# agentguard harden: hardened flags for {comment(where)}.",
         f"# Start it from the empty working directory {workdir}: a command line works in the",
         "# directory it is started from (keep your prompt, model and --mcp-config).",
-        *(f"# {c}" if i == 0 else f"#   - {c}" for i, c in enumerate(choices)),
+        *(f"# {comment(c)}" if i == 0 else f"#   - {comment(c)}" for i, c in enumerate(choices)),
         "set -eu",
         f"cd {workdir}",
         # the template of the hardened command line the person runs, not a launch:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentguard import safeio
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.harden.docker_run import (
     RunArgs,
@@ -228,7 +229,7 @@ def verify_script(
     """Verify one written run script (``label`` names it in the report)."""
     result = VerifyResult()
     try:
-        text = script_path.read_text(encoding="utf-8")
+        text = safeio.read_text(script_path)
         args = parse_run_script(text)
         build = parse_build_line(text)
     except (OSError, UnicodeDecodeError, RunParseError) as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from agentguard import safeio
 from agentguard.findings import Source, SourceStatus
 
 COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
@@ -36,7 +37,7 @@ def _read(path: Path, shown: str) -> tuple[object, Source]:
                 error_code="compose-too-large",
                 retryable=False,
             )
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(safeio.read_text(path, cap=MAX_COMPOSE_BYTES))
     except (OSError, UnicodeDecodeError) as exc:
         return None, Source.failed(
             "compose",

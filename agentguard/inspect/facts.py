@@ -131,6 +131,7 @@ class ProjectFile:
     path: str  # relative to the project root (or absolute inside an image)
     data: bytes
     origin: str = "project"  # "project" or "image:<layer digest>"
+    readable: bool = True  # False: it exists but was not read (its source says why)
     kind: str | None = None  # what to read it as when named (else decided from its path)
 
 

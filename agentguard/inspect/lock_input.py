@@ -14,8 +14,10 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from agentguard import safeio
 from agentguard.findings import Source
 from agentguard.lock.pins import LockedPackage
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,7 +26,6 @@ else:  # pragma: no cover
 
 LOCK_NAME = "pylock.toml"
 OTHER_LOCKS = ("uv.lock", "poetry.lock")  # a project's own lock, read by its tool's reader
-MAX_LOCK_BYTES = 16 * 1024 * 1024
 
 
 # One lock entry: the same frozen record every lock reader yields (a name may have several,
@@ -55,7 +56,7 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
                 error_code="lockfile-too-large",
                 retryable=False,
             )
-        data = path.read_bytes()
+        data = safeio.read_bytes(path, cap=MAX_LOCK_BYTES)
     except FileNotFoundError:
         return None, Source.failed(
             "lockfile", shown, "no such file", error_code="lockfile-missing", retryable=False

@@ -123,8 +123,12 @@ def classify_path(path: Path) -> Kind:
 
 
 def _head(path: Path) -> bytes | None:
+    """The first bytes of a regular file (a FIFO or a device named as a target is never
+    opened for a blocking read: None)."""
+    from agentguard.safeio import open_regular
+
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, listed=True) as fh:
             return fh.read(512)
     except OSError:
         return None

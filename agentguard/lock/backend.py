@@ -20,6 +20,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from agentguard import redact
 from agentguard.engine import UsageError
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
@@ -93,7 +94,8 @@ def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], 
             req = Requirement(spec)
         except InvalidRequirement as exc:
             raise ResolverError(
-                f"resolver output has an unreadable line {spec!r}: {exc}",
+                f"resolver output has an unreadable line {redact.quote(spec)}: "
+                f"{redact.quote(str(exc).splitlines()[0] if str(exc) else '')}",
                 code="resolver-garbage",
                 retryable=False,
             ) from None

@@ -11,10 +11,12 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentguard import safeio
 from agentguard.engine import make_report
 from agentguard.findings import Finding, Fix, JSONValue, Location, Report, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
@@ -189,7 +191,7 @@ def _requirement_lines(path: Path) -> dict[tuple[str, str, str], int]:
 
     out: dict[tuple[str, str, str], int] = {}
     try:
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for i, line in enumerate(safeio.read_text(path, cap=MAX_LOCK_BYTES).splitlines(), 1):
             s = line.strip().removesuffix("\\").strip()
             if not s or not s[0].isalnum():
                 continue

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from agentguard import safeio
 from agentguard.engine import UsageError, make_report, now_utc
 from agentguard.findings import (
     Finding,
@@ -33,6 +34,7 @@ from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
 from agentguard.lock.pins import pins_by_name
 from agentguard.lock.urls import clean_url
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
@@ -116,7 +118,7 @@ def _python_floor(requires_python: str | None) -> str | None:
 
 def _file_digest(path: Path) -> str | None:
     try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        return "sha256:" + hashlib.sha256(safeio.read_bytes(path, cap=MAX_LOCK_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -220,7 +222,11 @@ def _lock_locked(
     settings = _settings(opts, config())
     req_path = root / REQUIREMENTS_LOCK
     try:
-        preferences = req_path.read_text(encoding="utf-8") if req_path.is_file() else None
+        preferences = (
+            safeio.read_text(req_path, root=root, cap=MAX_LOCK_BYTES)
+            if req_path.is_file()
+            else None
+        )
     except (OSError, UnicodeDecodeError):
         preferences = None  # read_stored below reports the unreadable file
     deadline = Deadline.start(opts.timeout)

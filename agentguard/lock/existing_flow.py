@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentguard import safeio
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing
@@ -17,6 +18,7 @@ from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers import LockReadError, find_existing, read_existing
 from agentguard.lock.readers.interface import ExistingLock, LockReader
+from agentguard.safeio import MAX_CONFIG_BYTES, MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -54,8 +56,8 @@ def existing_reader(root: Path) -> LockReader | None:
 
 def _written_by_uv(path: Path) -> bool:
     try:
-        with path.open(encoding="utf-8") as fh:
-            return 'created-by = "uv"' in fh.read(4096)
+        with safeio.open_regular(path) as fh:
+            return b'created-by = "uv"' in fh.read(4096)
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -69,7 +71,7 @@ def derived_pylock(path: Path) -> bool:
 
 def file_digest(path: Path) -> str | None:
     try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        return "sha256:" + hashlib.sha256(safeio.read_bytes(path, cap=MAX_LOCK_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -88,12 +90,16 @@ def read_failure(exc: LockReadError, remedy: str) -> Source:
     )
 
 
+def _pyproject(root: Path) -> str:
+    return safeio.read_text(root / "pyproject.toml", root=root, cap=MAX_CONFIG_BYTES)
+
+
 def workspace_declared(root: Path) -> dict[str, tuple[str, list[str] | None]]:
     """uv workspace members: name -> (their pyproject.toml, declared as uv records them)."""
     from agentguard.lock.inputs_tools import uv_workspace_members
 
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads(_pyproject(root))
         members = uv_workspace_members(root, data)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, UsageError):
         return {}
@@ -102,7 +108,9 @@ def workspace_declared(root: Path) -> dict[str, tuple[str, list[str] | None]]:
     out: dict[str, tuple[str, list[str] | None]] = {}
     for py in members:
         try:
-            member = tomllib.loads(py.read_text(encoding="utf-8")).get("project", {})
+            member = tomllib.loads(safeio.read_text(py, root=root, cap=MAX_CONFIG_BYTES)).get(
+                "project", {}
+            )
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
             continue
         if isinstance(member, dict) and isinstance(member.get("name"), str):
@@ -115,7 +123,7 @@ def declared_as_uv_records(root: Path) -> list[str] | None:
     """[project] dependencies and optional dependencies as uv records them in the root
     package's requires-dist (an optional one carries ``extra == '<name>'``)."""
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads(_pyproject(root))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return None
     project = data.get("project")

@@ -13,6 +13,7 @@ import tomli_w
 from packaging.pylock import Pylock
 from packaging.version import Version
 
+from agentguard import safeio
 from agentguard.engine import UsageError
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers.install_view import installed_by
@@ -26,9 +27,9 @@ CREATED_BY = "agentguard-export"
 def is_export(path: Path) -> bool:
     """A requirements.lock or pylock.toml this module wrote (not a lock of its own)."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            head = fh.read(4096)
-    except (OSError, UnicodeDecodeError):
+        with safeio.open_regular(path) as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
         return False
     return head.startswith(EXPORT_MARK) or f'created-by = "{CREATED_BY}"' in head
 

@@ -13,7 +13,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from agentguard import redact, safeio
 from agentguard.engine import UsageError
+from agentguard.tomllines import TomlLines
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -73,23 +75,15 @@ def _hash_inputs(
 
 def _read_text(path: Path) -> str:
     try:
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise UsageError(
-                f"{path.name}: {size} bytes is larger than the {MAX_INPUT_BYTES} byte limit"
-            )
-        return path.read_bytes().decode("utf-8")
+        return safeio.read_text(path, cap=MAX_INPUT_BYTES)
+    except safeio.TooLarge as exc:
+        raise UsageError(
+            f"{path.name}: {exc.size} bytes is larger than the {MAX_INPUT_BYTES} byte limit"
+        ) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path.name}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-
-
-def _line_of(text: str, needle: str) -> int | None:
-    for i, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return i
-    return None
 
 
 def _req(text: str, file: str, line: int | None, allow_url: bool = False) -> DeclaredRequirement:
@@ -97,7 +91,10 @@ def _req(text: str, file: str, line: int | None, allow_url: bool = False) -> Dec
         req = Requirement(text)
     except InvalidRequirement as exc:
         where = f"{file}:{line}" if line else file
-        raise UsageError(f"{where}: invalid requirement {text!r}: {exc}") from None
+        raise UsageError(
+            f"{where}: invalid requirement {redact.quote(text)}: "
+            f"{redact.quote(str(exc).splitlines()[0] if str(exc) else '')}"
+        ) from None
     if req.url and not allow_url:
         raise UsageError(
             f"{file}: direct URL requirement {req.name} @ ... cannot be hash-locked from an index"
@@ -134,7 +131,8 @@ def read_pyproject(
     deps = project.get("dependencies", [])
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
         raise UsageError("[project.dependencies] must be a list of requirement strings")
-    reqs = [_req(d, "pyproject.toml", _line_of(text, d), allow_urls) for d in deps]
+    lines = TomlLines(text)
+    reqs = [_req(d, "pyproject.toml", lines.first(d), allow_urls) for d in deps]
     selection: list[str] = []
 
     optional = project.get("optional-dependencies", {})
@@ -151,7 +149,7 @@ def read_pyproject(
         items = optional[key]
         if not isinstance(items, list) or not all(isinstance(d, str) for d in items):
             raise UsageError(f"[project.optional-dependencies].{key} must be a list of strings")
-        reqs.extend(_req(d, "pyproject.toml", _line_of(text, d), allow_urls) for d in items)
+        reqs.extend(_req(d, "pyproject.toml", lines.first(d), allow_urls) for d in items)
         selection.append(f"extra:{canonicalize_name(key)}")
 
     dep_groups = data.get("dependency-groups", {})
@@ -164,9 +162,9 @@ def read_pyproject(
         if canonicalize_name(group) not in {canonicalize_name(k) for k in dep_groups}:
             pdm = pdm_dev_group(data, group)  # PDM's own dev groups
         for d in pdm if pdm is not None else _expand_group(dep_groups, group, ()):
-            reqs.append(_req(d, "pyproject.toml", _line_of(text, d), allow_urls))
+            reqs.append(_req(d, "pyproject.toml", lines.first(d), allow_urls))
         selection.append(f"group:{canonicalize_name(group)}")
-    constraints = tuple(_req(d, "pyproject.toml", _line_of(text, d)) for d in uv_constraints(data))
+    constraints = tuple(_req(d, "pyproject.toml", lines.first(d)) for d in uv_constraints(data))
 
     requires_python = project.get("requires-python")
     if requires_python is not None:
@@ -199,10 +197,11 @@ def _read_poetry(
     root: Path, text: str, data: dict[str, Any], extras: tuple[str, ...], groups: tuple[str, ...]
 ) -> ProjectInputs:
     """A Poetry project without a [project] table: [tool.poetry.dependencies] and groups."""
-    from agentguard.lock.inputs_tools import _key_line, poetry_inputs
+    from agentguard.lock.inputs_tools import poetry_inputs
 
     pairs, requires_python, selection = poetry_inputs(data, groups, extras)
-    reqs = _dedupe([_req(r, "pyproject.toml", _key_line(text, key)) for r, key in pairs])
+    lines = TomlLines(text)  # (indexed once: a scan per key is quadratic)
+    reqs = _dedupe([_req(r, "pyproject.toml", lines.key(key)) for r, key in pairs])
     return ProjectInputs(
         root,
         "pyproject.toml",

@@ -17,12 +17,6 @@ from agentguard.inspect.project.install_facts import poetry_to_pep440
 MAX_WORKSPACE_MEMBERS = 256
 
 
-def _key_line(text: str, key: str) -> int | None:
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-    hits = [n for n, line in enumerate(text.splitlines(), 1) if pattern.match(line)]
-    return hits[0] if len(hits) == 1 else None
-
-
 def _poetry_constraint(spec: str) -> str:
     """Poetry's constraint syntax, clause by clause (``^1.2``, ``~1.2``, ``1.2.*``, ``>=1,<2``)."""
     spec = spec.strip()

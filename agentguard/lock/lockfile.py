@@ -24,7 +24,7 @@ from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from agentguard import __version__
+from agentguard import __version__, redact, safeio
 from agentguard.lock.backend import Resolution
 from agentguard.lock.graph import (
     PROJECT,
@@ -42,6 +42,7 @@ from agentguard.lock.mutex import LockfileError as LockfileError
 from agentguard.lock.mutex import project_lock as project_lock
 from agentguard.lock.mutex import remove_stale_temps as remove_stale_temps
 from agentguard.lock.urls import clean_url
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -235,7 +236,7 @@ def read_quick(root: Path) -> QuickPrevious | None:
     from agentguard.lock.backend import ResolverError, parse_requirements_lock
 
     try:
-        req_text = (root / REQUIREMENTS_LOCK).read_text(encoding="utf-8")
+        req_text = safeio.read_text(root / REQUIREMENTS_LOCK, root=root, cap=MAX_LOCK_BYTES)
         digest = next(
             (
                 ln.split(":", 1)[1].strip()
@@ -246,9 +247,9 @@ def read_quick(root: Path) -> QuickPrevious | None:
         )
         if digest is None:
             return None
-        with open(root / PYLOCK, encoding="utf-8") as fh:
-            if f'lock-digest = "{digest}"' not in fh.read():
-                return None
+        pylock = safeio.read_text(root / PYLOCK, root=root, cap=MAX_LOCK_BYTES)
+        if f'lock-digest = "{digest}"' not in pylock:
+            return None
         pins, _, _ = parse_requirements_lock(req_text)
     except (OSError, UnicodeDecodeError, ResolverError):
         return None
@@ -281,7 +282,7 @@ def read_stored(root: Path) -> StoredLock | None:
             f"{PYLOCK} exists but {REQUIREMENTS_LOCK} does not", code="lockfile-missing"
         )
     try:
-        data = tomllib.loads(py.read_text(encoding="utf-8"))
+        data = tomllib.loads(safeio.read_text(py, root=root, cap=MAX_LOCK_BYTES))
         lock = Pylock.from_dict(data)
     except (OSError, UnicodeDecodeError) as exc:
         raise LockfileError(f"{PYLOCK}: cannot read ({exc})", code="lockfile-unreadable") from None
@@ -332,7 +333,8 @@ def read_stored(root: Path) -> StoredLock | None:
             )
         except (KeyError, TypeError):
             raise LockfileError(
-                f"{PYLOCK}: malformed [tool.agentguard] edge {e!r}", code="lockfile-invalid"
+                f"{PYLOCK}: malformed [tool.agentguard] edge {redact.quote(repr(e))}",
+                code="lockfile-invalid",
             ) from None
     try:
         bounds = tuple(
@@ -357,7 +359,7 @@ def read_stored(root: Path) -> StoredLock | None:
         upstream_bounds=bounds,
     )
     try:
-        req_text = req.read_text(encoding="utf-8")
+        req_text = safeio.read_text(req, root=root, cap=MAX_LOCK_BYTES)
         pins, _, _ = parse_requirements_lock(req_text)
     except (OSError, UnicodeDecodeError) as exc:
         raise LockfileError(

@@ -14,22 +14,19 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from agentguard import safeio
 from agentguard.findings import JSONValue
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import REQUIREMENTS_LOCK
-
-MAX_LOCK_BYTES = 16 * 1024 * 1024
+from agentguard.safeio import MAX_LOCK_BYTES
 
 
 def pin_lines(path: Path) -> dict[str, int]:
     """``name -> line`` of each pin in a requirements-format lock (first pin of a name)."""
     out: dict[str, int] = {}
     try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_LOCK_BYTES + 1)
-    except OSError:
-        return out
-    if len(data) > MAX_LOCK_BYTES:
+        data = safeio.read_bytes(path, cap=MAX_LOCK_BYTES)
+    except OSError:  # (too large, a link out, not a regular file: no lines, not a crash)
         return out
     for i, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         s = line.strip()

@@ -41,7 +41,11 @@ def _sync_dir(folder: Path) -> None:
 
 def _prepare(path: Path, data: bytes) -> Path:
     tmp = temp_for(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    # The name is predictable: whatever was planted under it (a link, a hard link to a file
+    # elsewhere) is removed, never followed or truncated.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()

@@ -19,6 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from agentguard import safeio
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
@@ -35,6 +36,7 @@ from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.readers import read_lock_text
 from agentguard.lock.readers.interface import ExistingLock, LockReadError
 from agentguard.lock.readers.uv_lock import UvLockReader
+from agentguard.safeio import MAX_CONFIG_BYTES
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
@@ -96,8 +98,10 @@ def config_flags(root: Path) -> list[str]:
     if os.environ.get("UV_CONFIG_FILE") or (root / "uv.toml").is_file():
         return []
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(
+            safeio.read_text(root / "pyproject.toml", root=root, cap=MAX_CONFIG_BYTES)
+        )
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         data = {}
     tool = data.get("tool")
     if isinstance(tool, dict) and isinstance(tool.get("uv"), dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from pathlib import Path
 
+from agentguard import redact
 from agentguard.findings import Report
 
 
@@ -23,7 +24,10 @@ def render(
     sarif_root: Path | None = None,
     show_suppressed: bool = False,
 ) -> str:
-    """``sarif_root``: the folder SARIF URIs are relative to (default: the git top level)."""
+    """The report in ``fmt``, every secret it holds redacted first (one redactor for
+    every format: :mod:`agentguard.redact`). ``sarif_root``: the folder SARIF URIs are
+    relative to (default: the git top level)."""
+    report = redact.scrub(report)
     if fmt is Format.JSON:
         from agentguard.report.json_out import render_json
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 from rich.table import Table
@@ -25,6 +26,40 @@ _STATUS_STYLE = {
     SourceStatus.SKIPPED: "yellow",
 }
 
+# Shown as escapes, never sent raw: C0/C1 controls (ESC starts every terminal sequence:
+# OSC 52 writes the clipboard, OSC 0 the title; CR and LF forge lines), DEL, and the
+# invisible format characters that reorder or hide text (bidi overrides, zero-width).
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def visible(s: str) -> str:
+    """The one terminal escaper: ``s`` with every control character shown as an escape.
+
+    Data is never parsed as rich markup either: text is always handed to rich as a
+    :class:`~rich.text.Text` built from the escaped string (``[/x]``, ``app/[slug]/``
+    print as written)."""
+    if not _CONTROL.search(s):
+        return s
+    return _CONTROL.sub(_escape, s)
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group(0)
+    code = ord(ch)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if 0xDC80 <= code <= 0xDCFF:  # a non-UTF-8 byte of a file name (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _t(s: str, style: str = "") -> Text:
+    return Text(visible(s), style=style)
+
+
 # Low and info findings beyond this many per rule are summarised in one line.
 SUMMARISE_AFTER = 5
 
@@ -33,37 +68,37 @@ def _finding(console: Console, f: Finding) -> None:
     head = Text()
     head.append(f"{f.severity.value.upper():8}", style=_STYLE[f.severity])
     head.append(f" {f.rule_id} ", style="bold")
-    head.append(f.title)
+    head.append(visible(f.title))
     if f.ambiguous:
         head.append("  [ambiguous]", style="magenta")
     if f.context and f.context != "production":
-        head.append(f"  [{f.context}]", style="dim")
+        head.append(visible(f"  [{f.context}]"), style="dim")
     if f.confidence.value != "high":
         head.append(f"  (confidence: {f.confidence.value})", style="dim")
     if f.suppressed:
-        head.append(f"  (suppressed: {f.suppressed})", style="dim")
+        head.append(visible(f"  (suppressed: {f.suppressed})"), style="dim")
     console.print(head)
-    console.print(Text("  " + f.message))
+    console.print(_t("  " + f.message))
     for loc in f.locations:
         if len(loc.dependency_path) > 1:
-            console.print(Text("  path: ", style="dim"), end="")
+            console.print(_t("  path: ", style="dim"), end="")
             for depth, node in enumerate(loc.dependency_path):
                 prefix = "" if depth == 0 else "        " + "   " * (depth - 1) + "└─ "
-                console.print(Text(prefix + node))
+                console.print(_t(prefix + node))
             if loc.path or loc.layer:
                 console.print(
-                    Text(
+                    _t(
                         "  at: "
                         + Location(path=loc.path, line=loc.line, layer=loc.layer).describe(),
                         style="dim",
                     )
                 )
         else:
-            console.print(Text("  at: " + loc.describe(), style="dim"))
-    console.print(Text("  fix: " + f.fix.description, style="green"))
+            console.print(_t("  at: " + loc.describe(), style="dim"))
+    console.print(_t("  fix: " + f.fix.description, style="green"))
     if f.fix.snippet:
         for line in f.fix.snippet.splitlines():
-            console.print(Text("       " + line, style="green"))
+            console.print(_t("       " + line, style="green"))
 
 
 def _group(console: Console, group: list[Finding]) -> None:
@@ -73,31 +108,31 @@ def _group(console: Console, group: list[Finding]) -> None:
     head = Text()
     head.append(f"{worst.severity.value.upper():8}", style=_STYLE[worst.severity])
     head.append(" agent configuration ", style="bold")
-    head.append(worst.subject or "")
+    head.append(visible(worst.subject or ""))
     if worst.context and worst.context != "production":
-        head.append(f"  [{worst.context}]", style="dim")
+        head.append(visible(f"  [{worst.context}]"), style="dim")
     console.print(head)
     shown_at = worst.subject.rsplit(" at ", 1)[-1] if worst.subject else ""
     for f in group:
         line = Text("  ")
         line.append(f"{f.rule_id} {f.severity.value}", style=_STYLE[f.severity])
-        line.append(f" {f.title}")
+        line.append(visible(f" {f.title}"))
         if f.confidence.value != "high":
             line.append(f"  (confidence: {f.confidence.value})", style="dim")
         console.print(line)
-        console.print(Text("    " + f.message))
+        console.print(_t("    " + f.message))
         for loc in f.locations:
             if Location(path=loc.path, line=loc.line).describe() != shown_at or loc.layer:
-                console.print(Text("    at: " + loc.describe(), style="dim"))
+                console.print(_t("    at: " + loc.describe(), style="dim"))
     fixes: dict[str, list[str]] = {}
     for f in group:  # each fix once, with every snippet that goes with it
         snippets = fixes.setdefault(f.fix.description, [])
         if f.fix.snippet and f.fix.snippet not in snippets:
             snippets.append(f.fix.snippet)
     for description, snippets in fixes.items():
-        console.print(Text("  fix: " + description, style="green"))
+        console.print(_t("  fix: " + description, style="green"))
         for snippet_line in "\n".join(snippets).splitlines():
-            console.print(Text("       " + snippet_line, style="green"))
+            console.print(_t("       " + snippet_line, style="green"))
 
 
 def _entries(findings: list[Finding]) -> list[list[Finding] | FindingGroup]:
@@ -143,16 +178,16 @@ def render_text(
         soft_wrap=True,
     )
     prov = report.provenance
-    console.print(Text(f"agentguard {prov.tool_version} {prov.command}", style="bold"), end="")
-    console.print(Text(f"  target: {prov.target}" if prov.target else ""), end="")
-    console.print(Text(f"  at {prov.made_at}", style="dim"))
+    console.print(_t(f"agentguard {prov.tool_version} {prov.command}", style="bold"), end="")
+    console.print(_t(f"  target: {prov.target}" if prov.target else ""), end="")
+    console.print(_t(f"  at {prov.made_at}", style="dim"))
     for key, value in prov.inputs.items():
-        console.print(Text(f"  {key}: {value}", style="dim"))
+        console.print(_t(f"  {key}: {value}", style="dim"))
 
     shown_per_rule: dict[str, int] = {}
     hidden: dict[str, int] = {}
-    visible = [f for f in report.findings if not f.suppressed or verbose or show_suppressed]
-    for entry in _entries(visible):
+    shown = [f for f in report.findings if not f.suppressed or verbose or show_suppressed]
+    for entry in _entries(shown):
         if isinstance(entry, FindingGroup):  # one cause, many packages: one block, one table
             console.print()
             head = Text()
@@ -190,9 +225,7 @@ def render_text(
             else key.replace("agent configuration", "agent configurations") + " ("
         )
         sep = "; " if what.endswith("info") else ""
-        console.print(
-            Text(f"\n  ... and {count} more {what}{sep}--verbose shows all)", style="dim")
-        )
+        console.print(_t(f"\n  ... and {count} more {what}{sep}--verbose shows all)", style="dim"))
 
     console.print()
     bad = [s for s in report.sources if s.status is not SourceStatus.OK]
@@ -208,11 +241,14 @@ def render_text(
             if s.remedy:  # a failed source says what to do
                 reason += f" -- what to do: {s.remedy}"
             table.add_row(
-                Text(s.status.value, style=_STATUS_STYLE[s.status]), s.kind, s.name, reason
+                _t(s.status.value, style=_STATUS_STYLE[s.status]),
+                _t(s.kind),
+                _t(s.name),
+                _t(reason),
             )
         console.print(table)
     console.print(
-        Text(
+        _t(
             f"sources: {ok_count} ok, {len(report.failed_sources)} failed, "
             f"{len(bad) - len(report.failed_sources)} skipped"
         )
@@ -225,7 +261,7 @@ def render_text(
     for sev in sorted(Severity, reverse=True):
         count = sum(1 for f in active if f.severity is sev)
         if count:
-            summary.add_row(Text(sev.value, style=_STYLE[sev]), str(count))
+            summary.add_row(_t(sev.value, style=_STYLE[sev]), _t(str(count)))
     if active:
         console.print(summary)
     suppressed = len(report.findings) - len(active)
@@ -236,7 +272,7 @@ def render_text(
         tail += " (some sources were skipped: see the table above)"
     elif not active:
         tail += " (every source was read)"
-    console.print(Text(tail, style="bold"))
+    console.print(_t(tail, style="bold"))
     for note in report.notes:
-        console.print(Text(note, style="dim"))
+        console.print(_t(note, style="dim"))
     return buf.getvalue()

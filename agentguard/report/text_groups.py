@@ -98,14 +98,22 @@ def _notes(f: Finding) -> str:
     return "; ".join(notes)
 
 
+def _t(s: str, style: str = "") -> Text:
+    """Data as a Text, escaped by the one terminal escaper (never parsed as markup; its
+    controls never reach the table's capture, which is re-read as ANSI below)."""
+    from agentguard.report.text import visible  # (text.py imports this module)
+
+    return Text(visible(s), style=style)
+
+
 def print_group(console: Console, group: FindingGroup, head: Text) -> None:
     """``head``: the severity and rule id, styled as for a single finding."""
     first = group.findings[0]
-    head.append(first.title)
+    head.append_text(_t(first.title))
     head.append(f"  ({len(group.findings)} packages)", style="dim")
     console.print(head)
     console.print(
-        Text(f"  {len(group.findings)} packages are {_CAUSE.get(group.cause, group.cause)}.")
+        _t(f"  {len(group.findings)} packages are {_CAUSE.get(group.cause, group.cause)}.")
     )
     notes = [_notes(f) for f in group.findings]
     table = Table(show_edge=False, box=None, pad_edge=False, padding=(0, 1))
@@ -114,20 +122,20 @@ def print_group(console: Console, group: FindingGroup, head: Text) -> None:
     for f, note in zip(group.findings, notes, strict=True):
         ev = f.evidence
         cells = [
-            Text(str(ev.get("package", "?"))),
-            Text(_versions(ev.get("locked"))),
-            Text(_versions(ev.get("installed"))),
+            _t(str(ev.get("package", "?"))),
+            _t(_versions(ev.get("locked"))),
+            _t(_versions(ev.get("installed"))),
         ]
-        table.add_row(*cells, *([Text(note, style="dim")] if any(notes) else []))
+        table.add_row(*cells, *([_t(note, style="dim")] if any(notes) else []))
     with console.capture() as captured:
         console.print(Padding(table, (0, 0, 0, 2), expand=False))
     for line in captured.get().splitlines():  # whole lines, no trailing cell padding
         console.print(Text.from_ansi(line.rstrip()))
     lock = _lock_paths(group.findings)
     if lock:
-        console.print(Text("  lock: " + ", ".join(lock), style="dim"))
+        console.print(_t("  lock: " + ", ".join(lock), style="dim"))
     fix = _FIX.get(group.cause, first.fix.description)
-    console.print(Text("  fix: " + fix, style="green"))
+    console.print(_t("  fix: " + fix, style="green"))
 
 
 def _lock_paths(findings: Iterable[Finding]) -> list[str]:

@@ -171,6 +171,10 @@ def _finding(
         if ignore is None
         else f"{ignore.path} {verb} {listed}"
     )
+    unreadable = ignore is not None and not ignore.readable
+    if unreadable:  # what it keeps out is unknown: never a confident finding, never a list
+        confidence = Confidence.LOW
+        why = f"{ignore.path if ignore else ''} could not be read (what it keeps out is unknown)"
     what = "the whole build context" if sources == ["."] else ", ".join(sources)
     return BuildContextCopiedToWorkdir.finding(
         f"{copy.instruction} copies {what} into {dest} ({where}) and {why}: the agent reads "
@@ -187,7 +191,7 @@ def _finding(
             "workdir": workdir,
             "relation": relation,
             "dockerignore": ignore.path if ignore else None,
-            "not_kept_out": leaked,
+            "not_kept_out": None if unreadable else leaked,
         },
         severity=Severity.HIGH if ignore is None else Severity.MEDIUM,
         confidence=confidence,

@@ -24,6 +24,7 @@ EXAMPLES: dict[str, tuple[int, int]] = {
     "lock-inputs": (80, 2000),  # pyproject.toml / requirements.in for `lock`
     "index-pages": (150, 5000),  # simple-index pages, JSON and HTML (each)
     "cli-inputs": (40, 2000),  # whole CLI runs over damaged images, compose, pyproject
+    "output-formats": (150, 5000),  # reports of hostile text through text, JSON, SARIF
 }
 
 _BASE = {

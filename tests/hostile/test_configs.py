@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.hostile.local import write
 from tests.hostile.promises import check_failed_source, run_agentguard
 from tests.hostile.sdists import build_marking_sdist
 from tests.wheelhouse import build_wheel
@@ -19,14 +20,6 @@ from tests.wheelhouse import build_wheel
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 
 NESTED = 100_000
-
-
-def write(root: Path, files: dict[str, bytes | str]) -> Path:
-    for rel, data in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data.encode() if isinstance(data, str) else data)
-    return root
 
 
 def inspect_json(target: Path, *extra: str) -> tuple[int, dict[str, Any]]:

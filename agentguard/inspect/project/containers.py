@@ -171,6 +171,10 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
         kind = f.kind or file_kind(f.path)
         if kind is None:
             continue
+        if not f.readable:  # its failed source is recorded by the reader
+            if kind == "dockerignore":
+                g.ignores[f.path] = DockerIgnore(f.path, (), readable=False)
+            continue
         try:
             _read_one(f, kind, g)
         except RecursionError:

@@ -9,8 +9,9 @@ below it (the engine checks each parent of a path too).
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass
+
+from agentguard.globmatch import Glob, compile_glob
 
 
 @dataclass(frozen=True)
@@ -18,13 +19,14 @@ class IgnorePattern:
     text: str
     exclude: bool  # False for "!pattern"
     line: int
-    regex: re.Pattern[str]
+    regex: Glob  # matched in linear time whatever the pattern
 
 
 @dataclass(frozen=True)
 class DockerIgnore:
     path: str
     patterns: tuple[IgnorePattern, ...]
+    readable: bool = True  # False: the file exists but could not be read
 
     def excluded(self, rel: str) -> bool:
         """True when ``rel`` (relative to the context) is kept out of the build context."""
@@ -33,49 +35,9 @@ class DockerIgnore:
         candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
         result = False
         for pat in self.patterns:
-            if any(pat.regex.fullmatch(c) for c in candidates):
+            if any(pat.regex.match(c) for c in candidates):
                 result = pat.exclude
         return result
-
-
-def _translate(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    i = 0
-    n = len(pattern)
-    while i < n:
-        ch = pattern[i]
-        if pattern.startswith("**", i):
-            i += 2
-            if i < n and pattern[i] == "/":
-                out.append("(?:.*/)?")
-                i += 1
-            else:
-                out.append(".*")
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(re.escape(ch))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("^"):
-                    body = "!" + body[1:]
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-                i = end
-        elif ch == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(pattern[i]))
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    try:
-        return re.compile("".join(out))
-    except re.error:
-        return re.compile(re.escape(pattern))
 
 
 def parse_dockerignore(path: str, text: str) -> DockerIgnore:
@@ -91,5 +53,5 @@ def parse_dockerignore(path: str, text: str) -> DockerIgnore:
         cleaned = posixpath.normpath(line).lstrip("/") if line else ""
         if not cleaned or cleaned == ".":
             continue
-        patterns.append(IgnorePattern(raw.strip(), exclude, n, _translate(cleaned)))
+        patterns.append(IgnorePattern(raw.strip(), exclude, n, compile_glob(cleaned, classes=True)))
     return DockerIgnore(path, tuple(patterns))

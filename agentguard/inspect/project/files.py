@@ -101,7 +101,45 @@ def process_file(path: str, kind: str, data: bytes, origin: str = "project") -> 
         out.sources.append(failed_source(path, "nested too deeply to analyse", "too-deep"))
     except MemoryError:
         out.sources.append(failed_source(path, "too large to analyse", "too-large"))
+    _cap(path, out)
     return out
+
+
+MAX_FACTS_PER_FILE = 200  # agent configurations (and tools, servers...) from one file
+
+
+def _cap(path: str, out: FileOutcome) -> None:
+    """Keep at most :data:`MAX_FACTS_PER_FILE` of each kind of fact from one file: a
+    generated file of 60,000 agent configurations would otherwise mean 360,000 findings
+    and gigabytes. What is cut is a failed source (the file was not wholly checked)."""
+    cut = {
+        what: len(facts)
+        for what, facts in (
+            ("agent configurations", out.configs),
+            ("tool grants", out.grants),
+            ("MCP servers", out.mcp_servers),
+            ("fallback sites", out.fallbacks),
+        )
+        if len(facts) > MAX_FACTS_PER_FILE
+    }
+    if not cut:
+        return
+    del out.configs[MAX_FACTS_PER_FILE:]
+    del out.grants[MAX_FACTS_PER_FILE:]
+    del out.mcp_servers[MAX_FACTS_PER_FILE:]
+    del out.fallbacks[MAX_FACTS_PER_FILE:]
+    found = ", ".join(f"{n} {what}" for what, n in cut.items())
+    out.sources.append(
+        Source.failed(
+            "file",
+            path,
+            f"{found} in one file, over the cap of {MAX_FACTS_PER_FILE}: only the first "
+            f"{MAX_FACTS_PER_FILE} of each were checked",
+            error_code="cap-file-facts",
+            retryable=False,
+            remedy="Exclude the file if it is generated; otherwise split it.",
+        )
+    )
 
 
 def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -> None:

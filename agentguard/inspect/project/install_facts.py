@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from agentguard.tomllines import TomlLines
+
 
 @dataclass(frozen=True)
 class InstallCommand:
@@ -326,12 +328,9 @@ def pyproject_requirements(
             if isinstance(group, list):
                 strings.extend(d for d in group if isinstance(d, str))
     out: list[RequirementDecl] = []
-    used: dict[str, int] = {}
-    lines = text.splitlines()
+    lines = TomlLines(text)
     for s in strings:
-        out.append(
-            parse_requirement(s, path=path, line=_nth_line(lines, s, used), origin="pyproject")
-        )
+        out.append(parse_requirement(s, path=path, line=lines.next(s), origin="pyproject"))
     tool = data.get("tool")
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     pdeps = poetry.get("dependencies") if isinstance(poetry, dict) else None
@@ -342,7 +341,7 @@ def pyproject_requirements(
             version = spec.get("version") if isinstance(spec, dict) else spec
             if not isinstance(version, str):
                 continue  # git/path/url dependencies: pinned by source, not by range
-            line = _key_line(lines, name)
+            line = lines.key(name)
             out.append(
                 RequirementDecl(
                     f"{name} = {version!r}",
@@ -376,22 +375,3 @@ def _caret_upper(version: str) -> str:
         if p != 0 or idx == len(parts) - 1:
             return ".".join([*map(str, parts[:idx]), str(p + 1)])
     return "1"
-
-
-def _nth_line(lines: list[str], needle: str, used: dict[str, int]) -> int | None:
-    """Line of the next unused quoted occurrence of ``needle`` (TOML carries no marks)."""
-    seen = 0
-    want = used.get(needle, 0)
-    for n, line in enumerate(lines, 1):
-        if f'"{needle}"' in line or f"'{needle}'" in line:
-            if seen == want:
-                used[needle] = want + 1
-                return n
-            seen += 1
-    return None
-
-
-def _key_line(lines: list[str], key: str) -> int | None:
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-    hits = [n for n, line in enumerate(lines, 1) if pattern.match(line)]
-    return hits[0] if len(hits) == 1 else None

@@ -36,6 +36,7 @@ from agentguard.inspect.project.walk import (
     read_candidate,
     walk,
 )
+from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -91,7 +92,7 @@ def _may_matter(abspath: str, kind: str) -> bool:
     """Whether an oversize file names an agent SDK (True when that cannot be told)."""
     overlap = 4096  # an import split across two chunks is still seen
     try:
-        with open(abspath, "rb") as fh:
+        with open_regular(abspath, listed=True) as fh:
             tail = b""
             done = 0
             while chunk := fh.read(1 << 20):
@@ -111,28 +112,32 @@ def _may_matter(abspath: str, kind: str) -> bool:
 def read_and_process(cand: Candidate) -> FileOutcome | None:
     """Read one candidate and process it; every miss becomes a source. None: a Python
     file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
+    if cand.outside is not None:
+        return _unread(cand, cand.outside)
     try:
         data = read_candidate(cand.abspath, cand.regular)
     except TooLarge as exc:
-        return FileOutcome(
-            sources=[oversize(cand.rel, cand.abspath, cand.kind, exc.size)], read=False
-        )
+        return _unread(cand, oversize(cand.rel, cand.abspath, cand.kind, exc.size))
     except NotRegular:
-        return FileOutcome(
-            sources=[Source.skipped("file", cand.rel, "not a regular file")], read=False
-        )
+        return _unread(cand, Source.skipped("file", cand.rel, "not a regular file"))
     except OSError as exc:
-        return FileOutcome(
-            sources=[
-                failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
-            ],
-            read=False,
+        return _unread(
+            cand, failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
     if cand.kind == "python" and not python_may_matter(data):
         return None
     out = process_file(cand.rel, cand.kind, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
+    return out
+
+
+def _unread(cand: Candidate, source: Source) -> FileOutcome:
+    """A candidate not read: its source, and for a container/build file the fact that it
+    exists unread (a .dockerignore that could not be read is not "no .dockerignore")."""
+    out = FileOutcome(sources=[source], read=False)
+    if cand.kind == "container":
+        out.container_file = ProjectFile(cand.rel, b"", readable=False)
     return out
 
 
@@ -169,6 +174,7 @@ def _process_chunk(
     return read, kept
 
 
+MAX_JOBS = min(4 * (os.cpu_count() or 1), 32)
 PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~30 ms)
 # ... unless this many are Python files of some size (an SDK's own repository: most of its
 # files import it and are parsed, which costs far more than reading)
@@ -183,8 +189,9 @@ def _jobs(count: int, python: int = 0) -> int:
     used on Linux, from a process without other threads.
     """
     env = os.environ.get("AGENTGUARD_JOBS", "")
-    if env.isdigit() and int(env) >= 1:
-        wanted = int(env)
+    if env.isdigit() and len(env) <= 6 and int(env) >= 1:
+        # capped: a worker per CPU is all that helps (100000 forks would never end)
+        wanted = min(int(env), MAX_JOBS)
     else:
         big = count >= PARALLEL_MIN or python >= PARALLEL_MIN_PYTHON
         wanted = min(os.cpu_count() or 1, 4) if big else 1

@@ -8,23 +8,39 @@ caches and VCS data that are not the project's own configuration):
     .direnv .pytype .ipynb_checkpoints .next .nuxt .turbo
 
 nor into any folder holding a ``pyvenv.cfg`` (a virtual environment under another name).
-Symbolic links to folders, and links to files outside the project, are not followed
-(recorded as skipped). Files larger than
-:data:`MAX_FILE_BYTES` are recorded as skipped; unreadable files and folders as failed.
+Symbolic links to folders, and links to files outside the project, are not followed:
+skipped, or failed when the file's name says it may configure the agent (it was not
+checked). Files larger than :data:`MAX_FILE_BYTES` are recorded as skipped; unreadable
+files and folders as failed. Reading goes through :mod:`agentguard.safeio`.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-import stat as _stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
 from agentguard.inspect.project.kinds import KEEP_OUT_DIRS, keep_out_category, wants_file
+from agentguard.safeio import (
+    FIRST_READ,
+    MAX_FILE_BYTES,
+    NotRegular,
+    TooLarge,
+    inside,
+    read_candidate,
+)
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
+__all__ = [
+    "FIRST_READ",
+    "MAX_FILE_BYTES",
+    "NotRegular",
+    "TooLarge",
+    "classify",
+    "read_candidate",
+    "walk",
+]
 
 SKIP_DIRS = frozenset(
     {
@@ -112,6 +128,7 @@ class Candidate:
     abspath: str
     kind: str
     regular: bool = False  # the folder listing said "regular file" (not a link): no fstat
+    outside: Source | None = None  # a link out of the project: never read, this is why
 
 
 @dataclass
@@ -173,16 +190,15 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
                         )
                     )
                     continue
-                if not is_dir and entry.is_symlink() and not _inside(entry.path, real_root):
+                if not is_dir and entry.is_symlink() and not inside(entry.path, real_root):
                     # A link out of the project (to ~/.aws/credentials, /proc/self/environ...)
-                    # is not the project's own configuration: never read it.
-                    out.sources.append(
-                        Source.skipped(
-                            "file",
-                            prefix + name,
-                            "symbolic link pointing outside the project: not followed",
-                        )
-                    )
+                    # is never read; one that may configure the agent is a gap in the check.
+                    link = _link_out(prefix + name, parent)
+                    kind = classify(prefix + name)
+                    if kind is not None:  # the reader records it (and what it may hold)
+                        candidates.append(Candidate(prefix + name, entry.path, kind, outside=link))
+                    else:
+                        out.sources.append(link)
                     continue
             except OSError as exc:
                 out.sources.append(
@@ -242,6 +258,27 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
     return out
 
 
+def _link_out(path: str, parent: str) -> Source:
+    """A file linked from outside the project: skipped when its name says it cannot
+    configure the agent, else failed (a monorepo's shared ``.claude/settings.json``
+    linked in is configuration this run did not check: never a clean exit)."""
+    name = posixpath.basename(path)
+    marker = name in MARKER_NAMES or (parent == ".claude" and name in SETTINGS_NAMES)
+    if classify(path) is None and not marker:
+        return Source.skipped(
+            "file", path, "symbolic link pointing outside the project: not followed"
+        )
+    return Source.failed(
+        "file",
+        path,
+        "symbolic link pointing outside the project: not followed, and it may configure the agent",
+        error_code="file-link-outside",
+        retryable=False,
+        remedy="Check the folder the link points into (or the whole repository), or "
+        "replace the link with the file.",
+    )
+
+
 def _excluder(patterns: Sequence[str]) -> Callable[[str, bool], str | None] | None:
     """The first pattern a project-relative path matches, or None; None when no patterns.
     A folder matches ``dir/**`` as well as ``dir``."""
@@ -256,70 +293,3 @@ def _excluder(patterns: Sequence[str]) -> Callable[[str, bool], str | None] | No
         return None
 
     return first
-
-
-def _inside(path: str, real_root: str) -> bool:
-    target = os.path.realpath(path)
-    return target == real_root or target.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
-class TooLarge(Exception):
-    def __init__(self, size: int) -> None:
-        super().__init__(size)
-        self.size = size
-
-
-class NotRegular(Exception):
-    """A FIFO, socket or device under a candidate's name: never opened for reading."""
-
-
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-FIRST_READ = 256 * 1024  # most source files end within the first read
-
-
-def read_candidate(path: str, regular: bool = False) -> bytes:
-    """The whole file. Raises OSError, :class:`TooLarge` or :class:`NotRegular`.
-
-    ``regular``: the folder listing already said this name is a regular file (not a
-    link), so a file that ends within the first read needs no ``fstat``. Anything else
-    (a link, a file longer than the first read) is checked with ``fstat`` before more is
-    read; the open never blocks (``O_NONBLOCK``), so a FIFO swapped in meanwhile is an
-    error, not a hang.
-    """
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        if regular:
-            first = os.read(fd, FIRST_READ)
-            if first and len(first) < FIRST_READ:
-                return first
-            return _read_rest(fd, first)  # (an empty read is checked: a FIFO swapped in?)
-        return _read_rest(fd, b"")
-    finally:
-        os.close(fd)
-
-
-def _read_rest(fd: int, head: bytes) -> bytes:
-    st = os.fstat(fd)
-    if not _stat.S_ISREG(st.st_mode):
-        raise NotRegular()
-    if st.st_size > MAX_FILE_BYTES:
-        raise TooLarge(st.st_size)
-    chunks = [head] if head else []
-    total = len(head)
-    want = st.st_size + 1 - total
-    first = os.read(fd, max(want, 1))
-    chunks.append(first)
-    total += len(first)
-    if total <= st.st_size:
-        return b"".join(chunks)  # a regular file returns what was asked unless at its end
-    while True:
-        if total > MAX_FILE_BYTES:
-            raise TooLarge(total)
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    if total > MAX_FILE_BYTES:
-        raise TooLarge(total)
-    return b"".join(chunks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentguard import safeio
 from agentguard.lock.readers.interface import (
     MAX_LOCK_BYTES,
     ExistingLock,
@@ -27,20 +28,20 @@ __all__ = [
 
 
 def read_lock_text(path: Path, rel: str) -> str:
-    """A lock file's text: a regular file (no link followed), capped, UTF-8."""
+    """A lock file's text: a regular file (no link followed), capped, UTF-8; read through
+    the safe open (:mod:`agentguard.safeio`)."""
     try:
         if path.is_symlink() or not path.is_file():
             raise LockReadError(
                 rel, "not a regular file (a link is not followed)", code="lockfile-unreadable"
             )
-        size = path.stat().st_size
-        if size > MAX_LOCK_BYTES:
-            raise LockReadError(
-                rel,
-                f"{size} bytes is larger than the {MAX_LOCK_BYTES} byte limit",
-                code="lockfile-too-large",
-            )
-        return path.read_bytes().decode("utf-8")
+        return safeio.read_bytes(path, cap=MAX_LOCK_BYTES).decode("utf-8")
+    except safeio.TooLarge as exc:
+        raise LockReadError(
+            rel,
+            f"{exc.size} bytes is larger than the {MAX_LOCK_BYTES} byte limit",
+            code="lockfile-too-large",
+        ) from None
     except UnicodeDecodeError as exc:
         raise LockReadError(rel, f"not UTF-8 (byte {exc.start})", code="lockfile-invalid") from None
     except OSError as exc:

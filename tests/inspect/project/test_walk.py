@@ -238,9 +238,17 @@ def test_links_to_files_outside_the_project_are_not_read(tmp_path: Path) -> None
 
     result = inspect_project(project)
 
+    # an MCP configuration linked from outside is not read, and not a clean result either
     assert (
-        Source.skipped(
-            "file", ".mcp.json", "symbolic link pointing outside the project: not followed"
+        Source.failed(
+            "file",
+            ".mcp.json",
+            "symbolic link pointing outside the project: not followed, and it may configure "
+            "the agent",
+            error_code="file-link-outside",
+            retryable=False,
+            remedy="Check the folder the link points into (or the whole repository), or "
+            "replace the link with the file.",
         )
         in result.sources
     )
