@@ -88,3 +88,28 @@ def test_json_and_sarif_keep_one_result_per_package(sarif_schema: dict[str, Any]
     results = sarif["runs"][0]["results"]
     assert len(results) == 7
     assert len({r["partialFingerprints"]["agentguard/v1"] for r in results}) == 7
+
+
+def test_the_count_of_summarised_findings_is_a_line_of_its_own() -> None:
+    """Found running the README's first command: the escaper showed the count line's leading
+    newline as a literal `\\n`. Low findings past the fifth are counted on a line of their
+    own, after a blank line, with no escape in it."""
+    from agentguard.findings import Location, Severity
+    from agentguard.rules.deps import MajorSpanningRange
+
+    findings = [
+        MajorSpanningRange.finding(
+            f"pkg{i} admits two majors.",
+            locations=[Location(path="pyproject.toml", line=i + 1)],
+            fix="Cap it.",
+            severity=Severity.LOW,
+        )
+        for i in range(8)
+    ]
+    text = render(make_report("lock", findings, []), Format.TEXT)
+    lines = text.splitlines()
+    count = [n for n, line in enumerate(lines) if "more AG101 findings" in line]
+    assert len(count) == 1
+    assert lines[count[0]] == "  ... and 3 more AG101 findings (low/info; --verbose shows all)"
+    assert lines[count[0] - 1] == ""
+    assert "\\n" not in text

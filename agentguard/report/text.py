@@ -225,7 +225,8 @@ def render_text(
             else key.replace("agent configuration", "agent configurations") + " ("
         )
         sep = "; " if what.endswith("info") else ""
-        console.print(_t(f"\n  ... and {count} more {what}{sep}--verbose shows all)", style="dim"))
+        console.print()  # (a blank line: a newline inside the text would be escaped)
+        console.print(_t(f"  ... and {count} more {what}{sep}--verbose shows all)", style="dim"))
 
     console.print()
     bad = [s for s in report.sources if s.status is not SourceStatus.OK]
