@@ -20,16 +20,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier
 from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Source
-from agentguard.lock.analysis import build_graph
+from agentguard.lock.analysis import build_graph, with_majors
 from agentguard.lock.graph import (
     LockGraph,
-    MajorGroups,
-    major_groups,
-    majors_admitted,
     released_major_keys,
 )
 from agentguard.lock.index import IndexClient, IndexError_, IndexFile, default_cache_dir
@@ -303,21 +299,9 @@ def analyse_existing(
 
 
 def _with_majors(graph: LockGraph, released: dict[str, list[Version]]) -> LockGraph:
-    groups: dict[str, MajorGroups] = {}
-    edges = []
-    for e in graph.edges:
-        versions = released.get(e.child)
-        admitted = None
-        if versions:
-            if e.child not in groups:
-                groups[e.child] = major_groups(versions)
-            try:
-                admitted = majors_admitted(e.specifier, versions, groups[e.child])
-            except InvalidSpecifier:
-                admitted = None
-        edges.append(replace(e, admitted_majors=admitted))
+    """Each edge with the majors it admits (:func:`~.analysis.with_majors`), and the graph
+    with every package's released majors (what `--check` reports offline)."""
     return replace(
-        graph,
-        edges=tuple(edges),
+        with_majors(graph, released),
         released_majors={n: released_major_keys(v) for n, v in sorted(released.items())},
     )

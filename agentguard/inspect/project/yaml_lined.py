@@ -9,7 +9,9 @@ and other unknown tags are read as their plain value.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -29,14 +31,15 @@ _PLAIN_TAGS = {
 }
 
 
-def load_yaml(text: str) -> LinedDoc:
-    """The single YAML document in ``text``. Raises :class:`DocumentError`."""
+@contextlib.contextmanager
+def _reading(text: str) -> Iterator[yaml.SafeLoader]:
+    """A loader over ``text`` whose failures are :class:`DocumentError` with their line."""
     try:
         loader = _Loader(text)  # the reader rejects control characters
     except yaml.YAMLError as exc:
         raise DocumentError(f"not valid YAML: {exc}", line=1) from None
     try:
-        node = loader.get_single_node()
+        yield loader
     except yaml.MarkedYAMLError as exc:
         if "maximum nesting depth" in str(exc.problem):  # libyaml's own depth cap
             raise DocumentError("YAML nested too deeply", code="too-deep") from None
@@ -50,6 +53,12 @@ def load_yaml(text: str) -> LinedDoc:
         raise DocumentError("YAML nested too deeply", code="too-deep") from None
     finally:
         loader.dispose()
+
+
+def load_yaml(text: str) -> LinedDoc:
+    """The single YAML document in ``text``. Raises :class:`DocumentError`."""
+    with _reading(text) as loader:
+        node = loader.get_single_node()
     if node is None:
         raise DocumentError("empty document", code="empty")
     lines: dict[KeyPath, int] = {}
@@ -64,13 +73,9 @@ MAX_DOCUMENTS = 1000  # documents read from one multi-document file
 def load_yaml_all(text: str) -> list[LinedDoc]:
     """Every document of a multi-document YAML stream (``---``), empty ones left out.
     Raises :class:`DocumentError`; the alias budget is shared across the documents."""
-    try:
-        loader = _Loader(text)
-    except yaml.YAMLError as exc:
-        raise DocumentError(f"not valid YAML: {exc}", line=1) from None
     out: list[LinedDoc] = []
     budget = [0]
-    try:
+    with _reading(text) as loader:
         while loader.check_node():
             node = loader.get_node()
             if node is None:
@@ -83,17 +88,6 @@ def load_yaml_all(text: str) -> list[LinedDoc]:
                 )
             lines: dict[KeyPath, int] = {}
             out.append(LinedDoc(_convert(loader, node, (), lines, budget, 0), lines))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise DocumentError(
-            f"not valid YAML: {exc.problem or exc}", line=mark.line + 1 if mark else None
-        ) from None
-    except yaml.YAMLError as exc:
-        raise DocumentError(f"not valid YAML: {exc}") from None
-    except RecursionError:
-        raise DocumentError("YAML nested too deeply", code="too-deep") from None
-    finally:
-        loader.dispose()
     return out
 
 
