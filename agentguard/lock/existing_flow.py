@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from agentguard import safeio
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
-from agentguard.lock.existing import ExistingAnalysis, analyse_existing
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers import LockReadError, find_existing, read_existing
@@ -27,6 +26,7 @@ else:  # pragma: no cover
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
+    from agentguard.lock.existing import ExistingAnalysis
 
 
 def existing_reader(root: Path) -> LockReader | None:
@@ -188,6 +188,8 @@ def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
         return make_report("lock --check", [], sources, target=str(root), inputs=prov)
     sources.append(lock_source(lock))
     prov["lock_digest"] = file_digest(root / lock.path)
+    from agentguard.lock.existing import analyse_existing  # (index client: only when used)
+
     analysis = analyse_existing(lock, root_requirements(inputs, lock), base=root)
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
@@ -270,6 +272,8 @@ def _gate_against_committed(
         new = read_existing(root, reader)
     except LockReadError as exc:
         return [], [read_failure(exc, "Fix the lock, then re-run.")], []
+    from agentguard.lock.existing import analyse_existing
+
     analysis = analyse_existing(new, root_requirements(inputs, new), base=root)
     crossings = check_major_crossings(
         old.packages(), analysis.graph, opts.allow_major, inputs.requires_python
