@@ -102,16 +102,7 @@ def analyse(
 
     for name, result in _gather(names, client.project_page):
         if isinstance(result, IndexError_):
-            sources.append(
-                Source.failed(
-                    "index",
-                    f"{name} (project page)",
-                    str(result),
-                    error_code=result.code,
-                    retryable=result.retryable,
-                    remedy="Check the index, then re-run.",
-                )
-            )
+            sources.append(page_failed(name, result, "Check the index, then re-run."))
         else:
             pages[name] = result
             sources.append(Source.ok("index", f"{name} (project page)", f"{len(result)} files"))
@@ -285,4 +276,16 @@ def build_graph(
         packages=tuple(sorted(pins, key=lambda p: (p.name, p.version))),
         edges=ordered,
         unknown_metadata=tuple(sorted(set(unknown))),
+    )
+
+
+def page_failed(name: str, exc: IndexError_, remedy: str) -> Source:
+    """The source for a project page the index did not give (never an empty page)."""
+    return Source.failed(
+        "index",
+        f"{name} (project page)",
+        str(exc),
+        error_code=exc.code,
+        retryable=exc.retryable,
+        remedy=remedy,
     )

@@ -23,7 +23,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Source
-from agentguard.lock.analysis import build_graph, with_majors
+from agentguard.lock.analysis import build_graph, page_failed, with_majors
 from agentguard.lock.graph import (
     LockGraph,
     released_major_keys,
@@ -253,14 +253,7 @@ def analyse_existing(
         for name, result, cached in pool.map(page, names):
             if isinstance(result, IndexError_):
                 sources.append(
-                    Source.failed(
-                        "index",
-                        f"{name} (project page)",
-                        str(result),
-                        error_code=result.code,
-                        retryable=result.retryable,
-                        remedy="Check the index the lock names, then re-run.",
-                    )
+                    page_failed(name, result, "Check the index the lock names, then re-run.")
                 )
             elif result is None:
                 sources.append(Source.skipped("index", name, f"{lock.path} names no index for it"))
