@@ -108,7 +108,8 @@ _VALUE = re.compile(
 )
 # A name and its separator only: the value is matched after a secret name, so a name that
 # is not secret never swallows the next one as its value (``-x --token V``, ``a=TOKEN=V``).
-_FLAG = re.compile(r"(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)")
+# A flag starts a word: the ``-credentials`` inside ``~/.git-credentials`` is part of a path.
+_FLAG = re.compile(r"(?<![^\s\"'\[(,=])(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)")
 # (never across a line end: ``KEY:`` with no value ends its line, the next line's name is
 # not its value)
 _ASSIGN = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[=:][ \t]*")
