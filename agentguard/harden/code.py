@@ -4,8 +4,8 @@ When the original container got its code from the project -- the checkout bind-m
 the working directory, or ``COPY . DIR`` with the working directory there -- the hardened
 working directory (an empty tmpfs) no longer holds it, and ``sh agent.sh`` or
 ``python -m pkg`` would not start. This module works out which entries of the project the
-start command needs (the script or package it names; for Node its ``package.json`` and
-installed ``node_modules``), where they go (the old place when it is outside the new working
+start command needs (the script or package it names; for Node its ``package.json``,
+installed ``node_modules`` and the files the script loads by a relative path), where they go (the old place when it is outside the new working
 directory, else :data:`~agentguard.harden.model.CODE_DIR`), and rewrites the command's
 relative paths and ``PYTHONPATH`` to match. Everything else of the project (docs, ``.env``,
 ``.git``) stays behind.
@@ -30,6 +30,7 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.harden.model import CODE_DIR, CodeSpec, EnvVar, HardenOptions, ServiceSpec
+from agentguard.harden.node_requires import required_files
 from agentguard.rules.mounts import workdir_relation
 
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl", ".jar")
@@ -141,6 +142,7 @@ def named_entries(
     """(entries to carry, runs ``python -m``, notes): what the command names in the project."""
     entries: list[str] = []
     notes: list[str] = []
+    scripts: list[str] = []  # Node scripts the command runs (their requires travel too)
     module = False
     node = bool(argv) and posixpath.basename(argv[0]) in ("node", "npm", "npx")
 
@@ -171,17 +173,40 @@ def named_entries(
         elif after in _TAKES_CODE:
             continue  # a module name or inline code, not a path
         elif arg.startswith(source_dir.rstrip("/") + "/"):
-            add(arg[len(source_dir.rstrip("/")) + 1 :])
+            rel = arg[len(source_dir.rstrip("/")) + 1 :]
+            add(rel)
+            if arg.endswith(_NODE_SUFFIXES):
+                scripts.append(posixpath.normpath(rel))
         elif _is_script(arg) and not arg.startswith("/"):
             add(arg)
-            node |= arg.endswith(_NODE_SUFFIXES)
+            if arg.endswith(_NODE_SUFFIXES):
+                node = True
+                scripts.append(posixpath.normpath(arg))
         elif i and _is_relative_path(arg) and _top(arg) not in _NEVER:
             top = _top(arg)
             if top is not None and _kind(host, top) is not None:
                 add(arg)  # an argument that names an entry of the project (`pytest tests/`)
     if node and entries:
+        for script in scripts:
+            if _top(script) in entries:
+                _add_required(host, script, entries, notes)
         entries += [d for d in NODE_DEPS if d not in entries and _kind(host, d) is not None]
     return entries, module, notes
+
+
+def _add_required(host: Path, script: str, entries: list[str], notes: list[str]) -> None:
+    """The project files ``script`` loads by a relative path, added to ``entries`` as
+    exact paths (a folder already carried covers its files)."""
+    found = required_files(host, script)
+    notes += found.notes
+    for rel in found.files:
+        top = _top(rel)
+        if top is None or top in entries or rel in entries:
+            continue
+        if top in _NEVER:
+            notes.append(f"{script} loads {rel}: {top} is never carried into the hardened image")
+            continue
+        entries.append(rel)
 
 
 _TAKES_CODE = frozenset({"-m", "-c", "-e", "--eval"})

@@ -51,7 +51,7 @@ def test_only_what_the_command_names_travels(tmp_path: Path) -> None:
     assert named_entries(tmp_path, ["node", "src/index.js"], "/app") == (
         ["src", "package.json", "node_modules"],
         False,
-        [],
+        ["src/index.js is not a file of the project: what it loads is not known"],
     )
     assert named_entries(tmp_path, ["sh", "/app/agent.sh"], "/app")[0] == ["agent.sh"]
     # a link is never carried (it could point anywhere on the host), nor the secrets file
