@@ -441,6 +441,10 @@ def harden(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite files you changed since harden wrote them.")
     ] = False,
+    env_file: Annotated[
+        str | None,
+        typer.Option("--env-file", help="Pass the secrets from this file (never read by harden)."),
+    ] = None,
     kind: Annotated[
         str | None, typer.Option("--kind", help="What TARGET is (as for inspect).")
     ] = None,
@@ -486,6 +490,7 @@ def harden(
             force=force,
             verify_command=verify_command,
             settle=settle,
+            env_file=env_file,
         )
         with progress("hardening", quiet=quiet) as step:
             result = run_harden(opts, progress=step)

@@ -55,7 +55,14 @@ def service_body(
     body["mem_limit"] = spec.memory
     body["pids_limit"] = spec.pids
     # a variable passed by name is `NAME:` with no value: compose takes it from the shell
-    body["environment"] = {"HOME": HOME_DIR, **{e.name: e.value for e in svc.env}}
+    by_file = spec.env_file is not None and any(e.value is None for e in svc.env)
+    if spec.env_file is not None and by_file:
+        # the by-name variables: compose reads the file (a `$` in its path is not expanded)
+        body["env_file"] = [spec.env_file.replace("$", "$$")]
+    body["environment"] = {
+        "HOME": HOME_DIR,
+        **{e.name: e.value for e in svc.env if not (by_file and e.value is None)},
+    }
     volumes: list[dict[str, Any]] = [
         {"type": "bind", "source": m.host, "target": m.container, "read_only": True}
         for m in spec.allow_mounts

@@ -44,7 +44,11 @@ def run_argv(
     argv += ["--security-opt", "no-new-privileges:true"]
     argv += ["--network", spec.network, "--memory", spec.memory, "--pids-limit", str(spec.pids)]
     argv += ["--env", f"HOME={HOME_DIR}"]
+    if spec.env_file is not None and any(e.value is None for e in svc.env):
+        argv += ["--env-file", spec.env_file]  # the by-name variables: read by docker, not here
     for e in svc.env:
+        if e.value is None and spec.env_file is not None:
+            continue
         argv += ["--env", e.name if e.value is None else f"{e.name}={e.value}"]
     for m in spec.allow_mounts:
         argv += ["--mount", f"type=bind,source={m.host},target={m.container},readonly"]
@@ -125,6 +129,7 @@ class RunArgs:
     memory: str | None = None
     pids_limit: int | None = None
     env: list[str] = field(default_factory=list)
+    env_files: list[str] = field(default_factory=list)
     mounts: list[MountArg] = field(default_factory=list)
     privileged: bool = False
     pid: str | None = None
@@ -151,6 +156,7 @@ _VALUED = {
     "--security-opt": "security_opt",
     "--env": "env",
     "-e": "env",
+    "--env-file": "env_files",
     "--mount": "mount",
     "--volume": "volume",
     "-v": "volume",
@@ -226,7 +232,7 @@ def _apply(args: RunArgs, key: str, value: str) -> None:
     if key == "tmpfs":
         path, _, opts = value.partition(":")
         args.tmpfs[path] = opts
-    elif key in ("cap_drop", "cap_add", "security_opt", "env"):
+    elif key in ("cap_drop", "cap_add", "security_opt", "env", "env_files"):
         getattr(args, key).append(value)
     elif key == "mount":
         args.mounts.append(_mount(value))

@@ -65,6 +65,8 @@ class HardenOptions:
     force: bool = False  # overwrite files changed since harden wrote them
     verify_command: str | None = None  # run in the started agent; exit 0 means it works
     settle: float = DEFAULT_SETTLE  # seconds the agent must keep running to count as started
+    # --env-file: the variables passed by name come from this file (never read by harden)
+    env_file: str | None = None
 
     @property
     def uid(self) -> int:
@@ -106,6 +108,12 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
         raise OptionError(f"--memory {opts.memory!r}: expected a size such as 512m or 1g")
     if not 0 < opts.settle <= 600:
         raise OptionError(f"--settle {opts.settle}: expected seconds between 0 and 600")
+    env_file = opts.env_file
+    if env_file is not None:
+        if not env_file.strip() or any(c in env_file for c in "\n\r\0"):
+            raise OptionError(f"--env-file {env_file!r}: give the path of a file")
+        # absolute: docker resolves it from the caller's folder, compose from its own
+        env_file = os.path.abspath(os.path.expanduser(env_file))
     if opts.pids < 1:
         raise OptionError(f"--pids {opts.pids}: expected a positive number")
     if opts.network == "host" or not _NETWORK.match(opts.network):
@@ -137,6 +145,7 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
         force=opts.force,
         verify_command=opts.verify_command,
         settle=opts.settle,
+        env_file=env_file,
     )
 
 
@@ -227,6 +236,7 @@ class HardenedSpec:
     pids: int
     allow_mounts: tuple[AllowedMount, ...]
     tmpfs: tuple[Tmpfs, ...]
+    env_file: str | None = None  # the by-name variables come from this file instead
 
     @property
     def uid(self) -> int:
@@ -252,6 +262,7 @@ def hardened_spec(opts: HardenOptions, services: tuple[ServiceSpec, ...]) -> Har
         pids=opts.pids,
         allow_mounts=opts.allow_mounts,
         tmpfs=tmpfs,
+        env_file=opts.env_file,
     )
 
 

@@ -25,6 +25,25 @@ def _head(f: Finding) -> str:
     return f"**{f.rule_id}** {f.title} ({f.severity.value}) -- {f.message} _at {_where(f)}_"
 
 
+def _secrets_line(plan: Plan) -> str:
+    spec = plan.spec
+    if spec.env_file is None:
+        return (
+            "- secrets passed at run time by name (docker `--env NAME`, compose `NAME:` with no "
+            "value, Kubernetes `secretKeyRef`, devcontainer `${localEnv:NAME}`), never written "
+            "here"
+        )
+    names = sorted({e.name for s in spec.services for e in s.env if e.value is None})
+    if not names:
+        return f"- no variable is passed by name, so `{spec.env_file}` (--env-file) is not used"
+    return (
+        f"- secrets from `{spec.env_file}` (docker `--env-file`, compose `env_file`), which "
+        f"must hold {', '.join(f'`{n}`' for n in names)}; harden never reads it, and no value "
+        "is written here. Kubernetes takes them from a Secret (`secretKeyRef`), the "
+        "devcontainer from `${localEnv:NAME}`"
+    )
+
+
 def render_summary(
     plan: Plan,
     opts: HardenOptions,
@@ -82,8 +101,7 @@ def render_summary(
             if spec.allow_mounts
             else ""
         ),
-        "- secrets passed at run time by name (docker `--env NAME`, compose `NAME:` with no "
-        "value, Kubernetes `secretKeyRef`, devcontainer `${localEnv:NAME}`), never written here",
+        _secrets_line(plan),
         f"- memory `{spec.memory}`, at most {spec.pids} processes",
         f"- network `{spec.network}`"
         + (

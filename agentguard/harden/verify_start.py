@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentguard import safeio
 from agentguard.findings import Source
 from agentguard.harden.docker_run import BuildArgs, RunArgs
 from agentguard.harden.probe_facts import AgentRun
@@ -60,11 +61,38 @@ def build_image(
     )
 
 
+MAX_ENV_FILE = 1 << 20
+
+
+def env_file_entries(path: str) -> list[str]:
+    """The entries of a ``--env-file``, as the docker CLI reads one: ``NAME=VALUE`` as
+    written (no quotes removed), a bare ``NAME`` from the caller's environment, ``#``
+    comments and blank lines skipped. Read through the safe open (a regular file, capped);
+    OSError when it cannot be."""
+    try:
+        text = safeio.read_text(path, cap=MAX_ENV_FILE)
+    except UnicodeDecodeError as exc:
+        raise OSError(f"{path}: not UTF-8 text") from exc
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.lstrip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
 def _passed_env(args: RunArgs, environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
-    """(environment for the engine, values to mask): by-name variables from ``environ``."""
+    """(environment for the engine, values to mask): by-name variables from ``environ``,
+    then the ``--env-file`` entries, in the order docker applies them (the file first, an
+    ``--env`` after it wins). OSError: an env file could not be read."""
     env: list[str] = []
     values: list[str] = []
-    for e in args.env:
+    entries = [line for path in args.env_files for line in env_file_entries(path)]
+    for line in entries:
+        _name, eq, value = line.partition("=")
+        if eq and value:
+            values.append(value)
+    for e in [*entries, *args.env]:
         if "=" in e:
             env.append(e)
         elif e in environ:
@@ -114,10 +142,13 @@ def start_agent(
     environ: Mapping[str, str],
 ) -> AgentRun:
     """Run the agent with the script's settings and command; removed afterwards."""
-    env, values = _passed_env(args, environ)
     base = AgentRun(
         script=label, image=args.image, state="", settle=check.settle, command=check.command
     )
+    try:
+        env, values = _passed_env(args, environ)
+    except OSError as exc:
+        return replace(base, state="not-created", error=f"the --env-file was not read: {exc}")
     try:
         container = client.containers.create(args.image, **{**kwargs, "environment": env})
     except Exception as exc:
