@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from agentguard import safeio
-from agentguard.harden.model import CODE_DIR, CodeSpec, EnvVar, HardenOptions, ServiceSpec
+from agentguard.harden.model import (
+    CODE_DIR,
+    CodeSpec,
+    DepsInstall,
+    EnvVar,
+    HardenOptions,
+    ServiceSpec,
+)
 from agentguard.harden.node_requires import required_files
 from agentguard.rules.mounts import workdir_relation
 
@@ -263,6 +270,7 @@ def attach_code(
     opts: HardenOptions,
     dockerfile: tuple[str, int, int] | None = None,
     keep_in_image: bool = False,
+    deps: DepsInstall | None = None,
 ) -> ServiceSpec:
     """The service with its code carried out of the project (or a note why it is not).
 
@@ -302,6 +310,9 @@ def attach_code(
             f"directory {opts.workdir}); narrow the COPY to {', '.join(entries)} and what the "
             "install needs"
         )
+        if deps is not None:
+            notes += [n for n in deps.notes if n.startswith("not narrowed")]
+            notes.append("no hardened Dockerfile is written: the dependencies are the original's")
     else:
         notes.append(
             f"the agent's code came from the project ({how}); only {', '.join(entries)} travel"
@@ -312,6 +323,8 @@ def attach_code(
         notes.append("relative paths rewritten: " + "; ".join(changes))
     if module:
         notes.append(f"PYTHONPATH={target}: `python -m` imports the package from there")
+    if deps is not None and not keep_in_image:
+        notes += deps.notes
     if keep_in_image:
         if target != source_dir:
             notes.append(
@@ -334,6 +347,7 @@ def attach_code(
         how=how,
         base_image=svc.image,
         dockerfile=dockerfile,
+        deps=deps,
     )
     # a rewritten ENTRYPOINT is given with its CMD: docker resets CMD when ENTRYPOINT is set
     return dataclasses.replace(

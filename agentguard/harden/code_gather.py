@@ -17,7 +17,14 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.findings import Finding, Source
-from agentguard.harden.code import MAX_DOCKERFILE, Start, attach_code, read_dockerfile
+from agentguard.harden.code import (
+    MAX_DOCKERFILE,
+    Start,
+    attach_code,
+    code_target,
+    read_dockerfile,
+)
+from agentguard.harden.code_lock import plan_install
 from agentguard.harden.model import HardenOptions, ServiceSpec
 
 _MOVED = "the working directory moves from "  # the note attach_code makes obsolete
@@ -71,6 +78,7 @@ def compose_code(
         source, text = bind
         host = Path(os.path.expanduser(source))
         host = host if host.is_absolute() else compose_dir / host
+        built_by = _text(paths[1]) if paths is not None else None
         out = attach_code(
             svc,
             host_dir=host,
@@ -78,6 +86,7 @@ def compose_code(
             how=f"bind mount {text}",
             image_start=start,
             opts=opts,
+            deps=plan_install(host, built_by, None, workdir, code_target(workdir, opts)),
         )
         if out.code is not None and paths is not None and out.code.base_image:
             out = dataclasses.replace(
@@ -117,10 +126,12 @@ def dockerfile_code(
         return svc
     if start.copy_all != start.workdir:
         return svc
-    try:
-        text = safeio.read_text(dockerfile, cap=MAX_DOCKERFILE)
-    except (OSError, UnicodeDecodeError):
+    text = _text(dockerfile)
+    if text is None:
         return svc
+    deps = plan_install(
+        context, text, start.copy_lines, start.copy_all, code_target(start.copy_all, opts)
+    )
     return attach_code(
         svc,
         host_dir=context,
@@ -129,8 +140,16 @@ def dockerfile_code(
         image_start=start,
         opts=opts,
         dockerfile=(text, *start.copy_lines),
-        keep_in_image=start.run_after_copy,
+        keep_in_image=start.run_after_copy and not deps.narrowable,
+        deps=deps,
     )
+
+
+def _text(dockerfile: Path) -> str | None:
+    try:
+        return safeio.read_text(dockerfile, cap=MAX_DOCKERFILE)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def devcontainer_docs(
@@ -184,6 +203,13 @@ def container_code(svc: ServiceSpec, attrs: Mapping[str, Any], opts: HardenOptio
                     how=f"bind mount {source}:{dest}",
                     image_start=None,
                     opts=opts,
+                    deps=plan_install(
+                        Path(source),
+                        None,
+                        None,
+                        posixpath.normpath(workdir),
+                        code_target(posixpath.normpath(workdir), opts),
+                    ),
                 )
             )
     return svc

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentguard.harden.code import hardened_tag
-from agentguard.harden.model import CodeSpec, HardenOptions, ServiceSpec
+from agentguard.harden.model import CodeSpec, DepsInstall, HardenOptions, ServiceSpec
 
 BASE_ARG = "AGENT_BASE_IMAGE"
 
@@ -38,18 +38,37 @@ def render_dockerfile(
     code = svc.code
     assert code is not None
     head = [f"# {h}" if h else "#" for h in header]
+    deps = code.deps
+    inputs = deps.build_inputs if deps is not None else ()
     carried = [
         f"# only the agent's code ({', '.join(code.entries)}); docs, .env and .git stay out",
         *_copies(code),
     ]
+    if inputs:
+        carried += [
+            "# the files the RUN steps below read, and nothing else of the project",
+            *(
+                "COPY " + json.dumps([f, posixpath.join(code.source_dir, f)], ensure_ascii=False)
+                for f in inputs
+            ),
+        ]
     if python_path:
         carried.append(f"ENV PYTHONPATH={code.target}")
+    install = _install_lines(deps)
     # the same defaults the run configuration sets, so the image alone is not run as root
     tail = [f"WORKDIR {workdir}", f"USER {user}"]
     if code.dockerfile is not None:
         text, first, last = code.dockerfile
-        lines = text.splitlines()
-        body = [*lines[: first - 1], *carried, *lines[last:]]
+        replaced = deps.replaces if deps is not None else ()
+        body: list[str] = []
+        for no, line in enumerate(text.splitlines(), 1):
+            span = next((r for r in replaced if r[0] <= no <= r[1]), None)
+            if span is not None:
+                body += install if span == replaced[0] and no == span[0] else []
+            elif no == first:
+                body += [*(install if not replaced else []), *carried]
+            elif not first < no <= last:
+                body.append(line)
         return "\n".join([*head, *body, *tail]) + "\n"
     if code.base_image is not None:
         base = [f"FROM {code.base_image}"]
@@ -59,7 +78,13 @@ def render_dockerfile(
             f"ARG {BASE_ARG}",
             f"FROM ${{{BASE_ARG}}}",
         ]
-    return "\n".join([*head, *base, *carried, *tail]) + "\n"
+    return "\n".join([*head, *base, *install, *carried, *tail]) + "\n"
+
+
+def _install_lines(deps: DepsInstall | None) -> list[str]:
+    if deps is None or not deps.lines:
+        return []
+    return [f"# the agent's dependencies, from {deps.lock} (nothing resolved here)", *deps.lines]
 
 
 def context_from(out: Path, code: CodeSpec) -> str:

@@ -191,6 +191,23 @@ class NamedVolume:
 
 
 @dataclass(frozen=True)
+class DepsInstall:
+    """How the hardened Dockerfile installs the agent's dependencies (from the lock)."""
+
+    lock: str | None  # the lock installed from; None: none (the original's dependencies)
+    lines: tuple[str, ...] = ()  # Dockerfile lines that install it (empty: nothing added)
+    command: str = ""  # the install command among them (for the notes)
+    # line ranges (first, last) of the original Dockerfile these lines take the place of;
+    # empty: they go before the code is copied (after FROM for an image built on the original)
+    replaces: tuple[tuple[int, int], ...] = ()
+    # project files the RUN steps kept after the narrowed `COPY .` read, relative to the
+    # folder the COPY filled (copied there, and nothing else besides the code)
+    build_inputs: tuple[str, ...] = ()
+    narrowable: bool = True  # every RUN after `COPY .` provably reads only build_inputs
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CodeSpec:
     """The agent's code, which came from the project (a bind mount at the working directory,
     `COPY . DIR` with the working directory there): only these entries travel, read-only,
@@ -205,6 +222,7 @@ class CodeSpec:
     # the original Dockerfile's text and the lines (first, last) of its `COPY . DIR`: the
     # hardened Dockerfile is that file with the COPY narrowed to the entries
     dockerfile: tuple[str, int, int] | None = None
+    deps: DepsInstall | None = None  # the lock install (None: not looked at)
 
 
 @dataclass(frozen=True)

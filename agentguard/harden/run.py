@@ -25,7 +25,7 @@ from agentguard.harden.model import HardenOptions, OptionError, validate_options
 from agentguard.harden.plan import Plan, make_plan
 from agentguard.harden.probe_facts import HELPER_PATH, Expected
 from agentguard.harden.summary import FILE_NAME as SUMMARY_FILE
-from agentguard.harden.summary import render_summary
+from agentguard.harden.summary import image_deps_lines, render_summary
 from agentguard.harden.verify import VerifyResult, verify_scripts
 from agentguard.harden.verify_start import AgentCheck
 from agentguard.inspect import engine as eng
@@ -366,6 +366,7 @@ def run_harden(
                 else f"nothing written to {opts.out}: an input failed (see the sources)"
             ),
             *applied.notes,
+            *(image_deps_lines(plan) if files else ()),
             *_started_notes(verified),
         ),
     )

@@ -25,6 +25,32 @@ def _head(f: Finding) -> str:
     return f"**{f.rule_id}** {f.title} ({f.severity.value}) -- {f.message} _at {_where(f)}_"
 
 
+def image_deps_lines(plan: Plan) -> list[str]:
+    """Per hardened image: where its dependencies come from (the lock, or the original)."""
+    out: list[str] = []
+    for svc in plan.spec.services:
+        run = plan.code.get(svc.name)
+        deps = svc.code.deps if svc.code is not None else None
+        if run is None or deps is None:
+            continue
+        if deps.lock is None:
+            out.append(
+                f"`{run.dockerfile}` takes {svc.name}'s dependencies from the original image, "
+                "not from a lock: " + (deps.notes[0] if deps.notes else "no lock was found")
+            )
+        elif deps.lines:
+            out.append(
+                f"`{run.dockerfile}` installs {svc.name}'s dependencies from {deps.lock}: "
+                f"`{deps.command}`"
+            )
+        else:
+            out.append(
+                f"`{run.dockerfile}` keeps your Dockerfile's line that installs {svc.name}'s "
+                f"dependencies from {deps.lock}"
+            )
+    return out
+
+
 def _secrets_line(plan: Plan) -> str:
     spec = plan.spec
     if spec.env_file is None:
@@ -137,6 +163,7 @@ def render_summary(
             out += [f"  - {ch}" for ch in cfg.choices]
     out += render_engine_section(plan.engines)
     out += ["", "## Dependencies", ""]
+    out += [f"- {line}" for line in image_deps_lines(plan)]
     if deps_changes.CONSTRAINTS_FILE in plan.files:
         out.append(
             f"- `{deps_changes.CONSTRAINTS_FILE}`: {len(plan.deps.capped)} constraint lines, each "

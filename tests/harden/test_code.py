@@ -115,6 +115,9 @@ def test_the_issue_compose_project_gets_an_image_with_only_its_script(tmp_path: 
         "the agent's code came from the project (bind mount .:/app); only agent.sh travels, "
         "read-only at /app, outside the working directory /work",
         "relative paths rewritten: agent.sh -> /app/agent.sh",
+        "the project has no lock (requirements.lock, uv.lock or poetry.lock): the dependencies "
+        "are the original image's; run `agentguard lock` and harden again to install them from "
+        "the lock",
     )
 
 
@@ -200,6 +203,9 @@ def test_a_copy_the_build_goes_on_using_is_not_narrowed(tmp_path: Path) -> None:
         "after that COPY that may need the whole project, so it was not narrowed: the project "
         "stays in the image at /app (read-only, outside the working directory /work); narrow "
         "the COPY to tests and what the install needs",
+        'not narrowed: your line 4 (`RUN pip install -e ".[dev]"`) may read any file of the '
+        "project: it installs .[dev] in editable mode",
+        "no hardened Dockerfile is written: the dependencies are the original's",
         "relative paths rewritten: tests/ -> /app/tests",
         "PYTHONPATH=/app: `python -m` imports the package from there",
     )
