@@ -55,8 +55,8 @@ def service_body(
     body["mem_limit"] = spec.memory
     body["pids_limit"] = spec.pids
     # a variable passed by name is `NAME:` with no value: compose takes it from the shell
-    by_file = spec.env_file is not None and any(e.value is None for e in svc.env)
-    if spec.env_file is not None and by_file:
+    by_file = spec.env_file is not None
+    if spec.env_file is not None:
         # the by-name variables: compose reads the file (a `$` in its path is not expanded)
         body["env_file"] = [spec.env_file.replace("$", "$$")]
     body["environment"] = {

@@ -44,7 +44,7 @@ def run_argv(
     argv += ["--security-opt", "no-new-privileges:true"]
     argv += ["--network", spec.network, "--memory", spec.memory, "--pids-limit", str(spec.pids)]
     argv += ["--env", f"HOME={HOME_DIR}"]
-    if spec.env_file is not None and any(e.value is None for e in svc.env):
+    if spec.env_file is not None:
         argv += ["--env-file", spec.env_file]  # the by-name variables: read by docker, not here
     for e in svc.env:
         if e.value is None and spec.env_file is not None:

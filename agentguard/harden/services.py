@@ -302,8 +302,8 @@ def service_from_compose(
         )
     if "env_file" in body:
         notes.append(
-            "env_file was dropped: pass the variables it holds at run time by name "
-            "(their values were not read)"
+            "env_file was dropped: pass the variables it holds at run time by name, or name "
+            "a file for them with --env-file (their values were not read)"
         )
     start: dict[str, Any] = {}
     for key in ("entrypoint", "command"):

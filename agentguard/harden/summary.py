@@ -60,13 +60,11 @@ def _secrets_line(plan: Plan) -> str:
             "here"
         )
     names = sorted({e.name for s in spec.services for e in s.env if e.value is None})
-    if not names:
-        return f"- no variable is passed by name, so `{spec.env_file}` (--env-file) is not used"
+    holds = f", which must hold {', '.join(f'`{n}`' for n in names)}" if names else ""
     return (
-        f"- secrets from `{spec.env_file}` (docker `--env-file`, compose `env_file`), which "
-        f"must hold {', '.join(f'`{n}`' for n in names)}; harden never reads it, and no value "
-        "is written here. Kubernetes takes them from a Secret (`secretKeyRef`), the "
-        "devcontainer from `${localEnv:NAME}`"
+        f"- secrets from `{spec.env_file}` (docker `--env-file`, compose `env_file`){holds}; "
+        "harden never reads it, and no value is written here. Kubernetes takes them from a "
+        "Secret (`secretKeyRef`), the devcontainer from `${localEnv:NAME}`"
     )
 
 

@@ -115,3 +115,27 @@ def test_on_the_engine_the_file_s_value_arrives_in_the_container(
     assert sources_named(again, "probe")["agent-start (docker-run.sh)"][1].startswith("VIOLATED")
     [ag501] = [f for f in again["findings"] if f["rule_id"] == "AG501"]
     assert "the --env-file was not read" in ag501["message"], ag501["message"]
+
+
+def test_the_original_s_env_file_can_be_named_again_without_being_read(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".env").write_text(f"AGENT_API_KEY={KEY}\n")
+    (proj / "compose.yml").write_text(
+        "services:\n  agent:\n    image: agent:1\n    env_file: .env\n    command: [agent-cli]\n"
+    )
+    out = tmp_path / "out"
+    result = harden_folder(proj, out, env_file=str(proj / ".env"))
+    [svc] = result.plan.spec.services
+    assert (
+        "env_file was dropped: pass the variables it holds at run time by name, or name a file "
+        "for them with --env-file (their values were not read)"
+    ) in svc.notes
+    compose = yaml.safe_load((out / "docker-compose.hardened.yml").read_text())
+    assert compose["services"]["agent"]["env_file"] == [str(proj / ".env")]
+    assert f"  --env-file {proj / '.env'} \\\n" in (out / "docker-run.sh").read_text()
+    assert (
+        f"- secrets from `{proj / '.env'}` (docker `--env-file`, compose `env_file`); harden "
+        "never reads it"
+    ) in (out / "SUMMARY.md").read_text()
+    assert KEY not in written_text(out)
