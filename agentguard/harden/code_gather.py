@@ -129,8 +129,11 @@ def dockerfile_code(
     text = _text(dockerfile)
     if text is None:
         return svc
-    deps = plan_install(
-        context, text, start.copy_lines, start.copy_all, code_target(start.copy_all, opts)
+    deps = dataclasses.replace(
+        plan_install(
+            context, text, start.copy_lines, start.copy_all, code_target(start.copy_all, opts)
+        ),
+        dockerfile=str(dockerfile.resolve()),
     )
     return attach_code(
         svc,

@@ -200,6 +200,7 @@ class DepsInstall:
     # line ranges (first, last) of the original Dockerfile these lines take the place of;
     # empty: they go before the code is copied (after FROM for an image built on the original)
     replaces: tuple[tuple[int, int], ...] = ()
+    dockerfile: str | None = None  # the original Dockerfile's path (absolute), when it has lines
     # project files the RUN steps kept after the narrowed `COPY .` read, relative to the
     # folder the COPY filled (copied there, and nothing else besides the code)
     build_inputs: tuple[str, ...] = ()

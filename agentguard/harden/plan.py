@@ -8,6 +8,7 @@ A claim is only made where a written file replaces the thing the finding is abou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -55,6 +56,8 @@ class Plan:
     sdk: SdkChanges = field(default_factory=SdkChanges)
     deps: deps_changes.DepsChanges = field(default_factory=deps_changes.DepsChanges)
     engines: engines.EngineChanges = field(default_factory=engines.EngineChanges)
+    # (Dockerfile as the findings name it, line) -> (hardened Dockerfile, the lock install)
+    installs: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
 
     @property
     def run_files(self) -> tuple[str, ...]:
@@ -250,6 +253,10 @@ def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
         if line:
             return Claim(f, (deps_changes.CONSTRAINTS_FILE,), f"capped: {line}")
         return Open(f, "no lock names its version", "Run `agentguard lock`, then harden again.")
+    loc = f.locations[0] if f.locations else None
+    replaced = plan.installs.get((loc.path or "", loc.line or 0)) if loc is not None else None
+    if rid == "AG120" and replaced is not None:
+        return Claim(f, (replaced[0],), f"the line is replaced by the lock's: `{replaced[1]}`")
     if rid == "AG120":
         return Open(
             f,
@@ -337,6 +344,19 @@ _HOW_AGENT = {
 }
 
 
+def _replaced_installs(g: Gathered, plan: Plan) -> dict[tuple[str, int], tuple[str, str]]:
+    out: dict[tuple[str, int], tuple[str, str]] = {}
+    for svc in plan.spec.services:
+        run = plan.code.get(svc.name)
+        deps = svc.code.deps if svc.code is not None else None
+        if run is None or deps is None or deps.dockerfile is None or g.root is None:
+            continue
+        rel = os.path.relpath(deps.dockerfile, os.path.realpath(g.root))
+        for first, last in deps.replaces:
+            out.update({(rel, no): (run.dockerfile, deps.command) for no in range(first, last + 1)})
+    return out
+
+
 def make_plan(g: Gathered, opts: HardenOptions) -> Plan:
     services: Sequence[ServiceSpec] = g.services or (
         ServiceSpec(
@@ -353,6 +373,7 @@ def make_plan(g: Gathered, opts: HardenOptions) -> Plan:
     _devcontainers(g, spec, plan, opts)
     _agent_changes(g, opts, plan)
     plan.deps = deps_changes.plan_deps(g.graph, g.config.deps, list(g.report.findings))
+    plan.installs = _replaced_installs(g, plan)
     plan.files.update(plan.deps.files)
     for f in [*g.report.findings, *plan.deps.spans]:
         decision = decide(f, plan, opts)

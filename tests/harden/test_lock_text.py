@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.harden.install_steps import read_step
-from tests.harden.support import FIXTURES, harden_folder
+from agentguard.inspect.targets import Kind
+from tests.harden.support import FIXTURES, harden_folder, inspect_report, rule_ids
 
 POETRY = FIXTURES / "existing_locks" / "poetry-relock"
 TWO_LOCKS = FIXTURES / "existing_locks" / "anyio"
@@ -100,6 +101,15 @@ def test_poetry_the_resolving_line_is_replaced_by_poetry_install(tmp_path: Path)
         "--no-cache-dir idna sniffio`): `POETRY_VIRTUALENVS_CREATE=false poetry install "
         "--no-root --only main --no-interaction --directory /app`"
     ) in _notes(result)
+    # AG120 (pip install without a lock) is fixed by the hardened Dockerfile, and inspect of
+    # the output does not report it again
+    [claim] = [c for c in result.plan.claims if c.finding.rule_id == "AG120"]
+    assert (claim.files, claim.how) == (
+        ("Dockerfile.hardened",),
+        "the line is replaced by the lock's: `POETRY_VIRTUALENVS_CREATE=false poetry install "
+        "--no-root --only main --no-interaction --directory /app`",
+    )
+    assert "AG120" not in rule_ids(inspect_report(tmp_path / "out", Kind.PROJECT))
 
 
 def test_poetry_its_own_install_after_the_copy_is_kept_and_the_copy_narrowed(
