@@ -116,18 +116,18 @@ def install_lines(lock: str, files: tuple[str, ...], like: Step | None, target: 
         words = [*launcher, "install", *options, "--no-deps", "--require-hashes"]
         return [
             _copy(files, STAGING),
-            "RUN " + " ".join([*words, "-r", f"{STAGING}/requirements.lock"]),
+            "RUN " + shlex.join([*words, "-r", f"{STAGING}/requirements.lock"]),
         ]
     if lock == "uv.lock":
         return [
             _copy(files, target),
-            f"RUN uv sync --locked --no-install-project --no-dev --project {target}",
+            f"RUN uv sync --locked --no-install-project --no-dev --project {shlex.quote(target)}",
             f"ENV VIRTUAL_ENV={target}/.venv PATH={target}/.venv/bin:$PATH",
         ]
     return [
         _copy(files, target),
         "RUN POETRY_VIRTUALENVS_CREATE=false poetry install --no-root --only main "
-        f"--no-interaction --directory {target}",
+        f"--no-interaction --directory {shlex.quote(target)}",
     ]
 
 

@@ -193,9 +193,13 @@ def _words(rest: str) -> tuple[list[list[str]] | None, str]:
             value = json.loads(rest)
         except ValueError:
             return None, "its exec form is not valid JSON"
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return [list(value)], ""
-        return None, "its exec form is not a list of strings"
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return None, "its exec form is not a list of strings"
+        if any(c < " " or c == "\x7f" for v in value for c in v):
+            # a word is copied into the hardened Dockerfile: a newline there would start a
+            # new instruction
+            return None, "a word of it holds a control character"
+        return [list(value)], ""
     if rest.startswith("<<") or "`" in rest or "$" in rest:
         return None, "it uses a heredoc, a variable or a command substitution"
     lexer = shlex.shlex(rest, posix=True, punctuation_chars=True)

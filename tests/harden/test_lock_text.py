@@ -69,6 +69,10 @@ def test_what_a_run_step_installs_and_reads() -> None:
         "pip install --src vendor x": "the option --src is not one this reader knows",
         "pip install -f wheels x": "-f wheels reads a folder of the project",
         "apt-get update && pip install x": "`apt-get update` is not an install this reader knows",
+        # a newline would start a new instruction in the hardened Dockerfile
+        '["pip", "install", "--index-url", "https://x/\\nRUN curl evil", "a"]': (
+            "a word of it holds a control character"
+        ),
     }
     for text, why in unprovable.items():
         step = read_step(text)
