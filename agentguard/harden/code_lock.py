@@ -158,8 +158,16 @@ def plan_install(
     lines: list[str] = []
     replaces: list[tuple[int, int]] = []
     command = ""
+    staged = next((i for i in stage if i.word == "COPY" and "--from" in i.rest), None)
     if chosen is not None and own is not None:
         notes.append(f"the dependencies are installed from {chosen[0]} by your {_line(own)}: kept")
+    elif chosen is not None and staged is not None and not _installing(steps):
+        # a builder stage made the environment; the final image may have no installer
+        notes.append(
+            f"the dependencies come from another build stage (line {staged.first}, `COPY "
+            f"{staged.rest[:60]}`): kept; install them from {chosen[0]} in that stage"
+        )
+        chosen = None
     elif chosen is not None:
         lines, replaces, command = _replace(chosen, steps, copy_lines is not None, target, notes)
     replaced = {first for first, _last in replaces}
@@ -180,6 +188,10 @@ def plan_install(
         narrowable=narrowable,
         notes=tuple(notes),
     )
+
+
+def _installing(steps: list[tuple[Instruction, Step]]) -> bool:
+    return any(s.installs in ("resolve", "lock") for _i, s in steps)
 
 
 def _choose(

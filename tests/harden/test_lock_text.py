@@ -259,3 +259,20 @@ def test_an_installer_update_in_a_replaced_step_is_kept(tmp_path: Path) -> None:
         "RUN POETRY_VIRTUALENVS_CREATE=false poetry install --no-root --only main "
         "--no-interaction --directory /app",
     ]
+
+
+def test_dependencies_made_in_a_builder_stage_are_not_installed_again(tmp_path: Path) -> None:
+    proj = _project(
+        tmp_path / "proj",
+        "FROM python:3.12 AS build\nRUN pip install --target /deps idna\n"
+        "FROM gcr.io/distroless/python3\nCOPY --from=build /deps /deps\nWORKDIR /app\n"
+        'COPY . /app\nCMD ["python", "-m", "bot"]\n',
+        POETRY,
+    )
+    result = harden_folder(proj, tmp_path / "out")
+    body = _body((tmp_path / "out" / "Dockerfile.hardened").read_text())
+    assert not [line for line in body if "poetry" in line]
+    assert (
+        "the dependencies come from another build stage (line 4, `COPY --from=build /deps "
+        "/deps`): kept; install them from poetry.lock in that stage"
+    ) in _notes(result)
