@@ -352,7 +352,12 @@ def _installs(cmd: InstallCommand) -> str:
 
 
 def read_step(rest: str) -> Step:
-    """The RUN step ``rest`` (the text after ``RUN``), classified."""
+    """The RUN step ``rest`` (the text after ``RUN``), classified. Its own flags
+    (``--mount=type=cache,...``, ``--network=...``) are not part of the command: a bind
+    mount reads the build context, not what ``COPY .`` put in the image."""
+    while rest.startswith("--"):
+        _flag, _, rest = rest.partition(" ")
+        rest = rest.lstrip()
     commands, why = _words(rest)
     if commands is None:
         return Step((), None, why, "none")

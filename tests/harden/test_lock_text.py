@@ -52,6 +52,12 @@ def test_what_a_run_step_installs_and_reads() -> None:
         ),
         "uv pip install --system -r requirements.lock": ("lock", ("requirements.lock",)),
         "uv sync --frozen --no-install-project --no-dev": ("lock", ("pyproject.toml", "uv.lock")),
+        # modelled on an MCP server's Dockerfile: RUN's own flags come first
+        "--mount=type=cache,target=/root/.cache/uv --mount=type=bind,source=uv.lock,"
+        "target=uv.lock uv sync --locked --no-install-project --no-dev --no-editable": (
+            "lock",
+            ("pyproject.toml", "uv.lock"),
+        ),
         "poetry install --no-root --only main": ("lock", ("pyproject.toml", "poetry.lock")),
         "pip install --upgrade pip setuptools": ("tools", ()),
         '["pip", "install", "-rrequirements.txt"]': ("resolve", ("requirements.txt",)),
