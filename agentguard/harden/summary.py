@@ -35,18 +35,18 @@ def image_deps_lines(plan: Plan) -> list[str]:
             continue
         if deps.lock is None:
             out.append(
-                f"`{run.dockerfile}` takes {svc.name}'s dependencies from the original image, "
+                f"`{run.dockerfile}` takes the dependencies of `{svc.name}` from the original image, "
                 "not from a lock: " + (deps.notes[0] if deps.notes else "no lock was found")
             )
         elif deps.lines:
             out.append(
-                f"`{run.dockerfile}` installs {svc.name}'s dependencies from {deps.lock}: "
+                f"`{run.dockerfile}` installs the dependencies of `{svc.name}` from {deps.lock}: "
                 f"`{deps.command}`"
             )
         else:
             out.append(
-                f"`{run.dockerfile}` keeps your Dockerfile's line that installs {svc.name}'s "
-                f"dependencies from {deps.lock}"
+                f"`{run.dockerfile}` keeps your Dockerfile's line that installs the dependencies "
+                f"of `{svc.name}` from {deps.lock}"
             )
     return out
 

@@ -198,7 +198,7 @@ def test_a_resolving_install_line_is_replaced_by_the_lock_s(
     ]
     summary = (tmp_path / "out" / "SUMMARY.md").read_text()
     assert (
-        "- `Dockerfile.hardened` installs agent's dependencies from requirements.lock: "
+        "- `Dockerfile.hardened` installs the dependencies of `agent` from requirements.lock: "
         f"`python -m pip install --no-cache-dir --no-index {find} --no-deps --require-hashes "
         "-r /tmp/agentguard/requirements.lock`"
     ) in summary

@@ -193,10 +193,13 @@ def test_two_locks_and_no_line_naming_one_are_not_resolved_by_taking_the_first(
     assert note in _notes(result)
     summary = (tmp_path / "out" / "SUMMARY.md").read_text()
     assert (
-        "- `Dockerfile.hardened` takes agent's dependencies from the original image, not from "
+        "- `Dockerfile.hardened` takes the dependencies of `agent` from the original image, not from "
         f"a lock: {note}"
     ) in summary
-    assert any(n.startswith("`Dockerfile.hardened` takes agent's") for n in result.report.notes)
+    assert any(
+        n.startswith("`Dockerfile.hardened` takes the dependencies of `agent`")
+        for n in result.report.notes
+    )
 
 
 def test_no_lock_keeps_the_original_s_dependencies_and_says_so(tmp_path: Path) -> None:
