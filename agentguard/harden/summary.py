@@ -33,7 +33,14 @@ def image_deps_lines(plan: Plan) -> list[str]:
         deps = svc.code.deps if svc.code is not None else None
         if run is None or deps is None:
             continue
-        if deps.lock is None:
+        if run.mounts:
+            out.append(
+                f"`{svc.name}` runs the original image with its code mounted (--code-mount): its "
+                f"dependencies are the original image's; `{run.dockerfile}` (not used) shows the "
+                "image that would take them "
+                + (f"from {deps.lock}" if deps.lock else "from the original too (no lock)")
+            )
+        elif deps.lock is None:
             out.append(
                 f"`{run.dockerfile}` takes the dependencies of `{svc.name}` from the original image, "
                 "not from a lock: " + (deps.notes[0] if deps.notes else "no lock was found")

@@ -285,3 +285,17 @@ def test_dependencies_made_in_a_builder_stage_are_not_installed_again(tmp_path: 
         "the dependencies come from another build stage (line 4, `COPY --from=build /deps "
         "/deps`): kept; install them from poetry.lock in that stage"
     ) in _notes(result)
+
+
+def test_code_mount_says_the_dependencies_are_the_original_image_s(tmp_path: Path) -> None:
+    proj = _project(
+        tmp_path / "proj",
+        'FROM python:3.12-slim\nWORKDIR /app\nCOPY . /app\nCMD ["python", "-m", "bot"]\n',
+        POETRY,
+    )
+    harden_folder(proj, tmp_path / "out", code_mount=True)
+    assert (
+        "- `agent` runs the original image with its code mounted (--code-mount): its "
+        "dependencies are the original image's; `Dockerfile.hardened` (not used) shows the "
+        "image that would take them from poetry.lock"
+    ) in (tmp_path / "out" / "SUMMARY.md").read_text()
