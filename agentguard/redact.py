@@ -102,7 +102,10 @@ _SHAPES = re.compile(
 )
 # (the userinfo ends at the last ``@`` before the path: a password may hold an unescaped one)
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/\s?#\"'<>]+)@")
-_QUERY = re.compile(r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.%-]+)=(?P<val>[^&#\s\"'<>]*)")
+# (a value ends before a colon that ends a word: ``{url}: not found`` keeps its colon)
+_QUERY = re.compile(
+    r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.%-]+)=(?P<val>(?:[^&#\s\"'<>:]|:(?!\s|$))*)"
+)
 # (a value stops at a backslash too: an escaped control character in quoted text)
 _VALUE = re.compile(
     r"(?P<q2>[\"']?)(?P<val>(?:(?:Bearer|Basic|Token|token|bearer)\s+)?[^\s\"'`,;&)\]}\x00\\]+)"
@@ -113,7 +116,8 @@ _VALUE = re.compile(
 _FLAG = re.compile(r"(?<![^\s\"'\[(,=])(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)")
 # (never across a line end: ``KEY:`` with no value ends its line, the next line's name is
 # not its value)
-_ASSIGN = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[=:][ \t]*")
+# (nor is a URL's user name, ``https://password:REDACTED@host``: the userinfo is masked as a URL)
+_ASSIGN = re.compile(r"(?<!://)(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[=:][ \t]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHAPE_HINT = re.compile(r"-----BEGIN|gh[pousr]_|github_pat_|A[KSGIRNP][A-Z]A|sk-|xox|AIza|eyJ")
 # every secret name holds one of these (checked before the costlier patterns run)

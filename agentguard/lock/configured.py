@@ -47,9 +47,12 @@ def key(url: str) -> str:
     wrote reads as the mask), no trailing slash, scheme and host in lower case."""
     shown = clean_url(url.strip()).replace("://***@", f"://{redact.MASK}@")
     shown = re.sub(r"=\*\*\*(?=[&#]|$)", f"={redact.MASK}", shown)
+    shown, q, query = shown.partition("?")
     scheme, sep, rest = shown.partition("://")
     host, slash, path = rest.partition("/")
-    return (f"{scheme.lower()}{sep}{host.lower()}{slash}{path}" if sep else shown).rstrip("/")
+    if sep:
+        shown = f"{scheme.lower()}{sep}{host.lower()}{slash}{path}"
+    return shown.rstrip("/") + q + query
 
 
 def _env_urls(names: Iterable[str]) -> list[str]:
