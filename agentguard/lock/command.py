@@ -153,7 +153,7 @@ def run_lock(
         )
     if opts.check:
         if existing is not None:
-            report = check_existing(inputs, existing, project_config().deps)
+            report = check_existing(inputs, existing, project_config().deps, opts.index_url)
         else:
             report = check_lock(inputs, project_config().deps)
     else:

@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Source
 from agentguard.lock.analysis import build_graph, page_failed, with_majors
-from agentguard.lock.configured import HOW, Configured, configured
+from agentguard.lock.configured import HOW, configured
 from agentguard.lock.graph import (
     LockGraph,
     released_major_keys,
@@ -114,14 +114,14 @@ def released_versions(
 
 
 def refresh_released(
-    lock: ExistingLock, base: Path, cache_dir: Path | None = None, allowed: Configured | None = None
+    lock: ExistingLock, base: Path, cache_dir: Path | None = None, index_url: str | None = None
 ) -> None:
     """Read the index page of every package the lock names and cache its released versions
     (run beside ``uv lock``: a re-lock keeps most names, and the analysis then reads them
     from the cache), from configured indexes only. Errors are left for the analysis to report."""
     cache = cache_dir or default_cache_dir()
     now = time.time()
-    allowed = allowed or configured()
+    allowed = configured(index_url)
     index_of = {
         p.name: as_url(p.index, base)
         for p in lock.registry_pins
@@ -147,7 +147,7 @@ def analyse_existing(
     cache_dir: Path | None = None,
     base: Path | None = None,
     fresh: bool = False,
-    allowed: Configured | None = None,
+    index_url: str | None = None,
 ) -> ExistingAnalysis:
     """``base``: the folder the lock's relative paths start from (the project root).
 
@@ -156,7 +156,7 @@ def analyse_existing(
     its sha256, on the package's configured index, and read from where that index says."""
     cache = cache_dir or default_cache_dir()
     base = base or Path.cwd()
-    allowed = allowed or configured()
+    allowed = configured(index_url)  # (``index_url``: the run's --index-url)
     sources: list[Source] = []
     registry = lock.registry_pins
     from_index = [p for p in registry if p.source == "registry"]

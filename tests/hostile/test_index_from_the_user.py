@@ -43,19 +43,31 @@ def _skipped(url: str, where: str) -> dict[str, Any]:
     }
 
 
-def test_a_planted_index_urls_header_is_reported_not_contacted(wheels: Path, project: Path) -> None:
+@pytest.mark.parametrize(
+    ("backend", "variable"), [("uv", "UV_DEFAULT_INDEX"), ("pip-tools", "PIP_INDEX_URL")]
+)
+def test_a_planted_index_urls_header_is_reported_not_contacted(
+    wheels: Path, project: Path, backend: str, variable: str
+) -> None:
     with serving(wheels) as good, serving(wheels) as planted:
-        first = lock(project, good.url)
+        first = lock(project, good.url, "--backend", backend)
         assert first.code == 1, report_of(first)["sources"]  # AG101, complete
         req = project / "requirements.lock"
         text = req.read_text()
         assert f"# index-urls: {good.url}" in text
-        req.write_text(
-            re.sub(r"(?m)^# index-urls: .*$", f"# index-urls: {planted.url}", text, count=1)
-        )
+        assert f"--index-url {good.url}\n" in text
+        # the pull request names its own index in the header and in the option line
+        text = re.sub(r"(?m)^# index-urls: .*$", f"# index-urls: {planted.url}", text, count=1)
+        req.write_text(text.replace(f"--index-url {good.url}\n", f"--index-url {planted.url}\n"))
         # the index from uv's own environment, as a pipeline sets it (no --index-url)
         again = run_agentguard(
-            "lock", str(project), "--format", "json", env={**UV_FAST, "UV_DEFAULT_INDEX": good.url}
+            "lock",
+            str(project),
+            "--backend",
+            backend,
+            "--format",
+            "json",
+            env={**UV_FAST, variable: good.url},
         )
         again.check_no_crash()
         planted_log = list(planted.log)
@@ -135,8 +147,9 @@ def test_a_uv_lock_naming_another_registry_is_not_read(tmp_path: Path, sdk_wheel
     assert failed_sources(report) == []
 
 
+@pytest.mark.parametrize("configured_by", ["environment", "flag"])
 def test_a_wheel_a_uv_lock_places_on_another_host_is_read_from_the_configured_index(
-    tmp_path: Path, sdk_wheels: Path
+    tmp_path: Path, sdk_wheels: Path, configured_by: str
 ) -> None:
     build_wheel(sdk_wheels, "mcp", "2.0.0")  # released after the lock: AG101 (mcp>=1)
     with serving(sdk_wheels) as good, serving(sdk_wheels) as planted:
@@ -152,13 +165,15 @@ def test_a_wheel_a_uv_lock_places_on_another_host_is_read_from_the_configured_in
             )
         )
         assert planted_host in lock_file.read_text()
+        by_flag = configured_by == "flag"
         run = run_agentguard(
             "lock",
             "--check",
             str(project),
+            *(["--index-url", good.url] if by_flag else []),
             "--format",
             "json",
-            env={**UV_FAST, "UV_DEFAULT_INDEX": good.url},
+            env={**UV_FAST, **({} if by_flag else {"UV_DEFAULT_INDEX": good.url})},
         )
         run.check_no_crash()
         planted_log = list(planted.log)
