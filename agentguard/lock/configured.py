@@ -19,15 +19,15 @@ contacted. A local (``file:``) index is a folder, not a host: it is read as befo
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from agentguard import redact
+from agentguard import redact, safeio
 from agentguard.findings import Source
 from agentguard.lock.urls import clean_url, configured_hosts, origin
 
@@ -39,6 +39,8 @@ _EXTRA_ENV = {
     "uv": ("UV_INDEX", "UV_EXTRA_INDEX_URL"),
     "pip-tools": ("PIP_EXTRA_INDEX_URL",),
 }
+_CACHED = "default-index-v1.json"
+_CACHE_CAP = 64 * 1024
 HOW = "pass it with --index-url, set UV_INDEX or PIP_INDEX_URL, or list its host in AGENTGUARD_INDEX_HOSTS"
 
 
@@ -139,9 +141,9 @@ def _resolver_default(stamp: str) -> tuple[str, ...]:
     from agentguard.lock.backend import ResolverError, default_index_urls
     from agentguard.lock.index import default_cache_dir
 
-    path = default_cache_dir() / "default-index-v1.json"
+    cache = default_cache_dir()
     try:
-        cached = json.loads(path.read_text("utf-8"))
+        cached = json.loads(safeio.read_text(cache / _CACHED, root=cache, cap=_CACHE_CAP))
         if cached.get("uv") == stamp and all(isinstance(u, str) for u in cached["urls"]):
             return tuple(cached["urls"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -150,15 +152,6 @@ def _resolver_default(stamp: str) -> tuple[str, ...]:
         urls = default_index_urls()
     except (ResolverError, OSError):
         return ()
-    _store(path, {"uv": stamp, "urls": list(urls)})
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
+        safeio.write_in(cache, _CACHED, json.dumps({"uv": stamp, "urls": list(urls)}))
     return urls
-
-
-def _store(path: Path, data: dict[str, object]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), "utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs speed

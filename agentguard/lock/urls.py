@@ -56,7 +56,8 @@ def origin(url: str) -> Origin | None:
 
 def configured_hosts() -> frozenset[str]:
     """Extra hosts an index may send agentguard to (``AGENTGUARD_INDEX_HOSTS``, comma or space
-    separated): for an index whose files live on another, private, or http host."""
+    separated): for an index whose files live on another, private, or http host; and an index
+    on such a host that a lock names may be read (:mod:`agentguard.lock.configured`)."""
     raw = os.environ.get("AGENTGUARD_INDEX_HOSTS", "")
     return frozenset(h.strip().lower() for h in re.split(r"[,\s]+", raw) if h.strip())
 
