@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -201,7 +202,8 @@ def analyse_existing(
             except InvalidVersion:
                 unknown.append(pin.name)
     progress(f"reading the declared ranges of {len(to_read)} packages")
-    reader = IndexClient((), cache_dir=cache)
+    # (a wheel on a configured index's origin is read as named, with that index's login)
+    reader = IndexClient(allowed.urls, cache_dir=cache)
     for pin, wheel in to_read:  # pages to look a wheel up on: read ahead, and read once
         off_index = pin.name in index_of and not allowed.allows_file(wheel.url)
         if off_index and reader.cache.get(wheel, wheel.url + ".metadata") is None:
@@ -220,8 +222,8 @@ def analyse_existing(
                 return Source.skipped(
                     "metadata",
                     f"{pin.name}=={pin.version}",
-                    f"{lock.path} names its wheel on {clean_url(f.url).split('/')[2]}, and its "
-                    f"index is not configured for this run: not read ({HOW})",
+                    f"{lock.path} names its wheel on {_host(f.url)}, and its index is not "
+                    f"configured for this run: not read ({HOW})",
                 )
             listed = _listed(clients[index], pin, f)
             return clients[index].requires_dist(listed)
@@ -329,15 +331,16 @@ def analyse_existing(
     return ExistingAnalysis(graph, tuple(sources), tuple(unread))
 
 
+def _host(url: str) -> str:
+    return urllib.parse.urlsplit(clean_url(url)).netloc or "a URL without a host"
+
+
 def _listed(client: IndexClient, pin: LockPin, f: IndexFile) -> IndexFile:
     """The wheel the lock names, as the configured index lists it (the same file name and
     sha256): the URL it is read from is the index's, not the lock's."""
-    page = client.project_page(pin.name)
-    for listed in page.files:
-        if (
-            listed.filename == f.filename
-            and (listed.sha256 or "").lower() == (f.sha256 or "").lower()
-        ):
+    want = (f.sha256 or "").lower()
+    for listed in client.project_page(pin.name).files_for(f.version):
+        if want and listed.filename == f.filename and (listed.sha256 or "").lower() == want:
             return listed
     raise IndexError_(
         f"{f.filename}: {clean_url(client.index_urls[0])} lists no file of that name with the "

@@ -10,6 +10,7 @@ source with the reason.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 import sys
@@ -185,3 +186,45 @@ def test_a_wheel_a_uv_lock_places_on_another_host_is_read_from_the_configured_in
     assert [s for s in report["sources"] if s["status"] != "ok"] == []
     assert [f["rule_id"] for f in report["findings"]] == ["AG101"]
     assert report["facts"]["unread_edges"] == []
+
+
+def test_a_wheel_the_configured_index_does_not_list_is_a_failed_source_not_a_fetch(
+    tmp_path: Path, sdk_wheels: Path
+) -> None:
+    with serving(sdk_wheels) as good, serving(sdk_wheels) as planted:
+        project = _uv_project(tmp_path, good.url)
+        good_host, planted_host = good.url.split("/")[2], planted.url.split("/")[2]
+        lock_file = project / "uv.lock"
+        forged = "sha256:" + hashlib.sha256(b"a wheel the index never served").hexdigest()
+        lines = []
+        for line in lock_file.read_text().splitlines(keepends=True):
+            if f"{good_host}/files/mcp-1.0.0-py3-none-any.whl" in line:
+                line = line.replace(good_host, planted_host)
+                line = re.sub(r'hash = "sha256:[0-9a-f]{64}"', f'hash = "{forged}"', line)
+            lines.append(line)
+        lock_file.write_text("".join(lines))
+        assert forged in lock_file.read_text()
+        run = run_agentguard(
+            "lock",
+            "--check",
+            str(project),
+            "--format",
+            "json",
+            env={**UV_FAST, "UV_DEFAULT_INDEX": good.url},
+        )
+        run.check_no_crash()
+        planted_log = list(planted.log)
+    report = report_of(run)
+    assert planted_log == []
+    assert run.code == 3
+    assert [
+        (s["kind"], s["name"], s["error_code"], s["reason"]) for s in failed_sources(report)
+    ] == [
+        (
+            "metadata",
+            "mcp==1.0.0",
+            "index-not-found",
+            f"mcp-1.0.0-py3-none-any.whl: {good.url}/ lists no file of that name with the sha256 "
+            "the lock gives",
+        )
+    ]
