@@ -59,7 +59,8 @@ def test_a_planted_index_urls_header_is_reported_not_contacted(
         assert f"--index-url {good.url}\n" in text
         # the pull request names its own index in the header and in the option line
         text = re.sub(r"(?m)^# index-urls: .*$", f"# index-urls: {planted.url}", text, count=1)
-        req.write_text(text.replace(f"--index-url {good.url}\n", f"--index-url {planted.url}\n"))
+        planted_lines = f"--index-url {planted.url}\n--find-links {planted.url}/../links/\n"
+        req.write_text(text.replace(f"--index-url {good.url}\n", planted_lines))
         # the index from uv's own environment, as a pipeline sets it (no --index-url)
         again = run_agentguard(
             "lock",
