@@ -56,7 +56,7 @@ _ENDINGS = ("token", "secret", "password", "passwd", "apikey", "accesskey", "sec
 # A name ending so points at a secret without being one (--token-file, TOKEN_URL).
 _NOT_VALUE = frozenset({"file", "path", "dir", "env", "name", "url", "length", "len", "type"})
 _QUERY_ONLY = frozenset(
-    {"key", "sig", "code", "access_token", "x-amz-signature", "x-amz-credential"}
+    {"key", "sig", "code", "pwd", "session", "access_token", "x-amz-signature", "x-amz-credential"}
 )
 
 
@@ -100,8 +100,12 @@ _SHAPES = re.compile(
     r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     re.DOTALL,
 )
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/\s@?#\"'<>]+)@")
-_QUERY = re.compile(r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.%-]+)=(?P<val>[^&#\s\"'<>]*)")
+# (the userinfo ends at the last ``@`` before the path: a password may hold an unescaped one)
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/\s?#\"'<>]+)@")
+# (a value ends before a colon that ends a word: ``{url}: not found`` keeps its colon)
+_QUERY = re.compile(
+    r"(?P<lead>[?&;])(?P<name>[A-Za-z0-9_.%-]+)=(?P<val>(?:[^&#\s\"'<>:]|:(?!\s|$))*)"
+)
 # (a value stops at a backslash too: an escaped control character in quoted text)
 _VALUE = re.compile(
     r"(?P<q2>[\"']?)(?P<val>(?:(?:Bearer|Basic|Token|token|bearer)\s+)?[^\s\"'`,;&)\]}\x00\\]+)"
@@ -112,7 +116,8 @@ _VALUE = re.compile(
 _FLAG = re.compile(r"(?<![^\s\"'\[(,=])(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)")
 # (never across a line end: ``KEY:`` with no value ends its line, the next line's name is
 # not its value)
-_ASSIGN = re.compile(r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[=:][ \t]*")
+# (nor is a URL's user name, ``https://password:REDACTED@host``: the userinfo is masked as a URL)
+_ASSIGN = re.compile(r"(?<!://)(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[=:][ \t]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHAPE_HINT = re.compile(r"-----BEGIN|gh[pousr]_|github_pat_|A[KSGIRNP][A-Z]A|sk-|xox|AIza|eyJ")
 # every secret name holds one of these (checked before the costlier patterns run)
@@ -147,6 +152,17 @@ def _redact(s: str) -> str:
     return s
 
 
+def url(s: str) -> str:
+    """The URL part of :func:`text`, alone: each URL's userinfo and secret-named query values
+    masked the same way (what the lock files, index and resolver messages and install facts
+    show of a URL). A URL already masked (``***`` by an older agentguard) is left as it is."""
+    if "@" in s and "://" in s:
+        s = _USERINFO.sub(_userinfo, s)
+    if "=" in s and ("?" in s or "&" in s) and _NAME_HINT.search(s):
+        s = _QUERY.sub(_query, s)
+    return s
+
+
 def quote(s: str, limit: int = 80) -> str:
     """A short, redacted, printable quotation of untrusted text (for a reason)."""
     s = text(s)
@@ -165,7 +181,7 @@ def _userinfo(m: re.Match[str]) -> str:
     user, colon, rest = info.partition(":")
     secret = rest if colon else user
     if secret == MASK or secret.startswith("$") or re.fullmatch(r"\*+", secret):
-        return m.group(0)  # already masked (``***`` by the lock's URL cleaner) or a $VAR
+        return m.group(0)  # already masked (``***`` in a lock an older version wrote) or a $VAR
     kept = f"{user}:{MASK}" if colon and user else MASK
     return f"{m.group('scheme')}{kept}@"
 

@@ -30,7 +30,9 @@ from typing import BinaryIO
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a project file (code, settings, compose...)
 MAX_CONFIG_BYTES = 4 * 1024 * 1024  # agentguard.toml, pyproject.toml read as config
-MAX_LOCK_BYTES = 16 * 1024 * 1024  # pylock.toml / requirements.lock (thousands of wheels)
+# every lock file: ours, uv.lock, poetry.lock, a pylock.toml, one committed at git HEAD
+MAX_LOCK_BYTES = 16 * 1024 * 1024  # (thousands of wheels)
+MAX_SWITCH_BYTES = 4096  # the manifest of a lock pair's switch (lock/switch.py)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

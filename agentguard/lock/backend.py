@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
 from agentguard.lock.resolver_errors import ResolverError as ResolverError
 from agentguard.lock.resolver_errors import classify as _classify
-from agentguard.lock.urls import clean_url, redact_url, split_userinfo
+from agentguard.lock.urls import clean_url, split_userinfo
 
 RESOLVE_TIMEOUT = 600
 
@@ -146,11 +147,15 @@ def _run(
         ) from None
 
 
+_UV_LOOKUP = threading.Lock()  # find_uv_bin reads sysconfig, whose first use is not thread-safe
+
+
 def uv_binary() -> str:
     try:
         from uv import find_uv_bin
 
-        return str(find_uv_bin())
+        with _UV_LOOKUP:
+            return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         found = shutil.which("uv")
         if found:
@@ -261,7 +266,7 @@ def _resolve_uv(req: ResolveRequest, uv: str, probe: subprocess.Popen[str]) -> R
         out = ""
     version = (out or "").strip() or "uv"
     shown = tuple(
-        redact_url(a)
+        redact.url(a)
         for a in ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
     )
     return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, True, shown)
@@ -295,7 +300,7 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
     version = "pip-compile " + raw_version.rsplit(" ", 1)[-1] if raw_version else "pip-compile"
     if not index_urls and not req.no_index:
         index_urls = [clean_url(req.index_url)] if req.index_url else list(default_index_urls())
-    shown = tuple(redact_url(a) for a in ("pip-compile", *cmd[4:]))
+    shown = tuple(redact.url(a) for a in ("pip-compile", *cmd[4:]))
     return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown)
 
 

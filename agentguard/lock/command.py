@@ -153,7 +153,7 @@ def run_lock(
         )
     if opts.check:
         if existing is not None:
-            report = check_existing(inputs, existing, project_config().deps)
+            report = check_existing(inputs, existing, project_config().deps, opts.index_url)
         else:
             report = check_lock(inputs, project_config().deps)
     else:
@@ -292,9 +292,17 @@ def _lock_locked(
         sources.append(
             Source.ok("lockfile", REQUIREMENTS_LOCK, f"previous lock: {len(names)} packages")
         )
-        guess = (opts.index_url,) if opts.index_url else _previous_index(previous)
+        # Read ahead from the index the user configured, never from the one the previous
+        # lock names (a pull request's file): that one is reported, not contacted.
+        from agentguard.lock.configured import configured
+
+        guess: tuple[str, ...] = ()
+        if not opts.no_index:
+            allowed = configured(opts.index_url, opts.backend)
+            sources.extend(allowed.skipped(_previous_index(previous), REQUIREMENTS_LOCK))
+            guess = allowed.urls
         logins = (opts.index_url,) if opts.index_url else ()
-        if guess and not opts.no_index:
+        if guess:
             client = IndexClient(guess, opts.find_links, logins=logins, deadline=deadline)
             client.prefetch(names)
     # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -24,12 +25,14 @@ from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Source
 from agentguard.lock.analysis import build_graph, page_failed, with_majors
+from agentguard.lock.configured import HOW, configured
 from agentguard.lock.graph import (
     LockGraph,
     released_major_keys,
 )
 from agentguard.lock.index import IndexClient, IndexError_, IndexFile, default_cache_dir
 from agentguard.lock.readers.interface import ExistingLock, LockedFile, LockPin
+from agentguard.lock.urls import clean_url
 
 WORKERS = 16
 RELEASED_TTL_SECONDS = 24 * 3600
@@ -111,13 +114,20 @@ def released_versions(
     return versions, False
 
 
-def refresh_released(lock: ExistingLock, base: Path, cache_dir: Path | None = None) -> None:
+def refresh_released(
+    lock: ExistingLock, base: Path, cache_dir: Path | None = None, index_url: str | None = None
+) -> None:
     """Read the index page of every package the lock names and cache its released versions
     (run beside ``uv lock``: a re-lock keeps most names, and the analysis then reads them
-    from the cache). Errors are left for the analysis to report."""
+    from the cache), from configured indexes only. Errors are left for the analysis to report."""
     cache = cache_dir or default_cache_dir()
     now = time.time()
-    index_of = {p.name: as_url(p.index, base) for p in lock.registry_pins if p.index}
+    allowed = configured(index_url)
+    index_of = {
+        p.name: as_url(p.index, base)
+        for p in lock.registry_pins
+        if p.index and allowed.allows(as_url(p.index, base))
+    }
     clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
 
     def one(name: str) -> None:
@@ -138,12 +148,28 @@ def analyse_existing(
     cache_dir: Path | None = None,
     base: Path | None = None,
     fresh: bool = False,
+    index_url: str | None = None,
 ) -> ExistingAnalysis:
-    """``base``: the folder the lock's relative paths start from (the project root)."""
+    """``base``: the folder the lock's relative paths start from (the project root).
+
+    Only indexes the user configured are contacted (:mod:`.configured`): another index the
+    lock names is a skipped source; a wheel the lock places on another host is looked up, by
+    its sha256, on the package's configured index, and read from where that index says."""
     cache = cache_dir or default_cache_dir()
     base = base or Path.cwd()
+    allowed = configured(index_url)  # (``index_url``: the run's --index-url)
     sources: list[Source] = []
     registry = lock.registry_pins
+    from_index = [p for p in registry if p.source == "registry"]
+    index_of = {p.name: as_url(p.index, base) for p in from_index if p.index}
+    if any(not p.index for p in from_index) and allowed.urls:
+        # Poetry and pip name no index for a package from the default one: the configured one.
+        for p in from_index:
+            if not p.index:
+                index_of.setdefault(p.name, allowed.urls[0])
+    sources.extend(allowed.skipped(sorted(set(index_of.values())), lock.path))
+    index_of = {n: i for n, i in index_of.items() if allowed.allows(i)}
+    clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
     requires = _requires_from_lock(lock)
     unknown: list[str] = []
     unread_parents: list[str] = []
@@ -176,17 +202,41 @@ def analyse_existing(
             except InvalidVersion:
                 unknown.append(pin.name)
     progress(f"reading the declared ranges of {len(to_read)} packages")
-    reader = IndexClient((), cache_dir=cache)
+    # (a wheel on a configured index's origin is read as named, with that index's login)
+    reader = IndexClient(allowed.urls, cache_dir=cache)
+    for pin, wheel in to_read:  # pages to look a wheel up on: read ahead, and read once
+        off_index = pin.name in index_of and not allowed.allows_file(wheel.url)
+        if off_index and reader.cache.get(wheel, wheel.url + ".metadata") is None:
+            clients[index_of[pin.name]].prefetch([pin.name])
 
-    def read(item: tuple[LockPin, IndexFile]) -> list[str] | IndexError_:
+    def read(item: tuple[LockPin, IndexFile]) -> list[str] | IndexError_ | Source:
+        pin, f = item
         try:
-            return reader.requires_dist(item[1])
+            if allowed.allows_file(f.url):
+                return reader.requires_dist(f)
+            cached = reader.cache.get(f, f.url + ".metadata")
+            if cached is not None:  # known by the wheel's hash: nothing to contact
+                return cached
+            index = index_of.get(pin.name)
+            if index is None:
+                return Source.skipped(
+                    "metadata",
+                    f"{pin.name}=={pin.version}",
+                    f"{lock.path} names its wheel on {_host(f.url)}, and its index is not "
+                    f"configured for this run: not read ({HOW})",
+                )
+            listed = _listed(clients[index], pin, f)
+            return clients[index].requires_dist(listed)
         except IndexError_ as exc:
             return exc
 
     with ThreadPoolExecutor(WORKERS) as pool:
         for (pin, _f), meta in zip(to_read, pool.map(read, to_read), strict=True):
             label = f"{pin.name}=={pin.version}"
+            if isinstance(meta, Source):
+                unknown.append(pin.name)
+                sources.append(meta)
+                continue
             if isinstance(meta, IndexError_):
                 unknown.append(pin.name)
                 sources.append(
@@ -221,21 +271,8 @@ def analyse_existing(
 
     # Released majors, one index page per package (cached for a day).
     now = time.time()
-    from_index = [p for p in registry if p.source == "registry"]
     names = sorted({p.name for p in from_index})
-    index_of = {p.name: as_url(p.index, base) for p in from_index if p.index}
-    if any(not p.index for p in from_index):
-        # Poetry and pip name no index for a package from the default one: ask uv which it is.
-        from agentguard.lock.backend import ResolverError, default_index_urls
-
-        try:
-            default = default_index_urls()[:1]
-        except (ResolverError, OSError):
-            default = ()
-        for p in from_index:
-            if not p.index and default:
-                index_of.setdefault(p.name, default[0])
-    clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
+    not_configured = {p.name for p in from_index if p.name not in index_of and p.index}
 
     def page(name: str) -> tuple[str, list[Version] | IndexError_ | None, bool]:
         index = index_of.get(name)
@@ -256,7 +293,10 @@ def analyse_existing(
                     page_failed(name, result, "Check the index the lock names, then re-run.")
                 )
             elif result is None:
-                sources.append(Source.skipped("index", name, f"{lock.path} names no index for it"))
+                if name not in not_configured:  # (those: one skipped source per index)
+                    sources.append(
+                        Source.skipped("index", name, f"{lock.path} names no index for it")
+                    )
             else:
                 released[name] = result
                 cached_count += cached
@@ -289,6 +329,25 @@ def analyse_existing(
         }
     )
     return ExistingAnalysis(graph, tuple(sources), tuple(unread))
+
+
+def _host(url: str) -> str:
+    return urllib.parse.urlsplit(clean_url(url)).netloc or "a URL without a host"
+
+
+def _listed(client: IndexClient, pin: LockPin, f: IndexFile) -> IndexFile:
+    """The wheel the lock names, as the configured index lists it (the same file name and
+    sha256): the URL it is read from is the index's, not the lock's."""
+    want = (f.sha256 or "").lower()
+    for listed in client.project_page(pin.name).files_for(f.version):
+        if want and listed.filename == f.filename and (listed.sha256 or "").lower() == want:
+            return listed
+    raise IndexError_(
+        f"{f.filename}: {clean_url(client.index_urls[0])} lists no file of that name with the "
+        "sha256 the lock gives",
+        code="index-not-found",
+        retryable=False,
+    )
 
 
 def _with_majors(graph: LockGraph, released: dict[str, list[Version]]) -> LockGraph:

@@ -166,8 +166,11 @@ def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONVa
     }
 
 
-def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy) -> Report:
-    """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock."""
+def check_existing(
+    inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy, index_url: str | None = None
+) -> Report:
+    """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock
+    (indexes read: the configured ones, ``index_url`` the run's --index-url)."""
     from agentguard.lock.existing_check import check_hashes, check_in_sync, check_members_in_sync
 
     root = inputs.root
@@ -190,7 +193,9 @@ def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
     prov["lock_digest"] = file_digest(root / lock.path)
     from agentguard.lock.existing import analyse_existing  # (index client: only when used)
 
-    analysis = analyse_existing(lock, root_requirements(inputs, lock), base=root)
+    analysis = analyse_existing(
+        lock, root_requirements(inputs, lock), base=root, index_url=index_url
+    )
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
     members = workspace_declared(root) if lock.format == "uv.lock" else {}
@@ -228,7 +233,7 @@ def lock_existing(
         from agentguard.lock.uv_project import relock_uv
 
         return _export(opts, inputs, reader, relock_uv(opts, inputs, policy))
-    report = check_existing(inputs, reader, policy)
+    report = check_existing(inputs, reader, policy, getattr(opts, "index_url", None))
     from dataclasses import replace
 
     gate_findings, gate_sources, gate_notes = _gate_against_committed(inputs, reader, opts)
@@ -274,7 +279,9 @@ def _gate_against_committed(
         return [], [read_failure(exc, "Fix the lock, then re-run.")], []
     from agentguard.lock.existing import analyse_existing
 
-    analysis = analyse_existing(new, root_requirements(inputs, new), base=root)
+    analysis = analyse_existing(
+        new, root_requirements(inputs, new), base=root, index_url=getattr(opts, "index_url", None)
+    )
     crossings = check_major_crossings(
         old.packages(), analysis.graph, opts.allow_major, inputs.requires_python
     )

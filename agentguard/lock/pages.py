@@ -23,7 +23,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from agentguard.lock.urls import redact_url
+from agentguard import redact
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
@@ -39,7 +39,7 @@ class IndexError_(Exception):
     """The index could not be read. ``retryable`` says whether trying again may help."""
 
     def __init__(self, message: str, *, code: str, retryable: bool) -> None:
-        super().__init__(redact_url(message))
+        super().__init__(redact.url(message))
         self.code = code
         self.retryable = retryable
 

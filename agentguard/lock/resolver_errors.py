@@ -3,14 +3,14 @@ may help, and what to do instead."""
 
 from __future__ import annotations
 
-from agentguard.lock.urls import redact_url
+from agentguard import redact
 
 
 class ResolverError(Exception):
     def __init__(
         self, message: str, *, code: str, retryable: bool, remedy: str | None = None
     ) -> None:
-        super().__init__(redact_url(message))
+        super().__init__(redact.url(message))
         self.code = code
         self.retryable = retryable
         self.remedy = remedy

@@ -15,14 +15,14 @@ import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from agentguard import safeio
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
+from agentguard.safeio import MAX_LOCK_BYTES, MAX_SWITCH_BYTES
 
 SWITCH = ".agentguard-lock-switch.json"
-MAX_MANIFEST_BYTES = 4096
 _TEMP = re.compile(r"\.(pylock\.toml|requirements\.lock)\.agentguard-[0-9]+\.tmp")
 
 
@@ -105,14 +105,16 @@ def _finish(root: Path, renames: list[tuple[Path, Path]]) -> None:
 
 
 def _sha256_regular(path: Path) -> str | None:
+    """The sha256 of a regular file in the project folder (through the safe open: no link
+    followed, no FIFO waited on, capped as a lock file), or None."""
+    if os.path.islink(path):
+        return None
     try:
-        st = os.lstat(path)
+        return hashlib.sha256(
+            safeio.read_bytes(path, root=path.parent, cap=MAX_LOCK_BYTES)
+        ).hexdigest()
     except OSError:
         return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
 
 
 def finish_pending(root: Path) -> None:
@@ -126,10 +128,9 @@ def finish_pending(root: Path) -> None:
         code="lock-switch-interrupted",
     )
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+        if os.path.islink(path):
             raise broken
-        with open(path, "rb") as fh:
-            manifest = json.loads(fh.read(MAX_MANIFEST_BYTES + 1)[:MAX_MANIFEST_BYTES])
+        manifest = json.loads(safeio.read_bytes(path, root=root, cap=MAX_SWITCH_BYTES))
     except (OSError, ValueError, RecursionError):
         raise broken from None
     entries = manifest.get("files") if isinstance(manifest, dict) else None

@@ -1,9 +1,7 @@
-"""Index URLs: credentials taken out, secrets redacted, and which URLs an index may name.
+"""Index URLs: credentials taken out, and which URLs an index may name.
 
-``redact_url`` is the URL part of the one redactor (``agentguard/redact.py`` is to fold it
-in): every text the lock code lets out (reasons, notes, provenance, lock files) goes
-through it, so a password in ``--index-url https://user:pass@host/simple`` or a
-``?token=`` never leaves the process.
+What is shown or written of a URL is masked by the one redactor (:func:`agentguard.redact.url`);
+:func:`clean_url` also takes the login out (it goes to the index, never into a file).
 """
 
 from __future__ import annotations
@@ -16,23 +14,7 @@ import socket
 import urllib.parse
 from dataclasses import dataclass
 
-# userinfo of any URL in a text: scheme://USER[:PASS]@
-_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<info>[^/?#@\s]*)@")
-_SECRET_QUERY = re.compile(
-    r"(?P<key>[?&;](?:[a-z0-9_.-]*(?:token|key|secret|passw(?:or)?d|pwd|auth|signature|sig|"
-    r"credential|session)[a-z0-9_.-]*))=(?P<value>[^&#\s'\"]*)",
-    re.IGNORECASE,
-)
-REDACTED = "***"
-
-
-def redact_url(text: str) -> str:
-    """``text`` with every URL's userinfo and every secret-named query value replaced."""
-    if "@" in text:
-        text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
-    if "=" in text:
-        text = _SECRET_QUERY.sub(lambda m: f"{m['key']}={REDACTED}", text)
-    return text
+from agentguard import redact
 
 
 @dataclass(frozen=True)
@@ -55,7 +37,7 @@ def split_userinfo(url: str) -> tuple[str, Login | None]:
 
 def clean_url(url: str) -> str:
     """What may be written or shown of an index URL: no userinfo, secret query values redacted."""
-    return redact_url(split_userinfo(url)[0])
+    return redact.url(split_userinfo(url)[0])
 
 
 Origin = tuple[str, str, int]
@@ -74,7 +56,8 @@ def origin(url: str) -> Origin | None:
 
 def configured_hosts() -> frozenset[str]:
     """Extra hosts an index may send agentguard to (``AGENTGUARD_INDEX_HOSTS``, comma or space
-    separated): for an index whose files live on another, private, or http host."""
+    separated): for an index whose files live on another, private, or http host; and an index
+    on such a host that a lock names may be read (:mod:`agentguard.lock.configured`)."""
     raw = os.environ.get("AGENTGUARD_INDEX_HOSTS", "")
     return frozenset(h.strip().lower() for h in re.split(r"[,\s]+", raw) if h.strip())
 

@@ -228,10 +228,14 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
     if old is not None:
         pool = ThreadPoolExecutor(1)
         if upgrading:
-            refreshing = pool.submit(refresh_released, old, root)
+            refreshing = pool.submit(refresh_released, old, root, index_url=opts.index_url)
         else:
             speculating = pool.submit(
-                analyse_existing, old, root_requirements(inputs, old), base=root
+                analyse_existing,
+                old,
+                root_requirements(inputs, old),
+                base=root,
+                index_url=opts.index_url,
             )
         pool.shutdown(wait=False)
     new_text, stderr, shown = _run_uv_lock(opts, root, inputs.requires_python, old_text)
@@ -281,7 +285,11 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
             analysis = None
     if analysis is None:
         analysis = analyse_existing(
-            new, root_requirements(inputs, new), base=root, fresh=upgrading and old is None
+            new,
+            root_requirements(inputs, new),
+            base=root,
+            fresh=upgrading and old is None,
+            index_url=opts.index_url,
         )
     sources.extend(analysis.sources)
     findings: list[Finding] = graph_findings(analysis, policy)

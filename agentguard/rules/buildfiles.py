@@ -13,12 +13,12 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from agentguard import redact
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
     RequirementDecl,
     RequirementsFile,
-    redact_urls,
 )
 from agentguard.lock.graph import next_major_floor
 from agentguard.rules.base import Rule, register
@@ -233,10 +233,10 @@ def check_unlocked_installs(
                     snippet="pip install --no-deps --require-hashes -r requirements.lock",
                 ),
                 evidence={
-                    "command": redact_urls(cmd.text),
+                    "command": redact.url(cmd.text),
                     "tool": cmd.tool,
                     "phase": cmd.phase,
-                    "packages": [redact_urls(p) for p in cmd.packages],
+                    "packages": [redact.url(p) for p in cmd.packages],
                     "requirement_files": list(cmd.requirement_files),
                     "agent_stack": sdk,
                 },
@@ -334,7 +334,7 @@ def check_sdk_bounds(
                     "specifier": d.specifier,
                     "bound": kind,
                     "declared_in": d.origin,
-                    "requirement": redact_urls(d.raw),
+                    "requirement": redact.url(d.raw),
                     **({"locked": list(held), "lock": lock_name} if held else {}),
                 },
             )

@@ -102,27 +102,34 @@ def test_a_token_in_the_index_url_is_redacted(project: Path) -> None:
         run.check_no_crash()
         assert run.code == 3
         assert_secret_nowhere("Tok-5551234", run, project)
-        assert "token=***" in run.stdout
+        assert "token=REDACTED" in run.stdout
 
 
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
-        ("https://user:pw@host/simple", "https://***@host/simple"),
+        ("https://user:pw@host/simple", "https://user:REDACTED@host/simple"),
         (
             "see git+https://oauth2:glpat-x1@gitlab.example/x.git now",
-            "see git+https://***@gitlab.example/x.git now",
+            "see git+https://oauth2:REDACTED@gitlab.example/x.git now",
         ),
-        ("https://TOKEN123@host/simple/", "https://***@host/simple/"),
-        ("http://h/simple?token=abc&page=2", "http://h/simple?token=***&page=2"),
-        ("http://h/s?X-Amz-Signature=ff&api_key=k1", "http://h/s?X-Amz-Signature=***&api_key=***"),
+        ("https://TOKEN123@host/simple/", "https://REDACTED@host/simple/"),
+        ("https://u:p@ss@host/simple/", "https://u:REDACTED@host/simple/"),
+        ("http://h/simple?token=abc&page=2", "http://h/simple?token=REDACTED&page=2"),
+        (
+            "http://h/s?X-Amz-Signature=ff&api_key=k1&pwd=p&session=s",
+            "http://h/s?X-Amz-Signature=REDACTED&api_key=REDACTED&pwd=REDACTED&session=REDACTED",
+        ),
         ("http://h/simple/mcp/", "http://h/simple/mcp/"),
+        # what an older agentguard wrote into a lock file: left as it says
+        ("https://***@h/simple?token=***", "https://***@h/simple?token=***"),
     ],
 )
 def test_redact_url(text: str, shown: str) -> None:
-    from agentguard.lock.urls import redact_url
+    from agentguard import redact
 
-    assert redact_url(text) == shown
+    assert redact.url(text) == shown
+    assert redact.text(text) == shown  # the URL part of the one redactor, nothing else
 
 
 # -- every fault above: a clear code ------------------------------------------------------------
@@ -152,8 +159,52 @@ def test_a_token_in_a_file_url_is_not_written(wheels: Path, project: Path) -> No
     report = report_of(run)
     assert run.code == 1 and report["complete"] is True, report["sources"]
     pylock = (project / "pylock.toml").read_text()
-    assert "token=***" in pylock
+    assert "token=REDACTED" in pylock
     assert_secret_nowhere("Tok-File-777", run, project)
+
+
+def test_a_lock_an_older_version_masked_with_stars_still_reads_and_re_locks_stably(
+    wheels: Path, project: Path
+) -> None:
+    """Older versions wrote ``?token=***``; such a committed pair still reads (`--check`
+    passes offline), the first re-lock writes the one mask, and the next changes nothing."""
+
+    def hook(page: dict[str, Any]) -> dict[str, Any]:
+        for item in page["files"]:
+            item["url"] = f"../../files/{item['filename']}?token=Tok-File-777"
+        return page
+
+    with serving(wheels, page_hook=only_for_agentguard(hook)) as index:
+        assert lock(project, index.url).code == 1
+        _as_an_older_version_wrote_it(project)
+        assert "token=***" in (project / "pylock.toml").read_text()
+        check = run_agentguard("lock", "--check", str(project), "--format", "json")
+        first = lock(project, index.url)
+        after_first = (project / "pylock.toml").read_text()
+        second = lock(project, index.url)
+    report = report_of(check)
+    assert check.code == 1 and report["complete"] is True, report["sources"]
+    assert [f["rule_id"] for f in report["findings"]] == ["AG101"]
+    assert report_of(first)["notes"][-1].startswith("Wrote requirements.lock and pylock.toml")
+    assert "token=***" not in after_first and "token=REDACTED" in after_first
+    assert report_of(second)["notes"][-1] == "The lock is up to date; files left untouched."
+    assert (project / "pylock.toml").read_text() == after_first
+
+
+def _as_an_older_version_wrote_it(project: Path) -> None:
+    """The pair with ``***`` for the mask, and the digest an older version computed over it."""
+    from agentguard.lock.lockfile import lock_digest, tomllib
+
+    pylock = (project / "pylock.toml").read_text().replace("token=REDACTED", "token=***")
+    data = tomllib.loads(pylock)
+    old, new = (
+        data["tool"]["agentguard"]["lock-digest"],
+        lock_digest(data["packages"], data["tool"]["agentguard"]),
+    )
+    assert old != new
+    (project / "pylock.toml").write_text(pylock.replace(old, new))
+    req = project / "requirements.lock"
+    req.write_text(req.read_text().replace(old, new))
 
 
 def test_private_index_login_from_the_keyring_named_stand_in(

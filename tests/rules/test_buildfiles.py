@@ -101,7 +101,7 @@ def test_credentials_in_an_index_url_never_reach_the_finding() -> None:
     [finding] = only("AG120", run({"Dockerfile": dockerfile}))
     assert "s3cr3t" not in str(finding.to_json())
     assert finding.evidence["command"] == (
-        "pip install --index-url https://***@pypi.example.test/simple anthropic==0.40.0"
+        "pip install --index-url https://bot:REDACTED@pypi.example.test/simple anthropic==0.40.0"
     )
 
 

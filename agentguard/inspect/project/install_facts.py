@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from agentguard import redact
 from agentguard.tomllines import TomlLines
 
 
@@ -23,7 +24,7 @@ class InstallCommand:
     """One ``pip install`` / ``uv pip install`` / ``pipx install`` invocation."""
 
     tool: str  # "pip" | "uv pip" | "pipx" | "uv tool"
-    text: str  # the command, credentials in URLs redacted
+    text: str  # the command, its URLs masked by the one redactor (redact.url)
     path: str  # the file it was found in
     line: int
     phase: str  # "build" | "start"
@@ -71,7 +72,6 @@ _VALUE_OPTS = {
     "--build-constraints", "--overrides", "--retries", "--timeout", "--proxy", "--cert",
     "--client-cert", "--root-user-action", "--report", "--use-feature", "--use-deprecated",
 }  # fmt: skip
-_CRED_URL = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://)[^/\s@:]+(?::[^/\s@]*)?@")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PIP = re.compile(r"^pip(\d+(\.\d+)?)?$")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -82,11 +82,6 @@ _GUARD_ENV = {
     "PIP_NO_DEPS": "no_deps",
     "UV_REQUIRE_HASHES": "require_hashes",
 }
-
-
-def redact_urls(text: str) -> str:
-    """Drop credentials from URLs (``https://user:token@host`` -> ``https://***@host``)."""
-    return _CRED_URL.sub(r"\1***@", text)
 
 
 def _tokens(line: str) -> list[str]:
@@ -222,7 +217,7 @@ def find_installs(
         found.append(
             InstallCommand(
                 tool=tool,
-                text=redact_urls(" ".join(words)),
+                text=redact.url(" ".join(words)),
                 path=path,
                 line=line + offset if line_offsets else line,
                 phase=phase,

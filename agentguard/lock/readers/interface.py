@@ -22,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-MAX_LOCK_BYTES = 32 * 1024 * 1024
+from agentguard.safeio import MAX_LOCK_BYTES as MAX_LOCK_BYTES  # one cap for every lock
 
 
 class LockReadError(Exception):
