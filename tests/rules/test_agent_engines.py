@@ -48,6 +48,50 @@ def test_command_line_flags_are_read_as_the_engines_define_them(
     assert p.line == 2
 
 
+@pytest.mark.parametrize(
+    ("text", "engine", "sandbox", "approval"),
+    [
+        # a Dockerfile CMD / compose command in exec form whose one argument is a script
+        (
+            'CMD ["sh", "-c", "codex exec --dangerously-bypass-approvals-and-sandbox $TASK"]',
+            CODEX,
+            "danger-full-access",
+            "never",
+        ),
+        # JSON escapes inside the script are undone before it is split
+        (
+            'command: ["/bin/sh", "-lc", "cd /w && codex -s danger-full-access -a never '
+            'exec \\"fix it\\""]',
+            CODEX,
+            "danger-full-access",
+            "never",
+        ),
+        ("  run: bash -c 'gemini --yolo -p \"triage\"'", GEMINI, None, "yolo"),
+        (
+            'command: sh -c "npx -y @google/gemini-cli@0.9.0 --approval-mode yolo"',
+            GEMINI,
+            None,
+            "yolo",
+        ),
+        ('run: "codex --full-auto exec task"', CODEX, "workspace-write", "on-request"),
+        # the script's flags end with it: `--yolo` after it belongs to no engine
+        ('RUN sh -c "codex --sandbox read-only exec x" && echo --yolo', CODEX, "read-only", None),
+    ],
+)
+def test_an_engine_inside_a_shell_c_script_is_read(
+    text: str, engine: str, sandbox: str | None, approval: str | None
+) -> None:
+    p = _one(text + "\n", "Dockerfile")
+    assert (p.engine, p.line) == (engine, 1)
+    assert (p.sandbox.value if p.sandbox else None) == sandbox
+    assert (p.approval.value if p.approval else None) == approval
+
+
+def test_a_quoted_prompt_that_names_an_engine_is_not_a_command() -> None:
+    text = b'echo "codex --yolo is off here"\ngemini -p "ask codex --yolo"\nsh -c "echo codex"\n'
+    assert engine_cli_policies("run.sh", text) == []
+
+
 def test_a_command_line_without_policy_flags_says_nothing() -> None:
     assert engine_cli_policies("x.sh", b"codex --version\ngemini --help\n# codex --yolo\n") == []
 
