@@ -285,7 +285,7 @@ def user_is_root(user: str | None) -> bool | None:
 
     A named user other than root is taken as non-root (its uid would need /etc/passwd).
     """
-    if user is None:
+    if user is None or "{{" in user:  # a template's value: unknown until rendered
         return None
     name = user.strip().split(":", 1)[0]
     return name in ROOT_NAMES

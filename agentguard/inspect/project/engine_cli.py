@@ -94,7 +94,8 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
         quoted_d, quoted_s, bare = m.groups()
         text = quoted_d if quoted_d is not None else quoted_s if quoted_s is not None else bare
         assert text is not None
-        if bare is None and depth < MAX_DEPTH and _is_script(out) and _EMBEDDED.search(text):
+        script = bare is None and len(text.split()) > 1  # one word is an argv item
+        if script and depth < MAX_DEPTH and _is_script(out) and _EMBEDDED.search(text):
             inner = re.sub(r'\\(["\\$`])', r"\1", text) if quoted_d is not None else text
             out.extend(["(", *_tokens(inner, depth + 1), ")"])
         else:
