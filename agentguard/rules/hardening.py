@@ -125,7 +125,9 @@ class AddedCapabilities(Rule):
     ## What it does
     Reports each capability in `CapAdd` (normalised without the `CAP_` prefix), with a
     higher severity for the ones that reach the host (`SYS_ADMIN`, `SYS_PTRACE`,
-    `SYS_MODULE`, `DAC_READ_SEARCH`, `NET_ADMIN`, `ALL`, ...).
+    `SYS_MODULE`, `DAC_READ_SEARCH`, `NET_ADMIN`, `ALL`, ...) and a low one for
+    `NET_BIND_SERVICE`, which only allows binding ports below 1024 (Kubernetes' restricted
+    Pod Security Standard allows adding it).
 
     ## Why is this bad?
     Each added capability widens what code in the container can do to the kernel and the
@@ -250,6 +252,13 @@ class NewPrivilegesAllowed(Rule):
 
 ROOT_NAMES = frozenset({"", "0", "root"})
 # Capabilities that are known ways out of a container or into the host's network/kernel.
+# Capabilities that grant one narrow right and no way out: the ones Kubernetes' restricted
+# Pod Security Standard lets a workload add (ingress-nginx's controller, for one, drops ALL
+# and adds NET_BIND_SERVICE to listen on 80/443 as a non-root user).
+NARROW_CAPS = {
+    "NET_BIND_SERVICE": ", which only lets it bind ports below 1024 (the one capability "
+    "Kubernetes' restricted Pod Security Standard allows adding).",
+}
 DANGEROUS_CAPS = frozenset(
     {
         "ALL",
@@ -367,14 +376,31 @@ def check_capabilities(
     findings: list[Finding] = []
     for cap in sorted({normalise_capability(c) for c in cap_add if c.strip()}):
         dangerous = cap in DANGEROUS_CAPS
+        narrow = cap in NARROW_CAPS
         findings.append(
             AddedCapabilities.finding(
                 f"{subject} is given the capability {cap}"
-                + (", a known way to reach the host or its network." if dangerous else "."),
+                + (
+                    ", a known way to reach the host or its network."
+                    if dangerous
+                    else NARROW_CAPS[cap]
+                    if narrow
+                    else "."
+                ),
                 locations=[location],
-                fix=Fix(fix_text.format(cap=cap), snippet="--cap-drop ALL"),
+                fix=Fix(
+                    "Listen on a port above 1024 and publish it as the low one (`-p 80:8080`), "
+                    f"then remove `--cap-add {cap}` (`cap_add: [{cap}]`)."
+                    if narrow
+                    else fix_text.format(cap=cap),
+                    snippet="--cap-drop ALL",
+                ),
                 evidence={"subject": subject, "capability": cap, "known_escape": dangerous},
-                severity=Severity.HIGH if dangerous else Severity.MEDIUM,
+                severity=Severity.HIGH
+                if dangerous
+                else Severity.LOW
+                if narrow
+                else Severity.MEDIUM,
             )
         )
     return findings
