@@ -21,8 +21,9 @@ class RunsAsRoot(Rule):
     ## What it does
     Reports an image whose `USER` is unset, `root` or `0` (optionally `0:<group>`), and
     a container whose user (or, when unset, its image's user) is root. A Dockerfile
-    whose non-root `USER` is given passwordless sudo (`NOPASSWD: ALL` in a `RUN`) is
-    root as well: any process of that user becomes root with `sudo`.
+    whose non-root `USER` is given passwordless sudo (`NOPASSWD: ALL` in a `RUN`), or
+    whose root password is emptied (`passwd -d root`), is root as well: any process of
+    that user becomes root with `sudo` or `su`.
 
     ## Why is this bad?
     Root inside the container can change every file the container can see, install
