@@ -256,3 +256,47 @@ def test_a_workflow_secret_expression_in_an_mcp_env_is_not_a_literal() -> None:
     env = [("GEMINI_API_KEY", "${{ secrets.GEMINI_API_KEY }}"), ("API_TOKEN", "abc123abc123")]
     found = check_env_secrets(env, subject="s", location=Location(path="w.yml"), set_where="env")
     assert [f.evidence["variable"] for f in found] == ["API_TOKEN"]
+
+
+def test_an_openhands_config_is_read_only_when_it_holds_openhands_tables() -> None:
+    from agentguard.inspect.project.openhands_config import parse_openhands_config
+    from agentguard.inspect.project.walk import classify
+
+    assert classify("config.toml") == "openhands-config"
+    assert classify(".cargo/config.toml") != "openhands-config"
+    assert classify(".codex/config.toml") == "codex-config"
+    # a site generator's config.toml with a [params] runtime key: not OpenHands'
+    assert (
+        parse_openhands_config("config.toml", b'title = "x"\n[params]\nruntime = "local"\n') is None
+    )
+    # a [core] table of another tool, without OpenHands' keys: not OpenHands' either
+    assert parse_openhands_config("config.toml", b"[core]\nname = 'x'\n") is None
+    with pytest.raises(DocumentError) as err:
+        parse_openhands_config("config.toml", b'[core]\nruntime = "local\n')
+    assert err.value.line == 2
+    got = parse_openhands_config("config.toml", b'[core]\nruntime = "local"\n')
+    assert got is not None
+    [policy], servers = got
+    assert (policy.sandbox, policy.approval, servers) == (
+        Option("local", 2, '[core] runtime = "local"'),
+        None,
+        [],
+    )
+    [finding] = check_engine_policy(policy)
+    assert (finding.rule_id, finding.severity) == ("AG305", Severity.HIGH)
+
+
+def test_an_openhands_runtime_set_at_run_time_is_unknown_and_never_high() -> None:
+    policy = EnginePolicy(
+        engine="OpenHands",
+        path="config.toml",
+        line=1,
+        label="OpenHands config.toml",
+        sandbox=Option(Unknown("${RUNTIME}", "set at run time"), 2, "runtime"),
+    )
+    [finding] = check_engine_policy(policy)
+    assert (finding.rule_id, finding.severity, finding.confidence) == (
+        "AG301",
+        Severity.MEDIUM,
+        Confidence.LOW,
+    )

@@ -17,6 +17,7 @@ from agentguard.inspect.project.model import Option, to_json
 
 CODEX = "Codex CLI"
 GEMINI = "Gemini CLI"
+OPENHANDS = "OpenHands"
 
 
 @dataclass(frozen=True)
