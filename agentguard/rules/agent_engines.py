@@ -146,6 +146,24 @@ def _openhands(p: EnginePolicy) -> list[Finding]:
     """The runtime decides where the agent's commands run (`docker`, the default, is a
     sandbox container; `local`/`cli` are the host), confirmation mode whether it asks."""
     runtime, confirm = _value(p.sandbox), _value(p.approval)
+    return _openhands_volumes(p) + _openhands_runtime(p, runtime, confirm)
+
+
+def _openhands_volumes(p: EnginePolicy) -> list[Finding]:
+    """AG203/AG204 for `[sandbox] volumes`: the host paths every sandbox gets. (No AG202:
+    mounting the project the agent works on is what the setting is for.)"""
+    from agentguard.inspect.facts import MountFact
+    from agentguard.rules.mounts import check_docker_socket_mounts, check_sensitive_mounts
+
+    mounts = [MountFact("bind", host, inside, rw) for host, inside, rw in p.volumes]
+    where = Location(path=p.path, line=p.volumes_line or p.line, note=p.label)
+    subject = f"the {p.engine} sandbox ([sandbox] volumes in {p.path})"
+    return check_docker_socket_mounts(
+        mounts, subject=subject, locate=lambda m: where
+    ) + check_sensitive_mounts(mounts, subject=subject, locate=lambda m: where)
+
+
+def _openhands_runtime(p: EnginePolicy, runtime: object, confirm: object) -> list[Finding]:
     evidence = {
         "engine": p.engine,
         "sandbox": describe(runtime) if runtime is not None else None,

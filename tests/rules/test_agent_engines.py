@@ -3,6 +3,8 @@ facts (pure functions; the fixture folders under tests/fixtures cover the whole 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentguard.findings import Confidence, Severity
@@ -300,3 +302,65 @@ def test_an_openhands_runtime_set_at_run_time_is_unknown_and_never_high() -> Non
         Severity.MEDIUM,
         Confidence.LOW,
     )
+
+
+def test_openhands_sandbox_volumes_are_the_sandbox_s_mounts(tmp_path: Path) -> None:
+    from tests.inspect.project.support import finding_json, scan
+
+    # config.template.toml's `volumes` format; the project at /workspace is what it is for
+    (tmp_path / "config.toml").write_text(
+        '[core]\nruntime = "docker"\n\n[sandbox]\nvolumes = "/var/run/docker.sock:'
+        '/var/run/docker.sock,~/.aws:/home/openhands/.aws:ro,/srv/project:/workspace:rw"\n'
+    )
+    findings, _ = scan(tmp_path)
+    subject = "the OpenHands sandbox ([sandbox] volumes in config.toml)"
+    where = [{"path": "config.toml", "line": 5, "note": "OpenHands config.toml"}]
+    assert [finding_json(f) for f in findings] == [
+        {
+            "rule_id": "AG203",
+            "title": "Docker socket mounted or present",
+            "severity": "critical",
+            "confidence": "high",
+            "message": f"{subject} mounts the Docker socket (/var/run/docker.sock -> "
+            "/var/run/docker.sock): whoever reaches it is root on the host.",
+            "locations": where,
+            "evidence": {
+                "subject": subject,
+                "source": "/var/run/docker.sock",
+                "destination": "/var/run/docker.sock",
+                "read_write": True,
+                "via_folder": False,
+            },
+            "fix": {
+                "description": "Remove the mount of /var/run/docker.sock; if the agent must run "
+                "containers, give it a separate rootless engine or an API proxy that allows only "
+                "the calls it needs.",
+                "safe": False,
+            },
+            "ambiguous": False,
+            "suppressed": None,
+        },
+        {
+            "rule_id": "AG204",
+            "title": "Sensitive host path mounted",
+            "severity": "high",
+            "confidence": "high",
+            "message": f"{subject} mounts ~/.aws (credentials folder .aws) at "
+            "/home/openhands/.aws (read-only).",
+            "locations": where,
+            "evidence": {
+                "subject": subject,
+                "source": "~/.aws",
+                "destination": "/home/openhands/.aws",
+                "reason": "credentials folder .aws",
+                "read_write": False,
+            },
+            "fix": {
+                "description": "Remove the mount of ~/.aws; mount only the folder the agent "
+                "needs, read-only, and pass credentials at run time as narrowly scoped secrets.",
+                "safe": False,
+            },
+            "ambiguous": False,
+            "suppressed": None,
+        },
+    ]

@@ -7,6 +7,7 @@ What decides where the agent's commands run and whether anyone is asked:
   hosted sandboxes (``remote``, ``modal``, ``runloop``, ``e2b``, ``daytona``), ``kubernetes``,
   and ``local``/``cli``, which run every command on the machine OpenHands runs on;
 - ``[security] confirmation_mode`` (default false): ask before each action;
+- ``[sandbox] volumes`` (``"host:container[:ro|rw],..."``): host paths in the sandbox;
 - ``[mcp] stdio_servers``: MCP servers OpenHands launches (``name``, ``command``, ``args``).
 
 A ``config.toml`` without OpenHands' tables is some other tool's file: not read, no source.
@@ -55,6 +56,20 @@ def _is_openhands(doc: dict[str, Any]) -> bool:
     return any(isinstance(doc.get(t), dict) and keys & set(doc[t]) for t, keys in _KEYS.items())
 
 
+def _volumes(value: object) -> tuple[tuple[str, str, bool | None], ...]:
+    """``[sandbox] volumes``: "host:container[:ro|rw],..." (OpenHands' own format)."""
+    if not isinstance(value, str):
+        return ()
+    out: list[tuple[str, str, bool | None]] = []
+    for item in value.split(","):
+        parts = item.strip().split(":")
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            continue
+        mode = parts[2] if len(parts) > 2 else "rw"
+        out.append((parts[0], parts[1], None if "$" in mode else "ro" not in mode.split("+")))
+    return tuple(out)
+
+
 def parse_openhands_config(
     path: str, data: bytes
 ) -> tuple[list[EnginePolicy], list[McpServer]] | None:
@@ -87,6 +102,8 @@ def parse_openhands_config(
         written = shown if isinstance(value, bool) else json.dumps(value)
         return Option(shown, line, f"[{table}] {key} = {written}")
 
+    sandbox = doc.get("sandbox")
+    volumes = _volumes(sandbox.get("volumes") if isinstance(sandbox, dict) else None)
     policy = EnginePolicy(
         engine=OPENHANDS,
         path=path,
@@ -94,6 +111,8 @@ def parse_openhands_config(
         label=LABEL,
         sandbox=opt("core", "runtime"),
         approval=opt("security", "confirmation_mode"),
+        volumes=volumes,
+        volumes_line=lines.get(("sandbox", "volumes")) if volumes else None,
     )
     servers: list[McpServer] = []
     mcp = doc.get("mcp")
