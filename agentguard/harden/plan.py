@@ -203,6 +203,14 @@ def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
             f"the agent works in an empty tmpfs at {opts.workdir}; the files stay in the image "
             "until it is rebuilt without them",
         )
+    if rid in ("AG203", "AG204") and any(
+        (loc.note or "") == "OpenHands config.toml" for loc in f.locations
+    ):
+        return Open(
+            f,
+            "OpenHands starts its sandbox itself with these volumes; no file written here starts it",
+            "Remove the entry from `[sandbox] volumes` in the config.toml.",
+        )
     if rid in ("AG202", "AG204") or (rid == "AG203" and "destination" in f.evidence):
         return Claim(
             f,

@@ -310,7 +310,7 @@ def service_from_compose(
         if holds_secret(body.get(key)):
             notes.append(f"{key} holds a literal secret: not repeated here; pass it at run time")
         else:
-            start[key] = body.get(key)
+            start[key] = _engine_hardened(body.get(key))
     passthrough = {}
     for key in PASSTHROUGH_KEYS:
         if key in body and holds_secret(body[key]):
@@ -329,6 +329,31 @@ def service_from_compose(
         origin=origin,
         notes=tuple(notes),
     )
+
+
+def _engine_hardened(value: Any) -> Any:
+    """A service's command or entrypoint with a codex/gemini command line in it (also inside
+    `sh -c "..."`) hardened as SUMMARY.md's replacement line is: the same rewrite."""
+    import json
+
+    from agentguard.harden.engine_lines import command_at, rewrite_lines
+
+    if not isinstance(value, (str, list)) or not all(isinstance(v, str) for v in value):
+        return value
+    line = value if isinstance(value, str) else json.dumps(value)
+    for engine in ("codex", "gemini"):
+        at = command_at(line, engine)
+        if at is not None:
+            rest = line[at:].replace('"', " ").replace("\\", " ").split()
+            headless = engine == "codex" and bool(rest) and rest[0] == "exec"
+            line = rewrite_lines([line], engine, headless=headless)[0]
+    if isinstance(value, str):
+        return line
+    try:
+        new = json.loads(line)
+    except ValueError:
+        return value
+    return new if isinstance(new, list) else value
 
 
 def _secret_args(args: Any) -> bool:

@@ -12,7 +12,13 @@ import dataclasses
 from collections.abc import Sequence
 
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.project.engine_model import CODEX, GEMINI, ActionStep, EnginePolicy
+from agentguard.inspect.project.engine_model import (
+    CODEX,
+    GEMINI,
+    OPENHANDS,
+    ActionStep,
+    EnginePolicy,
+)
 from agentguard.inspect.project.model import Option, Unknown, describe
 from agentguard.rules.agent_tools import BuiltinShellTools, PermissionChecksBypassed
 from agentguard.rules.base import Rule, register
@@ -127,8 +133,85 @@ def _file_of(engine: str) -> str:
 
 
 def check_engine_policy(p: EnginePolicy) -> list[Finding]:
-    """AG301/AG305 for one Codex or Gemini policy."""
+    """AG301/AG305 for one Codex, Gemini or OpenHands policy."""
+    if p.engine == OPENHANDS:
+        return _openhands(p)
     return _codex(p) if p.engine == CODEX else _gemini(p) if p.engine == GEMINI else []
+
+
+_ON_THE_HOST = ("local", "cli")  # OpenHands runtimes without a sandbox
+
+
+def _openhands(p: EnginePolicy) -> list[Finding]:
+    """The runtime decides where the agent's commands run (`docker`, the default, is a
+    sandbox container; `local`/`cli` are the host), confirmation mode whether it asks."""
+    runtime, confirm = _value(p.sandbox), _value(p.approval)
+    return _openhands_volumes(p) + _openhands_runtime(p, runtime, confirm)
+
+
+def _openhands_volumes(p: EnginePolicy) -> list[Finding]:
+    """AG203/AG204 for `[sandbox] volumes`: the host paths every sandbox gets. (No AG202:
+    mounting the project the agent works on is what the setting is for.)"""
+    from agentguard.inspect.facts import MountFact
+    from agentguard.rules.mounts import check_docker_socket_mounts, check_sensitive_mounts
+
+    mounts = [MountFact("bind", host, inside, rw) for host, inside, rw in p.volumes]
+    where = Location(path=p.path, line=p.volumes_line or p.line, note=p.label)
+    subject = f"the {p.engine} sandbox ([sandbox] volumes in {p.path})"
+    return check_docker_socket_mounts(
+        mounts, subject=subject, locate=lambda m: where
+    ) + check_sensitive_mounts(mounts, subject=subject, locate=lambda m: where)
+
+
+def _openhands_runtime(p: EnginePolicy, runtime: object, confirm: object) -> list[Finding]:
+    evidence = {
+        "engine": p.engine,
+        "sandbox": describe(runtime) if runtime is not None else None,
+        "approval": describe(confirm) if confirm is not None else None,
+    }
+    fix = Fix(
+        'Run OpenHands with its sandbox: `runtime = "docker"` under `[core]` (the default), '
+        "and `confirmation_mode = true` under `[security]` where a person is there to answer.",
+        snippet='[core]\nruntime = "docker"',
+    )
+    if isinstance(runtime, Unknown):
+        return [
+            BuiltinShellTools.finding(
+                f"{p.engine}'s runtime could not be determined ({describe(runtime)}); if it is "
+                "`local` or `cli`, the agent's commands run on the host itself.",
+                locations=[_loc(p, p.sandbox)],
+                fix=fix,
+                evidence=evidence,
+                severity=Severity.MEDIUM,
+                confidence=Confidence.LOW,
+            )
+        ]
+    if runtime not in _ON_THE_HOST:
+        return []
+    assert p.sandbox is not None
+    if confirm != "true":
+        asked = p.approval.expr if p.approval else "confirmation_mode is off by default"
+        return [
+            PermissionChecksBypassed.finding(
+                f"{p.engine} runs the agent's commands on the host itself ({p.sandbox.expr}, no "
+                f"sandbox) and asks before none of them ({asked}): every command the model "
+                "writes runs with the rights of the user who started it.",
+                locations=[_loc(p, p.sandbox)],
+                fix=fix,
+                evidence=evidence,
+            )
+        ]
+    return [
+        BuiltinShellTools.finding(
+            f"{p.engine} runs the agent's commands on the host itself ({p.sandbox.expr}, no "
+            f"sandbox); confirmation mode ({p.approval.expr if p.approval else ''}) is all that "
+            "stands between the model and the machine.",
+            locations=[_loc(p, p.sandbox)],
+            fix=fix,
+            evidence=evidence,
+            severity=Severity.MEDIUM,  # a person answers for each action
+        )
+    ]
 
 
 def _codex(p: EnginePolicy) -> list[Finding]:

@@ -33,8 +33,9 @@ class BuiltinShellTools(Rule):
     reported with low confidence, never taken as safe. A shell confined by the engine's
     sandbox (`sandbox={"enabled": True}`) is reported at medium severity. Other engines:
     the Codex CLI's shell outside its sandbox (`sandbox_mode = "danger-full-access"` with an
-    approval step still on) and the Gemini CLI's `tools.allowed` listing the whole
-    `run_shell_command`.
+    approval step still on), the Gemini CLI's `tools.allowed` listing the whole
+    `run_shell_command`, and OpenHands on a runtime without a sandbox (`runtime = "local"`
+    or `"cli"` in its `config.toml`) with confirmation mode on (medium: a person answers).
 
     ## Why is this bad?
     A shell reads every file the process can read, reaches the network and the Docker
@@ -169,7 +170,9 @@ class PermissionChecksBypassed(Rule):
     `openai/codex-action` with `sandbox: danger-full-access`), and the Gemini CLI in YOLO
     mode (`--yolo`, `--approval-mode yolo`, `run-gemini-cli`): high with its sandbox off,
     medium when the sandbox YOLO turns on by default confines it, low when `tools.core`
-    limits the shell to listed commands; `security.disableYoloMode` refuses the mode.
+    limits the shell to listed commands; `security.disableYoloMode` refuses the mode; and
+    OpenHands on the host (`[core] runtime = "local"` or `"cli"`) without
+    `[security] confirmation_mode = true`.
 
     ## Why is this bad?
     Every tool call runs without a check: file writes, shell commands, fetches. Combined

@@ -286,6 +286,9 @@ def check_dockerfile_hardening(df: DockerfileFacts) -> list[Finding]:
 
 
 _NOPASSWD_ALL = re.compile(r"NOPASSWD\s*:\s*ALL\b")
+# root's password emptied: any user becomes root with `su` (OpenHands' sandbox template does
+# this, and `passwd -d` of the agent's user too, "to allow passwordless su")
+_ROOT_NO_PASSWORD = re.compile(r"\bpasswd\s+(?:-\S+\s+)*(?:-d|--delete)\s+root\b")
 
 
 def _passwordless_sudo(df: DockerfileFacts, user: str, subject: str) -> list[Finding]:
@@ -303,18 +306,31 @@ def _passwordless_sudo(df: DockerfileFacts, user: str, subject: str) -> list[Fin
         stage = parent if parent is not None and parent.index < stage.index else None
     for index in reversed(chain):
         for run in df.stages[index].runs:
-            if _NOPASSWD_ALL.search(run.script):
+            sudo = _NOPASSWD_ALL.search(run.script)
+            if sudo or _ROOT_NO_PASSWORD.search(run.script):
+                how = (
+                    "gives passwordless sudo (`NOPASSWD: ALL`)"
+                    if sudo
+                    else "empties root's password (`passwd -d root`)"
+                )
                 return [
                     RunsAsRoot.finding(
-                        f"{subject} runs as {user}, but a RUN gives passwordless sudo "
-                        "(`NOPASSWD: ALL`): any process of that user, the agent's shell "
-                        "included, becomes root with `sudo`.",
+                        f"{subject} runs as {user}, but a RUN {how}: any process of that "
+                        f"user, the agent's shell included, becomes root with "
+                        f"`{'sudo' if sudo else 'su'}`.",
                         locations=[Location(path=df.path, line=run.line)],
                         fix=Fix(
                             "Do not grant sudo to the agent's user; install what it needs at "
-                            "build time, as root, before `USER`.",
+                            "build time, as root, before `USER`."
+                            if sudo
+                            else "Keep root's password locked (drop `passwd -d root`); "
+                            "install what the agent needs at build time, before `USER`.",
                         ),
-                        evidence={"subject": subject, "user": user, "set_where": "sudoers"},
+                        evidence={
+                            "subject": subject,
+                            "user": user,
+                            "set_where": "sudoers" if sudo else "empty root password",
+                        },
                     )
                 ]
     return []

@@ -21,8 +21,9 @@ class RunsAsRoot(Rule):
     ## What it does
     Reports an image whose `USER` is unset, `root` or `0` (optionally `0:<group>`), and
     a container whose user (or, when unset, its image's user) is root. A Dockerfile
-    whose non-root `USER` is given passwordless sudo (`NOPASSWD: ALL` in a `RUN`) is
-    root as well: any process of that user becomes root with `sudo`.
+    whose non-root `USER` is given passwordless sudo (`NOPASSWD: ALL` in a `RUN`), or
+    whose root password is emptied (`passwd -d root`), is root as well: any process of
+    that user becomes root with `sudo` or `su`.
 
     ## Why is this bad?
     Root inside the container can change every file the container can see, install
@@ -125,7 +126,9 @@ class AddedCapabilities(Rule):
     ## What it does
     Reports each capability in `CapAdd` (normalised without the `CAP_` prefix), with a
     higher severity for the ones that reach the host (`SYS_ADMIN`, `SYS_PTRACE`,
-    `SYS_MODULE`, `DAC_READ_SEARCH`, `NET_ADMIN`, `ALL`, ...).
+    `SYS_MODULE`, `DAC_READ_SEARCH`, `NET_ADMIN`, `ALL`, ...) and a low one for
+    `NET_BIND_SERVICE`, which only allows binding ports below 1024 (Kubernetes' restricted
+    Pod Security Standard allows adding it).
 
     ## Why is this bad?
     Each added capability widens what code in the container can do to the kernel and the
@@ -250,6 +253,13 @@ class NewPrivilegesAllowed(Rule):
 
 ROOT_NAMES = frozenset({"", "0", "root"})
 # Capabilities that are known ways out of a container or into the host's network/kernel.
+# Capabilities that grant one narrow right and no way out: the ones Kubernetes' restricted
+# Pod Security Standard lets a workload add (ingress-nginx's controller, for one, drops ALL
+# and adds NET_BIND_SERVICE to listen on 80/443 as a non-root user).
+NARROW_CAPS = {
+    "NET_BIND_SERVICE": ", which only lets it bind ports below 1024 (the one capability "
+    "Kubernetes' restricted Pod Security Standard allows adding).",
+}
 DANGEROUS_CAPS = frozenset(
     {
         "ALL",
@@ -285,7 +295,7 @@ def user_is_root(user: str | None) -> bool | None:
 
     A named user other than root is taken as non-root (its uid would need /etc/passwd).
     """
-    if user is None:
+    if user is None or "{{" in user:  # a template's value: unknown until rendered
         return None
     name = user.strip().split(":", 1)[0]
     return name in ROOT_NAMES
@@ -367,14 +377,31 @@ def check_capabilities(
     findings: list[Finding] = []
     for cap in sorted({normalise_capability(c) for c in cap_add if c.strip()}):
         dangerous = cap in DANGEROUS_CAPS
+        narrow = cap in NARROW_CAPS
         findings.append(
             AddedCapabilities.finding(
                 f"{subject} is given the capability {cap}"
-                + (", a known way to reach the host or its network." if dangerous else "."),
+                + (
+                    ", a known way to reach the host or its network."
+                    if dangerous
+                    else NARROW_CAPS[cap]
+                    if narrow
+                    else "."
+                ),
                 locations=[location],
-                fix=Fix(fix_text.format(cap=cap), snippet="--cap-drop ALL"),
+                fix=Fix(
+                    "Listen on a port above 1024 and publish it as the low one (`-p 80:8080`), "
+                    f"then remove `--cap-add {cap}` (`cap_add: [{cap}]`)."
+                    if narrow
+                    else fix_text.format(cap=cap),
+                    snippet="--cap-drop ALL",
+                ),
                 evidence={"subject": subject, "capability": cap, "known_escape": dangerous},
-                severity=Severity.HIGH if dangerous else Severity.MEDIUM,
+                severity=Severity.HIGH
+                if dangerous
+                else Severity.LOW
+                if narrow
+                else Severity.MEDIUM,
             )
         )
     return findings

@@ -78,6 +78,16 @@ def check_drift(image: ImageFacts, lock: LockInput) -> list[Finding]:
     return findings
 
 
+def _install_step(lock: LockInput) -> str:
+    """How an image installs this lock as written: the project's own tool for its lock."""
+    name = lock.path.replace("\\", "/").rsplit("/", 1)[-1]
+    if name == "uv.lock":
+        return "with `uv sync --locked` from uv.lock"
+    if name == "poetry.lock":
+        return "with `poetry sync` (Poetry 1: `poetry install --sync`) from poetry.lock"
+    return "installing the lock with `--require-hashes`"
+
+
 def _confidence(wants: Sequence[_Want]) -> Confidence:
     return Confidence.HIGH if all(w.applies is True for w in wants) else Confidence.MEDIUM
 
@@ -98,7 +108,14 @@ def _missing(
         f"{image.target}"
         + (" (its marker could not be decided for this image)." if unknown else "."),
         locations=[where],
-        fix=Fix(f"Install the lock as written (it pins {name}): `pip install -r` the lock."),
+        fix=Fix(
+            f"Install the lock as written (it pins {name}): "
+            + (
+                f"rebuild the image {_install_step(lock)}."
+                if lock.path.endswith(("uv.lock", "poetry.lock"))
+                else "`pip install -r` the lock."
+            )
+        ),
         evidence={
             "package": name,
             "drift": "missing",
@@ -167,12 +184,11 @@ def _other_version(
         f"has {listed}.",
         locations=[*(where_of(d) for d in dists), where],
         fix=Fix(
-            f"Rebuild the image installing the lock with `--require-hashes` so {name} is "
+            f"Rebuild the image {_install_step(lock)} so {name} is "
             f"{' or '.join(locked)} (as its marker selects); if the new version is wanted, "
             "re-run `agentguard lock` and review it."
             if len(wants) > 1
-            else f"Rebuild the image installing the lock with `--require-hashes` so {name} is "
-            f"{locked[0]}; if the new version is wanted, re-run `agentguard lock` and review it.",
+            else f"Rebuild the image {_install_step(lock)} so {name} is {locked[0]}; if the new version is wanted, re-run `agentguard lock` and review it.",
             snippet="\n".join(lines),
         ),
         evidence={

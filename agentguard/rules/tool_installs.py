@@ -18,8 +18,11 @@ class UnpinnedToolInstall(Rule):
     lifecycle commands: a global npm install (`npm install -g`, `pnpm add -g`, `yarn
     global add`, `bun add -g`) or an `npx` run of an agent CLI (`@anthropic-ai/claude-code`,
     `@openai/codex`, `@google/gemini-cli`, ...) without an exact version or with
-    `@latest`, and a remote script piped into a shell (`curl ... | sh`) whose URL names no
-    release.
+    `@latest`, and a remote script run as it is downloaded, whose URL names no release:
+    piped into a shell or an interpreter that runs its input (`curl ... | sh`, `| python -`,
+    as Poetry's installer is taken), or run from a substitution (`sh -c "$(curl ...)"`,
+    `bash <(curl ...)`, `eval "$(curl ...)"`). A download piped into a program that parses
+    it (`| python3 -c "import json ..."`) is not a script.
 
     ## Why is this bad?
     Each build (or container start) takes the newest release: the agent's defaults for

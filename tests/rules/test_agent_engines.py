@@ -3,6 +3,8 @@ facts (pure functions; the fixture folders under tests/fixtures cover the whole 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentguard.findings import Confidence, Severity
@@ -46,6 +48,50 @@ def test_command_line_flags_are_read_as_the_engines_define_them(
     assert (p.sandbox.value if p.sandbox else None) == sandbox
     assert (p.approval.value if p.approval else None) == approval
     assert p.line == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "engine", "sandbox", "approval"),
+    [
+        # a Dockerfile CMD / compose command in exec form whose one argument is a script
+        (
+            'CMD ["sh", "-c", "codex exec --dangerously-bypass-approvals-and-sandbox $TASK"]',
+            CODEX,
+            "danger-full-access",
+            "never",
+        ),
+        # JSON escapes inside the script are undone before it is split
+        (
+            'command: ["/bin/sh", "-lc", "cd /w && codex -s danger-full-access -a never '
+            'exec \\"fix it\\""]',
+            CODEX,
+            "danger-full-access",
+            "never",
+        ),
+        ("  run: bash -c 'gemini --yolo -p \"triage\"'", GEMINI, None, "yolo"),
+        (
+            'command: sh -c "npx -y @google/gemini-cli@0.9.0 --approval-mode yolo"',
+            GEMINI,
+            None,
+            "yolo",
+        ),
+        ('run: "codex --full-auto exec task"', CODEX, "workspace-write", "on-request"),
+        # the script's flags end with it: `--yolo` after it belongs to no engine
+        ('RUN sh -c "codex --sandbox read-only exec x" && echo --yolo', CODEX, "read-only", None),
+    ],
+)
+def test_an_engine_inside_a_shell_c_script_is_read(
+    text: str, engine: str, sandbox: str | None, approval: str | None
+) -> None:
+    p = _one(text + "\n", "Dockerfile")
+    assert (p.engine, p.line) == (engine, 1)
+    assert (p.sandbox.value if p.sandbox else None) == sandbox
+    assert (p.approval.value if p.approval else None) == approval
+
+
+def test_a_quoted_prompt_that_names_an_engine_is_not_a_command() -> None:
+    text = b'echo "codex --yolo is off here"\ngemini -p "ask codex --yolo"\nsh -c "echo codex"\n'
+    assert engine_cli_policies("run.sh", text) == []
 
 
 def test_a_command_line_without_policy_flags_says_nothing() -> None:
@@ -212,3 +258,109 @@ def test_a_workflow_secret_expression_in_an_mcp_env_is_not_a_literal() -> None:
     env = [("GEMINI_API_KEY", "${{ secrets.GEMINI_API_KEY }}"), ("API_TOKEN", "abc123abc123")]
     found = check_env_secrets(env, subject="s", location=Location(path="w.yml"), set_where="env")
     assert [f.evidence["variable"] for f in found] == ["API_TOKEN"]
+
+
+def test_an_openhands_config_is_read_only_when_it_holds_openhands_tables() -> None:
+    from agentguard.inspect.project.openhands_config import parse_openhands_config
+    from agentguard.inspect.project.walk import classify
+
+    assert classify("config.toml") == "openhands-config"
+    assert classify(".cargo/config.toml") != "openhands-config"
+    assert classify(".codex/config.toml") == "codex-config"
+    # a site generator's config.toml with a [params] runtime key: not OpenHands'
+    assert (
+        parse_openhands_config("config.toml", b'title = "x"\n[params]\nruntime = "local"\n') is None
+    )
+    # a [core] table of another tool, without OpenHands' keys: not OpenHands' either
+    assert parse_openhands_config("config.toml", b"[core]\nname = 'x'\n") is None
+    with pytest.raises(DocumentError) as err:
+        parse_openhands_config("config.toml", b'[core]\nruntime = "local\n')
+    assert err.value.line == 2
+    got = parse_openhands_config("config.toml", b'[core]\nruntime = "local"\n')
+    assert got is not None
+    [policy], servers = got
+    assert (policy.sandbox, policy.approval, servers) == (
+        Option("local", 2, '[core] runtime = "local"'),
+        None,
+        [],
+    )
+    [finding] = check_engine_policy(policy)
+    assert (finding.rule_id, finding.severity) == ("AG305", Severity.HIGH)
+
+
+def test_an_openhands_runtime_set_at_run_time_is_unknown_and_never_high() -> None:
+    policy = EnginePolicy(
+        engine="OpenHands",
+        path="config.toml",
+        line=1,
+        label="OpenHands config.toml",
+        sandbox=Option(Unknown("${RUNTIME}", "set at run time"), 2, "runtime"),
+    )
+    [finding] = check_engine_policy(policy)
+    assert (finding.rule_id, finding.severity, finding.confidence) == (
+        "AG301",
+        Severity.MEDIUM,
+        Confidence.LOW,
+    )
+
+
+def test_openhands_sandbox_volumes_are_the_sandbox_s_mounts(tmp_path: Path) -> None:
+    from tests.inspect.project.support import finding_json, scan
+
+    # config.template.toml's `volumes` format; the project at /workspace is what it is for
+    (tmp_path / "config.toml").write_text(
+        '[core]\nruntime = "docker"\n\n[sandbox]\nvolumes = "/var/run/docker.sock:'
+        '/var/run/docker.sock,~/.aws:/home/openhands/.aws:ro,/srv/project:/workspace:rw"\n'
+    )
+    findings, _ = scan(tmp_path)
+    subject = "the OpenHands sandbox ([sandbox] volumes in config.toml)"
+    where = [{"path": "config.toml", "line": 5, "note": "OpenHands config.toml"}]
+    assert [finding_json(f) for f in findings] == [
+        {
+            "rule_id": "AG203",
+            "title": "Docker socket mounted or present",
+            "severity": "critical",
+            "confidence": "high",
+            "message": f"{subject} mounts the Docker socket (/var/run/docker.sock -> "
+            "/var/run/docker.sock): whoever reaches it is root on the host.",
+            "locations": where,
+            "evidence": {
+                "subject": subject,
+                "source": "/var/run/docker.sock",
+                "destination": "/var/run/docker.sock",
+                "read_write": True,
+                "via_folder": False,
+            },
+            "fix": {
+                "description": "Remove the mount of /var/run/docker.sock; if the agent must run "
+                "containers, give it a separate rootless engine or an API proxy that allows only "
+                "the calls it needs.",
+                "safe": False,
+            },
+            "ambiguous": False,
+            "suppressed": None,
+        },
+        {
+            "rule_id": "AG204",
+            "title": "Sensitive host path mounted",
+            "severity": "high",
+            "confidence": "high",
+            "message": f"{subject} mounts ~/.aws (credentials folder .aws) at "
+            "/home/openhands/.aws (read-only).",
+            "locations": where,
+            "evidence": {
+                "subject": subject,
+                "source": "~/.aws",
+                "destination": "/home/openhands/.aws",
+                "reason": "credentials folder .aws",
+                "read_write": False,
+            },
+            "fix": {
+                "description": "Remove the mount of ~/.aws; mount only the folder the agent "
+                "needs, read-only, and pass credentials at run time as narrowly scoped secrets.",
+                "safe": False,
+            },
+            "ambiguous": False,
+            "suppressed": None,
+        },
+    ]

@@ -91,6 +91,40 @@ def _unparsed(f: ProjectFile, text: str, what: str, failed: Source, g: _Gathered
     )
 
 
+def _dockerfile(path: str, text: str) -> tuple[DockerfileFacts, str] | str:
+    """The facts of a Dockerfile and how it was read, or why it could not be. A template
+    (by name, or `{% %}` markers; `{{ }}` alone only when the plain read fails, since a
+    `--format '{{.Id}}'` in a RUN is no template) is read best-effort, every branch kept."""
+    from agentguard.inspect.project.templates import is_template, untemplate
+
+    named = _template(path, "") is not None or "{%" in text
+    if not named:
+        try:
+            df = build_facts(path, text)
+            return df, f"Dockerfile ({df.parser} parser)"
+        except DockerfileError as exc:
+            if not is_template(path, text):
+                return str(exc)
+            error = str(exc)
+    else:
+        error = ""
+    t = untemplate(text)
+    try:
+        df = build_facts(path, t.text)
+    except DockerfileError as exc:
+        return error or str(exc)
+    how = (
+        f"Dockerfile template read best-effort before rendering ({df.parser} parser): every "
+        f"branch of its {t.branches} `{{% if %}}` blocks read, {t.values} `{{{{ }}}}` "
+        "values unknown"
+    )
+    if t.unknown_lines:
+        how += f"; {t.unknown_lines} lines of instructions from `{{{{ }}}}` unknown, not read"
+    if t.not_followed:
+        how += "; not followed: " + ", ".join(t.not_followed)
+    return df, how
+
+
 def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
     try:
         text = f.data.decode("utf-8-sig")
@@ -100,14 +134,14 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         )
         return
     if kind == "dockerfile":
-        try:
-            df = build_facts(f.path, text)
-        except DockerfileError as exc:
-            failed = _failed(f.path, f"not a Dockerfile: {exc}", "dockerfile-parse-error")
+        read = _dockerfile(f.path, text)
+        if isinstance(read, str):
+            failed = _failed(f.path, f"not a Dockerfile: {read}", "dockerfile-parse-error")
             _unparsed(f, text, "a Dockerfile", failed, g)
             return
+        df, how = read
         g.dockerfiles[f.path] = df
-        g.sources.append(Source.ok("file", f.path, f"Dockerfile ({df.parser} parser)"))
+        g.sources.append(Source.ok("file", f.path, how))
     elif kind == "compose":
         try:
             cf = read_compose(f.path, text)

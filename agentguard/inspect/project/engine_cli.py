@@ -26,7 +26,7 @@ from agentguard.inspect.project.engine_model import CODEX, GEMINI, EnginePolicy
 from agentguard.inspect.project.model import Option, Unknown
 
 _COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])(?:codex|gemini|@openai/codex|@google/gemini-cli)\b")
-_SEPARATORS = {"&&", "||", "|", ";", "&"}
+_SEPARATORS = {"&&", "||", "|", ";", "&", "(", ")"}
 _PACKAGES = {"@openai/codex": CODEX, "@google/gemini-cli": GEMINI}
 _RUNNERS = ("npx", "bunx", "-y", "--yes", "exec", "dlx", "pnpx")
 MAX_JOIN = 30
@@ -54,8 +54,53 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _tokens(line: str) -> list[str]:
-    return [next(g for g in m.groups() if g is not None) for m in TOKEN.finditer(line)]
+# The engine as a command inside a quoted script: at its start or after a shell operator,
+# after `VAR=value` words (`sh -c "cd /w && codex exec ..."`).
+_EMBEDDED = re.compile(
+    r"(?:^|&&|\|\||[;|&(])\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:exec\s+)?"
+    r"(?:(?:\S*/)?(?:codex|gemini)(?:\s|$)|(?:npx|bunx|pnpx)\s+(?:-y\s+|--yes\s+)?"
+    r"(?:@openai/codex|@google/gemini-cli)(?:@\S*)?(?:\s|$))"
+)
+_SHELL_C = re.compile(r"-[a-z]*c[a-z]*")  # -c, -lc, -ec, -xec
+_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+MAX_DEPTH = 2  # quoted scripts inside quoted scripts split again
+
+
+def _is_script(before: list[str]) -> bool:
+    """The quoted word after ``before`` is a script: the argument of a shell's ``-c`` or
+    the whole value of a key (a compose ``command:``, a workflow ``run:``, a package.json
+    script). A prompt that mentions the engine (``gemini -p "ask codex ..."``, ``echo
+    "codex ..."``) is not."""
+    if not before:
+        return False
+    if before[-1].endswith(":"):
+        return True
+    if not _SHELL_C.fullmatch(before[-1]):
+        return False
+    for word in reversed(before[:-1]):
+        if word in _SEPARATORS:
+            return False
+        if word.rsplit("/", 1)[-1] in _SHELLS:
+            return True
+    return False
+
+
+def _tokens(line: str, depth: int = 0) -> list[str]:
+    """Tokens of a line; a quoted shell script that holds an engine command is split again
+    (in brackets, so that flags end with it), with the escapes of a double-quoted string
+    (JSON's, the shell's) undone."""
+    out: list[str] = []
+    for m in TOKEN.finditer(line):
+        quoted_d, quoted_s, bare = m.groups()
+        text = quoted_d if quoted_d is not None else quoted_s if quoted_s is not None else bare
+        assert text is not None
+        script = bare is None and len(text.split()) > 1  # one word is an argv item
+        if script and depth < MAX_DEPTH and _is_script(out) and _EMBEDDED.search(text):
+            inner = re.sub(r'\\(["\\$`])', r"\1", text) if quoted_d is not None else text
+            out.extend(["(", *_tokens(inner, depth + 1), ")"])
+        else:
+            out.append(text)
+    return out
 
 
 def _engine_of(tokens: list[str], i: int) -> str | None:

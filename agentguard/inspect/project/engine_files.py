@@ -31,7 +31,14 @@ def engine_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
     )
 
     try:
-        if kind == "codex-config":
+        if kind == "openhands-config":
+            from agentguard.inspect.project.openhands_config import LABEL, parse_openhands_config
+
+            got = parse_openhands_config(path, data)
+            if got is None:
+                return  # another tool's config.toml
+            (policies, servers), what = got, LABEL
+        elif kind == "codex-config":
             policies, servers = parse_codex_config(path, data)
             what = "Codex CLI config.toml"
         else:

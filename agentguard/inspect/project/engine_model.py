@@ -17,6 +17,7 @@ from agentguard.inspect.project.model import Option, to_json
 
 CODEX = "Codex CLI"
 GEMINI = "Gemini CLI"
+OPENHANDS = "OpenHands"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class EnginePolicy:
     yolo_disabled: Option | None = None  # Gemini: security.disableYoloMode / secure mode
     headless: bool = False  # `codex exec` (approval is always "never") or a CI action
     profile: str | None = None  # Codex profile the values come from
+    # OpenHands: [sandbox] volumes, (host, container, writable; None: unknown), on `line`
+    volumes: tuple[tuple[str, str, bool | None], ...] = ()
+    volumes_line: int | None = None
 
     def to_json(self) -> dict[str, JSONValue]:
         def opt(o: Option | None) -> JSONValue:

@@ -39,7 +39,7 @@ _TABLE = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"'.]+)\s*=")
 
 
-def _toml_lines(text: str) -> dict[tuple[str, str], int]:
+def toml_lines(text: str) -> dict[tuple[str, str], int]:
     """(table, key) -> line, for the simple layouts config files use (good enough for
     evidence; a key not found falls back to its table's line)."""
     out: dict[tuple[str, str], int] = {}
@@ -67,7 +67,7 @@ def parse_codex_config(path: str, data: bytes) -> tuple[list[EnginePolicy], list
         at = re.search(r"at line (\d+)", str(exc))
         line = int(at.group(1)) if at else None
         raise DocumentError(f"not valid TOML: {exc}", line=line) from None
-    lines = _toml_lines(text)
+    lines = toml_lines(text)
 
     def line_of(table: str, key: str) -> int:
         return lines.get((table, key)) or lines.get((table, "")) or 1

@@ -151,7 +151,7 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
             _ts(path, data, origin, out)
     elif kind in ("settings", "mcp"):
         _json_config(path, kind, data, out)
-    elif kind in ("codex-config", "gemini-settings"):
+    elif kind in ("codex-config", "gemini-settings", "openhands-config"):
         from agentguard.inspect.project.engine_files import engine_config
 
         engine_config(path, kind, data, out)

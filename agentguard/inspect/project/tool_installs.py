@@ -41,7 +41,17 @@ _YARN_GLOBAL = re.compile(r"\byarn\s+global\s+add((?:\s+[^\s;&|]+)*)")
 _NPX = re.compile(r"\b(?:npx|pnpx|bunx)((?:\s+-[^\s;&|]+)*)\s+([^\s;&|-][^\s;&|]*)")
 _PIPE_SHELL = re.compile(
     r"\b(curl|wget)\s[^|;&]*?(https?://[^\s|;&'\"]+)[^|;&]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
-    r"(?:env\s+\S+=\S+\s+)*(?:ba|z|da)?sh\b"
+    r"(?:env\s+)?(?:[A-Za-z_]\w*=\S*\s+)*((?:ba|z|da)?sh\b|(?:python[23]?(?:\.\d+)?|node)"
+    # an interpreter that runs its standard input (`| python -`, `| python3`), not one that
+    # parses it (`| python -c "import json ..."`, `| node -e ...`)
+    r"(?=\s+-(?:\s|$)|\s*(?:$|[;&|)\"'\n])))"
+)
+# the download run by a shell without a pipe: `sh -c "$(curl -fsSL URL)"` (also with
+# VAR=value words before it, as OpenHands' micromamba step has), `eval "$(curl URL)"`,
+# `bash <(curl URL)`
+_SUBST_SHELL = re.compile(
+    r"(?:\b(?:ba|z|da)?sh\s+(?:-[a-z]+\s+)*-[a-z]*c\s+[\"']?(?:[A-Za-z_]\w*=\S*\s+)*"
+    r"|\beval\s+[\"']?|\b(?:ba|z|da)?sh\s+)[$<]\(\s*(?:curl|wget)\s[^)]*?(https?://[^\s)'\"]+)"
 )
 _VERSION_SEGMENT = re.compile(r"/v?\d+\.\d+(?:\.\d+)?[^/]*/")
 _EXACT = re.compile(r"^v?\d+\.\d+\.\d+(?:[-+][\w.]+)?$")
@@ -91,12 +101,16 @@ def find_tool_installs(
         if why is not None:
             at = _line(line, script, m.start(), line_offsets)
             out.append(ToolInstall("npx", m.group(2), why, path, at, phase))
-    for m in _PIPE_SHELL.finditer(script):
-        url = m.group(2)
+    remote = [
+        (m, m.group(2), f"piped into {'a shell' if m.group(3).endswith('sh') else m.group(3)}")
+        for m in _PIPE_SHELL.finditer(script)
+    ] + [
+        (m, m.group(1), f"run by a shell from `{'<' if '<(' in m.group(0) else '$'}(...)`")
+        for m in _SUBST_SHELL.finditer(script)
+    ]
+    for m, url, how in remote:
         if _VERSION_SEGMENT.search(url):
             continue  # the installer of a named release (…/uv/0.5.1/install.sh)
         at = _line(line, script, m.start(), line_offsets)
-        out.append(
-            ToolInstall("remote-script", url, "piped into a shell, unpinned", path, at, phase)
-        )
+        out.append(ToolInstall("remote-script", url, f"{how}, unpinned", path, at, phase))
     return sorted(out, key=lambda t: (t.line, t.kind, t.what))

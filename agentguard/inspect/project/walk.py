@@ -106,6 +106,8 @@ def classify(path: str) -> str | None:
         return "codex-config"
     if parent == ".gemini" and name == "settings.json":
         return "gemini-settings"
+    if name == "config.toml" and parent not in (".cargo", ".codex"):
+        return "openhands-config"  # read only when it holds OpenHands' tables
     if wants_file(path):
         return "container"
     if name == "package.json" or name in SCRIPT_NAMES or name.endswith(SCRIPT_EXT):

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentguard.cli import app
+from agentguard.inspect.project.dockerfile_facts import HAVE_BUILDKIT_PARSER
 from agentguard.inspect.project.named import named_kind
 
 DEVCONTAINER = """{
@@ -77,11 +78,33 @@ def test_kind_names_a_file_kind(tmp_path: Path) -> None:
     assert code == 0  # AG401 is medium, below the default fail-on
 
 
-def test_a_template_is_skipped_with_the_reason_not_failed(tmp_path: Path) -> None:
+def test_a_template_is_read_best_effort_never_failed(tmp_path: Path) -> None:
     (tmp_path / "Dockerfile.j2").write_text(TEMPLATE)
     code, report = run("inspect", tmp_path)
     assert code == 0
-    (tpl,) = [s for s in report["sources"] if s["name"] == "Dockerfile.j2"]
+    tpl = next(s for s in report["sources"] if s["name"] == "Dockerfile.j2")
+    parser = "buildkit" if HAVE_BUILDKIT_PARSER else "fallback"
+    assert tpl == {
+        "kind": "file",
+        "name": "Dockerfile.j2",
+        "status": "ok",
+        "reason": f"Dockerfile template read best-effort before rendering ({parser} parser): "
+        "every branch of its 1 `{% if %}` blocks read, 1 `{{ }}` values unknown",
+    }
+    # no USER in the template: the base image is unknown and named as such
+    assert [f["message"] for f in report["findings"] if f["rule_id"] == "AG401"] == [
+        "the final stage of Dockerfile.j2 sets no USER: it runs as the user of the base image "
+        "{{base_image}}, which is root unless that image sets another."
+    ]
+
+
+def test_a_template_that_does_not_parse_once_read_is_skipped_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "Dockerfile.j2").write_text("{{ preamble }} FROM python:3.12\n")
+    code, report = run("inspect", tmp_path)
+    assert code == 0
+    tpl = next(s for s in report["sources"] if s["name"] == "Dockerfile.j2")
     assert tpl["status"] == "skipped"
     assert tpl["reason"].startswith("a template (j2) that does not parse as a Dockerfile")
 
