@@ -48,7 +48,9 @@ def run() -> None:
     try:
         if sys.argv[1:2] == ["lock"]:  # the resolver first, the command line while it runs
             from agentguard.lock.early import start
+            from agentguard.lock.start import retain_until_exit
 
+            retain_until_exit()  # this process ends with os._exit (see _leave)
             start(sys.argv[2:])
         from agentguard.cli import main
 

@@ -65,6 +65,14 @@ def say(message: str) -> str:
     return visible(redact.text(message))
 
 
+def _preload(fmt: Format) -> None:
+    """Import the renderer of ``fmt`` ahead (while the resolver runs, not after it)."""
+    import importlib
+
+    names = {Format.JSON: "json_out", Format.SARIF: "sarif", Format.TEXT: "text"}
+    importlib.import_module(f"agentguard.report.{names[fmt]}")
+
+
 def write_result(text: str, output: Path | None) -> None:
     """The result goes to stdout or to ``--output`` (through the safe write: a link there
     is exit 2, a failed write exit 3)."""
@@ -245,7 +253,7 @@ def lock(
         if fail_on is not None:
             Severity.parse(fail_on)
         with progress("locking", quiet=quiet) as step:
-            report, configured = run_lock(opts, progress=step)
+            report, configured = run_lock(opts, progress=step, warm=lambda: _preload(fmt))
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
     threshold = fail_on or (configured or Severity.HIGH).value

@@ -32,7 +32,7 @@ from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
 from agentguard.lock.pins import pins_by_name
 from agentguard.lock.start import LockOptions as LockOptions
-from agentguard.lock.start import resolve_request, settings_for
+from agentguard.lock.start import resolve_request, retain, settings_for
 from agentguard.lock.urls import clean_url
 from agentguard.safeio import MAX_LOCK_BYTES
 
@@ -57,9 +57,12 @@ def _file_digest(path: Path) -> str | None:
 
 
 def run_lock(
-    opts: LockOptions, progress: Progress = lambda _m: None
+    opts: LockOptions,
+    progress: Progress = lambda _m: None,
+    warm: Callable[[], None] = lambda: None,
 ) -> tuple[Report, Severity | None]:
-    """The report (with the project's configuration applied) and the configured fail-on."""
+    """The report (with the project's configuration applied) and the configured fail-on.
+    ``warm`` runs while the resolver does (to import what the caller needs after it)."""
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
@@ -106,7 +109,7 @@ def run_lock(
 
                     report = lock_existing(opts, inputs, existing, project_config().deps)
                 else:
-                    report = _lock_locked(opts, inputs, project_config, progress, early)
+                    report = _lock_locked(opts, inputs, project_config, progress, early, warm)
         except LockfileError as exc:
             report = _failed_report(
                 inputs,
@@ -162,6 +165,7 @@ def _lock_locked(
     config: Callable[[], Config],
     progress: Progress,
     early: Early | None = None,
+    warm: Callable[[], None] = lambda: None,
 ) -> Report:
     root = inputs.root
     sources: list[Source] = [
@@ -182,6 +186,8 @@ def _lock_locked(
     else:
         resolving = pool.submit(BACKENDS[opts.backend], request)
     pool.shutdown(wait=False)
+    from agentguard import policy as _policy  # noqa: F401
+    from agentguard.lock import sites as _sites  # noqa: F401
     from agentguard.lock.analysis import analyse
     from agentguard.lock.index import IndexClient, background_thread
     from agentguard.lock.lockfile import (
@@ -194,6 +200,8 @@ def _lock_locked(
         write_atomically,
     )
     from agentguard.rules import deps as _deps  # noqa: F401  (imported while the resolver runs)
+
+    warm()  # the caller's own (the report's renderer)
 
     try:
         policy = config().deps
@@ -395,6 +403,7 @@ def _lock_locked(
     from agentguard.lock.sites import requirement_sites
 
     facts["requirement_sites"] = requirement_sites(inputs)  # where SARIF places AG101/AG102
+    retain(client, analysis, speculated, speculating, previous, graph)  # (see retain)
     return make_report(
         command_line(opts),
         findings,
