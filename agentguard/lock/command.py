@@ -71,7 +71,7 @@ def run_lock(
     early = None if opts.check else take(opts)  # the resolver started by __main__, if any
     configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
     if early is not None:
-        existing, inputs = None, early.inputs
+        existing, inputs = early.reader, early.inputs
         configured.append(early.config)
     else:
         from agentguard.lock.which_lock import existing_reader
@@ -107,7 +107,14 @@ def run_lock(
                 if existing is not None:
                     from agentguard.lock.existing_flow import lock_existing
 
-                    report = lock_existing(opts, inputs, existing, project_config().deps)
+                    report = lock_existing(
+                        opts,
+                        inputs,
+                        existing,
+                        project_config().deps,
+                        early.uv_lock if early is not None else None,
+                        no_build=project_config().build is False,
+                    )
                 else:
                     report = _lock_locked(opts, inputs, project_config, progress, early, warm)
         except LockfileError as exc:
@@ -171,7 +178,7 @@ def _lock_locked(
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]
-    if early is not None:  # started before the command line was read (lock.early)
+    if early is not None and early.settings and early.request:  # started by lock.early
         settings, request = early.settings, early.request
     else:
         settings = settings_for(opts, config())
@@ -181,7 +188,7 @@ def _lock_locked(
     # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
     # the index pages of the packages it names (a re-lock mostly keeps them).
     pool = ThreadPoolExecutor(1)
-    if early is not None:
+    if early is not None and early.run is not None:
         resolving = pool.submit(early.run.result)
     else:
         resolving = pool.submit(BACKENDS[opts.backend], request)

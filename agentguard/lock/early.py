@@ -3,10 +3,12 @@
 The command line (typer, the report writers) and the lock's analysis take about 0.1 s to
 import; the resolver (uv) takes most of a re-lock's time. So :mod:`agentguard.__main__`
 hands the arguments of a `lock` to :func:`start` first: when they are plain (every token
-known, no ``--check``, no ``--help``, the uv backend, no lock of another tool), it reads
+known, no ``--check``, no ``--help``, no ``--export``, the uv backend, no lock of a tool
+that is not re-locked), it reads
 the project's inputs and configuration, takes the project lock (without waiting) and
 starts the resolver, through the very functions the command uses. The command then
-parses its arguments as always and :func:`take` hands it the started resolver only when
+parses its arguments as always and :func:`take` hands it the started resolver (or, on a
+uv project, `uv lock` on a copy of it) only when
 its options are equal to the ones parsed here; otherwise, and whenever anything here
 failed, the early start is stopped and the command does everything the usual way (and
 reports what failed). Whatever was started and not taken is stopped by :func:`abandon`.
@@ -25,7 +27,9 @@ if TYPE_CHECKING:
     from agentguard.config import Config
     from agentguard.lock.backend import ResolveRequest, UvRun
     from agentguard.lock.inputs import ProjectInputs
+    from agentguard.lock.readers.interface import LockReader
     from agentguard.lock.start import Settings
+    from agentguard.lock.uv_lock_run import UvLockRun
 
 # `agentguard lock`'s options (see agentguard.cli): field of LockOptions, or None for the
 # report's options, which do not change what is resolved.
@@ -107,17 +111,24 @@ def parse(argv: list[str]) -> LockOptions | None:
 
 @dataclass
 class Early:
+    """What was started: the resolver of agentguard's own lock (``run``, with its request),
+    or `uv lock` for a uv project (``uv_lock``, with the project's ``reader``)."""
+
     opts: LockOptions
     inputs: ProjectInputs
     config: Config
-    settings: Settings
-    request: ResolveRequest
-    run: UvRun
     held: contextlib.ExitStack  # the project lock, taken
+    settings: Settings | None = None
+    request: ResolveRequest | None = None
+    run: UvRun | None = None
+    reader: LockReader | None = None
+    uv_lock: UvLockRun | None = None
 
     def cancel(self) -> None:
         try:
-            self.run.cancel()
+            for started in (self.run, self.uv_lock):
+                if started is not None:
+                    started.cancel()
         finally:
             self.held.close()
 
@@ -138,26 +149,55 @@ def start(argv: list[str]) -> None:
 
 def _begin(opts: LockOptions) -> Early | None:
     from agentguard.config import load_config
-    from agentguard.lock.backend import UvRun
     from agentguard.lock.inputs import read_inputs
     from agentguard.lock.mutex import project_lock
-    from agentguard.lock.start import resolve_request, settings_for
+    from agentguard.lock.start import settings_for
     from agentguard.lock.which_lock import existing_reader
 
     root = opts.project
-    if existing_reader(root) is not None:  # the project's own lock: its own flow
-        return None
-    inputs = read_inputs(root, extras=opts.extras, all_extras=opts.all_extras, groups=opts.groups)
+    reader = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
+    if reader is not None and reader.format != "uv.lock":
+        return None  # read and gated, not re-locked: nothing to start
+    inputs = read_inputs(
+        root,
+        extras=opts.extras,
+        all_extras=opts.all_extras,
+        groups=opts.groups,
+        allow_urls=reader is not None,
+    )
     config = load_config(root, config_file=opts.config_file)
     settings = settings_for(opts, config)
     held = contextlib.ExitStack()
     try:
         held.enter_context(project_lock(root, wait=0))  # busy: the command waits its turn
+        if reader is not None:
+            return Early(
+                opts, inputs, config, held, reader=reader, uv_lock=_uv_lock(opts, inputs, config)
+            )
+        from agentguard.lock.backend import UvRun
+        from agentguard.lock.start import resolve_request
+
         request = resolve_request(opts, inputs, settings)
-        return Early(opts, inputs, config, settings, request, UvRun(request), held)
+        return Early(opts, inputs, config, held, settings, request, UvRun(request))
     except BaseException:
         held.close()
         raise
+
+
+def _uv_lock(opts: LockOptions, inputs: ProjectInputs, config: Config) -> UvLockRun:
+    """`uv lock` on a copy, as :func:`agentguard.lock.uv_project.relock_uv` starts it."""
+    from agentguard import safeio
+    from agentguard.lock.deadline import Deadline
+    from agentguard.lock.uv_lock_run import UV_LOCK, UvLockRun
+
+    path = inputs.root / UV_LOCK
+    if path.is_symlink() or not path.is_file():
+        raise OSError(f"{UV_LOCK}: not a regular file")  # the command reports it
+    text = safeio.read_bytes(path, cap=safeio.MAX_LOCK_BYTES).decode("utf-8")
+    deadline = Deadline.start(opts.timeout)
+    return UvLockRun(
+        opts, inputs.root, inputs.requires_python, text, deadline, no_build=config.build is False
+    )
 
 
 def take(opts: LockOptions) -> Early | None:

@@ -29,6 +29,7 @@ else:  # pragma: no cover
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
     from agentguard.lock.existing import ExistingAnalysis
+    from agentguard.lock.uv_lock_run import UvLockRun
 
 
 def file_digest(path: Path) -> str | None:
@@ -182,14 +183,21 @@ def check_existing(inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
 
 
 def lock_existing(
-    opts: Any, inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
+    opts: Any,
+    inputs: ProjectInputs,
+    reader: LockReader,
+    policy: DepsPolicy,
+    started: UvLockRun | None = None,
+    *,
+    no_build: bool = False,
 ) -> Report:
     """A re-lock: uv projects through ``uv lock`` and the gate; other locks are read and
-    gated, not re-locked (said so)."""
+    gated, not re-locked (said so). ``started``: `uv lock` already running (lock.early)."""
     if reader.format == "uv.lock":
         from agentguard.lock.uv_project import relock_uv
 
-        return _export(opts, inputs, reader, relock_uv(opts, inputs, policy))
+        report = relock_uv(opts, inputs, policy, started, no_build=no_build)
+        return _export(opts, inputs, reader, report)
     report = check_existing(inputs, reader, policy)
     from dataclasses import replace
 

@@ -23,9 +23,11 @@ from typer.testing import CliRunner
 from agentguard import cli
 from agentguard.lock import backend, early
 from agentguard.lock import command as lock_command
+from agentguard.lock import uv_project as uv_project_module
 from agentguard.lock.start import LockOptions
 from agentguard.report.json_out import report_to_json
 from tests.lock.helpers import run_json, strip_volatile, write_project
+from tests.lock.test_uv_project import uv_project  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 
@@ -202,11 +204,51 @@ def test_a_busy_project_is_left_to_the_command(tmp_path: Path, agent_index: dict
         os.close(fd)
 
 
-def test_a_project_with_its_own_lock_is_left_to_the_command(tmp_path: Path) -> None:
+def test_a_poetry_project_is_left_to_the_command(tmp_path: Path) -> None:
     project = write_project(tmp_path / "bot", ["mcp"])
-    (project / "uv.lock").write_text("version = 1\n", encoding="utf-8")
+    (project / "poetry.lock").write_text("[metadata]\n", encoding="utf-8")
     early.start([str(project)])
+    assert early._started is None  # read and gated, not re-locked: nothing to start
+
+
+def test_on_a_uv_project_uv_lock_is_started_early_and_the_command_uses_it(
+    uv_project: dict[str, Any],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project: Path = uv_project["project"]
+    before = (project / "uv.lock").read_bytes()
+    early.start([str(project), "--upgrade"])
+    started = early._started
+    assert started is not None and started.uv_lock is not None and started.run is None
+
+    def second(*_a: object, **_k: object) -> None:
+        raise AssertionError("the command ran `uv lock` again")
+
+    monkeypatch.setattr(uv_project_module, "UvLockRun", second)
+    report, _ = lock_command.run_lock(LockOptions(project, upgrade=True))
     assert early._started is None
+    assert [
+        (f.rule_id, f.evidence["package"]) for f in report.findings if f.rule_id == "AG102"
+    ] == [("AG102", "mcp")]
+    assert (project / "uv.lock").read_bytes() == before
+    assert started.uv_lock._tmp is None  # the copy is gone
+
+
+def test_build_false_in_the_configuration_is_uv_lock_no_build_both_ways(
+    uv_project: dict[str, Any],  # noqa: F811
+) -> None:
+    """`build = false` in [tool.agentguard] means no package code runs while locking: on a
+    uv project that is `uv lock --no-build`, whether started early or by the command."""
+    project: Path = uv_project["project"]
+    with (project / "pyproject.toml").open("a", encoding="utf-8") as fh:
+        fh.write("\n[tool.agentguard]\nbuild = false\n")
+    early.start([str(project)])
+    assert early._started is not None and early._started.uv_lock is not None
+    assert "--no-build" in early._started.uv_lock.shown
+    took, _ = lock_command.run_lock(LockOptions(project))
+    alone, _ = lock_command.run_lock(LockOptions(project))  # (nothing started early)
+    for report in (took, alone):
+        assert report.provenance.inputs["command"] == "uv lock --no-build", report.provenance
 
 
 def test_through_the_command_the_report_is_the_one_without_it(
