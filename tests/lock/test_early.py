@@ -307,3 +307,31 @@ def test_the_light_look_for_a_foreign_lock_knows_every_reader() -> None:
     from agentguard.lock.which_lock import LOCK_FILES
 
     assert sorted(LOCK_FILES) == sorted(r.filename for r in READERS)
+
+
+def test_uv_lock_is_stopped_at_the_runs_deadline(
+    uv_project: dict[str, Any],  # noqa: F811
+) -> None:
+    """`lock --timeout 1` on a uv project whose index accepts and never answers: `uv lock`
+    is killed at the deadline, a failed source says so, and uv.lock is left as it was."""
+    import socket
+
+    project: Path = uv_project["project"]
+    before = (project / "uv.lock").read_bytes()
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        stalled = f"http://127.0.0.1:{server.getsockname()[1]}/simple"
+        text = (project / "pyproject.toml").read_text(encoding="utf-8")
+        (project / "pyproject.toml").write_text(
+            text.replace(uv_project["url"], stalled), encoding="utf-8"
+        )
+        report, _ = lock_command.run_lock(LockOptions(project, upgrade=True, timeout=1.0))
+    [failed] = [s for s in report.sources if s.status.value == "failed"]
+    assert (failed.kind, failed.name, failed.error_code) == (
+        "resolver",
+        "uv lock",
+        "deadline-exceeded",
+    )
+    assert "the run's deadline (1 s, --timeout) passed" in failed.reason
+    assert (project / "uv.lock").read_bytes() == before
