@@ -70,12 +70,18 @@ def run_lock(
 
     early = None if opts.check else take(opts)  # the resolver started by __main__, if any
     configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
+    from agentguard.lock.which_lock import existing_reader
+
+    existing = None
+    if early is not None and early.uv_lock is not None:
+        existing = existing_reader(root)  # the uv.lock reader, as lock.early saw
+        if existing is None or existing.format != "uv.lock":  # (changed meanwhile)
+            early.cancel()
+            early = None
     if early is not None:
-        existing, inputs = early.reader, early.inputs
+        inputs = early.inputs
         configured.append(early.config)
     else:
-        from agentguard.lock.which_lock import existing_reader
-
         existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
         inputs = read_inputs(
             root,

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from agentguard.config import Config
     from agentguard.lock.backend import ResolveRequest, UvRun
     from agentguard.lock.inputs import ProjectInputs
-    from agentguard.lock.readers.interface import LockReader
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
 
@@ -112,7 +111,7 @@ def parse(argv: list[str]) -> LockOptions | None:
 @dataclass
 class Early:
     """What was started: the resolver of agentguard's own lock (``run``, with its request),
-    or `uv lock` for a uv project (``uv_lock``, with the project's ``reader``)."""
+    or `uv lock` for a uv project (``uv_lock``)."""
 
     opts: LockOptions
     inputs: ProjectInputs
@@ -121,7 +120,6 @@ class Early:
     settings: Settings | None = None
     request: ResolveRequest | None = None
     run: UvRun | None = None
-    reader: LockReader | None = None
     uv_lock: UvLockRun | None = None
 
     def cancel(self) -> None:
@@ -152,28 +150,27 @@ def _begin(opts: LockOptions) -> Early | None:
     from agentguard.lock.inputs import read_inputs
     from agentguard.lock.mutex import project_lock
     from agentguard.lock.start import settings_for
-    from agentguard.lock.which_lock import existing_reader
+    from agentguard.lock.which_lock import quick_kind
 
     root = opts.project
-    reader = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
-    if reader is not None and reader.format != "uv.lock":
-        return None  # read and gated, not re-locked: nothing to start
+    kind = quick_kind(root)  # (the readers are imported while the resolver runs)
+    if kind is None:  # poetry.lock, another tool's pylock.toml, or more than one lock:
+        return None  # read and gated, not re-locked, or refused: nothing to start
+    uv_project = kind == "uv.lock"
     inputs = read_inputs(
         root,
         extras=opts.extras,
         all_extras=opts.all_extras,
         groups=opts.groups,
-        allow_urls=reader is not None,
+        allow_urls=uv_project,
     )
     config = load_config(root, config_file=opts.config_file)
     settings = settings_for(opts, config)
     held = contextlib.ExitStack()
     try:
         held.enter_context(project_lock(root, wait=0))  # busy: the command waits its turn
-        if reader is not None:
-            return Early(
-                opts, inputs, config, held, reader=reader, uv_lock=_uv_lock(opts, inputs, config)
-            )
+        if uv_project:
+            return Early(opts, inputs, config, held, uv_lock=_uv_lock(opts, inputs, config))
         from agentguard.lock.backend import UvRun
         from agentguard.lock.start import resolve_request
 

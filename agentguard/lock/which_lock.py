@@ -30,14 +30,26 @@ def is_export(path: Path) -> bool:
     return head.startswith(EXPORT_MARK) or f'created-by = "{CREATED_BY}"' in head
 
 
+def quick_kind(root: Path) -> str | None:
+    """Which lock, from the file names alone: ``"own"`` (agentguard's pair, or no lock of
+    another tool: :func:`existing_reader` is None), ``"uv.lock"`` (a uv.lock and no other
+    lock: its reader is the uv.lock reader), or None (only the readers can tell)."""
+    if (root / REQUIREMENTS_LOCK).exists() and not is_export(root / REQUIREMENTS_LOCK):
+        return "own"
+    present = [n for n in LOCK_FILES if (root / n).is_file() or (root / n).is_symlink()]
+    if not present:
+        return "own"
+    if present == ["uv.lock"] and not (root / "uv.lock").is_symlink():
+        return "uv.lock"
+    return None
+
+
 def existing_reader(root: Path) -> LockReader | None:
     """The reader of the project's own (non-agentguard) lock, when that is the lock it uses.
 
     Our own lock files take precedence (the project chose agentguard's lock). Two foreign
     locks are never resolved by taking the first."""
-    if (root / REQUIREMENTS_LOCK).exists() and not is_export(root / REQUIREMENTS_LOCK):
-        return None
-    if not any((root / name).is_file() or (root / name).is_symlink() for name in LOCK_FILES):
+    if quick_kind(root) == "own":
         return None
     from agentguard.lock.readers import find_existing
 
