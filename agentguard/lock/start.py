@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING
 from agentguard import safeio
 from agentguard.engine import UsageError
 from agentguard.findings import JSONValue
-from agentguard.lock.backend import ResolveRequest
-from agentguard.lock.deadline import Deadline
 from agentguard.lock.mutex import REQUIREMENTS_LOCK
 from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:
     from agentguard.config import Config
+    from agentguard.lock.backend import ResolveRequest
     from agentguard.lock.inputs import ProjectInputs
 
 
@@ -98,6 +97,9 @@ def python_floor(requires_python: str | None) -> str | None:
 def resolve_request(opts: LockOptions, inputs: ProjectInputs, settings: Settings) -> ResolveRequest:
     """The resolver's request; the run's deadline starts here. The previous requirements
     lock goes along as the resolver's preferences (a re-lock keeps its pins)."""
+    from agentguard.lock.backend import ResolveRequest
+    from agentguard.lock.deadline import Deadline
+
     root = inputs.root
     req_path = root / REQUIREMENTS_LOCK
     try:
