@@ -142,10 +142,13 @@ def start(argv: list[str]) -> None:
     if opts is None:
         return
     with contextlib.suppress(Exception):  # the command meets the same error, and reports it
-        _started = _begin(opts)
+        _begin(opts)
 
 
-def _begin(opts: LockOptions) -> Early | None:
+def _begin(opts: LockOptions) -> None:
+    """Start what ``opts`` will need and record it in ``_started`` the moment it runs (so
+    that an interrupt from then on finds it, and :func:`abandon` stops it)."""
+    global _started
     from agentguard.config import load_config
     from agentguard.lock.inputs import read_inputs
     from agentguard.lock.mutex import project_lock
@@ -155,7 +158,7 @@ def _begin(opts: LockOptions) -> Early | None:
     root = opts.project
     kind = quick_kind(root)  # (the readers are imported while the resolver runs)
     if kind is None:  # poetry.lock, another tool's pylock.toml, or more than one lock:
-        return None  # read and gated, not re-locked, or refused: nothing to start
+        return  # read and gated, not re-locked, or refused: nothing to start
     uv_project = kind == "uv.lock"
     inputs = read_inputs(
         root,
@@ -167,17 +170,21 @@ def _begin(opts: LockOptions) -> Early | None:
     config = load_config(root, config_file=opts.config_file)
     settings = settings_for(opts, config)
     held = contextlib.ExitStack()
+    early = Early(opts, inputs, config, held)
     try:
         held.enter_context(project_lock(root, wait=0))  # busy: the command waits its turn
         if uv_project:
-            return Early(opts, inputs, config, held, uv_lock=_uv_lock(opts, inputs, config))
-        from agentguard.lock.backend import UvRun
-        from agentguard.lock.start import resolve_request
+            early.uv_lock = _uv_lock(opts, inputs, config)
+        else:
+            from agentguard.lock.backend import UvRun
+            from agentguard.lock.start import resolve_request
 
-        request = resolve_request(opts, inputs, settings)
-        return Early(opts, inputs, config, held, settings, request, UvRun(request))
+            early.settings = settings
+            early.request = resolve_request(opts, inputs, settings)
+            early.run = UvRun(early.request)
+        _started = early
     except BaseException:
-        held.close()
+        early.cancel()
         raise
 
 
