@@ -120,6 +120,7 @@ def run_lock(
                         project_config().deps,
                         early.uv_lock if early is not None else None,
                         no_build=project_config().build is False,
+                        warm=warm,
                     )
                 else:
                     report = _lock_locked(opts, inputs, project_config, progress, early, warm)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -190,13 +191,14 @@ def lock_existing(
     started: UvLockRun | None = None,
     *,
     no_build: bool = False,
+    warm: Callable[[], None] = lambda: None,
 ) -> Report:
     """A re-lock: uv projects through ``uv lock`` and the gate; other locks are read and
     gated, not re-locked (said so). ``started``: `uv lock` already running (lock.early)."""
     if reader.format == "uv.lock":
         from agentguard.lock.uv_project import relock_uv
 
-        report = relock_uv(opts, inputs, policy, started, no_build=no_build)
+        report = relock_uv(opts, inputs, policy, started, no_build=no_build, warm=warm)
         return _export(opts, inputs, reader, report)
     report = check_existing(inputs, reader, policy)
     from dataclasses import replace

@@ -5,6 +5,7 @@ file byte for byte as it was."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +41,11 @@ def relock_uv(
     started: UvLockRun | None = None,
     *,
     no_build: bool = False,
+    warm: Callable[[], None] = lambda: None,
 ) -> Report:
     """``started``: `uv lock` already running for these options (else it is started here,
-    once the committed lock was read); ``no_build``: `build = false` in the configuration."""
+    once the committed lock was read); ``no_build``: `build = false` in the configuration;
+    ``warm``: the caller's imports, done while `uv lock` runs."""
     from agentguard.lock.lockfile import write_atomically
     from agentguard.lock.resolver_errors import classify as _classify
     from agentguard.rules.deps_gate import check_major_crossings
@@ -103,6 +106,10 @@ def relock_uv(
         Deadline.start(opts.timeout),
         no_build=no_build,
     )
+    from agentguard import policy as _policy  # noqa: F401  (imported while `uv lock` runs)
+    from agentguard.lock.existing_check import check_hashes as _hashes  # noqa: F401
+
+    warm()
     new_text, stderr, shown = run.result()
     if refreshing is not None:
         refreshing.result()
