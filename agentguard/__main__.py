@@ -67,11 +67,16 @@ def run() -> None:
 
 def _stop_early() -> None:
     """A resolver started early that the command did not take (a usage error, --help, an
-    interrupt) is stopped and its scratch folder removed."""
+    interrupt) is stopped and its scratch folder removed; so is any resolver still running
+    when the command ended early (Ctrl-C, SIGTERM: agentguard.lock.children)."""
     early = sys.modules.get("agentguard.lock.early")
     if early is not None:
         with contextlib.suppress(Exception):
             early.abandon()
+    children = sys.modules.get("agentguard.lock.children")
+    if children is not None:
+        with contextlib.suppress(Exception):
+            children.stop_all()
 
 
 def _leave(code: object) -> None:

@@ -23,6 +23,7 @@ from packaging.utils import canonicalize_name
 
 from agentguard import redact
 from agentguard.engine import UsageError
+from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
 from agentguard.lock.resolver_errors import ResolverError as ResolverError
@@ -232,6 +233,7 @@ class UvRun:
         try:
             self._out = _scratch(req, Path(self._tmp.name))
             # `uv --version` runs beside the resolution, not before it (it is on the clock).
+            children.started(self)
             self._probe = _popen([uv, "--version"], Path(self._tmp.name), None, text_err=False)
             self._proc = _popen(cmd, Path(self._tmp.name), env)
         except BaseException:
@@ -278,6 +280,7 @@ class UvRun:
                 with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
                     proc.communicate(timeout=5)
         self._tmp.cleanup()
+        children.finished(self)
 
 
 def _scratch(req: ResolveRequest, tmpdir: Path) -> Path:

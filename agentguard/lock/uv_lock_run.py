@@ -20,6 +20,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from agentguard import safeio
+from agentguard.lock import children
 from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.safeio import MAX_CONFIG_BYTES
 
@@ -158,6 +159,7 @@ class UvLockRun:
         env.setdefault("UV_PYTHON_DOWNLOADS", "never")
         try:
             self._tmp, self._work = _workspace(root, lock_text)
+            children.started(self)
         except OSError as exc:
             self.failure = f"cannot make a folder to copy the project into: {exc}"
             return
@@ -220,3 +222,4 @@ class UvLockRun:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+        children.finished(self)

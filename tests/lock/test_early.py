@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -335,3 +338,46 @@ def test_uv_lock_is_stopped_at_the_runs_deadline(
     )
     assert "the run's deadline (1 s, --timeout) passed" in failed.reason
     assert (project / "uv.lock").read_bytes() == before
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("wait", [0.05, 1.5])  # in the early start, and once the CLI runs
+def test_an_interrupted_lock_leaves_no_resolver_and_no_scratch_folder(
+    tmp_path: Path, sig: signal.Signals, wait: float
+) -> None:
+    """`agentguard lock` against an index that accepts and never answers (uv waits on it),
+    interrupted: exit 130, the resolver is gone and its scratch folder removed."""
+    project = write_project(tmp_path / "bot", ["mcp"])
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(64)
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/simple"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentguard", "lock", str(project), "--index-url", url, "-q"],
+            env=dict(os.environ, TMPDIR=str(scratch)),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        time.sleep(wait)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err
+    assert list(scratch.iterdir()) == []
+    assert _processes_naming(url) == []
+
+
+def _processes_naming(text: str) -> list[int]:
+    """Processes whose command line holds ``text`` (a resolver left running)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
