@@ -3,15 +3,14 @@
 The command line (typer, the report writers) and the lock's analysis take about 0.1 s to
 import; the resolver (uv) takes most of a re-lock's time. So :mod:`agentguard.__main__`
 hands the arguments of a `lock` to :func:`start` first: when they are plain (every token
-known, no ``--check``, no ``--help``, no ``--export``, the uv backend, no lock of a tool
-that is not re-locked), it reads
-the project's inputs and configuration, takes the project lock (without waiting) and
-starts the resolver, through the very functions the command uses. The command then
-parses its arguments as always and :func:`take` hands it the started resolver (or, on a
-uv project, `uv lock` on a copy of it) only when
-its options are equal to the ones parsed here; otherwise, and whenever anything here
-failed, the early start is stopped and the command does everything the usual way (and
-reports what failed). Whatever was started and not taken is stopped by :func:`abandon`.
+known, no ``--check``, ``--help`` or ``--export``, the uv backend, no lock of a tool that
+is not re-locked), it reads the project's inputs and configuration, takes the project lock
+(without waiting) and starts the resolver, through the very functions the command uses.
+The command then parses its arguments as always, and :func:`take` hands it the started
+resolver (on a uv project: `uv lock` on a copy of it) only when its options are equal to
+the ones parsed here; otherwise, and whenever anything here failed, the early start is
+stopped and the command does everything the usual way (and reports what failed).
+Whatever was started and not taken is stopped by :func:`abandon`.
 """
 
 from __future__ import annotations
