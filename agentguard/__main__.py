@@ -1,5 +1,8 @@
 """The command's entry point (`agentguard` and `python -m agentguard`).
 
+A `lock` starts its resolver before the CLI is imported (:mod:`agentguard.lock.early`);
+what the command does not take of it is stopped before the process ends.
+
 Ctrl-C or SIGTERM while the CLI is still importing (its first few hundred milliseconds)
 ends the run quietly with exit 130 instead of a Python traceback; once the CLI is loaded,
 :func:`agentguard.cli.main` handles both (cleanups run, exit 130); once it has returned,
@@ -41,18 +44,39 @@ def run() -> None:
     sys.unraisablehook = _quiet_interrupts
     signal.signal(signal.SIGINT, _early_exit)
     signal.signal(signal.SIGTERM, _early_exit)
-    from agentguard.cli import main
-
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     code: object = 0
     try:
+        if sys.argv[1:2] == ["lock"]:  # the resolver first, the command line while it runs
+            from agentguard.lock.early import start
+            from agentguard.lock.start import retain_until_exit
+
+            retain_until_exit()  # this process ends with os._exit (see _leave)
+            start(sys.argv[2:])
+        from agentguard.cli import main
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         main()
     except SystemExit as exc:
         code = exc.code
     finally:  # the report is out: a late signal must not print a traceback from shutdown
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _stop_early()
     _leave(code)
+
+
+def _stop_early() -> None:
+    """A resolver started early that the command did not take (a usage error, --help, an
+    interrupt) is stopped and its scratch folder removed; so is any resolver still running
+    when the command ended early (Ctrl-C, SIGTERM: agentguard.lock.children)."""
+    early = sys.modules.get("agentguard.lock.early")
+    if early is not None:
+        with contextlib.suppress(Exception):
+            early.abandon()
+    children = sys.modules.get("agentguard.lock.children")
+    if children is not None:
+        with contextlib.suppress(Exception):
+            children.stop_all()
 
 
 def _leave(code: object) -> None:

@@ -28,6 +28,7 @@ from agentguard.lock.graph import (
     LockedPackage,
     LockGraph,
     MajorGroups,
+    ReleasedVersions,
     major_groups,
     majors_admitted,
     released_major_keys,
@@ -198,7 +199,11 @@ def with_majors(graph: LockGraph, released: dict[str, list[Version]]) -> LockGra
         admitted = None
         if versions:
             if e.child not in groups:
-                groups[e.child] = major_groups(versions)
+                groups[e.child] = (
+                    versions.groups()
+                    if isinstance(versions, ReleasedVersions)
+                    else major_groups(versions)
+                )
             try:
                 admitted = majors_admitted(e.specifier, versions, groups[e.child])
             except InvalidSpecifier:

@@ -7,6 +7,7 @@ It never runs package code itself beyond what the resolver does; with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from packaging.utils import canonicalize_name
 
 from agentguard import redact
 from agentguard.engine import UsageError
+from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
 from agentguard.lock.resolver_errors import ResolverError as ResolverError
@@ -128,19 +130,7 @@ def _run(
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired:
-        if deadline.passed:
-            raise ResolverError(
-                f"the resolver was stopped: {deadline.describe()}",
-                code=DEADLINE_CODE,
-                retryable=True,
-                remedy="Check the index (a slow or stalled index holds the resolver), or "
-                "give the run more time with --timeout.",
-            ) from None
-        raise ResolverError(
-            f"the resolver did not finish within {RESOLVE_TIMEOUT} s",
-            code="resolver-timeout",
-            retryable=True,
-        ) from None
+        raise _timed_out(deadline) from None
     except OSError as exc:
         raise ResolverError(
             f"cannot run the resolver: {exc}", code="resolver-missing", retryable=False
@@ -207,12 +197,7 @@ def _compile(
     previous lock as requirements.txt: both resolvers prefer the pins already there)."""
     with tempfile.TemporaryDirectory(prefix="agentguard-lock-") as tmp:
         tmpdir = Path(tmp)
-        (tmpdir / "requirements.in").write_text(
-            "\n".join(req.requirements) + "\n", encoding="utf-8"
-        )
-        out = tmpdir / "requirements.txt"
-        if req.preferences:
-            out.write_text(req.preferences, encoding="utf-8")
+        out = _scratch(req, tmpdir)
         proc = _run(cmd, tmpdir, env, req.deadline)
         if proc.returncode != 0:
             raise _classify(proc.stderr)
@@ -221,14 +206,108 @@ def _compile(
     return pins, [clean_url(u) for u in index_urls], [clean_url(u) for u in find_links]
 
 
-def resolve_uv(req: ResolveRequest) -> Resolution:
-    uv = uv_binary()
-    # `uv --version` runs beside the resolution, not before it (it is on the clock).
+class UvRun:
+    """One `uv pip compile` started (with `uv --version` beside it) and not yet waited for.
+
+    Started on the caller's thread, so the resolver is running before anything else is
+    done; :meth:`result` waits for it (on any thread), :meth:`cancel` stops it. Either
+    removes the scratch folder."""
+
+    def __init__(self, req: ResolveRequest) -> None:
+        self.req = req
+        uv = uv_binary()
+        # --no-config: no uv.toml of the scratch folder's parents (a shared $TMPDIR that any
+        # local user can write to), of the user or of the system; only the flags below.
+        cmd = [uv, "pip", "compile", "requirements.in", "--no-config", *_OUTPUT_FLAGS]
+        cmd.append("--universal")
+        # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
+        # pyenv shims here) just to learn that the target version is not installed.
+        cmd += ["--python", sys.executable]
+        if req.python_version:
+            cmd += ["--python-version", req.python_version]
+        env = dict(os.environ)
+        cmd += _index_flags(req, "--default-index", env, "UV_DEFAULT_INDEX")
+        if req.only_binary:
+            cmd += ["--only-binary", ":all:"]
+        if req.exclude_newer:
+            cmd += ["--exclude-newer", req.exclude_newer]
+        self.cmd = cmd
+        self._tmp = tempfile.TemporaryDirectory(prefix="agentguard-lock-")
+        self._probe: subprocess.Popen[str] | None = None
+        self._proc: subprocess.Popen[str] | None = None
+        try:
+            self._out = _scratch(req, Path(self._tmp.name))
+            # `uv --version` runs beside the resolution, not before it (it is on the clock).
+            children.started(self)
+            self._probe = _popen([uv, "--version"], Path(self._tmp.name), None, text_err=False)
+            self._proc = _popen(cmd, Path(self._tmp.name), env)
+        except BaseException:
+            self.cancel()
+            raise
+
+    def result(self) -> Resolution:
+        """Wait for the resolver (within the request's deadline) and read its pins."""
+        assert self._proc is not None and self._probe is not None
+        try:
+            stderr = _wait(self._proc, self.req.deadline)
+            if self._proc.returncode != 0:
+                raise _classify(stderr)
+            text = self._out.read_text(encoding="utf-8")
+            pins, index_urls, find_links = parse_requirements_lock(text)
+            try:
+                out, _ = self._probe.communicate(timeout=self.req.deadline.bound(RESOLVE_TIMEOUT))
+            except subprocess.TimeoutExpired:
+                out = ""
+        finally:
+            self.cancel()
+        version = (out or "").strip() or "uv"
+        cmd = self.cmd
+        shown = tuple(
+            redact.url(a)
+            for a in ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+        )
+        # What is written and shown of an index: never its login or a token.
+        return Resolution(
+            tuple(pins),
+            tuple(clean_url(u) for u in index_urls),
+            tuple(clean_url(u) for u in find_links),
+            version,
+            True,
+            shown,
+        )
+
+    def cancel(self) -> None:
+        """Stop what still runs and remove the scratch folder (idempotent)."""
+        for proc in (self._proc, self._probe):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+                    proc.communicate(timeout=5)
+        self._tmp.cleanup()
+        children.finished(self)
+
+
+def _scratch(req: ResolveRequest, tmpdir: Path) -> Path:
+    """The scratch folder's requirements.in, and the previous lock as requirements.txt (the
+    resolver prefers the pins already there); the path the resolver writes."""
+    (tmpdir / "requirements.in").write_text("\n".join(req.requirements) + "\n", encoding="utf-8")
+    out = tmpdir / "requirements.txt"
+    if req.preferences:
+        out.write_text(req.preferences, encoding="utf-8")
+    return out
+
+
+def _popen(
+    cmd: list[str], cwd: Path, env: dict[str, str] | None, *, text_err: bool = True
+) -> subprocess.Popen[str]:
     try:
-        probe = subprocess.Popen(
-            [uv, "--version"],
+        return subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE if text_err else subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
             text=True,
         )
@@ -236,40 +315,41 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
         raise ResolverError(
             f"cannot run the resolver: {exc}", code="resolver-missing", retryable=False
         ) from None
-    try:
-        return _resolve_uv(req, uv, probe)
-    finally:
-        if probe.poll() is None:
-            probe.kill()
-        probe.communicate()
 
 
-def _resolve_uv(req: ResolveRequest, uv: str, probe: subprocess.Popen[str]) -> Resolution:
-    # --no-config: no uv.toml of the scratch folder's parents (a shared $TMPDIR that any
-    # local user can write to), of the user or of the system; only the flags below.
-    cmd = [uv, "pip", "compile", "requirements.in", "--no-config", *_OUTPUT_FLAGS, "--universal"]
-    # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
-    # pyenv shims here) just to learn that the target version is not installed.
-    cmd += ["--python", sys.executable]
-    if req.python_version:
-        cmd += ["--python-version", req.python_version]
-    env = dict(os.environ)
-    cmd += _index_flags(req, "--default-index", env, "UV_DEFAULT_INDEX")
-    if req.only_binary:
-        cmd += ["--only-binary", ":all:"]
-    if req.exclude_newer:
-        cmd += ["--exclude-newer", req.exclude_newer]
-    pins, index_urls, find_links = _compile(req, cmd, env)
+def _wait(proc: subprocess.Popen[str], deadline: Deadline) -> str:
+    """The resolver's stderr once it exited; a resolver past the deadline (or the
+    resolver timeout) is killed, as ``subprocess.run`` would."""
     try:
-        out, _ = probe.communicate(timeout=req.deadline.bound(RESOLVE_TIMEOUT))
+        _, err = proc.communicate(timeout=deadline.bound(RESOLVE_TIMEOUT))
     except subprocess.TimeoutExpired:
-        out = ""
-    version = (out or "").strip() or "uv"
-    shown = tuple(
-        redact.url(a)
-        for a in ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+        proc.kill()
+        proc.communicate()
+        raise _timed_out(deadline) from None
+    except BaseException:
+        proc.kill()
+        raise
+    return err or ""
+
+
+def _timed_out(deadline: Deadline) -> ResolverError:
+    if deadline.passed:
+        return ResolverError(
+            f"the resolver was stopped: {deadline.describe()}",
+            code=DEADLINE_CODE,
+            retryable=True,
+            remedy="Check the index (a slow or stalled index holds the resolver), or "
+            "give the run more time with --timeout.",
+        )
+    return ResolverError(
+        f"the resolver did not finish within {RESOLVE_TIMEOUT} s",
+        code="resolver-timeout",
+        retryable=True,
     )
-    return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, True, shown)
+
+
+def resolve_uv(req: ResolveRequest) -> Resolution:
+    return UvRun(req).result()
 
 
 def resolve_pip_tools(req: ResolveRequest) -> Resolution:

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from agentguard import safeio
 from agentguard.engine import UsageError, make_report, now_utc
 from agentguard.findings import (
@@ -23,8 +21,8 @@ from agentguard.findings import (
     Source,
     sort_findings,
 )
-from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
-from agentguard.lock.deadline import DEADLINE_CODE, Deadline
+from agentguard.lock.backend import BACKENDS, Resolution, ResolverError
+from agentguard.lock.deadline import DEADLINE_CODE
 from agentguard.lock.graph import (
     DependencyEdge,
     LockedPackage,
@@ -33,12 +31,15 @@ from agentguard.lock.graph import (
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError, project_lock
 from agentguard.lock.pins import pins_by_name
+from agentguard.lock.start import LockOptions as LockOptions
+from agentguard.lock.start import resolve_request, retain, settings_for
 from agentguard.lock.urls import clean_url
 from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
     from agentguard.lock.analysis import Analysis
+    from agentguard.lock.early import Early
     from agentguard.lock.index import IndexClient
     from agentguard.lock.lockfile import QuickPrevious, StoredLock
 
@@ -46,74 +47,6 @@ if TYPE_CHECKING:
 # after it (index client, lock file writer, rules, configuration) are imported while it runs.
 
 Progress = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class LockOptions:
-    project: Path
-    check: bool = False
-    upgrade: bool = False
-    upgrade_packages: tuple[str, ...] = ()
-    allow_major: tuple[str, ...] = ()
-    extras: tuple[str, ...] = ()
-    all_extras: bool = False
-    groups: tuple[str, ...] = ()
-    index_url: str | None = None
-    find_links: tuple[str, ...] = ()
-    no_index: bool = False
-    backend: str = "uv"
-    min_release_age: str | None = None  # "7d": leave out releases uploaded since
-    only_binary: bool = False
-    config_file: Path | None = None  # --config: read only this file
-    export: str | None = None  # "requirements" | "pylock": write the project's own lock as one
-    timeout: float | None = None  # seconds for the whole run (None: the generous default)
-
-
-@dataclass(frozen=True)
-class _Settings:
-    """What this lock was made under, from the flags and ``[tool.agentguard]``."""
-
-    only_binary: bool
-    min_release_age: str | None
-    exclude_newer: str | None  # the cutoff the age gives, at this run's start
-
-    def tool_table(self) -> dict[str, JSONValue]:
-        out: dict[str, JSONValue] = {"only-binary": self.only_binary}
-        if self.min_release_age:
-            out["min-release-age"] = self.min_release_age
-            out["exclude-newer"] = self.exclude_newer
-        return out
-
-
-def _settings(opts: LockOptions, config: Config) -> _Settings:
-    import datetime as dt
-
-    from agentguard.config import release_age_seconds
-
-    age = opts.min_release_age or config.min_release_age
-    cutoff = None
-    if age:
-        try:
-            seconds = release_age_seconds(age)
-        except ValueError as exc:
-            raise UsageError(f"--min-release-age: {exc}") from None
-        when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds)
-        cutoff = when.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    return _Settings(opts.only_binary or config.build is False, age, cutoff)
-
-
-def _python_floor(requires_python: str | None) -> str | None:
-    if not requires_python:
-        return None
-    try:
-        spec = SpecifierSet(requires_python)
-    except InvalidSpecifier:
-        return None
-    for s in spec:
-        if s.operator in (">=", "~=", "=="):
-            parts = s.version.split(".")
-            return ".".join(parts[:2]) if len(parts) > 1 else f"{parts[0]}.0"
-    return None
 
 
 def _file_digest(path: Path) -> str | None:
@@ -124,23 +57,39 @@ def _file_digest(path: Path) -> str | None:
 
 
 def run_lock(
-    opts: LockOptions, progress: Progress = lambda _m: None
+    opts: LockOptions,
+    progress: Progress = lambda _m: None,
+    warm: Callable[[], None] = lambda: None,
 ) -> tuple[Report, Severity | None]:
-    """The report (with the project's configuration applied) and the configured fail-on."""
+    """The report (with the project's configuration applied) and the configured fail-on.
+    ``warm`` runs while the resolver does (to import what the caller needs after it)."""
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
-    from agentguard.lock.existing_flow import check_existing, existing_reader, lock_existing
+    from agentguard.lock.early import take
 
-    existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
-    inputs = read_inputs(
-        root,
-        extras=opts.extras,
-        all_extras=opts.all_extras,
-        groups=opts.groups,
-        allow_urls=existing is not None,
-    )
+    early = None if opts.check else take(opts)  # the resolver started by __main__, if any
     configured: list[Config] = []  # loaded while the resolver runs (see _lock_locked)
+    from agentguard.lock.which_lock import existing_reader
+
+    existing = None
+    if early is not None and early.uv_lock is not None:
+        existing = existing_reader(root)  # the uv.lock reader, as lock.early saw
+        if existing is None or existing.format != "uv.lock":  # (changed meanwhile)
+            early.cancel()
+            early = None
+    if early is not None:
+        inputs = early.inputs
+        configured.append(early.config)
+    else:
+        existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
+        inputs = read_inputs(
+            root,
+            extras=opts.extras,
+            all_extras=opts.all_extras,
+            groups=opts.groups,
+            allow_urls=existing is not None,
+        )
     config_file = opts.config_file
 
     def project_config() -> Config:
@@ -153,16 +102,28 @@ def run_lock(
         )
     if opts.check:
         if existing is not None:
+            from agentguard.lock.existing_flow import check_existing
+
             report = check_existing(inputs, existing, project_config().deps, opts.index_url)
         else:
             report = check_lock(inputs, project_config().deps)
     else:
         try:
-            with project_lock(root):
+            with early.held if early is not None else project_lock(root):
                 if existing is not None:
-                    report = lock_existing(opts, inputs, existing, project_config().deps)
+                    from agentguard.lock.existing_flow import lock_existing
+
+                    report = lock_existing(
+                        opts,
+                        inputs,
+                        existing,
+                        project_config().deps,
+                        early.uv_lock if early is not None else None,
+                        no_build=project_config().build is False,
+                        warm=warm,
+                    )
                 else:
-                    report = _lock_locked(opts, inputs, project_config, progress)
+                    report = _lock_locked(opts, inputs, project_config, progress, early, warm)
         except LockfileError as exc:
             report = _failed_report(
                 inputs,
@@ -213,42 +174,34 @@ def _failed_report(
 
 
 def _lock_locked(
-    opts: LockOptions, inputs: ProjectInputs, config: Callable[[], Config], progress: Progress
+    opts: LockOptions,
+    inputs: ProjectInputs,
+    config: Callable[[], Config],
+    progress: Progress,
+    early: Early | None = None,
+    warm: Callable[[], None] = lambda: None,
 ) -> Report:
     root = inputs.root
     sources: list[Source] = [
         Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
     ]
-    settings = _settings(opts, config())
-    req_path = root / REQUIREMENTS_LOCK
-    try:
-        preferences = (
-            safeio.read_text(req_path, root=root, cap=MAX_LOCK_BYTES)
-            if req_path.is_file()
-            else None
-        )
-    except (OSError, UnicodeDecodeError):
-        preferences = None  # read_stored below reports the unreadable file
-    deadline = Deadline.start(opts.timeout)
-    request = ResolveRequest(
-        requirements=tuple(inputs.requirement_lines()),
-        python_version=_python_floor(inputs.requires_python),
-        index_url=opts.index_url,
-        find_links=opts.find_links,
-        no_index=opts.no_index,
-        upgrade=opts.upgrade,
-        upgrade_packages=opts.upgrade_packages,
-        only_binary=settings.only_binary,
-        preferences=preferences,
-        exclude_newer=settings.exclude_newer,
-        deadline=deadline,
-    )
+    if early is not None and early.settings and early.request:  # started by lock.early
+        settings, request = early.settings, early.request
+    else:
+        settings = settings_for(opts, config())
+        request = resolve_request(opts, inputs, settings)
+    deadline = request.deadline
     progress(f"resolving {len(inputs.requirements)} requirements with {opts.backend}")
     # The resolver runs in a subprocess; meanwhile read the previous lock and start reading
     # the index pages of the packages it names (a re-lock mostly keeps them).
     pool = ThreadPoolExecutor(1)
-    resolving = pool.submit(BACKENDS[opts.backend], request)
+    if early is not None and early.run is not None:
+        resolving = pool.submit(early.run.result)
+    else:
+        resolving = pool.submit(BACKENDS[opts.backend], request)
     pool.shutdown(wait=False)
+    from agentguard import policy as _policy  # noqa: F401
+    from agentguard.lock import sites as _sites  # noqa: F401
     from agentguard.lock.analysis import analyse
     from agentguard.lock.index import IndexClient, background_thread
     from agentguard.lock.lockfile import (
@@ -261,6 +214,8 @@ def _lock_locked(
         write_atomically,
     )
     from agentguard.rules import deps as _deps  # noqa: F401  (imported while the resolver runs)
+
+    warm()  # the caller's own (the report's renderer)
 
     try:
         policy = config().deps
@@ -470,6 +425,7 @@ def _lock_locked(
     from agentguard.lock.sites import requirement_sites
 
     facts["requirement_sites"] = requirement_sites(inputs)  # where SARIF places AG101/AG102
+    retain(client, analysis, speculated, speculating, previous, graph)  # (see retain)
     return make_report(
         command_line(opts),
         findings,

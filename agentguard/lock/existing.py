@@ -28,6 +28,7 @@ from agentguard.lock.analysis import build_graph, page_failed, with_majors
 from agentguard.lock.configured import HOW, configured
 from agentguard.lock.graph import (
     LockGraph,
+    ReleasedVersions,
     released_major_keys,
 )
 from agentguard.lock.index import IndexClient, IndexError_, IndexFile, default_cache_dir
@@ -89,28 +90,42 @@ def _released_cache(cache_dir: Path, index: str, name: str) -> Path:
     return cache_dir / "released" / key / f"{name}.json"
 
 
+# Released versions this process read from the cache or wrote to it (the refresh beside
+# `uv lock` writes them, the analysis after it reads them): kept here as read, with their
+# majors worked out on the refresh's thread, so the analysis after `uv lock` (on the
+# clock) neither re-reads nor re-sorts them. A hit here is what a hit on disk would be.
+_SEEN: dict[tuple[str, str, str], tuple[float, ReleasedVersions]] = {}
+
+
 def released_versions(
     client: IndexClient, index: str, name: str, cache_dir: Path, now: float, fresh: bool = False
 ) -> tuple[list[Version], bool]:
     """The released versions of ``name`` and whether they came from the cache (not when
     ``fresh``: a re-lock reads the pages, since the resolver just did)."""
     path = _released_cache(cache_dir, index, name)
+    key = (str(cache_dir), index, name)
     try:
         if fresh:
             raise KeyError("fresh")
+        seen = _SEEN.get(key)
+        if seen is not None and now - seen[0] < RELEASED_TTL_SECONDS:
+            return seen[1], True
         cached = json.loads(path.read_text("utf-8"))
         if now - float(cached["at"]) < RELEASED_TTL_SECONDS:
-            return [Version(v) for v in cached["versions"]], True
+            versions = ReleasedVersions(Version(v) for v in cached["versions"])
+            _SEEN[key] = (float(cached["at"]), versions)
+            return versions, True
     except (OSError, ValueError, KeyError, TypeError, InvalidVersion):
         pass
-    versions = client.project_page(name).released_versions()
+    versions = ReleasedVersions(client.project_page(name).released_versions())
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"at": now, "versions": [str(v) for v in versions]}), "utf-8")
         os.replace(tmp, path)
     except OSError:
-        pass  # a cache that cannot be written only costs speed
+        return versions, False  # a cache that cannot be written only costs speed
+    _SEEN[key] = (now, versions)
     return versions, False
 
 
@@ -133,7 +148,9 @@ def refresh_released(
     def one(name: str) -> None:
         index = index_of[name]
         with contextlib.suppress(IndexError_):
-            released_versions(clients[index], index, name, cache, now, fresh=True)
+            versions, _ = released_versions(clients[index], index, name, cache, now, fresh=True)
+            assert isinstance(versions, ReleasedVersions)
+            versions.groups(), versions.keys()  # (worked out here, off the clock)
 
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(one, sorted(index_of)))
@@ -355,5 +372,8 @@ def _with_majors(graph: LockGraph, released: dict[str, list[Version]]) -> LockGr
     with every package's released majors (what `--check` reports offline)."""
     return replace(
         with_majors(graph, released),
-        released_majors={n: released_major_keys(v) for n, v in sorted(released.items())},
+        released_majors={
+            n: v.keys() if isinstance(v, ReleasedVersions) else released_major_keys(v)
+            for n, v in sorted(released.items())
+        },
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,8 +16,10 @@ from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
-from agentguard.lock.readers import LockReadError, find_existing, read_existing
+from agentguard.lock.readers import LockReadError, read_existing
 from agentguard.lock.readers.interface import ExistingLock, LockReader
+from agentguard.lock.which_lock import derived_pylock as derived_pylock
+from agentguard.lock.which_lock import existing_reader as existing_reader
 from agentguard.safeio import MAX_CONFIG_BYTES, MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
@@ -27,46 +30,7 @@ else:  # pragma: no cover
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
     from agentguard.lock.existing import ExistingAnalysis
-
-
-def existing_reader(root: Path) -> LockReader | None:
-    """The reader of the project's own (non-agentguard) lock, when that is the lock it uses.
-
-    Our own lock files take precedence (the project chose agentguard's lock). Two foreign
-    locks are never resolved by taking the first."""
-    from agentguard.lock.export import is_export
-
-    if (root / REQUIREMENTS_LOCK).exists() and not is_export(root / REQUIREMENTS_LOCK):
-        return None
-    found = find_existing(root)
-    if not found:
-        return None
-    if len(found) > 1 and found[0].format == "uv.lock" and _written_by_uv(root / PYLOCK):
-        found = found[:1]  # `uv export --format pylock.toml` of the uv.lock beside it
-    if len(found) > 1:
-        names = ", ".join(r.filename for r in found)
-        raise UsageError(
-            f"{root}: more than one lock ({names}); agentguard will not pick one: remove the "
-            "one the project does not install from"
-        )
-    if found[0].filename == PYLOCK and not (root / PYLOCK).is_file():
-        return None
-    return found[0]
-
-
-def _written_by_uv(path: Path) -> bool:
-    try:
-        with safeio.open_regular(path) as fh:
-            return b'created-by = "uv"' in fh.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def derived_pylock(path: Path) -> bool:
-    """A pylock.toml exported from the project's own lock (by agentguard or by uv)."""
-    from agentguard.lock.export import is_export
-
-    return is_export(path) or _written_by_uv(path)
+    from agentguard.lock.uv_lock_run import UvLockRun
 
 
 def file_digest(path: Path) -> str | None:
@@ -225,14 +189,22 @@ def check_existing(
 
 
 def lock_existing(
-    opts: Any, inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy
+    opts: Any,
+    inputs: ProjectInputs,
+    reader: LockReader,
+    policy: DepsPolicy,
+    started: UvLockRun | None = None,
+    *,
+    no_build: bool = False,
+    warm: Callable[[], None] = lambda: None,
 ) -> Report:
     """A re-lock: uv projects through ``uv lock`` and the gate; other locks are read and
-    gated, not re-locked (said so)."""
+    gated, not re-locked (said so). ``started``: `uv lock` already running (lock.early)."""
     if reader.format == "uv.lock":
         from agentguard.lock.uv_project import relock_uv
 
-        return _export(opts, inputs, reader, relock_uv(opts, inputs, policy))
+        report = relock_uv(opts, inputs, policy, started, no_build=no_build, warm=warm)
+        return _export(opts, inputs, reader, report)
     report = check_existing(inputs, reader, policy, getattr(opts, "index_url", None))
     from dataclasses import replace
 

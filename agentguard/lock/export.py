@@ -6,32 +6,20 @@ still takes the project's lock as the lock."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import tomli_w
 from packaging.pylock import Pylock
 from packaging.version import Version
 
-from agentguard import safeio
 from agentguard.engine import UsageError
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers.install_view import installed_by
 from agentguard.lock.readers.interface import ExistingLock, LockPin
+from agentguard.lock.which_lock import CREATED_BY, EXPORT_MARK, is_export
 
 EXPORTS = ("requirements", "pylock")
-EXPORT_MARK = "# Exported by `agentguard lock --export` from "
-CREATED_BY = "agentguard-export"
-
-
-def is_export(path: Path) -> bool:
-    """A requirements.lock or pylock.toml this module wrote (not a lock of its own)."""
-    try:
-        with safeio.open_regular(path) as fh:
-            head = fh.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return head.startswith(EXPORT_MARK) or f'created-by = "{CREATED_BY}"' in head
+__all__ = ["EXPORTS", "is_export", "render_export"]
 
 
 def _selected(lock: ExistingLock) -> list[tuple[LockPin, str | None]]:

@@ -133,6 +133,24 @@ def major_groups(versions: Iterable[Version]) -> MajorGroups:
     )
 
 
+class ReleasedVersions(list[Version]):
+    """A package's released versions, never changed once read, with their major groups
+    and keys worked out once (:func:`major_groups`, :func:`released_major_keys`)."""
+
+    _groups: MajorGroups | None = None
+    _keys: tuple[str, ...] | None = None
+
+    def groups(self) -> MajorGroups:
+        if self._groups is None:
+            self._groups = major_groups(self)
+        return self._groups
+
+    def keys(self) -> tuple[str, ...]:
+        if self._keys is None:
+            self._keys = released_major_keys(self)
+        return self._keys
+
+
 def majors_admitted(
     specifier: str, versions: Iterable[Version], groups: MajorGroups | None = None
 ) -> tuple[str, ...]:

@@ -1,27 +1,17 @@
-"""Re-locking a uv project: ``uv lock`` runs on a copy of the project, and the new
-``uv.lock`` replaces the committed one only after the major gate (AG102) passed. A
-refused or failed re-lock leaves the committed file byte for byte as it was."""
+"""Re-locking a uv project: ``uv lock`` runs on a copy of the project
+(:mod:`agentguard.lock.uv_lock_run`), and the new ``uv.lock`` replaces the committed one
+only after the major gate (AG102) passed. A refused or failed re-lock leaves the committed
+file byte for byte as it was."""
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-import sys
-import tempfile
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-from agentguard import safeio
 from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
+from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
 from agentguard.lock.existing_flow import (
     declared_as_uv_records,
@@ -36,154 +26,26 @@ from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.readers import read_lock_text
 from agentguard.lock.readers.interface import ExistingLock, LockReadError
 from agentguard.lock.readers.uv_lock import UvLockReader
-from agentguard.safeio import MAX_CONFIG_BYTES
+from agentguard.lock.uv_lock_run import UV_LOCK, UvLockRun
+from agentguard.lock.uv_lock_run import config_flags as config_flags
+from agentguard.lock.uv_lock_run import uv_lock_command as uv_lock_command
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
 
-UV_LOCK = "uv.lock"
-LOCK_TIMEOUT = 600
-# What a copy of the project for `uv lock` leaves out: nothing uv reads to lock.
-SKIP = shutil.ignore_patterns(
-    ".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", "dist", "build",
-)  # fmt: skip
-MAX_COPY_FILES = 20_000
 
-
-def _runs_here(requires_python: str | None) -> bool:
-    """Whether this interpreter satisfies the project's requires-python."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    if not requires_python:
-        return True
-    try:
-        return SpecifierSet(requires_python).contains(
-            ".".join(map(str, sys.version_info[:3])), prereleases=True
-        )
-    except InvalidSpecifier:
-        return False
-
-
-def uv_lock_command(opts: Any, requires_python: str | None = None) -> list[str]:
-    from agentguard.lock.backend import uv_binary
-
-    cmd = [uv_binary(), "lock"]
-    # Name this interpreter when it fits (left alone, uv probes every python on PATH);
-    # otherwise uv finds one the project accepts, or says why not.
-    if _runs_here(requires_python):
-        cmd += ["--python", sys.executable]
-    if opts.upgrade:
-        cmd.append("--upgrade")
-    for p in opts.upgrade_packages:
-        cmd += ["--upgrade-package", p]
-    if opts.index_url:
-        cmd += ["--default-index", opts.index_url]
-    for link in opts.find_links:
-        cmd += ["--find-links", link]
-    if opts.no_index:
-        cmd.append("--no-index")
-    if opts.only_binary:
-        cmd.append("--no-build")  # never build an sdist: no package code runs
-    return cmd
-
-
-def config_flags(root: Path) -> list[str]:
-    """Which uv configuration `uv lock` on the copy reads. uv takes the first `uv.toml`, or
-    `pyproject.toml` with a `[tool.uv]` table, from the folder it runs in upward; the copy
-    sits in a temporary folder whose parents (`/tmp`) any local user can write. So when the
-    project has no configuration of its own, uv is told to read the user's own `uv.toml`
-    (or none), never a file found above the copy. ``UV_CONFIG_FILE`` set by the caller is
-    left to uv."""
-    if os.environ.get("UV_CONFIG_FILE") or (root / "uv.toml").is_file():
-        return []
-    try:
-        data = tomllib.loads(
-            safeio.read_text(root / "pyproject.toml", root=root, cap=MAX_CONFIG_BYTES)
-        )
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        data = {}
-    tool = data.get("tool")
-    if isinstance(tool, dict) and isinstance(tool.get("uv"), dict):
-        return []
-    home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    user = Path(home) / "uv" / "uv.toml"
-    return ["--config-file", str(user)] if user.is_file() else ["--no-config"]
-
-
-def _copy_project(root: Path, dest: Path) -> None:
-    count = 0
-
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        nonlocal count
-        skipped = set(SKIP(folder, names))
-        count += len(names) - len(skipped)
-        if count > MAX_COPY_FILES:
-            raise OSError(f"more than {MAX_COPY_FILES} files to copy for `uv lock`")
-        return skipped
-
-    shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
-
-
-_UP_AND_OUT = re.compile(r"""\b(editable|directory|path|virtual)\s*=\s*["']\.\./""")
-
-
-def _workspace(root: Path, lock_text: str | None) -> tuple[Path, Path]:
-    """(folder to remove afterwards, folder to copy the project into). A lock with a local
-    source above the project (``../lib``) needs the copy at the project's own depth, so the
-    copy goes beside the project; otherwise into the system's temporary folder."""
-    real = root.resolve()
-    if lock_text and _UP_AND_OUT.search(lock_text) and real.parent != real:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.agentguard-", dir=real.parent))
-        return tmp, tmp
-    tmp = Path(tempfile.mkdtemp(prefix="agentguard-uvlock-"))
-    return tmp, tmp / real.name
-
-
-def _run_uv_lock(
-    opts: Any, root: Path, requires_python: str | None, lock_text: str | None = None
-) -> tuple[str | None, str, list[str]]:
-    """(new uv.lock text or None, stderr, command shown) from `uv lock` on a copy."""
-    cmd = uv_lock_command(opts, requires_python) + config_flags(root)
-    env = dict(os.environ)
-    env.setdefault("UV_PYTHON_DOWNLOADS", "never")
-    shown = [
-        "uv",
-        *(c for i, c in enumerate(cmd[1:], 1) if not (cmd[i - 1] == "--python" or c == "--python")),
-    ]
-    try:
-        tmp, work = _workspace(root, lock_text)
-    except OSError as exc:
-        return None, f"cannot make a folder to copy the project into: {exc}", shown
-    try:
-        try:
-            _copy_project(root, work)
-        except (OSError, shutil.Error) as exc:
-            return None, f"cannot copy the project for `uv lock`: {exc}", shown
-        try:
-            proc = subprocess.run(
-                cmd,
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=LOCK_TIMEOUT,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            return None, f"`uv lock` did not finish within {LOCK_TIMEOUT} s", shown
-        if proc.returncode != 0:
-            return None, proc.stderr, shown
-        try:
-            return (work / UV_LOCK).read_bytes().decode("utf-8"), proc.stderr, shown
-        except (OSError, UnicodeDecodeError) as exc:
-            return None, f"`uv lock` left no readable uv.lock: {exc}", shown
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
+def relock_uv(
+    opts: Any,
+    inputs: ProjectInputs,
+    policy: DepsPolicy,
+    started: UvLockRun | None = None,
+    *,
+    no_build: bool = False,
+    warm: Callable[[], None] = lambda: None,
+) -> Report:
+    """``started``: `uv lock` already running for these options (else it is started here,
+    once the committed lock was read); ``no_build``: `build = false` in the configuration;
+    ``warm``: the caller's imports, done while `uv lock` runs."""
     from agentguard.lock.lockfile import write_atomically
     from agentguard.lock.resolver_errors import classify as _classify
     from agentguard.rules.deps_gate import check_major_crossings
@@ -209,6 +71,8 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
         except LockReadError as exc:
             sources.append(read_failure(exc, "Fix uv.lock (or restore it from git), then re-run."))
         if old is None:
+            if started is not None:
+                started.cancel()
             return make_report(
                 "lock",
                 [],
@@ -238,12 +102,27 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
                 index_url=opts.index_url,
             )
         pool.shutdown(wait=False)
-    new_text, stderr, shown = _run_uv_lock(opts, root, inputs.requires_python, old_text)
+    run = started or UvLockRun(
+        opts,
+        root,
+        inputs.requires_python,
+        old_text,
+        Deadline.start(opts.timeout),
+        no_build=no_build,
+    )
+    from agentguard import policy as _policy  # noqa: F401  (imported while `uv lock` runs)
+    from agentguard.lock.existing_check import check_hashes as _hashes  # noqa: F401
+
+    warm()
+    new_text, stderr, shown = run.result()
     if refreshing is not None:
         refreshing.result()
     prov["command"] = " ".join(shown)
     if new_text is None:
         err = _classify(stderr)
+        if run.timed_out:
+            err.code, err.retryable = DEADLINE_CODE, True
+            err.remedy = "Check the index, or give the run more time with --timeout."
         sources.append(
             Source.failed(
                 "resolver",
@@ -263,7 +142,8 @@ def relock_uv(opts: Any, inputs: ProjectInputs, policy: DepsPolicy) -> Report:
             notes=[f"{UV_LOCK} was left untouched."],
         )
     try:
-        new = reader.read(new_text, UV_LOCK)
+        # `uv lock` kept the file byte for byte (a re-lock of unchanged inputs): the same facts
+        new = old if old is not None and new_text == old_text else reader.read(new_text, UV_LOCK)
     except LockReadError as exc:
         sources.append(
             read_failure(exc, "Report this: `uv lock` wrote a lock agentguard cannot read.")

@@ -12,11 +12,12 @@ from tests.report_schema import check_cli_output
 
 
 def run_cli(
-    *args: str, cwd: Path | None = None, timeout: float = 300
+    *args: str, cwd: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [sys.executable, "-m", "agentguard", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -27,8 +28,10 @@ def run_cli(
     return proc
 
 
-def run_json(*args: str, cwd: Path | None = None) -> tuple[int, dict[str, Any], str]:
-    proc = run_cli(*args, "--format", "json", cwd=cwd)
+def run_json(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any], str]:
+    proc = run_cli(*args, "--format", "json", cwd=cwd, env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     try:
         data = json.loads(proc.stdout)

@@ -1,0 +1,121 @@
+"""What every command shares: the common options, and the way a report leaves the process
+(rendered, redacted, escaped, written safely, and the exit code from the shared table)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentguard.engine import ExitCode, exit_code
+from agentguard.findings import Report, Severity
+from agentguard.report import Format, render
+
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
+OutputOpt = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")
+]
+FailOnOpt = Annotated[
+    str | None,
+    typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
+]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="Read only this configuration file.")
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every finding and source.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")]
+SarifRootOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sarif-root",
+        exists=True,
+        file_okay=False,
+        help="Make SARIF paths relative to this folder (default: the git top level).",
+    ),
+]
+
+
+def _terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def _color_wanted() -> bool:
+    return _terminal() and "NO_COLOR" not in os.environ
+
+
+def say(message: str) -> str:
+    """A message for stderr: redacted and escaped (a CI log is a terminal too: a newline
+    from a file name would start a line of its own, such as an ``::error::`` command)."""
+    from agentguard import redact
+    from agentguard.report.text import visible
+
+    return visible(redact.text(message))
+
+
+def preload(fmt: Format) -> None:
+    """Import the renderer of ``fmt`` ahead (while the resolver runs, not after it)."""
+    import importlib
+
+    names = {Format.JSON: "json_out", Format.SARIF: "sarif", Format.TEXT: "text"}
+    importlib.import_module(f"agentguard.report.{names[fmt]}")
+
+
+def write_result(text: str, output: Path | None) -> None:
+    """The result goes to stdout or to ``--output`` (through the safe write: a link there
+    is exit 2, a failed write exit 3)."""
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_report(output, text, "report")
+
+
+def emit(
+    report: Report,
+    fmt: Format,
+    output: Path | None,
+    fail_on: str,
+    *,
+    verbose: bool = False,
+    allow_incomplete: bool = False,
+    sarif_root: Path | None = None,
+    show_suppressed: bool = False,
+) -> None:
+    """Render the report, write it, and exit with the code from the shared table."""
+    try:
+        threshold = Severity.parse(fail_on)
+    except ValueError as exc:
+        fail_usage(str(exc))
+    color = output is None and _color_wanted()
+    text = render(
+        report,
+        fmt,
+        color=color,
+        verbose=verbose,
+        sarif_root=sarif_root,
+        show_suppressed=show_suppressed,
+    )
+    write_result(text, output)
+    raise typer.Exit(int(exit_code(report, threshold, allow_incomplete=allow_incomplete)))
+
+
+def write_report(path: Path, text: str, what: str) -> None:
+    """Write an output file safely: a link at ``path`` is a usage error (exit 2), any
+    other failure to write means the run is incomplete (exit 3)."""
+    from agentguard.safeio import UnsafeWrite, write_output
+
+    try:
+        write_output(path, text)
+    except UnsafeWrite as exc:
+        fail_usage(f"cannot write the {what}: {exc}")
+    except OSError as exc:
+        typer.echo(say(f"agentguard: cannot write {what} to {path}: {exc}"), err=True)
+        raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
+
+
+def fail_usage(message: str) -> typer.Exit:
+    typer.echo(say(f"agentguard: error: {message}"), err=True)
+    raise typer.Exit(int(ExitCode.USAGE))

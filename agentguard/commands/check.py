@@ -1,0 +1,95 @@
+"""`agentguard check`: its options, parsed by typer, handed to agentguard.check (see
+:mod:`agentguard.cli` for the shared options and the exit code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentguard.cli_shared import (
+    ConfigOpt,
+    FailOnOpt,
+    FormatOpt,
+    OutputOpt,
+    QuietOpt,
+    SarifRootOpt,
+    VerboseOpt,
+    emit,
+    fail_usage,
+    write_report,
+)
+from agentguard.engine import UsageError
+from agentguard.findings import Severity
+from agentguard.report import Format, render
+
+
+def check(
+    project: Annotated[Path, typer.Argument(help="Project folder.")] = Path("."),
+    image: Annotated[
+        list[str], typer.Option("--image", help="Also inspect this image (reference or tarball).")
+    ] = [],  # noqa: B006
+    images_from_compose: Annotated[
+        bool,
+        typer.Option(
+            "--images-from-compose", help="Also inspect the images the compose file names."
+        ),
+    ] = False,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete", help="Exit 0/1 even when a source failed (still reported)."
+        ),
+    ] = False,
+    fail_on: FailOnOpt = None,
+    config_file: ConfigOpt = None,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Suppress the findings recorded in this file.")
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option("--write-baseline", help="Record the current findings here (adopt the gate)."),
+    ] = None,
+    sarif_output: Annotated[
+        Path | None,
+        typer.Option("--sarif-output", help="Also write the report as SARIF here (for CI)."),
+    ] = None,
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+    verbose: VerboseOpt = False,
+    quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
+) -> None:
+    """The gate before deploy: lock --check, the project-folder rules and each image, one exit code."""
+    from agentguard.check import CheckOptions, run_check
+    from agentguard.progress import progress
+
+    opts = CheckOptions(
+        project=project,
+        images=tuple(image),
+        images_from_compose=images_from_compose,
+        config_file=config_file,
+        baseline=baseline,
+        write_baseline=write_baseline,
+    )
+    try:
+        if fail_on is not None:
+            Severity.parse(fail_on)
+        with progress("checking", quiet=quiet) as step:
+            result = run_check(opts, progress=step)
+    except (UsageError, ValueError) as exc:
+        fail_usage(str(exc))
+    threshold = fail_on or result.fail_on.value
+    if sarif_output is not None:
+        sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)
+        write_report(sarif_output, sarif, "SARIF")
+    emit(
+        result.report,
+        fmt,
+        output,
+        threshold,
+        verbose=verbose,
+        allow_incomplete=allow_incomplete,
+        sarif_root=sarif_root,
+    )

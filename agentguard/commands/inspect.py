@@ -1,0 +1,89 @@
+"""`agentguard inspect`: its options, parsed by typer, handed to agentguard.inspect.run (see
+:mod:`agentguard.cli` for the shared options and the exit code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentguard.cli_shared import (
+    ConfigOpt,
+    FailOnOpt,
+    FormatOpt,
+    OutputOpt,
+    QuietOpt,
+    SarifRootOpt,
+    VerboseOpt,
+    emit,
+    fail_usage,
+)
+from agentguard.engine import UsageError
+from agentguard.findings import Severity
+from agentguard.report import Format
+
+
+def inspect(
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="An image (name:tag, id, digest), a container (name, id), a `docker save` "
+            "tarball, an OCI layout (folder or tar), a compose file, a project folder or a file."
+        ),
+    ],
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            help="TARGET's kind when its name says nothing: image, container, archive, oci, "
+            "compose, project, file, or a file kind such as dockerfile or mcp (a wrong one "
+            "lists all).",
+        ),
+    ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform", help="os/arch or os/arch/variant to pick from a multi-platform image."
+        ),
+    ] = None,
+    lock_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--lock",
+            help="Compare installed packages with this pylock.toml (default: ./pylock.toml).",
+        ),
+    ] = None,
+    no_lock: Annotated[bool, typer.Option("--no-lock", help="Do not use ./pylock.toml.")] = False,
+    config_file: ConfigOpt = None,
+    fmt: FormatOpt = Format.TEXT,
+    output: OutputOpt = None,
+    fail_on: FailOnOpt = None,
+    verbose: VerboseOpt = False,
+    quiet: QuietOpt = False,
+    sarif_root: SarifRootOpt = None,
+) -> None:
+    """Check what an agent's container can read and do: an image, a container, a saved image."""
+    from agentguard.inspect.run import InspectOptions, run_inspect
+    from agentguard.inspect.targets import parse_kind
+    from agentguard.progress import progress
+
+    try:
+        if fail_on is not None:
+            Severity.parse(fail_on)
+        target_kind, file_kind = parse_kind(kind)
+        opts = InspectOptions(
+            target=target,
+            kind=target_kind,
+            file_kind=file_kind,
+            platform=platform,
+            lock=lock_file,
+            discover_lock=not no_lock,
+            config_file=config_file,
+        )
+        with progress("inspecting", quiet=quiet) as step:
+            report, config = run_inspect(opts, progress=step)
+    except (UsageError, ValueError) as exc:
+        fail_usage(str(exc))
+    threshold = fail_on or (config.fail_on or Severity.HIGH).value
+    emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)

@@ -1,0 +1,225 @@
+"""`uv lock` on a copy of a uv project, started and waited for apart: what the re-lock of a
+uv project runs (:mod:`agentguard.lock.uv_project`), light enough to be started before the
+command line is imported (:mod:`agentguard.lock.early`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from agentguard import safeio
+from agentguard.lock import children
+from agentguard.lock.deadline import NO_DEADLINE, Deadline
+from agentguard.safeio import MAX_CONFIG_BYTES
+
+UV_LOCK = "uv.lock"
+LOCK_TIMEOUT = 600
+# What a copy of the project for `uv lock` leaves out: nothing uv reads to lock.
+SKIP = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", "dist", "build",
+)  # fmt: skip
+MAX_COPY_FILES = 20_000
+
+
+def _runs_here(requires_python: str | None) -> bool:
+    """Whether this interpreter satisfies the project's requires-python."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not requires_python:
+        return True
+    try:
+        return SpecifierSet(requires_python).contains(
+            ".".join(map(str, sys.version_info[:3])), prereleases=True
+        )
+    except InvalidSpecifier:
+        return False
+
+
+def uv_lock_command(
+    opts: Any, requires_python: str | None = None, *, no_build: bool = False
+) -> list[str]:
+    """``no_build``: `build = false` in ``[tool.agentguard]`` (as ``--only-binary``)."""
+    from agentguard.lock.backend import uv_binary
+
+    cmd = [uv_binary(), "lock"]
+    # Name this interpreter when it fits (left alone, uv probes every python on PATH);
+    # otherwise uv finds one the project accepts, or says why not.
+    if _runs_here(requires_python):
+        cmd += ["--python", sys.executable]
+    if opts.upgrade:
+        cmd.append("--upgrade")
+    for p in opts.upgrade_packages:
+        cmd += ["--upgrade-package", p]
+    if opts.index_url:
+        cmd += ["--default-index", opts.index_url]
+    for link in opts.find_links:
+        cmd += ["--find-links", link]
+    if opts.no_index:
+        cmd.append("--no-index")
+    if opts.only_binary or no_build:
+        cmd.append("--no-build")  # never build an sdist: no package code runs
+    return cmd
+
+
+def config_flags(root: Path) -> list[str]:
+    """Which uv configuration `uv lock` on the copy reads. uv takes the first `uv.toml`, or
+    `pyproject.toml` with a `[tool.uv]` table, from the folder it runs in upward; the copy
+    sits in a temporary folder whose parents (`/tmp`) any local user can write. So when the
+    project has no configuration of its own, uv is told to read the user's own `uv.toml`
+    (or none), never a file found above the copy. ``UV_CONFIG_FILE`` set by the caller is
+    left to uv."""
+    if os.environ.get("UV_CONFIG_FILE") or (root / "uv.toml").is_file():
+        return []
+    try:
+        data = tomllib.loads(
+            safeio.read_text(root / "pyproject.toml", root=root, cap=MAX_CONFIG_BYTES)
+        )
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        data = {}
+    tool = data.get("tool")
+    if isinstance(tool, dict) and isinstance(tool.get("uv"), dict):
+        return []
+    home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    user = Path(home) / "uv" / "uv.toml"
+    return ["--config-file", str(user)] if user.is_file() else ["--no-config"]
+
+
+def _copy_project(root: Path, dest: Path) -> None:
+    count = 0
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        nonlocal count
+        skipped = set(SKIP(folder, names))
+        count += len(names) - len(skipped)
+        if count > MAX_COPY_FILES:
+            raise OSError(f"more than {MAX_COPY_FILES} files to copy for `uv lock`")
+        return skipped
+
+    shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+
+
+_UP_AND_OUT = re.compile(r"""\b(editable|directory|path|virtual)\s*=\s*["']\.\./""")
+
+
+def _workspace(root: Path, lock_text: str | None) -> tuple[Path, Path]:
+    """(folder to remove afterwards, folder to copy the project into). A lock with a local
+    source above the project (``../lib``) needs the copy at the project's own depth, so the
+    copy goes beside the project; otherwise into the system's temporary folder."""
+    real = root.resolve()
+    if lock_text and _UP_AND_OUT.search(lock_text) and real.parent != real:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.agentguard-", dir=real.parent))
+        return tmp, tmp
+    tmp = Path(tempfile.mkdtemp(prefix="agentguard-uvlock-"))
+    return tmp, tmp / real.name
+
+
+class UvLockRun:
+    """`uv lock` started on a copy of the project and not yet waited for (it may be started
+    before the command line is read: :mod:`agentguard.lock.early`). :meth:`result` waits
+    for it within the run's deadline, :meth:`cancel` stops it; either removes the copy."""
+
+    def __init__(
+        self,
+        opts: Any,
+        root: Path,
+        requires_python: str | None,
+        lock_text: str | None = None,
+        deadline: Deadline = NO_DEADLINE,
+        *,
+        no_build: bool = False,
+    ) -> None:
+        cmd = uv_lock_command(opts, requires_python, no_build=no_build) + config_flags(root)
+        self.deadline = deadline
+        self.shown = [
+            "uv",
+            *(
+                c
+                for i, c in enumerate(cmd[1:], 1)
+                if not (cmd[i - 1] == "--python" or c == "--python")
+            ),
+        ]
+        self.failure: str | None = None  # why it was not started
+        self._tmp: Path | None = None
+        self._work: Path | None = None
+        self._proc: subprocess.Popen[str] | None = None
+        env = dict(os.environ)
+        env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+        try:
+            self._tmp, self._work = _workspace(root, lock_text)
+            children.started(self)
+        except OSError as exc:
+            self.failure = f"cannot make a folder to copy the project into: {exc}"
+            return
+        try:
+            try:
+                _copy_project(root, self._work)
+            except (OSError, shutil.Error) as exc:
+                self.failure = f"cannot copy the project for `uv lock`: {exc}"
+                return
+            try:
+                self._proc = subprocess.Popen(
+                    cmd,
+                    cwd=self._work,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    stdin=subprocess.DEVNULL,
+                    text=True,
+                )
+            except OSError as exc:
+                self.failure = f"cannot run `uv lock`: {exc}"
+        except BaseException:
+            self.cancel()
+            raise
+
+    def result(self) -> tuple[str | None, str, list[str]]:
+        """(new uv.lock text or None, stderr or why not, the command shown)."""
+        try:
+            if self._proc is None or self._work is None:
+                return None, self.failure or "`uv lock` was not started", self.shown
+            try:
+                _, stderr = self._proc.communicate(timeout=self.deadline.bound(LOCK_TIMEOUT))
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.communicate()
+                if self.deadline.passed:
+                    self.failure = f"`uv lock` was stopped: {self.deadline.describe()}"
+                else:
+                    self.failure = f"`uv lock` did not finish within {LOCK_TIMEOUT} s"
+                return None, self.failure, self.shown
+            if self._proc.returncode != 0:
+                return None, stderr, self.shown
+            try:
+                return (self._work / UV_LOCK).read_bytes().decode("utf-8"), stderr, self.shown
+            except (OSError, UnicodeDecodeError) as exc:
+                return None, f"`uv lock` left no readable uv.lock: {exc}", self.shown
+        finally:
+            self.cancel()
+
+    @property
+    def timed_out(self) -> bool:
+        return self.deadline.passed and self.failure is not None
+
+    def cancel(self) -> None:
+        """Stop `uv lock` if it still runs and remove the copy (idempotent)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+                self._proc.communicate(timeout=5)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        children.finished(self)
