@@ -328,6 +328,7 @@ def service_from_compose(
         passthrough=passthrough,
         origin=origin,
         notes=tuple(notes),
+        compose_form=True,
     )
 
 
