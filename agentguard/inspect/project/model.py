@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import JSONValue
+from agentguard.redact import mask_value
 
 if TYPE_CHECKING:
     from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
@@ -85,7 +86,7 @@ def alternatives(value: Any) -> list[Any]:
     return [value]
 
 
-REDACTED = "***"
+REDACTED = mask_value()  # the one mask of agentguard.redact
 
 
 def _secret_text(text: str, key: str | None = None) -> bool:
@@ -98,7 +99,7 @@ def _secret_text(text: str, key: str | None = None) -> bool:
 
 def to_json(value: Any, key: str | None = None) -> JSONValue:
     """JSON form of a value (unknowns and symbols described in words, secrets redacted:
-    a string in a known key format, or under a name that says secret, becomes ``***``)."""
+    a string in a known key format, or under a name that says secret, becomes the mask)."""
     if isinstance(value, str):
         return REDACTED if _secret_text(value, key) else value
     if isinstance(value, Unknown):
