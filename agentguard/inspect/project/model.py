@@ -23,6 +23,7 @@ from agentguard.redact import mask_value
 
 if TYPE_CHECKING:
     from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
+    from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 
 @dataclass(frozen=True)
@@ -297,6 +298,7 @@ class ProjectFacts:
     settings: tuple[ClaudeSettings, ...] = ()
     engine_policies: tuple[EnginePolicy, ...] = ()  # Codex and Gemini CLI policies
     action_steps: tuple[ActionStep, ...] = ()  # agent actions in CI workflows
+    agent_runs: tuple[AgentRunStep, ...] = ()  # agents a workflow starts with `run:`
     k8s_containers: tuple[K8sContainer, ...] = ()  # containers of Kubernetes manifests
     workdir: str | None = None  # the image's working directory (inspect_files) or None
     project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present
