@@ -57,12 +57,21 @@ def run_argv(
     for v in svc.volumes:
         ro = ",readonly" if v.read_only else ""
         argv += ["--mount", f"type=volume,source={v.name},target={v.target}{ro}"]
-    entry = argv_of(svc.entrypoint)
-    command = argv_of(svc.command) or []
+    entry = _literal_dollars(argv_of(svc.entrypoint), svc)
+    command = _literal_dollars(argv_of(svc.command), svc) or []
     if entry:
         argv += ["--entrypoint", entry[0]]
         command = entry[1:] + command
     return [*argv, image, *command]
+
+
+def _literal_dollars(argv: list[str] | None, svc: ServiceSpec) -> list[str] | None:
+    """A compose command's words as the container gets them: compose reads ``$$`` as a
+    literal ``$`` (``sh -c "echo $$TASK"`` runs ``echo $TASK`` in the container's shell);
+    written unchanged into a shell script, ``$$`` would be the PID."""
+    if argv is None or not svc.compose_form:
+        return argv
+    return [w.replace("$$", "$") for w in argv]
 
 
 _PLACEHOLDER = re.compile(r"^(?:[A-Z_]+=)?\$\{[A-Z_]+:\?[^\"`$\\]*\}$")
@@ -189,9 +198,41 @@ def _logical_command(text: str) -> str:
     return runs[0]
 
 
+_LITERAL_DOLLAR = "\x00"  # a `$` inside single quotes: the shell does not expand it
+
+
+def _protect_single_quoted(line: str) -> str:
+    """``line`` with each ``$`` inside single quotes (or escaped) replaced by a marker, so that expanding
+    variables afterwards leaves them as the shell does (``'echo $TASK'`` reaches the
+    container as written)."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+            out.append(_LITERAL_DOLLAR if c == "$" else c)
+        elif c == "\\" and i + 1 < len(line):  # `\$` is a literal $ too
+            out.append(_LITERAL_DOLLAR if line[i + 1] == "$" else line[i : i + 2])
+            i += 1
+        elif c in "'\"" and quote in ("", c):
+            quote = c if quote == "" else ""
+            out.append(c)
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def parse_run_script(text: str) -> RunArgs:
-    """The `docker run` command of a script (shell variables expanded from this process)."""
-    words = [os.path.expandvars(w) for w in shlex.split(_logical_command(text), comments=True)]
+    """The `docker run` command of a script (shell variables outside single quotes expanded
+    from this process, as the shell that runs the script does)."""
+    line = _protect_single_quoted(_logical_command(text))
+    words = [
+        os.path.expandvars(w).replace(_LITERAL_DOLLAR, "$")
+        for w in shlex.split(line, comments=True)
+    ]
     while words and words[0] in ("exec", "command"):
         words.pop(0)
     if words[:2] != ["docker", "run"]:

@@ -239,6 +239,7 @@ class ServiceSpec:
     volumes: tuple[NamedVolume, ...] = ()
     passthrough: Mapping[str, Any] = field(default_factory=dict)  # depends_on, labels ...
     origin: str = ""  # where it came from, for the summary ("compose.yaml:3", "image agent:1")
+    compose_form: bool = False  # entrypoint/command as compose writes them (`$$` is a literal $)
     notes: tuple[str, ...] = ()
     code: CodeSpec | None = None  # the agent's code, carried out of the project
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from agentguard.harden.model import EnvVar, HardenOptions, NamedVolume, ServiceSpec
 from agentguard.inspect.facts import ImageConfig
+from agentguard.redact import mask_value
 from agentguard.rules.mounts import is_docker_socket, workdir_relation
 from agentguard.rules.secret_values import classify, scan_text, value_format
 
@@ -77,7 +78,7 @@ def rewrite_relative(
 
 
 def _redacted(argv: Sequence[str] | None) -> bool:
-    return argv is not None and any("***" in a for a in argv)
+    return argv is not None and any(mask_value() in a for a in argv)
 
 
 def _runs_python_module(argv: Sequence[str]) -> bool:
@@ -328,6 +329,7 @@ def service_from_compose(
         passthrough=passthrough,
         origin=origin,
         notes=tuple(notes),
+        compose_form=True,
     )
 
 

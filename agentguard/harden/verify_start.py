@@ -23,12 +23,13 @@ from agentguard import safeio
 from agentguard.findings import Source
 from agentguard.harden.docker_run import BuildArgs, RunArgs
 from agentguard.harden.probe_facts import AgentRun
+from agentguard.redact import mask_value
 from agentguard.rules.secret_values import scan_text
 
 FIRST_LINES = 10
 LINE_CAP = 300
 HEAD_CAP = 64 * 1024  # bytes of output read for the first lines
-MASK = "***"
+MASK = mask_value()  # the one mask of agentguard.redact
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from agentguard.findings import JSONValue
 from agentguard.inspect.facts import ContainerFacts, FileContent, ImageFacts
+from agentguard.redact import mask_value
 from agentguard.rules.secret_values import classify, redact_step, value_format
 
 # Agent configuration collected from an image for the agent-config rules.
@@ -63,15 +64,15 @@ def redact_argv(argv: Sequence[str] | None) -> list[str] | None:
     hide_next = False
     for arg in argv:
         if hide_next:
-            out.append("***")
+            out.append(mask_value())
             hide_next = False
             continue
         name, eq, value = arg.partition("=")
         flag = name.lstrip("-").replace("-", "_")
         if eq and classify(flag, value) is not None:
-            out.append(f"{name}=***")
+            out.append(f"{name}={mask_value()}")
         elif value_format(arg) is not None:
-            out.append("***")
+            out.append(mask_value())
         else:
             out.append(redact_step(arg))
             hide_next = arg.startswith("-") and not eq and classify(flag, "x" * 8) is not None

@@ -150,6 +150,10 @@ def _show(key: tuple[str, frozenset[str], str, tuple[str, ...]]) -> str:
     return text + (f" ; {marker}" if marker else "")
 
 
+# the tool that installs from each lock format, and its re-lock command
+_LOCK_TOOL = {"uv.lock": ("uv", "uv lock"), "poetry.lock": ("Poetry", "poetry lock")}
+
+
 def check_hashes(lock: ExistingLock) -> list[Finding]:
     """AG104 for every downloaded pin the lock holds no hash for."""
     from agentguard.rules.deps import UnhashedPin
@@ -158,7 +162,13 @@ def check_hashes(lock: ExistingLock) -> list[Finding]:
     for pin in lock.pins:
         if pin.local or pin.hashes:
             continue
-        if pin.source == "git":
+        tool, relock = _LOCK_TOOL.get(lock.format, ("", "agentguard lock"))
+        if pin.source == "git" and tool:
+            what = (
+                f"is pinned by a git commit, not by a file hash: {tool} checks out that commit "
+                "and builds it at install time, with no hash of a file to check it against"
+            )
+        elif pin.source == "git":
             what = (
                 "is pinned by a git commit, not by a file hash: `pip --require-hashes` refuses it"
             )
@@ -171,7 +181,8 @@ def check_hashes(lock: ExistingLock) -> list[Finding]:
                 severity=Severity.MEDIUM if pin.source == "git" else None,
                 locations=[Location(path=lock.path, line=pin.line)],
                 fix=Fix(
-                    "Depend on a released version from the index (the lock then holds its hashes)."
+                    "Depend on a released version from the index and re-lock with "
+                    f"`{relock}` (the lock then holds its hashes)."
                 ),
                 evidence={
                     "package": pin.name,

@@ -79,6 +79,11 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
             out += check_engine_policy(policy)
         for step in facts.action_steps:
             out += check_action_step(step)
+    if facts.agent_runs:
+        from agentguard.rules.agent_runs import check_agent_run
+
+        for run in facts.agent_runs:
+            out += check_agent_run(run)
     if facts.k8s_containers:
         from agentguard.rules.kubernetes import check_k8s_container
 

@@ -67,7 +67,13 @@ class AgentTriggerableByAnyone(Rule):
     ## What it does
     Reports `allow-users: "*"` on `openai/codex-action` and `allowed_non_write_users: "*"`
     on `anthropics/claude-code-action`: the action's own check that the person who
-    triggered the run has write access to the repository is switched off.
+    triggered the run has write access to the repository is switched off. An agent a
+    workflow starts with its own `run:` step (OpenHands' resolver, `python -m
+    openhands.resolver.resolve_issue`) has no such check: it is reported when the workflow
+    runs on an event anyone can cause (`issues` other than `labeled`, `issue_comment`,
+    review comments, `pull_request_target`, discussions) and neither the job's nor the
+    step's `if:` checks who triggered it (`author_association`, `github.actor`); medium
+    confidence, since the condition is read, not evaluated.
 
     ## Why is this bad?
     On a public repository anyone can open an issue or a comment. With the check off,

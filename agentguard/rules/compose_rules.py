@@ -30,6 +30,7 @@ from agentguard.rules.hardening import (
     check_read_only_rootfs,
     check_user,
 )
+from agentguard.rules.interpolation import Expanded, dockerfile_env, expand, expand_compose
 from agentguard.rules.mounts import check_mounts
 from agentguard.rules.secret_values import check_env_secrets
 
@@ -92,11 +93,16 @@ def check_compose_service(
             f = dataclasses.replace(f, evidence={**f.evidence, "workdir_from": workdir_from})
         findings.append(f)
     if svc.user is not None:
+        user = expand_compose(svc.user)  # a variable: unknown; its `:-default`: as shown
         findings += check_user(
-            None if "$" in svc.user else svc.user,  # interpolated: unknown, not "not root"
+            user.value,
             subject=subject,
             location=at("user"),
-            set_where="the compose file",
+            set_where="the compose file"
+            + (f", {', '.join(user.used)}" if user.used and user.value is not None else ""),
+            unknown_why=_unknown_why(
+                f"user: {svc.user}", user.unknown, "the environment compose runs in"
+            ),
         )
     for env in svc.environment:
         if env.value is not None:
@@ -253,13 +259,20 @@ def check_dockerfile_hardening(df: DockerfileFacts) -> list[Finding]:
     final = df.final
     if final is None:
         return findings
-    user, line = df.effective_user(final)
+    written, line = df.effective_user(final)
     subject = f"the final stage of {df.path}"
-    if user is not None:
+    if written is not None:
+        user = _dockerfile_user(df, written, line)
         findings += check_user(
-            user, subject=subject, location=Location(path=df.path, line=line), set_where="USER"
+            user.value,
+            subject=subject,
+            location=Location(path=df.path, line=line),
+            set_where="USER" + (f" with {', '.join(user.used)}" if user.used else ""),
+            unknown_why=_unknown_why(f"USER {written}", user.unknown, "a `--build-arg`"),
         )
-        return findings + _passwordless_sudo(df, user, subject)
+        if user.value is None:
+            return findings
+        return findings + _passwordless_sudo(df, user.value, subject)
     base = _root_base(df)
     if base == "scratch":
         return findings + check_user(
@@ -283,6 +296,24 @@ def check_dockerfile_hardening(df: DockerfileFacts) -> list[Finding]:
         )
     )
     return findings
+
+
+def _dockerfile_user(df: DockerfileFacts, written: str, line: int | None) -> Expanded:
+    """The USER's value with the ENV/ARG in force at its line (in the stage that sets it)."""
+    if "$" not in written:
+        return Expanded(written)
+    stage = next((s for s in df.stages if s.user_line == line), df.final)
+    if stage is None or line is None:
+        return Expanded(None, ("?",))
+    env = dockerfile_env(df, stage, line)
+    return expand(written, env.get)
+
+
+def _unknown_why(written: str, names: Sequence[str], decider: str) -> str:
+    if not names:
+        return ""
+    listed = ", ".join(names)
+    return f"`{written}`: the file gives no value for {listed}; {decider} decides"
 
 
 _NOPASSWD_ALL = re.compile(r"NOPASSWD\s*:\s*ALL\b")

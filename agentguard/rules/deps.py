@@ -128,11 +128,15 @@ class UnhashedPin(Rule):
 
     ## What it does
     Reports every requirement line in the lock that has no `--hash`, or is not pinned
-    with `==`.
+    with `==`; in a project's own lock (`uv.lock`, `poetry.lock`, `pylock.toml`), every
+    downloaded package without a hash. A package pinned by a git commit is reported at
+    medium, worded for the tool that installs from that lock (uv or Poetry check out the
+    commit and build it; pip's `--require-hashes` refuses it).
 
     ## Why is this bad?
     `pip install --require-hashes` refuses such a file, and without hashes a re-uploaded
-    or substituted file installs unnoticed.
+    or substituted file installs unnoticed. A git pin names a commit, but what gets
+    installed is built from it at install time: there is no file hash to check.
 
     ## Example
     `mcp==1.27.0` with no `--hash=sha256:...` lines.

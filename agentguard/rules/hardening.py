@@ -25,6 +25,12 @@ class RunsAsRoot(Rule):
     whose root password is emptied (`passwd -d root`), is root as well: any process of
     that user becomes root with `sudo` or `su`.
 
+    A user named by a variable (`USER $APP_USER`, `user: "${UID}:${GID}"`) is read with
+    the value the file gives it: a Dockerfile's ENV, or ARG default, in force at that line
+    (what a plain build uses; a `--build-arg` that chooses another user is the builder's
+    explicit choice), and compose's `${UID:-1000}` as the default it shows. A variable the
+    file gives no value is unknown: AG401 at low confidence, saying so, never "not root".
+
     ## Why is this bad?
     Root inside the container can change every file the container can see, install
     tools, and, together with a mount or a capability, reach the host. An agent that
@@ -293,18 +299,25 @@ def normalise_capability(cap: str) -> str:
 def user_is_root(user: str | None) -> bool | None:
     """True for an unset user, `root`, `0`, `root:<group>`, `0:<gid>`; None when unknown.
 
-    A named user other than root is taken as non-root (its uid would need /etc/passwd).
+    A named user other than root is taken as non-root (its uid would need /etc/passwd). A
+    variable (``$APP_USER``) or a template's value (``{{ user }}``) is unknown until expanded.
     """
-    if user is None or "{{" in user:  # a template's value: unknown until rendered
+    if user is None or "{{" in user or "$" in user:
         return None
     name = user.strip().split(":", 1)[0]
     return name in ROOT_NAMES
 
 
 def check_user(
-    user: str | None, *, subject: str, location: Location, set_where: str
+    user: str | None,
+    *,
+    subject: str,
+    location: Location,
+    set_where: str,
+    unknown_why: str = "",
 ) -> list[Finding]:
-    """AG401 for one effective user. ``set_where`` says where the user came from."""
+    """AG401 for one effective user. ``set_where`` says where the user came from;
+    ``unknown_why`` (for an unknown user) why it could not be determined."""
     root = user_is_root(user)
     if root is False:
         return []
@@ -316,7 +329,9 @@ def check_user(
     if root is None:
         return [
             RunsAsRoot.finding(
-                f"The user {subject} runs as could not be determined; it may be root.",
+                f"The user {subject} runs as could not be determined"
+                + (f" ({unknown_why})" if unknown_why else "")
+                + "; it may be root.",
                 locations=[location],
                 fix=fix,
                 evidence={"subject": subject, "user": None, "set_where": set_where},

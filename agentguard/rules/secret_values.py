@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ImageFacts
+from agentguard.redact import mask_value
 from agentguard.rules.hardening import LiteralSecret
 
 # Name parts (split on "_") that say "this holds a secret".
@@ -205,15 +206,15 @@ def scan_text(text: str) -> list[tuple[SecretHit, tuple[int, int]]]:
 
 
 def redact(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """``text`` with each span replaced by ``***`` (spans may overlap or repeat)."""
+    """``text`` with each span replaced by the one mask (spans may overlap or repeat)."""
     out = text
     for start, end in sorted(set(spans), reverse=True):
-        out = out[:start] + "***" + out[end:]
+        out = out[:start] + mask_value() + out[end:]
     return out
 
 
 def redact_step(text: str) -> str:
-    """A build step with every secret value replaced by ``***``: safe to show."""
+    """A build step with every secret value replaced by the one mask: safe to show."""
     return redact(text, [span for _, span in scan_text(text)])
 
 

@@ -74,7 +74,7 @@ def test_the_compose_project_of_the_issue_starts_hardened(
     # its first lines, the key masked: the value is never in the report
     assert verification(report, "agent-start")["output"] == [
         "agent up",
-        "key=***",
+        "key=REDACTED",
         "cwd=/work",
         "code=agent.sh ",
     ]
@@ -167,7 +167,7 @@ def test_the_example_project_starts_hardened(example_image: str, tmp_path: Path)
     assert all(status == "ok" for status, _ in probes.values()), probes
     assert verification(report, "agent-start")["output"] == [
         "model=claude-sonnet-4-5 cwd=/work",
-        "key=***",
+        "key=REDACTED",
         "plan-readable=False",
     ]
     script = (out / "docker-run.sh").read_text()
@@ -250,7 +250,7 @@ def test_a_node_agent_started_by_a_relative_script_starts_hardened(
     code = "code=node_modules package.json src"  # no docs, no .env, no Dockerfile
     assert verification(report, "agent-start")["output"] == [
         "hello agent",
-        "key=***",
+        "key=REDACTED",
         "cwd=/work",
         code,
     ]
@@ -294,7 +294,7 @@ def test_a_container_started_in_its_checkout_starts_hardened(
     assert probes["agent-start (docker-run.sh)"] == ("ok", "held: the agent ran and exited 0")
     assert verification(report, "agent-start")["output"] == [
         "agent up",
-        "key=***",
+        "key=REDACTED",
         "cwd=/work",
         "code=agent.sh ",
     ]

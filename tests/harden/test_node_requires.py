@@ -129,7 +129,7 @@ def test_a_node_agent_requiring_sibling_files_starts_hardened(
     assert all(status == "ok" for status, _ in probes.values()), probes
     lines = [
         "hello agent and later",
-        "key=***",
+        "key=REDACTED",
         "code=agent.js config lib",
         "lib=late.mjs words.js x.js",  # not unused.js; config holds words.json only
     ]

@@ -385,6 +385,7 @@ def test_a_compose_service_keeps_what_it_needs_and_says_what_it_dropped(tmp_path
             "relative to /app (`python -m pkg`, `node app.js`), make them absolute or set "
             "PYTHONPATH=/app",
         ),
+        compose_form=True,
     )
 
 

@@ -440,8 +440,9 @@ def test_a_git_dependency_is_unhashed_and_its_edges_are_named_unread(
     assert [(f["severity"], f["message"]) for f in findings(report, "AG104")] == [
         (
             "medium",
-            "gitdep==0.3.0 in uv.lock is pinned by a git commit, not by a file hash: "
-            "`pip --require-hashes` refuses it.",
+            "gitdep==0.3.0 in uv.lock is pinned by a git commit, not by a file hash: uv "
+            "checks out that commit and builds it at install time, with no hash of a file to "
+            "check it against.",
         )
     ]
     assert report["facts"]["unread_edges"] == ["gitdep==0.3.0 -> typing-x"]

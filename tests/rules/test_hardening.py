@@ -121,7 +121,7 @@ def test_ag402_config_env_and_build_history_redacted() -> None:
         _secret(
             img,
             "HF_TOKEN",
-            "build history step 3 (ARG HF_TOKEN=***)",
+            "build history step 3 (ARG HF_TOKEN=REDACTED)",
             "huggingface-token",
             "99bd9c82",
             {"note": "history step 3"},
@@ -138,7 +138,7 @@ def test_ag402_config_env_and_build_history_redacted() -> None:
         _secret(
             img,
             "HF_TOKEN",
-            "build history step 4 (RUN |1 HF_TOKEN=*** /bin/sh -c pip install -r requirements.txt)",
+            "build history step 4 (RUN |1 HF_TOKEN=REDACTED /bin/sh -c pip install -r requirements.txt)",
             "huggingface-token",
             "99bd9c82",
             {"layer": layer_digest(1), "note": "history step 4"},
@@ -146,7 +146,7 @@ def test_ag402_config_env_and_build_history_redacted() -> None:
         _secret(
             img,
             "OPENAI_API_KEY",
-            "build history step 5 (/bin/sh -c export OPENAI_API_KEY=*** && python setup.py)",
+            "build history step 5 (/bin/sh -c export OPENAI_API_KEY=REDACTED && python setup.py)",
             "anthropic-or-openai-key",
             "7d5fc497",
             {"layer": layer_digest(2), "note": "history step 5"},

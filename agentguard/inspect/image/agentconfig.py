@@ -149,12 +149,13 @@ def agent_clis(
 
 def claude_env(env: Mapping[str, str]) -> list[JSONValue]:
     """The Claude Code variables set, values redacted when they look like secrets."""
+    from agentguard.redact import mask_value
     from agentguard.rules.secret_values import classify
 
     out: list[JSONValue] = []
     for name in CLAUDE_ENV:
         if name in env:
             value = env[name]
-            shown = "***" if classify(name, value) is not None else value
+            shown = mask_value() if classify(name, value) is not None else value
             out.append({"name": name, "value": shown})
     return out

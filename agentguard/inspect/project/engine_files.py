@@ -15,6 +15,7 @@ from agentguard.inspect.project.lined import DocumentError
 
 if TYPE_CHECKING:
     from agentguard.inspect.project.files import FileOutcome
+    from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 
 def _failed(path: str, exc: DocumentError, code: str) -> Source:
@@ -59,20 +60,26 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
     from agentguard.inspect.project.workflows import action_policies, is_workflow, read_workflow
 
     if is_workflow(path, data):
-        if not any(a.encode() in data.lower() for a in _ACTION_NEEDLES):
+        lowered = data.lower()
+        if not any(a.encode() in lowered for a in _ACTION_NEEDLES):
             return
         try:
             steps = read_workflow(path, data)
+            runs = _agent_runs(path, data) if any(n in lowered for n in _RUN_NEEDLES) else []
         except DocumentError as exc:
             out.sources.append(_failed(path, exc, "workflow"))
             return
+        if not steps and not runs:
+            return  # names an agent without starting one
         out.parsed += 1
         out.action_steps += steps
+        out.agent_runs += runs
         for step in steps:
             policies, servers = action_policies(step)
             out.engine_policies += policies
             out.mcp_servers += servers
-        out.sources.append(Source.ok("file", path, f"GitHub workflow ({len(steps)} agent steps)"))
+        count = len(steps) + len(runs)
+        out.sources.append(Source.ok("file", path, f"GitHub workflow ({count} agent steps)"))
         return
     if not looks_like_manifest(data):
         return
@@ -100,7 +107,16 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
     )
 
 
+def _agent_runs(path: str, data: bytes) -> list[AgentRunStep]:
+    from agentguard.inspect.project.workflow_runs import read_agent_runs
+    from agentguard.inspect.project.yaml_lined import load_yaml
+
+    return read_agent_runs(path, load_yaml(data.decode("utf-8-sig")))
+
+
+_RUN_NEEDLES = (b"openhands",)  # agents a workflow starts with `run:` (workflow_runs)
 _ACTION_NEEDLES = (
+    *(n.decode() for n in _RUN_NEEDLES),
     "openai/codex-action",
     "run-gemini-cli",
     "gemini-cli-action",

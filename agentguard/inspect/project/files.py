@@ -26,6 +26,7 @@ from agentguard.inspect.project.model import (
     McpServer,
     ToolGrant,
 )
+from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
 # command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
@@ -74,6 +75,7 @@ class FileOutcome:
     settings: list[ClaudeSettings] = field(default_factory=list)
     engine_policies: list[EnginePolicy] = field(default_factory=list)
     action_steps: list[ActionStep] = field(default_factory=list)
+    agent_runs: list[AgentRunStep] = field(default_factory=list)
     k8s_containers: list[K8sContainer] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     parsed: int = 0

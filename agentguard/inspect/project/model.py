@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import JSONValue
+from agentguard.redact import mask_value
 
 if TYPE_CHECKING:
     from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
+    from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def alternatives(value: Any) -> list[Any]:
     return [value]
 
 
-REDACTED = "***"
+REDACTED = mask_value()  # the one mask of agentguard.redact
 
 
 def _secret_text(text: str, key: str | None = None) -> bool:
@@ -98,7 +100,7 @@ def _secret_text(text: str, key: str | None = None) -> bool:
 
 def to_json(value: Any, key: str | None = None) -> JSONValue:
     """JSON form of a value (unknowns and symbols described in words, secrets redacted:
-    a string in a known key format, or under a name that says secret, becomes ``***``)."""
+    a string in a known key format, or under a name that says secret, becomes the mask)."""
     if isinstance(value, str):
         return REDACTED if _secret_text(value, key) else value
     if isinstance(value, Unknown):
@@ -296,6 +298,7 @@ class ProjectFacts:
     settings: tuple[ClaudeSettings, ...] = ()
     engine_policies: tuple[EnginePolicy, ...] = ()  # Codex and Gemini CLI policies
     action_steps: tuple[ActionStep, ...] = ()  # agent actions in CI workflows
+    agent_runs: tuple[AgentRunStep, ...] = ()  # agents a workflow starts with `run:`
     k8s_containers: tuple[K8sContainer, ...] = ()  # containers of Kubernetes manifests
     workdir: str | None = None  # the image's working directory (inspect_files) or None
     project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present

@@ -152,6 +152,7 @@ def _keep(out: FileOutcome) -> bool:
         or out.settings
         or out.engine_policies
         or out.action_steps
+        or out.agent_runs
         or out.k8s_containers
     )
 
@@ -430,6 +431,7 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         settings=tuple(s for o in col.outcomes for s in o.settings),
         engine_policies=tuple(p for o in col.outcomes for p in o.engine_policies),
         action_steps=tuple(s for o in col.outcomes for s in o.action_steps),
+        agent_runs=tuple(r for o in col.outcomes for r in o.agent_runs),
         k8s_containers=tuple(c for o in col.outcomes for c in o.k8s_containers),
         workdir=workdir,
         project_markers=tuple(col.markers),
@@ -472,6 +474,11 @@ def _engine_facts(facts: ProjectFacts) -> dict[str, JSONValue]:
         out["agent_actions"] = [
             {"action": s.action, "ref": s.ref, "path": s.path, "line": s.line, "job": s.job}
             for s in facts.action_steps
+        ]
+    if facts.agent_runs:
+        out["agent_runs"] = [
+            {"engine": r.engine, "path": r.path, "line": r.line, "job": r.job}
+            for r in facts.agent_runs
         ]
     if facts.k8s_containers:
         out["kubernetes_containers"] = [

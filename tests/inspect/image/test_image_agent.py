@@ -391,7 +391,7 @@ def test_a_containers_environment_is_read_and_redacted(
     agent = report["facts"]["image"]["agent"]
     assert agent["claude_env"] == [
         {"name": "CLAUDE_CONFIG_DIR", "value": "/cfg"},
-        {"name": "ANTHROPIC_BASE_URL", "value": "***"},
+        {"name": "ANTHROPIC_BASE_URL", "value": "REDACTED"},
     ]
     assert "sk-ant-api03" not in json.dumps(report)
     assert [f["path"] for f in agent["files"] if f["why"].startswith("user")] == [

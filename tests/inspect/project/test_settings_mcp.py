@@ -124,7 +124,7 @@ def test_secrets_in_mcp_servers_never_reach_the_output() -> None:
             "declared_in": ".mcp.json",
             "transport": "stdio",
             "command": "npx",
-            "args": ["-y", "gh-mcp@1.0.0", "--api-key", "***"],
+            "args": ["-y", "gh-mcp@1.0.0", "--api-key", "REDACTED"],
         }
     ]
 
@@ -137,7 +137,7 @@ def test_secrets_in_agent_options_are_redacted_in_facts() -> None:
     ).encode()
     result = scan_files([ProjectFile("a.py", source)], workdir=None)
     assert result.facts["agent_configs"][0]["options"]["env"] == {
-        "ANTHROPIC_API_KEY": "***",
+        "ANTHROPIC_API_KEY": "REDACTED",
         "MODE": "x",
     }
     assert key not in repr(result.facts) + repr([f.to_json() for f in result.findings])
