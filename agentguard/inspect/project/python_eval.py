@@ -66,7 +66,7 @@ def reaching(name: str, scope: Scope, line: int) -> tuple[Scope | None, list[Bin
         if plain is not None:
             return _module_of(scope), own[plain:]
     owner = _owner(name, scope)
-    if owner is None:
+    if owner is None or name not in owner.bindings:  # (`global X` where no X is assigned)
         return None, []
     bindings = owner.bindings[name]
     # Read from the same scope: only bindings above the read count (straight-line code).
