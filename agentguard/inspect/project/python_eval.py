@@ -115,6 +115,8 @@ class Evaluator:
             base = base.value
         if not isinstance(base, ast.Name) or depth > MAX_DEPTH:
             return ()
+        if base.id not in self.index.alias_names:
+            return ()  # no binding of it anywhere is an import or another name (`self`)
         owner, bindings = reaching(base.id, scope, base.lineno)
         if owner is None:
             return ()

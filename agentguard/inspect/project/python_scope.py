@@ -99,6 +99,13 @@ class ModuleIndex(ast.NodeVisitor):
         self.dicts: list[tuple[ast.Dict, Scope]] = []
         # obj.attr = value: (target, value, scope, conditional)
         self.attr_assigns: list[tuple[ast.Attribute, ast.AST, Scope, bool]] = []
+        # the first part of every imported qualname, in any scope (``""`` for a relative
+        # import): every qualname the Evaluator resolves starts with one of them, so an
+        # extractor whose modules are not among them has nothing to find
+        self.import_roots: set[str] = set()
+        # names bound somewhere to an import or to another name or attribute: only these
+        # can resolve to an imported qualname
+        self.alias_names: set[str] = set()
         self._dispatch = _dispatch_table(type(self))
         self.visit(tree)
 
@@ -111,14 +118,26 @@ class ModuleIndex(ast.NodeVisitor):
             method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
+        # the children in field order, as ast.NodeVisitor visits them; a leaf (a name, a
+        # constant, a context, an operator) is passed over here, without a call
+        table = self._dispatch
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(value, ast.AST):
-                self.visit(value)
+                    method = table.get(type(item))
+                    if method is None:
+                        if isinstance(item, ast.AST):
+                            self.generic_visit(item)
+                    elif method is not _skip:
+                        method(self, item)
+                continue
+            method = table.get(type(value))
+            if method is None:
+                if isinstance(value, ast.AST):
+                    self.generic_visit(value)
+            elif method is not _skip:
+                method(self, value)
 
     # -- scopes -----------------------------------------------------------------
     def _enter(self, kind: str, name: str) -> tuple[Scope, int]:
@@ -131,6 +150,11 @@ class ModuleIndex(ast.NodeVisitor):
         self.scope, self.cond_depth = saved
 
     def _bind(self, name: str, value: ast.AST | Imported | Unknown, line: int) -> None:
+        if isinstance(value, Imported):
+            self.import_roots.add(value.qualname.split(".", 1)[0])
+            self.alias_names.add(name)
+        elif isinstance(value, ast.Name | ast.Attribute):
+            self.alias_names.add(name)
         target = self.scope
         if name in self.scope.globals_:
             target = self.module
@@ -239,6 +263,8 @@ class ModuleIndex(ast.NodeVisitor):
         scope = self.scope
         while scope.kind == "comprehension" and scope.parent is not None:
             scope = scope.parent
+        if isinstance(node.value, ast.Name | ast.Attribute):
+            self.alias_names.add(node.target.id)
         scope.bind(node.target.id, Binding(node.value, node.lineno, True))
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -346,6 +372,24 @@ class ModuleIndex(ast.NodeVisitor):
             else:
                 self.visit(t)
 
+    # -- the commonest nodes, walked without the generic loop (same children, same order)
+    def _value(self, node: ast.Attribute | ast.keyword | ast.Expr | ast.Await) -> None:
+        self.visit(node.value)
+
+    visit_Attribute = _value
+    visit_keyword = _value
+    visit_Expr = _value
+    visit_Await = _value
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.visit(node.value)
+        self.visit(node.slice)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.visit(node.left)
+        for comparator in node.comparators:
+            self.visit(comparator)
+
     # -- what the extractors want ---------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.scope))
@@ -383,7 +427,11 @@ def _dispatch_table(cls: type) -> dict[type, Callable[[Any, Any], None]]:
                 node_type = getattr(ast, attr[6:], None)
                 if isinstance(node_type, type):
                     table[node_type] = getattr(cls, attr)
-        for leaf in (ast.Constant, ast.Name, ast.Load, ast.Store, ast.Del):
+        # nodes without children the index wants (operators and contexts have none)
+        leaves = [ast.Constant, ast.Name]
+        for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop):
+            leaves += base.__subclasses__()
+        for leaf in leaves:
             table.setdefault(leaf, _skip)
         _TABLES[cls] = table
     return table
