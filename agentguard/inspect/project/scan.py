@@ -179,7 +179,7 @@ PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~
 # ... unless this many are Python files of some size (an SDK's own repository: most of its
 # files import it and are parsed, which costs far more than reading)
 PARALLEL_MIN_PYTHON = 400
-CHUNK = 250  # files in one range at most (a range is one task for a worker)
+CHUNK = 250  # about this many files in one range at most (a range is one worker's task)
 
 
 def _jobs(count: int, python: int = 0) -> int:
@@ -254,21 +254,27 @@ def _process_all(
 
 
 def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[int, int]]]:
-    """``indexes`` reordered so that each of the returned ranges takes every n-th file of
-    the walk, and the ranges.
+    """``indexes`` reordered so that each of the returned ranges is a sample of the whole
+    walk, and the ranges.
 
-    Several ranges per worker, each a sample of the whole tree: the walk's order keeps a
-    folder's files together, and in an SDK's own repository one folder of tests can hold
-    most of the parsing, which a contiguous range would give to one worker alone.
+    Several ranges per worker, each made of blocks of neighbouring files taken from all
+    over the walk: the walk keeps a folder's files together, and in an SDK's own repository
+    one folder of tests can hold most of the parsing, which one contiguous range would
+    give to one worker alone. (Neighbours stay together in a block: reading a tree in its
+    own order costs less.)
     """
+    if not indexes:
+        return [], []
     count = min(len(indexes), max(jobs * 8, -(-len(indexes) // CHUNK)))
-    order = [i for r in range(count) for i in indexes[r::count]]
+    block = max(1, len(indexes) // (count * 4))  # four blocks or more per range
+    blocks = [indexes[b : b + block] for b in range(0, len(indexes), block)]
+    order: list[int] = []
     ranges: list[tuple[int, int]] = []
-    start = 0
     for r in range(count):
-        size = len(range(r, len(indexes), count))
-        ranges.append((start, start + size))
-        start += size
+        start = len(order)
+        for taken in blocks[r::count]:
+            order += taken
+        ranges.append((start, len(order)))
     return order, ranges
 
 
