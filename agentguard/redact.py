@@ -261,8 +261,13 @@ def _scrub_dict(value: Mapping[Any, Any]) -> Any:
     changed = False
     for k, v in value.items():
         sk = text(k) if isinstance(k, str) else k
-        if secret_pair and k == "value" and isinstance(v, str) and not _is_reference(v):
-            new: Any = MASK
+        kind = type(v)
+        if kind in _PLAIN:
+            new: Any = v
+        elif secret_pair and k == "value" and isinstance(v, str) and not _is_reference(v):
+            new = MASK
+        elif kind is str and not (isinstance(k, str) and is_secret_name(k)):
+            new = text(v)
         else:
             new = _scrub(v, k if isinstance(k, str) else None)
         out[sk] = new
@@ -271,19 +276,19 @@ def _scrub_dict(value: Mapping[Any, Any]) -> Any:
 
 
 def _scrub_sequence(value: list[Any] | tuple[Any, ...]) -> Any:
-    items = [text(v) if type(v) is str else _scrub(v, None) for v in value]
-    for i in range(len(value) - 1):
-        flag, nxt = value[i], value[i + 1]
-        if (
-            isinstance(flag, str)
-            and isinstance(nxt, str)
-            and flag.startswith("-")
-            and "=" not in flag
-            and is_secret_name(flag.lstrip("-"))
-            and not _is_reference(nxt)
-        ):
-            items[i + 1] = MASK
-    if all(new is old for new, old in zip(items, value, strict=True)):
+    items = []
+    changed = False
+    after_flag = False  # the item before is a secret-named flag: this one is its value
+    for v in value:
+        if isinstance(v, str):
+            new = MASK if after_flag and not _is_reference(v) else text(v)
+            after_flag = v.startswith("-") and "=" not in v and is_secret_name(v.lstrip("-"))
+        else:
+            new = v if type(v) in _PLAIN else _scrub(v, None)
+            after_flag = False
+        items.append(new)
+        changed = changed or new is not v
+    if not changed:
         return value
     return tuple(items) if isinstance(value, tuple) else items
 
@@ -302,7 +307,10 @@ def _scrub_dataclass(value: Any, names: tuple[str, ...]) -> Any:
         if name in changes:
             continue
         old = getattr(value, name)
-        new = _scrub(old, None)
+        kind = type(old)
+        if kind in _PLAIN:
+            continue
+        new = text(old) if kind is str else _scrub(old, None)
         if new is not old and new != old:
             changes[name] = new
     return dataclasses.replace(value, **changes) if changes else value
