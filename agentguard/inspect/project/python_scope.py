@@ -12,11 +12,10 @@ with ``append``) it is :class:`Unknown`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentguard.inspect.project.model import Unknown
+from agentguard.inspect.project.python_walk import Walker
 
 MAX_DEPTH = 24  # name -> name -> ... chains deeper than this are unknown (and cycles end)
 
@@ -85,10 +84,11 @@ def short(node: ast.AST, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class ModuleIndex(ast.NodeVisitor):
+class ModuleIndex(Walker):
     """Builds the scopes of one module and remembers the scope of every call."""
 
     def __init__(self, tree: ast.Module) -> None:
+        super().__init__()
         self.module = Scope("module", "<module>", None)
         self.scope = self.module
         self.cond_depth = 0
@@ -106,38 +106,7 @@ class ModuleIndex(ast.NodeVisitor):
         # names bound somewhere to an import or to another name or attribute: only these
         # can resolve to an imported qualname
         self.alias_names: set[str] = set()
-        self._dispatch = _dispatch_table(type(self))
         self.visit(tree)
-
-    # A leaner visitor than ast.NodeVisitor: a type -> method table, no getattr per node.
-    def visit(self, node: ast.AST) -> None:
-        method = self._dispatch.get(type(node))
-        if method is None:
-            self.generic_visit(node)
-        else:
-            method(self, node)
-
-    def generic_visit(self, node: ast.AST) -> None:
-        # the children in field order, as ast.NodeVisitor visits them; a leaf (a name, a
-        # constant, a context, an operator) is passed over here, without a call
-        table = self._dispatch
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    method = table.get(type(item))
-                    if method is None:
-                        if isinstance(item, ast.AST):
-                            self.generic_visit(item)
-                    elif method is not _skip:
-                        method(self, item)
-                continue
-            method = table.get(type(value))
-            if method is None:
-                if isinstance(value, ast.AST):
-                    self.generic_visit(value)
-            elif method is not _skip:
-                method(self, value)
 
     # -- scopes -----------------------------------------------------------------
     def _enter(self, kind: str, name: str) -> tuple[Scope, int]:
@@ -372,24 +341,6 @@ class ModuleIndex(ast.NodeVisitor):
             else:
                 self.visit(t)
 
-    # -- the commonest nodes, walked without the generic loop (same children, same order)
-    def _value(self, node: ast.Attribute | ast.keyword | ast.Expr | ast.Await) -> None:
-        self.visit(node.value)
-
-    visit_Attribute = _value
-    visit_keyword = _value
-    visit_Expr = _value
-    visit_Await = _value
-
-    def visit_Subscript(self, node: ast.Subscript) -> None:
-        self.visit(node.value)
-        self.visit(node.slice)
-
-    def visit_Compare(self, node: ast.Compare) -> None:
-        self.visit(node.left)
-        for comparator in node.comparators:
-            self.visit(comparator)
-
     # -- what the extractors want ---------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.scope))
@@ -409,33 +360,3 @@ class ModuleIndex(ast.NodeVisitor):
     def visit_Dict(self, node: ast.Dict) -> None:
         self.dicts.append((node, self.scope))
         self.generic_visit(node)
-
-
-_TABLES: dict[type, dict[type, Callable[[Any, Any], None]]] = {}
-
-
-def _dispatch_table(cls: type) -> dict[type, Callable[[Any, Any], None]]:
-    table = _TABLES.get(cls)
-    if table is None:
-        table = {}
-        for attr in dir(cls):
-            # (ast.NodeVisitor's own visit_Constant is a slow compatibility shim: a leaf
-            # is skipped instead)
-            if attr.startswith("visit_") and getattr(cls, attr) is not getattr(
-                ast.NodeVisitor, attr, None
-            ):
-                node_type = getattr(ast, attr[6:], None)
-                if isinstance(node_type, type):
-                    table[node_type] = getattr(cls, attr)
-        # nodes without children the index wants (operators and contexts have none)
-        leaves = [ast.Constant, ast.Name]
-        for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop):
-            leaves += base.__subclasses__()
-        for leaf in leaves:
-            table.setdefault(leaf, _skip)
-        _TABLES[cls] = table
-    return table
-
-
-def _skip(_self: Any, _node: Any) -> None:
-    return None
