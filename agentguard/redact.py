@@ -271,7 +271,8 @@ def _scrub_dict(value: Mapping[Any, Any]) -> Any:
         else:
             new = _scrub(v, k if isinstance(k, str) else None)
         out[sk] = new
-        changed = changed or new is not v or sk is not k
+        # (text of equal strings is cached: equal, not always the same object)
+        changed = changed or (new is not v and new != v) or (sk is not k and sk != k)
     return out if changed else value
 
 
@@ -283,11 +284,12 @@ def _scrub_sequence(value: list[Any] | tuple[Any, ...]) -> Any:
         if isinstance(v, str):
             new = MASK if after_flag and not _is_reference(v) else text(v)
             after_flag = v.startswith("-") and "=" not in v and is_secret_name(v.lstrip("-"))
+            changed = changed or (new is not v and new != v)  # (an equal text may be cached)
         else:
             new = v if type(v) in _PLAIN else _scrub(v, None)
             after_flag = False
+            changed = changed or new is not v
         items.append(new)
-        changed = changed or new is not v
     if not changed:
         return value
     return tuple(items) if isinstance(value, tuple) else items
