@@ -271,9 +271,15 @@ def _scrub_dict(value: Mapping[Any, Any]) -> Any:
         else:
             new = _scrub(v, k if isinstance(k, str) else None)
         out[sk] = new
-        # (text of equal strings is cached: equal, not always the same object)
-        changed = changed or (new is not v and new != v) or (sk is not k and sk != k)
+        changed = changed or _changed(new, v) or _changed(sk, k)
     return out if changed else value
+
+
+def _changed(new: Any, old: Any) -> bool:
+    """Whether a scrubbed value differs from the original: for plain text, by equality (the
+    text of each string is cached, so an equal one may come back as another object); for
+    anything else, being another object (another type, say)."""
+    return new is not old and (type(old) is not str or new != old)
 
 
 def _scrub_sequence(value: list[Any] | tuple[Any, ...]) -> Any:
@@ -284,11 +290,10 @@ def _scrub_sequence(value: list[Any] | tuple[Any, ...]) -> Any:
         if isinstance(v, str):
             new = MASK if after_flag and not _is_reference(v) else text(v)
             after_flag = v.startswith("-") and "=" not in v and is_secret_name(v.lstrip("-"))
-            changed = changed or (new is not v and new != v)  # (an equal text may be cached)
         else:
             new = v if type(v) in _PLAIN else _scrub(v, None)
             after_flag = False
-            changed = changed or new is not v
+        changed = changed or _changed(new, v)
         items.append(new)
     if not changed:
         return value
