@@ -231,6 +231,27 @@ def scrub(value: T, key: str | None = None) -> T:
 
 
 def _scrub(value: Any, key: str | None) -> Any:
+    """(Plain dicts, lists and tuples in which nothing is redacted come back as the same
+    object: a report is about 50,000 values, nearly all of them clean.)"""
+    kind = type(value)
+    if kind is str:
+        if key is not None and is_secret_name(key) and not _is_reference(value):
+            return MASK
+        return text(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return _scrub_dict(value)
+    if kind is list or kind is tuple:
+        return _scrub_sequence(value)
+    if kind in _DATACLASS_FIELDS:
+        return _scrub_dataclass(value, _DATACLASS_FIELDS[kind])
+    return _scrub_other(value, key)
+
+
+def _scrub_other(value: Any, key: str | None) -> Any:
+    """Everything but the exact built-in containers: str and int subclasses, enums, other
+    mappings and sequences, dataclasses seen for the first time."""
     if isinstance(value, str):
         if key is not None and is_secret_name(key) and not _is_reference(value):
             return MASK
@@ -238,46 +259,89 @@ def _scrub(value: Any, key: str | None) -> Any:
     if isinstance(value, (bool, int, float, enum.Enum)) or value is None:
         return value
     if isinstance(value, Mapping):
-        named = value.get("name") if "value" in value else None
-        secret_pair = isinstance(named, str) and is_secret_name(named)
-        out = {}
-        for k, v in value.items():
-            sk = text(k) if isinstance(k, str) else k
-            if secret_pair and k == "value" and isinstance(v, str) and not _is_reference(v):
-                out[sk] = MASK
-            else:
-                out[sk] = _scrub(v, k if isinstance(k, str) else None)
-        return out
+        out = _scrub_dict(value)
+        return dict(out) if out is value else out
     if isinstance(value, (list, tuple)):
-        items = [_scrub(v, None) for v in value]
-        for i in range(len(value) - 1):
-            flag, nxt = value[i], value[i + 1]
-            if (
-                isinstance(flag, str)
-                and isinstance(nxt, str)
-                and flag.startswith("-")
-                and "=" not in flag
-                and is_secret_name(flag.lstrip("-"))
-                and not _is_reference(nxt)
-            ):
-                items[i + 1] = MASK
-        return tuple(items) if isinstance(value, tuple) else items
+        items = _scrub_sequence(value)
+        if items is value:
+            items = list(value)
+        return tuple(items) if isinstance(value, tuple) else list(items)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes: dict[str, Any] = {}
-        named, held = getattr(value, "name", None), getattr(value, "value", None)
-        if (
-            isinstance(named, str)
-            and isinstance(held, str)
-            and is_secret_name(named)
-            and not _is_reference(held)
-        ):
-            changes["value"] = MASK
-        for f in dataclasses.fields(value):
-            if not f.init or f.name in changes:
-                continue
-            old = getattr(value, f.name)
-            new = _scrub(old, None)
-            if new is not old and new != old:
-                changes[f.name] = new
-        return dataclasses.replace(value, **changes) if changes else value
+        names = tuple(f.name for f in dataclasses.fields(value) if f.init)
+        _DATACLASS_FIELDS[type(value)] = names
+        return _scrub_dataclass(value, names)
     return value
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})
+# a dataclass type -> the names of its init fields (what ``dataclasses.replace`` takes)
+_DATACLASS_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _scrub_dict(value: Mapping[Any, Any]) -> Any:
+    named = value.get("name") if "value" in value else None
+    secret_pair = isinstance(named, str) and is_secret_name(named)
+    out = {}
+    changed = False
+    for k, v in value.items():
+        sk = text(k) if isinstance(k, str) else k
+        kind = type(v)
+        if kind in _PLAIN:
+            new: Any = v
+        elif secret_pair and k == "value" and isinstance(v, str) and not _is_reference(v):
+            new = MASK
+        elif kind is str and not (isinstance(k, str) and is_secret_name(k)):
+            new = text(v)
+        else:
+            new = _scrub(v, k if isinstance(k, str) else None)
+        out[sk] = new
+        changed = changed or _changed(new, v) or _changed(sk, k)
+    return out if changed else value
+
+
+def _changed(new: Any, old: Any) -> bool:
+    """Whether a scrubbed value differs from the original: for plain text, by equality (the
+    text of each string is cached, so an equal one may come back as another object); for
+    anything else, being another object (another type, say)."""
+    return new is not old and (type(old) is not str or new != old)
+
+
+def _scrub_sequence(value: list[Any] | tuple[Any, ...]) -> Any:
+    items = []
+    changed = False
+    after_flag = False  # the item before is a secret-named flag: this one is its value
+    for v in value:
+        if isinstance(v, str):
+            new = MASK if after_flag and not _is_reference(v) else text(v)
+            after_flag = v.startswith("-") and "=" not in v and is_secret_name(v.lstrip("-"))
+        else:
+            new = v if type(v) in _PLAIN else _scrub(v, None)
+            after_flag = False
+        changed = changed or _changed(new, v)
+        items.append(new)
+    if not changed:
+        return value
+    return tuple(items) if isinstance(value, tuple) else items
+
+
+def _scrub_dataclass(value: Any, names: tuple[str, ...]) -> Any:
+    changes: dict[str, Any] = {}
+    named, held = getattr(value, "name", None), getattr(value, "value", None)
+    if (
+        isinstance(named, str)
+        and isinstance(held, str)
+        and is_secret_name(named)
+        and not _is_reference(held)
+    ):
+        changes["value"] = MASK
+    for name in names:
+        if name in changes:
+            continue
+        old = getattr(value, name)
+        kind = type(old)
+        if kind in _PLAIN:
+            continue
+        new = text(old) if kind is str else _scrub(old, None)
+        if new is not old and new != old:
+            changes[name] = new
+    return dataclasses.replace(value, **changes) if changes else value

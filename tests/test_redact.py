@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import NamedTuple
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentguard import redact
 
@@ -87,3 +96,107 @@ def test_data_is_redacted_by_key_by_flag_pair_and_by_name_value_pair() -> None:
 def test_a_quotation_is_short_and_redacted() -> None:
     quoted = redact.quote(f"GITHUB_TOKEN={V} " + "x" * 200)
     assert quoted == "'GITHUB_TOKEN=REDACTED " + "x" * 58 + "...'"
+
+
+# -- scrub's walk: the same result as a plain copy-everything walk ---------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Held:
+    name: str
+    value: object
+    extra: object = None
+
+
+class _Kind(str, enum.Enum):
+    SHELL = "--token"
+
+
+class _Pair(NamedTuple):
+    flag: object
+    value: object
+
+
+def _plain_scrub(value: object, key: str | None = None) -> object:
+    """The walk written the simple way (every container copied): the reference."""
+    if isinstance(value, str):
+        if key is not None and redact.is_secret_name(key) and _plain_secret(value):
+            return redact.MASK
+        return redact.text(value)
+    if isinstance(value, Mapping):
+        pair = "value" in value and isinstance(value.get("name"), str)
+        secret_pair = pair and redact.is_secret_name(value["name"])
+        return {
+            redact.text(k): (
+                redact.MASK
+                if secret_pair and k == "value" and isinstance(v, str) and _plain_secret(v)
+                else _plain_scrub(v, k)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        items = [_plain_scrub(v) for v in value]
+        for i in range(len(value) - 1):
+            flag, nxt = value[i], value[i + 1]
+            if (
+                isinstance(flag, str)
+                and isinstance(nxt, str)
+                and flag.startswith("-")
+                and "=" not in flag
+                and redact.is_secret_name(flag.lstrip("-"))
+                and _plain_secret(nxt)
+            ):
+                items[i + 1] = redact.MASK
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, _Held):  # a field is replaced only by a value that differs
+        fields = [value.name, value.value, value.extra]
+        new = [redact.text(value.name), _plain_scrub(value.value), _plain_scrub(value.extra)]
+        held = value.value
+        if redact.is_secret_name(value.name) and isinstance(held, str) and _plain_secret(held):
+            new[1] = redact.MASK
+        return _Held(*(n if n != o else o for n, o in zip(new, fields, strict=True)))
+    return value
+
+
+def _plain_secret(value: str) -> bool:
+    return not (
+        not value
+        or value == redact.MASK
+        or value.startswith(("$", "-"))
+        or re.fullmatch(r"<[^<>]*>|\*+", value) is not None
+    )
+
+
+_TEXTS = ["hi", "--token", "--api-key", V, f"GITHUB_TOKEN={V}", "$TOKEN", "-p", ""]
+_LEAF = st.one_of(
+    st.sampled_from(_TEXTS),
+    # an equal text that is another object (the redactor caches the text of each string)
+    st.sampled_from(_TEXTS).map(lambda t: "".join(list(t))),
+    st.just(_Kind.SHELL),  # a text that is not plain text
+    st.sampled_from(["API_KEY", "HOME", "name", "value", "password", "a\udcff"]),
+    st.integers(-3, 3),
+    st.booleans(),
+    st.none(),
+)
+_KEY = st.sampled_from(["name", "value", "token", "env", "command", "X-Api-Key", f"k{V}"])
+_DATA = st.recursive(
+    _LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.lists(inner, max_size=5).map(tuple),
+        st.dictionaries(_KEY, inner, max_size=4),
+        st.builds(_Held, st.sampled_from(["API_KEY", "HOME", "token"]), inner, inner),
+        st.builds(_Pair, inner, inner),  # a tuple that is not a plain tuple
+        st.dictionaries(_KEY, inner, max_size=3).map(MappingProxyType),  # nor a dict
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400)
+@given(_DATA)
+def test_scrub_equals_the_plain_walk_and_keeps_clean_containers(data: object) -> None:
+    scrubbed = redact.scrub(data)
+    assert repr(scrubbed) == repr(_plain_scrub(data))  # equal, and of the same types
+    if repr(scrubbed) == repr(data) and type(data) in (dict, list, tuple):
+        assert redact.scrub(data) is data  # nothing to redact: nothing copied

@@ -106,6 +106,8 @@ def _options_from_call(
 def _claude_configs(
     path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts, origin: str
 ) -> None:
+    if not index.import_roots & SDK_MODULES.keys():
+        return  # every callee below resolves to an import of the SDK
     built: dict[int, AgentConfig] = {}  # id(call node) -> config
     order: list[int] = []
     for node, scope in index.calls:

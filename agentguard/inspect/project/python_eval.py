@@ -66,7 +66,7 @@ def reaching(name: str, scope: Scope, line: int) -> tuple[Scope | None, list[Bin
         if plain is not None:
             return _module_of(scope), own[plain:]
     owner = _owner(name, scope)
-    if owner is None:
+    if owner is None or name not in owner.bindings:  # (`global X` where no X is assigned)
         return None, []
     bindings = owner.bindings[name]
     # Read from the same scope: only bindings above the read count (straight-line code).
@@ -115,6 +115,8 @@ class Evaluator:
             base = base.value
         if not isinstance(base, ast.Name) or depth > MAX_DEPTH:
             return ()
+        if base.id not in self.index.alias_names:
+            return ()  # no binding of it anywhere is an import or another name (`self`)
         owner, bindings = reaching(base.id, scope, base.lineno)
         if owner is None:
             return ()

@@ -35,6 +35,8 @@ def _site(path: str, node: ast.Call, detail: str, models: tuple[str, ...] = ()) 
 
 def option_fallbacks(path: str, index: ModuleIndex, ev: Evaluator) -> list[FallbackSite]:
     out: list[FallbackSite] = []
+    # (callees below resolve to an import of one of these frameworks)
+    imported = bool(index.import_roots & {"agno", "pydantic_ai", "litellm"})
     for node, scope in index.calls:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "with_fallbacks":
@@ -43,6 +45,8 @@ def option_fallbacks(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallb
                     path, node, f"LangChain `{short(node, 60)}` answers with the fallback runnables"
                 )
             )
+            continue
+        if not imported:
             continue
         q = ev.qualname(func, scope)
         if q is None:

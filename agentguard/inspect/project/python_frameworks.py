@@ -53,7 +53,16 @@ def _kw(node: ast.Call, name: str) -> ast.expr | None:
     return None
 
 
+def _imports_a_framework(roots: set[str]) -> bool:
+    return any(
+        r in ("agents", "smolagents") or r.startswith(("langchain", "autogen", "crewai"))
+        for r in roots
+    )
+
+
 def framework_grants(path: str, index: ModuleIndex, ev: Evaluator) -> list[ToolGrant]:
+    if not _imports_a_framework(index.import_roots):
+        return []  # every callee matched below resolves to an import of a framework
     out: list[ToolGrant] = []
     for node, scope in index.calls:
         q = ev.qualname(node.func, scope)

@@ -12,11 +12,10 @@ with ``append``) it is :class:`Unknown`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from agentguard.inspect.project.model import Unknown
+from agentguard.inspect.project.python_walk import Walker
 
 MAX_DEPTH = 24  # name -> name -> ... chains deeper than this are unknown (and cycles end)
 
@@ -85,10 +84,11 @@ def short(node: ast.AST, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-class ModuleIndex(ast.NodeVisitor):
+class ModuleIndex(Walker):
     """Builds the scopes of one module and remembers the scope of every call."""
 
     def __init__(self, tree: ast.Module) -> None:
+        super().__init__()
         self.module = Scope("module", "<module>", None)
         self.scope = self.module
         self.cond_depth = 0
@@ -99,26 +99,14 @@ class ModuleIndex(ast.NodeVisitor):
         self.dicts: list[tuple[ast.Dict, Scope]] = []
         # obj.attr = value: (target, value, scope, conditional)
         self.attr_assigns: list[tuple[ast.Attribute, ast.AST, Scope, bool]] = []
-        self._dispatch = _dispatch_table(type(self))
+        # the first part of every imported qualname, in any scope (``""`` for a relative
+        # import): every qualname the Evaluator resolves starts with one of them, so an
+        # extractor whose modules are not among them has nothing to find
+        self.import_roots: set[str] = set()
+        # names bound somewhere to an import or to another name or attribute: only these
+        # can resolve to an imported qualname
+        self.alias_names: set[str] = set()
         self.visit(tree)
-
-    # A leaner visitor than ast.NodeVisitor: a type -> method table, no getattr per node.
-    def visit(self, node: ast.AST) -> None:
-        method = self._dispatch.get(type(node))
-        if method is None:
-            self.generic_visit(node)
-        else:
-            method(self, node)
-
-    def generic_visit(self, node: ast.AST) -> None:
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(value, ast.AST):
-                self.visit(value)
 
     # -- scopes -----------------------------------------------------------------
     def _enter(self, kind: str, name: str) -> tuple[Scope, int]:
@@ -131,6 +119,11 @@ class ModuleIndex(ast.NodeVisitor):
         self.scope, self.cond_depth = saved
 
     def _bind(self, name: str, value: ast.AST | Imported | Unknown, line: int) -> None:
+        if isinstance(value, Imported):
+            self.import_roots.add(value.qualname.split(".", 1)[0])
+            self.alias_names.add(name)
+        elif isinstance(value, ast.Name | ast.Attribute):
+            self.alias_names.add(name)
         target = self.scope
         if name in self.scope.globals_:
             target = self.module
@@ -239,6 +232,8 @@ class ModuleIndex(ast.NodeVisitor):
         scope = self.scope
         while scope.kind == "comprehension" and scope.parent is not None:
             scope = scope.parent
+        if isinstance(node.value, ast.Name | ast.Attribute):
+            self.alias_names.add(node.target.id)
         scope.bind(node.target.id, Binding(node.value, node.lineno, True))
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -365,29 +360,3 @@ class ModuleIndex(ast.NodeVisitor):
     def visit_Dict(self, node: ast.Dict) -> None:
         self.dicts.append((node, self.scope))
         self.generic_visit(node)
-
-
-_TABLES: dict[type, dict[type, Callable[[Any, Any], None]]] = {}
-
-
-def _dispatch_table(cls: type) -> dict[type, Callable[[Any, Any], None]]:
-    table = _TABLES.get(cls)
-    if table is None:
-        table = {}
-        for attr in dir(cls):
-            # (ast.NodeVisitor's own visit_Constant is a slow compatibility shim: a leaf
-            # is skipped instead)
-            if attr.startswith("visit_") and getattr(cls, attr) is not getattr(
-                ast.NodeVisitor, attr, None
-            ):
-                node_type = getattr(ast, attr[6:], None)
-                if isinstance(node_type, type):
-                    table[node_type] = getattr(cls, attr)
-        for leaf in (ast.Constant, ast.Name, ast.Load, ast.Store, ast.Del):
-            table.setdefault(leaf, _skip)
-        _TABLES[cls] = table
-    return table
-
-
-def _skip(_self: Any, _node: Any) -> None:
-    return None

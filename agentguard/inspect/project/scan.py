@@ -180,7 +180,7 @@ PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~
 # ... unless this many are Python files of some size (an SDK's own repository: most of its
 # files import it and are parsed, which costs far more than reading)
 PARALLEL_MIN_PYTHON = 400
-CHUNK = 250
+CHUNK = 250  # about this many files in one range at most (a range is one worker's task)
 
 
 def _jobs(count: int, python: int = 0) -> int:
@@ -221,12 +221,10 @@ def _process_all(
 
     own = [i for i, c in enumerate(candidates) if c.kind == "container"]
     rest = [i for i, c in enumerate(candidates) if c.kind != "container"]
+    rest, ranges = _interleave(rest, jobs)
     # The workers are forked after the walk: they inherit the candidates and are sent
     # only index ranges (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
-    # chunks small enough that every worker gets several (parsing-heavy trees are uneven)
-    chunk = max(25, min(CHUNK, len(rest) // (jobs * 4) or 1))
-    ranges = [(n, min(n + chunk, len(rest))) for n in range(0, len(rest), chunk)]
     _preload()
     try:
         pool = ProcessPoolExecutor(
@@ -254,6 +252,31 @@ def _process_all(
     kept += [(rest[n], o) for _, got in results for n, o in got]
     kept.sort(key=lambda t: t[0])
     return own_read + sum(r for r, _ in results), [o for _, o in kept], scanned
+
+
+def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[int, int]]]:
+    """``indexes`` reordered so that each of the returned ranges is a sample of the whole
+    walk, and the ranges.
+
+    Several ranges per worker, each made of blocks of neighbouring files taken from all
+    over the walk: the walk keeps a folder's files together, and in an SDK's own repository
+    one folder of tests can hold most of the parsing, which one contiguous range would
+    give to one worker alone. (Neighbours stay together in a block: reading a tree in its
+    own order costs less.)
+    """
+    if not indexes:
+        return [], []
+    count = min(len(indexes), max(jobs * 8, -(-len(indexes) // CHUNK)))
+    block = max(1, len(indexes) // (count * 4))  # four blocks or more per range
+    blocks = [indexes[b : b + block] for b in range(0, len(indexes), block)]
+    order: list[int] = []
+    ranges: list[tuple[int, int]] = []
+    for r in range(count):
+        start = len(order)
+        for taken in blocks[r::count]:
+            order += taken
+        ranges.append((start, len(order)))
+    return order, ranges
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

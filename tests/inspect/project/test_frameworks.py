@@ -70,3 +70,45 @@ def test_same_names_from_other_modules_are_not_grants() -> None:
         CodeAgent()
     """
     assert _grants(source) == []
+
+
+def test_a_tool_imported_anywhere_under_any_alias_is_found() -> None:
+    # the extractors skip a file whose imports name none of their modules: an import in
+    # a function, an alias of an alias and a walrus are imports all the same
+    source = """
+        import os
+
+
+        def build():
+            import agents as sdk
+            shell = sdk.ShellTool
+            return shell(executor=None)
+
+
+        def later():
+            from langchain_community.tools import ShellTool as Tool
+            if (made := Tool):
+                return made()
+
+
+        def fallback(llm, other):
+            return llm.with_fallbacks([other])
+    """
+    assert _grants(source) == [
+        ("openai-agents", "ShellTool", "shell", 8, True),
+        ("langchain", "ShellTool", "shell", 14, True),
+    ]
+    facts = analyse_python("a.py", textwrap.dedent(source).encode())
+    assert [(s.kind, s.line) for s in facts.fallbacks] == [("framework-option", 18)]
+
+
+def test_a_relative_import_of_a_tool_name_is_not_the_framework() -> None:
+    # the SDK's own modules import its tools relatively: that is not handing one to an agent
+    source = """
+        from .tool import ShellTool
+        from . import agents
+
+        ShellTool(executor=None)
+        agents.ShellTool(executor=None)
+    """
+    assert _grants(source) == []

@@ -278,3 +278,20 @@ def test_dataclasses_replace_derives_a_configuration() -> None:
             },
         ),
     ]
+
+
+def test_a_global_never_assigned_is_unknown_not_a_crash() -> None:
+    # valid Python: `global MODE` in a function, MODE assigned nowhere (set by another
+    # module at run time); looking the name up used to raise KeyError and end the run
+    source = """
+        from claude_agent_sdk import ClaudeAgentOptions
+
+
+        def make():
+            global MODE
+            MODE.reset()
+            return ClaudeAgentOptions(permission_mode=MODE)
+    """
+    assert _configs(source) == [
+        (8, {"permission_mode": Unknown("MODE", "name not defined in this file")}, False)
+    ]

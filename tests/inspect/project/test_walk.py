@@ -254,3 +254,21 @@ def test_links_to_files_outside_the_project_are_not_read(tmp_path: Path) -> None
     )
     assert "AG310" not in {f.rule_id for f in result.findings}
     assert "app/.mcp.json" in [c.rel for c in walk(str(project)).candidates]
+
+
+def test_pool_ranges_take_every_file_once_each_a_sample_of_the_whole_walk() -> None:
+    # a folder of large test files (the walk keeps a folder together) is shared out
+    from agentguard.inspect.project import scan
+
+    order, ranges = scan._interleave(list(range(1000)), 2)
+    assert sorted(order) == list(range(1000))
+    assert len(ranges) == 16  # eight per worker
+    assert ranges[0][0] == 0 and ranges[-1][1] == 1000
+    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(15))
+    for a, b in ranges:  # blocks of 15 neighbours, from the first quarter to the last
+        taken = order[a:b]
+        assert taken[:15] == list(range(taken[0], taken[0] + 15))
+        assert min(taken) < 250 and max(taken) >= 750
+    assert scan._interleave([], 2) == ([], [])
+    assert scan._interleave([7, 8], 2) == ([7, 8], [(0, 1), (1, 2)])
+    assert len(scan._interleave(list(range(20000)), 2)[1]) == 80  # about CHUNK files each
