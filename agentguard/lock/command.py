@@ -120,6 +120,11 @@ def run_lock(
                         project_config().deps,
                         early.uv_lock if early is not None else None,
                         no_build=project_config().build is False,
+                        settings=(
+                            early.settings
+                            if early is not None and early.settings
+                            else settings_for(opts, project_config())
+                        ),
                         warm=warm,
                     )
                 else:
@@ -356,11 +361,9 @@ def _lock_locked(
         "only_binary": settings.only_binary,
         "min_release_age": settings.min_release_age,
     }
-    if settings.exclude_newer:
-        notes.append(
-            f"Cooldown (min-release-age {settings.min_release_age}): files uploaded after "
-            f"{settings.exclude_newer} were left out of the resolution."
-        )
+    cooldown = settings.cooldown_note()
+    if cooldown:
+        notes.append(cooldown)
     incomplete = any(s.status.value == "failed" for s in sources)
     if blocking:
         notes.append(
