@@ -27,7 +27,6 @@ from agentguard.engine import UsageError
 from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
-from agentguard.lock.resolver_env import resolver_env
 from agentguard.lock.resolver_errors import ResolverError as ResolverError
 from agentguard.lock.resolver_errors import classify as _classify
 from agentguard.lock.urls import clean_url, split_userinfo
@@ -226,7 +225,7 @@ class UvRun:
         cmd += ["--python", sys.executable]
         if req.python_version:
             cmd += ["--python-version", req.python_version]
-        env = resolver_env()
+        env = children.resolver_env()
         cmd += _index_flags(req, "--default-index", env, "UV_DEFAULT_INDEX")
         if req.only_binary:
             cmd += ["--only-binary", ":all:"]
@@ -360,7 +359,7 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
         raise UsageError(
             "--backend pip-tools needs pip-tools: pip install 'agentguard[pip-tools]'"
         ) from None
-    env = resolver_env()
+    env = children.resolver_env()
     # See the indexes we were told, not the machine's pip.conf.
     env["PIP_CONFIG_FILE"] = os.devnull
     cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", "--no-config"]
@@ -401,7 +400,7 @@ def default_index_urls() -> tuple[str, ...]:
                 "--quiet",
             ],
             Path(tmp),
-            resolver_env(),
+            children.resolver_env(),
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
     return tuple(clean_url(u) for u in urls)

@@ -22,7 +22,6 @@ else:  # pragma: no cover
 from agentguard import safeio
 from agentguard.lock import children
 from agentguard.lock.deadline import NO_DEADLINE, Deadline
-from agentguard.lock.resolver_env import resolver_env
 from agentguard.safeio import MAX_CONFIG_BYTES
 
 UV_LOCK = "uv.lock"
@@ -166,7 +165,7 @@ class UvLockRun:
         self._tmp: Path | None = None
         self._work: Path | None = None
         self._proc: subprocess.Popen[str] | None = None
-        env = resolver_env()  # (a relative UV_CACHE_DIR: against where we started)
+        env = children.resolver_env()  # (a relative UV_CACHE_DIR: against where we started)
         env.setdefault("UV_PYTHON_DOWNLOADS", "never")
         try:
             self._tmp, self._work = _workspace(root, lock_text)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentguard.lock.backend import uv_binary
-from agentguard.lock.resolver_env import resolver_env
+from agentguard.lock.children import resolver_env
 from tests.lock.helpers import run_json, write_project
 from tests.wheelhouse import build_wheel, write_simple_index
 
