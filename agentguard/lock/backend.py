@@ -1,4 +1,5 @@
-"""Resolver backends: uv (default) and pip-tools. Both produce hash-pinned requirements.
+"""Resolver backends: uv (default) and pip-tools (its run: agentguard.lock.pip_tools). Both
+produce hash-pinned requirements.
 
 A backend runs the real resolver once and returns the pins plus the index it used.
 It never runs package code itself beyond what the resolver does; with
@@ -8,7 +9,6 @@ It never runs package code itself beyond what the resolver does; with
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 import subprocess
@@ -115,7 +115,7 @@ def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], 
     return pins, index_urls, find_links
 
 
-def _run(
+def run_resolver(
     cmd: list[str], cwd: Path, env: dict[str, str], deadline: Deadline = NO_DEADLINE
 ) -> subprocess.CompletedProcess[str]:
     try:
@@ -156,7 +156,7 @@ def uv_binary() -> str:
 
 
 # Both resolvers write a hash-pinned requirements file and say which index they used.
-_OUTPUT_FLAGS = [
+OUTPUT_FLAGS = [
     "-o",
     "requirements.txt",
     "--generate-hashes",
@@ -168,7 +168,7 @@ _OUTPUT_FLAGS = [
 ]
 
 
-def _index_flags(
+def index_flags(
     req: ResolveRequest, index_flag: str, env: dict[str, str], env_name: str
 ) -> list[str]:
     """The flags for the indexes; an index URL that carries a login goes to the resolver in
@@ -190,22 +190,6 @@ def _index_flags(
     return flags
 
 
-def _compile(
-    req: ResolveRequest, cmd: list[str], env: dict[str, str]
-) -> tuple[list[LockedPackage], list[str], list[str]]:
-    """Run one resolver command in a scratch folder holding requirements.in (and the
-    previous lock as requirements.txt: both resolvers prefer the pins already there)."""
-    with tempfile.TemporaryDirectory(prefix="agentguard-lock-") as tmp:
-        tmpdir = Path(tmp)
-        out = _scratch(req, tmpdir)
-        proc = _run(cmd, tmpdir, env, req.deadline)
-        if proc.returncode != 0:
-            raise _classify(proc.stderr)
-        pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
-    # What is written and shown of an index: never its login or a token.
-    return pins, [clean_url(u) for u in index_urls], [clean_url(u) for u in find_links]
-
-
 class UvRun:
     """One `uv pip compile` started (with `uv --version` beside it) and not yet waited for.
 
@@ -218,15 +202,15 @@ class UvRun:
         uv = uv_binary()
         # --no-config: no uv.toml of the scratch folder's parents (a shared $TMPDIR that any
         # local user can write to), of the user or of the system; only the flags below.
-        cmd = [uv, "pip", "compile", "requirements.in", "--no-config", *_OUTPUT_FLAGS]
+        cmd = [uv, "pip", "compile", "requirements.in", "--no-config", *OUTPUT_FLAGS]
         cmd.append("--universal")
         # Name the interpreter: left to itself uv probes every python on PATH (15 s behind
         # pyenv shims here) just to learn that the target version is not installed.
         cmd += ["--python", sys.executable]
         if req.python_version:
             cmd += ["--python-version", req.python_version]
-        env = dict(os.environ)
-        cmd += _index_flags(req, "--default-index", env, "UV_DEFAULT_INDEX")
+        env = children.resolver_env()
+        cmd += index_flags(req, "--default-index", env, "UV_DEFAULT_INDEX")
         if req.only_binary:
             cmd += ["--only-binary", ":all:"]
         if req.exclude_newer:
@@ -236,7 +220,7 @@ class UvRun:
         self._probe: subprocess.Popen[str] | None = None
         self._proc: subprocess.Popen[str] | None = None
         try:
-            self._out = _scratch(req, Path(self._tmp.name))
+            self._out = scratch_inputs(req, Path(self._tmp.name))
             # `uv --version` runs beside the resolution, not before it (it is on the clock).
             children.started(self)
             self._probe = _popen([uv, "--version"], Path(self._tmp.name), None, text_err=False)
@@ -288,7 +272,7 @@ class UvRun:
         children.finished(self)
 
 
-def _scratch(req: ResolveRequest, tmpdir: Path) -> Path:
+def scratch_inputs(req: ResolveRequest, tmpdir: Path) -> Path:
     """The scratch folder's requirements.in, and the previous lock as requirements.txt (the
     resolver prefers the pins already there); the path the resolver writes."""
     (tmpdir / "requirements.in").write_text("\n".join(req.requirements) + "\n", encoding="utf-8")
@@ -352,43 +336,17 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
     return UvRun(req).result()
 
 
-def resolve_pip_tools(req: ResolveRequest) -> Resolution:
-    try:
-        import piptools  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
-    except ImportError:
-        raise UsageError(
-            "--backend pip-tools needs pip-tools: pip install 'agentguard[pip-tools]'"
-        ) from None
-    env = dict(os.environ)
-    # See the indexes we were told, not the machine's pip.conf.
-    env["PIP_CONFIG_FILE"] = os.devnull
-    cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", "--no-config"]
-    cmd += [
-        *_OUTPUT_FLAGS,
-        "--strip-extras",
-        *_index_flags(req, "--index-url", env, "PIP_INDEX_URL"),
-    ]
-    pip_args = ["--only-binary :all:"] if req.only_binary else []
-    if req.exclude_newer:
-        pip_args.append(f"--uploaded-prior-to {req.exclude_newer}")
-    if pip_args:
-        cmd += ["--pip-args", " ".join(pip_args)]
-    pins, index_urls, find_links = _compile(req, cmd, env)
-    raw_version = _run(
-        [sys.executable, "-m", "piptools", "--version"], Path.cwd(), env
-    ).stdout.strip()
-    version = "pip-compile " + raw_version.rsplit(" ", 1)[-1] if raw_version else "pip-compile"
-    if not index_urls and not req.no_index:
-        index_urls = [clean_url(req.index_url)] if req.index_url else list(default_index_urls())
-    shown = tuple(redact.url(a) for a in ("pip-compile", *cmd[4:]))
-    return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown)
+def _resolve_pip_tools(req: ResolveRequest) -> Resolution:
+    from agentguard.lock.pip_tools import resolve_pip_tools  # (only when asked for)
+
+    return resolve_pip_tools(req)
 
 
 def default_index_urls() -> tuple[str, ...]:
     """The index the resolver uses when none is given (asked from uv, not hard-coded)."""
     with tempfile.TemporaryDirectory(prefix="agentguard-idx-") as tmp:
         (Path(tmp) / "empty.in").write_text("", encoding="utf-8")
-        proc = _run(
+        proc = run_resolver(
             [
                 uv_binary(),
                 "pip",
@@ -400,7 +358,7 @@ def default_index_urls() -> tuple[str, ...]:
                 "--quiet",
             ],
             Path(tmp),
-            dict(os.environ),
+            children.resolver_env(),
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
     return tuple(clean_url(u) for u in urls)
@@ -408,5 +366,5 @@ def default_index_urls() -> tuple[str, ...]:
 
 BACKENDS: dict[str, Callable[[ResolveRequest], Resolution]] = {
     "uv": resolve_uv,
-    "pip-tools": resolve_pip_tools,
+    "pip-tools": _resolve_pip_tools,
 }

@@ -116,7 +116,7 @@ class Early:
     inputs: ProjectInputs
     config: Config
     held: contextlib.ExitStack  # the project lock, taken
-    settings: Settings | None = None
+    settings: Settings | None = None  # (both kinds: the cooldown's cut-off is taken here)
     request: ResolveRequest | None = None
     run: UvRun | None = None
     uv_lock: UvLockRun | None = None
@@ -172,13 +172,13 @@ def _begin(opts: LockOptions) -> None:
     early = Early(opts, inputs, config, held)
     try:
         held.enter_context(project_lock(root, wait=0))  # busy: the command waits its turn
+        early.settings = settings
         if uv_project:
-            early.uv_lock = _uv_lock(opts, inputs, config)
+            early.uv_lock = _uv_lock(opts, inputs, config, settings)
         else:
             from agentguard.lock.backend import UvRun
             from agentguard.lock.start import resolve_request
 
-            early.settings = settings
             early.request = resolve_request(opts, inputs, settings)
             early.run = UvRun(early.request)
         _started = early
@@ -187,7 +187,9 @@ def _begin(opts: LockOptions) -> None:
         raise
 
 
-def _uv_lock(opts: LockOptions, inputs: ProjectInputs, config: Config) -> UvLockRun:
+def _uv_lock(
+    opts: LockOptions, inputs: ProjectInputs, config: Config, settings: Settings
+) -> UvLockRun:
     """`uv lock` on a copy, as :func:`agentguard.lock.uv_project.relock_uv` starts it."""
     from agentguard import safeio
     from agentguard.lock.deadline import Deadline
@@ -199,7 +201,13 @@ def _uv_lock(opts: LockOptions, inputs: ProjectInputs, config: Config) -> UvLock
     text = safeio.read_bytes(path, cap=safeio.MAX_LOCK_BYTES).decode("utf-8")
     deadline = Deadline.start(opts.timeout)
     return UvLockRun(
-        opts, inputs.root, inputs.requires_python, text, deadline, no_build=config.build is False
+        opts,
+        inputs.root,
+        inputs.requires_python,
+        text,
+        deadline,
+        no_build=config.build is False,
+        exclude_newer=settings.exclude_newer,
     )
 
 

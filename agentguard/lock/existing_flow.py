@@ -30,6 +30,7 @@ else:  # pragma: no cover
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
     from agentguard.lock.existing import ExistingAnalysis
+    from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
 
 
@@ -196,14 +197,18 @@ def lock_existing(
     started: UvLockRun | None = None,
     *,
     no_build: bool = False,
+    settings: Settings | None = None,
     warm: Callable[[], None] = lambda: None,
 ) -> Report:
     """A re-lock: uv projects through ``uv lock`` and the gate; other locks are read and
-    gated, not re-locked (said so). ``started``: `uv lock` already running (lock.early)."""
+    gated, not re-locked (said so). ``started``: `uv lock` already running (lock.early);
+    ``settings``: the cooldown's cut-off `uv lock` is given."""
     if reader.format == "uv.lock":
         from agentguard.lock.uv_project import relock_uv
 
-        report = relock_uv(opts, inputs, policy, started, no_build=no_build, warm=warm)
+        report = relock_uv(
+            opts, inputs, policy, started, no_build=no_build, settings=settings, warm=warm
+        )
         return _export(opts, inputs, reader, report)
     report = check_existing(inputs, reader, policy, getattr(opts, "index_url", None))
     from dataclasses import replace

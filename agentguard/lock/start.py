@@ -60,6 +60,15 @@ class Settings:
             out["exclude-newer"] = self.exclude_newer
         return out
 
+    def cooldown_note(self) -> str | None:
+        """What the report says of the cooldown: the age and the cut-off it gave."""
+        if not self.exclude_newer:
+            return None
+        return (
+            f"Cooldown (min-release-age {self.min_release_age}): files uploaded after "
+            f"{self.exclude_newer} were left out of the resolution."
+        )
+
 
 def settings_for(opts: LockOptions, config: Config) -> Settings:
     import datetime as dt

@@ -49,9 +49,14 @@ def _runs_here(requires_python: str | None) -> bool:
 
 
 def uv_lock_command(
-    opts: Any, requires_python: str | None = None, *, no_build: bool = False
+    opts: Any,
+    requires_python: str | None = None,
+    *,
+    no_build: bool = False,
+    exclude_newer: str | None = None,
 ) -> list[str]:
-    """``no_build``: `build = false` in ``[tool.agentguard]`` (as ``--only-binary``)."""
+    """``no_build``: `build = false` in ``[tool.agentguard]`` (as ``--only-binary``);
+    ``exclude_newer``: the cooldown's cut-off (:func:`agentguard.lock.start.settings_for`)."""
     from agentguard.lock.backend import uv_binary
 
     cmd = [uv_binary(), "lock"]
@@ -71,6 +76,8 @@ def uv_lock_command(
         cmd.append("--no-index")
     if opts.only_binary or no_build:
         cmd.append("--no-build")  # never build an sdist: no package code runs
+    if exclude_newer:
+        cmd += ["--exclude-newer", exclude_newer]
     return cmd
 
 
@@ -140,8 +147,11 @@ class UvLockRun:
         deadline: Deadline = NO_DEADLINE,
         *,
         no_build: bool = False,
+        exclude_newer: str | None = None,
     ) -> None:
-        cmd = uv_lock_command(opts, requires_python, no_build=no_build) + config_flags(root)
+        cmd = uv_lock_command(
+            opts, requires_python, no_build=no_build, exclude_newer=exclude_newer
+        ) + config_flags(root)
         self.deadline = deadline
         self.shown = [
             "uv",
@@ -155,7 +165,7 @@ class UvLockRun:
         self._tmp: Path | None = None
         self._work: Path | None = None
         self._proc: subprocess.Popen[str] | None = None
-        env = dict(os.environ)
+        env = children.resolver_env()  # (a relative UV_CACHE_DIR: against where we started)
         env.setdefault("UV_PYTHON_DOWNLOADS", "never")
         try:
             self._tmp, self._work = _workspace(root, lock_text)

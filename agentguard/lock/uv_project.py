@@ -32,6 +32,7 @@ from agentguard.lock.uv_lock_run import uv_lock_command as uv_lock_command
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
+    from agentguard.lock.start import Settings
 
 
 def relock_uv(
@@ -41,10 +42,12 @@ def relock_uv(
     started: UvLockRun | None = None,
     *,
     no_build: bool = False,
+    settings: Settings | None = None,
     warm: Callable[[], None] = lambda: None,
 ) -> Report:
     """``started``: `uv lock` already running for these options (else it is started here,
     once the committed lock was read); ``no_build``: `build = false` in the configuration;
+    ``settings``: the cooldown (its cut-off goes to `uv lock` as ``--exclude-newer``);
     ``warm``: the caller's imports, done while `uv lock` runs."""
     from agentguard.lock.lockfile import write_atomically
     from agentguard.lock.resolver_errors import classify as _classify
@@ -109,6 +112,7 @@ def relock_uv(
         old_text,
         Deadline.start(opts.timeout),
         no_build=no_build,
+        exclude_newer=settings.exclude_newer if settings is not None else None,
     )
     from agentguard import policy as _policy  # noqa: F401  (imported while `uv lock` runs)
     from agentguard.lock.existing_check import check_hashes as _hashes  # noqa: F401
@@ -215,12 +219,22 @@ def relock_uv(
     notes.append(
         f"The lock is the project's own {UV_LOCK}; no requirements.lock or pylock.toml was written."
     )
+    facts = facts_of(new, analysis)
+    cooldown = settings.cooldown_note() if settings is not None else None
+    if settings is not None and cooldown:
+        facts["min_release_age"] = settings.min_release_age
+        facts["exclude_newer"] = settings.exclude_newer
+        notes.append(
+            f"{cooldown} uv records the cut-off in {UV_LOCK}, so `uv sync --locked` without "
+            "it finds the lock out of date (set `exclude-newer` in [tool.uv] to make it the "
+            "project's own)."
+        )
     return make_report(
         "lock",
         findings,
         sources,
         target=str(root),
         inputs=prov,
-        facts=facts_of(new, analysis),
+        facts=facts,
         notes=notes,
     )

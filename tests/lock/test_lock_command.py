@@ -436,7 +436,7 @@ def test_check_uses_the_config_file_it_was_given(
 def test_a_relock_keeping_every_pin_uses_the_analysis_made_while_resolving(
     tmp_path: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentguard.lock import analysis, command
+    from agentguard.lock import analysis, command, speculation
     from agentguard.report.json_out import report_to_json
 
     project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
@@ -466,8 +466,8 @@ def test_a_relock_keeping_every_pin_uses_the_analysis_made_while_resolving(
     assert "The lock is up to date; files left untouched." in kept["notes"]
 
     # The same re-lock without the speculation reports exactly the same.
-    speculate = command._speculate
-    monkeypatch.setattr(command, "_speculate", lambda *_a, **_k: None)
+    speculate = speculation.speculate
+    monkeypatch.setattr(speculation, "speculate", lambda *_a, **_k: None)
     plain = relock()
     assert len(calls) == 1
     volatile = ("made_at",)
@@ -475,7 +475,7 @@ def test_a_relock_keeping_every_pin_uses_the_analysis_made_while_resolving(
         for key in volatile:
             doc["provenance"].pop(key, None)
     assert kept == plain
-    monkeypatch.setattr(command, "_speculate", speculate)
+    monkeypatch.setattr(speculation, "speculate", speculate)
 
     # The pins change (the cap is dropped and mcp upgraded): the speculation is dropped and
     # the new pins are analysed, as a first lock would.
@@ -494,7 +494,7 @@ def test_a_stuck_speculation_does_not_hold_a_relock_whose_pins_changed(
     import threading
     import time
 
-    from agentguard.lock import command
+    from agentguard.lock import command, speculation
     from agentguard.report.json_out import report_to_json
 
     project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
@@ -504,7 +504,7 @@ def test_a_stuck_speculation_does_not_hold_a_relock_whose_pins_changed(
     def stuck(*_args: Any, **_kwargs: Any) -> None:
         release.wait(120)
 
-    monkeypatch.setattr(command, "_speculate", stuck)
+    monkeypatch.setattr(speculation, "speculate", stuck)
     write_project(project, ["claude-agent-sdk==0.2.95"])
     started = time.monotonic()
     try:
@@ -529,7 +529,7 @@ def test_a_stuck_speculation_does_not_hold_a_relock_whose_pins_changed(
 def test_a_failed_speculation_is_redone_not_reported(
     tmp_path: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentguard.lock import command
+    from agentguard.lock import command, speculation
 
     project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.189"])
     assert _lock(project, agent_index)[0] == 1  # the mcp range spans majors 1 and 2
@@ -538,7 +538,7 @@ def test_a_failed_speculation_is_redone_not_reported(
     def broken(*_args: Any, **_kwargs: Any) -> None:
         raise RuntimeError("the side analysis broke")
 
-    monkeypatch.setattr(command, "_speculate", broken)
+    monkeypatch.setattr(speculation, "speculate", broken)
     report, _ = command.run_lock(command.LockOptions(project=project, index_url=agent_index["url"]))
     assert report.complete
     assert "AG101" in {f.rule_id for f in report.findings}

@@ -132,3 +132,79 @@ def test_a_bad_min_release_age_is_a_usage_error(tmp_path: Path) -> None:
     )
     proc = run_cli("lock", str(project))
     assert proc.returncode == 2 and "min-release-age must be a duration" in proc.stderr
+
+
+def _uv_project(root: Path, url: str, extra: str = "") -> Path:
+    """A uv project (virtual) on the local index, first locked by `uv lock` itself."""
+    import subprocess
+
+    from agentguard.lock.backend import uv_binary
+
+    root.mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "bot"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["mcp-lite>=1"]\n\n[tool.uv]\npackage = false\n\n'
+        f'[[tool.uv.index]]\nname = "local"\nurl = "{url}"\ndefault = true\n{extra}',
+        encoding="utf-8",
+    )
+    subprocess.run(
+        [uv_binary(), "lock", "--python", sys.executable],
+        cwd=root,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    return root
+
+
+def test_a_uv_project_relock_leaves_out_releases_newer_than_the_cooldown(
+    tmp_path: Path,
+) -> None:
+    """`--min-release-age` (and `min-release-age` in [tool.agentguard]) reaches `uv lock` as
+    `--exclude-newer` with the cut-off the requirements path computes, and the report says
+    which: an upgrade does not take a release uploaded two days ago."""
+    import json
+
+    from agentguard.lock.command import LockOptions, run_lock
+    from agentguard.report.json_out import render_json
+
+    wheels = tmp_path / "wheels"
+    build_wheel(wheels, "mcp-lite", "1.0.0")
+    with serving(wheels) as server:
+        server.upload_times = {
+            "mcp_lite-1.0.0-py3-none-any.whl": _hours_ago(24 * 30),
+            "mcp_lite-1.1.0-py3-none-any.whl": _hours_ago(50),
+        }
+        policy = '\n[tool.agentguard]\nmin-release-age = "7d"\n'
+        flag = _uv_project(tmp_path / "flag", server.url)
+        config = _uv_project(tmp_path / "config", server.url, policy)
+        plain = _uv_project(tmp_path / "plain", server.url)
+        build_wheel(wheels, "mcp-lite", "1.1.0")  # released since the projects were locked
+
+        _, report, _ = run_json("lock", str(plain), "--upgrade")  # no cooldown: it moves
+        assert 'name = "mcp-lite"\nversion = "1.1.0"' in (plain / "uv.lock").read_text()
+        assert "exclude_newer" not in report["facts"]
+        assert "--exclude-newer" not in report["provenance"]["inputs"]["command"]
+
+        # Through the CLI (the resolver started early) and in process (started by the command).
+        code, by_flag, _ = run_json("lock", str(flag), "--upgrade", "--min-release-age", "7d")
+        in_process, _ = run_lock(LockOptions(project=config, upgrade=True))
+        by_config: dict[str, Any] = json.loads(render_json(in_process))
+        for project, report in ((flag, by_flag), (config, by_config)):
+            assert code == 0, report
+            text = (project / "uv.lock").read_text()
+            assert 'name = "mcp-lite"\nversion = "1.0.0"' in text, text
+            cutoff = report["facts"]["exclude_newer"]
+            when = dt.datetime.fromisoformat(cutoff.replace("Z", "+00:00"))
+            assert abs(dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=7) - when) < (
+                dt.timedelta(minutes=10)
+            )
+            assert report["facts"]["min_release_age"] == "7d"
+            assert f'exclude-newer = "{cutoff}"' in text  # uv's own record of it
+            assert report["provenance"]["inputs"]["command"] == (
+                f"uv lock --upgrade --exclude-newer {cutoff}"
+            )
+            [note] = [n for n in report["notes"] if n.startswith("Cooldown")]
+            assert note.startswith(
+                f"Cooldown (min-release-age 7d): files uploaded after {cutoff} were left out"
+            )

@@ -1,0 +1,93 @@
+"""The analysis of a re-lock made beside the resolver: the previous pins are analysed while
+the resolver runs, and that analysis is used when the resolver returns exactly those pins
+(:mod:`agentguard.lock.requirements_flow`); the AG1xx rules over an analysed graph."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agentguard.findings import Finding, Severity
+from agentguard.lock.previous import Previous, previous_pins
+
+if TYPE_CHECKING:
+    from agentguard.config import DepsPolicy
+    from agentguard.lock.analysis import Analysis
+    from agentguard.lock.graph import LockedPackage, LockGraph
+    from agentguard.lock.index import IndexClient
+    from agentguard.lock.inputs import ProjectInputs
+    from agentguard.lock.lockfile import QuickPrevious
+
+
+@dataclass(frozen=True)
+class Speculated:
+    analysis: Analysis
+    graph: LockGraph
+    findings: tuple[Finding, ...]
+    crossings: tuple[Finding, ...]
+
+
+def outcome(future: Future[Speculated]) -> Speculated | None:
+    """The analysis made beside the resolver, or None when it did not finish cleanly (then
+    the pins are analysed again, where any error is reported the usual way)."""
+    try:
+        return future.result()
+    except Exception:
+        return None
+
+
+def speculate(
+    previous: QuickPrevious,
+    inputs: ProjectInputs,
+    client: IndexClient,
+    policy: DepsPolicy,
+    allow_major: tuple[str, ...],
+) -> Speculated:
+    from agentguard.lock.analysis import analyse
+
+    analysis = analyse(previous.pins, inputs.requirement_lines(), client, watched=policy.watched)
+    graph, findings, crossings = rules(
+        analysis, previous, policy, allow_major, inputs.requires_python
+    )
+    return Speculated(analysis, graph, tuple(findings), tuple(crossings))
+
+
+def rules(
+    analysis: Analysis,
+    previous: Previous | None,
+    policy: DepsPolicy,
+    allow_major: tuple[str, ...],
+    requires_python: str | None,
+) -> tuple[LockGraph, list[Finding], list[Finding]]:
+    """The graph with each edge's admitted majors, all AG1xx findings, and the crossings."""
+    from agentguard.rules.deps import check_unknown_metadata
+    from agentguard.rules.deps_gate import check_major_crossings
+    from agentguard.rules.deps_spans import check_major_spans
+
+    graph = analysis.graph
+    crossings: list[Finding] = []
+    if previous is not None:
+        crossings = check_major_crossings(
+            previous_pins(previous), graph, allow_major, requires_python
+        )
+    refused = any(f.severity > Severity.INFO for f in crossings) or any(
+        s.status.value == "failed" for s in analysis.sources
+    )
+    kept = previous_pins(previous) if refused and previous is not None else None
+    findings = [
+        *check_major_spans(graph, policy, kept=kept),
+        *check_unknown_metadata(graph),
+        *crossings,
+    ]
+    return graph, findings, crossings
+
+
+def same_pins(a: tuple[LockedPackage, ...], b: tuple[LockedPackage, ...]) -> bool:
+    """The same lock entries, whatever order the resolver printed them in (it orders a
+    forked package's entries by marker, the lock file by version)."""
+    return sorted(a, key=_pin_key) == sorted(b, key=_pin_key)
+
+
+def _pin_key(p: LockedPackage) -> tuple[str, str, str, tuple[str, ...]]:
+    return (p.name, p.version, p.marker or "", p.hashes)
