@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agentguard import safeio
+from agentguard.harden.code_lock import instructions
 from agentguard.harden.model import (
     CODE_DIR,
     CodeSpec,
@@ -78,19 +79,7 @@ def dockerfile_start(text: str) -> Start:
     copy_all: str | None = None
     copy_lines: tuple[int, int] | None = None
     run_after = False
-    buf, first = "", 0
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip()
-        if not buf and (not line.strip() or line.lstrip().startswith("#")):
-            continue
-        if not buf:
-            first = no
-        if line.endswith("\\"):
-            buf += line[:-1] + " "
-            continue
-        logical, buf = (buf + line).strip(), ""
-        word, _, rest = logical.partition(" ")
-        word, rest = word.upper(), rest.strip()
+    for first, no, word, rest in instructions(text):
         if word == "FROM":
             entry = cmd = workdir = copy_all = None
             copy_lines = None

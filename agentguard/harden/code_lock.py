@@ -31,6 +31,7 @@ import json
 import posixpath
 import shlex
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,10 +56,8 @@ class Instruction:
     workdir: str | None  # the WORKDIR in effect
 
 
-def last_stage(text: str) -> list[Instruction]:
-    """The instructions of the Dockerfile's last stage, with their 1-based line ranges."""
-    out: list[Instruction] = []
-    workdir: str | None = None
+def instructions(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """Each Dockerfile instruction: its first and last line (1-based), word and rest."""
     buf, first = "", 0
     for no, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
@@ -71,7 +70,14 @@ def last_stage(text: str) -> list[Instruction]:
             continue
         logical, buf = (buf + line).strip(), ""
         word, _, rest = logical.partition(" ")
-        word, rest = word.upper(), rest.strip()
+        yield first, no, word.upper(), rest.strip()
+
+
+def last_stage(text: str) -> list[Instruction]:
+    """The instructions of the Dockerfile's last stage, with their 1-based line ranges."""
+    out: list[Instruction] = []
+    workdir: str | None = None
+    for first, no, word, rest in instructions(text):
         if word == "FROM":
             out, workdir = [], None
         elif word == "WORKDIR" and rest:
