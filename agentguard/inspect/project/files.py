@@ -145,8 +145,9 @@ def _cap(path: str, out: FileOutcome) -> None:
 
 
 def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -> None:
+    may = kind != "python" or python_may_matter(data)
     if kind == "python":
-        if python_may_matter(data):
+        if may:
             _python(path, data, origin, out)
     elif kind == "ts":
         if TS_NEEDLE in data:
@@ -161,8 +162,9 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
         from agentguard.inspect.project.engine_files import yaml_config
 
         yaml_config(path, data, out)
-    if kind != "settings" and (kind != "python" or out.parsed) and has_cli_use(data):
-        # (a Python file without "claude" was already ruled out by its pre-filter)
+    if kind != "settings" and may and has_cli_use(data):
+        # (a Python file without "claude" was already ruled out by its pre-filter; one that
+        # does not parse, or holds nothing the code readers read, is still read for these)
         out.configs.extend(cli_configs(path, data, origin=origin))
     if kind in ("script", "container") and has_engine_cli_use(data):
         from agentguard.inspect.project.engine_cli import engine_cli_policies
@@ -194,6 +196,8 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
     except ValueError as exc:  # null bytes, bad encoding declaration
         out.sources.append(failed_source(path, f"not Python source: {exc}", "parse-error"))
         return
+    if not facts.parsed:
+        return  # read: nothing in it that a reader of agent code can take (no parse needed)
     out.parsed += 1
     out.configs += facts.configs
     out.grants += facts.grants

@@ -51,26 +51,74 @@ class PythonFacts:
     grants: list[ToolGrant] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
+    parsed: bool = True  # False: no reader could find anything in it, so it was not parsed
 
 
-def analyse_python(path: str, data: bytes, *, origin: str = "project") -> PythonFacts:
-    """Parse one Python file and extract agent facts. Raises SyntaxError/ValueError."""
+@dataclass(frozen=True)
+class Wanted:
+    """Which readers can find anything in a file, from its bytes alone (the second-stage
+    pre-filter). Each test is a necessary condition of its reader's finding anything: the
+    names it matches, as the file must spell them (through its imports or in place)."""
+
+    claude: bool
+    mcp: bool
+    grants: bool
+    fallbacks: bool
+    option_fallbacks: bool
+
+    @classmethod
+    def of(cls, data: bytes) -> Wanted:
+        from agentguard.inspect.project.python_fallback import may_switch_model
+        from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
+        from agentguard.inspect.project.python_frameworks import may_grant
+
+        lower = data.lower()
+        return cls(
+            claude=any(m.encode() in data for m in SDK_MODULES),
+            mcp=b"mcp" in lower and b"command" in data,
+            grants=may_grant(data),
+            fallbacks=b"except" in data and may_switch_model(data),
+            option_fallbacks=may_take_fallbacks(data),
+        )
+
+    @classmethod
+    def every(cls) -> Wanted:
+        return cls(True, True, True, True, True)
+
+    def any(self) -> bool:
+        return self.claude or self.mcp or self.grants or self.fallbacks or self.option_fallbacks
+
+
+def analyse_python(
+    path: str, data: bytes, *, origin: str = "project", wanted: Wanted | None = None
+) -> PythonFacts:
+    """Parse one Python file and extract agent facts. Raises SyntaxError/ValueError.
+
+    A file in which no reader can find anything (``wanted``, from its bytes unless given)
+    is not parsed: ``parsed`` is then False and the facts are empty."""
+    wanted = Wanted.of(data) if wanted is None else wanted
+    if not wanted.any():
+        return PythonFacts(parsed=False)
     with warnings.catch_warnings():  # the project's own warnings (bad escapes) are not ours
         warnings.simplefilter("ignore")
         tree = ast.parse(data, filename=path)
     index = ModuleIndex(tree)
     ev = Evaluator(index, lambda q: is_options_class(q) or q == "dataclasses.replace")
     out = PythonFacts()
-    _claude_configs(path, index, ev, out, origin)
-    if b"mcp" in data.lower():
+    if wanted.claude:
+        _claude_configs(path, index, ev, out, origin)
+    if wanted.mcp and b"mcp" in data.lower():  # a file that never names MCP declares none
         _mcp_servers(path, index, ev, out)
     from agentguard.inspect.project.python_fallback import fallback_sites
     from agentguard.inspect.project.python_fallback_options import option_fallbacks
     from agentguard.inspect.project.python_frameworks import framework_grants
 
-    out.grants.extend(framework_grants(path, index, ev))
-    out.fallbacks.extend(fallback_sites(path, index, ev))
-    out.fallbacks.extend(option_fallbacks(path, index, ev))
+    if wanted.grants:
+        out.grants.extend(framework_grants(path, index, ev))
+    if wanted.fallbacks:
+        out.fallbacks.extend(fallback_sites(path, index, ev))
+    if wanted.option_fallbacks:
+        out.fallbacks.extend(option_fallbacks(path, index, ev))
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentguard.inspect.project.model import FallbackSite, Unknown
 from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_handlers import handler_texts
 from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope, short
 
 LLM_MODULES = (
@@ -91,7 +92,30 @@ def _body_nodes(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
             stack.append(child)
 
 
-_MODEL_ID = re.compile(r"^(claude|gpt|o[1-9]|gemini|mistral|llama|command|sonar|deepseek)[\w.:-]*$")
+_MODEL_PREFIXES = r"claude|gpt|o[1-9]|gemini|mistral|llama|command|sonar|deepseek"
+_MODEL_ID = re.compile(rf"^({_MODEL_PREFIXES})[\w.:-]*$")
+# What a handler's text must hold for fallback_sites to see a switch in it, lower-cased: a
+# name with a holder word (a `model=` keyword, a holder assigned, an argument named for a
+# model), a client class, or the start of a model's name in a string. A backslash (an
+# escape) or two adjacent strings (implicit concatenation) may spell a model's name in a
+# way this does not see, so they count too.
+_SWITCH_NEEDLE = re.compile(
+    "|".join(
+        (
+            *_HOLDER_WORDS,
+            *(re.escape(n.lower()) for n in sorted(_CLIENT_NAMES)),
+            _MODEL_PREFIXES,
+            r"\\",
+            r"[\"'][ \t\r\n]*[rbuf]{0,2}[\"']",
+        )
+    ).encode()
+)
+
+
+def may_switch_model(data: bytes) -> bool:
+    """False only when no ``except`` handler of the file can yield a fallback site (the
+    second-stage pre-filter: such a file need not be parsed for fallbacks)."""
+    return any(_SWITCH_NEEDLE.search(text.lower()) for text in handler_texts(data))
 
 
 def _names_a_model(arg: ast.AST) -> bool:

@@ -33,10 +33,24 @@ def _site(path: str, node: ast.Call, detail: str, models: tuple[str, ...] = ()) 
     )
 
 
+_FRAMEWORKS = ("agno", "pydantic_ai", "litellm")
+
+
+def may_take_fallbacks(data: bytes) -> bool:
+    """False only when :func:`option_fallbacks` cannot find anything in the file (the
+    second-stage pre-filter): it needs `.with_fallbacks(`, or an import of one of the
+    frameworks and a keyword or class named for fallbacks."""
+    if b"with_fallbacks" in data:
+        return True
+    return any(m.encode() in data for m in _FRAMEWORKS) and (
+        b"fallbacks" in data or b"FallbackModel" in data or b"fallback_models" in data
+    )
+
+
 def option_fallbacks(path: str, index: ModuleIndex, ev: Evaluator) -> list[FallbackSite]:
     out: list[FallbackSite] = []
     # (callees below resolve to an import of one of these frameworks)
-    imported = bool(index.import_roots & {"agno", "pydantic_ai", "litellm"})
+    imported = bool(index.import_roots & set(_FRAMEWORKS))
     for node, scope in index.calls:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "with_fallbacks":

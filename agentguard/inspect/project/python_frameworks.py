@@ -45,6 +45,31 @@ _LOAD_TOOLS = {
     "requests_post": ("web", "the requests tools send requests to any URL"),
 }
 
+# Every name the readers below match as the last part of a callee's qualname or as a
+# keyword they read, and the framework module matched by its name alone: a file that holds
+# none of them cannot yield a grant, so it need not be parsed for one (the second-stage
+# pre-filter; tests/inspect/project/test_prefilter_sound.py holds this list to the readers).
+NEEDLES: tuple[bytes, ...] = tuple(
+    n.encode()
+    for n in sorted(
+        {
+            *_OPENAI,
+            *_LANGCHAIN,
+            "SandboxAgent",
+            "FileManagementToolkit",
+            "load_tools",
+            "CodeAgent",
+            "LocalCommandLineCodeExecutor",
+            "code_execution_config",
+            "crewai",
+        }
+    )
+)
+
+
+def may_grant(data: bytes) -> bool:
+    return any(n in data for n in NEEDLES)
+
 
 def _kw(node: ast.Call, name: str) -> ast.expr | None:
     for kw in node.keywords:

@@ -1,0 +1,259 @@
+"""The second-stage pre-filter: a Python file that passed the first (it imports an agent
+or LLM library) is parsed only when one of the code readers can find something in it.
+
+Each reader's test is a necessary condition of its finding anything, so skipping the parse
+never loses a fact: these tests hold the pre-filtered reading equal to the full one, on
+every Python file the project carries, on generated handlers laid out in every way Python
+allows, and hold the name lists to the readers that match them.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentguard.inspect.project import python_fallback_options, python_frameworks
+from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_fallback import may_switch_model
+from agentguard.inspect.project.python_handlers import handler_texts
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _facts(facts: PythonFacts) -> dict[str, object]:
+    got = dataclasses.asdict(facts)
+    got.pop("parsed")
+    return got
+
+
+def _full(path: str, data: bytes) -> PythonFacts:
+    return analyse_python(path, data, wanted=Wanted.every())
+
+
+def _corpus() -> list[Path]:
+    files = [
+        p
+        for folder in ("agentguard", "tests", "benchmarks", "examples")
+        if (ROOT / folder).is_dir()
+        for p in sorted((ROOT / folder).rglob("*.py"))
+    ]
+    assert len(files) > 200  # the walk found the project's files
+    return files
+
+
+def test_the_pre_filtered_reading_equals_the_full_one_on_every_file_of_the_project() -> None:
+    compared = with_facts = skipped = 0
+    for path in _corpus():
+        data = path.read_bytes()
+        rel = str(path.relative_to(ROOT))
+        try:
+            full = _full(rel, data)
+        except (SyntaxError, ValueError):
+            continue
+        got = analyse_python(rel, data)
+        assert _facts(got) == _facts(full), rel
+        compared += 1
+        with_facts += any(_facts(full).values())
+        skipped += not got.parsed
+    # the corpus holds agent code (fixtures) and code that is none (agentguard's own)
+    assert with_facts >= 10 and skipped >= 100, (compared, with_facts, skipped)
+
+
+def test_the_pre_filtered_reading_equals_the_full_one_on_an_agent_sdk_shaped_tree(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.agents_tree import generate_agents_tree
+
+    generate_agents_tree(tmp_path, seed=3)
+    files = sorted(tmp_path.rglob("*.py"))[::7]  # a sample: the tree has ~900 files
+    assert len(files) > 100
+    for path in files:
+        data = path.read_bytes()
+        rel = str(path.relative_to(tmp_path))
+        assert _facts(analyse_python(rel, data)) == _facts(_full(rel, data)), rel
+
+
+# -- handlers: every layout Python allows between `except` and the switch --------------
+
+_SWITCH = "client = anthropic.Anthropic(base_url=BACKUP)"
+
+_FILLERS = [
+    'msg = """\nnothing to see here\n"""',  # a triple-quoted string with a line at column 0
+    "log(\n'a',\n'b')",  # a bracket continued at column 0
+    "total = 1 + \\\n2",  # a backslash continuation at column 0
+    "# a comment at column 0",
+    "",
+    "x = ')'  # a closing bracket in a string",
+    'y = "\\"\\"\\""  # quotes in a string',
+    "z = '#'",
+    "items = [\n  1,\n]",
+    "text = '''a\n\n'''",
+    "def inner():\n    return 1",
+    "if retry:\n    pass",
+]
+
+
+def _handler_source(fillers: list[str], switch_at: int, tabs: bool) -> str:
+    body = [*fillers[:switch_at], _SWITCH, *fillers[switch_at:]]
+    ind = "\t" if tabs else "    "
+    lines: list[str] = []
+    for stmt in body:
+        first, *rest = stmt.split("\n") if stmt else [""]
+        lines.append(ind * 2 + first if first else "")
+        # continuation lines keep their own (zero) indentation; block lines are indented
+        lines += [(ind * 2 + r if r.startswith("    ") else r) for r in rest]
+    return (
+        "import anthropic\n\nBACKUP = 'https://backup'\n\n\ndef answer(ask):\n"
+        f"{ind}try:\n{ind * 2}return ask()\n{ind}except Exception:\n"
+        + "\n".join(lines)
+        + f"\n{ind * 2}return None\n\n\ndef after():\n{ind}return 2\n"
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fillers=st.lists(st.sampled_from(_FILLERS), max_size=6),
+    where=st.integers(min_value=0, max_value=6),
+    tabs=st.booleans(),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_a_switch_anywhere_in_a_handler_is_seen(
+    fillers: list[str], where: int, tabs: bool, newline: str
+) -> None:
+    source = _handler_source(fillers, min(where, len(fillers)), tabs)
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return  # a combination Python rejects (a filler that cannot follow another)
+    data = source.replace("\n", newline).encode()
+    full = _full("a.py", data)
+    assert full.fallbacks, source  # the generator really wrote a switch
+    assert may_switch_model(data), source
+    assert _facts(analyse_python("a.py", data)) == _facts(full)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param('model = "claude-haiku-4-5"', id="holder-assigned"),
+        pytest.param('ask(model="x")', id="model-keyword"),
+        pytest.param('ask("gpt-4o-mini")', id="model-named-in-a-string"),
+        pytest.param('ask("gp" "t-4o-mini")', id="implicit-concatenation"),
+        pytest.param('ask("\\x67pt-4o-mini")', id="escaped"),
+        pytest.param("self.llm = other", id="attribute-holder"),
+        pytest.param("return OpenAI()", id="client-class"),
+    ],
+)
+def test_each_kind_of_switch_passes_the_filter(body: str) -> None:
+    source = textwrap.dedent(
+        f"""\
+        from openai import OpenAI
+        import openai
+
+        def f(ask, other, self):
+            try:
+                return ask()
+            except Exception:
+                {body}
+        """
+    ).encode()
+    assert _full("a.py", source).fallbacks, body
+    assert may_switch_model(source)
+
+
+def test_a_one_line_handler_and_a_handler_at_the_end_of_the_file() -> None:
+    one_line = b"import openai\ntry:\n    x = 1\nexcept Exception: model = 'gpt-4o'\n"
+    assert _full("a.py", one_line).fallbacks and may_switch_model(one_line)
+    last = b"import openai\ntry:\n    x = 1\nexcept Exception:\n    model = 'gpt-4o'"
+    assert _full("a.py", last).fallbacks and may_switch_model(last)
+
+
+def test_handlers_that_switch_nothing_are_not_parsed_for_a_fallback() -> None:
+    source = textwrap.dedent(
+        """\
+        import openai
+
+        def f(d):
+            try:
+                return d["key"]
+            except KeyError:
+                return None
+            finally:
+                print("model")  # after the handler: not in it
+        """
+    ).encode()
+    texts = list(handler_texts(source))
+    assert len(texts) == 1 and b"finally" not in texts[0]
+    assert not may_switch_model(source)
+    assert not analyse_python("a.py", source).parsed  # and nothing else in it is read
+
+
+def test_an_unterminated_string_reads_on_to_the_end_of_the_file() -> None:
+    source = b"try:\n    x = 1\nexcept E:\n    s = '''open\nrest = 1\nmodel = 2\n"
+    assert next(handler_texts(source)).endswith(b"model = 2\n")
+
+
+# -- the name lists are the readers' own ------------------------------------------------
+
+
+def _compared_names(module: object, variable: str) -> set[str]:
+    """The string constants ``module``'s source compares ``variable`` against (``==``,
+    ``!=``, ``in`` a literal), and the keys of the module-level tables it tests with ``in``."""
+    tree = ast.parse(Path(module.__file__).read_text())  # type: ignore[attr-defined]
+    tables = {
+        t.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name) and isinstance(node.value, ast.Dict)
+    }
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name)):
+            continue
+        if node.left.id != variable:
+            continue
+        for comp in node.comparators:
+            if isinstance(comp, ast.Constant) and isinstance(comp.value, str):
+                out.add(comp.value)
+            elif isinstance(comp, ast.Tuple | ast.Set | ast.List):
+                out |= {e.value for e in comp.elts if isinstance(e, ast.Constant)}
+            elif isinstance(comp, ast.Name) and comp.id in tables:
+                keys = tables[comp.id].keys  # type: ignore[attr-defined]
+                out |= {k.value for k in keys if isinstance(k, ast.Constant)}
+    return out
+
+
+def test_every_callee_name_the_framework_readers_match_is_a_needle() -> None:
+    names = _compared_names(python_frameworks, "last")
+    assert {"ShellTool", "SandboxAgent", "CodeAgent", "load_tools"} <= names  # it reads them
+    needles = {n.decode() for n in python_frameworks.NEEDLES}
+    # crewai's reader matches `Agent` under the crewai module: the module is the needle
+    assert names - {"Agent"} <= needles and "crewai" in needles
+
+
+def test_every_name_the_option_readers_match_passes_their_filter() -> None:
+    names = _compared_names(python_fallback_options, "last") | {"with_fallbacks"}
+    assert "FallbackModel" in names
+    for name in names:
+        for module in ("agno", "pydantic_ai", "litellm"):
+            text = f"import {module}\nx = {module}.{name}(fallbacks=[], fallback_models=[])\n"
+            assert python_fallback_options.may_take_fallbacks(text.encode()), name
+
+
+def test_a_file_not_parsed_is_still_read_for_claude_command_lines() -> None:
+    from agentguard.inspect.project.files import process_file
+
+    source = (
+        b'import subprocess\nsubprocess.run(["claude", "-p", "hi", "--allowedTools", "Bash"])\n'
+    )
+    assert not analyse_python("run.py", source).parsed
+    out = process_file("run.py", "python", source)
+    assert out.configs and out.configs[0].engine.startswith("claude"), out.configs
+    assert out.parsed == 0 and not out.sources  # read, nothing to parse, nothing failed
