@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 
 from agentguard.findings import Source
-from agentguard.lock.readers import READERS, LockReadError
+from agentguard.lock.readers import READERS, LockReadError, read_lock
 
 
 def read_lock_pins(path: str, text: str) -> tuple[dict[str, list[str]] | None, Source]:
@@ -16,7 +16,7 @@ def read_lock_pins(path: str, text: str) -> tuple[dict[str, list[str]] | None, S
     if reader is None:
         return None, Source.skipped("file", path, "not a lock format agentguard reads")
     try:
-        lock = reader.read(text, path)
+        lock = read_lock(reader, text, path)
     except LockReadError as exc:
         return None, Source.failed(
             "file",
