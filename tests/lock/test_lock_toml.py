@@ -1,7 +1,8 @@
 """The fast lock reader (lock_toml) is tomllib where it answers: on every lock the tests
 carry, on hostile texts (multi-line strings, inline tables split over lines, comments, CRLF,
 a key or table twice) and on random edits of real locks. Where tomllib fails, it does not
-answer (None): the caller then reads with tomllib and reports tomllib's error."""
+answer (None): the caller then reads with tomllib and reports tomllib's error. The Poetry
+reader's fast name of an extras entry is the name packaging reads in it."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from packaging.requirements import InvalidRequirement, Requirement
 
 from agentguard.lock.readers import READERS
 from agentguard.lock.readers.interface import LockReadError, load_toml
 from agentguard.lock.readers.lock_toml import loads
+from agentguard.lock.readers.poetry_lock import _extra_dependency
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -257,3 +260,33 @@ _LINES = st.one_of(
 @given(lines=st.lists(_LINES, max_size=12), crlf=st.booleans())
 def test_a_generated_document_is_read_as_tomllib_reads_it(lines: list[str], crlf: bool) -> None:
     _agrees(("\r\n" if crlf else "\n").join(lines))
+
+
+def _requirement_name(item: str) -> str:
+    """What the Poetry reader took an extras entry's name to be before its fast path."""
+    try:
+        return Requirement(item.replace(" (", "(")).name
+    except InvalidRequirement:
+        return item.split(" ", 1)[0]
+
+
+EXTRAS = sorted(
+    {
+        str(item)
+        for p in LOCKS
+        if p.name.startswith("poetry")
+        for pkg in tomllib.loads(p.read_text(encoding="utf-8")).get("package", [])
+        for items in (pkg.get("extras") or {}).values()
+        for item in items
+    }
+    | {
+        "pytest (>=6.0) ; python_version < \"3.9\"", "zope.interface (>=5)", "foo-", "foo- (>=1)",
+        "foo (bad", "x[y] (>=1)", "x;y", "x (>=1) ; not a marker", "_x", "x_", "x.", "ü", "",
+        " x", "x\t(>=1)", "x  (>=1)", "x (>=1)(<2)", "x @ https://index.example/x.whl",
+    }
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("item", EXTRAS)
+def test_a_poetry_extras_entry_names_the_package_packaging_reads_in_it(item: str) -> None:
+    assert _extra_dependency(item) == _requirement_name(item)
