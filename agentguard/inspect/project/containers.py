@@ -55,7 +55,7 @@ class _Gathered:
     decls: list[RequirementDecl] = field(default_factory=list)
     # folder -> (lock file names, {package: locked versions}) from uv.lock/poetry.lock/pylock.toml
     locked: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
-    # locks not read yet (:func:`read_locks`), with where their source goes in ``sources``
+    # locks not read yet (locks.read_folder_locks), with where their source goes in ``sources``
     lock_files: list[tuple[ProjectFile, str, int]] = field(default_factory=list)
 
 
@@ -182,7 +182,7 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         g.requirements[f.path] = rf
         g.decls.extend(rf.requirements)
         g.sources.append(Source.ok("file", f.path, "requirements file"))
-    elif kind == "lock":  # read once the requirements are known (read_locks)
+    elif kind == "lock":  # read once the requirements say which are needed
         g.lock_files.append((f, text, len(g.sources)))
     elif kind == "pyproject":
         try:
@@ -192,35 +192,6 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
             return
         g.decls.extend(pyproject_requirements(f.path, text, data))
         g.sources.append(Source.ok("file", f.path, "pyproject.toml (requirements)"))
-
-
-def read_locks(g: _Gathered, asked: Mapping[str, object]) -> None:
-    """Read the locks of the folders in ``asked`` (those where a requirement's finding
-    depends on what the lock holds) and any lock named on the command line; every other
-    lock is a skipped source that says why, never a lock that holds nothing."""
-    from agentguard.inspect.project.locks import read_lock_pins
-
-    placed: list[tuple[int, Source]] = []
-    for f, text, at in g.lock_files:
-        folder = _dir(f.path)
-        if f.kind is None and folder not in asked:
-            placed.append((at, Source.skipped("file", f.path, _NOT_ASKED)))
-            continue
-        pins, source = read_lock_pins(f.path, text)
-        placed.append((at, source))
-        if pins is not None:
-            names, held = g.locked.get(folder, ("", {}))
-            base = posixpath.basename(f.path)
-            g.locked[folder] = (f"{names}, {base}" if names else base, {**held, **pins})
-    for at, source in reversed(placed):
-        g.sources.insert(at, source)
-    g.lock_files.clear()
-
-
-_NOT_ASKED = (
-    "a lock: not read, since no finding depends on what it holds (no pyproject.toml in its "
-    "folder requires a watched package without an upper bound)"
-)
 
 
 def gather(files: Sequence[ProjectFile]) -> _Gathered:
@@ -355,7 +326,12 @@ def scan_container_files(
 
     watched = watched if watched is not None else deps_policy().watched
     g = gather(files)
-    read_locks(g, lock_questions(g.decls, watched))
+    if g.lock_files:
+        from agentguard.inspect.project.locks import read_folder_locks
+
+        placed, g.locked = read_folder_locks(g.lock_files, lock_questions(g.decls, watched))
+        for at, source in reversed(placed):  # each where the lock comes in path order
+            g.sources.insert(at, source)
     facts = join_build_files(g, tree)
     findings = run_build_file_rules(facts, watched)
     return findings, g.sources, _facts(g)
