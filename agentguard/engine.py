@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from agentguard import __version__
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agentguard.inspect.facts import ContainerFacts, ImageFacts
     from agentguard.inspect.lock_input import LockInput
     from agentguard.inspect.project.containers import BuildFileFacts
+    from agentguard.inspect.project.install_facts import RequirementDecl
     from agentguard.inspect.project.model import ProjectFacts
 
 
@@ -105,6 +106,16 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
     from agentguard.rules.agent_checks import run_agent_rules as agent_rules
 
     return agent_rules(facts)
+
+
+def lock_questions(
+    decls: Sequence[RequirementDecl], watched: frozenset[str]
+) -> dict[str, set[str]]:
+    """Folder -> the packages whose pin in the lock there can change a finding (AG121): the
+    project scan reads only those folders' locks."""
+    from agentguard.rules.buildfiles import lock_questions as questions
+
+    return questions(decls, watched)
 
 
 def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list[Finding]:

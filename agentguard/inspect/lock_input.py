@@ -112,13 +112,13 @@ def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None
 
 def _read_tool_lock(path: Path, data: bytes, discovered: bool) -> tuple[LockInput | None, Source]:
     """uv.lock / poetry.lock: what an install from it puts into the environment."""
-    from agentguard.lock.readers import READERS, LockReadError
+    from agentguard.lock.readers import READERS, LockReadError, read_lock
     from agentguard.lock.readers.install_view import installed_by
 
     shown = str(path)
     reader = next(r for r in READERS if r.filename == path.name)
     try:
-        lock = reader.read(data.decode("utf-8"), shown)
+        lock = read_lock(reader, data.decode("utf-8"), shown)
     except UnicodeDecodeError as exc:
         return None, Source.failed(
             "lockfile", shown, f"not UTF-8: {exc}", error_code="lockfile-invalid", retryable=False

@@ -316,6 +316,30 @@ def _version_key(text: str) -> Version:
         return Version("0")
 
 
+def _judged(d: RequirementDecl, watched: frozenset[str]) -> tuple[str, str | None] | None:
+    """The bound AG121 judges a requirement by: a watched package with no upper bound."""
+    if d.name is None or d.name not in watched or "@" in d.raw.split(";", 1)[0]:
+        return None
+    return sdk_bound(d.specifier)
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def lock_questions(
+    decls: Sequence[RequirementDecl], watched: frozenset[str]
+) -> dict[str, set[str]]:
+    """Folder -> the packages whose pin in that folder's lock can change an AG121 finding
+    (a pyproject.toml requirement AG121 judges). The project scan reads a lock only where
+    this names a package: elsewhere no finding depends on what it holds."""
+    asked: dict[str, set[str]] = {}
+    for d in decls:
+        if d.origin == "pyproject" and d.name is not None and _judged(d, watched) is not None:
+            asked.setdefault(_folder(d.path), set()).add(d.name)
+    return asked
+
+
 def check_sdk_bounds(
     decls: Sequence[RequirementDecl],
     watched: frozenset[str],
@@ -326,10 +350,8 @@ def check_sdk_bounds(
     requirement its own lock holds fixed is mitigated (info)."""
     findings: list[Finding] = []
     for d in decls:
-        if d.name is None or d.name not in watched or "@" in d.raw.split(";", 1)[0]:
-            continue
-        bound = sdk_bound(d.specifier)
-        if bound is None:
+        bound = _judged(d, watched)
+        if bound is None or d.name is None:
             continue
         kind, floor = bound
         where = {"requirements": "a requirements file", "pyproject": "pyproject.toml"}.get(
@@ -349,9 +371,8 @@ def check_sdk_bounds(
             cap = f"{d.name}>={floor},<{upper}"
             snippet = cap
         message = f"{d.name} is required in {where} {what}; every future major satisfies it."
-        folder = d.path.rsplit("/", 1)[0] if "/" in d.path else "."
-        lock_name, pins = (locked or {}).get(folder, ("", {}))
-        held = pins.get(d.name) if d.origin == "pyproject" else None
+        lock_name, pins = (locked or {}).get(_folder(d.path), ("", {}))
+        held = pins.get(d.name) if d.origin == "pyproject" else None  # as lock_questions
         if held:
             message += (
                 f" Mitigated: the project's lock ({lock_name}) holds {d.name}=={', '.join(held)};"

@@ -55,6 +55,8 @@ class _Gathered:
     decls: list[RequirementDecl] = field(default_factory=list)
     # folder -> (lock file names, {package: locked versions}) from uv.lock/poetry.lock/pylock.toml
     locked: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
+    # locks not read yet (locks.read_folder_locks), with where their source goes in ``sources``
+    lock_files: list[tuple[ProjectFile, str, int]] = field(default_factory=list)
 
 
 def _failed(path: str, reason: str, code: str, remedy: str | None = None) -> Source:
@@ -180,15 +182,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         g.requirements[f.path] = rf
         g.decls.extend(rf.requirements)
         g.sources.append(Source.ok("file", f.path, "requirements file"))
-    elif kind == "lock":
-        from agentguard.inspect.project.locks import read_lock_pins
-
-        pins, source = read_lock_pins(f.path, text)
-        g.sources.append(source)
-        if pins is not None:
-            names, held = g.locked.get(_dir(f.path), ("", {}))
-            base = posixpath.basename(f.path)
-            g.locked[_dir(f.path)] = (f"{names}, {base}" if names else base, {**held, **pins})
+    elif kind == "lock":  # read once the requirements say which are needed
+        g.lock_files.append((f, text, len(g.sources)))
     elif kind == "pyproject":
         try:
             data = tomllib.loads(text)
@@ -327,13 +322,18 @@ def scan_container_files(
     ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
     takes); None for files collected from an image (AG212 then probes typical names)."""
     from agentguard.config import deps_policy
-    from agentguard.engine import run_build_file_rules
+    from agentguard.engine import lock_questions, run_build_file_rules
 
+    watched = watched if watched is not None else deps_policy().watched
     g = gather(files)
+    if g.lock_files:
+        from agentguard.inspect.project.locks import read_folder_locks
+
+        placed, g.locked = read_folder_locks(g.lock_files, lock_questions(g.decls, watched))
+        for at, source in reversed(placed):  # each where the lock comes in path order
+            g.sources.insert(at, source)
     facts = join_build_files(g, tree)
-    findings = run_build_file_rules(
-        facts, watched if watched is not None else deps_policy().watched
-    )
+    findings = run_build_file_rules(facts, watched)
     return findings, g.sources, _facts(g)
 
 

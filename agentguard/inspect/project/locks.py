@@ -1,13 +1,16 @@
 """A project's own lock (uv.lock, poetry.lock, pylock.toml) as the project scan needs it:
 which versions it holds. Read through :mod:`agentguard.lock.readers`; a lock that cannot
-be read is a failed source, never "holds nothing"."""
+be read is a failed source, never "holds nothing". A lock no finding depends on is not
+read: its source says so (skipped), so it is never taken for an empty one either."""
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Mapping
 
 from agentguard.findings import Source
-from agentguard.lock.readers import READERS, LockReadError
+from agentguard.inspect.facts import ProjectFile
+from agentguard.lock.readers import READERS, LockReadError, read_lock
 
 
 def read_lock_pins(path: str, text: str) -> tuple[dict[str, list[str]] | None, Source]:
@@ -16,7 +19,7 @@ def read_lock_pins(path: str, text: str) -> tuple[dict[str, list[str]] | None, S
     if reader is None:
         return None, Source.skipped("file", path, "not a lock format agentguard reads")
     try:
-        lock = reader.read(text, path)
+        lock = read_lock(reader, text, path)
     except LockReadError as exc:
         return None, Source.failed(
             "file",
@@ -30,3 +33,34 @@ def read_lock_pins(path: str, text: str) -> tuple[dict[str, list[str]] | None, S
     for p in lock.registry_pins:
         held.setdefault(p.name, []).append(p.version)
     return held, Source.ok("file", path, f"lock ({len(lock.registry_pins)} packages)")
+
+
+NOT_ASKED = (
+    "a lock: not read, since no finding depends on what it holds (no pyproject.toml in its "
+    "folder requires a watched package without an upper bound)"
+)
+
+
+def read_folder_locks(
+    locks: Iterable[tuple[ProjectFile, str, int]], asked: Mapping[str, object]
+) -> tuple[list[tuple[int, Source]], dict[str, tuple[str, dict[str, list[str]]]]]:
+    """Read the locks (file, text, where its source goes) of the folders in ``asked`` (where
+    a requirement's finding depends on what the lock holds) and any lock named on the
+    command line; every other lock is a skipped source that says why.
+
+    Returns each lock's source with its place, and folder -> (the lock file names, the
+    versions they hold by package)."""
+    placed: list[tuple[int, Source]] = []
+    locked: dict[str, tuple[str, dict[str, list[str]]]] = {}
+    for f, text, at in locks:
+        folder = posixpath.dirname(f.path) or "."
+        if f.kind is None and folder not in asked:
+            placed.append((at, Source.skipped("file", f.path, NOT_ASKED)))
+            continue
+        pins, source = read_lock_pins(f.path, text)
+        placed.append((at, source))
+        if pins is not None:
+            names, held = locked.get(folder, ("", {}))
+            base = posixpath.basename(f.path)
+            locked[folder] = (f"{names}, {base}" if names else base, {**held, **pins})
+    return placed, locked

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from agentguard import safeio
@@ -23,8 +24,30 @@ __all__ = [
     "LockReadError",
     "find_existing",
     "read_existing",
+    "read_lock",
     "read_lock_text",
 ]
+
+# What each lock text read to, in this process: `check` reads the project's lock in its
+# lock step, in the project scan (what it holds mitigates AG121) and for an image (AG110).
+# Keyed by the whole text, so a changed file is read again; the lock is frozen, so sharing
+# it is safe. Only a successful read is kept (a failure is read again, and fails again).
+_READ: dict[tuple[str, str], ExistingLock] = {}
+_READ_KEPT = 4
+
+
+def read_lock(reader: LockReader, text: str, path: str) -> ExistingLock:
+    """``reader.read(text, path)``, once per text in a run. ``path`` is only a label (the
+    readers use it in errors and as ``ExistingLock.path``), so a text read under another
+    label is the same lock with that label."""
+    key = (reader.format, text)
+    lock = _READ.get(key)
+    if lock is None:
+        lock = reader.read(text, path)
+        while len(_READ) >= _READ_KEPT:
+            del _READ[next(iter(_READ))]
+        _READ[key] = lock
+    return lock if lock.path == path else dataclasses.replace(lock, path=path)
 
 
 def read_lock_text(path: Path, rel: str) -> str:
@@ -70,4 +93,4 @@ def find_existing(root: Path) -> tuple[LockReader, ...]:
 
 def read_existing(root: Path, reader: LockReader) -> ExistingLock:
     text = read_lock_text(root / reader.filename, reader.filename)
-    return reader.read(text, reader.filename)
+    return read_lock(reader, text, reader.filename)

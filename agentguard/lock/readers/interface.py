@@ -134,7 +134,14 @@ _TOML_AT = re.compile(r"at line (\d+)")
 
 
 def load_toml(text: str, path: str) -> dict[str, Any]:
-    """TOML as a dict, or a LockReadError naming the line tomllib stopped at."""
+    """TOML as a dict, or a LockReadError naming the line tomllib stopped at. A lock in the
+    layout uv and Poetry write is read by :mod:`lock_toml` (the same dict, faster); any
+    other text, and every error, is tomllib's."""
+    from agentguard.lock.readers.lock_toml import loads
+
+    fast = loads(text)
+    if fast is not None:
+        return fast
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -4,6 +4,7 @@ its edges need no metadata read; its files carry hashes but no URLs."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -49,6 +50,23 @@ def _constraints(spec: Any) -> list[tuple[str, str | None]]:
                 (poetry_to_pep440(version) if isinstance(version, str) else "", item.get("markers"))
             )
     return out
+
+
+# a name followed by a space or nothing: the name whether the rest parses or not (below)
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?= |\Z)")
+
+
+def _extra_dependency(item: str) -> str:
+    """The package an ``[extras]`` entry (``"pytest (>=6) ; python_version < '3.9'"``) names.
+    Parsing it as a requirement costs most of reading a large lock; a plain name followed by
+    a space is the requirement's name when it parses and its first word when it does not."""
+    plain = _PLAIN_NAME.match(item)
+    if plain is not None:
+        return plain[0]
+    try:
+        return Requirement(item.replace(" (", "(")).name
+    except InvalidRequirement:
+        return item.split(" ", 1)[0]
 
 
 class PoetryLockReader(LockReader):
@@ -110,10 +128,7 @@ class PoetryLockReader(LockReader):
                 pending.append((pin, canonicalize_name(child), spec, line))
             for extra, items in (pkg.get("extras") or {}).items():
                 for item in items if isinstance(items, list) else []:
-                    try:
-                        dep = canonicalize_name(Requirement(str(item).replace(" (", "(")).name)
-                    except InvalidRequirement:
-                        dep = canonicalize_name(str(item).split(" ", 1)[0])
+                    dep = canonicalize_name(_extra_dependency(str(item)))
                     extras_of.setdefault(name, {}).setdefault(dep, set()).add(extra)
         locked = {p.name for p in pins}
         edges: list[LockEdge] = []
