@@ -111,12 +111,15 @@ def major_key(version: Version) -> str:
 
 
 def released_major_keys(versions: Iterable[Version]) -> tuple[str, ...]:
-    keys: list[str] = []
-    for v in sorted(set(versions)):
+    """The major keys of ``versions``, in the order of their oldest version (a key's place
+    is where its first version falls when the versions are sorted; no full sort needed)."""
+    lowest: dict[str, Version] = {}
+    for v in set(versions):
         k = major_key(v)
-        if k not in keys:
-            keys.append(k)
-    return tuple(keys)
+        low = lowest.get(k)
+        if low is None or v < low:
+            lowest[k] = v
+    return tuple(sorted(lowest, key=lowest.__getitem__))
 
 
 MajorGroups = tuple[tuple[str, tuple[Version, ...]], ...]
@@ -125,11 +128,14 @@ MajorGroups = tuple[tuple[str, tuple[Version, ...]], ...]
 def major_groups(versions: Iterable[Version]) -> MajorGroups:
     """Final releases by major key (oldest major first), each newest first."""
     groups: dict[str, list[Version]] = {}
-    for v in sorted(set(versions), reverse=True):
+    for v in set(versions):  # bucketed first: each major is sorted on its own
         if not v.is_prerelease:
             groups.setdefault(major_key(v), []).append(v)
     return tuple(
-        sorted(((k, tuple(vs)) for k, vs in groups.items()), key=lambda g: _major_order(g[0]))
+        sorted(
+            ((k, tuple(sorted(vs, reverse=True))) for k, vs in groups.items()),
+            key=lambda g: _major_order(g[0]),
+        )
     )
 
 
