@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,14 @@ def test_write_in_never_goes_down_a_link(tmp_path: Path) -> None:
         safeio.write_in(out, "agent/x.sh", "x")
     assert list(elsewhere.iterdir()) == []
     assert safeio.write_in(out, "deps/c.txt", "x").read_text() == "x"
+
+
+def test_an_output_that_is_a_device_is_written_to_not_replaced() -> None:
+    """`--output /dev/null`: the report goes into the device; the device stays (a run as
+    root used to rename a regular file over it, for every process on the machine)."""
+    before = os.stat(os.devnull)
+    safeio.write_output(os.devnull, "report\n" * 1000)
+    after = os.stat(os.devnull)
+    assert stat.S_ISCHR(after.st_mode)
+    assert (after.st_rdev, after.st_ino) == (before.st_rdev, before.st_ino)
+    assert not [n for n in os.listdir(os.path.dirname(os.devnull)) if "agentguard" in n]
