@@ -39,8 +39,6 @@ from agentguard.inspect.project.walk import (
 from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
     from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.python_imports import Loader
@@ -184,10 +182,10 @@ CHUNK = 250  # about this many files in one range at most (a range is one worker
 
 
 def _jobs(count: int, python: int = 0) -> int:
-    """Worker processes for ``count`` candidates: 1 = in-process.
+    """Processes reading ``count`` candidates, this one included: 1 = in-process.
 
-    ``AGENTGUARD_JOBS`` overrides (1 turns the pool off). The pool forks, so it is only
-    used on Linux, from a process without other threads.
+    ``AGENTGUARD_JOBS`` overrides (1 turns the pool off). The others are forked, so they
+    are only used on Linux, from a process without other threads.
     """
     env = os.environ.get("AGENTGUARD_JOBS", "")
     if env.isdigit() and len(env) <= 6 and int(env) >= 1:
@@ -207,45 +205,34 @@ def _process_all(
     """(files read, outcomes worth keeping in candidate order, the container-file scan
     when it was made here).
 
-    With a pool, the workers take the code and settings files while this process reads
-    the container/build files and scans them (compose validation, Dockerfile parsing),
-    so that work overlaps with the walk through the code.
+    With more than one job, forked children take ranges of the code and settings files
+    while this process reads the container/build files and scans them (compose validation,
+    Dockerfile parsing); then it takes ranges too (:mod:`.forked`), so that ``jobs``
+    processes keep ``jobs`` CPUs busy until the last range is done.
     """
     jobs = _jobs(len(candidates), sum(c.kind == "python" for c in candidates))
     if jobs <= 1:
         read, kept = _process_chunk((0, candidates))
         return read, [o for _, o in kept], None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+    from agentguard.inspect.project.forked import share
 
     own = [i for i, c in enumerate(candidates) if c.kind == "container"]
     rest = [i for i, c in enumerate(candidates) if c.kind != "container"]
     rest, ranges = _interleave(rest, jobs)
-    # The workers are forked after the walk: they inherit the candidates and are sent
-    # only index ranges (no candidate is pickled); results map back to global indexes.
+    # The children are forked after the walk: they inherit the candidates and are sent
+    # only range numbers (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
     _preload()
+
+    def containers() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
+        own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
+        files = [o.container_file for _, o in own_kept if o.container_file]
+        return own_read, own_kept, _scan_containers(files, tree)
+
     try:
-        pool = ProcessPoolExecutor(
-            jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
+        (own_read, own_kept, scanned), results = share(
+            len(ranges), lambda k: _process_range(ranges[k]), jobs, containers
         )
-        try:
-            pending = [pool.submit(_process_range, span) for span in ranges]
-            own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
-            scanned = _scan_containers(
-                [o.container_file for _, o in own_kept if o.container_file], tree
-            )
-            try:
-                results = [f.result() for f in pending]
-            except BrokenProcessPool:
-                # A worker died (killed, out of memory): never a hang, never a gap. The
-                # files are read here instead.
-                results = [_process_range(span) for span in ranges]
-        except BaseException:
-            _stop(pool)
-            raise
-        pool.shutdown(wait=True)
     finally:
         _SHARED.clear()
     kept = [(own[n], o) for n, o in own_kept]
@@ -279,14 +266,6 @@ def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[in
     return order, ranges
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Interrupted: end the workers now (they leave SIGTERM at its default: no output)."""
-    processes = getattr(pool, "_processes", None) or {}  # the executor's own table of them
-    for proc in list(processes.values()):
-        proc.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-
-
 _SHARED: list[Candidate] = []  # what forked workers read their ranges from
 
 
@@ -300,14 +279,6 @@ def _scan_containers(files: list[ProjectFile], tree: TreeFacts | None) -> Contai
     from agentguard.inspect.project.containers import scan_container_files
 
     return scan_container_files(files, tree=tree)
-
-
-def _worker_init() -> None:
-    """Workers leave interrupts to the parent, and end quietly when it stops them."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _preload() -> None:

@@ -137,26 +137,32 @@ def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> Non
 
 
 def _probe_signals(span: tuple[int, int]) -> tuple[int, list[object]]:
-    """Run in a pool worker: counts its range only when both signals were reset."""
+    """Run as ``_process_range``: in a forked child, counts its range (plus a million, to
+    tell) only when both signals were reset; in the parent, slowly, so children take some."""
     import signal
+    import time
 
+    if os.getpid() == _PARENT:
+        time.sleep(0.02)
+        return span[1] - span[0], []
     ok = (
         signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
         and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     )
-    return (span[1] - span[0]) if ok else -100000, []
+    return (1_000_000 + span[1] - span[0]) if ok else -100000, []
 
 
 def test_pool_workers_leave_interrupts_to_the_parent(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # A worker inherits the CLI's SIGTERM handler (which raises KeyboardInterrupt); a
-    # worker stopped by the pool would print a traceback. Workers reset both signals.
+    # A child inherits the CLI's SIGTERM handler (which raises KeyboardInterrupt); a child
+    # stopped by the parent would print a traceback. Children reset both signals.
     from agentguard.inspect.project import scan
 
     monkeypatch.setattr(scan, "_process_range", _probe_signals)
-    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 2)  # even with other threads about
+    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 3)  # even with other threads about
     cands = [scan.Candidate(f"m{i}.py", str(tmp_path / f"m{i}.py"), "python") for i in range(600)]
     read, outcomes, scanned = scan._process_all(cands)
-    assert (read, outcomes, scanned) == (600, [], None)
+    assert (read % 1_000_000, outcomes, scanned) == (600, [], None)
+    assert read // 1_000_000 >= 2  # ranges read by children (24 ranges, 20 ms each here)
 
 
 _PARENT = os.getpid()
