@@ -278,3 +278,48 @@ def test_pool_ranges_take_every_file_once_each_a_sample_of_the_whole_walk() -> N
     assert scan._interleave([], 2) == ([], [])
     assert scan._interleave([7, 8], 2) == ([7, 8], [(0, 1), (1, 2)])
     assert len(scan._interleave(list(range(20000)), 2)[1]) == 80  # about CHUNK files each
+
+
+def test_the_plain_py_file_shortcut_walks_as_the_general_path_does(tmp_path: Path) -> None:
+    """Without ``exclude`` a plain ``.py`` file skips the link and exclusion tests; every
+    other ``.py`` entry (a folder, a FIFO, links in, out, to a folder, dangling) must come
+    out as it does when an exclude pattern sends every entry down the general path."""
+    outside = tmp_path / "outside"
+    _tree(outside, {"secret.py": "x = 1\n", "pkg/m.py": "y = 2\n"})
+    root = tmp_path / "project"
+    _tree(
+        root,
+        {"a/ok.py": AGENT, "b.py/inner.py": "z = 3\n", "venv2/pyvenv.cfg": "", "venv2/v.py": ""},
+    )
+    os.mkfifo(root / "fifo.py")
+    os.symlink(root / "a" / "ok.py", root / "in.py")
+    os.symlink(outside / "secret.py", root / "out.py")
+    os.symlink(outside / "pkg", root / "dir.py")
+    os.symlink(tmp_path / "missing.py", root / "dangling.py")
+
+    short = walk(str(root))
+    general = walk(str(root), exclude=("no-such-file",))
+    assert [(c.rel, c.kind, c.regular, c.outside) for c in short.candidates] == [
+        (c.rel, c.kind, c.regular, c.outside) for c in general.candidates
+    ]
+    assert [(c.rel, c.regular) for c in short.candidates if c.outside is None] == [
+        ("a/ok.py", True),
+        ("b.py/inner.py", True),
+        ("fifo.py", False),
+        ("in.py", False),
+    ]
+    assert {c.rel for c in short.candidates if c.outside is not None} == {"dangling.py", "out.py"}
+    assert short.sources == general.sources
+    assert (
+        Source.skipped("folder", "dir.py", "symbolic link to a folder: not followed")
+        in short.sources
+    )
+    assert (
+        (short.files_seen, short.dirs_seen, short.dirs_skipped)
+        == (
+            general.files_seen,
+            general.dirs_seen,
+            general.dirs_skipped,
+        )
+        == (4, 4, 1)
+    )
