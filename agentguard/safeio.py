@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat as _stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -231,6 +230,8 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, mode: int = 0)
     blob = data.encode("utf-8") if isinstance(data, str) else data
     if kind == _stat.S_IFCHR and _write_device(target, blob):
         return
+    import secrets  # (hmac, hashlib: not imported by every run for a temporary name)
+
     folder = target.parent
     tmp = folder / f".{target.name}.{secrets.token_hex(6)}.agentguard.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644)
