@@ -227,7 +227,9 @@ def _process_all(
     def containers() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
         own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
         files = [o.container_file for _, o in own_kept if o.container_file]
-        return own_read, own_kept, _scan_containers(files, tree)
+        scanned = _scan_containers(files, tree)
+        _preload_after()
+        return own_read, own_kept, scanned
 
     try:
         (own_read, own_kept, scanned), results = share(
@@ -291,6 +293,15 @@ def _preload() -> None:
     import agentguard.inspect.project.python_fallback_options
     import agentguard.inspect.project.python_frameworks
     import agentguard.inspect.project.ts_agents  # noqa: F401
+
+
+def _preload_after() -> None:
+    """What this process needs once the files are read (the agent rules, the import
+    resolver, the policy), imported while the children still read: here it costs half
+    of what it costs after the last range, when the other CPU has nothing to do."""
+    import agentguard.inspect.project.python_imports
+    import agentguard.policy
+    import agentguard.rules.agent_checks  # noqa: F401
 
 
 def folder_loader(root: Path) -> Loader:
