@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agentguard.findings import Source
 from agentguard.inspect.facts import ProjectFile
@@ -26,7 +27,9 @@ from agentguard.inspect.project.model import (
     McpServer,
     ToolGrant,
 )
-from agentguard.inspect.project.workflow_runs import AgentRunStep
+
+if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
+    from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
 # command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
