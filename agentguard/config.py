@@ -22,8 +22,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from agentguard import safeio
 from agentguard.engine import UsageError
 from agentguard.findings import Severity
@@ -77,7 +75,7 @@ class DepsPolicy:
     tail_severity: Severity
 
     def is_watched(self, name: str) -> bool:
-        return canonicalize_name(name) in self.watched
+        return canonical_name(name) in self.watched
 
 
 @dataclass(frozen=True)
@@ -139,6 +137,16 @@ def _read_policy(name: str, named_in: str) -> tuple[dict[str, Any], str]:
     return _parse_toml(text, label), label
 
 
+def canonical_name(name: str) -> str:
+    """A package name as ``packaging.utils.canonicalize_name`` spells it (PEP 503): here,
+    so that loading the configuration does not import packaging's wheel-tag module
+    (logging, sysconfig...) before every scan."""
+    value = name.lower().replace("_", "-").replace(".", "-")
+    while "--" in value:
+        value = value.replace("--", "-")
+    return value
+
+
 def _parse_toml(text: str, label: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
@@ -151,7 +159,7 @@ def _parse_toml(text: str, label: str) -> dict[str, Any]:
 def _names(value: Any, where: str) -> frozenset[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where} must be a list of package names")
-    return frozenset(canonicalize_name(v) for v in value)
+    return frozenset(canonical_name(v) for v in value)
 
 
 def deps_policy(data: dict[str, Any] | None = None) -> DepsPolicy:

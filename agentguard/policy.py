@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -126,8 +128,11 @@ class _Lines:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+        # (resolved once: each file then costs one realpath and one stat, not five and two)
+        self.real_root = os.path.realpath(root) if root is not None else ""
         self.cache: dict[Path, list[str] | None] = {}
         self.where: dict[str, Path | None] = {}
+        self.found: dict[Path, tuple[str, int]] = {}  # a local file: its real path and size
         self.sources: list[Source] = []
 
     def local_file(self, loc: Location) -> Path | None:
@@ -137,20 +142,29 @@ class _Lines:
             self.where[loc.path] = self._local_file(loc.path, self.root)
         return self.where[loc.path]
 
-    @staticmethod
-    def _local_file(text: str, root: Path) -> Path | None:
+    def _local_file(self, text: str, root: Path) -> Path | None:
         path = Path(text)
         full = path if path.is_absolute() else root / path
-        if not full.resolve().is_relative_to(root.resolve()):
+        real = os.path.realpath(full)
+        top = self.real_root
+        if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
             return None  # not a file of this project (a host path elsewhere)
-        return full if full.is_file() else None
+        try:
+            st = os.stat(real)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        self.found[full] = (real, st.st_size)
+        return full
 
     def lines(self, full: Path, shown: str) -> list[str] | None:
         if full in self.cache:
             return self.cache[full]
         lines: list[str] | None = None
+        real, size = self.found[full]  # (local_file found it)
         try:
-            if full.stat().st_size > MAX_SUPPRESSION_FILE_BYTES:
+            if size > MAX_SUPPRESSION_FILE_BYTES:
                 self.sources.append(
                     Source.skipped(
                         "file",
@@ -160,8 +174,10 @@ class _Lines:
                     )
                 )
             else:
+                # resolved and inside the root: opened without following a link, a
+                # FIFO or device swapped in meanwhile is refused, the read is capped
                 lines = (
-                    safeio.read_bytes(full, root=self.root, cap=MAX_SUPPRESSION_FILE_BYTES)
+                    safeio.read_candidate(real, True, cap=MAX_SUPPRESSION_FILE_BYTES)
                     .decode("utf-8", errors="replace")
                     .splitlines()
                 )

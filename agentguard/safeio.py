@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat as _stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -223,10 +222,16 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, mode: int = 0)
     target = Path(path)
     if target.is_symlink():
         raise UnsafeWrite(f"{target}: is a symbolic link; refusing to write through it")
+    kind = 0
     with contextlib.suppress(FileNotFoundError):
-        if _stat.S_ISDIR(os.lstat(target).st_mode):
-            raise UnsafeWrite(f"{target}: is a folder")
+        kind = _stat.S_IFMT(os.lstat(target).st_mode)
+    if kind == _stat.S_IFDIR:
+        raise UnsafeWrite(f"{target}: is a folder")
     blob = data.encode("utf-8") if isinstance(data, str) else data
+    if kind == _stat.S_IFCHR and _write_device(target, blob):
+        return
+    import secrets  # (hmac, hashlib: not imported by every run for a temporary name)
+
     folder = target.parent
     tmp = folder / f".{target.name}.{secrets.token_hex(6)}.agentguard.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644)
@@ -242,6 +247,27 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, mode: int = 0)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _write_device(target: Path, blob: bytes) -> bool:
+    """``--output /dev/null`` (a character device) is written to, never replaced by a
+    regular file (which a run as root could do, for every process on the machine). False
+    when it is no longer a device once opened (then it is replaced like any file)."""
+    # (non-blocking open: a FIFO swapped in meanwhile is an error, not a hang)
+    fd = os.open(target, os.O_WRONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not _stat.S_ISCHR(os.fstat(fd).st_mode):
+            return False
+        os.set_blocking(fd, True)
+        view = memoryview(blob)
+        while view:
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError(errno.EIO, "the device took nothing")
+            view = view[written:]
+    finally:
+        os.close(fd)
+    return True
 
 
 def check_folder(folder: str | os.PathLike[str]) -> None:

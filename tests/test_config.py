@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentguard.config import (
     DEPS_KEYS,
@@ -229,3 +231,13 @@ def test_config_errors_name_the_file_and_the_key(tmp_path: Path, text: str, mess
 def test_malformed_toml_names_the_file(tmp_path: Path) -> None:
     path = write(tmp_path / "agentguard.toml", "fail-on = \n")
     assert errors(tmp_path).startswith(f"{path}: not valid TOML: ")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="aZ09-_.İß ", max_size=12))
+def test_config_spells_package_names_as_packaging_does(name: str) -> None:
+    from packaging.utils import canonicalize_name
+
+    from agentguard.config import canonical_name
+
+    assert canonical_name(name) == canonicalize_name(name)

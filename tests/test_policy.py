@@ -184,3 +184,39 @@ def test_inline_rules_and_globs() -> None:
     assert glob_to_regex("**/*.yaml").match("c.yaml")
     assert not glob_to_regex("*.yaml").match("a/c.yaml")
     assert glob_to_regex("src/?.py").match("src/a.py")
+
+
+def test_inline_comments_are_read_only_from_regular_files_inside_the_project(
+    tmp_path: Path,
+) -> None:
+    """A link inside the project to a file inside it is read (once it is resolved); a link
+    out of it, a path outside it, a folder or a FIFO under the finding's name are not."""
+    import os
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "Dockerfile").write_text(DOCKERFILE)
+    (tmp_path / "project").mkdir()
+    root = project(tmp_path / "project")
+    (root / "linked").symlink_to(root / "Dockerfile")  # inside: read
+    (root / "out").symlink_to(outside / "Dockerfile")  # outside: never read
+    (root / "folder").mkdir()
+    os.mkfifo(root / "fifo")
+    findings = [
+        root_user("linked", 3),
+        root_user("out", 3),
+        root_user(str(outside / "Dockerfile"), 3),
+        root_user("folder", 3),
+        root_user("fifo", 3),
+        root_user(str(root / "Dockerfile"), 3),
+    ]
+    applied = apply_policy(findings, load_config(root), root=root)
+    assert applied.findings == (
+        root_user("linked", 3).with_suppression("inline: linked:2"),
+        *findings[1:5],
+        root_user(str(root / "Dockerfile"), 3).with_suppression(f"inline: {root}/Dockerfile:2"),
+    )
+    assert applied.sources == (
+        Source.ok("file", "linked", "read for inline suppressions"),
+        Source.ok("file", str(root / "Dockerfile"), "read for inline suppressions"),
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,19 @@ def test_write_in_never_goes_down_a_link(tmp_path: Path) -> None:
         safeio.write_in(out, "agent/x.sh", "x")
     assert list(elsewhere.iterdir()) == []
     assert safeio.write_in(out, "deps/c.txt", "x").read_text() == "x"
+
+
+def test_an_output_that_is_a_device_is_written_to_not_replaced(tmp_path: Path) -> None:
+    """`--output /dev/null`: the report goes into the device; the device stays (a run as
+    root used to rename a regular file over it, for every process on the machine)."""
+    device = tmp_path / "null"
+    try:  # a null device of the test's own (root), else the machine's (a rename would fail)
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        device = Path(os.devnull)
+    before = os.stat(device)
+    safeio.write_output(device, "report\n" * 1000)
+    after = os.stat(device)
+    assert stat.S_ISCHR(after.st_mode)
+    assert (after.st_rdev, after.st_ino) == (before.st_rdev, before.st_ino)
+    assert not [n for n in os.listdir(device.parent) if "agentguard" in n]

@@ -385,8 +385,6 @@ def run_inspect(
     connect: Callable[[], eng.Engine] = eng.connect,
 ) -> tuple[Report, Config]:
     """The whole command: config, inspect, policy, report. UsageError means exit 2."""
-    from agentguard.policy import apply_policy
-
     root = project_root(opts.target)
     config_sources: list[Source] = []
     try:
@@ -409,6 +407,8 @@ def run_inspect(
             )
         )
     result = inspect_target(opts, config=config, progress=progress, connect=connect)
+    from agentguard.policy import apply_policy  # (a project scan imports it while it reads)
+
     target = Path(opts.target).expanduser()
     # findings of a named file are located by its name: inline comments are read beside it
     applied = apply_policy(

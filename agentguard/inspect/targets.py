@@ -18,9 +18,7 @@ Rules, in order:
 from __future__ import annotations
 
 import enum
-import gzip
 import re
-import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +134,8 @@ def _head(path: Path) -> bytes | None:
 
 def _tar_kind(path: Path) -> Kind:
     """`docker save` (manifest.json, with or without an OCI index) or an OCI layout tar."""
+    import tarfile  # (a file target only: a folder scan does not import it)
+
     names: set[str] = set()
     try:
         with tarfile.open(path, "r:") as tf:  # seekable: bodies are skipped, not read
@@ -154,6 +154,8 @@ def _compressed_kind(path: Path, head: bytes) -> Kind:
     """A compressed file is an image archive only if it decompresses to a tar."""
     try:
         if head[:2] == b"\x1f\x8b":
+            import gzip
+
             with gzip.open(path, "rb") as fh:
                 inner = fh.read(512)
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agentguard.findings import Source
 from agentguard.inspect.facts import ProjectFile
@@ -26,7 +27,9 @@ from agentguard.inspect.project.model import (
     McpServer,
     ToolGrant,
 )
-from agentguard.inspect.project.workflow_runs import AgentRunStep
+
+if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
+    from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
 # command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
@@ -52,18 +55,27 @@ PY_MODULES = (
     b"pydantic_ai",
 )
 _MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
-# ``from <module>`` and ``import a as b, <module>``: each pattern starts with a literal,
-# so ``re`` finds its candidates with a fast literal scan and tries the names only there.
-_FROM = re.compile(rb"from[ \t]+(?:" + _MODULE + rb")")
-_IMPORT = re.compile(rb"import[ \t]+(?:[\w. \t]*,[ \t]*)*(?:" + _MODULE + rb")")
+# ``from[ \t]+<module>`` and ``import[ \t]+(?:[\w. \t]*,[ \t]*)*<module>`` (``import a as b,
+# <module>``) in one scan: a match starts at the ``m`` both keywords share (``re`` finds
+# a pattern's single leading literal with its fastest loop), the byte after it (blank for
+# ``from``, ``p`` for ``import``) and a lookbehind tell which keyword it ends, if any.
+# Two scans of the same bytes (``from``..., ``import``...) cost 40% more.
+_FROM_OR_IMPORT = re.compile(
+    rb"m[ \tp](?:(?<=from[ \t])[ \t]*(?:"
+    + _MODULE
+    + rb")|(?<=imp)ort[ \t]+(?:[\w. \t]*,[ \t]*)*(?:"
+    + _MODULE
+    + rb"))"
+)
 TS_NEEDLE = b"@anthropic-ai/claude"
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def python_may_matter(data: bytes) -> bool:
     """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
-    or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`."""
-    return b"claude" in data or _FROM.search(data) is not None or _IMPORT.search(data) is not None
+    or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
+    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count)."""
+    return b"claude" in data or _FROM_OR_IMPORT.search(data) is not None
 
 
 @dataclass

@@ -12,9 +12,6 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
 from agentguard import redact
 from agentguard.tomllines import TomlLines
 
@@ -233,6 +230,10 @@ def find_installs(
 
 
 def parse_requirement(raw: str, *, path: str, line: int | None, origin: str) -> RequirementDecl:
+    # (packaging is imported where a requirement is met: not by every project scan)
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
     text = raw.split(";", 1)[0].strip() if "://" not in raw else raw.strip()
     try:
         req = Requirement(raw.strip())
@@ -306,6 +307,8 @@ def pyproject_requirements(
     path: str, text: str, data: Mapping[str, object]
 ) -> list[RequirementDecl]:
     """Requirements in ``[project]``, ``[dependency-groups]`` and ``[tool.poetry]``."""
+    from packaging.utils import canonicalize_name
+
     strings: list[str] = []
     project = data.get("project")
     if isinstance(project, dict):

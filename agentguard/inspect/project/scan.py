@@ -39,8 +39,6 @@ from agentguard.inspect.project.walk import (
 from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
     from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.python_imports import Loader
@@ -176,18 +174,18 @@ def _process_chunk(
 
 
 MAX_JOBS = min(4 * (os.cpu_count() or 1), 32)
-PARALLEL_MIN = 2000  # candidates below this are read in-process (a pool costs ~30 ms)
+PARALLEL_MIN = 2000  # candidates below this are read in-process (a fork and its results: ~3 ms)
 # ... unless this many are Python files of some size (an SDK's own repository: most of its
 # files import it and are parsed, which costs far more than reading)
 PARALLEL_MIN_PYTHON = 400
-CHUNK = 250  # about this many files in one range at most (a range is one worker's task)
+CHUNK = 250  # about this many files in one range at most (a range is one task of one process)
 
 
 def _jobs(count: int, python: int = 0) -> int:
-    """Worker processes for ``count`` candidates: 1 = in-process.
+    """Processes reading ``count`` candidates, this one included: 1 = in-process.
 
-    ``AGENTGUARD_JOBS`` overrides (1 turns the pool off). The pool forks, so it is only
-    used on Linux, from a process without other threads.
+    ``AGENTGUARD_JOBS`` overrides (1 turns the pool off). The others are forked, so they
+    are only used on Linux, from a process without other threads.
     """
     env = os.environ.get("AGENTGUARD_JOBS", "")
     if env.isdigit() and len(env) <= 6 and int(env) >= 1:
@@ -207,45 +205,36 @@ def _process_all(
     """(files read, outcomes worth keeping in candidate order, the container-file scan
     when it was made here).
 
-    With a pool, the workers take the code and settings files while this process reads
-    the container/build files and scans them (compose validation, Dockerfile parsing),
-    so that work overlaps with the walk through the code.
+    With more than one job, forked children take ranges of the code and settings files
+    while this process reads the container/build files and scans them (compose validation,
+    Dockerfile parsing); then it takes ranges too (:mod:`.forked`), so that ``jobs``
+    processes keep ``jobs`` CPUs busy until the last range is done.
     """
     jobs = _jobs(len(candidates), sum(c.kind == "python" for c in candidates))
     if jobs <= 1:
         read, kept = _process_chunk((0, candidates))
         return read, [o for _, o in kept], None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+    from agentguard.inspect.project.forked import share
 
     own = [i for i, c in enumerate(candidates) if c.kind == "container"]
     rest = [i for i, c in enumerate(candidates) if c.kind != "container"]
     rest, ranges = _interleave(rest, jobs)
-    # The workers are forked after the walk: they inherit the candidates and are sent
-    # only index ranges (no candidate is pickled); results map back to global indexes.
+    # The children are forked after the walk: they inherit the candidates and are sent
+    # only range numbers (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
     _preload()
+
+    def containers() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
+        own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
+        files = [o.container_file for _, o in own_kept if o.container_file]
+        scanned = _scan_containers(files, tree)
+        _preload_after()
+        return own_read, own_kept, scanned
+
     try:
-        pool = ProcessPoolExecutor(
-            jobs, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
+        (own_read, own_kept, scanned), results = share(
+            len(ranges), lambda k: _process_range(ranges[k]), jobs, containers
         )
-        try:
-            pending = [pool.submit(_process_range, span) for span in ranges]
-            own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
-            scanned = _scan_containers(
-                [o.container_file for _, o in own_kept if o.container_file], tree
-            )
-            try:
-                results = [f.result() for f in pending]
-            except BrokenProcessPool:
-                # A worker died (killed, out of memory): never a hang, never a gap. The
-                # files are read here instead.
-                results = [_process_range(span) for span in ranges]
-        except BaseException:
-            _stop(pool)
-            raise
-        pool.shutdown(wait=True)
     finally:
         _SHARED.clear()
     kept = [(own[n], o) for n, o in own_kept]
@@ -279,14 +268,6 @@ def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[in
     return order, ranges
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Interrupted: end the workers now (they leave SIGTERM at its default: no output)."""
-    processes = getattr(pool, "_processes", None) or {}  # the executor's own table of them
-    for proc in list(processes.values()):
-        proc.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-
-
 _SHARED: list[Candidate] = []  # what forked workers read their ranges from
 
 
@@ -302,14 +283,6 @@ def _scan_containers(files: list[ProjectFile], tree: TreeFacts | None) -> Contai
     return scan_container_files(files, tree=tree)
 
 
-def _worker_init() -> None:
-    """Workers leave interrupts to the parent, and end quietly when it stops them."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 def _preload() -> None:
     """Import the parsers before forking, so workers do not each import them."""
     import agentguard.inspect.project.claude_settings
@@ -320,6 +293,15 @@ def _preload() -> None:
     import agentguard.inspect.project.python_fallback_options
     import agentguard.inspect.project.python_frameworks
     import agentguard.inspect.project.ts_agents  # noqa: F401
+
+
+def _preload_after() -> None:
+    """What this process needs once the files are read (the agent rules, the import
+    resolver, the policy), imported while the children still read: here it costs half
+    of what it costs after the last range, when the other CPU has nothing to do."""
+    import agentguard.inspect.project.python_imports
+    import agentguard.policy
+    import agentguard.rules.agent_checks  # noqa: F401
 
 
 def folder_loader(root: Path) -> Loader:

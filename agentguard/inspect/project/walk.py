@@ -157,6 +157,8 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
     real_root = os.path.realpath(root)
     stack: list[tuple[str, str]] = [(root, "")]
     candidates = out.candidates
+    fast = excluded is None  # (nothing to match a file's name against)
+    seen = 0
     while stack:
         folder, rel = stack.pop()
         out.dirs_seen += 1
@@ -183,6 +185,15 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
             name = entry.name
+            if fast and name.endswith(".py"):  # the common case first: a plain .py file
+                try:
+                    regular = entry.is_file(follow_symlinks=False)
+                except OSError:
+                    regular = False  # (the general path below records why)
+                if regular:
+                    seen += 1
+                    candidates.append(Candidate(prefix + name, entry.path, "python", True))
+                    continue
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 if not is_dir and entry.is_symlink() and entry.is_dir():
@@ -232,8 +243,8 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
                     out.keep_out.append((prefix + name + "/", KEEP_OUT_DIRS[name]))
                 subdirs.append((entry.path, prefix + name))
                 continue
-            out.files_seen += 1
-            if name.endswith(".py"):  # the common case first
+            seen += 1
+            if name.endswith(".py"):
                 candidates.append(
                     Candidate(
                         prefix + name, entry.path, "python", entry.is_file(follow_symlinks=False)
@@ -255,6 +266,7 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
                 )
         subdirs.sort(reverse=True)
         stack.extend(subdirs)
+    out.files_seen = seen
     candidates.sort(key=lambda c: c.rel)
     out.markers.sort()
     return out

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from agentguard import redact
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
@@ -123,6 +121,8 @@ def _written(script: str, line: int) -> list[tuple[str, str, int]]:
 def _requirements(file: str, lines: list[tuple[str, int]], path: str, job: str) -> RequirementsFile:
     """A requirements file the job writes: a line whose version is filled in at run time
     (``openhands-ai==${VERSION}``) is that package with an unknown version, not a pin."""
+    from packaging.utils import canonicalize_name  # (only where a job writes requirements)
+
     decls: list[RequirementDecl] = []
     for text, line in lines:
         m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", text)

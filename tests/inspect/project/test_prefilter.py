@@ -4,6 +4,7 @@ through that turns out not to matter (that only costs a parse), never the other 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -77,3 +78,120 @@ _TOKENS = st.sampled_from(
 def test_nothing_the_rule_names_is_filtered_out(data: bytes) -> None:
     if _reference(data):
         assert python_may_matter(data)
+
+
+# The pre-filter as it was written before it became one scan (three scans of each file):
+# the one-scan test must let exactly the same files through, no more, no fewer.
+_MODULES = b"|".join(re.escape(m) for m in PY_MODULES)
+_FROM_BEFORE = re.compile(rb"from[ \t]+(?:" + _MODULES + rb")")
+_IMPORT_BEFORE = re.compile(rb"import[ \t]+(?:[\w. \t]*,[ \t]*)*(?:" + _MODULES + rb")")
+
+
+def _three_scans(data: bytes) -> bool:
+    return (
+        b"claude" in data
+        or _FROM_BEFORE.search(data) is not None
+        or _IMPORT_BEFORE.search(data) is not None
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "matters"),
+    [
+        (b"import a as b, mcp\n", True),
+        (b"import a as b,\tmcp.server\n", True),
+        (b"from\tmcp import x\n", True),
+        (b"from \t mcp import x\n", True),
+        (b"fromage = mcp\n", False),
+        (b"frommcp = 1\n", False),
+        (b"frompmcp = 1\n", False),  # the byte after `m` is `p`, but this is not `import`
+        (b"fromp agents\n", False),
+        (b"import_mcp = 1\n", False),
+        (b"imp ort mcp\n", False),
+        (b"mport mcp\n", False),
+        (b"xmport mcp\n", False),
+        (b"reimport mcp\n", True),  # bytes, not syntax: `import mcp` is in there
+        (b"transfrom mcp\n", True),
+        (b"from\nmcp import x\n", False),
+        (b"import\nmcp\n", False),
+        (b"import os, sys, openai\n", True),
+        (b"import os; import openai\n", True),
+        (b"import os; openai\n", False),
+        (b"x = 'from agents'\n", True),
+        (b"from google.genai import types\n", True),
+        (b"from google import genai\n", False),  # google.genai is imported as `genai`...
+        (b"import google.generativeai as g\n", True),
+        (b"m", False),
+        (b"mp", False),
+        (b"from", False),
+        (b"from ", False),
+        (b"from mcp", True),
+        (b"import mcp", True),
+        (b"port mcp", False),
+        (b"import\t\tagno", True),
+        (b"claud e", False),
+        (b"# claude\n", True),
+    ],
+)
+def test_one_scan_lets_through_what_three_did(text: bytes, matters: bool) -> None:
+    assert _three_scans(text) is matters
+    assert python_may_matter(text) is matters
+
+
+_TRICKY = st.sampled_from(
+    [
+        *PY_MODULES,
+        b"from",
+        b"import",
+        b"fromp",
+        b"fr",
+        b"om",
+        b"imp",
+        b"ort",
+        b"mport",
+        b"m",
+        b"p",
+        b"i",
+        b" ",
+        b"\t",
+        b"\n",
+        b",",
+        b".",
+        b"as",
+        b"_",
+        b"x",
+        b"clau",
+        b"de",
+        b"google",
+        b".genai",
+    ]
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_TRICKY, max_size=24).map(b"".join))
+def test_one_scan_and_three_scans_agree(data: bytes) -> None:
+    assert python_may_matter(data) is _three_scans(data)
+
+
+def _sources() -> list[bytes]:
+    root = Path(__file__).resolve().parents[3]
+    return [p.read_bytes() for top in ("agentguard", "tests") for p in (root / top).rglob("*.py")]
+
+
+def test_one_scan_and_three_scans_agree_on_real_code() -> None:
+    """Every Python file of this repository, as it is and with an agent import planted in
+    its import lines or comments (the shapes real code has), gives the same answer."""
+    corpus = _sources()
+    assert len(corpus) > 100
+    variants = []
+    for data in corpus:
+        variants.append(data)
+        variants.append(data.replace(b"import os\n", b"import os, openai\n", 1))
+        variants.append(data.replace(b"from __future__", b"from\tmcp", 1))
+        variants.append(data.replace(b"claude", b"clau de"))
+        variants.append(data.replace(b"import ", b"import_", 1))
+    assert sum(python_may_matter(v) for v in variants) > 0
+    assert sum(not python_may_matter(v) for v in variants) > 0
+    for v in variants:
+        assert python_may_matter(v) is _three_scans(v)

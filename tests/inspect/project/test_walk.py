@@ -137,26 +137,32 @@ def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> Non
 
 
 def _probe_signals(span: tuple[int, int]) -> tuple[int, list[object]]:
-    """Run in a pool worker: counts its range only when both signals were reset."""
+    """Run as ``_process_range``: in a forked child, counts its range (plus a million, to
+    tell) only when both signals were reset; in the parent, slowly, so children take some."""
     import signal
+    import time
 
+    if os.getpid() == _PARENT:
+        time.sleep(0.02)
+        return span[1] - span[0], []
     ok = (
         signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
         and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     )
-    return (span[1] - span[0]) if ok else -100000, []
+    return (1_000_000 + span[1] - span[0]) if ok else -100000, []
 
 
 def test_pool_workers_leave_interrupts_to_the_parent(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # A worker inherits the CLI's SIGTERM handler (which raises KeyboardInterrupt); a
-    # worker stopped by the pool would print a traceback. Workers reset both signals.
+    # A child inherits the CLI's SIGTERM handler (which raises KeyboardInterrupt); a child
+    # stopped by the parent would print a traceback. Children reset both signals.
     from agentguard.inspect.project import scan
 
     monkeypatch.setattr(scan, "_process_range", _probe_signals)
-    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 2)  # even with other threads about
+    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 3)  # even with other threads about
     cands = [scan.Candidate(f"m{i}.py", str(tmp_path / f"m{i}.py"), "python") for i in range(600)]
     read, outcomes, scanned = scan._process_all(cands)
-    assert (read, outcomes, scanned) == (600, [], None)
+    assert (read % 1_000_000, outcomes, scanned) == (600, [], None)
+    assert read // 1_000_000 >= 2  # ranges read by children (24 ranges, 20 ms each here)
 
 
 _PARENT = os.getpid()
@@ -272,3 +278,48 @@ def test_pool_ranges_take_every_file_once_each_a_sample_of_the_whole_walk() -> N
     assert scan._interleave([], 2) == ([], [])
     assert scan._interleave([7, 8], 2) == ([7, 8], [(0, 1), (1, 2)])
     assert len(scan._interleave(list(range(20000)), 2)[1]) == 80  # about CHUNK files each
+
+
+def test_the_plain_py_file_shortcut_walks_as_the_general_path_does(tmp_path: Path) -> None:
+    """Without ``exclude`` a plain ``.py`` file skips the link and exclusion tests; every
+    other ``.py`` entry (a folder, a FIFO, links in, out, to a folder, dangling) must come
+    out as it does when an exclude pattern sends every entry down the general path."""
+    outside = tmp_path / "outside"
+    _tree(outside, {"secret.py": "x = 1\n", "pkg/m.py": "y = 2\n"})
+    root = tmp_path / "project"
+    _tree(
+        root,
+        {"a/ok.py": AGENT, "b.py/inner.py": "z = 3\n", "venv2/pyvenv.cfg": "", "venv2/v.py": ""},
+    )
+    os.mkfifo(root / "fifo.py")
+    os.symlink(root / "a" / "ok.py", root / "in.py")
+    os.symlink(outside / "secret.py", root / "out.py")
+    os.symlink(outside / "pkg", root / "dir.py")
+    os.symlink(tmp_path / "missing.py", root / "dangling.py")
+
+    short = walk(str(root))
+    general = walk(str(root), exclude=("no-such-file",))
+    assert [(c.rel, c.kind, c.regular, c.outside) for c in short.candidates] == [
+        (c.rel, c.kind, c.regular, c.outside) for c in general.candidates
+    ]
+    assert [(c.rel, c.regular) for c in short.candidates if c.outside is None] == [
+        ("a/ok.py", True),
+        ("b.py/inner.py", True),
+        ("fifo.py", False),
+        ("in.py", False),
+    ]
+    assert {c.rel for c in short.candidates if c.outside is not None} == {"dangling.py", "out.py"}
+    assert short.sources == general.sources
+    assert (
+        Source.skipped("folder", "dir.py", "symbolic link to a folder: not followed")
+        in short.sources
+    )
+    assert (
+        (short.files_seen, short.dirs_seen, short.dirs_skipped)
+        == (
+            general.files_seen,
+            general.dirs_seen,
+            general.dirs_skipped,
+        )
+        == (4, 4, 1)
+    )
