@@ -101,11 +101,15 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
     return StepResult(report.findings, report.sources, facts, report.notes)
 
 
-def project_step(project: Path, exclude: tuple[str, ...] = ()) -> StepResult:
-    """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files)."""
+def project_step(
+    project: Path, exclude: tuple[str, ...] = (), beside: Callable[[], None] | None = None
+) -> StepResult:
+    """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files).
+
+    ``beside``: another step, run while forked children read a large folder."""
     from agentguard.inspect.project import inspect_project
 
-    result = inspect_project(project, exclude=exclude)
+    result = inspect_project(project, exclude=exclude, beside=beside)
     return StepResult(result.findings, result.sources, dict(result.facts))
 
 
@@ -260,16 +264,20 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     config = load_config(project, config_file=opts.config_file)
     baseline = read_baseline(opts.baseline) if opts.baseline else None
 
-    steps: list[tuple[str, StepResult]] = []
-    progress("checking the lock files")
-    steps.append(("lock", _guarded("lock", str(project), partial(lock_step, project, config.deps))))
+    locked: list[StepResult] = []
+
+    def lock_once() -> None:
+        if not locked:
+            progress("checking the lock files")
+            locked.append(_guarded("lock", str(project), partial(lock_step, project, config.deps)))
+
+    # The lock step runs beside the scan (while forked children read a large folder), or
+    # before it; once the scan has ended, at the latest. Its result is reported first.
     progress("scanning the project folder")
-    steps.append(
-        (
-            "project",
-            _guarded("project", str(project), partial(project_step, project, config.exclude)),
-        )
-    )
+    scan = partial(project_step, project, config.exclude, beside=lock_once)
+    scanned = _guarded("project", str(project), scan)
+    lock_once()
+    steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
     images, image_sources = _images(opts)
     _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))

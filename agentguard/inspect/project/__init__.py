@@ -11,7 +11,7 @@ and facts for JSON readers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,14 +31,20 @@ class ProjectResult:
 
 
 def inspect_project(
-    path: Path, *, file_kind: str | None = None, exclude: Sequence[str] = ()
+    path: Path,
+    *,
+    file_kind: str | None = None,
+    exclude: Sequence[str] = (),
+    beside: Callable[[], None] | None = None,
 ) -> ProjectResult:
     """Walk a project folder (or read one file) and run the agent-configuration rules.
 
-    ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read."""
+    ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
+    ``beside``: other work of the run, done while forked children read a large folder
+    (see :func:`agentguard.inspect.project.scan.scan_path`; not called for a file)."""
     from agentguard.inspect.project.scan import scan_path
 
-    return scan_path(path, file_kind=file_kind, exclude=exclude)
+    return scan_path(path, file_kind=file_kind, exclude=exclude, beside=beside)
 
 
 def inspect_files(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -200,10 +200,15 @@ def _jobs(count: int, python: int = 0) -> int:
 
 
 def _process_all(
-    candidates: list[Candidate], tree: TreeFacts | None = None
+    candidates: list[Candidate],
+    tree: TreeFacts | None = None,
+    beside: Callable[[], None] | None = None,
 ) -> tuple[int, list[FileOutcome], ContainerScan | None]:
     """(files read, outcomes worth keeping in candidate order, the container-file scan
     when it was made here).
+
+    ``beside``: other work of the same run (``check``'s lock step), done by this process
+    while the children read, before it takes ranges itself; or first, with one job.
 
     With more than one job, forked children take ranges of the code and settings files
     while this process reads the container/build files and scans them (compose validation,
@@ -212,6 +217,8 @@ def _process_all(
     """
     jobs = _jobs(len(candidates), sum(c.kind == "python" for c in candidates))
     if jobs <= 1:
+        if beside is not None:
+            beside()
         read, kept = _process_chunk((0, candidates))
         return read, [o for _, o in kept], None
     from agentguard.inspect.project.forked import share
@@ -228,6 +235,8 @@ def _process_all(
         own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
         files = [o.container_file for _, o in own_kept if o.container_file]
         scanned = _scan_containers(files, tree)
+        if beside is not None:
+            beside()
         _preload_after()
         return own_read, own_kept, scanned
 
@@ -333,13 +342,17 @@ def _tree(root: Path, got: WalkResult) -> TreeFacts:
     return TreeFacts(tuple(got.keep_out), tuple(expected))
 
 
-def collect_folder(root: Path, *, exclude: Sequence[str] = ()) -> Collected:
+def collect_folder(
+    root: Path, *, exclude: Sequence[str] = (), beside: Callable[[], None] | None = None
+) -> Collected:
     got = walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
     col.tree = _tree(root, got)
-    col.files_read, col.outcomes, col.container_scan = _process_all(got.candidates, col.tree)
+    col.files_read, col.outcomes, col.container_scan = _process_all(
+        got.candidates, col.tree, beside
+    )
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
     col.sources.append(
         Source.ok(
@@ -381,7 +394,11 @@ def _under(path: str, workdir: str | None) -> bool:
 
 
 def scan_path(
-    path: Path, *, file_kind: str | None = None, exclude: Sequence[str] = ()
+    path: Path,
+    *,
+    file_kind: str | None = None,
+    exclude: Sequence[str] = (),
+    beside: Callable[[], None] | None = None,
 ) -> ProjectResult:
     """A folder (walked, minus ``exclude``) or one file named on the command line.
 
@@ -390,7 +407,7 @@ def scan_path(
     error listing the kinds, never a skipped source in a run that exits 0.
     """
     if path.is_dir():
-        return finish(collect_folder(path, exclude=exclude), workdir=None)
+        return finish(collect_folder(path, exclude=exclude, beside=beside), workdir=None)
     from agentguard.inspect.project.named import scan_named_file
 
     return scan_named_file(path, file_kind)
