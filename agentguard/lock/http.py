@@ -32,11 +32,10 @@ from urllib3.exceptions import (
 
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
-from agentguard.lock.pages import IndexError_
+from agentguard.lock.pages import MAX_PAGE_BYTES, IndexError_
 from agentguard.lock.urls import UrlPolicy, clean_url
 
 TIMEOUT = 30.0
-MAX_PAGE_BYTES = 64 * 1024 * 1024
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_REDIRECTS = 5
 USER_AGENT = "agentguard (+lock)"

@@ -22,14 +22,15 @@ import urllib.request
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
 from agentguard.lock import metadata
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import NO_DEADLINE, Deadline
-from agentguard.lock.http import MAX_PAGE_BYTES, Http
 from agentguard.lock.pages import (
+    MAX_PAGE_BYTES,
     IndexError_,
     IndexFile,
     ProjectPage,
@@ -38,6 +39,9 @@ from agentguard.lock.pages import (
 )
 from agentguard.lock.pages import _version_of as _version_of
 from agentguard.lock.urls import UrlPolicy, clean_url, configured_hosts, origin
+
+if TYPE_CHECKING:
+    from agentguard.lock.http import Http
 
 __all__ = [
     "IndexClient",
@@ -117,9 +121,22 @@ class IndexClient:
         self.cache = metadata.MetadataCache(cache_dir or default_cache_dir())
         origins = frozenset(o for o in (origin(u) for u in self.index_urls) if o is not None)
         self.policy = UrlPolicy(origins, configured_hosts())
-        self.http = Http(credentials, self.policy, deadline)
+        # made on first use: an offline run (`check`, `lock --check`) reads only the cache
+        # and never imports the HTTP client (urllib3: 17 ms)
+        self._http_args = (credentials, self.policy, deadline)
+        self._http: Http | None = None
+        self._http_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: dict[str, Future[ProjectPage]] = {}
+
+    @property
+    def http(self) -> Http:
+        with self._http_lock:
+            if self._http is None:
+                from agentguard.lock.http import Http
+
+                self._http = Http(*self._http_args)
+            return self._http
 
     def prefetch(self, names: Iterable[str], workers: int = 4) -> None:
         """Start reading pages in the background (e.g. while the resolver runs). Few

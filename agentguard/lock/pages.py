@@ -28,6 +28,9 @@ from agentguard import redact
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
+MAX_PAGE_BYTES = 64 * 1024 * 1024  # one index page (HTTP or a local file)
+
+
 def sha256_or_none(value: object) -> str | None:
     """A sha256 as the index gave it, when it is one (64 hex digits), else None."""
     if isinstance(value, str) and _HEX64.fullmatch(value):
