@@ -130,7 +130,8 @@ def scan_named_file(path: Path, file_kind: str | None) -> ProjectResult:
     from agentguard.findings import Source
     from agentguard.inspect.facts import ProjectFile
     from agentguard.inspect.project.files import failed_source, process_file
-    from agentguard.inspect.project.scan import Collected, finish, folder_loader, oversize
+    from agentguard.inspect.project.results import finish
+    from agentguard.inspect.project.scan import Collected, folder_loader, oversize
     from agentguard.inspect.project.walk import NotRegular, TooLarge, read_candidate
 
     col = Collected(loader=folder_loader(path.parent))
