@@ -6,13 +6,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from agentguard.engine import ExitCode, exit_code
 from agentguard.findings import Report, Severity
 from agentguard.report import Format, render
+
+if TYPE_CHECKING:
+    from agentguard.watchdog import RunDeadline
 
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Report format.")]
 OutputOpt = Annotated[
@@ -27,6 +30,15 @@ ConfigOpt = Annotated[
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every finding and source.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        help="Seconds for the whole run (default 1800); a run out of time reports that and "
+        "exits 3.",
+    ),
+]
 SarifRootOpt = Annotated[
     Path | None,
     typer.Option(
@@ -119,3 +131,24 @@ def write_report(path: Path, text: str, what: str) -> None:
 def fail_usage(message: str) -> typer.Exit:
     typer.echo(say(f"agentguard: error: {message}"), err=True)
     raise typer.Exit(int(ExitCode.USAGE))
+
+
+def out_of_time(
+    exc: RunDeadline,
+    command: str,
+    target: str,
+    fmt: Format,
+    output: Path | None,
+    sarif_root: Path | None,
+    sarif_output: Path | None = None,
+) -> NoReturn:
+    """The run's deadline passed: a report with that one failed source, exit 3 (also under
+    --allow-incomplete: a run that did not finish never passes)."""
+    from agentguard.engine import make_report
+    from agentguard.watchdog import deadline_source
+
+    report = make_report(command, [], [deadline_source(target, exc)], target=target)
+    if sarif_output is not None:
+        write_report(sarif_output, render(report, Format.SARIF, sarif_root=sarif_root), "SARIF")
+    emit(report, fmt, output, Severity.HIGH.value, sarif_root=sarif_root)
+    raise AssertionError("emit exits")  # pragma: no cover

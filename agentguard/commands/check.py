@@ -15,9 +15,11 @@ from agentguard.cli_shared import (
     OutputOpt,
     QuietOpt,
     SarifRootOpt,
+    TimeoutOpt,
     VerboseOpt,
     emit,
     fail_usage,
+    out_of_time,
     write_report,
 )
 from agentguard.engine import UsageError
@@ -55,6 +57,7 @@ def check(
         Path | None,
         typer.Option("--sarif-output", help="Also write the report as SARIF here (for CI)."),
     ] = None,
+    timeout: TimeoutOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     verbose: VerboseOpt = False,
@@ -64,6 +67,7 @@ def check(
     """The gate before deploy: lock --check, the project-folder rules and each image, one exit code."""
     from agentguard.check import CheckOptions, run_check
     from agentguard.progress import progress
+    from agentguard.watchdog import RunDeadline, run_deadline
 
     opts = CheckOptions(
         project=project,
@@ -76,10 +80,12 @@ def check(
     try:
         if fail_on is not None:
             Severity.parse(fail_on)
-        with progress("checking", quiet=quiet) as step:
+        with run_deadline(timeout), progress("checking", quiet=quiet) as step:
             result = run_check(opts, progress=step)
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
+    except RunDeadline as exc:
+        out_of_time(exc, "check", str(project), fmt, output, sarif_root, sarif_output)
     threshold = fail_on or result.fail_on.value
     if sarif_output is not None:
         sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)

@@ -15,9 +15,11 @@ from agentguard.cli_shared import (
     OutputOpt,
     QuietOpt,
     SarifRootOpt,
+    TimeoutOpt,
     VerboseOpt,
     emit,
     fail_usage,
+    out_of_time,
 )
 from agentguard.engine import UsageError
 from agentguard.findings import Severity
@@ -56,6 +58,7 @@ def inspect(
     ] = None,
     no_lock: Annotated[bool, typer.Option("--no-lock", help="Do not use ./pylock.toml.")] = False,
     config_file: ConfigOpt = None,
+    timeout: TimeoutOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -67,6 +70,7 @@ def inspect(
     from agentguard.inspect.run import InspectOptions, run_inspect
     from agentguard.inspect.targets import parse_kind
     from agentguard.progress import progress
+    from agentguard.watchdog import RunDeadline, run_deadline
 
     try:
         if fail_on is not None:
@@ -81,9 +85,11 @@ def inspect(
             discover_lock=not no_lock,
             config_file=config_file,
         )
-        with progress("inspecting", quiet=quiet) as step:
+        with run_deadline(timeout), progress("inspecting", quiet=quiet) as step:
             report, config = run_inspect(opts, progress=step)
     except (UsageError, ValueError) as exc:
         fail_usage(str(exc))
+    except RunDeadline as exc:
+        out_of_time(exc, "inspect", target, fmt, output, sarif_root)
     threshold = fail_on or (config.fail_on or Severity.HIGH).value
     emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)
