@@ -10,6 +10,7 @@ stderr). Only files that import an LLM client library are examined.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -96,26 +97,27 @@ _MODEL_PREFIXES = r"claude|gpt|o[1-9]|gemini|mistral|llama|command|sonar|deepsee
 _MODEL_ID = re.compile(rf"^({_MODEL_PREFIXES})[\w.:-]*$")
 # What a handler's text must hold for fallback_sites to see a switch in it, lower-cased: a
 # name with a holder word (a `model=` keyword, a holder assigned, an argument named for a
-# model), a client class, or the start of a model's name in a string. A backslash (an
-# escape) or two adjacent strings (implicit concatenation) may spell a model's name in a
-# way this does not see, so they count too.
+# model) or the start of a model's name in a string. A backslash (an escape) or two
+# adjacent strings (implicit concatenation) may spell a model's name in a way this does not
+# see, so they count too. These are read in the handler as written; a client class is not:
+# the handler may call it under any name bound to it elsewhere (`mk = openai.OpenAI`), so a
+# file that names one anywhere has every handler read.
 _SWITCH_NEEDLE = re.compile(
-    "|".join(
-        (
-            *_HOLDER_WORDS,
-            *(re.escape(n.lower()) for n in sorted(_CLIENT_NAMES)),
-            _MODEL_PREFIXES,
-            r"\\",
-            r"[\"'][ \t\r\n]*[rbuf]{0,2}[\"']",
-        )
-    ).encode()
+    "|".join((*_HOLDER_WORDS, _MODEL_PREFIXES, r"\\", r"[\"'][ \t\r\n]*[rbuf]{0,2}[\"']")).encode()
 )
+_CLIENT_BYTES = tuple(n.encode() for n in sorted(_CLIENT_NAMES))
 
 
 def may_switch_model(data: bytes) -> bool:
     """False only when no ``except`` handler of the file can yield a fallback site (the
     second-stage pre-filter: such a file need not be parsed for fallbacks)."""
-    return any(_SWITCH_NEEDLE.search(text.lower()) for text in handler_texts(data))
+    texts = handler_texts(data)
+    first = next(texts, None)
+    if first is None:
+        return False
+    if any(name in data for name in _CLIENT_BYTES):
+        return True  # (a qualname ends with the class's own name: the file spells it)
+    return any(_SWITCH_NEEDLE.search(t.lower()) for t in itertools.chain((first,), texts))
 
 
 def _names_a_model(arg: ast.AST) -> bool:

@@ -167,6 +167,35 @@ def test_each_kind_of_switch_passes_the_filter(body: str) -> None:
     assert may_switch_model(source)
 
 
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "mk = openai.OpenAI",
+        "from openai import OpenAI as mk",
+        "from langchain_openai import ChatOpenAI as mk",
+    ],
+)
+def test_a_client_class_called_under_another_name_is_seen(binding: str) -> None:
+    """The handler holds no word of a switch: the client class is bound to `mk` elsewhere
+    (found on review: the handler's text alone is not enough for a client call)."""
+    source = textwrap.dedent(
+        f"""\
+        import openai
+        {binding}
+
+        def f(ask):
+            try:
+                return ask()
+            except Exception:
+                c = mk()
+                return c
+        """
+    ).encode()
+    assert _full("a.py", source).fallbacks, binding
+    assert may_switch_model(source)
+    assert _facts(analyse_python("a.py", source)) == _facts(_full("a.py", source))
+
+
 def test_a_one_line_handler_and_a_handler_at_the_end_of_the_file() -> None:
     one_line = b"import openai\ntry:\n    x = 1\nexcept Exception: model = 'gpt-4o'\n"
     assert _full("a.py", one_line).fallbacks and may_switch_model(one_line)
