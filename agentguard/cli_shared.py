@@ -95,7 +95,7 @@ def emit(
     allow_incomplete: bool = False,
     sarif_root: Path | None = None,
     show_suppressed: bool = False,
-) -> None:
+) -> NoReturn:
     """Render the report, write it, and exit with the code from the shared table."""
     try:
         threshold = Severity.parse(fail_on)
@@ -128,7 +128,7 @@ def write_report(path: Path, text: str, what: str) -> None:
         raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
 
 
-def fail_usage(message: str) -> typer.Exit:
+def fail_usage(message: str) -> NoReturn:
     typer.echo(say(f"agentguard: error: {message}"), err=True)
     raise typer.Exit(int(ExitCode.USAGE))
 
@@ -151,4 +151,3 @@ def out_of_time(
     if sarif_output is not None:
         write_report(sarif_output, render(report, Format.SARIF, sarif_root=sarif_root), "SARIF")
     emit(report, fmt, output, Severity.HIGH.value, sarif_root=sarif_root)
-    raise AssertionError("emit exits")  # pragma: no cover

@@ -75,15 +75,17 @@ class Wanted:
         lower = data.lower()
         return cls(
             claude=any(m.encode() in data for m in SDK_MODULES),
-            mcp=b"mcp" in lower and b"command" in data,
+            mcp=b"mcp" in lower and b"command" in data,  # (no MCP named: no server declared)
             grants=may_grant(data),
             fallbacks=b"except" in data and may_switch_model(data),
             option_fallbacks=may_take_fallbacks(data),
         )
 
     @classmethod
-    def every(cls) -> Wanted:
-        return cls(True, True, True, True, True)
+    def every(cls, data: bytes) -> Wanted:
+        """Every reader, each under its own rule only (the MCP reader's: a file that never
+        names MCP declares no server): what the pre-filter must equal."""
+        return cls(True, b"mcp" in data.lower(), True, True, True)
 
     def any(self) -> bool:
         return self.claude or self.mcp or self.grants or self.fallbacks or self.option_fallbacks
@@ -107,7 +109,7 @@ def analyse_python(
     out = PythonFacts()
     if wanted.claude:
         _claude_configs(path, index, ev, out, origin)
-    if wanted.mcp and b"mcp" in data.lower():  # a file that never names MCP declares none
+    if wanted.mcp:
         _mcp_servers(path, index, ev, out)
     from agentguard.inspect.project.python_fallback import fallback_sites
     from agentguard.inspect.project.python_fallback_options import option_fallbacks

@@ -92,13 +92,7 @@ class _Document:
                 table = self._open(h[2].split("."), array=len(h[1]) == 2)
                 pos = h.end()
                 continue
-            kv = _KV.match(text, pos)
-            if kv is None:
-                raise _Outside
-            key = _key(kv[1])
-            if key in table:
-                raise _Outside
-            table[key], pos = self._value(kv.end())
+            pos = self._pair(table, pos)
             end = _END.match(text, pos)
             if end is None:
                 raise _Outside
@@ -134,6 +128,18 @@ class _Document:
             raise _Outside
         self.tables[id(new)] = True
         return new
+
+    def _pair(self, table: dict[str, Any], pos: int) -> int:
+        """``key = value`` at ``pos`` into ``table`` (a key defined twice is tomllib's to
+        report); where the value ends."""
+        kv = _KV.match(self.text, pos)
+        if kv is None:
+            raise _Outside
+        key = _key(kv[1])
+        if key in table:
+            raise _Outside
+        table[key], end = self._value(kv.end())
+        return end
 
     def _value(self, pos: int) -> tuple[Any, int]:
         text = self.text
@@ -177,14 +183,7 @@ class _Document:
         if text[pos] == "}":
             return table, pos + 1
         while True:
-            kv = _KV.match(text, pos)
-            if kv is None:
-                raise _Outside
-            key = _key(kv[1])
-            if key in table:
-                raise _Outside
-            table[key], pos = self._value(kv.end())
-            pos = _skip(_SPACE, text, pos)
+            pos = _skip(_SPACE, text, self._pair(table, pos))
             if text[pos] == "}":
                 return table, pos + 1
             if text[pos] != ",":

@@ -33,7 +33,7 @@ def _facts(facts: PythonFacts) -> dict[str, object]:
 
 
 def _full(path: str, data: bytes) -> PythonFacts:
-    return analyse_python(path, data, wanted=Wanted.every())
+    return analyse_python(path, data, wanted=Wanted.every(data))
 
 
 def _corpus() -> list[Path]:
