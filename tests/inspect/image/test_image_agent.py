@@ -455,6 +455,5 @@ def test_the_agent_settings_and_managed_policy_behind_folder_links(
     files_read = {f["path"]: f["why"] for f in report["facts"]["image"]["agent"]["files"]}
     assert files_read["/opt/real/helpers.py"] == "source tree of /opt/real/bot.py"
     assert files_read["/home/agent/.claude/settings.json"] == (
-        "user settings (/home/agent/.claude/settings.json -> /data/cc/settings.json "
-        "through links)"
+        "user settings (/home/agent/.claude/settings.json -> /data/cc/settings.json through links)"
     )
