@@ -59,7 +59,7 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
     from agentguard.inspect.project.k8s_facts import (
         TemplatedManifest,
         looks_like_manifest,
-        read_manifests,
+        read_manifest_file,
     )
     from agentguard.inspect.project.workflows import action_policies, is_workflow, read_workflow
 
@@ -88,9 +88,9 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
     if not looks_like_manifest(data):
         return
     try:
-        containers, _docs = read_manifests(path, data)
+        found = read_manifest_file(path, data)
     except TemplatedManifest:
-        # (it does not parse as YAML, or a value holds `{{`: never for a `{{` in a comment)
+        # (it does not parse as YAML and holds `{{`: never for a `{{` in a comment)
         out.sources.append(
             Source.skipped(
                 "file",
@@ -103,12 +103,18 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
     except DocumentError as exc:
         out.sources.append(_failed(path, exc, "kubernetes"))
         return
+    containers = found.containers
     if not containers:
         return
     out.parsed += 1
     out.k8s_containers += containers
+    note = (
+        "; values hold `{{` (a Helm template?): read as written, as `kubectl apply` would deploy it"
+        if found.braces
+        else ""
+    )
     out.sources.append(
-        Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers)")
+        Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers){note}")
     )
 
 

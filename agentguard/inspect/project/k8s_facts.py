@@ -9,11 +9,13 @@ any other kind with a pod template or containers where those kinds keep them (an
 :class:`~.engine_model.K8sContainer` with the pod-level security settings folded in (a
 container's own ``securityContext`` wins, as in Kubernetes). Other documents are counted,
 not read. A file is a template (skipped, never read as clean) only when it does not parse
-as YAML and holds ``{{``, or a key or value in it holds ``{{``: a comment does not count.
+as YAML and holds ``{{``: a comment does not count, and a file that parses is read as
+``kubectl apply`` would deploy it, values holding ``{{`` included (the source says so).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from agentguard.inspect.project.engine_model import K8sContainer, K8sMount, K8sVolume
@@ -57,8 +59,17 @@ def _bool(value: Any) -> Any:
 
 
 class TemplatedManifest(Exception):
-    """The file is a template (Helm): it does not parse as YAML and holds ``{{``, or a value
-    in it holds ``{{``. A ``{{`` in a comment does not make a plain manifest a template."""
+    """The file is a template (Helm): it does not parse as YAML and holds ``{{``. A ``{{``
+    in a comment does not make a plain manifest a template; one in a value of a file that
+    parses does not either (``kubectl apply`` deploys it as written: it is read, and the
+    source says values hold ``{{``)."""
+
+
+@dataclass(frozen=True)
+class Manifests:
+    containers: list[K8sContainer]
+    documents: int
+    braces: bool  # a key or a value holds `{{` (a Helm template that happens to parse?)
 
 
 # Where a pod spec sits in a document of a kind not listed above (Argo Rollouts, Knative
@@ -75,6 +86,13 @@ MAX_LIST_DEPTH = 8  # a List inside a List inside ...
 def read_manifests(path: str, data: bytes) -> tuple[list[K8sContainer], int]:
     """(containers, documents read). Raises :class:`DocumentError`, or
     :class:`TemplatedManifest` when the file is a template."""
+    found = read_manifest_file(path, data)
+    return found.containers, found.documents
+
+
+def read_manifest_file(path: str, data: bytes) -> Manifests:
+    """Every container of the file. Raises :class:`DocumentError`, or
+    :class:`TemplatedManifest` when it does not parse as YAML and holds ``{{``."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -85,13 +103,11 @@ def read_manifests(path: str, data: bytes) -> tuple[list[K8sContainer], int]:
         if "{{" in text:
             raise TemplatedManifest() from None
         raise
-    if any(_holds_template(doc.value) for doc in docs):
-        raise TemplatedManifest()
     out: list[K8sContainer] = []
     for doc in docs:
         for obj, at in _objects(doc.value, (), 0):
             out += _workload(path, doc, obj, at)
-    return out, len(docs)
+    return Manifests(out, len(docs), any(_holds_template(doc.value) for doc in docs))
 
 
 def _holds_template(value: Any) -> bool:

@@ -130,12 +130,23 @@ def test_list_items_keep_their_lines() -> None:
     assert dict(containers[0].lines)["privileged"] == 13
 
 
-def test_a_value_holding_braces_is_a_template_and_a_broken_file_with_braces_too() -> None:
-    from agentguard.inspect.project.k8s_facts import TemplatedManifest
+def test_a_broken_file_with_braces_is_a_template_and_a_parsed_one_is_read() -> None:
+    from agentguard.inspect.project.k8s_facts import TemplatedManifest, read_manifest_file
 
-    for text in (ALONE.replace("agent:1", '"{{ .Values.image }}"'), ALONE + "{{- end }}\n"):
-        try:
-            read_manifests("t.yaml", text.encode())
-        except TemplatedManifest:
-            continue
-        raise AssertionError(f"not told a template: {text!r}")
+    try:
+        read_manifests("t.yaml", (ALONE + "{{- end }}\n").encode())
+    except TemplatedManifest:
+        pass
+    else:
+        raise AssertionError("a file that does not parse and holds {{ is a template")
+    # `kubectl apply` deploys a file that parses as written: `{{` in a value (a ConfigMap's
+    # alert template, an annotation) never hides the privileged pod beside it
+    quoted = ALONE.replace("  name: agent\n", '  name: agent\n  annotations: {a: "{{ x }}"}\n')
+    found = read_manifest_file("t.yaml", quoted.encode())
+    assert found.braces and [c.privileged for c in found.containers] == [True]
+
+
+def test_braces_in_a_value_do_not_pass_the_gate(tmp_path: Path) -> None:
+    code, alone = _gate(tmp_path, ALONE)
+    config_map = 'apiVersion: v1\nkind: ConfigMap\ndata:\n  alert: "{{ $labels.instance }}"\n'
+    assert _gate(tmp_path, ALONE + "---\n" + config_map) == (code, alone)
