@@ -218,3 +218,17 @@ def test_resolve_path_as_the_kernel() -> None:
     assert resolve_path(links, "/loop/f").code == "link-loop"
     assert resolve_path(links, "/p/etc").code == "link-into-runtime-fs"
     assert resolve_path(links, "/proc/cpuinfo").ok  # no link led there
+
+
+def test_the_link_names_cap_is_a_failed_source(tmp_path: Path) -> None:
+    from agentguard.inspect.image import Limits
+
+    base = layer([f("etc/passwd", PASSWD), f("opt/real/bot.py", BOT), sym("app", "/opt/real")])
+    saved = docker_save([base], workdir="/work", cmd=CMD)
+    path = tmp_path / "image.tar"
+    path.write_bytes(saved.tar)
+    read = read_image_archive(path, target="img", limits=Limits(max_link_names=2))
+    assert read.facts is not None and not read.facts.symlinks_complete
+    assert [(s.kind, s.error_code) for s in read.sources if s.error_code == "cap-link-names"] == [
+        ("image-links", "cap-link-names")
+    ]
