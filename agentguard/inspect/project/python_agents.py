@@ -119,7 +119,7 @@ def analyse_python(
 
     if wanted.grants:
         out.grants.extend(framework_grants(path, index, ev))
-        out.grants.extend(api_tool_grants(path, index))
+        out.grants.extend(api_tool_grants(path, tree, index))
     if wanted.fallbacks:
         out.fallbacks.extend(fallback_sites(path, index, ev))
     if wanted.option_fallbacks:
