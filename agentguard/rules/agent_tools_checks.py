@@ -152,12 +152,16 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             message += f" Commands run in the engine's sandbox ({sandbox})."
             evidence_extra["mitigated_by"] = [f"sandbox ({sandbox})"]
         else:
-            gates = approval_gates(cfg, names)
+            not_gates: list[str] = []
+            gates = approval_gates(cfg, names, not_gates)
             if gates:
                 # each call is seen by code the project wrote before it runs: lower, and say so
                 severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
                 message += " Mitigated: " + "; ".join(gates) + "."
                 evidence_extra["mitigated_by"] = gates
+            elif not_gates:
+                message += " Not mitigated: " + "; ".join(not_gates) + "."
+                evidence_extra["not_mitigated_by"] = not_gates
         out.append(
             rule.finding(
                 message,
