@@ -68,7 +68,13 @@ def _declares_dependencies(project: Path) -> bool:
     try:
         data = tomllib.loads(safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES))
         poetry = data.get("tool", {}).get("poetry", {})
-        return "project" in data or (isinstance(poetry, dict) and "dependencies" in poetry)
+        from agentguard.lock.inputs import is_virtual_workspace
+
+        return (
+            "project" in data
+            or (isinstance(poetry, dict) and "dependencies" in poetry)
+            or is_virtual_workspace(data)
+        )
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True  # let the lock step report the problem with the file
 
