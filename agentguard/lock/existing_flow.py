@@ -78,6 +78,16 @@ def root_requirements(inputs: ProjectInputs, lock: ExistingLock) -> list[str]:
     return [*declared, *lock.root_requires_dev, *inputs.constraint_lines()]
 
 
+def inputs_source(inputs: ProjectInputs) -> Source:
+    if inputs.dynamic_unknown is not None:
+        what = "its [project] dependencies are dynamic (not read: see below)"
+    elif inputs.virtual_root:
+        what = f"a uv workspace root without a package of its own ({len(inputs.requirements)} requirements)"
+    else:
+        what = f"{len(inputs.requirements)} requirements"
+    return Source.ok("file", inputs.source, what)
+
+
 def dynamic_source(inputs: ProjectInputs, lock: ExistingLock | None) -> Source | None:
     """The skipped source that says the project's dependencies are dynamic and unknown
     here, and what the gate read instead."""
@@ -122,9 +132,7 @@ def check_existing(
     from agentguard.lock.existing_check import check_hashes, check_in_sync, check_members_in_sync
 
     root = inputs.root
-    sources: list[Source] = [
-        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
-    ]
+    sources: list[Source] = [inputs_source(inputs)]
     prov: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
         "input_source": inputs.source,

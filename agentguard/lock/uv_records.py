@@ -228,5 +228,7 @@ def _environments(values: dict[str, set[str]]) -> Iterable[dict[str, str]]:
         platform = env.get("sys_platform")
         if platform in _PLATFORM_SYSTEM:
             env["platform_system"] = _PLATFORM_SYSTEM[platform]
+        elif env.get("platform_system") in _PLATFORM_SYSTEM.values():
+            continue  # (Windows, Darwin and Linux go with their sys_platform only)
         env.setdefault("extra", "")
         yield env
