@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -267,7 +266,7 @@ def test_setuptools_file_dependencies_without_a_lock_get_a_report(tmp_path: Path
     assert [f["message"] for f in findings(report, "AG103")] == [
         f"No lock: neither pylock.toml nor requirements.lock exists in {project}."
     ]
-    assert [s["reason"] for s in report["sources"] if s["name"] == "pyproject.toml"][0] == (
+    assert next(s["reason"] for s in report["sources"] if s["name"] == "pyproject.toml") == (
         "2 requirements"
     )
 
