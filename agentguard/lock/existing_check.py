@@ -4,6 +4,7 @@ writer: AG101, AG104 and the in-sync check (AG103) against the lock it has."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
@@ -184,3 +185,28 @@ def check_hashes(lock: ExistingLock) -> list[Finding]:
             )
         )
     return out
+
+
+def check_poetry_hash(lock: ExistingLock, pyproject: dict[str, Any], source: str) -> list[Finding]:
+    """AG103 when poetry.lock's content-hash is not that of the pyproject.toml here: what
+    `poetry check --lock` rejects (:mod:`agentguard.lock.poetry_hash`)."""
+    from agentguard.lock.poetry_hash import content_hash, is_fresh
+    from agentguard.rules.deps import LockOutOfSync
+
+    recorded = lock.content_hash
+    if lock.format != "poetry.lock" or not recorded or not pyproject:
+        return []  # (no pyproject.toml read: nothing to compare)
+    if is_fresh(pyproject, recorded, lock.tool_version):
+        return []
+    now = content_hash(pyproject)
+    return [
+        LockOutOfSync.finding(
+            f"{lock.path} was made from another {source} than the one here: its content-hash "
+            f"is not the hash of the dependency tables now ([project] dependencies, "
+            "[dependency-groups], [tool.poetry] dependencies and groups), so `poetry check "
+            "--lock` rejects it and `poetry install` refuses it.",
+            locations=[Location(path=lock.path), Location(path=source)],
+            fix=RELOCK["poetry.lock"],
+            evidence={"file": lock.path, "recorded_content_hash": recorded, "content_hash": now},
+        )
+    ]

@@ -57,6 +57,22 @@ def read_failure(exc: LockReadError, remedy: str) -> Source:
     )
 
 
+def _pyproject_data(root: Path) -> dict[str, Any]:
+    """pyproject.toml as data ({} when there is none: requirements.in)."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        text = safeio.read_text(root / "pyproject.toml", root=root, cap=safeio.MAX_CONFIG_BYTES)
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def declared_as_uv_records(root: Path) -> UvDeclared | None:
     """The root package's requirements as uv records them in its requires-dist (None: the
     folder declares no package: a virtual workspace root)."""
@@ -129,7 +145,12 @@ def check_existing(
 ) -> Report:
     """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock
     (indexes read: the configured ones, ``index_url`` the run's --index-url)."""
-    from agentguard.lock.existing_check import check_hashes, check_in_sync, check_members_in_sync
+    from agentguard.lock.existing_check import (
+        check_hashes,
+        check_in_sync,
+        check_members_in_sync,
+        check_poetry_hash,
+    )
 
     root = inputs.root
     sources: list[Source] = [inputs_source(inputs)]
@@ -169,6 +190,7 @@ def check_existing(
                 )
             )
     findings = [
+        *check_poetry_hash(lock, _pyproject_data(root), inputs.source),
         *check_in_sync(lock, inputs, declared),
         *check_members_in_sync(lock, members),
         *check_hashes(lock),
