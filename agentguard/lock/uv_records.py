@@ -107,7 +107,7 @@ def _parse(text: str) -> tuple[Key, Marker | None] | None:
         canonicalize_name(r.name),
         frozenset(str(s) for s in r.specifier),
         tuple(sorted(canonicalize_name(e) for e in r.extras)),
-        r.url or "",
+        "",  # (a direct URL: uv records it as its source, not compared here)
     )
     return key, r.marker
 
