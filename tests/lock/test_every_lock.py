@@ -125,7 +125,7 @@ def test_an_export_of_the_uv_lock_is_not_checked_twice(decoy: Path) -> None:
         timeout=300,
     )
     assert (decoy / "uv.lock").read_text() != text
-    code, report, _ = run_json("lock", str(decoy), "--export", "requirements")
+    _c, report, _ = run_json("lock", str(decoy), "--export", "requirements")
     assert (decoy / "requirements.lock").is_file(), json.dumps(report["notes"])
     _code, report, _ = run_json("lock", "--check", str(decoy))
     assert report["provenance"]["inputs"]["lock_file"] == "uv.lock"
