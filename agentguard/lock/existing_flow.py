@@ -125,9 +125,22 @@ def dynamic_source(inputs: ProjectInputs, lock: ExistingLock | None) -> Source |
 
 
 def graph_findings(analysis: ExistingAnalysis, policy: DepsPolicy) -> list[Finding]:
+    """AG101, AG105 and AG107 (a pin from an index nobody configured: AG107 says its ranges
+    are unread, so it is not AG105's "sdist only" too)."""
     from agentguard.rules.deps import check_major_spans, check_unknown_metadata
+    from agentguard.rules.deps_index import check_unconfigured_indexes
 
-    return [*check_major_spans(analysis.graph, policy), *check_unknown_metadata(analysis.graph)]
+    foreign = {name for name, _v, _i, _l in analysis.unconfigured}
+    unknown = [
+        f
+        for f in check_unknown_metadata(analysis.graph)
+        if f.evidence.get("package") not in foreign
+    ]
+    return [
+        *check_major_spans(analysis.graph, policy),
+        *unknown,
+        *check_unconfigured_indexes(analysis.lock_path, analysis.unconfigured),
+    ]
 
 
 def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONValue]:
