@@ -76,7 +76,7 @@ def run_lock(
     config_file = opts.config_file
     if not opts.check and existing is None and inputs.dynamic_unknown is not None:
         raise UsageError(
-            "pyproject.toml declares its dependencies as dynamic "
+            "pyproject.toml declares dependencies as dynamic "
             f"({inputs.dynamic_unknown}); agentguard's own lock needs them listed in "
             "[project.dependencies] (a uv project keeps uv.lock: run `uv lock` once)"
         )
