@@ -306,3 +306,30 @@ def test_a_virtual_workspace_root_and_every_member_are_read(tmp_path: Path) -> N
     member.write_text(member.read_text().replace("langchain-core>=1.0", "langchain-core>=1.5"))
     _code, report, _ = run_json("check", str(root))
     assert [f["evidence"].get("member") for f in findings(report, "AG103")] == ["crewai"]
+
+
+def test_a_member_folder_is_checked_against_the_workspace_lock(tmp_path: Path) -> None:
+    """`check lib/crewai` inside crewAI: the member is installed from the workspace's
+    uv.lock; never "No lock" (and never a second lock proposed)."""
+    url = _index(tmp_path)
+    root = tmp_path / "crewai"
+    _member(root / "lib" / "crewai", "crewai", "1.0.0", ["langchain-core>=1.0"])
+    (root / "pyproject.toml").write_text(
+        '[tool.uv.workspace]\nmembers = ["lib/*"]\n\n'
+        "[tool.uv.sources]\ncrewai = { workspace = true }\n\n" + _index_table(url)
+    )
+    (root / ".git").mkdir()  # the repository's top
+    _uv(root, "lock")
+
+    code, report, _ = run_json("check", str(root / "lib" / "crewai"))
+
+    assert findings(report, "AG103") == []
+    assert report["notes"][:2] == [
+        f"lib/crewai is a member of the uv workspace at {root}: it is installed from that "
+        "workspace's uv.lock, which was checked (paths below are the workspace's).",
+        "Read uv.lock, the project's own lock (written by uv); wrote nothing.",
+    ]
+    assert ("lockfile", "uv.lock", "ok") in [
+        (s["kind"], s["name"], s["status"]) for s in report["sources"]
+    ]
+    assert code == 0
