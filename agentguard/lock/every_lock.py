@@ -39,7 +39,7 @@ def locks_to_check(root: Path) -> tuple[bool, tuple[LockReader, ...]]:
     if requirements.exists() and not (is_export(requirements) and _exported(root, foreign)):
         return True, foreign  # agentguard's pair, and every other lock beside it
     if not found:
-        return True, ()  # no lock at all: the own check says "No lock"
+        return True, ()  # no lock at all (a workspace member: :func:`workspace_root`)
     derived = foreign and any(r.filename == PYLOCK for r in found)
     if derived and derived_pylock(root / PYLOCK) and _exported(root, foreign, PYLOCK):
         found = foreign
@@ -87,11 +87,39 @@ def check_every_lock(
     from agentguard.lock.check import check_lock
     from agentguard.lock.existing_flow import check_existing
 
+    own_files = (root / REQUIREMENTS_LOCK).exists() or (root / PYLOCK).exists()
+    if own and not readers and not own_files:
+        member = check_member(root, deps, index_url)
+        if member is not None:
+            return member
     reports = [check_lock(inputs, deps)] if own else []
     reports += [check_existing(inputs, r, deps, index_url) for r in readers]
     if len(reports) == 1:
         return reports[0]
     return _merged(root, reports)
+
+
+def check_member(root: Path, deps: DepsPolicy, index_url: str | None = None) -> Report | None:
+    """A uv workspace member with no lock of its own: the workspace's uv.lock, checked
+    whole (uv installs every member from it), never "no lock"."""
+    import dataclasses
+
+    from agentguard.lock.existing_flow import check_existing
+    from agentguard.lock.inputs import read_inputs
+    from agentguard.lock.readers.uv_lock import UvLockReader
+
+    workspace = workspace_root(root)
+    if workspace is None:
+        return None
+    report = check_existing(
+        read_inputs(workspace, allow_urls=True), UvLockReader(), deps, index_url
+    )
+    rel = root.resolve().relative_to(workspace.resolve())
+    note = (
+        f"{rel} is a member of the uv workspace at {workspace}: it is installed from that "
+        "workspace's uv.lock, which was checked (paths below are the workspace's)."
+    )
+    return dataclasses.replace(report, notes=(note, *report.notes))
 
 
 def _merged(root: Path, reports: list[Report]) -> Report:
@@ -122,3 +150,42 @@ def _merged(root: Path, reports: list[Report]) -> Report:
         facts=facts,
         notes=notes,
     )
+
+
+MAX_LEVELS_UP = 8
+
+
+def workspace_root(project: Path) -> Path | None:
+    """The uv workspace root above ``project`` that lists it as a member and holds the
+    uv.lock it is installed from (`uv sync` in a member uses the workspace's lock). Looked
+    for up to the repository's top (the folder holding ``.git``), at most a few levels."""
+    import sys
+
+    from agentguard import safeio
+    from agentguard.engine import UsageError
+    from agentguard.lock.inputs import is_virtual_workspace
+    from agentguard.lock.inputs_tools import uv_workspace_members
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    here = project.resolve()
+    if (here / ".git").exists():
+        return None
+    for level, parent in enumerate(here.parents):
+        if level >= MAX_LEVELS_UP:
+            return None
+        py = parent / "pyproject.toml"
+        if py.is_file() and (parent / "uv.lock").is_file():
+            try:
+                data = tomllib.loads(safeio.read_text(py, root=parent, cap=safeio.MAX_CONFIG_BYTES))
+                members = uv_workspace_members(parent, data)
+            except (OSError, UnicodeDecodeError, ValueError, RecursionError, UsageError):
+                data, members = {}, []
+            listed = any(m.parent.resolve() == here for m in members)
+            if listed and (is_virtual_workspace(data) or "project" in data):
+                return parent
+        if (parent / ".git").exists():
+            return None  # (the repository's top: nothing above it is the project's)
+    return None
