@@ -68,7 +68,13 @@ def _declares_dependencies(project: Path) -> bool:
     try:
         data = tomllib.loads(safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES))
         poetry = data.get("tool", {}).get("poetry", {})
-        return "project" in data or (isinstance(poetry, dict) and "dependencies" in poetry)
+        from agentguard.lock.inputs import is_virtual_workspace
+
+        return (
+            "project" in data
+            or (isinstance(poetry, dict) and "dependencies" in poetry)
+            or is_virtual_workspace(data)
+        )
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True  # let the lock step report the problem with the file
 
@@ -85,18 +91,15 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
                 ),
             )
         )
-    from agentguard.lock.command import check_lock
-    from agentguard.lock.existing_flow import check_existing, existing_reader
+    from agentguard.config import load_config
+    from agentguard.lock.every_lock import check_every_lock, locks_to_check
     from agentguard.lock.inputs import read_inputs
 
-    existing = existing_reader(project)  # the project's own uv.lock / poetry.lock / pylock.toml
-    if existing is not None:
-        from agentguard.config import load_config
-
-        inputs = read_inputs(project, allow_urls=True)
-        report = check_existing(inputs, existing, deps or load_config(project).deps)
-    else:
-        report = check_lock(read_inputs(project), deps)
+    # every lock the project holds (its own uv.lock / poetry.lock / pylock.toml, and
+    # agentguard's pair beside them): each is checked, none hides another
+    own, foreign = locks_to_check(project)
+    inputs = read_inputs(project, allow_urls=bool(foreign))
+    report = check_every_lock(project, inputs, deps or load_config(project).deps, foreign, own)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
     return StepResult(report.findings, report.sources, facts, report.notes)
 

@@ -52,6 +52,18 @@ def run_lock(
     if early is not None:
         inputs = early.inputs
         configured.append(early.config)
+    elif opts.check:
+        from agentguard.lock.every_lock import locks_to_check
+
+        own, foreign = locks_to_check(root)  # every lock is checked: none is picked
+        existing = foreign[0] if foreign else None
+        inputs = read_inputs(
+            root,
+            extras=opts.extras,
+            all_extras=opts.all_extras,
+            groups=opts.groups,
+            allow_urls=bool(foreign),
+        )
     else:
         existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
         inputs = read_inputs(
@@ -62,6 +74,12 @@ def run_lock(
             allow_urls=existing is not None,
         )
     config_file = opts.config_file
+    if not opts.check and existing is None and inputs.dynamic_unknown is not None:
+        raise UsageError(
+            "pyproject.toml declares dependencies as dynamic "
+            f"({inputs.dynamic_unknown}); agentguard's own lock needs them listed in "
+            "[project.dependencies] (a uv project keeps uv.lock: run `uv lock` once)"
+        )
 
     def project_config() -> Config:
         return _config(root, configured, config_file)
@@ -72,12 +90,9 @@ def run_lock(
             "it needs such a lock and no --check"
         )
     if opts.check:
-        if existing is not None:
-            from agentguard.lock.existing_flow import check_existing
+        from agentguard.lock.every_lock import check_every_lock
 
-            report = check_existing(inputs, existing, project_config().deps, opts.index_url)
-        else:
-            report = check_lock(inputs, project_config().deps)
+        report = check_every_lock(root, inputs, project_config().deps, foreign, own, opts.index_url)
     else:
         try:
             with early.held if early is not None else project_lock(root):

@@ -15,6 +15,7 @@ FAMILIES = (
     "agent_workdir",
     "buildfiles",
     "deps",
+    "deps_index",
     "hardening",
     "installed",
     "mounts",
@@ -27,7 +28,7 @@ FAMILIES = (
 # importing every family (tests/test_rule_docs.py keeps it equal to the registry).
 RULE_IDS = frozenset(
     {
-        *("AG101", "AG102", "AG103", "AG104", "AG105", "AG106"),
+        *("AG101", "AG102", "AG103", "AG104", "AG105", "AG106", "AG107"),
         *("AG110", "AG111", "AG112", "AG113", "AG120", "AG121", "AG130"),
         *("AG201", "AG202", "AG203", "AG204", "AG210", "AG211", "AG212"),
         *("AG301", "AG302", "AG303", "AG304", "AG305", "AG306", "AG310", "AG320"),
