@@ -1,7 +1,7 @@
 """Rule families. ``load_all()`` (called by ``all_rules()``) registers every rule.
 
 Ids: AG1xx dependencies, AG2xx mounts and working directory, AG3xx agent tools and
-configuration, AG4xx container hardening, AG5xx the hardened configuration at run time. An id never changes meaning and is never reused.
+configuration, AG4xx container hardening, AG5xx the hardened configuration at run time, AG6xx the locked environment does not start (smoke run). An id never changes meaning and is never reused.
 """
 
 import importlib
@@ -9,6 +9,7 @@ import importlib
 # Imported on demand (agentguard.rules.base.all_rules): a command that needs no other
 # family's rules (lock) does not pay for importing them all.
 FAMILIES = (
+    "smoke",
     "agent_engines",
     "agent_sandbox",
     "agent_tools",
@@ -34,6 +35,7 @@ RULE_IDS = frozenset(
         *("AG330", "AG331"),
         *("AG401", "AG402", "AG403", "AG404", "AG405", "AG406", "AG407"),
         "AG501",
+        *("AG601", "AG602", "AG603", "AG604", "AG605"),
     }
 )
 

@@ -71,7 +71,8 @@ def _crash(exc: BaseException) -> dict[str, Any]:
     if frame is not None:
         rel, lineno, filename = frame
         out["frame"] = f"{rel}:{lineno}"
-        out["frame_source"] = (linecache.getline(filename, lineno or 0) or "").strip()[:200]
+        text = (linecache.getline(filename, lineno or 0) or "").strip()
+        out["frame_source"] = text.split("  #")[0].rstrip()[:200]
         top = rel.split("/")[0]
         top = top[:-3] if top.endswith(".py") else top
         dist = _dist_of_module(top)
