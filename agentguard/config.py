@@ -15,7 +15,6 @@ the file and the key (exit 2).
 from __future__ import annotations
 
 import dataclasses
-
 import re
 import sys
 from collections.abc import Mapping

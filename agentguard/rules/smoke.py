@@ -210,8 +210,8 @@ def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSO
     if c is None:
         msg = f"In the locked environment, {what}{stage} of {pkg} fails: {p.detail}."
         fix = Fix(
-            f"Run the same import in the environment of the lock to see the failure, fix the "
-            f"pin it points to, re-lock and run `--smoke` again."
+            "Run the same import in the environment of the lock to see the failure, fix the "
+            "pin it points to, re-lock and run `--smoke` again."
         )
         evidence["output"] = list(p.output[-8:])
         return msg, fix, evidence
@@ -235,7 +235,11 @@ def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSO
             f" The lock takes {cross.package} {locked} through a range of {parent} that "
             f"admits majors {', '.join(cross.majors)} (AG101)."
         )
-        evidence["crossing"] = {"package": cross.package, "locked": list(cross.locked), "parent": cross.parent}
+        evidence["crossing"] = {
+            "package": cross.package,
+            "locked": list(cross.locked),
+            "parent": cross.parent,
+        }
         return msg, Fix(cross.fix, snippet=cross.snippet), evidence
     blame = c.owner_package or c.frame_package or p.package or p.subject
     fix = Fix(
@@ -256,7 +260,11 @@ def check_smoke(facts: SmokeFacts) -> list[Finding]:
                 f"environment with `uv pip sync --require-hashes`: {inst.detail}",
                 locations=[Location(path=inst.lock, note="smoke: install")],
                 fix="Re-lock (`agentguard lock`) and commit both lock files; then run `--smoke` again.",
-                evidence={"lock": inst.lock, "interpreter": inst.interpreter, "output": list(inst.output[-8:])},
+                evidence={
+                    "lock": inst.lock,
+                    "interpreter": inst.interpreter,
+                    "output": list(inst.output[-8:]),
+                },
             )
         )
     for p in facts.probes:

@@ -74,20 +74,27 @@ def pick_interpreter(requires_python: str | None) -> Interpreter | str:
     except InvalidSpecifier:
         spec = SpecifierSet()
         requires_python = None
+    running = ".".join(str(n) for n in sys.version_info[:3])
     found: dict[str, str] = {}
-    for minor in range(8, 20):
-        path = shutil.which(f"python3.{minor}")
-        if path:
-            version = _version_of(path)
-            if version and version.rsplit(".", 1)[0] not in {v.rsplit(".", 1)[0] for v in found}:
-                found[version] = path
-    running = "%d.%d.%d" % sys.version_info[:3]
-    found.setdefault(running, sys.executable)
-    fits = sorted((v for v in found if spec.contains(v)), key=lambda v: tuple(map(int, v.split("."))))
+    fits: list[str] = []
+    for minor in range(8, 20):  # the lowest admitted minor first; stop at the first that runs
+        if not (spec.contains(f"3.{minor}.0") or spec.contains(f"3.{minor}.99")):
+            continue
+        if running.startswith(f"3.{minor}.") and spec.contains(running):
+            found[running] = sys.executable
+        else:
+            path = shutil.which(f"python3.{minor}")
+            version = _version_of(path) if path else None
+            if version is None:
+                continue
+            found[version] = path or ""
+        fits = [v for v in found if spec.contains(v)]
+        if fits:
+            break
     if not fits:
         return (
             f"no Python on this machine satisfies requires-python {requires_python!r} "
-            f"(found {', '.join(sorted(found))})"
+            f"(found {', '.join(sorted(found)) or 'none of python3.8 to python3.19 on PATH'})"
         )
     best = fits[0]
     floor = _floor(requires_python)
@@ -107,8 +114,8 @@ def _floor(requires_python: str | None) -> str | None:
 def lock_text(root: Path) -> tuple[str, str] | Source:
     """(lock name, requirements text with hashes) of the lock the project deploys from."""
     from agentguard import safeio
-    from agentguard.lock.mutex import REQUIREMENTS_LOCK
     from agentguard.engine import UsageError
+    from agentguard.lock.mutex import REQUIREMENTS_LOCK
     from agentguard.lock.which_lock import existing_reader
 
     try:
@@ -120,7 +127,9 @@ def lock_text(root: Path) -> tuple[str, str] | Source:
             path = root / REQUIREMENTS_LOCK
             if not path.is_file():
                 return Source.skipped(
-                    "smoke", "install", f"no lock to install: {REQUIREMENTS_LOCK} is absent (run `agentguard lock`)"
+                    "smoke",
+                    "install",
+                    f"no lock to install: {REQUIREMENTS_LOCK} is absent (run `agentguard lock`)",
                 )
             return REQUIREMENTS_LOCK, safeio.read_text(path, root=root)
         from agentguard.lock.export import render_export
@@ -130,7 +139,9 @@ def lock_text(root: Path) -> tuple[str, str] | Source:
         _, exported = render_export(lock, "requirements")
         return reader.filename, exported
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return Source.skipped("smoke", "install", f"the lock could not be read for the smoke run: {exc}")
+        return Source.skipped(
+            "smoke", "install", f"the lock could not be read for the smoke run: {exc}"
+        )
 
 
 def install(
@@ -150,13 +161,24 @@ def install(
 
     req = str(safeio.write_in(scratch, "requirements.txt", text))
     venv = os.path.join(scratch, "venv")
-    env = child_env(scratch, {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "UV_NO_CONFIG": "1"})
+    env = child_env(
+        scratch, {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "UV_NO_CONFIG": "1"}
+    )
     uv = uv_binary()
-    made = run([uv, "venv", "-q", "--python", interp.path, venv], cwd=scratch, env=env, timeout=min(60.0, timeout))
+    made = run(
+        [uv, "venv", "-q", "--python", interp.path, venv],
+        cwd=scratch,
+        env=env,
+        timeout=min(60.0, timeout),
+    )
     python = os.path.join(venv, "bin", "python")
     if made.code != 0:
-        return None, None, Source.skipped("smoke", "install", f"uv venv failed: {' '.join(tail(made.output, 2))}")
-    argv = [uv, "pip", "sync", "--require-hashes", "--python", python, "--link-mode", "copy", req]
+        return (
+            None,
+            None,
+            Source.skipped("smoke", "install", f"uv venv failed: {' '.join(tail(made.output, 2))}"),
+        )
+    argv = [uv, "pip", "sync", "--require-hashes", "--python", python, req]
     if opts.index_url:
         argv += ["--index-url", opts.index_url]
     for link in opts.find_links:
@@ -165,19 +187,38 @@ def install(
         argv.append("--no-index")
     done = run(argv, cwd=scratch, env=env, timeout=max(1.0, timeout - made.seconds))
     lines = tail(done.output)
-    base = Install(lock_name, interp.version, "ok", made.seconds + done.seconds, interpreter_note=interp.note, output=lines)
+    base = Install(
+        lock_name,
+        interp.version,
+        "ok",
+        made.seconds + done.seconds,
+        interpreter_note=interp.note,
+        output=lines,
+    )
     if done.timed_out:
         reason = f"uv pip sync of {lock_name} did not finish within {timeout:g} s"
         return None, None, Source.skipped("smoke", "install", reason)
     if done.code != 0:
         last = " ".join(lines[-3:])
         if _UNREACHABLE.search(done.output):
-            return None, None, Source.skipped("smoke", "install", f"the index could not be reached: {last}")
-        if _PLATFORM.search(done.output):
-            return None, None, Source.skipped(
-                "smoke", "install", f"the lock cannot be installed on this platform/Python {interp.version}: {last}"
+            return (
+                None,
+                None,
+                Source.skipped("smoke", "install", f"the index could not be reached: {last}"),
             )
-        failed = Install(lock_name, interp.version, "failed", base.seconds, last, interp.note, lines)
+        if _PLATFORM.search(done.output):
+            return (
+                None,
+                None,
+                Source.skipped(
+                    "smoke",
+                    "install",
+                    f"the lock cannot be installed on this platform/Python {interp.version}: {last}",
+                ),
+            )
+        failed = Install(
+            lock_name, interp.version, "failed", base.seconds, last, interp.note, lines
+        )
         return failed, None, Source.ok("smoke", "install", f"{lock_name} does not install: {last}")
     note = f" ({interp.note})" if interp.note else ""
     reason = f"{lock_name} installed with `uv pip sync --require-hashes` into Python {interp.version}{note} in {base.seconds:.1f} s"

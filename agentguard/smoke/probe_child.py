@@ -113,7 +113,9 @@ async def _sdk_tools(module: str, server: Any, config: Any) -> tuple[list[str], 
         route = None
     if route is not None:
         q = query.Query(transport=None, is_streaming_mode=True, sdk_mcp_servers={"p": server})
-        answer = await q._handle_sdk_mcp_request("p", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        answer = await q._handle_sdk_mcp_request(
+            "p", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        )
         if "error" in answer:
             raise RuntimeError(f"tools/list answered an error: {answer['error']}")
         tools = [t["name"] for t in answer["result"]["tools"]]
@@ -122,7 +124,7 @@ async def _sdk_tools(module: str, server: Any, config: Any) -> tuple[list[str], 
 
 
 async def _handler_tools(server: Any) -> list[str]:
-    from mcp import types
+    from mcp import types  # type: ignore[import-not-found]
 
     handler = server.request_handlers[types.ListToolsRequest]
     result = await handler(types.ListToolsRequest(method="tools/list"))
@@ -181,7 +183,9 @@ def _mcp_server(module: str) -> dict[str, Any]:
         server = importlib.import_module(module).Server("agentguard-probe")
 
         async def list_tools() -> list[Any]:
-            return [types.Tool(name=PROBE_TOOL, description="probe", inputSchema={"type": "object"})]
+            return [
+                types.Tool(name=PROBE_TOOL, description="probe", inputSchema={"type": "object"})
+            ]
 
         server.list_tools()(list_tools)
         stage = "list-tools"
@@ -189,7 +193,10 @@ def _mcp_server(module: str) -> dict[str, Any]:
     except Exception as exc:
         exc.agentguard_stage = stage  # type: ignore[attr-defined]
         raise
-    return {"tools": names, "detail": f"{module}.Server built a server; its tools/list handler answered"}
+    return {
+        "tools": names,
+        "detail": f"{module}.Server built a server; its tools/list handler answered",
+    }
 
 
 def _run(probe: dict[str, Any]) -> dict[str, Any]:
@@ -228,11 +235,17 @@ def main() -> int:
         for probe in probes:
             put({"start": probe["id"]})
             dist = _dist_of_module(probe["module"])
-            record: dict[str, Any] = {"done": probe["id"], "package": dist, "version": _version(dist)}
+            record: dict[str, Any] = {
+                "done": probe["id"],
+                "package": dist,
+                "version": _version(dist),
+            }
             try:
                 record.update(_run(probe), status="ok")
             except BaseException as exc:  # SystemExit and KeyboardInterrupt of a package too
-                stage = getattr(exc, "agentguard_stage", "import" if probe["kind"] == "import" else "construct")
+                stage = getattr(
+                    exc, "agentguard_stage", "import" if probe["kind"] == "import" else "construct"
+                )
                 record.update(status="failed", stage=stage, crash=_crash(exc))
             put(record)
     return 0

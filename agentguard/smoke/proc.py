@@ -10,6 +10,7 @@ run ends, so a package that forks a daemon does not outlive the run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -45,14 +46,10 @@ class Ran:
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -> Ran:

@@ -42,19 +42,33 @@ def smoke_run(
     sources = list(targets.sources)
     scratch = tempfile.mkdtemp(prefix="agentguard-smoke-")
     try:
-        installed, python, src = install(root, scratch, requires_python, opts.index, opts.timeout * 0.8)
+        installed, python, src = install(
+            root, scratch, requires_python, opts.index, opts.timeout * 0.8
+        )
         sources.append(src)
         probes: list[Probe] = []
         versions: tuple[tuple[str, str], ...] = ()
         if python is not None and targets.probes:
-            got, versions = _run_probes(python, targets.probes, scratch, min(PROBE_TIMEOUT, ends - time.monotonic()))
+            got, versions = _run_probes(
+                python, targets.probes, scratch, min(PROBE_TIMEOUT, ends - time.monotonic())
+            )
             probes += got
         elif targets.probes:
             sources.append(
-                Source.skipped("smoke", "agent code", f"the lock was not installed: {len(targets.probes)} import/server probe(s) not tried")
+                Source.skipped(
+                    "smoke",
+                    "agent code",
+                    f"the lock was not installed: {len(targets.probes)} import/server probe(s) not tried",
+                )
             )
         elif python is not None:
-            sources.append(Source.skipped("smoke", "agent code", "the project's code imports no agent SDK or MCP library: nothing to import"))
+            sources.append(
+                Source.skipped(
+                    "smoke",
+                    "agent code",
+                    "the project's code imports no agent SDK or MCP library: nothing to import",
+                )
+            )
         modules = _project_modules(root)
         for server in targets.servers:
             from agentguard.smoke.stdio import launch_argv, start_server
@@ -66,14 +80,24 @@ def smoke_run(
                 continue
             left = ends - time.monotonic()
             if left < 5:
-                sources.append(Source.skipped("mcp-server", label, "not started: the smoke run's deadline passed"))
+                sources.append(
+                    Source.skipped(
+                        "mcp-server", label, "not started: the smoke run's deadline passed"
+                    )
+                )
                 continue
-            probe = start_server(server, argv, scratch, os.path.join(scratch, "tmp"), min(opts.server_timeout, left))
+            probe = start_server(
+                server, argv, scratch, os.path.join(scratch, "tmp"), min(opts.server_timeout, left)
+            )
             probes.append(probe)
             if probe.status == NEEDS_CREDENTIALS:
-                sources.append(Source.skipped("mcp-server", label, f"needs credentials: {probe.detail}"))
+                sources.append(
+                    Source.skipped("mcp-server", label, f"needs credentials: {probe.detail}")
+                )
             else:
-                sources.append(Source.ok("mcp-server", label, f"started: {probe.status}: {probe.detail}"))
+                sources.append(
+                    Source.ok("mcp-server", label, f"started: {probe.status}: {probe.detail}")
+                )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     for p in probes:
@@ -113,7 +137,10 @@ def _run_probes(
     attempt = 0
     while todo and attempt <= len(targets):
         attempt += 1
-        spec = [{"id": i, "kind": t.kind, "module": t.module, "names": list(t.names)} for i, t in todo.items()]
+        spec = [
+            {"id": i, "kind": t.kind, "module": t.module, "names": list(t.names)}
+            for i, t in todo.items()
+        ]
         safeio.write_in(scratch, "spec.json", json.dumps(spec))
         out_name = f"out-{attempt}.jsonl"
         safeio.write_in(scratch, out_name, "")
@@ -121,11 +148,21 @@ def _run_probes(
         if left <= 1:
             break
         ran = run(
-            [python, "-I", os.path.join(scratch, "probe_child.py"), os.path.join(scratch, "spec.json"), os.path.join(scratch, out_name)],
-            cwd=os.path.join(scratch, "tmp"), env=child_env(scratch), timeout=left,
+            [
+                python,
+                "-I",
+                os.path.join(scratch, "probe_child.py"),
+                os.path.join(scratch, "spec.json"),
+                os.path.join(scratch, out_name),
+            ],
+            cwd=os.path.join(scratch, "tmp"),
+            env=child_env(scratch),
+            timeout=left,
         )
         started: int | None = None
-        for line in safeio.read_text(os.path.join(scratch, out_name), root=scratch, cap=16 * 1024 * 1024).splitlines():
+        for line in safeio.read_text(
+            os.path.join(scratch, out_name), root=scratch, cap=16 * 1024 * 1024
+        ).splitlines():
             try:
                 rec = json.loads(line)
             except ValueError:
@@ -140,10 +177,21 @@ def _run_probes(
                 started = None
         if started is not None and started in todo:
             t = todo.pop(started)
-            why = (f"the probe did not finish within {timeout:g} s" if ran.timed_out
-                   else f"the child process died (status {ran.code}) while running it")
-            results[started] = Probe(t.kind, t.module, FAILED, "import" if t.kind == "import" else "construct",
-                                     t.path, t.line, why, output=tail(ran.output))
+            why = (
+                f"the probe did not finish within {timeout:g} s"
+                if ran.timed_out
+                else f"the child process died (status {ran.code}) while running it"
+            )
+            results[started] = Probe(
+                t.kind,
+                t.module,
+                FAILED,
+                "import" if t.kind == "import" else "construct",
+                t.path,
+                t.line,
+                why,
+                output=tail(ran.output),
+            )
         elif todo and (ran.timed_out or ran.code != 0):
             break
     return [results[i] for i in sorted(results)], versions
@@ -153,7 +201,11 @@ def _probe(t: Target, rec: dict[str, object], output: str) -> Probe:
     crash = None
     raw = rec.get("crash")
     if isinstance(raw, dict):
-        fields = {k: (str(v) if v is not None else None) for k, v in raw.items() if k in Crash.__dataclass_fields__}
+        fields = {
+            k: (str(v) if v is not None else None)
+            for k, v in raw.items()
+            if k in Crash.__dataclass_fields__
+        }
         crash = Crash(**fields)  # type: ignore[arg-type]
     status = str(rec.get("status"))
     tools = rec.get("tools")

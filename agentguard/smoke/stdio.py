@@ -12,6 +12,7 @@ server that needs a secret and does not start without it is "needs credentials".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -20,6 +21,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from agentguard.inspect.project.model import McpServer
@@ -42,10 +44,16 @@ _CREDENTIALS = re.compile(
 LAUNCHERS = ("npx", "uvx")
 
 
-def launch_argv(server: McpServer, python: str | None, project_modules: frozenset[str]) -> list[str] | str:
+def launch_argv(
+    server: McpServer, python: str | None, project_modules: frozenset[str]
+) -> list[str] | str:
     """The argv agentguard starts for ``server``, or why it starts none."""
     command, args = server.command, server.args
-    if not isinstance(command, str) or not isinstance(args, tuple) or not all(isinstance(a, str) for a in args):
+    if (
+        not isinstance(command, str)
+        or not isinstance(args, tuple)
+        or not all(isinstance(a, str) for a in args)
+    ):
         return "its command or arguments are not known from the files (built at run time)"
     argv = [command, *args]
     name = os.path.basename(command)
@@ -86,7 +94,9 @@ def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
     proc.stdin.flush()
 
 
-def _answer(proc: subprocess.Popen[bytes], reader: _Lines, want: int, ends: float) -> dict[str, Any] | str:
+def _answer(
+    proc: subprocess.Popen[bytes], reader: _Lines, want: int, ends: float
+) -> dict[str, Any] | str:
     """The response to request ``want``, or why there is none ("exited", "timeout", ...)."""
     while True:
         left = ends - time.monotonic()
@@ -105,7 +115,14 @@ def _answer(proc: subprocess.Popen[bytes], reader: _Lines, want: int, ends: floa
         if not isinstance(msg, dict):
             continue
         if "method" in msg and "id" in msg:  # a request of the server's (roots, sampling)
-            _send(proc, {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "not supported"}})
+            _send(
+                proc,
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg["id"],
+                    "error": {"code": -32601, "message": "not supported"},
+                },
+            )
             continue
         if msg.get("id") == want:
             return msg
@@ -114,27 +131,47 @@ def _answer(proc: subprocess.Popen[bytes], reader: _Lines, want: int, ends: floa
 def start_server(
     server: McpServer, argv: Sequence[str], scratch: str, cwd: str, timeout: float
 ) -> Probe:
-    env = child_env(scratch, {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "npm_config_update_notifier": "false"})
+    env = child_env(
+        scratch,
+        {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "npm_config_update_notifier": "false"},
+    )
     declared = tuple(k for k, _ in server.env)
-    base = dict(kind="stdio", subject=server.name, path=server.path, line=server.line, package=_package(argv))
+    base = Probe(
+        "stdio", server.name, FAILED, "start", server.path, server.line, package=_package(argv)
+    )
     err_path = os.path.join(scratch, f"stderr-{os.getpid()}-{time.monotonic_ns()}")
     with open(err_path, "w+b") as err:
         try:
             proc = subprocess.Popen(
-                list(argv), cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=err, start_new_session=True,
+                list(argv),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                start_new_session=True,
             )
         except OSError as exc:
-            return Probe(**base, status=FAILED, stage="start", detail=f"cannot start `{argv[0]}`: {exc}")
+            return replace(
+                base, status=FAILED, stage="start", detail=f"cannot start `{argv[0]}`: {exc}"
+            )
         reader = _Lines(proc.stdout)
         reader.start()
         ends = time.monotonic() + timeout
         try:
-            _send(proc, {
-                "jsonrpc": "2.0", "id": 1, "method": "initialize",
-                "params": {"protocolVersion": PROTOCOL, "capabilities": {},
-                           "clientInfo": {"name": "agentguard-smoke", "version": "1"}},
-            })
+            _send(
+                proc,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": PROTOCOL,
+                        "capabilities": {},
+                        "clientInfo": {"name": "agentguard-smoke", "version": "1"},
+                    },
+                },
+            )
             init = _answer(proc, reader, 1, ends)
             tools: dict[str, Any] | str = "not asked"
             if isinstance(init, dict) and "result" in init:
@@ -147,10 +184,8 @@ def start_server(
             kill_group(proc)
         err.seek(0)
         output = tail(err.read()[-65536:].decode("utf-8", "replace"))
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(err_path)
-    except OSError:
-        pass
     return _verdict(base, init, tools, output, declared, proc.returncode, timeout)
 
 
@@ -172,31 +207,63 @@ def _package(argv: Sequence[str]) -> str | None:
 
 
 def _verdict(
-    base: dict[str, Any], init: dict[str, Any] | str, tools: dict[str, Any] | str,
-    output: tuple[str, ...], declared: tuple[str, ...], code: int | None, timeout: float,
+    base: Probe,
+    init: dict[str, Any] | str,
+    tools: dict[str, Any] | str,
+    output: tuple[str, ...],
+    declared: tuple[str, ...],
+    code: int | None,
+    timeout: float,
 ) -> Probe:
     text = "\n".join(output)
     if isinstance(init, dict) and "result" in init:
         if isinstance(tools, dict) and isinstance(tools.get("result"), dict):
             listed = tools["result"].get("tools")
-            names = tuple(str(t.get("name")) for t in listed if isinstance(t, dict)) if isinstance(listed, list) else ()
+            names = (
+                tuple(str(t.get("name")) for t in listed if isinstance(t, dict))
+                if isinstance(listed, list)
+                else ()
+            )
             info = init["result"].get("serverInfo") if isinstance(init["result"], dict) else None
-            version = str(info.get("version")) if isinstance(info, dict) and info.get("version") else None
-            return Probe(**{**base, "version": version}, status=OK, stage="list-tools", tools=names,
-                         detail=f"initialized and listed {len(names)} tool(s)", output=output)
+            version = (
+                str(info.get("version")) if isinstance(info, dict) and info.get("version") else None
+            )
+            return replace(
+                base,
+                version=version,
+                status=OK,
+                stage="list-tools",
+                tools=names,
+                detail=f"initialized and listed {len(names)} tool(s)",
+                output=output,
+            )
         why = _why(tools, timeout, "tools/list")
-        return Probe(**base, status=FAILED, stage="list-tools", detail=why, output=output)
+        return replace(base, status=FAILED, stage="list-tools", detail=why, output=output)
     if isinstance(init, str) and init == "exited" and _NO_PACKAGE.search(text):
-        return Probe(**base, status=NOT_IN_REGISTRY, stage="start", output=output,
-                     detail=f"no registry holds the package {base['package'] or '(unknown)'}")
+        return replace(
+            base,
+            status=NOT_IN_REGISTRY,
+            stage="start",
+            output=output,
+            detail=f"no registry holds the package {base.package or '(unknown)'}",
+        )
     if declared or _CREDENTIALS.search(text):
-        what = f"its configuration declares {', '.join(declared)}" if declared else "it asks for a credential"
-        return Probe(**base, status=NEEDS_CREDENTIALS, stage="initialize", output=output,
-                     detail=f"{what}; the smoke run passes no secret, and it did not start without one")
+        what = (
+            f"its configuration declares {', '.join(declared)}"
+            if declared
+            else "it asks for a credential"
+        )
+        return replace(
+            base,
+            status=NEEDS_CREDENTIALS,
+            stage="initialize",
+            output=output,
+            detail=f"{what}; the smoke run passes no secret, and it did not start without one",
+        )
     why = _why(init, timeout, "initialize")
     if init == "exited" and code is not None:
         why = f"it exited with status {code} before answering initialize"
-    return Probe(**base, status=FAILED, stage="initialize", detail=why, output=output)
+    return replace(base, status=FAILED, stage="initialize", detail=why, output=output)
 
 
 def _why(answer: dict[str, Any] | str, timeout: float, method: str) -> str:

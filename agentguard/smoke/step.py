@@ -5,10 +5,11 @@ to the command's report (before the policy is applied, so ignores and severities
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard.findings import Finding, JSONValue, Report
+from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.smoke.facts import Crossing
 
 if TYPE_CHECKING:
@@ -57,7 +58,11 @@ def crossings(findings: tuple[Finding, ...] | list[Finding]) -> tuple[Crossing, 
 
 def requires_python(root: Path) -> str | None:
     from agentguard import safeio
-    from agentguard.config import tomllib
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     try:
         data = tomllib.loads(safeio.read_text(root / "pyproject.toml", root=root))
@@ -68,21 +73,35 @@ def requires_python(root: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def add_smoke(report: Report, root: Path, opts: SmokeOptions) -> Report:
-    """``report`` with the smoke run's findings, sources and facts."""
+@dataclasses.dataclass(frozen=True)
+class SmokeStep:
+    findings: tuple[Finding, ...]
+    sources: tuple[Source, ...]
+    facts: dict[str, JSONValue]
+    notes: tuple[str, ...]
+
+
+def smoke_step(
+    root: Path, opts: SmokeOptions, prior: tuple[Finding, ...] | list[Finding]
+) -> SmokeStep:
+    """The smoke run on ``root`` and its findings; ``prior``: the lock's findings (AG101)."""
     from agentguard.engine import run_smoke_rules
     from agentguard.smoke.run import smoke_run
 
-    facts, sources = smoke_run(root, requires_python(root), opts, crossings(report.findings))
-    findings = run_smoke_rules(facts)
-    merged: dict[str, JSONValue] = {**report.facts, "smoke": facts.to_json()}
-    notes = list(report.notes)
+    facts, sources = smoke_run(root, requires_python(root), opts, crossings(prior))
+    notes = []
     if facts.install is not None and facts.install.interpreter_note:
         notes.append(f"smoke: {facts.install.interpreter_note}")
+    return SmokeStep(tuple(run_smoke_rules(facts)), tuple(sources), facts.to_json(), tuple(notes))
+
+
+def add_smoke(report: Report, root: Path, opts: SmokeOptions) -> Report:
+    """``report`` with the smoke run's findings, sources and facts."""
+    step = smoke_step(root, opts, report.findings)
     return dataclasses.replace(
         report,
-        findings=(*report.findings, *findings),
-        sources=(*report.sources, *sources),
-        facts=merged,
-        notes=tuple(notes),
+        findings=(*report.findings, *step.findings),
+        sources=(*report.sources, *step.sources),
+        facts={**report.facts, "smoke": step.facts},
+        notes=(*report.notes, *step.notes),
     )

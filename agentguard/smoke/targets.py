@@ -118,7 +118,9 @@ def read_python(rel: str, data: bytes, out: Targets) -> None:
             out.probes.append(Target(kind, module, (), rel, node.lineno))
 
 
-def _server_call(func: ast.expr, bound: dict[str, tuple[str, str]]) -> tuple[str | None, str | None]:
+def _server_call(
+    func: ast.expr, bound: dict[str, tuple[str, str]]
+) -> tuple[str | None, str | None]:
     if isinstance(func, ast.Name) and func.id in bound:
         module, name = bound[func.id]
     elif isinstance(func, ast.Attribute):
