@@ -240,7 +240,11 @@ def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSO
             "locked": list(cross.locked),
             "parent": cross.parent,
         }
-        return msg, Fix(cross.fix, snippet=cross.snippet), evidence
+        # AG101's fix, without its other choice (the locked major): that is what crashed
+        fix_text = cross.fix.split(" Or `")[0].rstrip()
+        fix_text += "" if fix_text.endswith(".") else "."
+        fix_text += " Then re-lock and run `--smoke` again."
+        return msg, Fix(fix_text, snippet=cross.snippet), evidence
     blame = c.owner_package or c.frame_package or p.package or p.subject
     fix = Fix(
         f"Pin {blame} to the release {pkg} was built and tested against (the range its "

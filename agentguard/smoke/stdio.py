@@ -17,6 +17,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -33,7 +34,7 @@ MAX_LINE = 4 * 1024 * 1024
 _NO_PACKAGE = re.compile(
     r"(E404|404 Not Found|is not in this registry|not found in the package registry|"
     r"No solution found when resolving tool dependencies.*not found|"
-    r"Because .* was not found in the package registry)",
+    r"Because .* was not found in the (package registry|provided package locations))",
     re.I | re.S,
 )
 _CREDENTIALS = re.compile(
@@ -58,7 +59,13 @@ def launch_argv(
     argv = [command, *args]
     name = os.path.basename(command)
     if name in LAUNCHERS:
-        return argv
+        if shutil.which(command):
+            return argv
+        if name == "uvx":  # agentguard's own uv runs it
+            from agentguard.lock.backend import uv_binary
+
+            return [uv_binary(), "tool", "run", *args]
+        return f"`{command}` is not on this machine's PATH"
     if name.startswith("python") and len(args) >= 2 and args[0] == "-m":
         if args[1].split(".")[0] in project_modules:
             return f"`python -m {args[1]}` runs the project's own code, which the smoke run does not start"
@@ -191,8 +198,23 @@ def start_server(
 
 def _package(argv: Sequence[str]) -> str | None:
     if os.path.basename(argv[0]) not in LAUNCHERS:
-        return None
-    flags_with_value = {"-p", "--package", "--from", "--with", "--python", "--index-url"}
+        if argv[1:3] != ["tool", "run"]:
+            return None
+        argv = argv[2:]
+    flags_with_value = {
+        "-p",
+        "--package",
+        "--from",
+        "--with",
+        "--python",
+        "--index-url",
+        "--index",
+        "--extra-index-url",
+        "--default-index",
+        "--find-links",
+        "-f",
+        "--registry",
+    }
     skip = False
     for a in argv[1:]:
         if skip:
