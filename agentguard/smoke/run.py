@@ -9,10 +9,12 @@ import os
 import shutil
 import tempfile
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentguard.findings import Source
+from agentguard.inspect.project.model import McpServer
 from agentguard.smoke.facts import FAILED, NEEDS_CREDENTIALS, Crash, Crossing, Probe, SmokeFacts
 from agentguard.smoke.install import Options, install
 from agentguard.smoke.proc import child_env, run, tail
@@ -42,62 +44,53 @@ def smoke_run(
     sources = list(targets.sources)
     scratch = tempfile.mkdtemp(prefix="agentguard-smoke-")
     try:
-        installed, python, src = install(
-            root, scratch, requires_python, opts.index, opts.timeout * 0.8
-        )
-        sources.append(src)
         probes: list[Probe] = []
         versions: tuple[tuple[str, str], ...] = ()
-        if python is not None and targets.probes:
-            got, versions = _run_probes(
-                python, targets.probes, scratch, min(PROBE_TIMEOUT, ends - time.monotonic())
+        # the servers started by a launcher (npx, uvx) run beside the install; the probe
+        # child and the `python -m` servers once it is done (each thread waits on a process)
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            launched, rest = _split(targets.servers)
+            started = _start_servers(pool, root, launched, None, scratch, opts, ends, sources)
+            installed, python, src = install(
+                root, scratch, requires_python, opts.index, opts.timeout * 0.8
             )
-            probes += got
-        elif targets.probes:
-            sources.append(
-                Source.skipped(
-                    "smoke",
-                    "agent code",
-                    f"the lock was not installed: {len(targets.probes)} import/server probe(s) not tried",
-                )
-            )
-        elif python is not None:
-            sources.append(
-                Source.skipped(
-                    "smoke",
-                    "agent code",
-                    "the project's code imports no agent SDK or MCP library: nothing to import",
-                )
-            )
-        modules = _project_modules(root)
-        for server in targets.servers:
-            from agentguard.smoke.stdio import launch_argv, start_server
-
-            argv = launch_argv(server, python, modules)
-            label = f"{server.name} ({server.path})"
-            if isinstance(argv, str):
-                sources.append(Source.skipped("mcp-server", label, f"not started: {argv}"))
-                continue
-            left = ends - time.monotonic()
-            if left < 5:
+            sources.append(src)
+            child = None
+            if python is not None and targets.probes:
+                left = min(PROBE_TIMEOUT, ends - time.monotonic())
+                child = pool.submit(_run_probes, python, targets.probes, scratch, left)
+            elif targets.probes:
                 sources.append(
                     Source.skipped(
-                        "mcp-server", label, "not started: the smoke run's deadline passed"
+                        "smoke",
+                        "agent code",
+                        f"the lock was not installed: {len(targets.probes)} import/server "
+                        "probe(s) not tried",
                     )
                 )
-                continue
-            probe = start_server(
-                server, argv, scratch, os.path.join(scratch, "tmp"), min(opts.server_timeout, left)
-            )
-            probes.append(probe)
-            if probe.status == NEEDS_CREDENTIALS:
+            elif python is not None:
                 sources.append(
-                    Source.skipped("mcp-server", label, f"needs credentials: {probe.detail}")
+                    Source.skipped(
+                        "smoke",
+                        "agent code",
+                        "the project's code imports no agent SDK or MCP library: nothing to import",
+                    )
                 )
-            else:
-                sources.append(
-                    Source.ok("mcp-server", label, f"started: {probe.status}: {probe.detail}")
-                )
+            started += _start_servers(pool, root, rest, python, scratch, opts, ends, sources)
+            if child is not None:
+                got, versions = child.result()
+                probes += got
+            for label, future in started:
+                probe = future.result()
+                probes.append(probe)
+                if probe.status == NEEDS_CREDENTIALS:
+                    sources.append(
+                        Source.skipped("mcp-server", label, f"needs credentials: {probe.detail}")
+                    )
+                else:
+                    sources.append(
+                        Source.ok("mcp-server", label, f"started: {probe.status}: {probe.detail}")
+                    )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     for p in probes:
@@ -105,6 +98,48 @@ def smoke_run(
             sources.append(Source.ok("smoke", f"{p.kind} {p.subject}", f"{p.status}: {p.detail}"))
     facts = SmokeFacts(str(root), installed, tuple(probes), crossings, versions)
     return facts, sources
+
+
+def _split(servers: list[McpServer]) -> tuple[list[McpServer], list[McpServer]]:
+    from agentguard.smoke.stdio import LAUNCHERS
+
+    def launcher(s: McpServer) -> bool:
+        return isinstance(s.command, str) and os.path.basename(s.command) in LAUNCHERS
+
+    return [s for s in servers if launcher(s)], [s for s in servers if not launcher(s)]
+
+
+def _start_servers(
+    pool: ThreadPoolExecutor,
+    root: Path,
+    servers: list[McpServer],
+    python: str | None,
+    scratch: str,
+    opts: SmokeOptions,
+    ends: float,
+    sources: list[Source],
+) -> list[tuple[str, Future[Probe]]]:
+    """Each stdio server agentguard can start, started in ``pool``; the others skipped."""
+    from agentguard.smoke.stdio import launch_argv, start_server
+
+    modules = _project_modules(root)
+    out: list[tuple[str, Future[Probe]]] = []
+    for server in servers:
+        argv = launch_argv(server, python, modules)
+        label = f"{server.name} ({server.path})"
+        if isinstance(argv, str):
+            sources.append(Source.skipped("mcp-server", label, f"not started: {argv}"))
+            continue
+        left = ends - time.monotonic()
+        if left < 5:
+            sources.append(
+                Source.skipped("mcp-server", label, "not started: the smoke run's deadline passed")
+            )
+            continue
+        timeout = min(opts.server_timeout, left)
+        cwd = os.path.join(scratch, "tmp")
+        out.append((label, pool.submit(start_server, server, argv, scratch, cwd, timeout)))
+    return out
 
 
 def _project_modules(root: Path) -> frozenset[str]:
