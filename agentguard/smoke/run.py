@@ -17,7 +17,7 @@ from agentguard.findings import Source
 from agentguard.inspect.project.model import McpServer
 from agentguard.smoke.facts import FAILED, NEEDS_CREDENTIALS, Crash, Crossing, Probe, SmokeFacts
 from agentguard.smoke.install import Options, install
-from agentguard.smoke.proc import child_env, run, tail
+from agentguard.smoke.proc import Ran, child_env, run, tail
 from agentguard.smoke.targets import Target, gather
 
 DEFAULT_TIMEOUT = 900.0  # the whole smoke run, seconds
@@ -30,6 +30,7 @@ class SmokeOptions:
     index: Options = field(default_factory=Options)
     timeout: float = DEFAULT_TIMEOUT
     server_timeout: float = SERVER_TIMEOUT
+    probe_timeout: float = PROBE_TIMEOUT
     exclude: tuple[str, ...] = ()
 
 
@@ -57,7 +58,7 @@ def smoke_run(
             sources.append(src)
             child = None
             if python is not None and targets.probes:
-                left = min(PROBE_TIMEOUT, ends - time.monotonic())
+                left = min(opts.probe_timeout, ends - time.monotonic())
                 child = pool.submit(_run_probes, python, targets.probes, scratch, left)
             elif targets.probes:
                 sources.append(
@@ -170,6 +171,7 @@ def _run_probes(
     versions: tuple[tuple[str, str], ...] = ()
     ends = time.monotonic() + timeout
     attempt = 0
+    ran: Ran | None = None
     while todo and attempt <= len(targets):
         attempt += 1
         spec = [
@@ -195,12 +197,18 @@ def _run_probes(
             timeout=left,
         )
         started: int | None = None
-        for line in safeio.read_text(
-            os.path.join(scratch, out_name), root=scratch, cap=16 * 1024 * 1024
-        ).splitlines():
+        try:  # written by the child, where the project's packages run: bounded, maybe junk
+            lines = safeio.read_text(
+                os.path.join(scratch, out_name), root=scratch, cap=16 * 1024 * 1024
+            ).splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        for line in lines:
             try:
                 rec = json.loads(line)
             except ValueError:
+                continue
+            if not isinstance(rec, dict):
                 continue
             if "versions" in rec:
                 versions = tuple((str(n), str(v)) for n, v in rec["versions"])
@@ -229,6 +237,18 @@ def _run_probes(
             )
         elif todo and (ran.timed_out or ran.code != 0):
             break
+    last = "" if ran is None else f" (status {ran.code})" if not ran.timed_out else " (deadline)"
+    for i, t in todo.items():  # never reported on: the child did not get to them
+        results[i] = Probe(
+            t.kind,
+            t.module,
+            FAILED,
+            "start",
+            t.path,
+            t.line,
+            f"the scratch interpreter ended without running the probe{last}",
+            output=tail(ran.output) if ran is not None else (),
+        )
     return [results[i] for i in sorted(results)], versions
 
 

@@ -145,6 +145,16 @@ def mcp_wheel(out: Path, version: str) -> Path:
 
 def build_all(out: Path) -> dict[str, Path]:
     wheels = {f"mcp=={v}": mcp_wheel(out, v) for v in ("1.0.0", "2.0.0", "3.0.0", "4.0.0")}
+    # 5.0.0 hangs at import; startup-killer ends every interpreter at start (a .pth file)
+    wheels["mcp==5.0.0"] = build_wheel(
+        out,
+        "mcp",
+        "5.0.0",
+        files={"mcp/__init__.py": "import time\nwhile True:\n    time.sleep(1)\n"},
+    )
+    wheels["startup-killer==1.0.0"] = build_wheel(
+        out, "startup-killer", "1.0.0", files={"startup_killer.pth": "import os; os._exit(7)\n"}
+    )
     wheels["claude-agent-sdk==1.0.0"] = build_wheel(
         out,
         "claude-agent-sdk",

@@ -5,6 +5,7 @@ servers answer, hang past the deadline, exit, or need a key they are not given."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -279,3 +280,59 @@ def test_no_lock_is_a_skipped_source_not_a_pass(tmp_path: Path) -> None:
             "the lock was not installed: 2 import/server probe(s) not tried",
         ),
     ]
+
+
+def test_an_import_that_hangs_meets_the_deadline(
+    tmp_path: Path, wheels: tuple[Path, dict[str, Path]]
+) -> None:
+    folder, built = wheels
+    root = _project(tmp_path, built, [*SDK, "mcp==5.0.0"])
+    opts = SmokeOptions(
+        index=Options(find_links=(str(folder),), no_index=True), timeout=120, probe_timeout=6
+    )
+    facts, _ = smoke_run(root, None, opts)
+    assert [(p.kind, p.status, p.detail) for p in facts.probes] == [
+        ("import", "failed", "the probe did not finish within 6 s"),
+        (
+            "sdk-server",
+            "failed",
+            "the scratch interpreter ended without running the probe (deadline)",
+        ),
+    ]
+
+
+def test_an_interpreter_killed_at_start_is_a_failure_not_a_pass(
+    tmp_path: Path, wheels: tuple[Path, dict[str, Path]]
+) -> None:
+    folder, built = wheels
+    root = _project(tmp_path, built, [*SDK, "mcp==1.0.0", "startup-killer==1.0.0"])
+    facts, _ = smoke_run(root, None, _opts(folder))
+    assert [(p.kind, p.status, p.detail) for p in facts.probes] == [
+        ("import", "failed", "the scratch interpreter ended without running the probe (status 7)"),
+        (
+            "sdk-server",
+            "failed",
+            "the scratch interpreter ended without running the probe (status 7)",
+        ),
+    ]
+
+
+def test_a_lock_whose_hash_does_not_match_does_not_install(
+    tmp_path: Path, wheels: tuple[Path, dict[str, Path]]
+) -> None:
+    folder, built = wheels
+    root = _project(tmp_path, built, [*SDK, "mcp==1.0.0"])
+    lock = root / "requirements.lock"
+    lock.write_text(re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, lock.read_text(), count=1))
+    step = smoke_step(root, _opts(folder), [])
+    [finding] = step.findings
+    assert (finding.rule_id, finding.severity, finding.locations) == (
+        "AG601",
+        Severity.HIGH,
+        (Location(path="requirements.lock", note="smoke: install"),),
+    )
+    assert finding.message.startswith("requirements.lock does not install into a fresh Python ")
+    assert "hash" in finding.message.lower()
+    assert finding.fix.description == (
+        "Re-lock (`agentguard lock`) and commit both lock files; then run `--smoke` again."
+    )
