@@ -43,6 +43,18 @@ def smoke_run(
     ends = time.monotonic() + opts.timeout
     targets = gather(root, opts.exclude)
     sources = list(targets.sources)
+    own = _project_modules(root)
+    mine = sorted({t.module for t in targets.probes if t.module.split(".")[0] in own})
+    if mine:  # the project's own package (an SDK's own repository): never imported
+        sources.append(
+            Source.skipped(
+                "smoke",
+                "own modules",
+                f"not imported: {', '.join(mine[:8])}{' ...' if len(mine) > 8 else ''} "
+                "(the project's own code, which the smoke run does not run)",
+            )
+        )
+        targets.probes = [t for t in targets.probes if t.module.split(".")[0] not in own]
     scratch = tempfile.mkdtemp(prefix="agentguard-smoke-")
     try:
         probes: list[Probe] = []

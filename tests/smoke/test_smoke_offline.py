@@ -336,3 +336,25 @@ def test_a_lock_whose_hash_does_not_match_does_not_install(
     assert finding.fix.description == (
         "Re-lock (`agentguard lock`) and commit both lock files; then run `--smoke` again."
     )
+
+
+def test_check_smoke_runs_the_smoke_step_and_gates_on_it(
+    tmp_path: Path, wheels: tuple[Path, dict[str, Path]]
+) -> None:
+    from tests.lock.helpers import run_json
+
+    folder, built = wheels
+    root = _project(tmp_path, built, [*SDK, "mcp==2.0.0"])
+    lock = root / "requirements.lock"  # the lock names its own index, as a deployment reads it
+    lock.write_text(f"--no-index\n--find-links {folder}\n" + lock.read_text())
+    code, report, _ = run_json("check", "--smoke", str(root))
+    assert code == 1
+    assert [f["rule_id"] for f in report["findings"] if f["rule_id"].startswith("AG6")] == ["AG603"]
+    smoke = report["facts"]["steps"]["smoke"]
+    assert [(p["kind"], p["status"]) for p in smoke["probes"]] == [
+        ("import", "ok"),
+        ("sdk-server", "failed"),
+    ]
+    code, report, _ = run_json("check", str(root))  # not asked: nothing runs
+    assert "smoke" not in report["facts"]["steps"]
+    assert not [f for f in report["findings"] if f["rule_id"].startswith("AG6")]
