@@ -59,6 +59,8 @@ def launch_argv(
     argv = [command, *args]
     name = os.path.basename(command)
     if name in LAUNCHERS:
+        if command != name:  # `./bin/npx`: a file of the project's, not the launcher
+            return f"`{command}` is a path, not the `{name}` launcher on PATH"
         if shutil.which(command):
             return argv
         if name == "uvx":  # agentguard's own uv runs it

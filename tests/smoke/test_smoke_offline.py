@@ -169,6 +169,7 @@ def test_working_stack_lists_the_probe_tool_and_the_stdio_servers(
         },
         "own": {"command": "python", "args": ["-m", "bot.main"]},
         "box": {"command": "docker", "args": ["run", "-i", "img"]},
+        "fake": {"command": "./tools/npx", "args": ["-y", "srv"]},
         "ghost": {
             "command": "uvx",
             "args": ["--no-index", "--find-links", str(folder), "agentguard-no-such-server"],
@@ -209,6 +210,9 @@ def test_working_stack_lists_the_probe_tool_and_the_stdio_servers(
         "not started: `python -m bot.main` runs the project's own code, which the smoke run does not start"
     )
     assert skipped["box (.mcp.json)"].startswith("not started: it starts a container")
+    assert skipped["fake (.mcp.json)"] == (
+        "not started: `./tools/npx` is a path, not the `npx` launcher on PATH"
+    )
     from agentguard.engine import run_smoke_rules
 
     assert (by["ghost"].status, by["ghost"].package, by["ghost"].output) == (
