@@ -178,15 +178,63 @@ def _where(p: Probe) -> list[Location]:
     return [Location(path=p.path, line=p.line, note=f"smoke: {p.kind} {p.subject}")]
 
 
-def _crossing(c: Crash, facts: SmokeFacts) -> Crossing | None:
-    """The AG101 crossing that explains the crash: the package whose object lacks the
-    attribute, or whose frame raised, is the child of a range across majors."""
-    names = [n for n in (c.owner_package, c.frame_package) if n]
-    for name in names:
-        for x in facts.crossings:
-            if _canon(x.package) == _canon(name):
-                return x
+def _crossing(c: Crash, facts: SmokeFacts) -> tuple[Crossing, str | None] | None:
+    """The AG101 crossing that explains the crash (the package whose object lacks the
+    attribute, or whose frame raised, is the child of a range across majors), and the
+    version of it installed: the crossing whose locked pin is that version first."""
+    for name, seen in ((c.owner_package, c.owner_version), (c.frame_package, c.frame_version)):
+        if not name:
+            continue
+        mine = [x for x in facts.crossings if _canon(x.package) == _canon(name)]
+        installed = facts.version_of(name) or seen
+        exact = [x for x in mine if installed in x.locked]
+        if exact or mine:
+            return (exact or mine)[0], installed
     return None
+
+
+def _admits(snippet: str | None, package: str, version: str | None) -> bool | None:
+    """Whether AG101's snippet (``name>=a,<b ; marker``) admits ``version``; None: unknown."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not snippet or not version:
+        return None
+    try:
+        req = Requirement(snippet)
+    except InvalidRequirement:
+        return None
+    if _canon(req.name) != _canon(package):
+        return None
+    return req.specifier.contains(version, prereleases=True)
+
+
+def _crossing_fix(cross: Crossing, installed: str | None) -> Fix:
+    """A fix that leaves the major that crashed: AG101's when its snippet does (without
+    its other choice), else a cap below the installed major."""
+    again = " Then re-lock and run `--smoke` again."
+    if _admits(cross.snippet, cross.package, installed) is False:
+        text = cross.fix.split(" Or `")[0].rstrip()
+        return Fix(text + ("" if text.endswith(".") else ".") + again, snippet=cross.snippet)
+    major = next(
+        (
+            m
+            for m in reversed(cross.majors)
+            if installed and (installed == m or installed.startswith(m + "."))
+        ),
+        None,
+    )
+    if major is None:
+        return Fix(
+            f"Cap {cross.package} at the major the code was written against (the lock admits "
+            f"{', '.join(cross.majors)}), or port the code to the locked one." + again
+        )
+    snippet = f"{cross.package}<{major}"
+    return Fix(
+        f"Cap {cross.package} below the major that fails here: add `{snippet}` to your "
+        f"requirements (the code was written against an earlier major), or port the code to "
+        f"{cross.package} {major}." + again,
+        snippet=snippet,
+    )
 
 
 def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSONValue]]:
@@ -219,32 +267,34 @@ def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSO
     at = f" at {c.frame}" if c.frame else ""
     src = f" (`{c.frame_source}`)" if c.frame_source else ""
     msg = f"In the locked environment, {what}{stage} of {pkg} raises {c.exc_type}: {c.message}{at}{src}."
-    cross = _crossing(c, facts)
+    found = _crossing(c, facts)
     if c.attribute and c.owner and c.owner_package:
         owner = f"{c.owner_package} {c.owner_version}" if c.owner_version else c.owner_package
         cls = c.owner.rsplit(".", 1)[-1]
         caller = (
             f"{c.frame_package} {c.frame_version}" if c.frame_package and c.frame_version else pkg
         )
-        verb = "removed" if cross is not None else "has no"
+        verb = "removed" if found is not None else "has no"
         msg += f" {owner} {verb} `{cls}.{c.attribute}`, which {caller} calls."
-    if cross is not None:
-        locked = ", ".join(cross.locked)
-        parent = f"{cross.parent} {cross.parent_version}" if cross.parent_version else cross.parent
+    if found is not None:
+        cross, installed = found
+        through = (
+            "the project's own range, which admits"
+            if cross.parent == "project"
+            else f"a range of {cross.parent}"
+            + (f" {cross.parent_version}" if cross.parent_version else "")
+            + " that admits"
+        )
         msg += (
-            f" The lock takes {cross.package} {locked} through a range of {parent} that "
-            f"admits majors {', '.join(cross.majors)} (AG101)."
+            f" The lock takes {cross.package} {installed or ', '.join(cross.locked)} through "
+            f"{through} majors {', '.join(cross.majors)} (AG101)."
         )
         evidence["crossing"] = {
             "package": cross.package,
             "locked": list(cross.locked),
             "parent": cross.parent,
         }
-        # AG101's fix, without its other choice (the locked major): that is what crashed
-        fix_text = cross.fix.split(" Or `")[0].rstrip()
-        fix_text += "" if fix_text.endswith(".") else "."
-        fix_text += " Then re-lock and run `--smoke` again."
-        return msg, Fix(fix_text, snippet=cross.snippet), evidence
+        return msg, _crossing_fix(cross, installed), evidence
     blame = c.owner_package or c.frame_package or p.package or p.subject
     fix = Fix(
         f"Pin {blame} to the release {pkg} was built and tested against (the range its "
