@@ -119,7 +119,11 @@ HANG_SERVER = "import time\nwhile True:\n    time.sleep(1)\n"
 EXIT_SERVER = (
     "import sys\nsys.stderr.write('ModuleNotFoundError: no module named fancy\\n')\nsys.exit(3)\n"
 )
-CREDS_SERVER = "import sys\nsys.stderr.write('error: TRACKER_TOKEN is not set\\n')\nsys.exit(1)\n"
+CREDS_SERVER = (
+    "import sys\nsys.stderr.write('error: TRACKER_TOKEN is not set (the cached one, ghp_"
+    + "a1B2" * 9
+    + ", expired)\\n')\nsys.exit(1)\n"
+)
 
 
 def mcp_wheel(out: Path, version: str) -> Path:

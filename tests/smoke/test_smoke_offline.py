@@ -201,6 +201,10 @@ def test_working_stack_lists_the_probe_tool_and_the_stdio_servers(
     )
     assert by["gone"].output == ("ModuleNotFoundError: no module named fancy",)
     assert by["keyed"].status == "needs-credentials"
+    # what a server prints is redacted before it is kept
+    assert by["keyed"].output == (
+        "error: TRACKER_TOKEN is not set (the cached one, REDACTED, expired)",
+    )
     skipped = {s.name: s.reason for s in sources if s.status is SourceStatus.SKIPPED}
     assert skipped["keyed (.mcp.json)"] == (
         "needs credentials: its configuration declares TRACKER_TOKEN; the smoke run passes no "
