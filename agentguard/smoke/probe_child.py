@@ -48,9 +48,30 @@ def _version(dist: str | None) -> str | None:
         return None
 
 
+_FILES: dict[str, str] = {}
+
+
+def _dist_of_file(rel: str) -> str | None:
+    """The distribution whose RECORD lists ``rel`` (a path below site-packages)."""
+    if not _FILES:
+        try:
+            from importlib.metadata import distributions
+
+            for d in distributions():
+                for f in d.files or ():
+                    _FILES.setdefault(str(f).replace(os.sep, "/"), d.metadata["Name"])
+        except Exception:
+            pass
+    return _FILES.get(rel)
+
+
 def _dist_of_module(module: str) -> str | None:
     found = _TOP.get(module.split(".")[0]) or []
-    return found[0] if len(found) == 1 else None
+    if len(found) == 1:
+        return found[0]
+    loaded = sys.modules.get(module)  # a namespace several distributions share
+    rel = _in_site(getattr(loaded, "__file__", None) or "") if loaded is not None else None
+    return _dist_of_file(rel) if rel else None
 
 
 def _in_site(path: str) -> str | None:
@@ -75,7 +96,7 @@ def _crash(exc: BaseException) -> dict[str, Any]:
         out["frame_source"] = text.split("  #")[0].rstrip()[:200]
         top = rel.split("/")[0]
         top = top[:-3] if top.endswith(".py") else top
-        dist = _dist_of_module(top)
+        dist = _dist_of_file(rel) or _dist_of_module(top)
         out["frame_package"] = dist
         out["frame_version"] = _version(dist)
     if isinstance(exc, AttributeError):
@@ -87,6 +108,9 @@ def _crash(exc: BaseException) -> dict[str, Any]:
             out["owner"] = f"{module}.{cls.__qualname__}" if module else cls.__qualname__
             out["attribute"] = str(name)
             dist = _dist_of_module(module) if module else None
+            path = getattr(sys.modules.get(module), "__file__", None) if module else None
+            rel = _in_site(path) if path else None
+            dist = (_dist_of_file(rel) if rel else None) or dist
             out["owner_package"] = dist
             out["owner_version"] = _version(dist)
     return out
@@ -234,12 +258,7 @@ def main() -> int:
         put({"versions": sorted(dists.items())})
         for probe in probes:
             put({"start": probe["id"]})
-            dist = _dist_of_module(probe["module"])
-            record: dict[str, Any] = {
-                "done": probe["id"],
-                "package": dist,
-                "version": _version(dist),
-            }
+            record: dict[str, Any] = {"done": probe["id"]}
             try:
                 record.update(_run(probe), status="ok")
             except BaseException as exc:  # SystemExit and KeyboardInterrupt of a package too
@@ -247,6 +266,10 @@ def main() -> int:
                     exc, "agentguard_stage", "import" if probe["kind"] == "import" else "construct"
                 )
                 record.update(status="failed", stage=stage, crash=_crash(exc))
+            dist = _dist_of_module(probe["module"]) or _dist_of_module(
+                probe["module"].split(".")[0]
+            )
+            record.update(package=dist, version=_version(dist))
             put(record)
     return 0
 
