@@ -39,6 +39,8 @@ class CheckOptions:
     config_file: Path | None = None
     baseline: Path | None = None
     write_baseline: Path | None = None
+    smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
+    smoke_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,35 @@ def _guarded(kind: str, name: str, step: Callable[[], StepResult]) -> StepResult
         )
 
 
+def _smoke(
+    project: Path,
+    opts: CheckOptions,
+    config: Config,
+    steps: list[tuple[str, StepResult]],
+    progress: Progress,
+) -> None:
+    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) as a step."""
+    from agentguard.smoke.step import wanted
+
+    run, note = wanted(opts.smoke, config)
+    if note:
+        steps.append(("smoke", StepResult(notes=(note,))))
+    if not run:
+        return
+    from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
+    from agentguard.smoke.step import smoke_step
+
+    smoke = SmokeOptions(timeout=opts.smoke_timeout or DEFAULT_TIMEOUT, exclude=config.exclude)
+    prior = steps[0][1].findings
+
+    def step() -> StepResult:
+        done = smoke_step(project, smoke, prior)
+        return StepResult(done.findings, done.sources, done.facts, done.notes)
+
+    progress("smoke run: installing the lock and starting the agent stack")
+    steps.append(("smoke", _guarded("smoke", str(project), step)))
+
+
 def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
     images = list(dict.fromkeys(opts.images))
     sources: list[Source] = []
@@ -281,6 +312,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     scanned = _guarded("project", str(project), scan)
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
+    _smoke(project, opts, config, steps, progress)
     images, image_sources = _images(opts)
     _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))
