@@ -61,10 +61,9 @@ def _color_wanted() -> bool:
 def say(message: str) -> str:
     """A message for stderr: redacted and escaped (a CI log is a terminal too: a newline
     from a file name would start a line of its own, such as an ``::error::`` command)."""
-    from agentguard import redact
-    from agentguard.report.text import visible
+    from agentguard import escape, redact
 
-    return visible(redact.text(message))
+    return escape.commands(escape.terminal(redact.text(message)))
 
 
 def preload(fmt: Format) -> None:
