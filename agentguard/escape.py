@@ -142,6 +142,6 @@ def md_code(s: str) -> str:
 def md_fence(lines: Iterable[str], indent: str = "") -> list[str]:
     """Verbatim lines as a fenced code block whose fence no line can close."""
     body = [terminal(x) for x in lines]
-    runs = [len(r) for x in body for r in re.findall(r"`{3,}|~{3,}", x)]
+    runs = [len(r) for x in body for r in re.findall(r"`{3,}", x)]
     fence = "`" * max(3, max(runs, default=0) + 1)
     return [f"{indent}{fence}", *(f"{indent}{x}" for x in body), f"{indent}{fence}"]
