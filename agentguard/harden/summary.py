@@ -46,7 +46,7 @@ def image_deps_lines(plan: Plan) -> list[str]:
                 f"{code(svc.name)} runs the original image with its code mounted (--code-mount): "
                 f"its dependencies are the original image's; {code(run.dockerfile)} (not used) "
                 "shows the image that would take them "
-                + (f"from {code(deps.lock)}" if deps.lock else "from the original too (no lock)")
+                + (f"from {text(deps.lock)}" if deps.lock else "from the original too (no lock)")
             )
         elif deps.lock is None:
             out.append(
@@ -57,12 +57,12 @@ def image_deps_lines(plan: Plan) -> list[str]:
         elif deps.lines:
             out.append(
                 f"{code(run.dockerfile)} installs the dependencies of {code(svc.name)} from "
-                f"{code(deps.lock)}: {code(deps.command)}"
+                f"{text(deps.lock)}: {code(deps.command)}"
             )
         else:
             out.append(
                 f"{code(run.dockerfile)} keeps your Dockerfile's line that installs the "
-                f"dependencies of {code(svc.name)} from {code(deps.lock)}"
+                f"dependencies of {code(svc.name)} from {text(deps.lock)}"
             )
     return out
 
