@@ -14,7 +14,19 @@ from agentguard import escape
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "agentguard"
-LINE_BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+LINE_BREAKS = [
+    "\n",
+    "\r",
+    "\r\n",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x85",
+    "\u2028",
+    "\u2029",
+]
 
 
 @pytest.mark.parametrize("nl", LINE_BREAKS)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from agentguard.escape import md_code as code
 from agentguard.escape import md_text as text
-from agentguard.findings import Finding
+from agentguard.findings import ConfigTrace, Finding
 from agentguard.harden import compose_override, deps_changes, kubernetes
 from agentguard.harden.engines import render_engine_section
 from agentguard.harden.model import HardenOptions
@@ -67,6 +67,13 @@ def image_deps_lines(plan: Plan) -> list[str]:
     return out
 
 
+def _configuration_lines(trace: ConfigTrace | None) -> list[str]:
+    """Which configuration the findings below went through, and what it changed."""
+    if trace is None:
+        return []
+    return [f"_{text(trace.describe())}_", ""]
+
+
 def _secrets_line(plan: Plan) -> str:
     spec = plan.spec
     if spec.env_file is None:
@@ -91,11 +98,13 @@ def render_summary(
     target: str,
     kind: str | None,
     verification: Sequence[Mapping[str, object]] | None = None,
+    configuration: ConfigTrace | None = None,
 ) -> str:
     spec = plan.spec
     out: list[str] = [
         f"# Hardened configuration for {text(target)}",
         "",
+        *_configuration_lines(configuration),
         f"Written by `agentguard harden` for the {text(kind or 'unknown')} {code(target)}. "
         "Use these files "
         "instead of the originals: every change below says which finding it fixes.",

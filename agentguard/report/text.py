@@ -164,6 +164,10 @@ def render_text(
     console.print(_t(f"  at {prov.made_at}", style="dim"))
     for key, value in prov.inputs.items():
         console.print(_t(f"  {key}: {value}", style="dim"))
+    trace = report.configuration
+    if trace is not None:  # (loud when the scanned folder's own file changed findings)
+        loud = trace.origin == "project" and trace.changed > 0
+        console.print(_t(f"  {trace.describe()}", style="bold yellow" if loud else "dim"))
 
     shown_per_rule: dict[str, int] = {}
     hidden: dict[str, int] = {}

@@ -16,7 +16,7 @@ AGENT = (
     "from claude_agent_sdk import ClaudeAgentOptions\n"
     "opts = ClaudeAgentOptions(\n"
     '    permission_mode="bypassPermissions",\n'
-    f"    allowed_tools=[\"Bash\", {TOOL!r}],\n"
+    f'    allowed_tools=["Bash", {TOOL!r}],\n'
     ")\n"
 )
 
