@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from agentguard import __version__
 from agentguard.findings import (
+    ConfigTrace,
     Finding,
     JSONValue,
     Provenance,
@@ -72,6 +73,7 @@ def make_report(
     inputs: Mapping[str, JSONValue] | None = None,
     facts: Mapping[str, JSONValue] | None = None,
     notes: Iterable[str] = (),
+    configuration: ConfigTrace | None = None,
 ) -> Report:
     return Report(
         provenance=Provenance(
@@ -85,6 +87,7 @@ def make_report(
         sources=tuple(sources),
         facts=dict(facts or {}),
         notes=tuple(notes),
+        configuration=configuration,
     )
 
 
