@@ -42,6 +42,8 @@ class InspectOptions:
     discover_lock: bool = True
     config_file: Path | None = None
     file_kind: str | None = None  # what a named file is (--kind dockerfile, mcp, ...)
+    project_config: bool = True  # False: --no-project-config
+    inline_ignores: bool = True  # False: --no-inline-ignores
 
 
 @dataclass(frozen=True)
@@ -457,7 +459,12 @@ def run_inspect(
     root = project_root(opts.target)
     config_sources: list[Source] = []
     try:
-        config = load_config(root, config_file=opts.config_file)
+        config = load_config(
+            root,
+            config_file=opts.config_file,
+            project_config=opts.project_config,
+            inline_ignores=opts.inline_ignores,
+        )
     except ConfigError as exc:
         # the target's own pyproject.toml does not parse: its configuration cannot be
         # read (a failed source, exit 3), and the scan says what is wrong with the file
@@ -465,7 +472,7 @@ def run_inspect(
         unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
         if opts.config_file is not None or text == str(exc) or not unreadable:
             raise  # a configuration that says something wrong is exit 2
-        config = load_config(None)
+        config = load_config(None, inline_ignores=opts.inline_ignores)
         config_sources.append(
             Source.failed(
                 "config",
@@ -491,6 +498,7 @@ def run_inspect(
         inputs=result.inputs,
         facts=result.facts,
         notes=(*config.notes, *result.notes, *applied.notes),
+        configuration=applied.trace,
     )
     return report, config
 

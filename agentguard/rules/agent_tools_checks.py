@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.inspect.project.model import (
     AgentConfig,
@@ -170,7 +171,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                     f"Remove them: list only the tools the agent needs in "
                     f"`{option_syntax(cfg, 'tools')}`, or add these to "
                     f"`{option_syntax(cfg, 'disallowed_tools')}`.",
-                    snippet=_list_snippet(cfg, "disallowed_tools", names),
+                    snippet=escape.snippet(_list_snippet(cfg, "disallowed_tools", names)),
                 ),
                 evidence={
                     "engine": cfg.engine,
@@ -194,6 +195,12 @@ _GRANT_FIX = {
     "autogen": "Use `DockerCommandLineCodeExecutor` (a throwaway container without the "
     "project or credentials) instead of the local executor.",
     "crewai": 'Use `code_execution_mode="safe"` (Docker) instead of "unsafe".',
+    "anthropic API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
+    "openai API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
 }
 _CATEGORY_FIX = {
     "shell": "Remove the tool, or give it an executor that runs commands in a disposable "
@@ -280,7 +287,7 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "
                 f"`{option_syntax(cfg, 'tools')}`.",
-                snippet=_list_snippet(cfg, "tools", listed),
+                snippet=escape.snippet(_list_snippet(cfg, "tools", listed)),
             ),
             evidence={
                 "engine": cfg.engine,

@@ -274,6 +274,19 @@ class McpServer:
 
 
 @dataclass(frozen=True)
+class PathBuild:
+    """One call of a model path (the ``try`` body or an ``except`` handler) that asks for
+    a model or sets its tools or system prompt, as the text shows it (AG321)."""
+
+    callee: str  # "ClaudeAgentOptions", "client.messages.create"
+    line: int
+    model: str | None  # the model asked for, when a literal
+    tools_key: str | None  # the keyword that sets the tools; None: not set here
+    tools: Any  # tuple of tool names as written | Unknown | None (not set)
+    prompt: Any  # str | Unknown | None (not set)
+
+
+@dataclass(frozen=True)
 class FallbackSite:
     """A place where another model (or client) may answer instead of the one asked for."""
 
@@ -284,6 +297,9 @@ class FallbackSite:
     models: tuple[str, ...] = ()
     witnessed: bool = False  # the handler logs or re-raises
     certain: bool = True
+    # the calls that build the primary path (the try body) and the fallback (the handler)
+    primary: tuple[PathBuild, ...] = ()
+    fallback: tuple[PathBuild, ...] = ()
 
 
 @dataclass(frozen=True)
