@@ -232,3 +232,21 @@ def test_the_link_names_cap_is_a_failed_source(tmp_path: Path) -> None:
     assert [(s.kind, s.error_code) for s in read.sources if s.error_code == "cap-link-names"] == [
         ("image-links", "cap-link-names")
     ]
+
+
+def test_dotdot_after_a_link_is_taken_where_the_link_leads(tmp_path: Path) -> None:
+    """`/app/../bot.py` with `/app -> /opt/real` is `/opt/bot.py` (a lexical `..` would read
+    a decoy `/bot.py`)."""
+    base = layer(
+        [f("etc/passwd", PASSWD), f("bot.py", BENIGN), f("opt/bot.py", BOT), d("opt/real")]
+    )
+    code, report = _inspect(
+        tmp_path, [base, layer([sym("app", "/opt/real")])], cmd=("python3", "/app/../bot.py")
+    )
+    assert code == 1
+    assert ("AG305", "/opt/bot.py") in _found(report)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    code, report = _inspect(plain, [base], cmd=("python3", "/opt/real/../bot.py"))
+    assert ("AG305", "/opt/bot.py") in _found(report)  # no link: the same name, read once
+    assert [s for s in report["sources"] if s["kind"] == "image-links"] == []
