@@ -288,7 +288,7 @@ def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
     """Why a program is not there: absent (the pass looked), or not collected (it did not)."""
     if not walk.image.symlinks_complete:
         return walk.paths.incomplete(target)
-    looked = [walk.plan.wants(c.lstrip("/")) for c in candidates]
+    looked = [walk.plan.wants(posixpath.normpath(c).lstrip("/")) for c in candidates]
     if all(w == "exact" for w in looked):
         where = "in the image's PATH" if len(candidates) > 1 else "in the image"
         return f"{target} is not {where}: nothing to follow"

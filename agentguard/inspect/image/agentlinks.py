@@ -9,7 +9,6 @@ are remembered (:attr:`ImagePaths.unread`) so a second read can collect them.
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
@@ -54,7 +53,7 @@ class ImagePaths:
         self.collected = link_plan(self.image.link_wants)
 
     def resolve(self, path: str) -> Resolution:
-        return resolve_path(self.links, posixpath.normpath(path) if path else "/")
+        return resolve_path(self.links, path or "/")  # `..` after links, as the kernel
 
     def open(self, path: str) -> Opened:
         """A file wanted at ``path`` (absolute)."""

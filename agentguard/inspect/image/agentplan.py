@@ -264,7 +264,7 @@ def _plan(launches: list[Launch], env_map: dict[str, str], workdir: str) -> Agen
     speculative = False
     for launch in launches:
         for path in launch.candidates:
-            exact.add(path.lstrip("/"))
+            exact.add(posixpath.normpath(path).lstrip("/"))  # (where no link is on the way)
         if launch.kind == "script" and launch.target:
             tree = source_tree(launch.target)
             if tree is not None:
@@ -423,11 +423,15 @@ def _python(line: tuple[str, ...], rest: list[str], env_map: dict[str, str], cwd
 
 def _script(line: tuple[str, ...], path: str, interpreter: str, cwd: str) -> Launch:
     full = posixpath.normpath(posixpath.join(cwd, path))
-    return Launch("script", line, target=full, interpreter=interpreter, candidates=(full,))
+    # the candidate keeps its `..`: the kernel takes it after the links before it
+    # (/app/../bot.py with /app -> /opt/real is /opt/bot.py, not /bot.py)
+    raw = posixpath.join(cwd, path)
+    return Launch("script", line, target=full, interpreter=interpreter, candidates=(raw,))
 
 
 def _which(prog: str, env_map: dict[str, str], cwd: str) -> tuple[str, ...]:
+    """Where the kernel looks for ``prog``: its `..` kept (resolved after links)."""
     if "/" in prog:
-        return (posixpath.normpath(posixpath.join(cwd, prog)),)
+        return (posixpath.join(cwd, prog),)
     dirs = env_map.get("PATH", DEFAULT_PATH).split(":")
-    return tuple(posixpath.join(posixpath.normpath(d), prog) for d in dirs if d.startswith("/"))
+    return tuple(posixpath.join(d, prog) for d in dirs if d.startswith("/"))

@@ -175,6 +175,17 @@ def assemble(
         link_wants=link_wants,
     )
     all_sources = [*sources, *layer_sources, *_problem_sources(problems, limits)]
+    if links_truncated:
+        all_sources.append(
+            Source.failed(
+                "image-links",
+                target,
+                f"more than {limits.max_link_names} symlinks and folders in the image "
+                "(max_link_names cap): where a path through links leads is not known past it",
+                error_code="cap-link-names",
+                retryable=False,
+            )
+        )
     return ImageRead(
         facts=facts,
         sources=tuple(all_sources),

@@ -139,6 +139,8 @@ def _objects(value: Any, at: KeyPath, depth: int) -> list[tuple[dict[str, Any], 
             raise DocumentError(f"Lists nested more than {MAX_LIST_DEPTH} deep", code="too-deep")
         out: list[tuple[dict[str, Any], KeyPath]] = []
         for i, item in enumerate(items):
+            if isinstance(item, dict) and "kind" not in item and kind != "List":
+                item = {**item, "kind": kind[: -len("List")]}  # a PodList's items are Pods
             out += _objects(item, (*at, "items", i), depth + 1)
         return out
     return [(value, at)]

@@ -99,7 +99,7 @@ def judge_callable(node: ast.expr, scope: Scope, index: ModuleIndex, depth: int)
         return UNKNOWN_GATE, f"`{short(node, 40)}` is too many names away"
     if isinstance(node, ast.Lambda):
         inner = index.function_scopes.get(id(node), scope)
-        kind, why = _returned(node.body, inner, depth)
+        kind, why = _returned(node.body, inner, index, depth)
         if kind == "allow":
             return NEVER_DENIES, f"`{short(node, 60)}` always allows"
         return CAN_DENY, f"`{short(node, 60)}` {why}"
@@ -155,7 +155,7 @@ def _function(
             returned = True
             if node.value is None:
                 continue
-            kind, why = _returned(node.value, inner, depth)
+            kind, why = _returned(node.value, inner, index, depth)
             if kind != "allow":
                 return CAN_DENY, f"`{fn.name}` {why} (line {node.lineno})"
     what = "allows on every path" if returned else "returns no decision"
@@ -163,38 +163,65 @@ def _function(
 
 
 def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of a function body, not entering nested functions or classes."""
-    stack: list[ast.AST] = list(reversed(body))
+    """Every reachable node of a function body, not entering nested functions or classes:
+    statements after a ``return``/``raise`` in their block, and the branch of an ``if`` or
+    a ``while`` whose test is a constant that never takes it, are dead code (a deny there
+    denies nothing)."""
+    stack: list[ast.AST] = list(reversed(_live(body)))
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(
-                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        if isinstance(node, ast.If | ast.While) and isinstance(node.test, ast.Constant):
+            branch = node.body if node.test.value else node.orelse
+            stack.extend(reversed(_live(branch)))
+            continue
+        for name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            if name in ("body", "orelse", "finalbody") and all(
+                isinstance(c, ast.stmt) for c in children
             ):
-                stack.append(child)
+                children = _live(children)
+            for child in reversed(children):
+                if isinstance(child, ast.AST) and not isinstance(
+                    child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+                ):
+                    stack.append(child)
 
 
-def _returned(node: ast.expr, scope: Scope, depth: int) -> tuple[str, str]:
+def _live(block: list[ast.stmt]) -> list[ast.stmt]:
+    for i, stmt in enumerate(block):
+        if isinstance(stmt, ast.Return | ast.Raise):
+            return block[: i + 1]
+    return block
+
+
+def _returned(node: ast.expr, scope: Scope, index: ModuleIndex, depth: int) -> tuple[str, str]:
     """("allow" | "deny" | "computed", why) for a returned value."""
     if depth > MAX_DEPTH:
         return "computed", f"returns `{short(node, 40)}`, too many names away"
     if isinstance(node, ast.Await):
-        return _returned(node.value, scope, depth + 1)
+        return _returned(node.value, scope, index, depth + 1)
     if isinstance(node, ast.Constant) and node.value is None:
         return "allow", "returns None"
     if isinstance(node, ast.Call):
-        name = _callee(node.func)
+        name = _callee(node.func, scope, depth)
         if name in _DENY_CALLS:
             return "deny", f"returns {name}(...)"
         if name in _ALLOW_CALLS:
             return "allow", f"returns {name}(...)"
+        local = _local_def(node.func, scope)
+        if local is not None:
+            verdict, why = _function(local, index, depth + 1)
+            if verdict == NEVER_DENIES:
+                return "allow", f"returns what {why.split(' ', 1)[0]} returns, an allow"
         return "computed", f"returns a decision computed at run time (`{short(node, 40)}`)"
     if isinstance(node, ast.Dict):
-        return _decision(node, scope, depth)
+        return _decision(node, scope, index, depth)
     if isinstance(node, ast.IfExp):
-        a = _returned(node.body, scope, depth + 1)
-        b = _returned(node.orelse, scope, depth + 1)
+        if isinstance(node.test, ast.Constant):  # the other branch is dead
+            return _returned(node.body if node.test.value else node.orelse, scope, index, depth + 1)
+        a = _returned(node.body, scope, index, depth + 1)
+        b = _returned(node.orelse, scope, index, depth + 1)
         return a if a[0] != "allow" else b
     if isinstance(node, ast.Name):
         _owner, bindings = reaching(node.id, scope, node.lineno)
@@ -202,14 +229,14 @@ def _returned(node: ast.expr, scope: Scope, depth: int) -> tuple[str, str]:
         if values and all(isinstance(v, ast.expr) for v in values):
             for v in values:
                 assert isinstance(v, ast.expr)
-                got = _returned(v, scope, depth + 1)
+                got = _returned(v, scope, index, depth + 1)
                 if got[0] != "allow":
                     return got
             return "allow", f"returns `{node.id}`, an allow"
     return "computed", f"returns a decision computed at run time (`{short(node, 40)}`)"
 
 
-def _decision(node: ast.Dict, scope: Scope, depth: int) -> tuple[str, str]:
+def _decision(node: ast.Dict, scope: Scope, index: ModuleIndex, depth: int) -> tuple[str, str]:
     """A hook's answer: blocks on ``decision``/``permissionDecision``/``behavior`` values
     that deny, or ``"continue": False``; nested ``hookSpecificOutput`` too."""
     for key, value in zip(node.keys, node.values, strict=True):
@@ -219,7 +246,7 @@ def _decision(node: ast.Dict, scope: Scope, depth: int) -> tuple[str, str]:
             return "computed", "returns a mapping with computed keys"
         k = key.value
         if k == "hookSpecificOutput" and isinstance(value, ast.Dict):
-            inner = _decision(value, scope, depth + 1)
+            inner = _decision(value, scope, index, depth + 1)
             if inner[0] != "allow":
                 return inner
             continue
@@ -233,9 +260,26 @@ def _decision(node: ast.Dict, scope: Scope, depth: int) -> tuple[str, str]:
     return "allow", "returns a mapping that decides nothing or allows"
 
 
-def _callee(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
+def _callee(func: ast.expr, scope: Scope, depth: int) -> str | None:
+    """The class a call makes, through imports and aliases (``Deny = PermissionResultAllow``
+    is an allow)."""
     if isinstance(func, ast.Attribute):
         return func.attr
+    if not isinstance(func, ast.Name):
+        return None
+    _owner, bindings = reaching(func.id, scope, func.lineno)
+    if len(bindings) == 1 and depth <= MAX_DEPTH:
+        value = bindings[0].value
+        if isinstance(value, Imported):
+            return value.qualname.rsplit(".", 1)[-1]
+        if isinstance(value, ast.Name | ast.Attribute):
+            return _callee(value, scope, depth + 1)
+    return func.id
+
+
+def _local_def(func: ast.expr, scope: Scope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    if isinstance(func, ast.Name):
+        _owner, bindings = reaching(func.id, scope, func.lineno)
+        if len(bindings) == 1:
+            return bindings[0].node
     return None

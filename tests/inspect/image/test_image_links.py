@@ -218,3 +218,35 @@ def test_resolve_path_as_the_kernel() -> None:
     assert resolve_path(links, "/loop/f").code == "link-loop"
     assert resolve_path(links, "/p/etc").code == "link-into-runtime-fs"
     assert resolve_path(links, "/proc/cpuinfo").ok  # no link led there
+
+
+def test_the_link_names_cap_is_a_failed_source(tmp_path: Path) -> None:
+    from agentguard.inspect.image import Limits
+
+    base = layer([f("etc/passwd", PASSWD), f("opt/real/bot.py", BOT), sym("app", "/opt/real")])
+    saved = docker_save([base], workdir="/work", cmd=CMD)
+    path = tmp_path / "image.tar"
+    path.write_bytes(saved.tar)
+    read = read_image_archive(path, target="img", limits=Limits(max_link_names=2))
+    assert read.facts is not None and not read.facts.symlinks_complete
+    assert [(s.kind, s.error_code) for s in read.sources if s.error_code == "cap-link-names"] == [
+        ("image-links", "cap-link-names")
+    ]
+
+
+def test_dotdot_after_a_link_is_taken_where_the_link_leads(tmp_path: Path) -> None:
+    """`/app/../bot.py` with `/app -> /opt/real` is `/opt/bot.py` (a lexical `..` would read
+    a decoy `/bot.py`)."""
+    base = layer(
+        [f("etc/passwd", PASSWD), f("bot.py", BENIGN), f("opt/bot.py", BOT), d("opt/real")]
+    )
+    code, report = _inspect(
+        tmp_path, [base, layer([sym("app", "/opt/real")])], cmd=("python3", "/app/../bot.py")
+    )
+    assert code == 1
+    assert ("AG305", "/opt/bot.py") in _found(report)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    code, report = _inspect(plain, [base], cmd=("python3", "/opt/real/../bot.py"))
+    assert ("AG305", "/opt/bot.py") in _found(report)  # no link: the same name, read once
+    assert [s for s in report["sources"] if s["kind"] == "image-links"] == []

@@ -150,3 +150,12 @@ def test_braces_in_a_value_do_not_pass_the_gate(tmp_path: Path) -> None:
     code, alone = _gate(tmp_path, ALONE)
     config_map = 'apiVersion: v1\nkind: ConfigMap\ndata:\n  alert: "{{ $labels.instance }}"\n'
     assert _gate(tmp_path, ALONE + "---\n" + config_map) == (code, alone)
+
+
+def test_a_typed_list_s_items_without_kind_are_of_its_kind() -> None:
+    data = (
+        "apiVersion: v1\nkind: PodList\nitems:\n  - metadata: {name: x}\n"
+        "    spec: {containers: [{name: a, image: b, securityContext: {privileged: true}}]}\n"
+    )
+    containers, _docs = read_manifests("n.yaml", data.encode())
+    assert [(c.workload, c.privileged) for c in containers] == [("Pod/x", True)]

@@ -291,3 +291,50 @@ def test_a_path_that_denies_raises_or_computes_is_a_gate_and_one_branch_of_stamp
             ),
         ]
     )
+
+
+DECOYS = """
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
+
+Deny = PermissionResultAllow
+
+
+def dead_branch(name, args, ctx):
+    if False:
+        return PermissionResultDeny(message="never")
+    return PermissionResultAllow()
+
+
+def after_return(name, args, ctx):
+    return PermissionResultAllow()
+    raise PermissionError(name)
+
+
+def alias(name, args, ctx):
+    return Deny()
+
+
+def helper():
+    return PermissionResultAllow()
+
+
+def through_a_helper(name, args, ctx):
+    return helper()
+
+
+def constant_test(name, args, ctx):
+    return PermissionResultDeny(message="x") if 0 else PermissionResultAllow()
+
+
+a = ClaudeAgentOptions(tools=["Bash"], can_use_tool=dead_branch)
+b = ClaudeAgentOptions(tools=["Bash"], can_use_tool=after_return)
+c = ClaudeAgentOptions(tools=["Bash"], can_use_tool=alias)
+d = ClaudeAgentOptions(tools=["Bash"], can_use_tool=through_a_helper)
+e = ClaudeAgentOptions(tools=["Bash"], can_use_tool=constant_test)
+"""
+
+
+def test_a_deny_in_dead_code_or_an_allow_under_another_name_is_still_a_stamp() -> None:
+    found = _findings(DECOYS)
+    assert [s for _, s, _ in found] == ["high"] * 5, found
+    assert all("a rubber stamp, not a gate" in m for _, _, m in found), found
