@@ -21,7 +21,7 @@ from agentguard.smoke.proc import Ran, child_env, run, tail
 from agentguard.smoke.targets import Target, gather
 
 DEFAULT_TIMEOUT = 900.0  # the whole smoke run, seconds
-SERVER_TIMEOUT = 90.0  # one stdio server: a launcher's download, then initialize and tools/list
+SERVER_TIMEOUT = 180.0  # one stdio server: a launcher's cold download, initialize, tools/list
 PROBE_TIMEOUT = 120.0  # the probe child (every import and in-process server)
 
 
