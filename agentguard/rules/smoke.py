@@ -311,7 +311,7 @@ def check_smoke(facts: SmokeFacts) -> list[Finding]:
         out.append(
             LockDoesNotInstall.finding(
                 f"{inst.lock} does not install into a fresh Python {inst.interpreter} "
-                f"environment with `uv pip sync --require-hashes`: {inst.detail}",
+                f"environment with `uv pip sync`: {inst.detail}",
                 locations=[Location(path=inst.lock, note="smoke: install")],
                 fix="Re-lock (`agentguard lock`) and commit both lock files; then run `--smoke` again.",
                 evidence={
