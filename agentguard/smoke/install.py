@@ -128,7 +128,7 @@ def _uv_export(root: Path, scratch: str) -> tuple[str, str] | Source:
 
     out = os.path.join(scratch, "uv-export.txt")
     argv = [uv_binary(), "export", "--frozen", "--format", "requirements-txt", "--no-dev"]
-    argv += ["--no-emit-workspace", "--no-header", "--project", str(root), "-o", out]
+    argv += ["--no-emit-workspace", "--no-header", "--project", str(root.resolve()), "-o", out]
     env = child_env(
         scratch, {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "UV_NO_CONFIG": "1"}
     )
