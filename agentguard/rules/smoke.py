@@ -178,11 +178,16 @@ def _where(p: Probe) -> list[Location]:
     return [Location(path=p.path, line=p.line, note=f"smoke: {p.kind} {p.subject}")]
 
 
-def _crossing(c: Crash, facts: SmokeFacts) -> tuple[Crossing, str | None] | None:
+def _crossing(c: Crash, facts: SmokeFacts, p: Probe) -> tuple[Crossing, str | None] | None:
     """The AG101 crossing that explains the crash (the package whose object lacks the
     attribute, or whose frame raised, is the child of a range across majors), and the
     version of it installed: the crossing whose locked pin is that version first."""
-    for name, seen in ((c.owner_package, c.owner_version), (c.frame_package, c.frame_version)):
+    candidates = (
+        (c.owner_package, c.owner_version),
+        (c.frame_package, c.frame_version),
+        (p.package, p.version),  # the probed package itself moved (its own API went)
+    )
+    for name, seen in candidates:
         if not name:
             continue
         mine = [x for x in facts.crossings if _canon(x.package) == _canon(name)]
@@ -267,15 +272,25 @@ def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSO
     at = f" at {c.frame}" if c.frame else ""
     src = f" (`{c.frame_source}`)" if c.frame_source else ""
     msg = f"In the locked environment, {what}{stage} of {pkg} raises {c.exc_type}: {c.message}{at}{src}."
-    found = _crossing(c, facts)
+    found = _crossing(c, facts, p)
     if c.attribute and c.owner and c.owner_package:
         owner = f"{c.owner_package} {c.owner_version}" if c.owner_version else c.owner_package
-        cls = c.owner.rsplit(".", 1)[-1]
-        caller = (
-            f"{c.frame_package} {c.frame_version}" if c.frame_package and c.frame_version else pkg
-        )
         verb = "removed" if found is not None else "has no"
-        msg += f" {owner} {verb} `{cls}.{c.attribute}`, which {caller} calls."
+        if c.exc_type == "AttributeError":
+            caller = (
+                f"{c.frame_package} {c.frame_version}"
+                if c.frame_package and c.frame_version
+                else pkg
+            )
+            cls = c.owner.rsplit(".", 1)[-1]
+            msg += f" {owner} {verb} `{cls}.{c.attribute}`, which {caller} calls."
+        else:  # `from module import name`: the owner is the module
+            caller = (
+                f"{c.frame_package} {c.frame_version}"
+                if c.frame_package and c.frame_version
+                else "the project's code"
+            )
+            msg += f" {owner} {verb} `{c.owner}.{c.attribute}`, which {caller} imports."
     if found is not None:
         cross, installed = found
         through = (
@@ -296,11 +311,17 @@ def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSO
         }
         return msg, _crossing_fix(cross, installed), evidence
     blame = c.owner_package or c.frame_package or p.package or p.subject
-    fix = Fix(
-        f"Pin {blame} to the release {pkg} was built and tested against (the range its "
-        "later releases declare, or the version of your last working deploy), re-lock and "
-        "run `--smoke` again."
-    )
+    if blame == p.package and not c.owner_package:
+        fix = Fix(
+            f"Pin {blame} to the release your code was written against (the version of your last "
+            f"working deploy), or port the code to {pkg}; re-lock and run `--smoke` again."
+        )
+    else:
+        fix = Fix(
+            f"Pin {blame} to the release {pkg} was built and tested against (the range its "
+            "later releases declare, or the version of your last working deploy), re-lock and "
+            "run `--smoke` again."
+        )
     return msg, fix, evidence
 
 
@@ -311,7 +332,7 @@ def check_smoke(facts: SmokeFacts) -> list[Finding]:
         out.append(
             LockDoesNotInstall.finding(
                 f"{inst.lock} does not install into a fresh Python {inst.interpreter} "
-                f"environment with `uv pip sync --require-hashes`: {inst.detail}",
+                f"environment with `uv pip sync`: {inst.detail}",
                 locations=[Location(path=inst.lock, note="smoke: install")],
                 fix="Re-lock (`agentguard lock`) and commit both lock files; then run `--smoke` again.",
                 evidence={

@@ -3,8 +3,9 @@
 ``uv venv`` with the interpreter the project targets (the lowest Python on this machine that
 its ``requires-python`` admits, the floor itself when present), then ``uv pip sync
 --require-hashes`` of the lock: agentguard's ``requirements.lock``, or the project's own
-``uv.lock``/``poetry.lock``/``pylock.toml`` written out as one (agentguard's export: the
-same pins and hashes, no other tool needed). uv's cache is a fresh folder inside the run's
+``uv.lock`` written out by ``uv export --frozen --no-dev`` (what ``uv sync --frozen
+--no-dev`` installs), a ``poetry.lock`` or another tool's ``pylock.toml`` by agentguard's own
+export (the same pins and hashes; Poetry is not needed). uv's cache is a fresh folder inside the run's
 temporary folder: a cold install, as on a deployment host, and nothing kept that a later
 run could trust.
 """
@@ -106,12 +107,42 @@ def pick_interpreter(requires_python: str | None) -> Interpreter | str:
     return Interpreter(found[best], best, note)
 
 
+def _gist(lines: tuple[str, ...]) -> str:
+    """uv's error, from its first line that says so (its last lines are often detail)."""
+    first = next(
+        (i for i, line in enumerate(lines) if "error" in line.lower()), max(0, len(lines) - 3)
+    )
+    return " ".join(" ".join(line.split()) for line in lines[first : first + 4])
+
+
 def _floor(requires_python: str | None) -> str | None:
     m = re.search(r"(?:>=|~=|==)\s*(\d+\.\d+)", requires_python or "")
     return m.group(1) if m else None
 
 
-def lock_text(root: Path) -> tuple[str, str] | Source:
+def _uv_export(root: Path, scratch: str) -> tuple[str, str] | Source:
+    """The project's uv.lock as `uv sync --frozen --no-dev` installs it, written out by uv
+    itself (no workspace member: those are the project's own code)."""
+    from agentguard import safeio
+    from agentguard.lock.backend import uv_binary
+
+    out = os.path.join(scratch, "uv-export.txt")
+    argv = [uv_binary(), "export", "--frozen", "--format", "requirements-txt", "--no-dev"]
+    argv += ["--no-emit-workspace", "--no-header", "--project", str(root.resolve()), "-o", out]
+    env = child_env(
+        scratch, {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "UV_NO_CONFIG": "1"}
+    )
+    done = run(argv, cwd=scratch, env=env, timeout=120)
+    if done.code != 0:
+        return Source.skipped(
+            "smoke",
+            "install",
+            f"`uv export --frozen` of uv.lock failed: {' '.join(tail(done.output, 3))}",
+        )
+    return "uv.lock", safeio.read_text(out, root=scratch, cap=64 * 1024 * 1024)
+
+
+def lock_text(root: Path, scratch: str) -> tuple[str, str] | Source:
     """(lock name, requirements text with hashes) of the lock the project deploys from."""
     from agentguard import safeio
     from agentguard.engine import UsageError
@@ -132,6 +163,8 @@ def lock_text(root: Path) -> tuple[str, str] | Source:
                     f"no lock to install: {REQUIREMENTS_LOCK} is absent (run `agentguard lock`)",
                 )
             return REQUIREMENTS_LOCK, safeio.read_text(path, root=root)
+        if reader.format == "uv.lock":
+            return _uv_export(root, scratch)
         from agentguard.lock.export import render_export
 
         text = safeio.read_text(root / reader.filename, root=root)
@@ -150,7 +183,7 @@ def install(
     """(what the install did, the scratch interpreter when it worked, its source)."""
     from agentguard.lock.backend import uv_binary
 
-    got = lock_text(root)
+    got = lock_text(root, scratch)
     if isinstance(got, Source):
         return None, None, got
     lock_name, text = got
@@ -178,7 +211,11 @@ def install(
             None,
             Source.skipped("smoke", "install", f"uv venv failed: {' '.join(tail(made.output, 2))}"),
         )
-    argv = [uv, "pip", "sync", "--require-hashes", "--python", python, req]
+    # uv.lock: as `uv sync --frozen` installs it (the hashes it records are checked, a pin
+    # without one is not refused); every other lock: each pin must carry its hash
+    hashes = [] if lock_name == "uv.lock" else ["--require-hashes"]
+    argv = [uv, "pip", "sync", *hashes, "--python", python, req]
+    how = " ".join(["uv pip sync", *hashes])
     if opts.index_url:
         argv += ["--index-url", opts.index_url]
     for link in opts.find_links:
@@ -199,7 +236,7 @@ def install(
         reason = f"uv pip sync of {lock_name} did not finish within {timeout:g} s"
         return None, None, Source.skipped("smoke", "install", reason)
     if done.code != 0:
-        last = " ".join(lines[-3:])
+        last = _gist(lines)
         if _UNREACHABLE.search(done.output):
             return (
                 None,
@@ -221,5 +258,5 @@ def install(
         )
         return failed, None, Source.ok("smoke", "install", f"{lock_name} does not install: {last}")
     note = f" ({interp.note})" if interp.note else ""
-    reason = f"{lock_name} installed with `uv pip sync --require-hashes` into Python {interp.version}{note} in {base.seconds:.1f} s"
+    reason = f"{lock_name} installed with `{how}` into Python {interp.version}{note} in {base.seconds:.1f} s"
     return base, python, Source.ok("smoke", "install", reason)

@@ -13,6 +13,7 @@ import asyncio
 import json
 import linecache
 import os
+import re
 import sys
 import sysconfig
 import traceback
@@ -99,6 +100,14 @@ def _crash(exc: BaseException) -> dict[str, Any]:
         dist = _dist_of_file(rel) or _dist_of_module(top)
         out["frame_package"] = dist
         out["frame_version"] = _version(dist)
+    if isinstance(exc, ImportError) and not isinstance(exc, ModuleNotFoundError) and exc.name:
+        missing = re.match(r"cannot import name '([^']+)'", str(exc))
+        module = str(exc.name)
+        out["owner"] = module
+        out["attribute"] = missing.group(1) if missing else None
+        dist = _dist_of_module(module)
+        out["owner_package"] = dist
+        out["owner_version"] = _version(dist)
     if isinstance(exc, AttributeError):
         obj = getattr(exc, "obj", None)
         name = getattr(exc, "name", None)
@@ -116,13 +125,15 @@ def _crash(exc: BaseException) -> dict[str, Any]:
     return out
 
 
-def _import(module: str, names: list[str]) -> dict[str, Any]:
-    import importlib
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
-    mod = importlib.import_module(module)
-    for name in names:
-        if not hasattr(mod, name):
-            importlib.import_module(f"{module}.{name}")  # `from pkg import submodule`
+
+def _import(module: str, names: list[str]) -> dict[str, Any]:
+    """The project's own import statement, as Python runs it (its error as Python says it)."""
+    if not _DOTTED.match(module) or not all(_DOTTED.match(n) and "." not in n for n in names):
+        raise ValueError(f"not an import the probe runs: {module!r} {names!r}")
+    statement = f"from {module} import {', '.join(names)}" if names else f"import {module}"
+    exec(compile(statement, "<agentguard probe>", "exec"), {})
     return {"detail": f"imported {module}" + (f" ({', '.join(names)})" if names else "")}
 
 
@@ -138,7 +149,7 @@ async def _sdk_tools(module: str, server: Any, config: Any) -> tuple[list[str], 
     if route is not None:
         q = query.Query(transport=None, is_streaming_mode=True, sdk_mcp_servers={"p": server})
         answer = await q._handle_sdk_mcp_request(
-            "p", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            "p", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         )
         if "error" in answer:
             raise RuntimeError(f"tools/list answered an error: {answer['error']}")

@@ -21,8 +21,8 @@ from agentguard.smoke.proc import Ran, child_env, run, tail
 from agentguard.smoke.targets import Target, gather
 
 DEFAULT_TIMEOUT = 900.0  # the whole smoke run, seconds
-SERVER_TIMEOUT = 90.0  # one stdio server: a launcher's download, then initialize and tools/list
-PROBE_TIMEOUT = 120.0  # the probe child (every import and in-process server)
+SERVER_TIMEOUT = 180.0  # one stdio server: a launcher's cold download, initialize, tools/list
+PROBE_TIMEOUT = 600.0  # the probe child (every import and in-process server, in turn)
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,9 @@ def smoke_run(
                 )
             started += _start_servers(pool, root, rest, python, scratch, opts, ends, sources)
             if child is not None:
-                got, versions = child.result()
+                got, versions, not_tried = child.result()
                 probes += got
+                sources += not_tried
             for label, future in started:
                 probe = future.result()
                 probes.append(probe)
@@ -171,7 +172,7 @@ def _project_modules(root: Path) -> frozenset[str]:
 
 def _run_probes(
     python: str, targets: list[Target], scratch: str, timeout: float
-) -> tuple[list[Probe], tuple[tuple[str, str], ...]]:
+) -> tuple[list[Probe], tuple[tuple[str, str], ...], list[Source]]:
     """Every probe in a child of the scratch interpreter; a child that dies or hangs on one
     is started again for the rest (the one it was running is the failure)."""
     from agentguard import safeio
@@ -180,6 +181,7 @@ def _run_probes(
     safeio.write_in(scratch, "probe_child.py", script)
     todo = {i: t for i, t in enumerate(targets)}
     results: dict[int, Probe] = {}
+    skipped: list[Source] = []
     versions: tuple[tuple[str, str], ...] = ()
     ends = time.monotonic() + timeout
     attempt = 0
@@ -249,8 +251,18 @@ def _run_probes(
             )
         elif todo and (ran.timed_out or ran.code != 0):
             break
-    last = "" if ran is None else f" (status {ran.code})" if not ran.timed_out else " (deadline)"
+    out_of_time = ran is None or ran.timed_out or ends - time.monotonic() <= 1
     for i, t in todo.items():  # never reported on: the child did not get to them
+        if out_of_time:  # not tried (a slow machine is not a broken lock)
+            skipped.append(
+                Source.skipped(
+                    "smoke",
+                    f"{t.kind} {t.module}",
+                    f"not tried: the probes' deadline ({timeout:g} s) passed before it",
+                )
+            )
+            continue
+        assert ran is not None
         results[i] = Probe(
             t.kind,
             t.module,
@@ -258,10 +270,10 @@ def _run_probes(
             "start",
             t.path,
             t.line,
-            f"the scratch interpreter ended without running the probe{last}",
-            output=tail(ran.output) if ran is not None else (),
+            f"the scratch interpreter ended without running the probe (status {ran.code})",
+            output=tail(ran.output),
         )
-    return [results[i] for i in sorted(results)], versions
+    return [results[i] for i in sorted(results)], versions, skipped
 
 
 def _probe(t: Target, rec: dict[str, object], output: str) -> Probe:

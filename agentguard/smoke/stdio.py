@@ -285,6 +285,8 @@ def _verdict(
             detail=f"{what}; the smoke run passes no secret, and it did not start without one",
         )
     why = _why(init, timeout, "initialize")
+    if init == "timeout" and base.package is not None:
+        why += " (the time includes the launcher's download of the package)"
     if init == "exited" and code is not None:
         why = f"it exited with status {code} before answering initialize"
     return replace(base, status=FAILED, stage="initialize", detail=why, output=output)

@@ -112,6 +112,6 @@ def test_a_lock_that_does_not_install() -> None:
     [finding] = check_smoke(facts)
     assert (finding.rule_id, finding.message) == (
         "AG601",
-        "uv.lock does not install into a fresh Python 3.12.1 environment with `uv pip sync "
-        "--require-hashes`: Hash mismatch for `anyio==4.16.0`",
+        "uv.lock does not install into a fresh Python 3.12.1 environment with `uv pip sync`: "
+        "Hash mismatch for `anyio==4.16.0`",
     )

@@ -133,7 +133,8 @@ def test_import_crash(tmp_path: Path, wheels: tuple[Path, dict[str, Path]]) -> N
         "In the locked environment, importing `claude_agent_sdk` of claude-agent-sdk 1.0.0 "
         "raises ImportError: cannot import name 'McpError' from 'mcp' "
         f"({imp.evidence['crash']['message'].split('(', 1)[1]} at claude_agent_sdk/__init__.py:1 "
-        "(`from mcp import McpError`)."
+        "(`from mcp import McpError`). mcp 4.0.0 has no `mcp.McpError`, which "
+        "claude-agent-sdk 1.0.0 imports."
     )
     assert imp.locations == (
         Location(path="bot/main.py", line=1, note="smoke: import claude_agent_sdk"),
@@ -298,14 +299,13 @@ def test_an_import_that_hangs_meets_the_deadline(
     opts = SmokeOptions(
         index=Options(find_links=(str(folder),), no_index=True), timeout=120, probe_timeout=6
     )
-    facts, _ = smoke_run(root, None, opts)
+    facts, sources = smoke_run(root, None, opts)
+    # the probe that hung is the failure; what the deadline left untried is skipped
     assert [(p.kind, p.status, p.detail) for p in facts.probes] == [
         ("import", "failed", "the probe did not finish within 6 s"),
-        (
-            "sdk-server",
-            "failed",
-            "the scratch interpreter ended without running the probe (deadline)",
-        ),
+    ]
+    assert [(s.status, s.reason) for s in sources if s.name == "sdk-server claude_agent_sdk"] == [
+        (SourceStatus.SKIPPED, "not tried: the probes' deadline (6 s) passed before it")
     ]
 
 
@@ -366,3 +366,45 @@ def test_check_smoke_runs_the_smoke_step_and_gates_on_it(
     code, report, _ = run_json("check", str(root))  # not asked: nothing runs
     assert "smoke" not in report["facts"]["steps"]
     assert not [f for f in report["findings"] if f["rule_id"].startswith("AG6")]
+
+
+def test_a_projects_uv_lock_is_installed_as_uv_exports_it(
+    tmp_path: Path, wheels: tuple[Path, dict[str, Path]]
+) -> None:
+    import subprocess
+
+    from agentguard.lock.backend import uv_binary
+
+    folder, _ = wheels
+    root = tmp_path / "uvproject"
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "bot"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        'dependencies = ["claude-agent-sdk==1.0.0", "mcp==2.0.0"]\n'
+        '[dependency-groups]\ndev = ["mcp==2.0.0"]\n'
+    )
+    (root / "bot.py").write_text(BOT)
+    subprocess.run(
+        [
+            uv_binary(),
+            "lock",
+            "-q",
+            "--no-index",
+            "--find-links",
+            str(folder),
+            "--project",
+            str(root),
+        ],
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "UV_NO_CONFIG": "1"},
+    )
+    facts, sources = smoke_run(root, None, _opts(folder))
+    assert facts.install is not None and facts.install.lock == "uv.lock", sources
+    assert facts.install.status == "ok", facts.install
+    assert [(p.kind, p.status) for p in facts.probes] == [
+        ("import", "ok"),
+        ("sdk-server", "failed"),
+    ]
+    assert sources[0].reason is not None and sources[0].reason.startswith(
+        "uv.lock installed with `uv pip sync` into Python"
+    )
