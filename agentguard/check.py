@@ -37,8 +37,12 @@ class CheckOptions:
     images: tuple[str, ...] = ()
     images_from_compose: bool = False
     config_file: Path | None = None
+    project_config: bool = True  # False: --no-project-config
+    inline_ignores: bool = True  # False: --no-inline-ignores
     baseline: Path | None = None
     write_baseline: Path | None = None
+    smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
+    smoke_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ def _declares_dependencies(project: Path) -> bool:
         return True  # let the lock step report the problem with the file
 
 
-def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
+def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
     """``lock --check``: offline, reads the inputs and the two lock files."""
     if not _declares_dependencies(project):
         return StepResult(
@@ -178,6 +182,35 @@ def _guarded(kind: str, name: str, step: Callable[[], StepResult]) -> StepResult
         )
 
 
+def _smoke(
+    project: Path,
+    opts: CheckOptions,
+    config: Config,
+    steps: list[tuple[str, StepResult]],
+    progress: Progress,
+) -> None:
+    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) as a step."""
+    from agentguard.smoke.step import wanted
+
+    run, note = wanted(opts.smoke, config)
+    if note:
+        steps.append(("smoke", StepResult(notes=(note,))))
+    if not run:
+        return
+    from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
+    from agentguard.smoke.step import smoke_step
+
+    smoke = SmokeOptions(timeout=opts.smoke_timeout or DEFAULT_TIMEOUT, exclude=config.exclude)
+    prior = steps[0][1].findings
+
+    def step() -> StepResult:
+        done = smoke_step(project, smoke, prior)
+        return StepResult(done.findings, done.sources, done.facts, done.notes)
+
+    progress("smoke run: installing the lock and starting the agent stack")
+    steps.append(("smoke", _guarded("smoke", str(project), step)))
+
+
 def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
     images = list(dict.fromkeys(opts.images))
     sources: list[Source] = []
@@ -264,7 +297,12 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     project = opts.project
     if not project.is_dir():
         raise UsageError(f"{project}: not a folder")
-    config = load_config(project, config_file=opts.config_file)
+    config = load_config(
+        project,
+        config_file=opts.config_file,
+        project_config=opts.project_config,
+        inline_ignores=opts.inline_ignores,
+    )
     baseline = read_baseline(opts.baseline) if opts.baseline else None
 
     locked: list[StepResult] = []
@@ -281,6 +319,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     scanned = _guarded("project", str(project), scan)
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
+    _smoke(project, opts, config, steps, progress)
     images, image_sources = _images(opts)
     _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))
@@ -314,6 +353,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         inputs=_inputs(opts, images),
         facts=facts,
         notes=[*notes, *applied.notes],
+        configuration=applied.trace,
     )
     return CheckResult(report, config)
 

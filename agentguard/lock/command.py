@@ -133,6 +133,7 @@ def run_lock(
     from agentguard.policy import apply_policy
 
     config = _config(root, configured, config_file)
+    report = _smoke(report, opts, config)
     applied = apply_policy(report.findings, config, root=root)
     report = dataclasses.replace(
         report,
@@ -141,6 +142,27 @@ def run_lock(
         notes=(*report.notes, *config.notes, *applied.notes),
     )
     return report, config.fail_on
+
+
+def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
+    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) on the lock."""
+    from agentguard.smoke.step import wanted
+
+    run, note = wanted(opts.smoke, config)
+    if note:
+        report = dataclasses.replace(report, notes=(*report.notes, note))
+    if not run:
+        return report
+    from agentguard.smoke.install import Options
+    from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
+    from agentguard.smoke.step import add_smoke
+
+    smoke = SmokeOptions(
+        index=Options(opts.index_url, opts.find_links, opts.no_index),
+        timeout=opts.smoke_timeout or DEFAULT_TIMEOUT,
+        exclude=config.exclude,
+    )
+    return add_smoke(report, opts.project, smoke)
 
 
 def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -> Config:
