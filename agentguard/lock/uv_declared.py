@@ -44,10 +44,14 @@ def _load(py: Path, root: Path) -> dict[str, Any] | None:
 
 
 def declared_package(
-    folder: Path, root: Path, inherited: dict[str, Any] | None = None
+    folder: Path,
+    root: Path,
+    inherited: dict[str, Any] | None = None,
+    data: dict[str, Any] | None = None,
 ) -> UvDeclared | None:
-    """The package in ``folder`` (its pyproject.toml), None when it has no [project]."""
-    data = _load(folder / "pyproject.toml", root)
+    """The package in ``folder`` (its pyproject.toml, or ``data`` when read already), None
+    when it has no [project]."""
+    data = data if data is not None else _load(folder / "pyproject.toml", root)
     if data is None:
         return UvDeclared(None, why="its pyproject.toml could not be read")
     project = data.get("project")
@@ -103,7 +107,7 @@ def workspace_declared(root: Path) -> dict[str, tuple[str, UvDeclared]]:
         project = member.get("project") if member is not None else None
         if not isinstance(project, dict) or not isinstance(project.get("name"), str):
             continue
-        declared = declared_package(py.parent, root, inherited)
+        declared = declared_package(py.parent, root, inherited, member)
         if declared is not None:
             out[canonicalize_name(project["name"])] = (str(py.relative_to(root)), declared)
     return out

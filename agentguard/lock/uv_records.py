@@ -31,7 +31,10 @@ from packaging.version import InvalidVersion, Version
 _NOT_RANGED = ("path", "workspace", "git", "url", "editable")
 # uv reads `platform_system == 'Windows'` as `sys_platform == 'win32'` (and so on)
 _PLATFORM_SYSTEM = {"win32": "Windows", "darwin": "Darwin", "linux": "Linux"}
-_MAX_ENVIRONMENTS = 50_000  # beyond this, no difference found counts as the same
+_MAX_ENVIRONMENTS = 4096  # per pair: beyond this, no difference found counts as the same
+# per comparison of two lists: beyond it (only a crafted file gets there), markers are
+# compared as written, so a file cannot make the check slow; at worst it reports itself
+_BUDGET = 20_000
 
 
 def sources_of(
@@ -116,20 +119,86 @@ def differences(
     declared: Iterable[str], recorded: Iterable[str], skip: frozenset[str] = frozenset()
 ) -> tuple[list[str], list[str]]:
     """(declared and not recorded, recorded and no longer declared), as uv compares them:
-    name, range, extras and URL exactly, markers by meaning; names in ``skip`` left out."""
+    name, range and extras exactly, markers by meaning; names in ``skip`` left out.
+
+    Entries written the same are paired first; only the rest are compared by meaning, within
+    one evaluation budget for the whole comparison (a crafted file cannot make it slow)."""
     now = [p for p in map(_parse, declared) if p and p[0][0] not in skip]
     then = [p for p in map(_parse, recorded) if p and p[0][0] not in skip]
-    left = list(then)
-    added: list[tuple[Key, Marker | None]] = []
+    written: dict[tuple[Key, str], list[int]] = {}
+    for i, (k, m) in enumerate(then):
+        written.setdefault((k, uv_form(m)), []).append(i)
+    taken: set[int] = set()
+    pending: list[tuple[Key, Marker | None]] = []
     for key, marker in now:
+        same = written.get((key, uv_form(marker)))
+        if same:
+            taken.add(same.pop())
+        else:
+            pending.append((key, marker))
+    left = [p for i, p in enumerate(then) if i not in taken]
+    budget = [_BUDGET]
+    added: list[tuple[Key, Marker | None]] = []
+    for key, marker in pending:
+        if budget[0] <= 0:  # (only a crafted file gets here)
+            added.append((key, marker))
+            continue
         match = next(
-            (i for i, (k, m) in enumerate(left) if k == key and same_marker(marker, m)), None
+            (i for i, (k, m) in enumerate(left) if k == key and same_marker(marker, m, budget)),
+            None,
         )
         if match is None:
             added.append((key, marker))
         else:
             left.pop(match)
     return sorted(map(_show_parsed, added)), sorted(map(_show_parsed, left))
+
+
+def uv_form(marker: Marker | None) -> str:
+    """A marker in the spelling uv writes for its most common rewrites (``python_version``
+    as ``python_full_version``, ``platform_system`` as ``sys_platform``), so that most pairs
+    match as written; what this does not cover is compared by meaning."""
+    if marker is None:
+        return ""
+    try:
+        return str(Marker(_spell(marker._markers)))
+    except (InvalidMarker, InvalidVersion, ValueError, TypeError, AttributeError):
+        return str(marker)
+
+
+_SYSTEM_PLATFORM = {v: k for k, v in _PLATFORM_SYSTEM.items()}
+
+
+def _spell(tree: Any) -> str:
+    if isinstance(tree, list):
+        return "(" + " ".join(_spell(t) for t in tree) + ")"
+    if isinstance(tree, str):
+        return tree
+    lhs, op, rhs = tree
+    if type(lhs).__name__ != "Variable" or type(rhs).__name__ != "Value":
+        return f"{_side(lhs)} {op.value} {_side(rhs)}"
+    var, o, val = str(lhs.value), str(op.value), str(rhs.value)
+    if var == "platform_system" and o in ("==", "!=") and val in _SYSTEM_PLATFORM:
+        return f"sys_platform {o} '{_SYSTEM_PLATFORM[val]}'"
+    if var == "python_version" and "*" not in val:
+        v = Version(val)
+        a, b = (*v.release, 0)[:2]
+        nxt = f"{a}.{b + 1}"
+        spelled = {
+            ">=": f"python_full_version >= '{val}'",
+            "<": f"python_full_version < '{val}'",
+            "<=": f"python_full_version < '{nxt}'",
+            ">": f"python_full_version >= '{nxt}'",
+            "==": f"python_full_version == '{a}.{b}.*'",
+            "!=": f"python_full_version != '{a}.{b}.*'",
+        }.get(o)
+        if spelled is not None and len(v.release) <= 2:
+            return spelled
+    return f"{var} {o} '{val}'"
+
+
+def _side(x: Any) -> str:
+    return str(x.value) if type(x).__name__ == "Variable" else f"'{x.value}'"
 
 
 def _show_parsed(item: tuple[Key, Marker | None]) -> str:
@@ -139,7 +208,9 @@ def _show_parsed(item: tuple[Key, Marker | None]) -> str:
     return shown + (f" ; {marker}" if marker else "")
 
 
-def same_marker(a: Marker | str | None, b: Marker | str | None) -> bool:
+def same_marker(
+    a: Marker | str | None, b: Marker | str | None, budget: list[int] | None = None
+) -> bool:
     """Whether two markers hold in exactly the same environments (uv's reading: the
     ``python_version`` of an interpreter is its ``python_full_version`` cut to two parts;
     ``platform_system`` follows ``sys_platform`` for Windows, macOS and Linux). An
@@ -157,7 +228,11 @@ def same_marker(a: Marker | str | None, b: Marker | str | None) -> bool:
     for m in (ma, mb):
         if m is not None:
             _collect(m._markers, values)
-    for env in itertools.islice(_environments(values), _MAX_ENVIRONMENTS):
+    budget = budget if budget is not None else [_BUDGET]
+    if budget[0] <= 0:
+        return str(ma) == str(mb)
+    for env in itertools.islice(_environments(values), min(_MAX_ENVIRONMENTS, budget[0])):
+        budget[0] -= 1
         if _holds(ma, env) != _holds(mb, env):
             return False
     return True
@@ -218,8 +293,8 @@ def _environments(values: dict[str, set[str]]) -> Iterable[dict[str, str]]:
             axes.append(_python_points(values[name]))
         elif name == "sys_platform":
             axes.append(sorted({*values[name], *_PLATFORM_SYSTEM, "\x00other"}))
-        else:
-            axes.append(sorted({*values[name], "", "\x00other"}))
+        else:  # ("12345.6789": another value that reads as a version, for version fields)
+            axes.append(sorted({*values[name], "", "\x00other", "12345.6789"}))
     for combo in itertools.product(*axes):
         env = dict(zip(names, combo, strict=True))
         full = env.get("python_full_version")

@@ -141,6 +141,11 @@ def test_a_widened_range_on_a_path_source_marker_is_still_out_of_sync(
         ('python_version >= "3.11"', "python_full_version >= '3.12'", False),
         ('python_version < "3.11"', "python_full_version < '3.11.4'", False),
         ('sys_platform == "linux"', "sys_platform == 'darwin'", False),
+        (  # a field packaging compares as a version: a value that reads as one is tried
+            "platform_release != 'v0' and python_version >= '3.0'",
+            "platform_release != 'v0' and python_full_version >= '3.300'",
+            False,
+        ),
     ],
 )
 def test_markers_are_compared_by_meaning(declared: str, recorded: str, same: bool) -> None:
