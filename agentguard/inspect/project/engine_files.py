@@ -14,6 +14,7 @@ from agentguard.findings import Source
 from agentguard.inspect.project.lined import DocumentError
 
 if TYPE_CHECKING:
+    from agentguard.inspect.project.engine_model import ActionStep
     from agentguard.inspect.project.files import FileOutcome
     from agentguard.inspect.project.workflow_runs import AgentRunStep
 
@@ -55,7 +56,7 @@ def engine_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
     out.sources.append(Source.ok("file", path, what))
 
 
-def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
+def yaml_config(path: str, data: bytes, out: FileOutcome, *, origin: str = "project") -> None:
     from agentguard.inspect.project.k8s_facts import looks_like_manifest, read_manifests
     from agentguard.inspect.project.workflows import action_policies, is_workflow, read_workflow
 
@@ -78,6 +79,7 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
             policies, servers = action_policies(step)
             out.engine_policies += policies
             out.mcp_servers += servers
+        claude_steps(steps, out, origin)
         count = len(steps) + len(runs)
         out.sources.append(Source.ok("file", path, f"GitHub workflow ({count} agent steps)"))
         return
@@ -105,6 +107,20 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
     out.sources.append(
         Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers)")
     )
+
+
+def claude_steps(steps: list[ActionStep], out: FileOutcome, origin: str) -> None:
+    """The configuration of each claude-code-action step, read from its inputs."""
+    from agentguard.inspect.project.claude_action import CLAUDE_ACTIONS, claude_step_config
+
+    lines: set[int] = set(out.claude_step_lines or ())
+    for step in steps:
+        if step.action in CLAUDE_ACTIONS:
+            out.configs.append(claude_step_config(step, origin=origin))
+            lines.add(step.line)
+            lines.update(ln for key, _, ln in step.inputs if key == "claude_args")
+    if lines:
+        out.claude_step_lines = frozenset(lines)
 
 
 def _agent_runs(path: str, data: bytes) -> list[AgentRunStep]:

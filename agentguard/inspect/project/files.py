@@ -93,6 +93,9 @@ class FileOutcome:
     parsed: int = 0
     read: bool = True
     container_file: ProjectFile | None = None  # handed on to the container-file scan
+    # lines of the claude-code-action steps the YAML reader read (their `uses:` and
+    # `claude_args:` lines): the line readers leave them alone; None: it read none
+    claude_step_lines: frozenset[int] | None = None
 
 
 def failed_source(path: str, reason: str, code: str) -> Source:
@@ -173,16 +176,18 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
     elif kind == "script" and path.endswith((".yml", ".yaml")):
         from agentguard.inspect.project.engine_files import yaml_config
 
-        yaml_config(path, data, out)
+        yaml_config(path, data, out, origin=origin)
+    read = out.claude_step_lines
     if kind != "settings" and may and has_cli_use(data):
         # (a Python file without "claude" was already ruled out by its pre-filter; one that
         # does not parse, or holds nothing the code readers read, is still read for these)
-        out.configs.extend(cli_configs(path, data, origin=origin))
+        found = cli_configs(path, data, origin=origin)
+        out.configs.extend(c for c in found if read is None or c.line not in read)
     if kind in ("script", "container") and has_engine_cli_use(data):
         from agentguard.inspect.project.engine_cli import engine_cli_policies
 
         out.engine_policies.extend(engine_cli_policies(path, data))
-    if kind == "script" and ACTION_NEEDLE in data:
+    if kind == "script" and ACTION_NEEDLE in data and read is None:
         out.configs.extend(action_steps(path, data, origin=origin))
 
 
