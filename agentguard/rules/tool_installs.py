@@ -14,8 +14,8 @@ class UnpinnedToolInstall(Rule):
     """An agent CLI or an installer script is installed at whatever version is current.
 
     ## What it does
-    Finds, in Dockerfile `RUN` lines, compose `command`/`entrypoint` and devcontainer
-    lifecycle commands: a global npm install (`npm install -g`, `pnpm add -g`, `yarn
+    Finds, in Dockerfile `RUN` lines, compose `command`/`entrypoint`, devcontainer
+    lifecycle commands and the `run:` steps of a composite action that runs an agent: a global npm install (`npm install -g`, `pnpm add -g`, `yarn
     global add`, `bun add -g`) or an `npx` run of an agent CLI (`@anthropic-ai/claude-code`,
     `@openai/codex`, `@google/gemini-cli`, ...) without an exact version or with
     `@latest`, and a remote script run as it is downloaded, whose URL names no release:
@@ -67,7 +67,9 @@ def check_tool_installs(installs: Iterable[ToolInstall]) -> list[Finding]:
     out: list[Finding] = []
     for t in installs:
         name = t.what.rsplit("@", 1)[0] if t.what.count("@") > t.what.startswith("@") else t.what
-        when = "at build time" if t.phase == "build" else "at every container start"
+        when = {"build": "at build time", "ci": "on every CI run"}.get(
+            t.phase, "at every container start"
+        )
         out.append(
             UnpinnedToolInstall.finding(
                 f"`{t.path}` {_WHAT[t.kind].format(what=t.what)} {when} ({t.reason}): what "

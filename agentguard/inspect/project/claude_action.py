@@ -40,13 +40,18 @@ def _no_context(_: str) -> str | None:
     return None
 
 
-def substitute(text: str, resolve: Resolver) -> str | Unknown:
+HOLE = "\x00expr\x00"  # marks a value not known in :func:`substitute`'s output
+
+
+def substitute(text: str, resolve: Resolver, *, hole: str = "") -> str | Unknown:
     """``text`` with every ``${{ ... }}`` replaced by its value, or unknown when one of
-    them cannot be known."""
+    them cannot be known (with ``hole``: that one replaced by ``hole``)."""
     out: list[str] = []
     pos = 0
     for m in _EXPR.finditer(text):
         value = resolve(m.group(0)[3:-2])
+        if value is None and hole:
+            value = hole
         if value is None:
             return Unknown(" ".join(text.split())[:80], "set by a workflow expression")
         out += [text[pos : m.start()], value]
@@ -78,6 +83,17 @@ def _secret_names(text: str) -> tuple[str, ...]:
         if m is not None and _SECRET_REF.search(m.group(2)):
             names.append(m.group(1))
     return tuple(names)
+
+
+def _holes_in_keys(text: str) -> bool:
+    """Whether an expression in settings JSON may set what is read (its permissions), or
+    is not inside a JSON string (so the text is no JSON until it is filled in)."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return True
+    perms = doc.get("permissions") if isinstance(doc, dict) else None
+    return "${{" in json.dumps(perms)
 
 
 def _settings(text: str, line: int, options: dict[str, Option]) -> str | None:
@@ -126,13 +142,19 @@ def claude_step_config(
             return None
         return substitute(str(got[0]), resolve), got[1]
 
-    args = text_of("claude_args")
-    if args is not None:
-        value, line = args
-        if isinstance(value, Unknown):
-            open_ended.append(f"claude_args: {value.expr}")
-        else:
-            options.update(read_flag_text(value, line))
+    args = raw.get("claude_args")
+    if args is not None and args[0] is not None:
+        text = substitute(str(args[0]), resolve, hole=HOLE)
+        assert isinstance(text, str)  # (a hole stands for each value not known)
+        flags, contained = read_flag_text(text, args[1], HOLE)
+        shown = " ".join(str(args[0]).split())[:80]
+        for name, opt in flags.items():
+            if HOLE in repr(opt.value):  # a flag whose value the workflow fills in
+                unknown = Unknown(shown, "set by a workflow expression")
+                flags[name] = Option(unknown, opt.line, opt.expr)
+        options.update(flags)
+        if not contained:
+            open_ended.append(f"claude_args: {shown}")
     for key, name in (("allowed_tools", "allowed_tools"), ("disallowed_tools", "disallowed_tools")):
         got = text_of(key)
         if got is None:
@@ -148,6 +170,8 @@ def claude_step_config(
     settings = text_of("settings")
     if settings is not None:
         value, line = settings
+        if isinstance(value, Unknown) and not _holes_in_keys(str(raw["settings"][0])):
+            value = str(raw["settings"][0])  # JSON whose strings hold expressions: read it
         why = (
             "its `settings` input is filled in by the workflow"
             if isinstance(value, Unknown)

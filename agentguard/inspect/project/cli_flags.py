@@ -137,14 +137,23 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
     return out
 
 
-def read_flag_text(text: str, line: int) -> dict[str, Option]:
+def read_flag_text(text: str, line: int, hole: str = "") -> tuple[dict[str, Option], bool]:
     """The options set by the flags in ``text`` (claude-code-action's ``claude_args``
-    input: flags only, over one line or several)."""
+    input: flags only, over one line or several), and whether every ``hole`` (a value
+    not known, marked in the text) is a flag's value: one that is not may be any flags."""
     lines = [raw for raw in text.splitlines() if not raw.lstrip().startswith("#")]
     args = [
         t for r in _tokens(" ".join(lines)) for t in (_tokens(r, 2) if r.startswith("-") else [r])
     ]
-    return _flag_options(line, args) or {}
+    contained = True
+    for i, tok in enumerate(args if hole else ()):
+        if hole not in tok:
+            continue
+        flag = tok.partition("=")[0]
+        after_flag = i > 0 and args[i - 1] in _FLAGS and _FLAGS[args[i - 1]][1] != 0
+        if not ((flag in _FLAGS and "=" in tok) or after_flag):
+            contained = False
+    return _flag_options(line, args) or {}, contained
 
 
 def _read_flags(path: str, line: int, args: list[str], origin: str) -> AgentConfig | None:

@@ -29,6 +29,7 @@ from agentguard.inspect.project.model import (
 )
 
 if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
+    from agentguard.inspect.project.composite import CompositeAction, LocalActionUse
     from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
@@ -96,6 +97,8 @@ class FileOutcome:
     # lines of the claude-code-action steps the YAML reader read (their `uses:` and
     # `claude_args:` lines): the line readers leave them alone; None: it read none
     claude_step_lines: frozenset[int] | None = None
+    composites: list[CompositeAction] = field(default_factory=list)  # local action.yml
+    local_uses: list[LocalActionUse] = field(default_factory=list)  # `uses: ./...` steps
 
 
 def failed_source(path: str, reason: str, code: str) -> Source:
