@@ -151,7 +151,7 @@ def arbitrary_code(entry: str) -> str | None:
     ``Bash(./bin/test.sh)`` and tools other than the shell do not."""
     text = entry.strip()
     base, paren, rest = text.partition("(")
-    if base.strip() not in _SHELL_TOOLS:
+    if base.strip() != "Bash":  # (BashOutput reads a command's output, KillShell ends one)
         return None
     if not paren:
         return "the whole shell"

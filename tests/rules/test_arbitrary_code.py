@@ -39,6 +39,7 @@ CASES = [
     ("Bash(./bin/test.sh)", None),
     ("Bash(gh pr view:*)", None),
     ("WebFetch(*)", None),  # not the shell
+    ("BashOutput", None),  # reads a command's output; runs none
 ]
 
 

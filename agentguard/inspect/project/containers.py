@@ -188,7 +188,9 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            g.sources.append(_failed(f.path, f"not valid TOML: {exc}", "pyproject-toml-error"))
+            # a project template (cookiecutter's `{{cookiecutter.package_name}}`): skipped
+            failed = _failed(f.path, f"not valid TOML: {exc}", "pyproject-toml-error")
+            _unparsed(f, text, "TOML", failed, g)
             return
         g.decls.extend(pyproject_requirements(f.path, text, data))
         g.sources.append(Source.ok("file", f.path, "pyproject.toml (requirements)"))

@@ -197,9 +197,28 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
 def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
     from agentguard.inspect.project.python_agents import analyse_python
 
+    template = False
     try:
-        facts = analyse_python(path, data, origin=origin)
+        try:
+            facts = analyse_python(path, data, origin=origin)
+        except SyntaxError:
+            untemplated = _python_untemplated(data)
+            if untemplated is None:
+                raise
+            template = True
+            facts = analyse_python(path, untemplated, origin=origin)
     except SyntaxError as exc:
+        if template:  # a project template that is no Python until it is rendered
+            out.sources.append(
+                Source.skipped(
+                    "file",
+                    path,
+                    "a template ({{ }} / {% %} markers) that does not parse as Python before "
+                    "rendering: not read; render it and inspect the result, or list it in "
+                    "`exclude`",
+                )
+            )
+            return
         where = f" at line {exc.lineno}" if exc.lineno else ""
         out.sources.append(
             Source.failed(
@@ -223,7 +242,33 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
     out.grants += facts.grants
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
-    out.sources.append(Source.ok("file", path, "Python agent code parsed"))
+    out.sources.append(
+        Source.ok(
+            "file",
+            path,
+            "Python template read best-effort before rendering: each {{ value }} read as an "
+            "unknown name, {% %} tags dropped"
+            if template
+            else "Python agent code parsed",
+        )
+    )
+
+
+_TEMPLATE_VALUE = re.compile(rb"\{\{-?\s*([^{}]*?)\s*-?\}\}")
+_TEMPLATE_TAG = re.compile(rb"\{%-?.*?-?%\}", re.S)
+
+
+def _python_untemplated(data: bytes) -> bytes | None:
+    """A Jinja/cookiecutter-templated Python file (crewAI's ``class {{crew_name}}Crew:``)
+    with each ``{{ value }}`` made a name (unknown to every reader) and ``{% %}`` tags
+    dropped; None when the file holds no template markers."""
+    if b"{{" not in data and b"{%" not in data:
+        return None
+
+    def name(m: re.Match[bytes]) -> bytes:
+        return b"__template_" + re.sub(rb"\W+", b"_", m.group(1)).strip(b"_")[:40] + b"__"
+
+    return _TEMPLATE_TAG.sub(b"", _TEMPLATE_VALUE.sub(name, data))
 
 
 def _ts(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
