@@ -57,6 +57,7 @@ class _Gathered:
     locked: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
     # locks not read yet (locks.read_folder_locks), with where their source goes in ``sources``
     lock_files: list[tuple[ProjectFile, str, int]] = field(default_factory=list)
+    scripts: dict[str, str] = field(default_factory=dict)  # .devcontainer/*.sh by path
 
 
 def _failed(path: str, reason: str, code: str, remedy: str | None = None) -> Source:
@@ -206,10 +207,20 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             if kind == "dockerignore":
                 g.ignores[f.path] = DockerIgnore(f.path, (), readable=False)
             continue
+        if kind == "devcontainer-script":
+            g.scripts[f.path] = f.data.decode("utf-8", "replace")
+            continue
         try:
             _read_one(f, kind, g)
         except RecursionError:
             g.sources.append(_failed(f.path, "nested too deeply to read", "too-deep"))
+    if g.scripts:
+        from agentguard.inspect.project.devcontainer_scripts import attach_scripts
+
+        for path, dc in list(g.devcontainers.items()):
+            g.devcontainers[path] = attach_scripts(dc, g.scripts)
+            for _key, script, _text in g.devcontainers[path].scripts:
+                g.sources.append(Source.ok("file", script, f"script run by {path}"))
     return g
 
 
@@ -290,6 +301,9 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
             for cmd in find_installs(
                 script, path=path, line=line or 1, phase="start", line_offsets=False
             ):
+                found.append((cmd, root or "."))
+        for _key, script_path, text in dc.scripts:  # the scripts those commands run
+            for cmd in find_installs(text, path=script_path, line=1, phase="start"):
                 found.append((cmd, root or "."))
     return found
 
@@ -414,6 +428,8 @@ def _tool_installs(g: _Gathered) -> list[ToolInstall]:
             found += find_tool_installs(
                 script, path=path, line=line or 1, phase="start", line_offsets=False
             )
+        for _key, script_path, text in dc.scripts:
+            found += find_tool_installs(text, path=script_path, line=1, phase="start")
     return found
 
 

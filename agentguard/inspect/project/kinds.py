@@ -33,6 +33,8 @@ def file_kind(path: str) -> str | None:
         low == "devcontainer.json" and "/.devcontainer/" in f"/{norm}"
     ):
         return "devcontainer"
+    if low.endswith(".sh") and "/.devcontainer/" in f"/{norm}":
+        return "devcontainer-script"  # what a lifecycle command may run (devcontainer_scripts)
     if low == "pyproject.toml":
         return "pyproject"
     if low in ("uv.lock", "poetry.lock", "pylock.toml"):
