@@ -10,6 +10,7 @@ Dockerfile's build context, the requirements file an install command names.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import sys
 from collections.abc import Mapping, Sequence
@@ -36,7 +37,11 @@ from agentguard.inspect.project.install_facts import (
 )
 from agentguard.inspect.project.kinds import TreeFacts, file_kind
 from agentguard.inspect.project.lined import DocumentError
-from agentguard.inspect.project.tool_installs import ToolInstall, find_tool_installs
+from agentguard.inspect.project.tool_installs import (
+    ToolInstall,
+    find_added_scripts,
+    find_tool_installs,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -58,6 +63,7 @@ class _Gathered:
     # locks not read yet (locks.read_folder_locks), with where their source goes in ``sources``
     lock_files: list[tuple[ProjectFile, str, int]] = field(default_factory=list)
     scripts: dict[str, str] = field(default_factory=dict)  # .devcontainer/*.sh by path
+    gitignores: dict[str, str] = field(default_factory=dict)  # .gitignore files by path
 
 
 def _failed(path: str, reason: str, code: str, remedy: str | None = None) -> Source:
@@ -210,6 +216,9 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
         if kind == "devcontainer-script":
             g.scripts[f.path] = f.data.decode("utf-8", "replace")
             continue
+        if kind == "gitignore":
+            g.gitignores[f.path] = f.data.decode("utf-8", "replace")
+            continue
         try:
             _read_one(f, kind, g)
         except RecursionError:
@@ -274,7 +283,10 @@ def _compose_builds(g: _Gathered) -> list[tuple[ComposeFile, str, str, str]]:
 
 def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
     """Every install command with the folder its relative paths are read from."""
+    from agentguard.inspect.project.uv_lock_state import lock_state
+
     found: list[tuple[InstallCommand, str]] = []
+    locks = {f.path for f, _, _ in g.lock_files}
     for path, df in g.dockerfiles.items():
         for stage in df.stages:
             for run in stage.runs:
@@ -282,6 +294,9 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
                 for cmd in find_installs(
                     run.script, path=path, line=run.line, phase="build", env=env
                 ):
+                    if cmd.tool == "uv sync":
+                        state = lock_state(stage, _dir(path), locks, g.gitignores)
+                        cmd = dataclasses.replace(cmd, lock_state=state)
                     found.append((cmd, _dir(path)))
     for path, cf in g.composes.items():
         for svc in cf.services:
@@ -409,6 +424,13 @@ def join_build_files(g: _Gathered, tree: TreeFacts | None) -> BuildFileFacts:
     )
 
 
+def _saved_as(url: str, dest: str) -> str:
+    """The file an ``ADD <url> <dest>`` writes (a folder destination keeps the URL's name)."""
+    if dest.endswith("/"):
+        return dest + (url.rstrip("/").rsplit("/", 1)[-1] or "index.html")
+    return dest
+
+
 def _tool_installs(g: _Gathered) -> list[ToolInstall]:
     """npm/npx/curl installs in build steps and start commands (AG130)."""
     found: list[ToolInstall] = []
@@ -416,6 +438,16 @@ def _tool_installs(g: _Gathered) -> list[ToolInstall]:
         for stage in df.stages:
             for run in stage.runs:
                 found += find_tool_installs(run.script, path=path, line=run.line, phase="build")
+            adds = [
+                (src, _saved_as(src, c.destination_abs), c.line)
+                for c in stage.copies
+                if c.instruction == "ADD" and c.checksum is None
+                for src in c.sources
+                if src.startswith(("http://", "https://"))
+            ]
+            if adds:
+                runs = [(r.script, r.line) for r in stage.runs]
+                found += find_added_scripts(adds, runs, path=path)
     for path, cf in g.composes.items():
         for svc in cf.services:
             if svc.command:

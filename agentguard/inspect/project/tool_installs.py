@@ -79,6 +79,31 @@ def _line(base: int, script: str, pos: int, offsets: bool) -> int:
     return base + script[:pos].count("\n") if offsets else base
 
 
+def find_added_scripts(
+    adds: list[tuple[str, str, int]], runs: list[tuple[str, int]], *, path: str
+) -> list[ToolInstall]:
+    """A piped installer in two steps (aider's benchmark image): ``ADD https://sh.rustup.rs
+    /tmp/rustup.sh`` then ``RUN /tmp/rustup.sh -y`` (or ``sh /tmp/rustup.sh``).
+    ``adds``: (url, file it is saved as, line) of each ADD of a URL without --checksum;
+    ``runs``: (script, line) of the RUN steps after it in the same stage."""
+    out: list[ToolInstall] = []
+    for url, dest, add_line in adds:
+        if _VERSION_SEGMENT.search(url):
+            continue  # the installer of a named release
+        ran = re.compile(
+            r"(?:^|[;&|(]\s*|\b(?:ba|z|da)?sh\s+(?:-\w+\s+)*|\bsource\s+|\.\s+)"
+            + re.escape(dest)
+            + r"(?=\s|$|[;&|)])",
+            re.M,
+        )
+        for script, line in runs:
+            if line > add_line and ran.search(script):
+                how = f"downloaded by ADD (line {add_line}) and run by RUN, unpinned"
+                out.append(ToolInstall("remote-script", url, how, path, line, "build"))
+                break
+    return out
+
+
 def find_tool_installs(
     script: str, *, path: str, line: int, phase: str, line_offsets: bool = True
 ) -> list[ToolInstall]:
