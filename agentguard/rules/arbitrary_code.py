@@ -98,7 +98,8 @@ _TABLE: dict[str, tuple[frozenset[str] | None, str]] = {
     "./gradlew": (None, "runs the build script"),
     "docker": (frozenset({"run", "exec", "build", "compose", "buildx"}), _RUNNER),
     "podman": (frozenset({"run", "exec", "build"}), _RUNNER),
-    "gh": (frozenset({"extension", "api", "workflow", "alias"}), _RUNNER),
+    # (`gh extension` installs and runs any extension; `gh alias set --shell` any command)
+    "gh": (frozenset({"extension", "ext", "alias"}), _RUNNER),
 }
 # the program of `uv run X`, `npm exec X`, `poetry run X`: classified in turn
 _RUNS_NEXT = frozenset({"run", "exec", "x", "dlx", "tool"})

@@ -40,18 +40,21 @@ def _no_context(_: str) -> str | None:
     return None
 
 
-HOLE = "\x00expr\x00"  # marks a value not known in :func:`substitute`'s output
+HOLE = "\x00"  # marks each value not known in :func:`substitute`'s output: \x00<n>\x00
+_HOLE = re.compile("\x00(\\d+)\x00")
 
 
-def substitute(text: str, resolve: Resolver, *, hole: str = "") -> str | Unknown:
+def substitute(text: str, resolve: Resolver, *, holes: list[str] | None = None) -> str | Unknown:
     """``text`` with every ``${{ ... }}`` replaced by its value, or unknown when one of
-    them cannot be known (with ``hole``: that one replaced by ``hole``)."""
+    them cannot be known (given ``holes``: that one replaced by a numbered mark, its text
+    appended to ``holes``)."""
     out: list[str] = []
     pos = 0
     for m in _EXPR.finditer(text):
         value = resolve(m.group(0)[3:-2])
-        if value is None and hole:
-            value = hole
+        if value is None and holes is not None:
+            holes.append(m.group(0))
+            value = f"{HOLE}{len(holes) - 1}{HOLE}"
         if value is None:
             return Unknown(" ".join(text.split())[:80], "set by a workflow expression")
         out += [text[pos : m.start()], value]
@@ -83,6 +86,22 @@ def _secret_names(text: str) -> tuple[str, ...]:
         if m is not None and _SECRET_REF.search(m.group(2)):
             names.append(m.group(1))
     return tuple(names)
+
+
+def _unhole(opt: Option, holes: list[str], shown: str) -> Option:
+    """A flag's value with the marks of values not known: a tool name keeps the expression
+    as written (`Bash(gh api repos/${{ github.repository }}/...)`), a scalar is unknown."""
+
+    def back(text: str) -> str:
+        return _HOLE.sub(lambda m: holes[int(m.group(1))], text)
+
+    if isinstance(opt.value, tuple):
+        return Option(
+            tuple(back(v) if isinstance(v, str) else v for v in opt.value), opt.line, opt.expr
+        )
+    if isinstance(opt.value, str) and HOLE in opt.value:
+        return Option(Unknown(shown, "set by a workflow expression"), opt.line, opt.expr)
+    return opt
 
 
 def _holes_in_keys(text: str) -> bool:
@@ -144,14 +163,13 @@ def claude_step_config(
 
     args = raw.get("claude_args")
     if args is not None and args[0] is not None:
-        text = substitute(str(args[0]), resolve, hole=HOLE)
-        assert isinstance(text, str)  # (a hole stands for each value not known)
+        holes: list[str] = []
+        text = substitute(str(args[0]), resolve, holes=holes)
+        assert isinstance(text, str)  # (a mark stands for each value not known)
         flags, contained = read_flag_text(text, args[1], HOLE)
         shown = " ".join(str(args[0]).split())[:80]
         for name, opt in flags.items():
-            if HOLE in repr(opt.value):  # a flag whose value the workflow fills in
-                unknown = Unknown(shown, "set by a workflow expression")
-                flags[name] = Option(unknown, opt.line, opt.expr)
+            flags[name] = _unhole(opt, holes, shown)
         options.update(flags)
         if not contained:
             open_ended.append(f"claude_args: {shown}")

@@ -103,3 +103,25 @@ def test_a_composite_nobody_calls_is_read_with_its_defaults() -> None:
 )  # fmt: skip
 def test_expressions_over_known_inputs(expr: str, inputs: dict[str, str], value: object) -> None:
     assert evaluate(expr, inputs) == value
+
+
+def test_an_agent_cli_version_from_a_variable_is_said_so_once_per_command() -> None:
+    # google-github-actions/run-gemini-cli's action.yml: pnpm, else npm, of the input version
+    action = (
+        b"name: run\nruns:\n  using: composite\n  steps:\n    - shell: bash\n      run: |\n"
+        b'        if [[ "${USE_PNPM}" == "true" ]]; then\n'
+        b'          pnpm add --global @google/gemini-cli@"${VERSION_INPUT}"\n'
+        b"        else\n"
+        b'          npm install --global @google/gemini-cli@"${VERSION_INPUT}"\n'
+        b"        fi\n"
+    )
+    result = scan_files([ProjectFile("action.yml", action)], workdir=None)
+    assert [(f.locations[0].line, f.message) for f in result.findings if f.rule_id == "AG130"] == [
+        (
+            line,
+            '`action.yml` installs the agent CLI @google/gemini-cli@"${VERSION_INPUT}" globally '
+            'on every CI run (a version set at run time ("${VERSION_INPUT}")): what runs is '
+            "whatever is current then.",
+        )
+        for line in (8, 10)
+    ]

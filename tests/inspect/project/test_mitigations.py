@@ -175,3 +175,22 @@ def test_a_workflow_that_pre_approves_an_interpreter_is_not_mitigated() -> None:
         "pytest runs every test file and `conftest.py` it is pointed at (a pull request's "
         "own, in its checkout), and `-p` loads any installed module."
     )
+
+
+def test_an_expression_inside_a_pre_approval_keeps_it_as_written() -> None:
+    # pydantic-ai's bots.yml: `Bash(gh api repos/${{ github.repository }}/...:*)` is still
+    # one restricted command, not an unknown that opens the whole configuration
+    workflow = WORKFLOW.replace(
+        "'--allowedTools \"LS,Read\"'",
+        "'--allowedTools \"Bash(gh api repos/${{ github.repository }}/pulls:*),Bash(git diff:*)\"'",
+    )
+    result = scan_files(
+        [ProjectFile(".github/workflows/review.yml", workflow.encode())], workdir=None
+    )
+    (shell, _) = [f for f in result.findings if f.rule_id == "AG301"]
+    assert (shell.locations[0].line, shell.severity.value) == (7, "medium")
+    assert shell.message.endswith(
+        "Mitigated: a workflow run: only calls matching Bash(gh api repos/${{ "
+        "github.repository }}/pulls:*), Bash(git diff:*) are pre-approved, and nobody answers "
+        "a permission prompt for any other."
+    )
