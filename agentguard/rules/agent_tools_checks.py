@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.inspect.project.model import (
     AgentConfig,
@@ -155,12 +156,16 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             message += f" Commands run in the engine's sandbox ({sandbox})."
             evidence_extra["mitigated_by"] = [f"sandbox ({sandbox})"]
         else:
-            gates = approval_gates(cfg, names)
+            not_gates: list[str] = []
+            gates = approval_gates(cfg, names, not_gates)
             if gates:
                 # each call is seen by code the project wrote before it runs: lower, and say so
                 severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
                 message += " Mitigated: " + "; ".join(gates) + "."
                 evidence_extra["mitigated_by"] = gates
+            elif not_gates:
+                message += " Not mitigated: " + "; ".join(not_gates) + "."
+                evidence_extra["not_mitigated_by"] = not_gates
         out.append(
             rule.finding(
                 message,
@@ -177,7 +182,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                     + f"Remove them: list only the tools the agent needs in "
                     f"`{option_syntax(cfg, 'tools')}`, or add these to "
                     f"`{option_syntax(cfg, 'disallowed_tools')}`.",
-                    snippet=_list_snippet(cfg, "disallowed_tools", names),
+                    snippet=escape.snippet(_list_snippet(cfg, "disallowed_tools", names)),
                 ),
                 evidence={
                     "engine": cfg.engine,
@@ -316,7 +321,7 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "
                 f"`{option_syntax(cfg, 'tools')}`.",
-                snippet=_list_snippet(cfg, "tools", listed),
+                snippet=escape.snippet(_list_snippet(cfg, "tools", listed)),
             ),
             evidence={
                 "engine": cfg.engine,

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.model import (
     AgentConfig,
@@ -148,7 +149,7 @@ def check_mcp_server(server: McpServer) -> list[Finding]:
                 "it on purpose."
                 if pinned
                 else "Name the server's package with an exact version (or an image digest).",
-                snippet=pinned or None,
+                snippet=escape.snippet(pinned) if pinned else None,
             ),
             evidence={
                 "server": server.name,

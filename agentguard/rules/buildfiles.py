@@ -14,7 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from agentguard import redact
+from agentguard import escape, redact
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
@@ -427,7 +427,7 @@ def check_sdk_bounds(
                 locations=[Location(path=d.path, line=d.line)],
                 fix=Fix(
                     f"Pin the version you tested and install from a lock, or cap the major: `{cap}`.",
-                    snippet=snippet,
+                    snippet=escape.snippet(snippet) if snippet else None,
                 ),
                 evidence={
                     "package": d.name,

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from agentguard import escape
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ImageFacts
 from agentguard.redact import mask_value
@@ -276,7 +277,7 @@ def _secret_finding(hit: SecretHit, *, subject: str, location: Location, where: 
             f"Remove the literal {hit.name} from {where}, pass it at run time from a secret "
             f"store (`--env {hit.name}` passes the caller's value through), and rotate it: "
             "anyone who can read the image or the config has it.",
-            snippet=f"--env {hit.name}",
+            snippet=escape.snippet(f"--env {hit.name}"),
         ),
         evidence={
             "subject": subject,

@@ -5,8 +5,11 @@ A loop that passes Anthropic's client tools (``{"type": "bash_20250124", ...}``,
 to the model runs whatever the model asks for in the caller's own process: the code around
 the call executes the command, edits the file or drives the screen. Server tools that the
 provider runs on its side (``code_execution_*``, ``web_search_*``, ``web_fetch_*``) are
-read too, marked hosted. Only dict literals in a file that imports the ``anthropic`` or
-``openai`` client are read: the tool type is the key's constant value, never a guess.
+read too, marked hosted. Only dict literals handed to the model are read: inside a
+``tools=`` argument, or in a list bound to a name whose head word is ``tools`` (``TOOLS =
+[...]``, ``tools.append({...})``), in a file that imports the ``anthropic`` or ``openai``
+client. A library that maps or converts tool types (an SDK's own request builder, returning
+``{"type": "computer_use_preview", ...}``) hands nothing to a model itself.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import ast
 import re
 
 from agentguard.inspect.project.model import ToolGrant
+from agentguard.inspect.project.python_fallback import head_word
 from agentguard.inspect.project.python_scope import ModuleIndex
 
 # tool type -> (category, what it lets the model do, provider-hosted)
@@ -92,12 +96,49 @@ def _tool_type(value: str) -> tuple[str, str, str, bool] | None:
     return None
 
 
-def api_tool_grants(path: str, index: ModuleIndex) -> list[ToolGrant]:
+def _tools_name(node: ast.AST) -> bool:
+    name = (
+        node.id
+        if isinstance(node, ast.Name)
+        else node.attr
+        if isinstance(node, ast.Attribute)
+        else ""
+    )
+    return head_word(name) in ("tools", "tool")
+
+
+def _handed_over(tree: ast.AST) -> list[ast.Dict]:
+    """Dict literals that reach a model's tool list: in a ``tools=`` argument, or in a value
+    bound to (or appended to) a name whose head word is ``tools``."""
+    roots: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            roots += [kw.value for kw in node.keywords if kw.arg == "tools"]
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("append", "extend", "insert")
+                and _tools_name(func.value)
+            ):
+                roots += node.args
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_tools_name(t) for t in targets):
+                roots.append(node.value)
+    seen: dict[int, ast.Dict] = {}
+    for root in roots:
+        for sub in ast.walk(root):
+            if isinstance(sub, ast.Dict):
+                seen.setdefault(id(sub), sub)
+    return list(seen.values())
+
+
+def api_tool_grants(path: str, tree: ast.AST, index: ModuleIndex) -> list[ToolGrant]:
     roots = index.import_roots
     if not ({"anthropic", "openai"} & roots):
         return []
     out: list[ToolGrant] = []
-    for node, _scope in index.dicts:
+    for node in _handed_over(tree):
         for key, value in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant) and key.value == "type"):
                 continue

@@ -29,6 +29,7 @@ from typing import Any
 
 from agentguard.inspect.project.model import FallbackSite, Unknown
 from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_fallback_paths import builds
 from agentguard.inspect.project.python_handlers import handler_texts
 from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope, short
 
@@ -340,6 +341,10 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
                 models=tuple(dict.fromkeys(models)),
                 witnessed=witnessed,
                 certain=certain,
+                primary=tuple(builds(list(_body_nodes(try_node.body)), scope, ev))
+                if try_node
+                else (),
+                fallback=tuple(builds(nodes, scope, ev)),
             )
         )
     return out
