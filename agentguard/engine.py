@@ -149,6 +149,10 @@ def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list
         findings += check_compose_file(cf, workdirs)
     for dc in facts.devcontainers:
         findings += check_devcontainer(dc)
+    if facts.devcontainers:
+        from agentguard.rules.devcontainer_features import merge_socket_findings
+
+        findings = merge_socket_findings(findings, facts.devcontainers)
     for cmd, refs in facts.installs:
         findings += check_unlocked_installs([cmd], refs, watched)
     findings += check_sdk_bounds(list(facts.decls), watched, locked=facts.locked)

@@ -20,6 +20,7 @@ from agentguard.inspect.project.model import (
     Unknown,
     alternatives,
 )
+from agentguard.rules.arbitrary_code import unrestricted
 
 
 def _names(value: Any) -> set[str]:
@@ -93,7 +94,7 @@ def approval_gates(
                 "a workflow run: nobody answers a permission prompt, so a call that is not "
                 "pre-approved is denied"
             )
-        elif all("(" in n and not n.endswith(("(*)", "(:*)")) for n in approved):
+        elif not any(unrestricted(n) for n in approved):
             gates.append(
                 f"a workflow run: only calls matching {', '.join(approved)} are pre-approved, "
                 "and nobody answers a permission prompt for any other"
@@ -114,6 +115,18 @@ def approval_gates(
     return gates
 
 
+def ci_file(path: str) -> bool:
+    """A GitHub workflow, or an action's ``action.yml`` (the root one, or a local composite
+    action under ``.github/actions/``): what it runs runs in CI, with nobody at a prompt."""
+    norm = "/" + path.removeprefix("./")
+    if "/.github/workflows/" in norm:
+        return True
+    name = norm.rsplit("/", 1)[-1]
+    return name in ("action.yml", "action.yaml") and (
+        norm.count("/") == 1 or "/.github/actions/" in norm
+    )
+
+
 def _not_a_gate(what: str, verdict: GateVerdict | None) -> str:
     if verdict is not None and verdict.verdict == NEVER_DENIES:
         return f"{what} never denies a call ({verdict.reason}): a rubber stamp, not a gate"
@@ -122,9 +135,9 @@ def _not_a_gate(what: str, verdict: GateVerdict | None) -> str:
 
 
 def headless_workflow(cfg: AgentConfig) -> bool:
-    """A claude command line in a GitHub workflow (claude-code-action, `claude -p`) in the
-    default permission mode: no one is there to approve a tool call."""
-    if cfg.engine != "claude CLI" or "/.github/workflows/" not in "/" + cfg.path.removeprefix("./"):
+    """A claude command line in a GitHub workflow or action (claude-code-action, `claude -p`)
+    in the default permission mode: no one is there to approve a tool call."""
+    if cfg.engine != "claude CLI" or not ci_file(cfg.path):
         return False
     mode = cfg.option("permission_mode")
     return mode is None or all(a in ("default", "plan") for a in alternatives(mode.value))

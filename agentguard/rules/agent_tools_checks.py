@@ -23,6 +23,7 @@ from agentguard.rules.agent_tools import (
     CATEGORY_RULES,
     AllowListWithoutRemoval,
 )
+from agentguard.rules.arbitrary_code import arbitrary_code
 
 
 def _loc(cfg: AgentConfig, line: int | None = None) -> Location:
@@ -146,6 +147,8 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             )
         severity = rule.default_severity
         evidence_extra: dict[str, JSONValue] = {}
+        if category == "shell":
+            message += _arbitrary_code(cfg, evidence_extra)
         sandbox = sandboxed(cfg) if category == "shell" else None
         if sandbox:
             # the Bash sandbox confines commands (files, network); the shell still exists
@@ -168,7 +171,15 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                 message,
                 locations=[_loc(cfg)],
                 fix=Fix(
-                    f"Remove them: list only the tools the agent needs in "
+                    (
+                        "Pre-approve only commands whose arguments cannot start other code "
+                        "(`Bash(git diff:*)`, `Bash(uv run ruff:*)`), not an interpreter, a "
+                        "runner or a wildcard, and give the agent no secret its task does "
+                        "not need. "
+                        if "arbitrary_code" in evidence_extra
+                        else ""
+                    )
+                    + f"Remove them: list only the tools the agent needs in "
                     f"`{option_syntax(cfg, 'tools')}`, or add these to "
                     f"`{option_syntax(cfg, 'disallowed_tools')}`.",
                     snippet=escape.snippet(_list_snippet(cfg, "disallowed_tools", names)),
@@ -187,6 +198,29 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             )
         )
     return out
+
+
+def _arbitrary_code(cfg: AgentConfig, evidence: dict[str, JSONValue]) -> str:
+    """What the allow-list pre-approves that runs code of the model's choosing, and the
+    secrets that code can read from its environment (claude-code-action's `claude_env`)."""
+    allowed = cfg.options.get("allowed_tools")
+    entries = allowed.value if allowed is not None and isinstance(allowed.value, tuple) else ()
+    found = [(e, why) for e in entries if isinstance(e, str) for why in [arbitrary_code(e)] if why]
+    if not found:
+        return ""
+    evidence["arbitrary_code"] = [e for e, _ in found]
+    shown = "; ".join(f"`{e}`: {why}" for e, why in found[:4])
+    more = f"; and {len(found) - 4} more" if len(found) > 4 else ""
+    text = f" Pre-approved without a prompt, these run any code: {shown}{more}."
+    secrets = cfg.options.get("env_secrets")
+    if secrets is not None and isinstance(secrets.value, tuple) and secrets.value:
+        names = [str(n) for n in secrets.value]
+        evidence["secrets_in_env"] = names
+        text += (
+            f" That code runs with {len(names)} secrets in its environment "
+            f"({', '.join(names)}, from `claude_env`)."
+        )
+    return text
 
 
 _GRANT_FIX = {

@@ -171,7 +171,8 @@ def check_fallback_option(cfg: AgentConfig) -> list[Finding]:
     if not set_alts:
         return []
     certain = all(isinstance(a, str) for a in set_alts) and len(set_alts) == len(alts)
-    name = option_syntax(cfg, "fallback_model")
+    # as written where the option is an action's input (`fallback_model:`)
+    name = opt.expr.rstrip(":") if opt.expr.endswith(":") else option_syntax(cfg, "fallback_model")
     return [
         SilentModelFallback.finding(
             f"{cfg.engine} configuration sets `{name}` = {describe(opt.value)}: when the "

@@ -103,7 +103,9 @@ class PrivilegedContainer(Rule):
     """The container runs privileged.
 
     ## What it does
-    Reports a container (or compose service) with `privileged: true`.
+    Reports a container (or compose service) with `privileged: true`, and a devcontainer
+    with a feature that makes it privileged (`docker-in-docker`, which starts its own
+    engine inside).
 
     ## Why is this bad?
     A privileged container has every capability and every host device; escaping to the

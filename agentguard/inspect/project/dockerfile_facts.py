@@ -49,6 +49,7 @@ class CopyStep:
     destination_abs: str  # resolved against the working directory at that point
     from_stage: str | None  # --from=...
     line: int
+    checksum: str | None = None  # ADD --checksum=sha256:...: the download is verified
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,7 @@ def _apply(cur: dict[str, object], ins: Instruction) -> None:
             destination_abs=_resolve(ins.args[-1], workdir, env),
             from_stage=_flag(ins.flags, "from"),
             line=ins.start_line,
+            checksum=_flag(ins.flags, "checksum"),
         )
         cur["copies"] = (*cur["copies"], step)  # type: ignore[misc]
     elif ins.cmd == "RUN":

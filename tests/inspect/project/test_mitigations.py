@@ -168,16 +168,53 @@ def test_a_workflow_run_denies_what_is_not_pre_approved() -> None:
 
 
 def test_a_workflow_that_pre_approves_only_some_commands_is_medium() -> None:
-    # claude-agent-sdk-python's claude.yml: Bash(python -m pytest:*) and friends
-    workflow = WORKFLOW.replace('"LS,Read"', '"Bash(python -m pytest:*),Bash(git add:*)"')
+    # claude-agent-sdk-python's claude.yml pre-approves commands such as these (and
+    # `Bash(python -m pytest:*)`, which runs any test file: next test)
+    workflow = WORKFLOW.replace('"LS,Read"', '"Bash(git diff:*),Bash(git add:*)"')
     result = scan_files(
         [ProjectFile(".github/workflows/review.yml", workflow.encode())], workdir=None
     )
     (shell, _) = [f for f in result.findings if f.rule_id == "AG301"]
     assert (shell.locations[0].line, shell.severity.value) == (7, "medium")
     assert shell.message.endswith(
-        "Mitigated: a workflow run: only calls matching Bash(git add:*), Bash(python -m "
-        "pytest:*) are pre-approved, and nobody answers a permission prompt for any other."
+        "Mitigated: a workflow run: only calls matching Bash(git add:*), Bash(git diff:*) "
+        "are pre-approved, and nobody answers a permission prompt for any other."
+    )
+
+
+def test_a_workflow_that_pre_approves_an_interpreter_is_not_mitigated() -> None:
+    # browser-use's claude.yml: `Bash(python:*)` is no restricted shell; nor is pytest,
+    # which runs the test files of the checkout it is given
+    workflow = WORKFLOW.replace('"LS,Read"', '"Bash(python -m pytest:*),Bash(git add:*)"')
+    result = scan_files(
+        [ProjectFile(".github/workflows/review.yml", workflow.encode())], workdir=None
+    )
+    (shell, _) = [f for f in result.findings if f.rule_id == "AG301"]
+    assert (shell.locations[0].line, shell.severity.value) == (7, "high")
+    assert "Mitigated" not in shell.message
+    assert shell.message.endswith(
+        "Pre-approved without a prompt, these run any code: `Bash(python -m pytest:*)`: "
+        "pytest runs every test file and `conftest.py` it is pointed at (a pull request's "
+        "own, in its checkout), and `-p` loads any installed module."
+    )
+
+
+def test_an_expression_inside_a_pre_approval_keeps_it_as_written() -> None:
+    # pydantic-ai's bots.yml: `Bash(gh api repos/${{ github.repository }}/...:*)` is still
+    # one restricted command, not an unknown that opens the whole configuration
+    workflow = WORKFLOW.replace(
+        "'--allowedTools \"LS,Read\"'",
+        "'--allowedTools \"Bash(gh api repos/${{ github.repository }}/pulls:*),Bash(git diff:*)\"'",
+    )
+    result = scan_files(
+        [ProjectFile(".github/workflows/review.yml", workflow.encode())], workdir=None
+    )
+    (shell, _) = [f for f in result.findings if f.rule_id == "AG301"]
+    assert (shell.locations[0].line, shell.severity.value) == (7, "medium")
+    assert shell.message.endswith(
+        "Mitigated: a workflow run: only calls matching Bash(gh api repos/${{ "
+        "github.repository }}/pulls:*), Bash(git diff:*) are pre-approved, and nobody answers "
+        "a permission prompt for any other."
     )
 
 
