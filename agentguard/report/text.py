@@ -166,7 +166,7 @@ def render_text(
         console.print(_t(f"  {key}: {value}", style="dim"))
     trace = report.configuration
     if trace is not None:  # (loud when the scanned folder's own file changed findings)
-        loud = trace.origin == "project" and trace.changed > 0
+        loud = trace.by_the_scanned_folder > 0
         console.print(_t(f"  {trace.describe()}", style="bold yellow" if loud else "dim"))
 
     shown_per_rule: dict[str, int] = {}
