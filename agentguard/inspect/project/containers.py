@@ -35,7 +35,7 @@ from agentguard.inspect.project.install_facts import (
     pyproject_requirements,
 )
 from agentguard.inspect.project.kinds import TreeFacts, file_kind
-from agentguard.inspect.project.lined import DocumentError
+from agentguard.inspect.project.lined import PARSE_FAILURES, DocumentError, document_error
 from agentguard.inspect.project.tool_installs import ToolInstall, find_tool_installs
 
 if sys.version_info >= (3, 11):
@@ -190,6 +190,10 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         except tomllib.TOMLDecodeError as exc:
             g.sources.append(_failed(f.path, f"not valid TOML: {exc}", "pyproject-toml-error"))
             return
+        except PARSE_FAILURES as exc:
+            err = document_error(exc)
+            g.sources.append(_failed(f.path, str(err), f"pyproject-{err.code}"))
+            return
         g.decls.extend(pyproject_requirements(f.path, text, data))
         g.sources.append(Source.ok("file", f.path, "pyproject.toml (requirements)"))
 
@@ -206,9 +210,18 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             continue
         try:
             _read_one(f, kind, g)
-        except RecursionError:
-            g.sources.append(_failed(f.path, "nested too deeply to read", "too-deep"))
+        except PARSE_FAILURES as exc:  # this file's failure alone (a 4301-digit number...)
+            _forget(f.path, g)
+            err = document_error(exc)
+            g.sources.append(_failed(f.path, str(err), f"{kind}-{err.code}"))
     return g
+
+
+def _forget(path: str, g: _Gathered) -> None:
+    """Drop what a file that failed half-way left (its failed source says it)."""
+    for facts in (g.dockerfiles, g.composes, g.devcontainers, g.ignores, g.requirements):
+        facts.pop(path, None)
+    g.sources[:] = [s for s in g.sources if s.name != path]
 
 
 # -- joining facts across files -------------------------------------------------------
