@@ -124,3 +124,19 @@ def test_long_managed_settings_in_an_image_are_a_failed_source(tmp_path: Path) -
     assert [f["rule_id"] for f in report["findings"] if f["rule_id"].startswith("AG3")] == [
         "AG310"
     ]
+
+
+def test_a_long_number_in_the_compose_file_images_are_read_from(tmp_path: Path) -> None:
+    """--images-from-compose (an action input) reads the compose file itself: was exit 2."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "agent.py").write_text(AGENT)
+    (root / "compose.yaml").write_text(COMPOSE + f"    x-n: {N}\n")
+
+    code, doc = _check(root, "--images-from-compose")
+
+    assert code == 3
+    failed = [s for s in doc["sources"] if s["kind"] == "compose" and s["status"] == "failed"]
+    assert [s["name"] for s in failed] == ["compose.yaml"], doc["sources"]
+    assert "4300 digits" in failed[0]["reason"]
+    assert "AG305" in {f["rule_id"] for f in doc["findings"]}
