@@ -78,7 +78,7 @@ def _finding(console: Console, f: Finding) -> None:
             console.print(_t("  at: " + loc.describe(), style="dim"))
     console.print(_t("  fix: " + f.fix.description, style="green"))
     if f.fix.snippet:
-        for line in f.fix.snippet.split("\n"):
+        for line in f.fix.snippet.removesuffix("\n").split("\n"):
             console.print(_t("       " + line, style="green"))
 
 
@@ -112,7 +112,7 @@ def _group(console: Console, group: list[Finding]) -> None:
             snippets.append(f.fix.snippet)
     for description, snippets in fixes.items():
         console.print(_t("  fix: " + description, style="green"))
-        for snippet_line in "\n".join(snippets).split("\n"):
+        for snippet_line in "\n".join(s.removesuffix("\n") for s in snippets).split("\n"):
             console.print(_t("       " + snippet_line, style="green"))
 
 

@@ -121,9 +121,7 @@ def test_long_managed_settings_in_an_image_are_a_failed_source(tmp_path: Path) -
     failed = [s for s in report["sources"] if s["status"] == "failed"]
     assert [s["name"] for s in failed] == ["/etc/claude-code/managed-settings.json"], failed
     assert "4300 digits" in failed[0]["reason"]
-    assert [f["rule_id"] for f in report["findings"] if f["rule_id"].startswith("AG3")] == [
-        "AG310"
-    ]
+    assert [f["rule_id"] for f in report["findings"] if f["rule_id"].startswith("AG3")] == ["AG310"]
 
 
 def test_a_long_number_in_the_compose_file_images_are_read_from(tmp_path: Path) -> None:
