@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentguard import safeio
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
-from agentguard.config import Config, DepsPolicy, load_config
+from agentguard.config import Config, DepsPolicy, load_target_config
 from agentguard.engine import UsageError, make_report
 from agentguard.findings import Finding, JSONValue, Location, Report, Severity, Source
 from agentguard.policy import apply_policy
@@ -79,7 +79,7 @@ def _declares_dependencies(project: Path) -> bool:
             or (isinstance(poetry, dict) and "dependencies" in poetry)
             or is_virtual_workspace(data)
         )
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+    except (OSError, ValueError, RecursionError, MemoryError):  # (a TOML error, a long int)
         return True  # let the lock step report the problem with the file
 
 
@@ -297,7 +297,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     project = opts.project
     if not project.is_dir():
         raise UsageError(f"{project}: not a folder")
-    config = load_config(
+    config, config_sources = load_target_config(
         project,
         config_file=opts.config_file,
         project_config=opts.project_config,
@@ -348,7 +348,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     report = make_report(
         "check",
         applied.findings,
-        [*(src for _, s in steps for src in s.sources), *applied.sources],
+        [*config_sources, *(src for _, s in steps for src in s.sources), *applied.sources],
         target=str(project),
         inputs=_inputs(opts, images),
         facts=facts,

@@ -202,11 +202,48 @@ def _lex(
         i += 1
 
 
+_SHELL_FORM = re.compile(r"(?i)^\s*(RUN|CMD|ENTRYPOINT)\s+(?!\[)")
+
+
 def _dockerfile(text: str) -> Found:
+    """A line whose first non-blank character is ``#`` (Docker's rule: a ``#`` anywhere
+    else is an argument: ``COPY . /app # x`` copies a file called ``#``), and a shell
+    comment inside a shell-form RUN, CMD or ENTRYPOINT (the shell drops it)."""
+    in_shell = False
     for no, line in enumerate(text.splitlines(), 1):
         stripped = line.lstrip()
         if stripped.startswith("#"):
             yield no, len(line) - len(stripped), stripped
+            continue
+        starts = bool(_SHELL_FORM.match(line))
+        if starts or in_shell:
+            for _, col, body in _shell_comments(line):
+                yield no, col, body
+        continued = line.rstrip().endswith("\\")
+        in_shell = (starts or in_shell) and continued
+
+
+def _shell_comments(line: str) -> Found:
+    """``#`` after a blank, outside quotes, on one line of shell."""
+    quote = ""
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\\":
+            i += 2
+            continue
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            yield 1, i, line[i:]
+            return
+        i += 1
 
 
 def _other(text: str) -> Found:

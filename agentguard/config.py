@@ -26,7 +26,7 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.engine import UsageError
-from agentguard.findings import Severity
+from agentguard.findings import Severity, Source
 from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
@@ -168,6 +168,8 @@ def _parse_toml(text: str, label: str) -> dict[str, Any]:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{label}: nested too deeply to read") from None
+    except (ValueError, UnicodeError, OverflowError, MemoryError) as exc:  # a 4301-digit int
+        raise ConfigError(f"{label}: not valid TOML: {str(exc).splitlines()[0][:200]}") from None
 
 
 def _names(value: Any, where: str) -> frozenset[str]:
@@ -312,6 +314,39 @@ def load_config(
     if config_file is not None and config.smoke is not None:
         config = dataclasses.replace(config, smoke_trusted=True)
     return config
+
+
+def load_target_config(
+    root: Path,
+    *,
+    config_file: Path | None = None,
+    project_config: bool = True,
+    inline_ignores: bool = True,
+) -> tuple[Config, list[Source]]:
+    """:func:`load_config` for a scanned folder: its own ``pyproject.toml`` that does not
+    parse is a failed source (exit 3; the scan says what is wrong with the file), not a
+    usage error; a configuration that says something wrong, or a bad ``--config``, is."""
+    try:
+        config = load_config(
+            root,
+            config_file=config_file,
+            project_config=project_config,
+            inline_ignores=inline_ignores,
+        )
+        return config, []
+    except ConfigError as exc:
+        text = str(exc).removeprefix(f"{root / PYPROJECT}: ")
+        unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
+        if config_file is not None or text == str(exc) or not unreadable:
+            raise
+        failed = Source.failed(
+            "config",
+            str(root / PYPROJECT),
+            f"the configuration could not be read: {exc}",
+            error_code="config-unreadable",
+            retryable=False,
+        )
+        return load_config(None, inline_ignores=inline_ignores), [failed]
 
 
 def _may_configure(path: Path) -> bool:

@@ -327,6 +327,14 @@ class ConfigTrace:
             + self.suppressed_inline
         )
 
+    @property
+    def by_the_scanned_folder(self) -> int:
+        """How many of those changes the scanned folder made (its configuration file, its
+        inline comments): on a pull request, the pull request's."""
+        if self.origin == "project":
+            return self.changed
+        return self.suppressed_inline
+
     def describe(self) -> str:
         where = {
             "project": "from the scanned folder",
@@ -344,7 +352,11 @@ class ConfigTrace:
         ]
         if self.suppressed_baseline:
             parts.append(f"{self.suppressed_baseline} in the baseline")
-        text = f"{head}: {', '.join(parts)}"
+        text = f"{head}: {', '.join(parts)}" if self.changed else f"{head}: no finding changed"
+        if not self.inline_ignores and not self.changed:
+            text += " (inline ignores off)"
+        if self.suppressed_baseline and not self.changed:
+            text += f"; {self.suppressed_baseline} in the baseline"
         if self.ignored:
             text += f"; not read: {', '.join(self.ignored)}"
         return text

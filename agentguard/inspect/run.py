@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentguard.config import Config, ConfigError, load_config
+from agentguard.config import Config, load_target_config
 from agentguard.engine import container_findings, image_findings, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
@@ -457,31 +457,12 @@ def run_inspect(
 ) -> tuple[Report, Config]:
     """The whole command: config, inspect, policy, report. UsageError means exit 2."""
     root = project_root(opts.target)
-    config_sources: list[Source] = []
-    try:
-        config = load_config(
-            root,
-            config_file=opts.config_file,
-            project_config=opts.project_config,
-            inline_ignores=opts.inline_ignores,
-        )
-    except ConfigError as exc:
-        # the target's own pyproject.toml does not parse: its configuration cannot be
-        # read (a failed source, exit 3), and the scan says what is wrong with the file
-        text = str(exc).removeprefix(f"{root / 'pyproject.toml'}: ")
-        unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
-        if opts.config_file is not None or text == str(exc) or not unreadable:
-            raise  # a configuration that says something wrong is exit 2
-        config = load_config(None, inline_ignores=opts.inline_ignores)
-        config_sources.append(
-            Source.failed(
-                "config",
-                str(root / "pyproject.toml"),
-                f"the configuration could not be read: {exc}",
-                error_code="config-unreadable",
-                retryable=False,
-            )
-        )
+    config, config_sources = load_target_config(
+        root,
+        config_file=opts.config_file,
+        project_config=opts.project_config,
+        inline_ignores=opts.inline_ignores,
+    )
     result = inspect_target(opts, config=config, progress=progress, connect=connect)
     from agentguard.policy import apply_policy  # (a project scan imports it while it reads)
 

@@ -323,7 +323,7 @@ def _declares_project(path: Path) -> bool:
     try:
         data = tomllib.loads(_read_text(path))
         return "project" in data or _poetry_table(data) or is_virtual_workspace(data)
-    except (tomllib.TOMLDecodeError, RecursionError):
+    except (ValueError, RecursionError, MemoryError):  # (a TOML error, a 4301-digit int)
         return True  # let read_pyproject report the syntax error
 
 

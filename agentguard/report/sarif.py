@@ -276,12 +276,12 @@ def report_to_sarif(report: Report, *, sarif_root: Path | None = None) -> dict[s
 
 def _configuration_notifications(report: Report) -> list[JSONValue]:
     """The configuration the run used, where it came from and what it changed: a warning
-    when the scanned folder's own file changed findings (on a pull request, the PR's)."""
+    when the scanned folder's own file or comments changed findings (on a pull request,
+    the PR's)."""
     trace = report.configuration
     if trace is None:
         return []
-    changed = trace.changed > 0
-    level = "warning" if changed and trace.origin == "project" else "note"
+    level = "warning" if trace.by_the_scanned_folder else "note"
     out: list[JSONValue] = [
         {
             "level": level,

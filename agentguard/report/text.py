@@ -78,7 +78,7 @@ def _finding(console: Console, f: Finding) -> None:
             console.print(_t("  at: " + loc.describe(), style="dim"))
     console.print(_t("  fix: " + f.fix.description, style="green"))
     if f.fix.snippet:
-        for line in f.fix.snippet.split("\n"):
+        for line in f.fix.snippet.removesuffix("\n").split("\n"):
             console.print(_t("       " + line, style="green"))
 
 
@@ -112,7 +112,7 @@ def _group(console: Console, group: list[Finding]) -> None:
             snippets.append(f.fix.snippet)
     for description, snippets in fixes.items():
         console.print(_t("  fix: " + description, style="green"))
-        for snippet_line in "\n".join(snippets).split("\n"):
+        for snippet_line in "\n".join(s.removesuffix("\n") for s in snippets).split("\n"):
             console.print(_t("       " + snippet_line, style="green"))
 
 
@@ -166,7 +166,7 @@ def render_text(
         console.print(_t(f"  {key}: {value}", style="dim"))
     trace = report.configuration
     if trace is not None:  # (loud when the scanned folder's own file changed findings)
-        loud = trace.origin == "project" and trace.changed > 0
+        loud = trace.by_the_scanned_folder > 0
         console.print(_t(f"  {trace.describe()}", style="bold yellow" if loud else "dim"))
 
     shown_per_rule: dict[str, int] = {}

@@ -36,12 +36,17 @@ from agentguard.inspect.project.install_facts import (
     pyproject_requirements,
 )
 from agentguard.inspect.project.kinds import TreeFacts, file_kind
+<<<<<<< HEAD
 from agentguard.inspect.project.lined import DocumentError
 from agentguard.inspect.project.tool_installs import (
     ToolInstall,
     find_added_scripts,
     find_tool_installs,
 )
+=======
+from agentguard.inspect.project.lined import PARSE_FAILURES, DocumentError, document_error
+from agentguard.inspect.project.tool_installs import ToolInstall, find_tool_installs
+>>>>>>> sec-output
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -199,6 +204,10 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
             failed = _failed(f.path, f"not valid TOML: {exc}", "pyproject-toml-error")
             _unparsed(f, text, "TOML", failed, g)
             return
+        except PARSE_FAILURES as exc:
+            err = document_error(exc)
+            g.sources.append(_failed(f.path, str(err), f"pyproject-{err.code}"))
+            return
         g.decls.extend(pyproject_requirements(f.path, text, data))
         g.sources.append(Source.ok("file", f.path, "pyproject.toml (requirements)"))
 
@@ -221,6 +230,7 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             continue
         try:
             _read_one(f, kind, g)
+<<<<<<< HEAD
         except RecursionError:
             g.sources.append(_failed(f.path, "nested too deeply to read", "too-deep"))
     if g.scripts:
@@ -230,7 +240,20 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             g.devcontainers[path] = attach_scripts(dc, g.scripts)
             for _key, script, _text in g.devcontainers[path].scripts:
                 g.sources.append(Source.ok("file", script, f"script run by {path}"))
+=======
+        except PARSE_FAILURES as exc:  # this file's failure alone (a 4301-digit number...)
+            _forget(f.path, g)
+            err = document_error(exc)
+            g.sources.append(_failed(f.path, str(err), f"{kind}-{err.code}"))
+>>>>>>> sec-output
     return g
+
+
+def _forget(path: str, g: _Gathered) -> None:
+    """Drop what a file that failed half-way left (its failed source says it)."""
+    for facts in (g.dockerfiles, g.composes, g.devcontainers, g.ignores, g.requirements):
+        facts.pop(path, None)
+    g.sources[:] = [s for s in g.sources if s.name != path]
 
 
 # -- joining facts across files -------------------------------------------------------

@@ -20,6 +20,7 @@ from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
 from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
+from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.model import (
     AgentConfig,
     ClaudeSettings,
@@ -117,10 +118,17 @@ def process_file(path: str, kind: str, data: bytes, origin: str = "project") -> 
     out = FileOutcome()
     try:
         _process(path, kind, data, origin, out)
-    except RecursionError:
-        out.sources.append(failed_source(path, "nested too deeply to analyse", "too-deep"))
-    except MemoryError:
-        out.sources.append(failed_source(path, "too large to analyse", "too-large"))
+    except PARSE_FAILURES as exc:  # this file's failure: its failed source, nothing else's
+        err = document_error(exc)
+        out = FileOutcome(sources=[failed_source(path, str(err), err.code)])
+    except Exception as exc:  # a bug met on this file: still this file's alone
+        out = FileOutcome(
+            sources=[
+                failed_source(
+                    path, f"agentguard failed on this file: {type(exc).__name__}", "internal-error"
+                )
+            ]
+        )
     _cap(path, out)
     return out
 
