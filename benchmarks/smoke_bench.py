@@ -31,10 +31,20 @@ def cold_sync(project: Path) -> float:
 
         env = child_env(tmp, {"UV_CACHE_DIR": f"{tmp}/cache", "UV_NO_CONFIG": "1"})
         started = time.monotonic()
-        subprocess.run([uv_binary(), "venv", "-q", "--python", interp.path, f"{tmp}/v"], env=env, check=True)
         subprocess.run(
-            [uv_binary(), "pip", "sync", "-q", "--require-hashes", "--python", f"{tmp}/v/bin/python",
-             str(project / "requirements.lock")],
+            [uv_binary(), "venv", "-q", "--python", interp.path, f"{tmp}/v"], env=env, check=True
+        )
+        subprocess.run(
+            [
+                uv_binary(),
+                "pip",
+                "sync",
+                "-q",
+                "--require-hashes",
+                "--python",
+                f"{tmp}/v/bin/python",
+                str(project / "requirements.lock"),
+            ],
             env=env,
             check=True,
         )
@@ -55,7 +65,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "kontext-bot"
         shutil.copytree(ROOT / "examples" / "kontext-bot", project)
-        subprocess.run([sys.executable, "-m", "agentguard", "lock", "-q", str(project)], check=False)
+        subprocess.run(
+            [sys.executable, "-m", "agentguard", "lock", "-q", str(project)], check=False
+        )
         syncs, smokes = [], []
         for _ in range(runs):
             syncs.append(cold_sync(project))

@@ -36,17 +36,12 @@ from agentguard.inspect.project.install_facts import (
     pyproject_requirements,
 )
 from agentguard.inspect.project.kinds import TreeFacts, file_kind
-<<<<<<< HEAD
-from agentguard.inspect.project.lined import DocumentError
+from agentguard.inspect.project.lined import PARSE_FAILURES, DocumentError, document_error
 from agentguard.inspect.project.tool_installs import (
     ToolInstall,
     find_added_scripts,
     find_tool_installs,
 )
-=======
-from agentguard.inspect.project.lined import PARSE_FAILURES, DocumentError, document_error
-from agentguard.inspect.project.tool_installs import ToolInstall, find_tool_installs
->>>>>>> sec-output
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -230,9 +225,10 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             continue
         try:
             _read_one(f, kind, g)
-<<<<<<< HEAD
-        except RecursionError:
-            g.sources.append(_failed(f.path, "nested too deeply to read", "too-deep"))
+        except PARSE_FAILURES as exc:  # this file's failure alone (a 4301-digit number...)
+            _forget(f.path, g)
+            err = document_error(exc)
+            g.sources.append(_failed(f.path, str(err), f"{kind}-{err.code}"))
     if g.scripts:
         from agentguard.inspect.project.devcontainer_scripts import attach_scripts
 
@@ -240,12 +236,6 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             g.devcontainers[path] = attach_scripts(dc, g.scripts)
             for _key, script, _text in g.devcontainers[path].scripts:
                 g.sources.append(Source.ok("file", script, f"script run by {path}"))
-=======
-        except PARSE_FAILURES as exc:  # this file's failure alone (a 4301-digit number...)
-            _forget(f.path, g)
-            err = document_error(exc)
-            g.sources.append(_failed(f.path, str(err), f"{kind}-{err.code}"))
->>>>>>> sec-output
     return g
 
 
