@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from agentguard.inspect.project.containers import BuildFileFacts
     from agentguard.inspect.project.install_facts import RequirementDecl
     from agentguard.inspect.project.model import ProjectFacts
+    from agentguard.smoke.facts import SmokeFacts
 
 
 class ExitCode(enum.IntEnum):
@@ -109,6 +110,13 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
     from agentguard.rules.agent_checks import run_agent_rules as agent_rules
 
     return agent_rules(facts)
+
+
+def run_smoke_rules(facts: SmokeFacts) -> list[Finding]:
+    """AG601-AG605 over what a smoke run observed."""
+    from agentguard.rules.smoke import check_smoke
+
+    return check_smoke(facts)
 
 
 def lock_questions(
