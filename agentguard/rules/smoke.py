@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.base import Rule, register
 from agentguard.smoke.facts import FAILED, NOT_IN_REGISTRY, Crash, Crossing, Probe, SmokeFacts
@@ -219,7 +220,10 @@ def _crossing_fix(cross: Crossing, installed: str | None) -> Fix:
     again = " Then re-lock and run `--smoke` again."
     if _admits(cross.snippet, cross.package, installed) is False:
         text = cross.fix.split(" Or `")[0].rstrip()
-        return Fix(text + ("" if text.endswith(".") else ".") + again, snippet=cross.snippet)
+        return Fix(
+            text + ("" if text.endswith(".") else ".") + again,
+            snippet=escape.snippet(cross.snippet) if cross.snippet else None,
+        )
     major = next(
         (
             m
@@ -238,7 +242,7 @@ def _crossing_fix(cross: Crossing, installed: str | None) -> Fix:
         f"Cap {cross.package} below the major that fails here: add `{snippet}` to your "
         f"requirements (the code was written against an earlier major), or port the code to "
         f"{cross.package} {major}." + again,
-        snippet=snippet,
+        snippet=escape.snippet(snippet),
     )
 
 
