@@ -203,6 +203,18 @@ def _returned(node: ast.expr, scope: Scope, index: ModuleIndex, depth: int) -> t
         return _returned(node.value, scope, index, depth + 1)
     if isinstance(node, ast.Constant) and node.value is None:
         return "allow", "returns None"
+    if (
+        isinstance(node, ast.Call)
+        and _callee(node.func, scope, depth) == "dict"
+        and not node.args
+        and all(k.arg is not None for k in node.keywords)
+    ):  # dict(decision="approve") is the mapping it writes
+        keys: list[ast.expr | None] = [ast.Constant(k.arg) for k in node.keywords]
+        as_dict = ast.Dict(keys=keys, values=[k.value for k in node.keywords])
+        return _decision(as_dict, scope, index, depth + 1)
+    if isinstance(node, ast.BoolOp):  # `a or b`: either may be what is returned
+        parts = [_returned(v, scope, index, depth + 1) for v in node.values]
+        return next((p for p in parts if p[0] != "allow"), parts[0])
     if isinstance(node, ast.Call):
         name = _callee(node.func, scope, depth)
         if name in _DENY_CALLS:

@@ -363,15 +363,20 @@ def constant_test(name, args, ctx):
     return PermissionResultDeny(message="x") if 0 else PermissionResultAllow()
 
 
+def built(input_data, tool_use_id, context):
+    return dict(decision="approve") or {}
+
+
 a = ClaudeAgentOptions(tools=["Bash"], can_use_tool=dead_branch)
 b = ClaudeAgentOptions(tools=["Bash"], can_use_tool=after_return)
 c = ClaudeAgentOptions(tools=["Bash"], can_use_tool=alias)
 d = ClaudeAgentOptions(tools=["Bash"], can_use_tool=through_a_helper)
 e = ClaudeAgentOptions(tools=["Bash"], can_use_tool=constant_test)
+f = ClaudeAgentOptions(tools=["Bash"], can_use_tool=built)
 """
 
 
 def test_a_deny_in_dead_code_or_an_allow_under_another_name_is_still_a_stamp() -> None:
     found = _findings(DECOYS)
-    assert [s for _, s, _ in found] == ["high"] * 5, found
+    assert [s for _, s, _ in found] == ["high"] * 6, found
     assert all("a rubber stamp, not a gate" in m for _, _, m in found), found
