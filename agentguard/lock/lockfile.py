@@ -195,6 +195,10 @@ def build_pylock(
             }
             for b in graph.upstream_bounds
         ]
+    if graph.major_uploads:  # when each major first shipped, and each span's parent
+        tool["major-uploads"] = {k: dict(v) for k, v in sorted(graph.major_uploads.items())}
+    if graph.release_uploads:
+        tool["release-uploads"] = dict(sorted(graph.release_uploads.items()))
     if inputs.requires_python:
         tool["requires-python"] = inputs.requires_python
     tool.update(settings or {})  # only-binary, min-release-age and its exclude-newer cutoff
@@ -357,6 +361,8 @@ def read_stored(root: Path) -> StoredLock | None:
         released_majors={k: tuple(v) for k, v in dict(tool.get("released-majors", {})).items()},
         unknown_metadata=tuple(tool.get("unknown-metadata", [])),
         upstream_bounds=bounds,
+        major_uploads=_str_tables(tool.get("major-uploads")),
+        release_uploads=_strs(tool.get("release-uploads")),
     )
     try:
         req_text = safeio.read_text(req, root=root, cap=MAX_LOCK_BYTES)
@@ -374,6 +380,17 @@ def read_stored(root: Path) -> StoredLock | None:
     return StoredLock(
         packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool, uploaded
     )
+
+
+def _strs(value: object) -> dict[str, str]:
+    """A table of strings as written; anything else in it is left out (unknown, not an error)."""
+    items = value.items() if isinstance(value, dict) else ()
+    return {str(k): v for k, v in items if isinstance(v, str)}
+
+
+def _str_tables(value: object) -> dict[str, dict[str, str]]:
+    items = value.items() if isinstance(value, dict) else ()
+    return {str(k): _strs(v) for k, v in items if isinstance(v, dict)}
 
 
 # -- writing ---------------------------------------------------------------------------
