@@ -61,10 +61,16 @@ def test_lock_reports_the_incident_edge_whole(tmp_path: Path, agent_index: dict[
                 "watched": True,
                 "mitigated_by": [],
                 "upstream_bound": {"specifier": "<2", "parent_versions": ["0.2.100"]},
+                "uploaded": {"parent": None, "majors": {}},  # a file index gives no times
+                "built_for": None,
+                "first_fix_basis": "upstream-cap",
             },
             "fix": {
-                # claude-agent-sdk 0.2.100 (a later release than the locked one) says mcp<2.
-                "description": "Add `mcp>=1.0,<2` to your requirements: a later release of "
+                # claude-agent-sdk 0.2.100 (a later release than the locked one) says mcp<2;
+                # the cap moves the lock off mcp 2: the fix names the command the gate needs.
+                "description": "Add `mcp>=1.0,<2` to your requirements, then re-lock with "
+                "`agentguard lock --allow-major mcp` (the lock moves mcp off 2.1.0, a major "
+                "crossing the re-lock gate stops otherwise): a later release of "
                 "claude-agent-sdk (0.2.100) declares mcp<2, the upstream's own word that mcp 2 "
                 "broke it. Or `mcp>=2.0,<3` (the locked major) once your code has been tested "
                 "against mcp 2.",
@@ -166,6 +172,32 @@ def test_the_projects_own_cap_mitigates_the_edge(
         "Mitigated: the project's own requirement mcp<2,>=1.0 holds one major."
     )
     assert code == 0  # only low/info remain
+
+
+def test_a_cap_under_a_marker_mitigates_only_where_the_marker_holds(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    """`mcp>=2.0,<3 ; sys_platform == "win32"` caps mcp on Windows only: on Linux and macOS
+    nothing holds claude-agent-sdk's `mcp>=1.0` to one major, so the high stays."""
+    cap = 'mcp>=2.0,<3 ; sys_platform == "win32"'
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", cap.replace('"', "'")])
+    code, report, _ = _lock(project, agent_index)
+    [mcp] = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert mcp["severity"] == "high"
+    assert mcp["evidence"]["mitigated_by"] == ["<3,>=2.0 ; sys_platform == 'win32'"]
+    open_on = "linux/aarch64, linux/x86_64, linux/x86_64 (PyPy), macos/arm64, macos/x86_64"
+    assert mcp["evidence"]["unmitigated_in"] == open_on
+    assert mcp["message"].endswith(
+        f"Not mitigated on {open_on}: the project's own requirement mcp<3,>=2.0 ; "
+        "sys_platform == 'win32' holds one major only where its marker holds."
+    )
+    assert code == 1
+    # The same cap for every platform mitigates everywhere (info, exit 0).
+    write_project(project, ["claude-agent-sdk==0.2.95", "mcp>=2.0,<3 ; sys_platform != 'x'"])
+    code, report, _ = _lock(project, agent_index)
+    [mcp] = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert mcp["severity"] == "info" and "unmitigated_in" not in mcp["evidence"]
+    assert code == 0
 
 
 def test_relock_that_would_cross_a_major_fails_and_leaves_files(

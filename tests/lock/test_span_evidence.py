@@ -50,8 +50,19 @@ def _imports(project: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
     """Install the lock (hashes required) into a folder, then import the SDK from it."""
     target = tmp / "site"
     subprocess.run(
-        [uv_binary(), "pip", "install", "--python", sys.executable, "--target", str(target)]
-        + ["--require-hashes", "--no-deps", "-r", str(project / "requirements.lock")],
+        [
+            uv_binary(),
+            "pip",
+            "install",
+            "--python",
+            sys.executable,
+            "--target",
+            str(target),
+            "--require-hashes",
+            "--no-deps",
+            "-r",
+            str(project / "requirements.lock"),
+        ],
         check=True,
         capture_output=True,
         timeout=300,
@@ -161,7 +172,7 @@ def test_real_mcp_agent_first_fix_is_mcp_below_2_and_resolves_mcp_1(tmp_path: Pa
     assert span["evidence"]["first_fix_basis"] == "upload-times"
     fresh = tmp_path / "fresh"  # a fresh lock with the fix: no gate to pass
     write_project(fresh, ["mcp-agent==0.2.6", snippet])
-    code, report, _ = run_json("lock", str(fresh))
+    _code, report, _ = run_json("lock", str(fresh))
     assert report["complete"] is True
     lines = (fresh / "requirements.lock").read_text().splitlines()
     [mcp] = [ln for ln in lines if ln.startswith("mcp==")]
