@@ -43,6 +43,7 @@ def failed_report(
         target=str(inputs.root),
         inputs={"input_hash": inputs.input_hash, "input_source": inputs.source},
         notes=(*notes, "No lock file was written or changed."),
+        status=None if "--check" in command else "not-written",
     )
 
 
@@ -111,7 +112,9 @@ def assemble(
     if cooldown:
         notes.append(cooldown)
     incomplete = any(s.status.value == "failed" for s in sources)
+    status = "not-written"
     if blocking:
+        status = "refused"
         notes.append(
             f"A re-lock would cross a major ({', '.join(str(f.evidence['package']) for f in blocking)}); "
             "both lock files were left untouched."
@@ -143,6 +146,7 @@ def assemble(
         )
         if previous is not None and same_lock(previous, requirements_text):
             notes.append("The lock is up to date; files left untouched.")
+            status = "up-to-date"
         else:
             texts = {
                 root / REQUIREMENTS_LOCK: requirements_text,
@@ -163,6 +167,7 @@ def assemble(
                 )
                 notes.append("Writing failed; the previous lock files are unchanged.")
             else:
+                status = "written"
                 notes.append(
                     f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(names)} packages, "
                     f"{len(graph.packages)} pins)."
@@ -182,4 +187,5 @@ def assemble(
         inputs=provenance,
         facts=facts,
         notes=notes,
+        status=status,
     )

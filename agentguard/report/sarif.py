@@ -261,6 +261,7 @@ def report_to_sarif(report: Report, *, sarif_root: Path | None = None) -> dict[s
         "properties": {
             "provenance": report.provenance.to_json(),
             "sources": [s.to_json() for s in report.sources],
+            **({"status": report.status} if report.status is not None else {}),
         },
     }
     assert set(REGISTRY) >= set(index)

@@ -213,10 +213,11 @@ def test_relock_that_would_cross_a_major_fails_and_leaves_files(
     code, report, _ = _lock(project, agent_index)
     assert "mcp==1.5.0" in (project / "requirements.lock").read_text()
     assert findings(report, "AG102") == []
+    assert report["status"] == "written"  # the input hash changed: the files were rewritten
 
     before = {n: (project / n).read_bytes() for n in ("requirements.lock", "pylock.toml")}
     code, report, _ = _lock(project, agent_index, "--upgrade")
-    assert code == 1
+    assert (code, report["status"]) == (1, "refused")
     [crossing] = findings(report, "AG102")
     assert strip_volatile(crossing) == {
         "rule_id": "AG102",
@@ -249,10 +250,32 @@ def test_relock_that_would_cross_a_major_fails_and_leaves_files(
     assert "both lock files were left untouched" in " ".join(report["notes"])
     assert not list(project.glob(".*.tmp"))
 
-    # --upgrade-package crosses the same way.
-    code, report, _ = _lock(project, agent_index, "--upgrade-package", "mcp")
-    assert code == 1 and findings(report, "AG102")
+    # --upgrade-package crosses the same way; a refusal is exit 1 whatever --fail-on says
+    # (nothing was written: never a pass), and every format names it.
+    code, report, _ = _lock(
+        project, agent_index, "--upgrade-package", "mcp", "--fail-on", "critical"
+    )
+    assert (code, report["status"]) == (1, "refused") and findings(report, "AG102")
     assert {n: (project / n).read_bytes() for n in before} == before
+    for fmt, shown in (
+        ("text", "Status: refused (the re-lock was refused: nothing written; exit 1)"),
+        ("sarif", '"status": "refused"'),
+    ):
+        proc = run_cli(
+            "lock",
+            str(project),
+            "--index-url",
+            agent_index["url"],
+            "--upgrade",
+            "--fail-on",
+            "critical",
+            "--format",
+            fmt,
+        )
+        assert proc.returncode == 1 and shown in proc.stdout, proc.stdout
+    # Findings below --fail-on on a lock that stands: exit 0, status up-to-date.
+    code, report, _ = _lock(project, agent_index, "--fail-on", "critical")
+    assert (code, report["status"]) == (0, "up-to-date")
 
     # A reviewed crossing goes through.
     code, report, _ = _lock(project, agent_index, "--upgrade", "--allow-major", "mcp")
