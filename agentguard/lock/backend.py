@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +57,9 @@ class Resolution:
     backend: str  # "uv 0.13.9"
     universal: bool
     command: tuple[str, ...]
+    # a lock that is not universal: the marker values of the one environment it was
+    # resolved for (python_version, sys_platform, platform_machine)
+    environment: Mapping[str, str] | None = None
 
 
 def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], list[str]]:

@@ -78,6 +78,7 @@ def assemble(
     """The report, with the lock files written when nothing blocks and no source failed."""
     from agentguard.lock.lockfile import (
         build_pylock,
+        env_marker,
         render_pylock,
         render_requirements,
         write_atomically,
@@ -88,6 +89,11 @@ def assemble(
     blocking = [f for f in crossings if f.severity > Severity.INFO]
     young, unknown_times = young_releases(graph, analysis, settings.min_release_age)
     findings += young
+    from agentguard.rules.deps_cover import check_environment_cover
+
+    findings += check_environment_cover(
+        resolution.universal, resolution.environment, inputs.requires_python, PYLOCK
+    )
 
     provenance: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
@@ -143,6 +149,7 @@ def assemble(
             opts.find_links,
             lock_digest=data["tool"]["agentguard"]["lock-digest"],
             index_urls=tuple(resolution.index_urls),
+            environment=env_marker(resolution),
         )
         if previous is not None and same_lock(previous, requirements_text):
             notes.append("The lock is up to date; files left untouched.")

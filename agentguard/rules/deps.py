@@ -118,7 +118,9 @@ class LockOutOfSync(Rule):
     ## What it does
     `agentguard lock --check` hashes the project's declared dependencies and compares the
     hash with the one recorded in both lock files; it also checks that the requirements
-    lock and `pylock.toml` pin the same packages.
+    lock and `pylock.toml` pin the same packages. A lock resolved for one environment
+    (`--backend pip-tools`: the Python that ran it) is reported when `requires-python`
+    admits another Python: there it may miss a dependency.
 
     ## Why is this bad?
     A lock that no longer matches its inputs is installed as if it were reviewed while

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import platform
 import re
 import subprocess
 import sys
@@ -448,7 +449,7 @@ def test_pip_tools_backend_pins_the_same(tmp_path: Path, agent_index: dict[str, 
         return {
             ln.split(" ")[0]
             for ln in (p / "requirements.lock").read_text().splitlines()
-            if "==" in ln
+            if "==" in ln and not ln.startswith("#")
         }
 
     assert (
@@ -459,6 +460,46 @@ def test_pip_tools_backend_pins_the_same(tmp_path: Path, agent_index: dict[str, 
     assert [
         f["evidence"]["child"] for f in findings(report, "AG101") if f["severity"] == "high"
     ] == ["mcp"]
+
+    # pip-compile resolved for this interpreter only: the lock says so, and a lock that does
+    # not cover requires-python (">=3.10") is a finding, at lock time and in --check.
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    env = {
+        "platform_machine": platform.machine(),
+        "python_version": here,
+        "sys_platform": sys.platform,
+    }
+    marker = " and ".join(f"{k} == '{v}'" for k, v in sorted(env.items()))
+    assert (b / "requirements.lock").read_text().splitlines()[1] == (
+        f"# For one environment only: {marker} (resolved for the Python that ran it)."
+    )
+    data = tomllib.loads((b / "pylock.toml").read_text())
+    assert data["environments"] == [marker]
+    assert data["tool"]["agentguard"]["environment"] == env
+    others = [f"3.{m}" for m in range(10, 15) if f"3.{m}" != here]
+    expected = {
+        "file": "pylock.toml",
+        "environment": env,
+        "requires_python": ">=3.10",
+        "not_covered": others,
+    }
+    assert [f["evidence"] for f in findings(report, "AG103")] == [expected]
+    code, checked, _ = run_json("lock", "--check", str(b))
+    [cover] = findings(checked, "AG103")
+    assert (code, cover["evidence"]) == (1, expected)
+    assert cover["message"] == (
+        f"pylock.toml was resolved for one environment only ({marker}); requires-python >=3.10 "
+        f"also admits Python {', '.join(others)}, where it may miss a dependency and `pip "
+        "install --require-hashes` of it can fail."
+    )
+    assert not any("in sync" in n for n in checked["notes"])
+    # The universal lock (uv) covers every Python: no such finding.
+    _, checked, _ = run_json("lock", "--check", str(a))
+    assert findings(checked, "AG103") == []
+    # requires-python narrowed to this Python: the one-environment lock covers it.
+    write_project(b, ["claude-agent-sdk==0.2.95"], requires_python=f"=={here}.*")
+    code, report, _ = _lock(b, agent_index, "--backend", "pip-tools")
+    assert findings(report, "AG103") == []
 
 
 def test_the_projects_config_shapes_lock_findings(
