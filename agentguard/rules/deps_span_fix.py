@@ -115,7 +115,12 @@ def dates_for(graph: LockGraph, edge: DependencyEdge, majors: tuple[str, ...]) -
     if edge.parent != PROJECT and edge.parent_version:
         parent = graph.release_uploads.get(f"{edge.parent}=={edge.parent_version}")
     known = graph.major_uploads.get(edge.child, {})
-    return Dates(parent, {m: known[m] for m in majors if m in known})
+    # Only times that read as times (a lock file is the pull request's: its text is not
+    # taken on trust); anything else is unknown.
+    return Dates(
+        parent if _when(parent) else None,
+        {m: known[m] for m in majors if m in known and _when(known[m])},
+    )
 
 
 def built_for(dates: Dates, majors: tuple[str, ...]) -> str | None:
