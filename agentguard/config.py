@@ -14,6 +14,8 @@ the file and the key (exit 2).
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -24,7 +26,7 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.engine import UsageError
-from agentguard.findings import Severity
+from agentguard.findings import Severity, Source
 from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
@@ -48,6 +50,7 @@ TOP_KEYS = (
     "exclude",
     "context",
     "context-severity",
+    "smoke",
 )
 # `min-release-age`: a count and a unit, e.g. "7d", "36h", "2w" (days by default).
 _AGE = re.compile(r"^\s*(\d{1,5})\s*(d|day|days|h|hour|hours|w|week|weeks)?\s*$")
@@ -113,6 +116,17 @@ class Config:
     contexts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # context name -> the highest grade of a finding there (test code: low by default)
     context_severity: Mapping[str, Severity] = field(default_factory=dict)
+    # `smoke = true`: lock and check run the smoke run. Honoured only from a file given
+    # with --config (the CI's): the scanned project's own file is the pull request's, and
+    # the smoke run executes the project's packages (see docs/smoke.md)
+    smoke: bool | None = None
+    smoke_trusted: bool = False  # it came from --config
+    # where the configuration came from: "project" (the scanned folder's own file: on a
+    # pull request, the PR's), "file" (--config FILE: the caller's), "defaults"
+    origin: str = "defaults"
+    # the scanned folder's configuration files that were there and not read, with why
+    ignored_files: tuple[str, ...] = ()
+    inline_ignores: bool = True  # False: --no-inline-ignores (comments never suppress)
 
     def options(self, rule_id: str) -> Mapping[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -154,6 +168,8 @@ def _parse_toml(text: str, label: str) -> dict[str, Any]:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{label}: nested too deeply to read") from None
+    except (ValueError, UnicodeError, OverflowError, MemoryError) as exc:  # a 4301-digit int
+        raise ConfigError(f"{label}: not valid TOML: {str(exc).splitlines()[0][:200]}") from None
 
 
 def _names(value: Any, where: str) -> frozenset[str]:
@@ -227,19 +243,52 @@ def find_project_layer(project: Path) -> tuple[_Layer | None, list[str]]:
     return from_own or from_py, []
 
 
-def load_config(project: Path | None = None, *, config_file: Path | None = None) -> Config:
-    """The effective configuration for ``project`` (or only ``config_file``, when given)."""
+def project_files(project: Path) -> list[Path]:
+    """The configuration files the scanned folder holds (read or not)."""
+    return [p for p in (project / PROJECT_FILE, project / PYPROJECT) if p.is_file()]
+
+
+def load_config(
+    project: Path | None = None,
+    *,
+    config_file: Path | None = None,
+    project_config: bool = True,
+    inline_ignores: bool = True,
+) -> Config:
+    """The effective configuration for ``project``.
+
+    ``config_file`` (``--config``): only that file; nothing in ``project`` is read.
+    ``project_config=False`` (``--no-project-config``): the scanned folder's
+    ``agentguard.toml`` and ``[tool.agentguard]`` are not read (CI trusts only its own
+    configuration: in a pull request's checkout they are the pull request's). Either way
+    the folder's files that were not read are named in :attr:`Config.ignored_files`.
+    ``inline_ignores=False`` (``--no-inline-ignores``): no comment suppresses a finding."""
     notes: list[str] = []
+    ignored: list[str] = []
+    origin = "defaults"
     if config_file is not None:
         if not config_file.is_file():
             raise ConfigError(f"{config_file}: no such configuration file")
         layer = _project_layer(config_file)
         if layer is None:
             raise ConfigError(f"{config_file}: has no [tool.agentguard] table")
-    elif project is not None:
+        origin = "file"
+        if project is not None:
+            own = {os.path.realpath(config_file)}
+            ignored = [
+                f"{p} (--config {config_file} given)"
+                for p in project_files(project)
+                if os.path.realpath(p) not in own and _may_configure(p)
+            ]
+    elif project is not None and project_config:
         layer, notes = find_project_layer(project)
+        origin = "project" if layer is not None else "defaults"
     else:
         layer = None
+        if project is not None:
+            ignored = [
+                f"{p} (--no-project-config)" for p in project_files(project) if _may_configure(p)
+            ]
     layers = [layer] if layer else []
     for lay in layers:
         _validate(lay)
@@ -258,7 +307,57 @@ def load_config(project: Path | None = None, *, config_file: Path | None = None)
             break
         name, named_in = str(data["policy"]), f"{label}: policy"
     stack = [*reversed(chain), *layers]
-    return _build(stack, policy=chain[0].label.split(":", 1)[1], notes=notes)
+    config = _build(stack, policy=chain[0].label.split(":", 1)[1], notes=notes)
+    config = dataclasses.replace(
+        config, origin=origin, ignored_files=tuple(ignored), inline_ignores=inline_ignores
+    )
+    if config_file is not None and config.smoke is not None:
+        config = dataclasses.replace(config, smoke_trusted=True)
+    return config
+
+
+def load_target_config(
+    root: Path,
+    *,
+    config_file: Path | None = None,
+    project_config: bool = True,
+    inline_ignores: bool = True,
+) -> tuple[Config, list[Source]]:
+    """:func:`load_config` for a scanned folder: its own ``pyproject.toml`` that does not
+    parse is a failed source (exit 3; the scan says what is wrong with the file), not a
+    usage error; a configuration that says something wrong, or a bad ``--config``, is."""
+    try:
+        config = load_config(
+            root,
+            config_file=config_file,
+            project_config=project_config,
+            inline_ignores=inline_ignores,
+        )
+        return config, []
+    except ConfigError as exc:
+        text = str(exc).removeprefix(f"{root / PYPROJECT}: ")
+        unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
+        if config_file is not None or text == str(exc) or not unreadable:
+            raise
+        failed = Source.failed(
+            "config",
+            str(root / PYPROJECT),
+            f"the configuration could not be read: {exc}",
+            error_code="config-unreadable",
+            retryable=False,
+        )
+        return load_config(None, inline_ignores=inline_ignores), [failed]
+
+
+def _may_configure(path: Path) -> bool:
+    """An ``agentguard.toml``, or a ``pyproject.toml`` that names ``tool.agentguard`` (read
+    as text only: a file not read for its configuration is not parsed either)."""
+    if path.name != PYPROJECT:
+        return True
+    try:
+        return "agentguard" in safeio.read_text(path, cap=MAX_CONFIG_BYTES)
+    except (OSError, UnicodeDecodeError):
+        return True  # (said as not read; whether it held a table is unknown)
 
 
 # -- validation and merging -----------------------------------------------------------
@@ -302,6 +401,8 @@ def _validate(lay: _Layer) -> None:
         _severity(lay, "fail-on", d["fail-on"])
     if "build" in d and not isinstance(d["build"], bool):
         raise ConfigError(f"{label}: {p}build must be true or false")
+    if "smoke" in d and not isinstance(d["smoke"], bool):
+        raise ConfigError(f"{label}: {p}smoke must be true or false")
     if "min-release-age" in d:
         age = d["min-release-age"]
         if not isinstance(age, (str, int)) or isinstance(age, bool) or not _AGE.match(str(age)):
@@ -404,6 +505,7 @@ def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
         deps=deps_policy(merged),
         notes=tuple(notes),
         build=merged.get("build"),
+        smoke=merged.get("smoke"),
         min_release_age=str(merged["min-release-age"]) if "min-release-age" in merged else None,
         exclude=tuple(merged.get("exclude", [])),
         contexts={c: tuple(g) for c, g in merged.get("context", {}).items()},

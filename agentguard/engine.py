@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from agentguard import __version__
 from agentguard.findings import (
+    ConfigTrace,
     Finding,
     JSONValue,
     Provenance,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from agentguard.inspect.project.containers import BuildFileFacts
     from agentguard.inspect.project.install_facts import RequirementDecl
     from agentguard.inspect.project.model import ProjectFacts
+    from agentguard.smoke.facts import SmokeFacts
 
 
 class ExitCode(enum.IntEnum):
@@ -72,6 +74,7 @@ def make_report(
     facts: Mapping[str, JSONValue] | None = None,
     notes: Iterable[str] = (),
     status: str | None = None,
+    configuration: ConfigTrace | None = None,
 ) -> Report:
     return Report(
         provenance=Provenance(
@@ -86,6 +89,7 @@ def make_report(
         facts=dict(facts or {}),
         notes=tuple(notes),
         status=status,
+        configuration=configuration,
     )
 
 
@@ -113,6 +117,13 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
     from agentguard.rules.agent_checks import run_agent_rules as agent_rules
 
     return agent_rules(facts)
+
+
+def run_smoke_rules(facts: SmokeFacts) -> list[Finding]:
+    """AG601-AG605 over what a smoke run observed."""
+    from agentguard.rules.smoke import check_smoke
+
+    return check_smoke(facts)
 
 
 def lock_questions(
@@ -145,6 +156,10 @@ def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list
         findings += check_compose_file(cf, workdirs)
     for dc in facts.devcontainers:
         findings += check_devcontainer(dc)
+    if facts.devcontainers:
+        from agentguard.rules.devcontainer_features import merge_socket_findings
+
+        findings = merge_socket_findings(findings, facts.devcontainers)
     for cmd, refs in facts.installs:
         findings += check_unlocked_installs([cmd], refs, watched)
     findings += check_sdk_bounds(list(facts.decls), watched, locked=facts.locked)

@@ -12,6 +12,8 @@ from agentguard.cli_shared import (
     ConfigOpt,
     FailOnOpt,
     FormatOpt,
+    NoInlineIgnoresOpt,
+    NoProjectConfigOpt,
     OutputOpt,
     QuietOpt,
     SarifRootOpt,
@@ -46,6 +48,8 @@ def check(
     ] = False,
     fail_on: FailOnOpt = None,
     config_file: ConfigOpt = None,
+    no_project_config: NoProjectConfigOpt = False,
+    no_inline_ignores: NoInlineIgnoresOpt = False,
     baseline: Annotated[
         Path | None, typer.Option("--baseline", help="Suppress the findings recorded in this file.")
     ] = None,
@@ -58,6 +62,18 @@ def check(
         typer.Option("--sarif-output", help="Also write the report as SARIF here (for CI)."),
     ] = None,
     timeout: TimeoutOpt = None,
+    smoke: Annotated[
+        bool | None,
+        typer.Option(
+            "--smoke/--no-smoke",
+            help="Install the lock into a scratch environment and start the agent SDK and MCP "
+            "servers (runs the project's packages: opt-in; see docs/smoke.md).",
+        ),
+    ] = None,
+    smoke_timeout: Annotated[
+        float | None,
+        typer.Option("--smoke-timeout", min=1.0, help="Seconds for the smoke run (default 900)."),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     verbose: VerboseOpt = False,
@@ -74,8 +90,12 @@ def check(
         images=tuple(image),
         images_from_compose=images_from_compose,
         config_file=config_file,
+        project_config=not no_project_config,
+        inline_ignores=not no_inline_ignores,
         baseline=baseline,
         write_baseline=write_baseline,
+        smoke=smoke,
+        smoke_timeout=smoke_timeout,
     )
     try:
         if fail_on is not None:

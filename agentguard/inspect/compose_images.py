@@ -16,6 +16,7 @@ import yaml
 
 from agentguard import safeio
 from agentguard.findings import Source, SourceStatus
+from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 
 COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 MAX_COMPOSE_BYTES = 4 * 1024 * 1024
@@ -55,11 +56,11 @@ def _read(path: Path, shown: str) -> tuple[object, Source]:
             retryable=False,
             remedy="fix the file (`docker compose config` shows the error)",
         )
-    except RecursionError:  # PyYAML composes nested nodes recursively
+    except PARSE_FAILURES as exc:  # nesting, a 4301-digit integer...: this file's failure
         return None, Source.failed(
             "compose",
             shown,
-            "nested too deeply to read",
+            str(document_error(exc)),
             error_code="compose-invalid",
             retryable=False,
             remedy="fix the file (`docker compose config` shows the error)",

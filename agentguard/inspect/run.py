@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentguard.config import Config, ConfigError, load_config
+from agentguard.config import Config, load_target_config
 from agentguard.engine import container_findings, image_findings, make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
@@ -42,6 +42,8 @@ class InspectOptions:
     discover_lock: bool = True
     config_file: Path | None = None
     file_kind: str | None = None  # what a named file is (--kind dockerfile, mcp, ...)
+    project_config: bool = True  # False: --no-project-config
+    inline_ignores: bool = True  # False: --no-inline-ignores
 
 
 @dataclass(frozen=True)
@@ -63,12 +65,65 @@ def read_image_file(path: Path, *, target: str, platform: str | None) -> _ImageR
     """A `docker save` tarball or an OCI layout (folder or tar) through the streaming reader."""
     from agentguard.inspect.image import read_image_archive
 
-    read = read_image_archive(path, target=target, platform=platform)
-    return _ImageRead(read.facts, tuple(read.sources))
+    def once(extra: tuple[Any, ...]) -> _ImageRead:
+        read = read_image_archive(path, target=target, platform=platform, extra_plans=extra)
+        return _ImageRead(read.facts, tuple(read.sources))
+
+    return following_links(once, target, lambda facts: {})
+
+
+def following_links(
+    read: Callable[[tuple[Any, ...]], _ImageRead],
+    target: str,
+    agent_args: Callable[[ImageFacts], dict[str, Any]],
+) -> _ImageRead:
+    """Read an image again while the agent's paths lead through links to files the read did
+    not collect (the links are known only once every layer has been read): at most
+    MAX_READS reads; what is still not collected then is a failed source."""
+    from agentguard.inspect.image.agentfiles import find_agent
+    from agentguard.inspect.image.agentplan import link_plan
+
+    done = read(())
+    wants: set[str] = set()
+    for _ in range(MAX_READS - 1):
+        if done.facts is None:
+            break
+        new = set(find_agent(done.facts, **agent_args(done.facts)).unread) - wants
+        if not new:
+            break
+        wants |= new
+        done = read((link_plan(wants),))
+        note = Source.ok(
+            "image-links",
+            target,
+            f"read again for {len(wants)} paths the agent reaches through links",
+        )
+        done = _ImageRead(done.facts, (*done.sources, note))
+    return done
+
+
+MAX_READS = 3  # of one image, following links to files the first read did not collect
 
 
 def read_engine_image(
-    image: Any, *, target: str, platform: str | None, runs: Any = None
+    image: Any,
+    *,
+    target: str,
+    platform: str | None,
+    runs: Any = None,
+    agent_args: Callable[[ImageFacts], dict[str, Any]] = lambda facts: {},
+) -> _ImageRead:
+    """An engine image: `image.save()`'s stream fed to the same reader, never to disk; saved
+    again when links lead the agent to files the first read did not collect."""
+
+    def once(extra: tuple[Any, ...]) -> _ImageRead:
+        return _read_engine_once(image, target=target, platform=platform, runs=runs, extra=extra)
+
+    return following_links(once, target, agent_args)
+
+
+def _read_engine_once(
+    image: Any, *, target: str, platform: str | None, runs: Any, extra: tuple[Any, ...]
 ) -> _ImageRead:
     """An engine image: `image.save()`'s stream fed to the same reader, never to disk.
 
@@ -90,7 +145,7 @@ def read_engine_image(
         target=target,
         platform=platform,
         expected=_engine_config(image),
-        extra_plans=(plan_of(container),) if container is not None else (),
+        extra_plans=((plan_of(container),) if container is not None else ()) + extra,
     )
     facts = read.facts
     if facts is not None:
@@ -191,6 +246,7 @@ def _image_part(
             configs=agent.configs,
         )
         layers = {c.path: c.layer_digest for c in image.contents}
+        layers.update({f.content.path: f.content.layer_digest for f in agent.files})
         findings += [_in_layer(f, layers) for f in result.findings]
         sources += list(result.sources)
         if result.facts:
@@ -322,7 +378,13 @@ def _container(
                 else Source.failed("image", image_id, "no engine client", error_code="engine-error")
             )
         else:
-            read = read_engine_image(look.obj, target=image_id, platform=opts.platform, runs=obj)
+            read = read_engine_image(
+                look.obj,
+                target=image_id,
+                platform=opts.platform,
+                runs=obj,
+                agent_args=lambda img: _container_agent_args(container_facts(attrs, img)),
+            )
             sources += read.sources
             image = read.facts
     facts = container_facts(attrs, image)
@@ -348,6 +410,15 @@ def _container(
         ),
         image_part,
     )
+
+
+def _container_agent_args(facts: Any) -> dict[str, Any]:
+    """What a container runs, for :func:`find_agent` (as :func:`_image_part` is given it)."""
+    return {
+        "env": facts.env,
+        "workdir": facts.workdir or None,
+        "argv": (facts.entrypoint, facts.cmd),
+    }
 
 
 def _project(target: Target, *, file_kind: str | None, exclude: tuple[str, ...]) -> InspectResult:
@@ -386,26 +457,12 @@ def run_inspect(
 ) -> tuple[Report, Config]:
     """The whole command: config, inspect, policy, report. UsageError means exit 2."""
     root = project_root(opts.target)
-    config_sources: list[Source] = []
-    try:
-        config = load_config(root, config_file=opts.config_file)
-    except ConfigError as exc:
-        # the target's own pyproject.toml does not parse: its configuration cannot be
-        # read (a failed source, exit 3), and the scan says what is wrong with the file
-        text = str(exc).removeprefix(f"{root / 'pyproject.toml'}: ")
-        unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
-        if opts.config_file is not None or text == str(exc) or not unreadable:
-            raise  # a configuration that says something wrong is exit 2
-        config = load_config(None)
-        config_sources.append(
-            Source.failed(
-                "config",
-                str(root / "pyproject.toml"),
-                f"the configuration could not be read: {exc}",
-                error_code="config-unreadable",
-                retryable=False,
-            )
-        )
+    config, config_sources = load_target_config(
+        root,
+        config_file=opts.config_file,
+        project_config=opts.project_config,
+        inline_ignores=opts.inline_ignores,
+    )
     result = inspect_target(opts, config=config, progress=progress, connect=connect)
     from agentguard.policy import apply_policy  # (a project scan imports it while it reads)
 
@@ -422,6 +479,7 @@ def run_inspect(
         inputs=result.inputs,
         facts=result.facts,
         notes=(*config.notes, *result.notes, *applied.notes),
+        configuration=applied.trace,
     )
     return report, config
 

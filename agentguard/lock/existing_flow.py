@@ -12,20 +12,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard import safeio
-from agentguard.engine import UsageError, make_report
+from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers import LockReadError, read_existing
 from agentguard.lock.readers.interface import ExistingLock, LockReader
+from agentguard.lock.uv_declared import UvDeclared, declared_package
+from agentguard.lock.uv_declared import workspace_declared as workspace_declared
 from agentguard.lock.which_lock import derived_pylock as derived_pylock
 from agentguard.lock.which_lock import existing_reader as existing_reader
-from agentguard.safeio import MAX_CONFIG_BYTES, MAX_LOCK_BYTES
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover
-    import tomli as tomllib
+    pass
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
@@ -55,70 +57,90 @@ def read_failure(exc: LockReadError, remedy: str) -> Source:
     )
 
 
-def _pyproject(root: Path) -> str:
-    return safeio.read_text(root / "pyproject.toml", root=root, cap=MAX_CONFIG_BYTES)
+def _pyproject_data(root: Path) -> dict[str, Any]:
+    """pyproject.toml as data ({} when there is none: requirements.in)."""
+    import sys
 
-
-def workspace_declared(root: Path) -> dict[str, tuple[str, list[str] | None]]:
-    """uv workspace members: name -> (their pyproject.toml, declared as uv records them)."""
-    from agentguard.lock.inputs_tools import uv_workspace_members
-
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
-        data = tomllib.loads(_pyproject(root))
-        members = uv_workspace_members(root, data)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, UsageError):
+        text = safeio.read_text(root / "pyproject.toml", root=root, cap=safeio.MAX_CONFIG_BYTES)
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return {}
-    from packaging.utils import canonicalize_name
-
-    out: dict[str, tuple[str, list[str] | None]] = {}
-    for py in members:
-        try:
-            member = tomllib.loads(safeio.read_text(py, root=root, cap=MAX_CONFIG_BYTES)).get(
-                "project", {}
-            )
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-            continue
-        if isinstance(member, dict) and isinstance(member.get("name"), str):
-            rel = str(py.relative_to(root))
-            out[canonicalize_name(member["name"])] = (rel, declared_as_uv_records(py.parent))
-    return out
+    return data if isinstance(data, dict) else {}
 
 
-def declared_as_uv_records(root: Path) -> list[str] | None:
-    """[project] dependencies and optional dependencies as uv records them in the root
-    package's requires-dist (an optional one carries ``extra == '<name>'``)."""
-    try:
-        data = tomllib.loads(_pyproject(root))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        return None
-    project = data.get("project")
-    if not isinstance(project, dict):
-        return None
-    out = [d for d in project.get("dependencies", []) if isinstance(d, str)]
-    optional = project.get("optional-dependencies", {})
-    if isinstance(optional, dict):
-        for extra, items in optional.items():
-            for d in items if isinstance(items, list) else []:
-                if isinstance(d, str):
-                    head, _, marker = d.partition(";")
-                    cond = f"extra == '{extra}'"
-                    out.append(
-                        f"{head.strip()} ; {f'({marker.strip()}) and ' if marker.strip() else ''}{cond}"
-                    )
-    return out
+def declared_as_uv_records(root: Path) -> UvDeclared | None:
+    """The root package's requirements as uv records them in its requires-dist (None: the
+    folder declares no package: a virtual workspace root)."""
+    return declared_package(root, root)
 
 
 def root_requirements(inputs: ProjectInputs, lock: ExistingLock) -> list[str]:
     """The project's own requirements: declared ones, the development groups the lock
     records (uv installs them by default), and caps from uv's constraint- and
-    override-dependencies (a cap there holds the child to one major, like a cap of its own)."""
-    return [*inputs.requirement_lines(), *lock.root_requires_dev, *inputs.constraint_lines()]
+    override-dependencies (a cap there holds the child to one major, like a cap of its own).
+
+    Dependencies a build backend computes (unknown here) are read from the lock's own
+    record of the root package; a virtual workspace root requires its members."""
+    declared = inputs.requirement_lines()
+    if inputs.dynamic_unknown is not None and lock.root_requires is not None:
+        declared = [r for r in lock.root_requires if "extra" not in r.partition(";")[2]]
+    if inputs.virtual_root:
+        declared = [*declared, *(name for name, _reqs in lock.member_requires)]
+    return [*declared, *lock.root_requires_dev, *inputs.constraint_lines()]
+
+
+def inputs_source(inputs: ProjectInputs) -> Source:
+    if inputs.dynamic_unknown is not None:
+        what = "its [project] dependencies are dynamic (not read: see below)"
+    elif inputs.virtual_root:
+        what = f"a uv workspace root without a package of its own ({len(inputs.requirements)} requirements)"
+    else:
+        what = f"{len(inputs.requirements)} requirements"
+    return Source.ok("file", inputs.source, what)
+
+
+def dynamic_source(inputs: ProjectInputs, lock: ExistingLock | None) -> Source | None:
+    """The skipped source that says the project's dependencies are dynamic and unknown
+    here, and what the gate read instead."""
+    if inputs.dynamic_unknown is None:
+        return None
+    if lock is not None and lock.root_requires is not None:
+        instead = (
+            f"the gate reads {lock.path}'s own record of the project's requirements "
+            f"({len(lock.root_requires)}); whether that record is current was not checked "
+            "(`uv lock --check` would run the build backend, which is the pull request's code)"
+        )
+    else:
+        instead = "the project's own requirements are unknown, so they were not checked"
+    return Source.skipped(
+        "file",
+        f"{inputs.source} [project] dependencies",
+        f"dynamic: {inputs.dynamic_unknown}; {instead}",
+    )
 
 
 def graph_findings(analysis: ExistingAnalysis, policy: DepsPolicy) -> list[Finding]:
+    """AG101, AG105 and AG107 (a pin from an index nobody configured: AG107 says its ranges
+    are unread, so it is not AG105's "sdist only" too)."""
     from agentguard.rules.deps import check_major_spans, check_unknown_metadata
+    from agentguard.rules.deps_index import check_unconfigured_indexes
 
-    return [*check_major_spans(analysis.graph, policy), *check_unknown_metadata(analysis.graph)]
+    foreign = {name for name, _v, _i, _l in analysis.unconfigured}
+    unknown = [
+        f
+        for f in check_unknown_metadata(analysis.graph)
+        if f.evidence.get("package") not in foreign
+    ]
+    return [
+        *check_major_spans(analysis.graph, policy),
+        *unknown,
+        *check_unconfigured_indexes(analysis.lock_path, analysis.unconfigured),
+    ]
 
 
 def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONValue]:
@@ -136,12 +158,15 @@ def check_existing(
 ) -> Report:
     """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock
     (indexes read: the configured ones, ``index_url`` the run's --index-url)."""
-    from agentguard.lock.existing_check import check_hashes, check_in_sync, check_members_in_sync
+    from agentguard.lock.existing_check import (
+        check_hashes,
+        check_in_sync,
+        check_members_in_sync,
+        check_poetry_hash,
+    )
 
     root = inputs.root
-    sources: list[Source] = [
-        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
-    ]
+    sources: list[Source] = [inputs_source(inputs)]
     prov: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
         "input_source": inputs.source,
@@ -164,7 +189,21 @@ def check_existing(
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
     members = workspace_declared(root) if lock.format == "uv.lock" else {}
+    unknown = dynamic_source(inputs, lock)
+    if unknown is not None:
+        sources.append(unknown)
+    for name, (path, member) in sorted(members.items()):
+        if member.records is None:
+            sources.append(
+                Source.skipped(
+                    "file",
+                    f"{path} [project] dependencies",
+                    f"workspace member {name}: dynamic ({member.why or 'not read'}); "
+                    f"its record in {lock.path} was not compared with it",
+                )
+            )
     findings = [
+        *check_poetry_hash(lock, _pyproject_data(root), inputs.source),
         *check_in_sync(lock, inputs, declared),
         *check_members_in_sync(lock, members),
         *check_hashes(lock),

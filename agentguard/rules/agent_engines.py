@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.engine_model import (
     CODEX,
@@ -367,7 +368,9 @@ def check_action_step(step: ActionStep) -> list[Finding]:
                 locations=[where],
                 fix=Fix(
                     f"Pin {step.action} to a full commit SHA (keep the tag as a comment).",
-                    snippet=f"uses: {step.action}@<40-character commit sha>  # {step.ref}",
+                    snippet=escape.snippet(
+                        f"uses: {step.action}@<40-character commit sha>  # {step.ref}"
+                    ),
                 ),
                 evidence={"action": step.action, "ref": step.ref},
             )

@@ -1,5 +1,6 @@
-"""AG120 and AG331 for an agent a workflow starts with its own ``run:`` step (OpenHands'
-resolver: ``python -m openhands.resolver.resolve_issue``). Pure: facts from
+"""AG120, AG130 and AG331 for an agent a workflow starts with its own ``run:`` step
+(OpenHands' resolver: ``python -m openhands.resolver.resolve_issue``) or a composite action
+runs. Pure: facts from
 :mod:`agentguard.inspect.project.workflow_runs`."""
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ def check_agent_run(run: AgentRunStep) -> list[Finding]:
                 confidence=Confidence.MEDIUM,  # read from the `if:` text, not evaluated
             )
         )
+    if run.tool_installs:
+        from agentguard.rules.tool_installs import check_tool_installs
+
+        out += check_tool_installs(run.tool_installs)
     files = dict(run.written)
     for cmd in run.installs:
         refs = {ref: [files[ref]] if ref in files else [] for ref in cmd.requirement_files}

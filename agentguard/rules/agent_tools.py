@@ -31,7 +31,13 @@ class BuiltinShellTools(Rule):
     smolagents `CodeAgent` with the local executor, AutoGen's local command-line
     executor, crewAI's unsafe code execution. A value that cannot be read statically is
     reported with low confidence, never taken as safe. A shell confined by the engine's
-    sandbox (`sandbox={"enabled": True}`) is reported at medium severity. Other engines:
+    sandbox (`sandbox={"enabled": True}`) is reported at medium severity. In a workflow
+    run (claude-code-action's `allowed_tools:`, `settings:` and `claude_args:` inputs, a
+    `claude -p` step) nobody answers a prompt, so a shell whose pre-approved commands
+    cannot start other code (`Bash(git diff:*)`, `Bash(ls:*)`) is medium; one that
+    pre-approves an interpreter, a runner or a wildcard (`Bash(python:*)`, `Bash(make:*)`,
+    `Bash(uv run:*)`, `Bash(npm run:*)`, `Bash(git:*)`, `Bash(find:*)`) runs arbitrary code
+    and stays high, with the secrets the action's `claude_env` gives it named. Other engines:
     the Codex CLI's shell outside its sandbox (`sandbox_mode = "danger-full-access"` with an
     approval step still on), the Gemini CLI's `tools.allowed` listing the whole
     `run_shell_command`, and OpenHands on a runtime without a sandbox (`runtime = "local"`

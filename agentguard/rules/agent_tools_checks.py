@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.inspect.project.model import (
     AgentConfig,
@@ -22,6 +23,7 @@ from agentguard.rules.agent_tools import (
     CATEGORY_RULES,
     AllowListWithoutRemoval,
 )
+from agentguard.rules.arbitrary_code import arbitrary_code
 
 
 def _loc(cfg: AgentConfig, line: int | None = None) -> Location:
@@ -145,6 +147,8 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             )
         severity = rule.default_severity
         evidence_extra: dict[str, JSONValue] = {}
+        if category == "shell":
+            message += _arbitrary_code(cfg, evidence_extra)
         sandbox = sandboxed(cfg) if category == "shell" else None
         if sandbox:
             # the Bash sandbox confines commands (files, network); the shell still exists
@@ -152,21 +156,33 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             message += f" Commands run in the engine's sandbox ({sandbox})."
             evidence_extra["mitigated_by"] = [f"sandbox ({sandbox})"]
         else:
-            gates = approval_gates(cfg, names)
+            not_gates: list[str] = []
+            gates = approval_gates(cfg, names, not_gates)
             if gates:
                 # each call is seen by code the project wrote before it runs: lower, and say so
                 severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
                 message += " Mitigated: " + "; ".join(gates) + "."
                 evidence_extra["mitigated_by"] = gates
+            elif not_gates:
+                message += " Not mitigated: " + "; ".join(not_gates) + "."
+                evidence_extra["not_mitigated_by"] = not_gates
         out.append(
             rule.finding(
                 message,
                 locations=[_loc(cfg)],
                 fix=Fix(
-                    f"Remove them: list only the tools the agent needs in "
+                    (
+                        "Pre-approve only commands whose arguments cannot start other code "
+                        "(`Bash(git diff:*)`, `Bash(uv run ruff:*)`), not an interpreter, a "
+                        "runner or a wildcard, and give the agent no secret its task does "
+                        "not need. "
+                        if "arbitrary_code" in evidence_extra
+                        else ""
+                    )
+                    + f"Remove them: list only the tools the agent needs in "
                     f"`{option_syntax(cfg, 'tools')}`, or add these to "
                     f"`{option_syntax(cfg, 'disallowed_tools')}`.",
-                    snippet=_list_snippet(cfg, "disallowed_tools", names),
+                    snippet=escape.snippet(_list_snippet(cfg, "disallowed_tools", names)),
                 ),
                 evidence={
                     "engine": cfg.engine,
@@ -184,12 +200,41 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
     return out
 
 
+def _arbitrary_code(cfg: AgentConfig, evidence: dict[str, JSONValue]) -> str:
+    """What the allow-list pre-approves that runs code of the model's choosing, and the
+    secrets that code can read from its environment (claude-code-action's `claude_env`)."""
+    allowed = cfg.options.get("allowed_tools")
+    entries = allowed.value if allowed is not None and isinstance(allowed.value, tuple) else ()
+    found = [(e, why) for e in entries if isinstance(e, str) for why in [arbitrary_code(e)] if why]
+    if not found:
+        return ""
+    evidence["arbitrary_code"] = [e for e, _ in found]
+    shown = "; ".join(f"`{e}`: {why}" for e, why in found[:4])
+    more = f"; and {len(found) - 4} more" if len(found) > 4 else ""
+    text = f" Pre-approved without a prompt, these run any code: {shown}{more}."
+    secrets = cfg.options.get("env_secrets")
+    if secrets is not None and isinstance(secrets.value, tuple) and secrets.value:
+        names = [str(n) for n in secrets.value]
+        evidence["secrets_in_env"] = names
+        text += (
+            f" That code runs with {len(names)} secrets in its environment "
+            f"({', '.join(names)}, from `claude_env`)."
+        )
+    return text
+
+
 _GRANT_FIX = {
     "smolagents": 'Use a remote executor: `CodeAgent(..., executor_type="docker")` '
     "(or e2b, modal, wasm) instead of the local one.",
     "autogen": "Use `DockerCommandLineCodeExecutor` (a throwaway container without the "
     "project or credentials) instead of the local executor.",
     "crewai": 'Use `code_execution_mode="safe"` (Docker) instead of "unsafe".',
+    "anthropic API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
+    "openai API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
 }
 _CATEGORY_FIX = {
     "shell": "Remove the tool, or give it an executor that runs commands in a disposable "
@@ -276,7 +321,7 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "
                 f"`{option_syntax(cfg, 'tools')}`.",
-                snippet=_list_snippet(cfg, "tools", listed),
+                snippet=escape.snippet(_list_snippet(cfg, "tools", listed)),
             ),
             evidence={
                 "engine": cfg.engine,

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.model import (
     AgentConfig,
@@ -148,7 +149,7 @@ def check_mcp_server(server: McpServer) -> list[Finding]:
                 "it on purpose."
                 if pinned
                 else "Name the server's package with an exact version (or an image digest).",
-                snippet=pinned or None,
+                snippet=escape.snippet(pinned) if pinned else None,
             ),
             evidence={
                 "server": server.name,
@@ -170,7 +171,8 @@ def check_fallback_option(cfg: AgentConfig) -> list[Finding]:
     if not set_alts:
         return []
     certain = all(isinstance(a, str) for a in set_alts) and len(set_alts) == len(alts)
-    name = option_syntax(cfg, "fallback_model")
+    # as written where the option is an action's input (`fallback_model:`)
+    name = opt.expr.rstrip(":") if opt.expr.endswith(":") else option_syntax(cfg, "fallback_model")
     return [
         SilentModelFallback.finding(
             f"{cfg.engine} configuration sets `{name}` = {describe(opt.value)}: when the "

@@ -14,7 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from agentguard import redact
+from agentguard import escape, redact
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
@@ -42,6 +42,11 @@ class UnlockedInstall(Rule):
     token (high). A requirements file the job writes itself (`echo "pkg==${VERSION}" >
     /tmp/requirements.txt`) is read, its run-time versions named; a git requirement
     without a commit (`git+https://.../repo.git`) installs whatever the branch holds.
+    The same for the `run:` steps of a local composite action that runs an agent, and the
+    scripts a devcontainer lifecycle command runs. An install that looks locked and is
+    not: `uv sync` without `--locked`/`--frozen` in a Dockerfile whose build has no
+    `uv.lock` (the checkout's `.gitignore` lists it, or the project holds none, so
+    `COPY pyproject.toml uv.lock* ./` copies nothing) resolves anew on every build.
 
     ## Why is this bad?
     Pinning the SDK alone is not enough: its dependencies are resolved again on every
@@ -191,6 +196,9 @@ def check_unlocked_installs(
     """
     findings: list[Finding] = []
     for cmd in installs:
+        if cmd.tool == "uv sync":
+            findings += check_uv_sync(cmd)
+            continue
         names = {n for n in (_package_name(p) for p in cmd.packages) if n}
         if not cmd.requirement_files and names and names <= BOOTSTRAP_TOOLS:
             continue
@@ -276,6 +284,40 @@ def check_unlocked_installs(
             )
         )
     return findings
+
+
+_LOCK_STATE = {
+    "ignored": "the checkout's .gitignore lists uv.lock, so a fresh clone has none",
+    "absent": "the project holds no uv.lock there",
+}
+
+
+def check_uv_sync(cmd: InstallCommand) -> list[Finding]:
+    """AG120 for `uv sync` without --locked/--frozen where the build has no uv.lock:
+    `COPY pyproject.toml uv.lock* ./` looks locked, and copies nothing."""
+    if cmd.locked or cmd.lock_state not in _LOCK_STATE:
+        return []  # held to the lock, or the lock is there (uv installs from it), or unknown
+    when, every = _PHASES.get(cmd.phase, _PHASES["start"])
+    return [
+        UnlockedInstall.finding(
+            f"`{_short(cmd.text)}` runs {when} without `--locked` or `--frozen`, and "
+            f"{_LOCK_STATE[cmd.lock_state]}: uv resolves the dependency tree anew on every "
+            f"{every} (and writes a lock of its own, which a later `--locked` in the build agrees with).",
+            locations=[Location(path=cmd.path, line=cmd.line)],
+            fix=Fix(
+                "Commit uv.lock (take it out of .gitignore), copy it into the build, and run "
+                "`uv sync --locked` so that a lock that does not match fails the build instead "
+                "of being resolved again.",
+                snippet="uv sync --locked",
+            ),
+            evidence={
+                "command": redact.url(cmd.text),
+                "tool": cmd.tool,
+                "phase": cmd.phase,
+                "lock": cmd.lock_state,
+            },
+        )
+    ]
 
 
 _PHASES = {
@@ -385,7 +427,7 @@ def check_sdk_bounds(
                 locations=[Location(path=d.path, line=d.line)],
                 fix=Fix(
                     f"Pin the version you tested and install from a lock, or cap the major: `{cap}`.",
-                    snippet=snippet,
+                    snippet=escape.snippet(snippet) if snippet else None,
                 ),
                 evidence={
                     "package": d.name,

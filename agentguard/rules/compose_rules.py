@@ -158,7 +158,13 @@ def _dev_mount(m: DevMount) -> MountFact | None:
 
 
 def check_devcontainer(dc: DevcontainerFacts) -> list[Finding]:
-    """AG202-AG204 and AG401-AG405 for one devcontainer.json."""
+    """AG202-AG204 and AG401-AG405 for one devcontainer.json (its features and the
+    scripts its lifecycle commands run included)."""
+    from agentguard.rules.devcontainer_features import (
+        check_privileged_features,
+        check_socket_chmod,
+    )
+
     subject = f"devcontainer {dc.path}"
     findings: list[Finding] = []
     mounts: list[MountFact] = []
@@ -180,9 +186,12 @@ def check_devcontainer(dc: DevcontainerFacts) -> list[Finding]:
             where[id(m)] = Location(
                 path=dc.path, line=feat.line, note=f"feature {name} mounts the host's Docker socket"
             )
-    findings += check_mounts(
+    mounted = check_mounts(
         mounts, dc.workspace_folder.value, subject=subject, locate=lambda m: where[id(m)]
     )
+    findings += [f for f in mounted if f.rule_id != "AG203"]
+    findings += check_socket_chmod(dc, [f for f in mounted if f.rule_id == "AG203"])
+    findings += check_privileged_features(dc)
     for setting, label in ((dc.remote_user, "remoteUser"), (dc.container_user, "containerUser")):
         if setting.value is not None:
             findings += check_user(

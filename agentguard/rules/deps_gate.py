@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from agentguard import escape
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.lock.environments import EnvironmentTable, both, quoted_for_toml
 from agentguard.lock.graph import PROJECT, DependencyEdge, LockGraph, major_key, next_major_floor
@@ -131,7 +132,7 @@ def check_major_crossings(
             MajorCrossedOnRelock.finding(
                 message,
                 locations=[Location(dependency_path=graph.path_to(name))],
-                fix=Fix(review, snippet=snippet),
+                fix=Fix(review, snippet=escape.snippet(snippet)),
                 evidence={
                     "package": name,
                     "old": c.old.version,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from agentguard import escape
 from agentguard.findings import Fix, JSONValue
 from agentguard.lock.environments import quoted_for_toml
 from agentguard.lock.graph import (
@@ -177,7 +178,7 @@ def span_fix(
             f"{child}{bound.specifier}, the upstream's own word that {child} {locked_major} "
             f"broke it. Or `{cap}` (the locked major) once your code has been tested against "
             f"{child} {locked_major}.",
-            snippet=upstream,
+            snippet=escape.snippet(upstream),
         )
     if built is not None and _after(dates, locked_major):
         first = with_marker(cap_at(child, edge.specifier, Version(built)), marker)
@@ -188,7 +189,7 @@ def span_fix(
             f"({_day(dates.majors[locked_major])}), so the newest {child} major it can have "
             f"been built against is {built}. Or `{cap}` (the locked major) once your code and "
             f"{edge.parent} have been tested against {child} {locked_major}.",
-            snippet=first,
+            snippet=escape.snippet(first),
         )
     low = lower_bound(edge.specifier)
     alt = None
@@ -210,10 +211,13 @@ def span_fix(
             f"and no later release of {edge.parent} narrows the range"
         )
     if alt is None:
-        return Fix(f"Add `{cap}` to your requirements (the locked major): {why}.", snippet=cap)
+        return Fix(
+            f"Add `{cap}` to your requirements (the locked major): {why}.",
+            snippet=escape.snippet(cap),
+        )
     return Fix(
         f"Cap {child} at the major you have tested: add `{cap}` (the locked major; {why}) to "
         f"your requirements, or `{alt}` if your code was written against that major, "
         f"{cross}. Which one is right depends on the code that was tested.",
-        snippet=cap,
+        snippet=escape.snippet(cap),
     )

@@ -67,8 +67,9 @@ class LiteralSecret(Rule):
     `*_SECRET`, `*PASSWORD*`, ...) or whose value looks like a known key format
     (`sk-...`, `ghp_...`, `AKIA...`), set in the image config, in a build history
     `created_by` line (`ENV`, `ARG`, `RUN export X=...`), or in a container's or compose
-    service's environment. A pass-through (`$VAR`, `${VAR}`) or an empty value is not
-    a secret. The value is never shown: the finding names the variable, where it was
+    service's environment. A pass-through (`$VAR`, `${VAR}`), an empty value, or a
+    placeholder still to be filled in (`<YOUR_TOKEN>`, `xxx`, `sk-xxxx`,
+    `your-api-key-here`) is not a secret. The value is never shown: the finding names the variable, where it was
     set, and at most a short hash prefix of the value.
 
     ## Why is this bad?
@@ -102,7 +103,9 @@ class PrivilegedContainer(Rule):
     """The container runs privileged.
 
     ## What it does
-    Reports a container (or compose service) with `privileged: true`.
+    Reports a container (or compose service) with `privileged: true`, and a devcontainer
+    with a feature that makes it privileged (`docker-in-docker`, which starts its own
+    engine inside).
 
     ## Why is this bad?
     A privileged container has every capability and every host device; escaping to the

@@ -97,8 +97,12 @@ class DockerSocketExposed(Rule):
 
     ## What it does
     Reports a mount whose source or destination is a Docker engine socket
-    (`/var/run/docker.sock`, `/run/docker.sock`, or any `docker.sock`), and a file
-    named `docker.sock` inside an image.
+    (`/var/run/docker.sock`, `/run/docker.sock`, or any `docker.sock`), a file
+    named `docker.sock` inside an image, a devcontainer feature that mounts the socket
+    (`docker-outside-of-docker`), and a devcontainer lifecycle command (or a script it
+    runs) that opens the socket to every user (`chmod 666 /var/run/docker.sock`). One
+    socket reached through a devcontainer's feature and its compose file is one finding
+    with both places as evidence.
 
     ## Why is this bad?
     Access to the engine's socket is root on the host: the agent can start a privileged

@@ -122,11 +122,14 @@ class AgentPlan:
     modules: tuple[str, ...] = ()  # "/site-packages/pkg/"-like fragments: code collected
     speculative: bool = False  # a wrapper may exec what only its body names
     home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR, CODEX_HOME from ENV (absolute)
+    config_dirs: tuple[str, ...] = ()  # folders ("opt/cc/managed-settings.d/"): their *.json
 
     @property
     def active(self) -> bool:
         """Whether the plan wants anything beyond the always-collected names."""
-        return bool(self.exact or self.trees or self.modules or self.speculative)
+        return bool(
+            self.exact or self.trees or self.modules or self.speculative or self.config_dirs
+        )
 
     def covers(self, other: AgentPlan) -> bool:
         """Whether a scan for this plan collected everything ``other`` wants."""
@@ -135,11 +138,18 @@ class AgentPlan:
             and set(other.trees) <= set(self.trees)
             and set(other.modules) <= set(self.modules)
             and (self.speculative or not other.speculative)
+            and set(other.config_dirs) <= set(self.config_dirs)
         )
 
     def wants(self, name: str) -> str | None:
         """Does this plan want the body of ``name``? "exact", "code" or "speculative"."""
         if name in self.exact:
+            return "exact"
+        if (
+            self.config_dirs
+            and name.endswith(".json")
+            and name[: name.rfind("/") + 1] in self.config_dirs
+        ):
             return "exact"
         if not name.endswith(SCRIPT_SUFFIXES):
             return None
@@ -191,7 +201,29 @@ def union(plans: Iterable[AgentPlan]) -> AgentPlan:
         modules=tuple(sorted({x for p in plans for x in p.modules})),
         speculative=any(p.speculative for p in plans),
         home_hints=tuple(sorted({x for p in plans for x in p.home_hints})),
+        config_dirs=tuple(sorted({x for p in plans for x in p.config_dirs})),
     )
+
+
+def link_plan(wants: Iterable[str]) -> AgentPlan:
+    """What to collect where links lead: ``a/b`` a file, ``a/`` a folder's code, ``a/*`` a
+    folder's ``*.json`` (relative names, as :attr:`ImageFacts.link_wants` holds them)."""
+    wants = set(wants)
+    return AgentPlan(
+        exact=frozenset(w for w in wants if not w.endswith(("/", "/*"))),
+        trees=tuple(sorted(w for w in wants if w.endswith("/"))),
+        config_dirs=tuple(sorted(w[:-1] for w in wants if w.endswith("/*"))),
+    )
+
+
+def link_wants_of(plans: Iterable[AgentPlan]) -> tuple[str, ...]:
+    """The wants of plans made by :func:`link_plan`, back in its notation."""
+    out: set[str] = set()
+    for p in plans:
+        out.update(p.exact)
+        out.update(p.trees)
+        out.update(d + "*" for d in p.config_dirs)
+    return tuple(sorted(out))
 
 
 def command_line(entrypoint: Sequence[str] | None, cmd: Sequence[str] | None) -> tuple[str, ...]:
@@ -232,7 +264,7 @@ def _plan(launches: list[Launch], env_map: dict[str, str], workdir: str) -> Agen
     speculative = False
     for launch in launches:
         for path in launch.candidates:
-            exact.add(path.lstrip("/"))
+            exact.add(posixpath.normpath(path).lstrip("/"))  # (where no link is on the way)
         if launch.kind == "script" and launch.target:
             tree = source_tree(launch.target)
             if tree is not None:
@@ -391,11 +423,15 @@ def _python(line: tuple[str, ...], rest: list[str], env_map: dict[str, str], cwd
 
 def _script(line: tuple[str, ...], path: str, interpreter: str, cwd: str) -> Launch:
     full = posixpath.normpath(posixpath.join(cwd, path))
-    return Launch("script", line, target=full, interpreter=interpreter, candidates=(full,))
+    # the candidate keeps its `..`: the kernel takes it after the links before it
+    # (/app/../bot.py with /app -> /opt/real is /opt/bot.py, not /bot.py)
+    raw = posixpath.join(cwd, path)
+    return Launch("script", line, target=full, interpreter=interpreter, candidates=(raw,))
 
 
 def _which(prog: str, env_map: dict[str, str], cwd: str) -> tuple[str, ...]:
+    """Where the kernel looks for ``prog``: its `..` kept (resolved after links)."""
     if "/" in prog:
-        return (posixpath.normpath(posixpath.join(cwd, prog)),)
+        return (posixpath.join(cwd, prog),)
     dirs = env_map.get("PATH", DEFAULT_PATH).split(":")
-    return tuple(posixpath.join(posixpath.normpath(d), prog) for d in dirs if d.startswith("/"))
+    return tuple(posixpath.join(d, prog) for d in dirs if d.startswith("/"))

@@ -8,6 +8,7 @@ Entries of the same layer are never hidden by its own whiteouts.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -31,6 +32,7 @@ class Merged:
     problems: tuple[Problem, ...]
     agent_entries: tuple[FileEntry, ...] = ()
     speculative_dropped: int = 0
+    symlinks: tuple[tuple[str, str], ...] = ()  # (absolute path, target) of the merged view
 
 
 def merge(
@@ -52,6 +54,9 @@ def merge(
     sockets: dict[str, int] = {}
     ancestors: dict[str, str] = {}
     agents: dict[str, tuple[int, Rec]] = {}
+    links: dict[str, str] = {}
+    sorted_links: list[list[str]] = []
+    lower: list[LayerScan] = []
     dropped = 0
     wants = plan.wants if plan is not None else None
     for index, _digest, scan in layers:
@@ -63,6 +68,9 @@ def merge(
         replaced.update(
             n for n, kind in scan.ancestors.items() if kind != "dir" and ancestors.get(n) == "dir"
         )
+        # a link written over a lower folder hides what the lower layers put in it
+        replaced.update(n for n in scan.links if any(n in s.dirs for s in lower))
+        lower.append(scan)
         if scan.whiteouts or scan.opaque or replaced:
             deleted, below = scan.whiteouts, scan.opaque | replaced
             _hide(tree, deleted, below)
@@ -71,6 +79,10 @@ def merge(
             _hide(sockets, deleted, below)
             _hide(ancestors, deleted, below)
             _hide(agents, deleted, below)
+            _hide_prefixed(links, deleted, below, sorted_links)
+        if any(n not in links for n in scan.links):
+            sorted_links.clear()  # a name added: sorted again when next needed
+        _layer_links(links, scan)
         for name, rec in scan.tree.items():
             if scope is not None and scope.covers(name):
                 tree[name] = (index, rec)
@@ -124,7 +136,45 @@ def merge(
             for n, (i, rec) in sorted(agents.items())
         ),
         speculative_dropped=dropped,
+        symlinks=tuple(("/" + display(n), display(t)) for n, t in sorted(links.items())),
     )
+
+
+def _layer_links(links: dict[str, str], scan: LayerScan) -> None:
+    """Apply one layer to the merged links: a folder or a file it writes where a lower
+    layer had a link replaces that link; its own links replace what was there. (Costs the
+    layer's own names, not the image's links.)"""
+    if links:
+        for written in (scan.dirs, scan.contents, scan.agent_entries, scan.tree):
+            for n in written:
+                if n in links and n not in scan.links:
+                    del links[n]
+    links.update(scan.links)
+
+
+def _hide_prefixed(
+    state: dict[str, str], deleted: set[str], below: set[str], cache: list[list[str]]
+) -> None:
+    """:func:`_hide` for a large map: names under a folder are one range of the sorted
+    names, found by bisection (a whiteout layer costs its whiteouts, not every link).
+    ``cache`` holds the sorted names while no name was added (names gone are skipped)."""
+    if not state:
+        return
+    if "" in below or "" in deleted:
+        state.clear()
+        return
+    if not cache or len(cache[0]) < len(state):
+        cache[:] = [sorted(state)]
+    names = cache[0]
+    doomed: list[str] = [w for w in deleted if w in state]
+    for folder in deleted | below:
+        prefix = folder + "/"
+        i = bisect_left(names, prefix)
+        while i < len(names) and names[i].startswith(prefix):
+            doomed.append(names[i])
+            i += 1
+    for n in doomed:
+        state.pop(n, None)
 
 
 _NO: tuple[int, Rec] = (-1, ("", 0, 0, None, False))

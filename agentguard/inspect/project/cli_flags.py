@@ -137,7 +137,40 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
     return out
 
 
+def read_flag_text(text: str, line: int, hole: str = "") -> tuple[dict[str, Option], bool]:
+    """The options set by the flags in ``text`` (claude-code-action's ``claude_args``
+    input: flags only, over one line or several), and whether every ``hole`` (a value
+    not known, marked in the text) is a flag's value: one that is not may be any flags."""
+    lines = [raw for raw in text.splitlines() if not raw.lstrip().startswith("#")]
+    args = [
+        t for r in _tokens(" ".join(lines)) for t in (_tokens(r, 2) if r.startswith("-") else [r])
+    ]
+    contained = True
+    for i, tok in enumerate(args if hole else ()):
+        if hole not in tok:
+            continue
+        flag = tok.partition("=")[0]
+        after_flag = i > 0 and args[i - 1] in _FLAGS and _FLAGS[args[i - 1]][1] != 0
+        if not ((flag in _FLAGS and "=" in tok) or after_flag):
+            contained = False
+    return _flag_options(line, args) or {}, contained
+
+
 def _read_flags(path: str, line: int, args: list[str], origin: str) -> AgentConfig | None:
+    options = _flag_options(line, args)
+    if options is None:
+        return None
+    return AgentConfig(
+        engine="claude CLI",
+        path=path,
+        line=line,
+        label="claude command line",
+        options=options,
+        origin=origin,
+    )
+
+
+def _flag_options(line: int, args: list[str]) -> dict[str, Option] | None:
     options: dict[str, Option] = {}
     seen_flag = False
     i = 0
@@ -178,11 +211,4 @@ def _read_flags(path: str, line: int, args: list[str], origin: str) -> AgentConf
     if not seen_flag:
         return None
     options.pop("print", None)
-    return AgentConfig(
-        engine="claude CLI",
-        path=path,
-        line=line,
-        label="claude command line",
-        options=options,
-        origin=origin,
-    )
+    return options

@@ -10,6 +10,7 @@ Dockerfile's build context, the requirements file an install command names.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import sys
 from collections.abc import Mapping, Sequence
@@ -35,8 +36,12 @@ from agentguard.inspect.project.install_facts import (
     pyproject_requirements,
 )
 from agentguard.inspect.project.kinds import TreeFacts, file_kind
-from agentguard.inspect.project.lined import DocumentError
-from agentguard.inspect.project.tool_installs import ToolInstall, find_tool_installs
+from agentguard.inspect.project.lined import PARSE_FAILURES, DocumentError, document_error
+from agentguard.inspect.project.tool_installs import (
+    ToolInstall,
+    find_added_scripts,
+    find_tool_installs,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,6 +62,8 @@ class _Gathered:
     locked: dict[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
     # locks not read yet (locks.read_folder_locks), with where their source goes in ``sources``
     lock_files: list[tuple[ProjectFile, str, int]] = field(default_factory=list)
+    scripts: dict[str, str] = field(default_factory=dict)  # .devcontainer/*.sh by path
+    gitignores: dict[str, str] = field(default_factory=dict)  # .gitignore files by path
 
 
 def _failed(path: str, reason: str, code: str, remedy: str | None = None) -> Source:
@@ -188,7 +195,13 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            g.sources.append(_failed(f.path, f"not valid TOML: {exc}", "pyproject-toml-error"))
+            # a project template (cookiecutter's `{{cookiecutter.package_name}}`): skipped
+            failed = _failed(f.path, f"not valid TOML: {exc}", "pyproject-toml-error")
+            _unparsed(f, text, "TOML", failed, g)
+            return
+        except PARSE_FAILURES as exc:
+            err = document_error(exc)
+            g.sources.append(_failed(f.path, str(err), f"pyproject-{err.code}"))
             return
         g.decls.extend(pyproject_requirements(f.path, text, data))
         g.sources.append(Source.ok("file", f.path, "pyproject.toml (requirements)"))
@@ -204,11 +217,33 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             if kind == "dockerignore":
                 g.ignores[f.path] = DockerIgnore(f.path, (), readable=False)
             continue
+        if kind == "devcontainer-script":
+            g.scripts[f.path] = f.data.decode("utf-8", "replace")
+            continue
+        if kind == "gitignore":
+            g.gitignores[f.path] = f.data.decode("utf-8", "replace")
+            continue
         try:
             _read_one(f, kind, g)
-        except RecursionError:
-            g.sources.append(_failed(f.path, "nested too deeply to read", "too-deep"))
+        except PARSE_FAILURES as exc:  # this file's failure alone (a 4301-digit number...)
+            _forget(f.path, g)
+            err = document_error(exc)
+            g.sources.append(_failed(f.path, str(err), f"{kind}-{err.code}"))
+    if g.scripts:
+        from agentguard.inspect.project.devcontainer_scripts import attach_scripts
+
+        for path, dc in list(g.devcontainers.items()):
+            g.devcontainers[path] = attach_scripts(dc, g.scripts)
+            for _key, script, _text in g.devcontainers[path].scripts:
+                g.sources.append(Source.ok("file", script, f"script run by {path}"))
     return g
+
+
+def _forget(path: str, g: _Gathered) -> None:
+    """Drop what a file that failed half-way left (its failed source says it)."""
+    for facts in (g.dockerfiles, g.composes, g.devcontainers, g.ignores, g.requirements):
+        facts.pop(path, None)
+    g.sources[:] = [s for s in g.sources if s.name != path]
 
 
 # -- joining facts across files -------------------------------------------------------
@@ -261,7 +296,10 @@ def _compose_builds(g: _Gathered) -> list[tuple[ComposeFile, str, str, str]]:
 
 def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
     """Every install command with the folder its relative paths are read from."""
+    from agentguard.inspect.project.uv_lock_state import lock_state
+
     found: list[tuple[InstallCommand, str]] = []
+    locks = {f.path for f, _, _ in g.lock_files}
     for path, df in g.dockerfiles.items():
         for stage in df.stages:
             for run in stage.runs:
@@ -269,6 +307,9 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
                 for cmd in find_installs(
                     run.script, path=path, line=run.line, phase="build", env=env
                 ):
+                    if cmd.tool == "uv sync":
+                        state = lock_state(stage, _dir(path), locks, g.gitignores)
+                        cmd = dataclasses.replace(cmd, lock_state=state)
                     found.append((cmd, _dir(path)))
     for path, cf in g.composes.items():
         for svc in cf.services:
@@ -288,6 +329,9 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
             for cmd in find_installs(
                 script, path=path, line=line or 1, phase="start", line_offsets=False
             ):
+                found.append((cmd, root or "."))
+        for _key, script_path, text in dc.scripts:  # the scripts those commands run
+            for cmd in find_installs(text, path=script_path, line=1, phase="start"):
                 found.append((cmd, root or "."))
     return found
 
@@ -393,6 +437,13 @@ def join_build_files(g: _Gathered, tree: TreeFacts | None) -> BuildFileFacts:
     )
 
 
+def _saved_as(url: str, dest: str) -> str:
+    """The file an ``ADD <url> <dest>`` writes (a folder destination keeps the URL's name)."""
+    if dest.endswith("/"):
+        return dest + (url.rstrip("/").rsplit("/", 1)[-1] or "index.html")
+    return dest
+
+
 def _tool_installs(g: _Gathered) -> list[ToolInstall]:
     """npm/npx/curl installs in build steps and start commands (AG130)."""
     found: list[ToolInstall] = []
@@ -400,6 +451,16 @@ def _tool_installs(g: _Gathered) -> list[ToolInstall]:
         for stage in df.stages:
             for run in stage.runs:
                 found += find_tool_installs(run.script, path=path, line=run.line, phase="build")
+            adds = [
+                (src, _saved_as(src, c.destination_abs), c.line)
+                for c in stage.copies
+                if c.instruction == "ADD" and c.checksum is None
+                for src in c.sources
+                if src.startswith(("http://", "https://"))
+            ]
+            if adds:
+                runs = [(r.script, r.line) for r in stage.runs]
+                found += find_added_scripts(adds, runs, path=path)
     for path, cf in g.composes.items():
         for svc in cf.services:
             if svc.command:
@@ -412,6 +473,8 @@ def _tool_installs(g: _Gathered) -> list[ToolInstall]:
             found += find_tool_installs(
                 script, path=path, line=line or 1, phase="start", line_offsets=False
             )
+        for _key, script_path, text in dc.scripts:
+            found += find_tool_installs(text, path=script_path, line=1, phase="start")
     return found
 
 

@@ -76,6 +76,8 @@ class DevcontainerFacts:
     ipc: DevSetting
     features: tuple[DevSetting, ...]
     commands: tuple[tuple[str, str, int | None], ...]  # (lifecycle key, shell text, line)
+    # the project's scripts those commands run: (lifecycle key, script path, its text)
+    scripts: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)
 
 
 def parse_mount_string(text: str) -> tuple[str, str | None, str | None, bool | None]:

@@ -14,6 +14,8 @@ from agentguard.findings import Source
 from agentguard.inspect.project.lined import DocumentError
 
 if TYPE_CHECKING:
+    from agentguard.inspect.project.composite import LocalActionUse
+    from agentguard.inspect.project.engine_model import ActionStep
     from agentguard.inspect.project.files import FileOutcome
     from agentguard.inspect.project.workflow_runs import AgentRunStep
 
@@ -55,22 +57,33 @@ def engine_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
     out.sources.append(Source.ok("file", path, what))
 
 
-def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
-    from agentguard.inspect.project.k8s_facts import looks_like_manifest, read_manifests
+def yaml_config(path: str, data: bytes, out: FileOutcome, *, origin: str = "project") -> None:
+    from agentguard.inspect.project.composite import LOCAL_USES, is_action_file
+    from agentguard.inspect.project.k8s_facts import (
+        TemplatedManifest,
+        looks_like_manifest,
+        read_manifest_file,
+    )
     from agentguard.inspect.project.workflows import action_policies, is_workflow, read_workflow
 
+    if is_action_file(path):
+        _composite(path, data, out, origin)
+        return
     if is_workflow(path, data):
         lowered = data.lower()
-        if not any(a.encode() in lowered for a in _ACTION_NEEDLES):
+        local = LOCAL_USES.search(data) is not None
+        if not local and not any(a.encode() in lowered for a in _ACTION_NEEDLES):
             return
         try:
             steps = read_workflow(path, data)
             runs = _agent_runs(path, data) if any(n in lowered for n in _RUN_NEEDLES) else []
+            if local:
+                out.local_uses += _local_uses(path, data)
         except DocumentError as exc:
             out.sources.append(_failed(path, exc, "workflow"))
             return
         if not steps and not runs:
-            return  # names an agent without starting one
+            return  # names an agent without starting one (or calls local actions only)
         out.parsed += 1
         out.action_steps += steps
         out.agent_runs += runs
@@ -78,12 +91,16 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
             policies, servers = action_policies(step)
             out.engine_policies += policies
             out.mcp_servers += servers
+        claude_steps(steps, out, origin)
         count = len(steps) + len(runs)
         out.sources.append(Source.ok("file", path, f"GitHub workflow ({count} agent steps)"))
         return
     if not looks_like_manifest(data):
         return
-    if b"{{" in data:
+    try:
+        found = read_manifest_file(path, data)
+    except TemplatedManifest:
+        # (it does not parse as YAML and holds `{{`: never for a `{{` in a comment)
         out.sources.append(
             Source.skipped(
                 "file",
@@ -93,18 +110,79 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
             )
         )
         return
-    try:
-        containers, _docs = read_manifests(path, data)
     except DocumentError as exc:
         out.sources.append(_failed(path, exc, "kubernetes"))
         return
+    containers = found.containers
     if not containers:
         return
     out.parsed += 1
     out.k8s_containers += containers
-    out.sources.append(
-        Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers)")
+    note = (
+        "; values hold `{{` (a Helm template?): read as written, as `kubectl apply` would deploy it"
+        if found.braces
+        else ""
     )
+    out.sources.append(
+        Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers){note}")
+    )
+
+
+def _composite(path: str, data: bytes, out: FileOutcome, origin: str) -> None:
+    """A local composite action: its agent steps (AG330/AG331, engine policies) now; the
+    claude inside is configured per caller after gathering (:func:`.composite.join`)."""
+    from agentguard.inspect.project.composite import read_composite
+    from agentguard.inspect.project.workflows import action_policies
+    from agentguard.inspect.project.yaml_lined import load_yaml
+
+    try:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DocumentError(f"not UTF-8 text (byte {exc.start})", code="decode") from None
+        composite = read_composite(path, load_yaml(text))
+    except DocumentError as exc:
+        out.sources.append(_failed(path, exc, "action"))
+        return
+    if composite is None:
+        return  # a JavaScript or Docker action: its code is read where it is
+    steps = list(composite.agent_steps)
+    if not steps and composite.agent_in_run is None:
+        return  # a composite that runs no agent
+    out.parsed += 1
+    out.composites.append(composite)
+    out.action_steps += steps
+    for step in steps:
+        policies, servers = action_policies(step)
+        out.engine_policies += policies
+        out.mcp_servers += servers
+    lines = {s.line for s in steps} | {
+        ln for s in steps for key, _, ln in s.inputs if key == "claude_args"
+    }
+    if lines:
+        out.claude_step_lines = frozenset(lines)
+    out.sources.append(Source.ok("file", path, f"composite action ({len(steps)} agent steps)"))
+
+
+def _local_uses(path: str, data: bytes) -> list[LocalActionUse]:
+    from agentguard.inspect.project.composite import read_local_uses
+    from agentguard.inspect.project.yaml_lined import load_yaml
+
+    return read_local_uses(path, load_yaml(data.decode("utf-8-sig")))
+
+
+def claude_steps(steps: list[ActionStep], out: FileOutcome, origin: str) -> None:
+    """The configuration of each claude-code-action step, read from its inputs."""
+    from agentguard.inspect.project.claude_action import CLAUDE_ACTIONS, claude_step_config
+
+    lines: set[int] = set(out.claude_step_lines or ())
+    for step in steps:
+        if step.action in CLAUDE_ACTIONS:
+            out.configs.append(claude_step_config(step, origin=origin))
+            lines.add(step.line)
+            lines.update(ln for key, _, ln in step.inputs if key == "claude_args")
+    if lines:
+        out.claude_step_lines = frozenset(lines)
 
 
 def _agent_runs(path: str, data: bytes) -> list[AgentRunStep]:

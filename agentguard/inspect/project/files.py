@@ -20,6 +20,7 @@ from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
 from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
+from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.model import (
     AgentConfig,
     ClaudeSettings,
@@ -29,6 +30,7 @@ from agentguard.inspect.project.model import (
 )
 
 if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
+    from agentguard.inspect.project.composite import CompositeAction, LocalActionUse
     from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
@@ -93,6 +95,11 @@ class FileOutcome:
     parsed: int = 0
     read: bool = True
     container_file: ProjectFile | None = None  # handed on to the container-file scan
+    # lines of the claude-code-action steps the YAML reader read (their `uses:` and
+    # `claude_args:` lines): the line readers leave them alone; None: it read none
+    claude_step_lines: frozenset[int] | None = None
+    composites: list[CompositeAction] = field(default_factory=list)  # local action.yml
+    local_uses: list[LocalActionUse] = field(default_factory=list)  # `uses: ./...` steps
 
 
 def failed_source(path: str, reason: str, code: str) -> Source:
@@ -111,10 +118,17 @@ def process_file(path: str, kind: str, data: bytes, origin: str = "project") -> 
     out = FileOutcome()
     try:
         _process(path, kind, data, origin, out)
-    except RecursionError:
-        out.sources.append(failed_source(path, "nested too deeply to analyse", "too-deep"))
-    except MemoryError:
-        out.sources.append(failed_source(path, "too large to analyse", "too-large"))
+    except PARSE_FAILURES as exc:  # this file's failure: its failed source, nothing else's
+        err = document_error(exc)
+        out = FileOutcome(sources=[failed_source(path, str(err), err.code)])
+    except Exception as exc:  # a bug met on this file: still this file's alone
+        out = FileOutcome(
+            sources=[
+                failed_source(
+                    path, f"agentguard failed on this file: {type(exc).__name__}", "internal-error"
+                )
+            ]
+        )
     _cap(path, out)
     return out
 
@@ -173,25 +187,46 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
     elif kind == "script" and path.endswith((".yml", ".yaml")):
         from agentguard.inspect.project.engine_files import yaml_config
 
-        yaml_config(path, data, out)
+        yaml_config(path, data, out, origin=origin)
+    read = out.claude_step_lines
     if kind != "settings" and may and has_cli_use(data):
         # (a Python file without "claude" was already ruled out by its pre-filter; one that
         # does not parse, or holds nothing the code readers read, is still read for these)
-        out.configs.extend(cli_configs(path, data, origin=origin))
+        found = cli_configs(path, data, origin=origin)
+        out.configs.extend(c for c in found if read is None or c.line not in read)
     if kind in ("script", "container") and has_engine_cli_use(data):
         from agentguard.inspect.project.engine_cli import engine_cli_policies
 
         out.engine_policies.extend(engine_cli_policies(path, data))
-    if kind == "script" and ACTION_NEEDLE in data:
+    if kind == "script" and ACTION_NEEDLE in data and read is None:
         out.configs.extend(action_steps(path, data, origin=origin))
 
 
 def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
     from agentguard.inspect.project.python_agents import analyse_python
 
+    template = False
     try:
-        facts = analyse_python(path, data, origin=origin)
+        try:
+            facts = analyse_python(path, data, origin=origin)
+        except SyntaxError:
+            untemplated = _python_untemplated(data)
+            if untemplated is None:
+                raise
+            template = True
+            facts = analyse_python(path, untemplated, origin=origin)
     except SyntaxError as exc:
+        if template:  # a project template that is no Python until it is rendered
+            out.sources.append(
+                Source.skipped(
+                    "file",
+                    path,
+                    "a template ({{ }} / {% %} markers) that does not parse as Python before "
+                    "rendering: not read; render it and inspect the result, or list it in "
+                    "`exclude`",
+                )
+            )
+            return
         where = f" at line {exc.lineno}" if exc.lineno else ""
         out.sources.append(
             Source.failed(
@@ -215,7 +250,33 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
     out.grants += facts.grants
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
-    out.sources.append(Source.ok("file", path, "Python agent code parsed"))
+    out.sources.append(
+        Source.ok(
+            "file",
+            path,
+            "Python template read best-effort before rendering: each {{ value }} read as an "
+            "unknown name, {% %} tags dropped"
+            if template
+            else "Python agent code parsed",
+        )
+    )
+
+
+_TEMPLATE_VALUE = re.compile(rb"\{\{-?\s*([^{}]*?)\s*-?\}\}")
+_TEMPLATE_TAG = re.compile(rb"\{%-?.*?-?%\}", re.S)
+
+
+def _python_untemplated(data: bytes) -> bytes | None:
+    """A Jinja/cookiecutter-templated Python file (crewAI's ``class {{crew_name}}Crew:``)
+    with each ``{{ value }}`` made a name (unknown to every reader) and ``{% %}`` tags
+    dropped; None when the file holds no template markers."""
+    if b"{{" not in data and b"{%" not in data:
+        return None
+
+    def name(m: re.Match[bytes]) -> bytes:
+        return b"__template_" + re.sub(rb"\W+", b"_", m.group(1)).strip(b"_")[:40] + b"__"
+
+    return _TEMPLATE_TAG.sub(b"", _TEMPLATE_VALUE.sub(name, data))
 
 
 def _ts(path: str, data: bytes, origin: str, out: FileOutcome) -> None:

@@ -20,7 +20,7 @@ from agentguard.tomllines import TomlLines
 class InstallCommand:
     """One ``pip install`` / ``uv pip install`` / ``pipx install`` invocation."""
 
-    tool: str  # "pip" | "uv pip" | "pipx" | "uv tool"
+    tool: str  # "pip" | "uv pip" | "pipx" | "uv tool" | "uv sync"
     text: str  # the command, its URLs masked by the one redactor (redact.url)
     path: str  # the file it was found in
     line: int
@@ -31,6 +31,11 @@ class InstallCommand:
     require_hashes: bool
     no_deps: bool
     env_guards: tuple[str, ...] = ()  # PIP_REQUIRE_HASHES / PIP_CONSTRAINT / ... in force
+    # `uv sync`: --locked/--frozen (or UV_LOCKED/UV_FROZEN) holds it to the lock
+    locked: bool = False
+    # `uv sync`: whether the build has the project's uv.lock -- "present", "ignored" (the
+    # checkout's .gitignore lists it: a fresh clone has none), "absent"; None: not known
+    lock_state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,8 @@ def _command_words(words: list[str]) -> tuple[str, list[str]] | None:
         return "pipx", w[2:]
     if w[0] == "uv" and len(w) >= 3 and w[1] == "tool" and w[2] == "install":
         return "uv tool", w[3:]
+    if w[0] == "uv" and len(w) >= 2 and w[1] == "sync":
+        return "uv sync", w[2:]
     return None
 
 
@@ -210,6 +217,26 @@ def find_installs(
         if cmd is None:
             continue
         tool, args = cmd
+        if tool == "uv sync":  # installs the project's lock, or resolves one: no packages
+            locked = bool({"--locked", "--frozen"} & set(args)) or any(
+                k in ("UV_LOCKED", "UV_FROZEN") and v for k, v in (env or {}).items()
+            )
+            found.append(
+                InstallCommand(
+                    tool=tool,
+                    text=redact.url(" ".join(words)),
+                    path=path,
+                    line=line + offset if line_offsets else line,
+                    phase=phase,
+                    packages=(),
+                    requirement_files=(),
+                    constraint_files=(),
+                    require_hashes=False,
+                    no_deps=False,
+                    locked=locked,
+                )
+            )
+            continue
         parsed = _parse_args(args)
         found.append(
             InstallCommand(

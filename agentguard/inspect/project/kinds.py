@@ -33,8 +33,12 @@ def file_kind(path: str) -> str | None:
         low == "devcontainer.json" and "/.devcontainer/" in f"/{norm}"
     ):
         return "devcontainer"
+    if low.endswith(".sh") and "/.devcontainer/" in f"/{norm}":
+        return "devcontainer-script"  # what a lifecycle command may run (devcontainer_scripts)
     if low == "pyproject.toml":
         return "pyproject"
+    if low == ".gitignore":
+        return "gitignore"  # whether a fresh clone has a lock the build copies (uv sync)
     if low in ("uv.lock", "poetry.lock", "pylock.toml"):
         return "lock"  # a project's own lock: what it holds mitigates AG121
     if _REQUIREMENTS.match(base) or (

@@ -21,6 +21,41 @@ class DocumentError(ValueError):
         self.code = code
 
 
+# What a parser of hostile text may raise besides its own error type: ValueError (a
+# 4301-digit integer exceeds Python's int-string limit in json, tomllib and the YAML
+# constructor alike), RecursionError (nesting), UnicodeError, OverflowError (a float),
+# MemoryError, and the errors of an odd value where a parser assumed another type.
+PARSE_FAILURES: tuple[type[BaseException], ...] = (
+    ValueError,
+    RecursionError,
+    UnicodeError,
+    OverflowError,
+    MemoryError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+)
+
+
+def document_error(exc: BaseException) -> DocumentError:
+    """Any failure to parse one document, as that document's error (one file's failure
+    is that file's failed source, never the step's, never a usage error)."""
+    if isinstance(exc, DocumentError):
+        return exc
+    if isinstance(exc, RecursionError):
+        return DocumentError("nested too deeply to read", code="too-deep")
+    if isinstance(exc, MemoryError):
+        return DocumentError("too large to read", code="too-large")
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    if "int_max_str_digits" in detail or "Exceeds the limit" in detail:
+        return DocumentError(
+            "a number too long to read (Python refuses integers of more than 4300 digits)",
+            code="number-too-long",
+        )
+    return DocumentError(f"cannot be parsed: {type(exc).__name__}: {detail}"[:300], code="parse")
+
+
 @dataclass(frozen=True)
 class LinedDoc:
     value: Any

@@ -5,12 +5,15 @@ JSON facts are put together. The scan itself (:mod:`.scan`) only reads."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentguard.findings import Finding, JSONValue, Source
 
 if TYPE_CHECKING:
+    from agentguard.inspect.facts import ProjectFile
     from agentguard.inspect.project import ProjectResult
+    from agentguard.inspect.project.install_facts import RequirementsFile
     from agentguard.inspect.project.model import ProjectFacts
     from agentguard.inspect.project.scan import Collected
 
@@ -34,6 +37,18 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         )
     ids = {f.rule_id for f in container_findings}
     configs = [c for o in col.outcomes for c in o.configs]
+    agent_runs = [r for o in col.outcomes for r in o.agent_runs]
+    composites = [c for o in col.outcomes for c in o.composites]
+    if composites:
+        from agentguard.inspect.project.composite import join
+
+        joined, composite_runs = join(
+            composites,
+            [u for o in col.outcomes for u in o.local_uses],
+            _requirements_reader(col.container_files),
+        )
+        configs += joined
+        agent_runs += composite_runs
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)
@@ -46,7 +61,7 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         settings=tuple(s for o in col.outcomes for s in o.settings),
         engine_policies=tuple(p for o in col.outcomes for p in o.engine_policies),
         action_steps=tuple(s for o in col.outcomes for s in o.action_steps),
-        agent_runs=tuple(r for o in col.outcomes for r in o.agent_runs),
+        agent_runs=tuple(agent_runs),
         k8s_containers=tuple(c for o in col.outcomes for c in o.k8s_containers),
         workdir=workdir,
         project_markers=tuple(col.markers),
@@ -78,6 +93,21 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         json_facts["containers"] = container_facts
     json_facts.update(_engine_facts(facts))
     return ProjectResult(tuple(findings), tuple(sources), json_facts)
+
+
+def _requirements_reader(files: list[ProjectFile]) -> Callable[[str], RequirementsFile | None]:
+    """A requirements file of the project by its path, parsed when asked for."""
+    from agentguard.inspect.project.install_facts import parse_requirements_file
+
+    by_path = {f.path.removeprefix("./"): f for f in files if f.readable}
+
+    def read(path: str) -> RequirementsFile | None:
+        f = by_path.get(path)
+        if f is None:
+            return None
+        return parse_requirements_file(f.path, f.data.decode("utf-8", "replace"))
+
+    return read
 
 
 def _engine_facts(facts: ProjectFacts) -> dict[str, JSONValue]:

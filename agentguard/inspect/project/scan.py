@@ -151,6 +151,8 @@ def _keep(out: FileOutcome) -> bool:
         or out.action_steps
         or out.agent_runs
         or out.k8s_containers
+        or out.composites
+        or out.local_uses
     )
 
 

@@ -33,11 +33,13 @@ class ToolInstall:
     phase: str  # "build" | "start"
 
 
+# the words of one command: blanks between them, or a backslash continuing the line (never
+# a plain new line: the next line is the next command)
+_WORDS = r"((?:(?:[ \t]|\\\n)+[^\s;&|]+)*)"
 _NPM_GLOBAL = re.compile(
-    r"\b(?:npm\s+(?:install|i|add)|pnpm\s+(?:add|install|i)|bun\s+(?:add|install|i))"
-    r"((?:\s+[^\s;&|]+)*)",
+    r"\b(?:npm\s+(?:install|i|add)|pnpm\s+(?:add|install|i)|bun\s+(?:add|install|i))" + _WORDS,
 )
-_YARN_GLOBAL = re.compile(r"\byarn\s+global\s+add((?:\s+[^\s;&|]+)*)")
+_YARN_GLOBAL = re.compile(r"\byarn\s+global\s+add" + _WORDS)
 _NPX = re.compile(r"\b(?:npx|pnpx|bunx)((?:\s+-[^\s;&|]+)*)\s+([^\s;&|-][^\s;&|]*)")
 _PIPE_SHELL = re.compile(
     r"\b(curl|wget)\s[^|;&]*?(https?://[^\s|;&'\"]+)[^|;&]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?"
@@ -68,6 +70,8 @@ def _split(spec: str) -> tuple[str, str | None]:
 def _unpinned(version: str | None) -> str | None:
     if version is None or version == "":
         return "no version"
+    if "$" in version:
+        return f"a version set at run time ({version})"
     if version in ("*", "x") or version[:1].isalpha():
         return f"@{version}"  # a dist-tag (latest, next, nightly): whatever it points to
     if not _EXACT.match(version):
@@ -77,6 +81,31 @@ def _unpinned(version: str | None) -> str | None:
 
 def _line(base: int, script: str, pos: int, offsets: bool) -> int:
     return base + script[:pos].count("\n") if offsets else base
+
+
+def find_added_scripts(
+    adds: list[tuple[str, str, int]], runs: list[tuple[str, int]], *, path: str
+) -> list[ToolInstall]:
+    """A piped installer in two steps (aider's benchmark image): ``ADD https://sh.rustup.rs
+    /tmp/rustup.sh`` then ``RUN /tmp/rustup.sh -y`` (or ``sh /tmp/rustup.sh``).
+    ``adds``: (url, file it is saved as, line) of each ADD of a URL without --checksum;
+    ``runs``: (script, line) of the RUN steps after it in the same stage."""
+    out: list[ToolInstall] = []
+    for url, dest, add_line in adds:
+        if _VERSION_SEGMENT.search(url):
+            continue  # the installer of a named release
+        ran = re.compile(
+            r"(?:^|[;&|(]\s*|\b(?:ba|z|da)?sh\s+(?:-\w+\s+)*|\bsource\s+|\.\s+)"
+            + re.escape(dest)
+            + r"(?=\s|$|[;&|)])",
+            re.M,
+        )
+        for script, line in runs:
+            if line > add_line and ran.search(script):
+                how = f"downloaded by ADD (line {add_line}) and run by RUN, unpinned"
+                out.append(ToolInstall("remote-script", url, how, path, line, "build"))
+                break
+    return out
 
 
 def find_tool_installs(
@@ -113,4 +142,4 @@ def find_tool_installs(
             continue  # the installer of a named release (…/uv/0.5.1/install.sh)
         at = _line(line, script, m.start(), line_offsets)
         out.append(ToolInstall("remote-script", url, f"{how}, unpinned", path, at, phase))
-    return sorted(out, key=lambda t: (t.line, t.kind, t.what))
+    return sorted(set(out), key=lambda t: (t.line, t.kind, t.what))

@@ -22,6 +22,7 @@ from agentguard.inspect.project.install_facts import (
     find_installs,
 )
 from agentguard.inspect.project.lined import LinedDoc
+from agentguard.inspect.project.tool_installs import ToolInstall
 
 # a command that starts an agent, by its words (the engine's name for the report)
 _AGENT_START = (
@@ -65,6 +66,8 @@ class AgentRunStep:
     installs: tuple[InstallCommand, ...] = ()  # pip/uv installs of the job, phase "ci"
     # requirement files the job writes itself (`echo "..." > file`), by the name it installs
     written: tuple[tuple[str, RequirementsFile], ...] = ()
+    # npm -g / npx of an agent CLI, `curl | sh` in the same steps (a composite action's)
+    tool_installs: tuple[ToolInstall, ...] = ()
 
 
 def _events(doc: dict[str, Any]) -> dict[str, tuple[str, ...]]:

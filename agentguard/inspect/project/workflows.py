@@ -10,8 +10,8 @@ documents them:
   ``allow-users``;
 - ``google-github-actions/run-gemini-cli``: it runs ``gemini --yolo``; ``settings`` is
   written to ``.gemini/settings.json``;
-- ``anthropics/claude-code-action``: ``allowed_non_write_users`` (``claude_args`` is read
-  by :mod:`.cli_flags`).
+- ``anthropics/claude-code-action``: ``allowed_non_write_users`` (the inputs that configure
+  the ``claude`` it runs are read by :mod:`.claude_action`).
 """
 
 from __future__ import annotations
