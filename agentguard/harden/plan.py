@@ -250,6 +250,12 @@ def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
             how = f"capped as later releases of {f.evidence.get('parent')} declare: {line}"
             if alt:
                 how += f" (or the locked major, {alt}, once tested against it: a choice)"
+        elif f.evidence.get("first_fix_basis") == "upload-times" and not deps_changes.keeps_locked(
+            f
+        ):
+            how = f"capped at the newest major {f.evidence.get('parent')} was built against: {line}"
+            if alt:
+                how += f" (or the locked major, {alt}, once tested against it: a choice)"
         else:
             how = f"capped at the locked major: {line}"
             if alt:
