@@ -149,7 +149,7 @@ def test_tools_list_crash(tmp_path: Path, wheels: tuple[Path, dict[str, Path]]) 
     assert step.findings[0].message == (
         "In the locked environment, `create_sdk_mcp_server()` (listing its tools) of "
         "claude-agent-sdk 1.0.0 raises AttributeError: 'ServerResult' object has no attribute "
-        "'root' at claude_agent_sdk/_internal/query.py:12 (`tools = [{\"name\": t.name} for t in "
+        "'root' at claude_agent_sdk/_internal/query.py:16 (`tools = [{\"name\": t.name} for t in "
         "result.root.tools]`). mcp 3.0.0 has no `ServerResult.root`, which claude-agent-sdk "
         "1.0.0 calls."
     )
