@@ -92,8 +92,23 @@ def smoke_run(
             started += _start_servers(pool, root, rest, python, scratch, opts, ends, sources)
             if child is not None:
                 got, versions, not_tried = child.result()
-                probes += got
                 sources += not_tried
+                for probe in got:
+                    if _probe_api_missing(probe):
+                        crash = probe.crash
+                        assert crash is not None
+                        sources.append(
+                            Source.skipped(
+                                "smoke",
+                                f"{probe.kind} {probe.subject}",
+                                f"not tried: the probe builds the server with the 1.x API, which "
+                                f"{probe.package or 'the library'} {probe.version or ''} does not "
+                                f"have ({crash.exc_type}: {crash.message}); the project's code "
+                                "may use the API of its version",
+                            )
+                        )
+                    else:
+                        probes.append(probe)
             for label, future in started:
                 probe = future.result()
                 probes.append(probe)
@@ -112,6 +127,19 @@ def smoke_run(
             sources.append(Source.ok("smoke", f"{p.kind} {p.subject}", f"{p.status}: {p.detail}"))
     facts = SmokeFacts(str(root), installed, tuple(probes), crossings, versions)
     return facts, sources
+
+
+def _probe_api_missing(probe: Probe) -> bool:
+    """A FastMCP or ``mcp`` Server probe that failed in agentguard's own probe code (no
+    frame of a package): the library's API is not the one the probe speaks. The SDK's
+    ``create_sdk_mcp_server`` is the SDK's own call, so its crash is always the SDK's."""
+    crash = probe.crash
+    return (
+        probe.kind in ("fastmcp", "mcp-server")
+        and probe.status == FAILED
+        and crash is not None
+        and crash.frame is None
+    )
 
 
 def _split(servers: list[McpServer]) -> tuple[list[McpServer], list[McpServer]]:
