@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -258,7 +259,7 @@ def _run_probes(
                 started = int(rec["start"])
             elif "done" in rec and int(rec["done"]) in todo:
                 i = int(rec["done"])
-                results[i] = _probe(todo.pop(i), rec, ran.output)
+                results[i] = _probe(todo.pop(i), rec, ran.output, scratch)
                 started = None
         if started is not None and started in todo:
             t = todo.pop(started)
@@ -304,10 +305,16 @@ def _run_probes(
     return [results[i] for i in sorted(results)], versions, skipped
 
 
-def _probe(t: Target, rec: dict[str, object], output: str) -> Probe:
+def _probe(t: Target, rec: dict[str, object], output: str, scratch: str) -> Probe:
     crash = None
     raw = rec.get("crash")
     if isinstance(raw, dict):
+        # the scratch folder is gone after the run: a path in it is named by its package
+        roots = "|".join(re.escape(r) for r in {scratch, os.path.realpath(scratch)})
+        site = re.compile(f"(?:{roots})" + r"/venv/lib/python[0-9.]+/site-packages/")
+        raw = {
+            k: site.sub("site-packages/", v) if isinstance(v, str) else v for k, v in raw.items()
+        }
         fields = {
             k: (str(v) if v is not None else None)
             for k, v in raw.items()
