@@ -10,7 +10,6 @@ undoes the hardening.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -199,22 +198,28 @@ def _logical_command(text: str) -> str:
 
 
 _LITERAL_DOLLAR = "\x00"  # a `$` inside single quotes: the shell does not expand it
+_LITERAL_TICK = "\x01"  # a backquote inside single quotes, likewise
+# `${NAME:?message}`: the shell stops with the message when NAME is unset (what harden writes
+# where the user must give a value); kept as written, never filled in from any environment
+_PLACEHOLDER_USE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:\?[^}$`\\]*\}")
 
 
 def _protect_single_quoted(line: str) -> str:
-    """``line`` with each ``$`` inside single quotes (or escaped) replaced by a marker, so that expanding
-    variables afterwards leaves them as the shell does (``'echo $TASK'`` reaches the
-    container as written)."""
+    """``line`` with each ``$`` and backquote inside single quotes (or escaped) replaced by
+    a marker: the shell leaves those as written (``'echo $TASK'`` reaches the container
+    as written); every other one is an expansion."""
     out: list[str] = []
     quote = ""
     i = 0
+    marks = {"$": _LITERAL_DOLLAR, "`": _LITERAL_TICK}
     while i < len(line):
         c = line[i]
         if quote == "'":
             quote = "" if c == "'" else quote
-            out.append(_LITERAL_DOLLAR if c == "$" else c)
+            out.append(marks.get(c, c))
         elif c == "\\" and i + 1 < len(line):  # `\$` is a literal $ too
-            out.append(_LITERAL_DOLLAR if line[i + 1] == "$" else line[i : i + 2])
+            nxt = line[i + 1]
+            out.append(marks[nxt] if nxt in marks else line[i : i + 2])
             i += 1
         elif c in "'\"" and quote in ("", c):
             quote = c if quote == "" else ""
@@ -225,14 +230,29 @@ def _protect_single_quoted(line: str) -> str:
     return "".join(out)
 
 
+def _shell_words(line: str) -> list[str]:
+    """The words of one command line as the shell would pass them, without running the
+    shell: quotes removed, single-quoted text literal. Nothing is expanded from any
+    environment (``--verify`` must not run what its own environment says): a ``$NAME``,
+    ``${NAME}``, ``$(...)`` or backquote outside single quotes is a :class:`RunParseError`;
+    a ``${NAME:?message}`` placeholder stays as written."""
+    words = shlex.split(_protect_single_quoted(line), comments=True)
+    out: list[str] = []
+    for w in words:
+        rest = _PLACEHOLDER_USE.sub("", w)
+        if "$" in rest or "`" in rest:
+            raise RunParseError(
+                f"{w!r} is expanded by the shell ($VAR, $(...) or `...`): the verifier does not "
+                "expand variables or run commands from its own environment; write the value"
+            )
+        out.append(w.replace(_LITERAL_DOLLAR, "$").replace(_LITERAL_TICK, "`"))
+    return out
+
+
 def parse_run_script(text: str) -> RunArgs:
-    """The `docker run` command of a script (shell variables outside single quotes expanded
-    from this process, as the shell that runs the script does)."""
-    line = _protect_single_quoted(_logical_command(text))
-    words = [
-        os.path.expandvars(w).replace(_LITERAL_DOLLAR, "$")
-        for w in shlex.split(line, comments=True)
-    ]
+    """The `docker run` command of a script, its words as the shell would pass them
+    (:func:`_shell_words`: nothing expanded)."""
+    words = _shell_words(_logical_command(text))
     while words and words[0] in ("exec", "command"):
         words.pop(0)
     if words[:2] != ["docker", "run"]:
@@ -240,8 +260,14 @@ def parse_run_script(text: str) -> RunArgs:
     return parse_run_argv(words[2:])
 
 
+_SINGLE = frozenset(
+    {"user", "workdir", "network", "memory", "pids_limit", "entrypoint", "pid", "ipc"}
+)
+
+
 def parse_run_argv(words: Sequence[str]) -> RunArgs:
     args = RunArgs()
+    seen: set[str] = set()
     i = 0
     while i < len(words):
         w = words[i]
@@ -265,7 +291,13 @@ def parse_run_argv(words: Sequence[str]) -> RunArgs:
                 raise RunParseError(f"{w} needs a value")
             value = words[i + 1]
             i += 2
-        _apply(args, _VALUED[name], value)
+        key = _VALUED[name]
+        if key in _SINGLE and key in seen:
+            # docker reads some of these as a list (--network), others last-wins: either
+            # way not one value this reader can vouch for
+            raise RunParseError(f"{name} is given twice: cannot verify which one holds")
+        seen.add(key)
+        _apply(args, key, value)
     raise RunParseError("no image named after the flags")
 
 
@@ -330,7 +362,7 @@ class BuildArgs:
 
 
 def parse_build_line(text: str) -> BuildArgs | None:
-    """The script's ``docker build`` line, or None when it has none."""
+    """The script's ``docker build`` line, or None when it has none (nothing expanded)."""
     builds = [
         j for j in _logical_lines(text) if shlex.split(j, comments=True)[:2] == ["docker", "build"]
     ]
@@ -338,8 +370,12 @@ def parse_build_line(text: str) -> BuildArgs | None:
         return None
     if len(builds) > 1:
         raise RunParseError(f"expected at most one `docker build` command, found {len(builds)}")
-    words = [os.path.expandvars(w) for w in shlex.split(builds[0], comments=True)[2:]]
-    words = [w for w in words if not w.startswith(">")]
+    words = [w for w in _shell_words(builds[0])[2:] if not w.startswith(">")]
+    return parse_build_argv(words)
+
+
+def parse_build_argv(words: Sequence[str]) -> BuildArgs:
+    """``docker build`` arguments (after ``docker build``) as :class:`BuildArgs`."""
     tag = dockerfile = None
     positional: list[str] = []
     extra: dict[str, str] = {}

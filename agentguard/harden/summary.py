@@ -82,6 +82,7 @@ def render_summary(
     target: str,
     kind: str | None,
     verification: Sequence[Mapping[str, object]] | None = None,
+    show_output: bool = False,
 ) -> str:
     spec = plan.spec
     out: list[str] = [
@@ -183,11 +184,15 @@ def render_summary(
     if verification is not None:
         out += ["", "## Verification on the engine", ""]
         for v in verification:
-            out.append(
-                f"- {v.get('script')}: {v.get('probe')}: {v.get('status')} -- {v.get('detail')}"
-            )
             lines = v.get("output")
-            if isinstance(lines, list) and lines:
+            if isinstance(lines, list) and not show_output:
+                # the agent's words (its detail quotes them) are the project's, not the
+                # verdict's: only the report shows them, unless --summary-output
+                detail = "its output is in the report (--summary-output copies it here)"
+            else:
+                detail = str(v.get("detail"))
+            out.append(f"- {v.get('script')}: {v.get('probe')}: {v.get('status')} -- {detail}")
+            if show_output and isinstance(lines, list) and lines:
                 out.append("  - its first lines of output:")
                 out += [f"    - `{line}`" for line in lines]
         if not verification:
