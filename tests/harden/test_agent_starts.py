@@ -160,7 +160,14 @@ def test_the_example_project_starts_hardened(example_image: str, tmp_path: Path)
     out = tmp_path / "out"
     key = "sk-test-" + "k" * 12
     result = harden_cli(
-        example, "--out", out, "--verify", "--pass-env", "ANTHROPIC_API_KEY", "--format", "json",
+        example,
+        "--out",
+        out,
+        "--verify",
+        "--pass-env",
+        "ANTHROPIC_API_KEY",
+        "--format",
+        "json",
         env={"ANTHROPIC_API_KEY": key},
     )
     report = json_report(result)

@@ -76,7 +76,7 @@ def test_a_hostile_checkout_gets_only_what_harden_wrote_and_none_of_the_caller(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "Dockerfile").write_text(
-        f"FROM {image}\nWORKDIR /app\nCOPY . /app\nCMD [\"sh\", \"run.sh\"]\n"
+        f'FROM {image}\nWORKDIR /app\nCOPY . /app\nCMD ["sh", "run.sh"]\n'
     )
     (outside / "run.sh").write_text("cat secret.txt\n")
     (outside / "secret.txt").write_text(OUTSIDE + "\n")

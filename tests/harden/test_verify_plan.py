@@ -21,7 +21,7 @@ from agentguard.harden.model import HardenOptions, OptionError, validate_options
 from agentguard.harden.probe_facts import HELPER_PATH, Expected
 from agentguard.harden.summary import render_summary
 from agentguard.harden.verify import ToVerify, verify_script
-from agentguard.harden.verify_plan import PlannedRun, build_deviations, deviations, planned
+from agentguard.harden.verify_plan import build_deviations, deviations, planned
 from agentguard.harden.verify_start import PLACEHOLDER, _passed_env
 from agentguard.inspect import engine as eng
 from tests.harden.support import harden_folder
