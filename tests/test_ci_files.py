@@ -182,9 +182,12 @@ def test_action_pins_every_third_party_action_by_commit_with_its_tag() -> None:
 
 
 def test_action_installs_its_own_version_by_default() -> None:
+    import tomllib
+
     from agentguard import __version__
 
-    assert _action()["inputs"]["package"]["default"] == f"agentguard=={__version__}"
+    dist = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"]
+    assert _action()["inputs"]["package"]["default"] == f"{dist}=={__version__}"
 
 
 def test_action_pip_imports_nothing_from_the_checkout(tmp_path: Path) -> None:
