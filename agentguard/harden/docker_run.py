@@ -172,12 +172,45 @@ _VALUED = {
 }
 
 
+def _open_quote(line: str, quote: str) -> str:
+    """The quote still open at the end of ``line`` ("" none), starting inside ``quote``."""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            i += 1
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        elif c == "'" and not quote:
+            quote = "'"
+        i += 1
+    return quote
+
+
 def _logical_lines(text: str) -> list[str]:
+    """The script's commands, one string each: a line ending in ``\\`` continues, and so
+    does one that ends inside a quote (a newline inside quotes is part of the word)."""
     joined: list[str] = []
     buf = ""
+    quote = ""
     for raw in text.splitlines():
+        if quote:  # inside a quoted word: the newline and the line are the word's
+            buf += "\n" + raw
+            quote = _open_quote(raw, quote)
+            if not quote and not buf.endswith("\\"):
+                joined.append(buf)
+                buf = ""
+            elif not quote:
+                buf = buf[:-1] + " "
+            continue
         line = raw.rstrip()
         if not buf and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        quote = _open_quote(line, "")
+        if quote:
+            buf += line
             continue
         if line.endswith("\\"):
             buf += line[:-1] + " "
@@ -236,7 +269,10 @@ def _shell_words(line: str) -> list[str]:
     environment (``--verify`` must not run what its own environment says): a ``$NAME``,
     ``${NAME}``, ``$(...)`` or backquote outside single quotes is a :class:`RunParseError`;
     a ``${NAME:?message}`` placeholder stays as written."""
-    words = shlex.split(_protect_single_quoted(line), comments=True)
+    try:
+        words = shlex.split(_protect_single_quoted(line), comments=True)
+    except ValueError as exc:  # an unclosed quote
+        raise RunParseError(f"cannot split the command line: {exc}") from None
     out: list[str] = []
     for w in words:
         rest = _PLACEHOLDER_USE.sub("", w)
@@ -320,13 +356,31 @@ def _apply(args: RunArgs, key: str, value: str) -> None:
         setattr(args, key, value)
 
 
+_MOUNT_ALIASES = {
+    "source": {"src"},
+    "src": {"source"},
+    "target": {"destination", "dst"},
+    "destination": {"target", "dst"},
+    "dst": {"target", "destination"},
+    "readonly": {"ro"},
+    "ro": {"readonly"},
+}
+
+
 def _mount(spec: str) -> MountArg:
     fields: dict[str, str] = {}
     flags: set[str] = set()
+    if any(c in spec for c in "\"'\n"):
+        raise RunParseError(f"--mount {spec!r}: a quoted field cannot be verified")
     for part in spec.split(","):
         k, eq, v = part.partition("=")
+        key = k.strip()
+        # a key twice (`source=evil,type=bind,source=/`): docker's last one wins, so a value
+        # that smuggled a comma in would choose the mount
+        if eq and (key in fields or (key in _MOUNT_ALIASES and _MOUNT_ALIASES[key] & set(fields))):
+            raise RunParseError(f"--mount {spec!r}: {key} is given twice")
         if eq:
-            fields[k.strip()] = v
+            fields[key] = v
         else:
             flags.add(k.strip())
     target = fields.get("target") or fields.get("destination") or fields.get("dst")
@@ -363,9 +417,7 @@ class BuildArgs:
 
 def parse_build_line(text: str) -> BuildArgs | None:
     """The script's ``docker build`` line, or None when it has none (nothing expanded)."""
-    builds = [
-        j for j in _logical_lines(text) if shlex.split(j, comments=True)[:2] == ["docker", "build"]
-    ]
+    builds = [j for j in _logical_lines(text) if j.split()[:2] == ["docker", "build"]]
     if not builds:
         return None
     if len(builds) > 1:

@@ -256,6 +256,16 @@ def verify_script(
     opted in (``--pass-env``); every other by-name variable gets a placeholder."""
     result = VerifyResult()
     label = item.label
+    if item.plan.error is not None:
+        result.sources.append(
+            _failed(
+                label,
+                f"not verified: the planned run line cannot be vouched for: {item.plan.error}",
+                "verify-plan-unreadable",
+            )
+        )
+        _not_run(result, label, "the planned run line cannot be vouched for")
+        return result
     try:
         args = parse_run_script(item.text)
         build = parse_build_line(item.text)

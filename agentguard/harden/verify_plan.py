@@ -22,6 +22,7 @@ from agentguard.harden.docker_run import (
     BuildArgs,
     MountArg,
     RunArgs,
+    RunParseError,
     parse_build_argv,
     parse_run_argv,
 )
@@ -33,14 +34,18 @@ class PlannedRun:
 
     run: RunArgs
     build: BuildArgs | None
+    error: str | None = None  # the plan's own line cannot be vouched for: nothing runs
 
 
 def planned(argv: Sequence[str], build: Sequence[str] | None) -> PlannedRun:
     """The plan's ``docker run ...`` argv (and ``docker build ...`` argv) as data."""
-    return PlannedRun(
-        run=parse_run_argv(list(argv[2:])),
-        build=parse_build_argv(list(build[2:])) if build else None,
-    )
+    try:
+        return PlannedRun(
+            run=parse_run_argv(list(argv[2:])),
+            build=parse_build_argv(list(build[2:])) if build else None,
+        )
+    except RunParseError as exc:
+        return PlannedRun(RunArgs(), None, error=str(exc))
 
 
 def _mount_text(m: MountArg) -> str:

@@ -320,3 +320,82 @@ def test_verify_script_must_name_a_script_of_the_plan(tmp_path: Path) -> None:
         harden_folder(
             project, tmp_path / "out", verify=True, verify_script=tmp_path / "elsewhere.sh"
         )
+
+
+# -- project data written into the script cannot add a flag or a mount field -------------
+
+
+def test_a_volume_name_cannot_smuggle_a_bind_of_the_host_root(tmp_path: Path) -> None:
+    """`evil,type=bind,source=/` as a named volume would have been written into
+    `--mount type=volume,source=evil,type=bind,source=/,target=/data`: docker's last key
+    wins, so the script itself would mount the host's root."""
+    project = _compose(
+        tmp_path / "proj",
+        "    image: agent:1\n    volumes: ['evil,type=bind,source=/:/data', 'cache:/c,x=1']\n",
+    )
+    result = harden_folder(project, tmp_path / "out")
+    script = (tmp_path / "out" / "docker-run.sh").read_text()
+    assert "--mount" not in script
+    [svc] = result.plan.spec.services
+    assert svc.volumes == ()
+    notes = " ".join(svc.notes)
+    assert "evil,type=bind,source=/ -> /data (not a volume name the engine accepts)" in notes
+    assert "cache -> /c,x=1 (its target is not a plain absolute path)" in notes
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "type=volume,source=evil,type=bind,source=/,target=/data",
+        "type=bind,src=/a,source=/,target=/x",
+        "type=bind,source=/a,target=/x,dst=/etc",
+        'type=bind,"source=/a,b",target=/x',
+    ],
+)
+def test_a_mount_field_given_twice_or_quoted_is_an_error(spec: str) -> None:
+    with pytest.raises(RunParseError, match="--mount"):
+        parse_run_script(f"docker run --mount '{spec}' a:1\n")
+
+
+def test_a_plan_that_cannot_be_vouched_for_runs_nothing() -> None:
+    bad = planned(
+        ("docker", "run", "--mount", "type=bind,source=/,source=/x,target=/y", "a:1"), None
+    )
+    assert bad.error == "--mount 'type=bind,source=/,source=/x,target=/y': source is given twice"
+    result = verify_script(
+        ToVerify("docker-run.sh", SCRIPT, bad, _item(SCRIPT).expected, Path("/x"), None),
+        connect=lambda: (_ for _ in ()).throw(AssertionError("connected")),
+    )
+    assert result.findings == []
+    assert [(s.name, s.status, s.error_code) for s in result.sources] == [
+        ("docker-run.sh", SourceStatus.FAILED, "verify-plan-unreadable"),
+        ("agent-start (docker-run.sh)", SourceStatus.SKIPPED, None),
+    ]
+
+
+def test_a_newline_inside_an_argument_stays_in_it(tmp_path: Path) -> None:
+    """A compose command word holding a newline is one word in the script; read back it is
+    the same word, not a new line the reader could take for a command (before: a crash)."""
+    project = _compose(
+        tmp_path / "proj",
+        '    image: agent:1\n    command: ["sh", "-c", "echo hi\\n--privileged \\\\"]\n',
+    )
+    result = harden_folder(project, tmp_path / "out")
+    text = (tmp_path / "out" / "docker-run.sh").read_text()
+    args = parse_run_script(text)
+    assert args.command == ["sh", "-c", "echo hi\n--privileged \\"]
+    assert not args.privileged
+    plan = planned(result.plan.argv["agent"], None)
+    assert deviations(plan.run, args) == []
+
+
+def test_a_code_file_whose_name_holds_a_mount_field_is_not_carried(tmp_path: Path) -> None:
+    from agentguard.harden.code import named_entries
+
+    (tmp_path / "a,b.py").write_text("")
+    (tmp_path / "b.py").write_text("")
+    assert named_entries(tmp_path, ["python", "a,b.py", "b.py"], "/app") == (
+        ["b.py"],
+        False,
+        ["'a,b.py' is not carried: a name with a comma, quote, `=` or space"],
+    )
