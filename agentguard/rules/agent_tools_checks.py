@@ -190,6 +190,12 @@ _GRANT_FIX = {
     "autogen": "Use `DockerCommandLineCodeExecutor` (a throwaway container without the "
     "project or credentials) instead of the local executor.",
     "crewai": 'Use `code_execution_mode="safe"` (Docker) instead of "unsafe".',
+    "anthropic API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
+    "openai API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
 }
 _CATEGORY_FIX = {
     "shell": "Remove the tool, or give it an executor that runs commands in a disposable "

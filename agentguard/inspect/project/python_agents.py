@@ -68,6 +68,7 @@ class Wanted:
 
     @classmethod
     def of(cls, data: bytes) -> Wanted:
+        from agentguard.inspect.project.python_api_tools import may_declare
         from agentguard.inspect.project.python_fallback import may_switch_model
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
@@ -76,7 +77,7 @@ class Wanted:
         return cls(
             claude=any(m.encode() in data for m in SDK_MODULES),
             mcp=b"mcp" in lower and b"command" in data,  # (no MCP named: no server declared)
-            grants=may_grant(data),
+            grants=may_grant(data) or may_declare(data),
             fallbacks=b"except" in data and may_switch_model(data),
             option_fallbacks=may_take_fallbacks(data),
         )
@@ -111,12 +112,14 @@ def analyse_python(
         _claude_configs(path, index, ev, out, origin)
     if wanted.mcp:
         _mcp_servers(path, index, ev, out)
+    from agentguard.inspect.project.python_api_tools import api_tool_grants
     from agentguard.inspect.project.python_fallback import fallback_sites
     from agentguard.inspect.project.python_fallback_options import option_fallbacks
     from agentguard.inspect.project.python_frameworks import framework_grants
 
     if wanted.grants:
         out.grants.extend(framework_grants(path, index, ev))
+        out.grants.extend(api_tool_grants(path, tree, index))
     if wanted.fallbacks:
         out.fallbacks.extend(fallback_sites(path, index, ev))
     if wanted.option_fallbacks:
