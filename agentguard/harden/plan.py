@@ -47,6 +47,8 @@ class Plan:
     spec: HardenedSpec
     files: dict[str, str] = field(default_factory=dict)
     scripts: dict[str, str] = field(default_factory=dict)  # service name -> script file
+    # service name -> its script's `docker run` argv, as data (what --verify may run)
+    argv: dict[str, tuple[str, ...]] = field(default_factory=dict)
     code: dict[str, code_image.CodeRun] = field(default_factory=dict)  # service -> its code
     devcontainers: dict[str, list[str]] = field(default_factory=dict)  # written file -> notes
     claims: list[Claim] = field(default_factory=list)
@@ -114,6 +116,7 @@ def _run_scripts(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOption
         argv = run_argv(spec, svc, image, run.mounts if run else ())
         plan.files[name] = render_script(argv, header=header, build=run.build if run else None)
         plan.scripts[svc.name] = name
+        plan.argv[svc.name] = tuple(argv)
 
 
 def _write_run_config(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOptions) -> None:
