@@ -95,7 +95,6 @@ def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
                 ),
             )
         )
-    from agentguard.config import load_config
     from agentguard.lock.every_lock import check_every_lock, locks_to_check
     from agentguard.lock.inputs import read_inputs
 
@@ -103,7 +102,7 @@ def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
     # agentguard's pair beside them): each is checked, none hides another
     own, foreign = locks_to_check(project)
     inputs = read_inputs(project, allow_urls=bool(foreign))
-    report = check_every_lock(project, inputs, deps or load_config(project).deps, foreign, own)
+    report = check_every_lock(project, inputs, deps, foreign, own)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
     return StepResult(report.findings, report.sources, facts, report.notes)
 

@@ -275,6 +275,13 @@ def load_config(
         origin = "file"
         if project is not None:
             own = {os.path.realpath(config_file)}
+            top = os.path.realpath(project)
+            if os.path.commonpath([top, *own]) == top:
+                notes.append(
+                    f"config: {config_file} (--config) is inside the scanned folder: on a pull "
+                    "request its content is the pull request's; keep CI's configuration out of "
+                    "the checkout, or guard the file (CODEOWNERS, a required review)"
+                )
             ignored = [
                 f"{p} (--config {config_file} given)"
                 for p in project_files(project)

@@ -73,6 +73,7 @@ def make_report(
     inputs: Mapping[str, JSONValue] | None = None,
     facts: Mapping[str, JSONValue] | None = None,
     notes: Iterable[str] = (),
+    status: str | None = None,
     configuration: ConfigTrace | None = None,
 ) -> Report:
     return Report(
@@ -87,13 +88,19 @@ def make_report(
         sources=tuple(sources),
         facts=dict(facts or {}),
         notes=tuple(notes),
+        status=status,
         configuration=configuration,
     )
+
+
+REFUSED = "refused"
 
 
 def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = False) -> ExitCode:
     if report.failed_sources and not allow_incomplete:
         return ExitCode.INCOMPLETE
+    if report.status == REFUSED:  # nothing written: never a pass, whatever --fail-on says
+        return ExitCode.FINDINGS
     worst = report.worst()
     if worst is not None and worst >= fail_on:
         return ExitCode.FINDINGS

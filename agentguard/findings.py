@@ -386,6 +386,9 @@ class Report:
     sources: tuple[Source, ...]
     facts: Mapping[str, JSONValue] = field(default_factory=dict)  # extra data for JSON readers
     notes: tuple[str, ...] = ()  # human notes (e.g. "lock written to ...")
+    # What a command that writes did (`lock`): "written", "up-to-date", "refused" (the major
+    # gate stopped it: nothing written) or "not-written" (a source or the write failed).
+    status: str | None = None
     configuration: ConfigTrace | None = None  # None: the command applies no configuration
 
     @property

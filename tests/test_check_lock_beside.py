@@ -11,6 +11,7 @@ import pytest
 
 from agentguard import check
 from agentguard.check import CheckOptions, run_check
+from agentguard.config import load_config
 from agentguard.inspect.project.scan import collect_folder
 
 
@@ -52,7 +53,7 @@ def test_the_lock_step_is_reported_first_and_once_whatever_the_jobs(
         reports.append(run_check(CheckOptions(project=tmp_path)).report)
     assert ran == [os.getpid(), os.getpid()]
     one, two = ([(s.kind, s.name, s.status) for s in r.sources] for r in reports)
-    alone = [(s.kind, s.name, s.status) for s in real(tmp_path).sources]
+    alone = [(s.kind, s.name, s.status) for s in real(tmp_path, load_config(tmp_path).deps).sources]
     assert one == two and one[: len(alone)] == alone  # the lock step's sources come first
     assert sorted(f.rule_id for f in reports[0].findings) == sorted(
         f.rule_id for f in reports[1].findings

@@ -157,3 +157,140 @@ def test_gitlab_snippet_in_the_docs_runs(agent_project: Path) -> None:
     assert result.returncode == 1
     for artifact in job["artifacts"]["paths"]:
         assert (agent_project / artifact).is_file(), artifact
+
+
+# -- the action runs none of the checkout's code, and nothing it prints is a command ------
+
+
+def _action() -> dict[str, Any]:
+    return dict(yaml.safe_load((REPO / "action.yml").read_text()))
+
+
+def test_action_pins_every_third_party_action_by_commit_with_its_tag() -> None:
+    text = (REPO / "action.yml").read_text()
+    uses = [
+        line.strip() for line in text.splitlines() if line.strip().startswith(("uses:", "- uses:"))
+    ]
+    assert len(uses) == 2
+    for line in uses:
+        assert re.fullmatch(r"(- )?uses: [\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*", line), line
+    steps = [s["uses"] for s in _action()["runs"]["steps"] if "uses" in s]
+    assert [s.split("@")[0] for s in steps] == [
+        "actions/setup-python",
+        "github/codeql-action/upload-sarif",
+    ]
+
+
+def test_action_installs_its_own_version_by_default() -> None:
+    import tomllib
+
+    from agentguard import __version__
+
+    dist = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"]
+    assert _action()["inputs"]["package"]["default"] == f"{dist}=={__version__}"
+
+
+def test_action_pip_imports_nothing_from_the_checkout(tmp_path: Path) -> None:
+    """A pull request's `pip/__main__.py` runs with `python -m pip` started in the checkout;
+    the install step runs isolated (`-I`) from the runner's temporary folder."""
+    step = action_step("Install agentguard")
+    assert step["working-directory"] == "${{ runner.temp }}"
+    assert "python -I -m pip install" in step["run"]
+    checkout = tmp_path / "checkout"
+    (checkout / "pip").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    (checkout / "pip" / "__init__.py").write_text("")
+    (checkout / "pip" / "__main__.py").write_text(f"open({str(ran)!r}, 'w').write('x')\n")
+    # even started in the checkout (the worst case), no file of it is imported
+    result = subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=checkout,
+        env=env(PACKAGE="--help", PYTHONPATH=str(checkout)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "pip install [options]" in result.stdout
+    assert not ran.exists()
+
+
+def _fake_agentguard(tmp_path: Path, says: str) -> tuple[Path, Path]:
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    argv = tmp_path / "argv"
+    fake = bin_dir / "agentguard"
+    fake.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {argv}\nprintf "%s\\n" "{says}"\nexit 1\n')
+    fake.chmod(0o755)
+    return bin_dir, argv
+
+
+def _run_with(bin_dir: Path, tmp_path: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+    defaults = {
+        "INPUT_PATH": ".",
+        "INPUT_IMAGES": "",
+        "INPUT_FROM_COMPOSE": "false",
+        "INPUT_FAIL_ON": "",
+        "INPUT_BASELINE": "",
+        "INPUT_ALLOW_INCOMPLETE": "false",
+        "INPUT_SARIF": str(tmp_path / "out.sarif"),
+        "GITHUB_OUTPUT": str(tmp_path / "github-output"),
+    }
+    e = env(**{**defaults, **inputs})
+    e["PATH"] = f"{bin_dir}{os.pathsep}{e['PATH']}"
+    return subprocess.run(
+        ["bash", "-e", "-c", action_step("agentguard check")["run"]],
+        cwd=tmp_path,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_action_output_is_wrapped_in_stop_commands_with_a_fresh_token(tmp_path: Path) -> None:
+    forged = "::add-mask::x\n::error title=forged::from project data"
+    bin_dir, _argv = _fake_agentguard(tmp_path, forged)
+    runs = [_run_with(bin_dir, tmp_path) for _ in range(2)]
+    tokens = []
+    for result in runs:
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        start = re.fullmatch(r"::stop-commands::(agentguard-[0-9a-f]{32})", lines[0])
+        assert start is not None, lines
+        token = start.group(1)
+        assert lines[1:] == [
+            "::add-mask::x",
+            "::error title=forged::from project data",
+            f"::{token}::",
+        ]
+        tokens.append(token)
+    assert tokens[0] != tokens[1]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "flags"),
+    [
+        ({}, []),
+        ({"INPUT_CONFIG": "/ci/agentguard.toml"}, ["--config", "/ci/agentguard.toml"]),
+        ({"INPUT_PROJECT_CONFIG": "false"}, ["--no-project-config"]),
+        ({"INPUT_INLINE_IGNORES": "false"}, ["--no-inline-ignores"]),
+        ({"INPUT_PROJECT_CONFIG": "true", "INPUT_INLINE_IGNORES": "true"}, []),
+    ],
+)
+def test_action_config_inputs_map_to_check_flags(
+    tmp_path: Path, inputs: dict[str, str], flags: list[str]
+) -> None:
+    action = _action()
+    assert {
+        k: action["inputs"][k]["default"] for k in ("config", "project-config", "inline-ignores")
+    } == {
+        "config": "",
+        "project-config": "true",
+        "inline-ignores": "true",
+    }
+    bin_dir, argv = _fake_agentguard(tmp_path, "ok")
+    result = _run_with(bin_dir, tmp_path, **inputs)
+    assert result.returncode == 0, result.stderr
+    sarif = str(tmp_path / "out.sarif")
+    assert argv.read_text().splitlines() == ["check", ".", "--sarif-output", sarif, *flags]

@@ -81,6 +81,26 @@ def harden(
         str | None,
         typer.Option("--env-file", help="Pass the secrets from this file (never read by harden)."),
     ] = None,
+    pass_env: Annotated[
+        list[str],
+        typer.Option(
+            "--pass-env",
+            help="With --verify: give the agent this variable's real value (else a placeholder).",
+        ),
+    ] = [],  # noqa: B006
+    summary_output: Annotated[
+        bool,
+        typer.Option(
+            "--summary-output", help="With --verify: copy the agent's output into SUMMARY.md."
+        ),
+    ] = False,
+    verify_script: Annotated[
+        Path | None,
+        typer.Option(
+            "--verify-script",
+            help="With --verify: verify this run script instead of the one written now.",
+        ),
+    ] = None,
     kind: Annotated[
         str | None, typer.Option("--kind", help="What TARGET is (as for inspect).")
     ] = None,
@@ -131,6 +151,9 @@ def harden(
             verify_command=verify_command,
             settle=settle,
             env_file=env_file,
+            pass_env=tuple(pass_env),
+            summary_output=summary_output,
+            verify_script=verify_script,
         )
         with progress("hardening", quiet=quiet) as step:
             result = run_harden(opts, progress=step)

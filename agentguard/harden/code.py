@@ -149,6 +149,9 @@ def named_entries(
         if top in _NEVER:
             notes.append(f"{top} is never carried into the hardened image")
             return
+        if not _plain_name(top):
+            notes.append(f"{top!r} is not carried: a name with a comma, quote, `=` or space")
+            return
         kind = _kind(host, top)
         if kind is None:
             notes.append(
@@ -202,10 +205,20 @@ def _add_required(host: Path, script: str, entries: list[str], notes: list[str])
         if top in _NEVER:
             notes.append(f"{script} loads {rel}: {top} is never carried into the hardened image")
             continue
+        if not _plain_name(rel):
+            notes.append(f"{rel!r} is not carried: a name with a comma, quote, `=` or space")
+            continue
         entries.append(rel)
 
 
 _TAKES_CODE = frozenset({"-m", "-c", "-e", "--eval"})
+# a name written into `--mount type=bind,source=...,target=...` (--code-mount) must not be
+# able to add a field there
+_UNPLAIN = re.compile(r"[,\"'=\s\\]")
+
+
+def _plain_name(rel: str) -> bool:
+    return not _UNPLAIN.search(rel)
 
 
 def _is_relative_path(arg: str) -> bool:

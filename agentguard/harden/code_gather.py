@@ -64,9 +64,28 @@ def _drop_moved(svc: ServiceSpec) -> ServiceSpec:
     return dataclasses.replace(svc, notes=tuple(n for n in svc.notes if not n.startswith(_MOVED)))
 
 
+def _outside(svc: ServiceSpec, what: str, folder: Path, root: Path | None) -> ServiceSpec | None:
+    """The service with a note when ``folder`` (every link resolved) is outside the project
+    ``root``: a host folder outside the project is never carried into an image or mounted
+    (None: it is inside, or there is no project to judge by)."""
+    if root is None or safeio.inside(folder, root):
+        return None
+    note = (
+        f"{what} is {os.path.realpath(folder)}, outside the project: it is not carried into "
+        "the hardened image nor mounted; if the agent needs data from there, pass "
+        "--allow-mount HOST:PATH (read-only, outside the working directory)"
+    )
+    return dataclasses.replace(svc, notes=(*svc.notes, note))
+
+
 def compose_code(
-    svc: ServiceSpec, body: Mapping[str, Any], compose_dir: Path, opts: HardenOptions
+    svc: ServiceSpec,
+    body: Mapping[str, Any],
+    compose_dir: Path,
+    opts: HardenOptions,
+    root: Path | None = None,
 ) -> ServiceSpec:
+    """``root``: the project; code is carried only from a folder inside it."""
     paths = _build_paths(body.get("build"), compose_dir)
     start: Start | None = read_dockerfile(paths[1]) if paths else None
     wd = body.get("working_dir")
@@ -78,6 +97,9 @@ def compose_code(
         source, text = bind
         host = Path(os.path.expanduser(source))
         host = host if host.is_absolute() else compose_dir / host
+        refused = _outside(svc, f"the bind mount {text}", host, root)
+        if refused is not None:
+            return _drop_moved(refused)
         built_by = _text(paths[1]) if paths is not None else None
         out = attach_code(
             svc,
@@ -109,7 +131,7 @@ def compose_code(
             )
         return _drop_moved(out)
     if paths is not None and start is not None:
-        return _drop_moved(dockerfile_code(svc, paths[0], paths[1], opts, start))
+        return _drop_moved(dockerfile_code(svc, paths[0], paths[1], opts, start, root))
     return svc
 
 
@@ -119,8 +141,13 @@ def dockerfile_code(
     dockerfile: Path,
     opts: HardenOptions,
     start: Start | None = None,
+    root: Path | None = None,
 ) -> ServiceSpec:
-    """A Dockerfile that copies the whole context to its working directory."""
+    """A Dockerfile that copies the whole context to its working directory (``root``: the
+    project; a context outside it is not carried)."""
+    refused = _outside(svc, "the build context", context, root)
+    if refused is not None:
+        return refused
     start = start or read_dockerfile(dockerfile)
     if start is None or start.copy_all is None or start.copy_lines is None:
         return svc

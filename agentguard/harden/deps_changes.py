@@ -85,6 +85,20 @@ def lower_major_cap(child: str, specifier: str, finding: Finding) -> str | None:
     return None
 
 
+def keeps_locked(finding: Finding) -> bool:
+    """True when the finding's first fix keeps the locked version."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(str(finding.fix.snippet))
+    except InvalidRequirement:
+        return True
+    return all(
+        req.specifier.contains(str(v), prereleases=True)
+        for v in finding.evidence.get("locked") or []
+    )
+
+
 def cap_key(child: str, marker: object = None) -> str:
     """One constraint line per package and fork: ``name`` or ``name ; marker``."""
     return f"{child} ; {marker}" if marker else child
@@ -124,6 +138,18 @@ def plan_deps(
                     f". Later releases of {f.evidence.get('parent')} ({shown}) declare "
                     f"{child}{bound.get('specifier')}: capped below the locked major, as upstream "
                     "does"
+                )
+                if locked_cap is not None and f.severity >= Severity.HIGH:
+                    out.alternatives[key] = locked_cap
+                    reasons[key] += f". Or {locked_cap} once your code is tested against it"
+                continue
+            if f.evidence.get("first_fix_basis") == "upload-times" and not keeps_locked(f):
+                locked_cap = _locked_cap(child, f)
+                reasons[key] += (
+                    f". {f.evidence.get('parent')}=={f.evidence.get('parent_version')} was "
+                    f"uploaded before {child} {f.evidence.get('majors_admitted', [''])[-1]} "
+                    f"shipped: capped at {child} {f.evidence.get('built_for')}, the newest major "
+                    "it can have been built against"
                 )
                 if locked_cap is not None and f.severity >= Severity.HIGH:
                     out.alternatives[key] = locked_cap

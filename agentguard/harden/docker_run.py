@@ -10,7 +10,6 @@ undoes the hardening.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -173,12 +172,45 @@ _VALUED = {
 }
 
 
+def _open_quote(line: str, quote: str) -> str:
+    """The quote still open at the end of ``line`` ("" none), starting inside ``quote``."""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            i += 1
+        elif c == '"':
+            quote = "" if quote == '"' else '"'
+        elif c == "'" and not quote:
+            quote = "'"
+        i += 1
+    return quote
+
+
 def _logical_lines(text: str) -> list[str]:
+    """The script's commands, one string each: a line ending in ``\\`` continues, and so
+    does one that ends inside a quote (a newline inside quotes is part of the word)."""
     joined: list[str] = []
     buf = ""
+    quote = ""
     for raw in text.splitlines():
+        if quote:  # inside a quoted word: the newline and the line are the word's
+            buf += "\n" + raw
+            quote = _open_quote(raw, quote)
+            if not quote and not buf.endswith("\\"):
+                joined.append(buf)
+                buf = ""
+            elif not quote:
+                buf = buf[:-1] + " "
+            continue
         line = raw.rstrip()
         if not buf and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        quote = _open_quote(line, "")
+        if quote:
+            buf += line
             continue
         if line.endswith("\\"):
             buf += line[:-1] + " "
@@ -199,22 +231,28 @@ def _logical_command(text: str) -> str:
 
 
 _LITERAL_DOLLAR = "\x00"  # a `$` inside single quotes: the shell does not expand it
+_LITERAL_TICK = "\x01"  # a backquote inside single quotes, likewise
+# `${NAME:?message}`: the shell stops with the message when NAME is unset (what harden writes
+# where the user must give a value); kept as written, never filled in from any environment
+_PLACEHOLDER_USE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:\?[^}$`\\]*\}")
 
 
 def _protect_single_quoted(line: str) -> str:
-    """``line`` with each ``$`` inside single quotes (or escaped) replaced by a marker, so that expanding
-    variables afterwards leaves them as the shell does (``'echo $TASK'`` reaches the
-    container as written)."""
+    """``line`` with each ``$`` and backquote inside single quotes (or escaped) replaced by
+    a marker: the shell leaves those as written (``'echo $TASK'`` reaches the container
+    as written); every other one is an expansion."""
     out: list[str] = []
     quote = ""
     i = 0
+    marks = {"$": _LITERAL_DOLLAR, "`": _LITERAL_TICK}
     while i < len(line):
         c = line[i]
         if quote == "'":
             quote = "" if c == "'" else quote
-            out.append(_LITERAL_DOLLAR if c == "$" else c)
+            out.append(marks.get(c, c))
         elif c == "\\" and i + 1 < len(line):  # `\$` is a literal $ too
-            out.append(_LITERAL_DOLLAR if line[i + 1] == "$" else line[i : i + 2])
+            nxt = line[i + 1]
+            out.append(marks[nxt] if nxt in marks else line[i : i + 2])
             i += 1
         elif c in "'\"" and quote in ("", c):
             quote = c if quote == "" else ""
@@ -225,14 +263,32 @@ def _protect_single_quoted(line: str) -> str:
     return "".join(out)
 
 
+def _shell_words(line: str) -> list[str]:
+    """The words of one command line as the shell would pass them, without running the
+    shell: quotes removed, single-quoted text literal. Nothing is expanded from any
+    environment (``--verify`` must not run what its own environment says): a ``$NAME``,
+    ``${NAME}``, ``$(...)`` or backquote outside single quotes is a :class:`RunParseError`;
+    a ``${NAME:?message}`` placeholder stays as written."""
+    try:
+        words = shlex.split(_protect_single_quoted(line), comments=True)
+    except ValueError as exc:  # an unclosed quote
+        raise RunParseError(f"cannot split the command line: {exc}") from None
+    out: list[str] = []
+    for w in words:
+        rest = _PLACEHOLDER_USE.sub("", w)
+        if "$" in rest or "`" in rest:
+            raise RunParseError(
+                f"{w!r} is expanded by the shell ($VAR, $(...) or `...`): the verifier does not "
+                "expand variables or run commands from its own environment; write the value"
+            )
+        out.append(w.replace(_LITERAL_DOLLAR, "$").replace(_LITERAL_TICK, "`"))
+    return out
+
+
 def parse_run_script(text: str) -> RunArgs:
-    """The `docker run` command of a script (shell variables outside single quotes expanded
-    from this process, as the shell that runs the script does)."""
-    line = _protect_single_quoted(_logical_command(text))
-    words = [
-        os.path.expandvars(w).replace(_LITERAL_DOLLAR, "$")
-        for w in shlex.split(line, comments=True)
-    ]
+    """The `docker run` command of a script, its words as the shell would pass them
+    (:func:`_shell_words`: nothing expanded)."""
+    words = _shell_words(_logical_command(text))
     while words and words[0] in ("exec", "command"):
         words.pop(0)
     if words[:2] != ["docker", "run"]:
@@ -240,8 +296,14 @@ def parse_run_script(text: str) -> RunArgs:
     return parse_run_argv(words[2:])
 
 
+_SINGLE = frozenset(
+    {"user", "workdir", "network", "memory", "pids_limit", "entrypoint", "pid", "ipc"}
+)
+
+
 def parse_run_argv(words: Sequence[str]) -> RunArgs:
     args = RunArgs()
+    seen: set[str] = set()
     i = 0
     while i < len(words):
         w = words[i]
@@ -265,7 +327,13 @@ def parse_run_argv(words: Sequence[str]) -> RunArgs:
                 raise RunParseError(f"{w} needs a value")
             value = words[i + 1]
             i += 2
-        _apply(args, _VALUED[name], value)
+        key = _VALUED[name]
+        if key in _SINGLE and key in seen:
+            # docker reads some of these as a list (--network), others last-wins: either
+            # way not one value this reader can vouch for
+            raise RunParseError(f"{name} is given twice: cannot verify which one holds")
+        seen.add(key)
+        _apply(args, key, value)
     raise RunParseError("no image named after the flags")
 
 
@@ -288,13 +356,31 @@ def _apply(args: RunArgs, key: str, value: str) -> None:
         setattr(args, key, value)
 
 
+_MOUNT_ALIASES = {
+    "source": {"src"},
+    "src": {"source"},
+    "target": {"destination", "dst"},
+    "destination": {"target", "dst"},
+    "dst": {"target", "destination"},
+    "readonly": {"ro"},
+    "ro": {"readonly"},
+}
+
+
 def _mount(spec: str) -> MountArg:
     fields: dict[str, str] = {}
     flags: set[str] = set()
+    if any(c in spec for c in "\"'\n"):
+        raise RunParseError(f"--mount {spec!r}: a quoted field cannot be verified")
     for part in spec.split(","):
         k, eq, v = part.partition("=")
+        key = k.strip()
+        # a key twice (`source=evil,type=bind,source=/`): docker's last one wins, so a value
+        # that smuggled a comma in would choose the mount
+        if eq and (key in fields or (key in _MOUNT_ALIASES and _MOUNT_ALIASES[key] & set(fields))):
+            raise RunParseError(f"--mount {spec!r}: {key} is given twice")
         if eq:
-            fields[k.strip()] = v
+            fields[key] = v
         else:
             flags.add(k.strip())
     target = fields.get("target") or fields.get("destination") or fields.get("dst")
@@ -330,16 +416,18 @@ class BuildArgs:
 
 
 def parse_build_line(text: str) -> BuildArgs | None:
-    """The script's ``docker build`` line, or None when it has none."""
-    builds = [
-        j for j in _logical_lines(text) if shlex.split(j, comments=True)[:2] == ["docker", "build"]
-    ]
+    """The script's ``docker build`` line, or None when it has none (nothing expanded)."""
+    builds = [j for j in _logical_lines(text) if j.split()[:2] == ["docker", "build"]]
     if not builds:
         return None
     if len(builds) > 1:
         raise RunParseError(f"expected at most one `docker build` command, found {len(builds)}")
-    words = [os.path.expandvars(w) for w in shlex.split(builds[0], comments=True)[2:]]
-    words = [w for w in words if not w.startswith(">")]
+    words = [w for w in _shell_words(builds[0])[2:] if not w.startswith(">")]
+    return parse_build_argv(words)
+
+
+def parse_build_argv(words: Sequence[str]) -> BuildArgs:
+    """``docker build`` arguments (after ``docker build``) as :class:`BuildArgs`."""
     tag = dockerfile = None
     positional: list[str] = []
     extra: dict[str, str] = {}

@@ -141,7 +141,7 @@ def _archive_services(opts: HardenOptions, report: Report) -> list[ServiceSpec]:
 
 
 def _compose_services(
-    path: Path, rel: str, opts: HardenOptions, taken: set[str]
+    path: Path, rel: str, opts: HardenOptions, taken: set[str], root: Path | None = None
 ) -> tuple[list[ServiceSpec], list[Source], dict[str, Any]]:
     from agentguard.inspect.project.lined import DocumentError
     from agentguard.inspect.project.yaml_lined import load_yaml
@@ -177,7 +177,7 @@ def _compose_services(
             opts=opts,
             origin=f"{rel} service {name}",
         )
-        out.append(compose_code(svc, body, path.parent, opts))
+        out.append(compose_code(svc, body, path.parent, opts, root))
     source = Source.ok("file", rel, f"{len(out)} services read for the hardened configuration")
     return out, [source], _top_level(doc, path.parent, opts.out)
 
@@ -210,7 +210,7 @@ def _project_services(
     top_level: dict[str, Any] = {}
     taken: set[str] = set()
     for cf in containers.get("compose_files") or []:
-        got, src, vols = _compose_services(root / cf["path"], cf["path"], opts, taken)
+        got, src, vols = _compose_services(root / cf["path"], cf["path"], opts, taken, root)
         services += got
         sources += src
         top_level.update(vols)
@@ -236,7 +236,7 @@ def _project_services(
             opts.out,
             origin=rel,
         )
-        services.append(dockerfile_code(svc, dockerfile.parent, dockerfile, opts))
+        services.append(dockerfile_code(svc, dockerfile.parent, dockerfile, opts, root=root))
     return services, sources, top_level
 
 
@@ -355,7 +355,7 @@ def gather(
         path = Path(opts.target).expanduser()
         root = path if kind == "project" else path.parent
         if kind == "compose":
-            services, sources, top_level = _compose_services(path, path.name, opts, set())
+            services, sources, top_level = _compose_services(path, path.name, opts, set(), root)
         else:
             project = report.facts.get("project")
             if isinstance(project, Mapping):

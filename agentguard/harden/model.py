@@ -32,6 +32,7 @@ HOME_DIR = "/tmp"  # HOME points at scratch: tools that write ~/.cache keep work
 _USER = re.compile(r"(\d+)(?::(\d+))?\Z", re.ASCII)
 MAX_ID = 2**31 - 1  # the largest id every engine and Kubernetes' runAsUser accept
 _MEMORY = re.compile(r"^\d+(?:\.\d+)?[bkmgBKMG]?$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z", re.ASCII)
 _NETWORK = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
 
 
@@ -69,6 +70,11 @@ class HardenOptions:
     settle: float = DEFAULT_SETTLE  # seconds the agent must keep running to count as started
     # --env-file: the variables passed by name come from this file (never read by harden)
     env_file: str | None = None
+    # --pass-env: the by-name variables --verify fills in from this process (others get a
+    # placeholder value)
+    pass_env: tuple[str, ...] = ()
+    summary_output: bool = False  # --summary-output: the agent's output goes into SUMMARY.md
+    verify_script: Path | None = None  # --verify-script: verify this file, not the written text
 
     @property
     def uid(self) -> int:
@@ -116,6 +122,13 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
             raise OptionError(f"--env-file {env_file!r}: give the path of a file")
         # absolute: docker resolves it from the caller's folder, compose from its own
         env_file = os.path.abspath(os.path.expanduser(env_file))
+    for name in opts.pass_env:
+        if not _ENV_NAME.match(name):
+            raise OptionError(f"--pass-env {name!r}: give the name of a variable")
+    if opts.verify_script is not None and not opts.verify:
+        raise OptionError("--verify-script needs --verify")
+    if opts.summary_output and not opts.verify:
+        raise OptionError("--summary-output needs --verify")
     if opts.pids < 1:
         raise OptionError(f"--pids {opts.pids}: expected a positive number")
     if opts.network == "host" or not _NETWORK.match(opts.network):
@@ -150,6 +163,9 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
         verify_command=opts.verify_command,
         settle=opts.settle,
         env_file=env_file,
+        pass_env=tuple(dict.fromkeys(opts.pass_env)),
+        summary_output=opts.summary_output,
+        verify_script=opts.verify_script,
     )
 
 

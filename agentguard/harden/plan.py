@@ -47,6 +47,8 @@ class Plan:
     spec: HardenedSpec
     files: dict[str, str] = field(default_factory=dict)
     scripts: dict[str, str] = field(default_factory=dict)  # service name -> script file
+    # service name -> its script's `docker run` argv, as data (what --verify may run)
+    argv: dict[str, tuple[str, ...]] = field(default_factory=dict)
     code: dict[str, code_image.CodeRun] = field(default_factory=dict)  # service -> its code
     devcontainers: dict[str, list[str]] = field(default_factory=dict)  # written file -> notes
     claims: list[Claim] = field(default_factory=list)
@@ -114,6 +116,7 @@ def _run_scripts(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOption
         argv = run_argv(spec, svc, image, run.mounts if run else ())
         plan.files[name] = render_script(argv, header=header, build=run.build if run else None)
         plan.scripts[svc.name] = name
+        plan.argv[svc.name] = tuple(argv)
 
 
 def _write_run_config(g: Gathered, spec: HardenedSpec, plan: Plan, opts: HardenOptions) -> None:
@@ -248,6 +251,12 @@ def decide(f: Finding, plan: Plan, opts: HardenOptions) -> Claim | Open:
         line = plan.deps.capped.get(key, f.fix.snippet)
         if f.evidence.get("upstream_bound"):
             how = f"capped as later releases of {f.evidence.get('parent')} declare: {line}"
+            if alt:
+                how += f" (or the locked major, {alt}, once tested against it: a choice)"
+        elif f.evidence.get("first_fix_basis") == "upload-times" and not deps_changes.keeps_locked(
+            f
+        ):
+            how = f"capped at the newest major {f.evidence.get('parent')} was built against: {line}"
             if alt:
                 how += f" (or the locked major, {alt}, once tested against it: a choice)"
         else:

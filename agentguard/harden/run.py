@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ from agentguard.harden.plan import Plan, make_plan
 from agentguard.harden.probe_facts import HELPER_PATH, Expected
 from agentguard.harden.summary import FILE_NAME as SUMMARY_FILE
 from agentguard.harden.summary import image_deps_lines, render_summary
-from agentguard.harden.verify import VerifyResult, verify_scripts
+from agentguard.harden.verify import ToVerify, VerifyResult, verify_scripts
+from agentguard.harden.verify_plan import planned
 from agentguard.harden.verify_start import AgentCheck
 from agentguard.inspect import engine as eng
 
@@ -233,6 +235,50 @@ def expected_for(plan: Plan, opts: HardenOptions, service: str) -> Expected:
     )
 
 
+def _to_verify(plan: Plan, opts: HardenOptions, g: Gathered) -> list[ToVerify]:
+    """The scripts to verify: the text this run generated for each service, never a file
+    found in the output folder (a checkout can commit one); with ``--verify-script FILE``,
+    that one file for its service. UsageError: FILE names no service of the plan."""
+    items: list[ToVerify] = []
+    named = opts.verify_script
+    chosen: str | None = None
+    if named is not None:
+        base = named.name
+        matches = [s for s, f in plan.scripts.items() if f == base or f + ".new" == base]
+        if not matches and len(plan.scripts) == 1:
+            matches = list(plan.scripts)
+        if len(matches) != 1:
+            raise UsageError(
+                f"--verify-script {named}: name one of "
+                + ", ".join(sorted(plan.scripts.values()))
+                + " (the script of the service to verify)"
+            )
+        chosen = matches[0]
+    for name, script in sorted(plan.scripts.items()):
+        run = plan.code.get(name)
+        text, where, label = plan.files[script], opts.out, script
+        if name == chosen and named is not None:
+            try:
+                text = safeio.read_text(named)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"--verify-script {named}: cannot read it: {exc}") from None
+            where, label = named.parent, str(named)
+        svc = next(s for s in plan.spec.services if s.name == name)
+        root = g.root if g.root is not None else (Path(svc.code.host_dir) if svc.code else None)
+        items.append(
+            ToVerify(
+                label=label,
+                text=text,
+                plan=planned(plan.argv[name], run.build if run is not None else None),
+                expected=expected_for(plan, opts, name),
+                base=where,
+                root=root,
+                dockerfile=plan.files.get(run.dockerfile) if run is not None else None,
+            )
+        )
+    return items
+
+
 def _findings(plan: Plan) -> list[Finding]:
     out = [
         c.finding.with_suppression("fixed by agentguard harden: " + ", ".join(c.files))
@@ -329,14 +375,12 @@ def run_harden(
         written = write_files(opts.out, files, force=opts.force)
     if opts.verify and files:
         progress("verifying on the engine")
-        scripts = [
-            (opts.out / script, script, expected_for(plan, opts, name))
-            for name, script in sorted(plan.scripts.items())
-        ]
         verified = verify_scripts(
-            scripts,
+            _to_verify(plan, opts, g),
             connect=connect,
             start=AgentCheck(settle=opts.settle, command=opts.verify_command),
+            # only the variables the user opted in, never the rest of this environment
+            passed={n: os.environ[n] for n in opts.pass_env if n in os.environ},
         )
         summary = render_summary(
             plan,
@@ -345,6 +389,7 @@ def run_harden(
             kind=g.kind,
             verification=verified.facts,
             configuration=g.report.configuration,
+            show_output=opts.summary_output,
         )
         written.append(rewrite_one(opts.out, SUMMARY_FILE, summary, force=opts.force))
     # the inspect findings had the policy applied already; AG501 findings get it here

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -224,6 +225,12 @@ def _container_volumes(raw: Any, opts: HardenOptions) -> tuple[tuple[NamedVolume
     return tuple(kept), notes
 
 
+# what the engine accepts as a volume name; anything else could carry `,key=value` into a
+# `--mount` field list and choose another mount
+_VOLUME_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*\Z")
+_UNSAFE_TARGET = re.compile(r"[,\"'=\s]")
+
+
 def _keep_volume(kind: str, source: Any, dest: str, opts: HardenOptions) -> tuple[bool, str]:
     if kind != "volume" or not isinstance(source, str) or not source:
         return False, (
@@ -234,6 +241,10 @@ def _keep_volume(kind: str, source: Any, dest: str, opts: HardenOptions) -> tupl
         return False, "the Docker socket"
     if dest and workdir_relation(dest, opts.workdir) is not None:
         return False, f"it would cover the working directory {opts.workdir}"
+    if not _VOLUME_NAME.match(source):
+        return False, "not a volume name the engine accepts"
+    if _UNSAFE_TARGET.search(dest) or not dest.startswith("/"):
+        return False, "its target is not a plain absolute path"
     return True, ""
 
 

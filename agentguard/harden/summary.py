@@ -99,6 +99,7 @@ def render_summary(
     kind: str | None,
     verification: Sequence[Mapping[str, object]] | None = None,
     configuration: ConfigTrace | None = None,
+    show_output: bool = False,
 ) -> str:
     spec = plan.spec
     out: list[str] = [
@@ -204,12 +205,18 @@ def render_summary(
     if verification is not None:
         out += ["", "## Verification on the engine", ""]
         for v in verification:
+            lines = v.get("output")
+            if isinstance(lines, list) and not show_output:
+                # the agent's words (its detail quotes them) are the project's, not the
+                # verdict's: only the report shows them, unless --summary-output
+                detail = "its output is in the report (--summary-output copies it here)"
+            else:
+                detail = str(v.get("detail"))
             out.append(
                 f"- {code(str(v.get('script')))}: {text(str(v.get('probe')))}: "
-                f"{text(str(v.get('status')))} -- {text(str(v.get('detail')))}"
+                f"{text(str(v.get('status')))} -- {text(detail)}"
             )
-            lines = v.get("output")
-            if isinstance(lines, list) and lines:
+            if show_output and isinstance(lines, list) and lines:
                 out.append("  - its first lines of output:")
                 out += [f"    - {code(str(line))}" for line in lines]
         if not verification:

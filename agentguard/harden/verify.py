@@ -1,13 +1,19 @@
-"""``--verify``: run the image with the written ``docker-run.sh`` on the real engine and probe.
+"""``--verify``: run the image with the hardened ``docker-run.sh`` on the real engine and probe.
 
-The script is read back (:func:`~agentguard.harden.docker_run.parse_run_script`), so what
-runs is what is written, edits included. The container is created with the script's
+What is verified is the script text this run generated (or the one file the user names
+with ``--verify-script``), never a file found in the output folder: that folder is often in
+the checkout, and a pull request can commit one. The text is read back
+(:func:`~agentguard.harden.docker_run.parse_run_script`: nothing expanded from this
+process's environment) and compared with the plan as data
+(:mod:`~agentguard.harden.verify_plan`): a mount, network, capability, privilege or other
+setting the plan did not make means nothing runs. The container is created with the script's
 settings; its main process is a probe: a static busybox from this machine, mounted
 read-only at :data:`~agentguard.harden.probe_facts.HELPER_PATH` (outside the working
 directory), running shell built-ins only. The engine's record of the same container is
 read from outside. Without a static helper the container is only created and inspected:
 what only the inside can show is then *not verified* (a failed source), never passed.
-Every container this creates is removed.
+The agent itself starts only after every probe held. Every container this creates is
+removed.
 """
 
 from __future__ import annotations
@@ -21,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentguard import safeio
-from agentguard.findings import Finding, JSONValue, Source
+from agentguard.findings import Finding, JSONValue, Source, SourceStatus
 from agentguard.harden.docker_run import (
     RunArgs,
     RunParseError,
@@ -39,11 +44,12 @@ from agentguard.harden.probe_facts import (
     parse_probe_output,
     probe_script,
 )
+from agentguard.harden.verify_plan import PlannedRun, build_deviations, deviations
 from agentguard.harden.verify_start import AgentCheck, build_image, listening, start_agent
 from agentguard.inspect import engine as eng
 from agentguard.inspect.container import container_facts
 from agentguard.rules.runtime import Verdict, check_observation
-from agentguard.rules.runtime_start import check_agent_run, check_egress
+from agentguard.rules.runtime_start import check_agent_run, check_egress, check_plan
 
 RUN_TIMEOUT = 60
 HELPER_ENV = "AGENTGUARD_PROBE_HELPER"  # a static busybox to use instead of the one on PATH
@@ -217,25 +223,62 @@ def run_probe(
     return obs, sources
 
 
+@dataclass(frozen=True)
+class ToVerify:
+    """One run script to verify, as this run planned it."""
+
+    label: str  # the script's name in the report
+    text: str  # the script: the text this run generated (or the --verify-script file's)
+    plan: PlannedRun  # what the plan made, as data: the text must ask for nothing else
+    expected: Expected
+    base: Path  # the folder its relative paths start from (the output folder)
+    root: Path | None  # builds only from a context inside this folder (its real path)
+    dockerfile: str | None = None  # the hardened Dockerfile this run generated
+
+
+def _not_run(result: VerifyResult, label: str, why: str) -> None:
+    result.sources.append(Source.skipped("probe", f"agent-start ({label})", f"not started: {why}"))
+    result.facts.append(
+        {"probe": "agent-start", "script": label, "status": "not-run", "detail": why}
+    )
+
+
 def verify_script(
-    script_path: Path,
-    label: str,
-    expected: Expected,
+    item: ToVerify,
     *,
     connect: Callable[[], eng.Engine] = eng.connect,
     helper: tuple[Path | None, str] | None = None,
     start: AgentCheck | None = None,
+    passed: Mapping[str, str] | None = None,
 ) -> VerifyResult:
-    """Verify one written run script (``label`` names it in the report)."""
+    """Verify one run script: nothing runs unless its lines ask for exactly what the plan
+    made; the agent starts only after every probe held. ``passed``: the variables the user
+    opted in (``--pass-env``); every other by-name variable gets a placeholder."""
     result = VerifyResult()
+    label = item.label
+    if item.plan.error is not None:
+        result.sources.append(
+            _failed(
+                label,
+                f"not verified: the planned run line cannot be vouched for: {item.plan.error}",
+                "verify-plan-unreadable",
+            )
+        )
+        _not_run(result, label, "the planned run line cannot be vouched for")
+        return result
     try:
-        text = safeio.read_text(script_path)
-        args = parse_run_script(text)
-        build = parse_build_line(text)
-    except (OSError, UnicodeDecodeError, RunParseError) as exc:
+        args = parse_run_script(item.text)
+        build = parse_build_line(item.text)
+    except RunParseError as exc:
         result.sources.append(
             _failed(label, f"cannot read the run script: {exc}", "verify-script-unreadable")
         )
+        return result
+    asks = deviations(item.plan.run, args) + build_deviations(item.plan.build, build)
+    plan_verdict = check_plan(label, args.image, asks)
+    _record(result, label, plan_verdict)
+    if plan_verdict.status != "held":
+        _not_run(result, label, "the run line asks for what the plan did not make")
         return result
     if not args.image or "$" in args.image:
         result.sources.append(
@@ -248,13 +291,28 @@ def verify_script(
             )
         )
         return result
+    if build is not None and any("$" in v for v in build.build_args.values()):
+        result.sources.append(
+            _failed(
+                label,
+                "not verified: the hardened image is built from the original image, which the "
+                "project builds itself (the build argument needs it)",
+                "verify-no-image",
+                remedy="build the original image, then run `agentguard harden IMAGE --verify`",
+            )
+        )
+        return result
     engine = connect()
     result.sources.append(engine.source)
     if engine.client is None:
         return result
     if build is not None:
-        error, source = build_image(engine.client, build, script_path.parent, label)
+        error, source = build_image(
+            engine.client, build, item.dockerfile, base=item.base, root=item.root, label=label
+        )
         result.sources.append(source)
+        if source.status is SourceStatus.FAILED:
+            return result
         if error is not None:
             _record(
                 result,
@@ -280,7 +338,7 @@ def verify_script(
         result.sources.append(Source.ok("probe", f"helper ({label})", helper_why))
     with listening() as targets:
         expected = dataclasses.replace(
-            expected, egress=targets if expected.network == "none" else ()
+            item.expected, egress=targets if item.expected.network == "none" else ()
         )
         obs, run_sources = run_probe(
             engine.client,
@@ -291,6 +349,7 @@ def verify_script(
         )
     result.sources += run_sources
     if obs is None:
+        _not_run(result, label, "the probe container did not run")
         return result
     if helper_path is None:
         obs = Observation(
@@ -302,10 +361,16 @@ def verify_script(
             f"no probe inside: {helper_why}",
         )
     egress = check_egress(obs, expected)
-    for v in [*check_observation(obs, expected), *([egress] if egress else [])]:
+    verdicts = [*check_observation(obs, expected), *([egress] if egress else [])]
+    for v in verdicts:
         _record(result, label, v)
+    broken = [v.probe for v in verdicts if v.status != "held"]
+    if broken:
+        # the agent runs only where the isolation is shown to hold
+        _not_run(result, label, "isolation not shown to hold (probe " + ", ".join(broken) + ")")
+        return result
     run = start_agent(
-        engine.client, args, create_kwargs(args, None), start or AgentCheck(), label, os.environ
+        engine.client, args, create_kwargs(args, None), start or AgentCheck(), label, passed or {}
     )
     _record(result, label, check_agent_run(run), run)
     return result
@@ -333,15 +398,16 @@ def _record(result: VerifyResult, label: str, v: Verdict, run: AgentRun | None =
 
 
 def verify_scripts(
-    scripts: Sequence[tuple[Path, str, Expected]],
+    items: Sequence[ToVerify],
     *,
     connect: Callable[[], eng.Engine] = eng.connect,
     start: AgentCheck | None = None,
+    passed: Mapping[str, str] | None = None,
 ) -> VerifyResult:
     total = VerifyResult()
     helper = find_helper()
-    for path, label, expected in scripts:
-        one = verify_script(path, label, expected, connect=connect, helper=helper, start=start)
+    for item in items:
+        one = verify_script(item, connect=connect, helper=helper, start=start, passed=passed)
         total.findings += one.findings
         total.sources += one.sources
         total.facts += one.facts

@@ -34,6 +34,7 @@ from agentguard.lock.graph import (
     released_major_keys,
 )
 from agentguard.lock.index import IndexClient, IndexError_, IndexFile, ProjectPage
+from agentguard.lock.span_dates import span_dates
 from agentguard.lock.upstream import upstream_bounds
 
 WORKERS = 16
@@ -182,10 +183,13 @@ def analyse(
     graph = with_majors(graph, released)
     bounds, bound_sources = upstream_bounds(graph, released, pages, client, _gather, watched)
     sources.extend(bound_sources)
+    major_uploads, release_uploads = span_dates(graph, released, pages)
     graph = dataclasses.replace(
         graph,
         released_majors={n: released_major_keys(v) for n, v in sorted(released.items())},
         upstream_bounds=bounds,
+        major_uploads=major_uploads,
+        release_uploads=release_uploads,
     )
     return Analysis(graph, released, files, tuple(sources))
 

@@ -15,12 +15,13 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from agentguard import redact
 from agentguard.engine import UsageError
@@ -57,6 +58,20 @@ class Resolution:
     backend: str  # "uv 0.13.9"
     universal: bool
     command: tuple[str, ...]
+    # a lock that is not universal: the marker values of the one environment it was
+    # resolved for (python_version, sys_platform, platform_machine)
+    environment: Mapping[str, str] | None = None
+
+
+_PLAIN_PIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9.!+_-]+)")
+
+
+def _valid_version(text: str) -> bool:
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], list[str]]:
@@ -93,6 +108,12 @@ def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], 
         parts = entry.split(" --hash=")
         spec = parts[0].strip()
         hashes = tuple(sorted(h.strip() for h in parts[1:]))
+        plain = _PLAIN_PIN.fullmatch(spec)  # `name==version`: most lines, no parser needed
+        if plain is not None and _valid_version(plain.group(2)):
+            pins.append(
+                LockedPackage(canonicalize_name(plain.group(1)), plain.group(2), None, hashes)
+            )
+            continue
         try:
             req = Requirement(spec)
         except InvalidRequirement as exc:

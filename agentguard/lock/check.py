@@ -147,7 +147,17 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
                 },
             )
         )
-    in_sync = in_sync and not any(f.rule_id == "AG104" for f in findings)
+    from agentguard.rules.deps_cover import check_environment_cover
+
+    env = stored.tool.get("environment")
+    cover = check_environment_cover(
+        stored.tool.get("universal") is not False,
+        {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else None,
+        inputs.requires_python,
+        PYLOCK,
+    )
+    findings += cover
+    in_sync = in_sync and not cover and not any(f.rule_id == "AG104" for f in findings)
     findings += check_major_spans(stored.graph, policy)
     findings += check_unknown_metadata(stored.graph)
     young, _unknown = check_young_releases(

@@ -52,6 +52,13 @@ class LockGraph:
     # the released versions of each locked package, as major keys in order ("0.9", "1", "2")
     unknown_metadata: tuple[str, ...] = ()  # packages whose Requires-Dist could not be read
     upstream_bounds: tuple[UpstreamBound, ...] = ()
+    # When each admitted major of a spanned child first shipped: child -> major key -> the
+    # upload time (UTC, ISO 8601) of that major's first final release. Only for the children
+    # of major-spanning edges; a major missing here has no known upload time.
+    major_uploads: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # "name==version" -> the upload time of that release (its earliest file), for the
+    # parents of major-spanning edges.
+    release_uploads: Mapping[str, str] = field(default_factory=dict)
 
     def versions_of(self, name: str) -> list[LockedPackage]:
         cname = canonicalize_name(name)

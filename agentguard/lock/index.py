@@ -173,13 +173,15 @@ class IndexClient:
                     continue
                 errors.append(exc)
                 continue
+            # One source (the common case) is taken as it is: merging would group every
+            # file of a page up front (pydantic-core: 15k) and drop its version list.
+            files = page if not found else files.merge(page)
             found = True
-            files = files.merge(page)
         for link in self.find_links:
             page = self._find_links_page(link, cname)
             if len(page):
+                files = page if not found else files.merge(page)
                 found = True
-                files = files.merge(page)
         if errors:
             # No index answered, or one answered and another failed (the list may be partial).
             raise errors[0]

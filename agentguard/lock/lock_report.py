@@ -43,6 +43,7 @@ def failed_report(
         target=str(inputs.root),
         inputs={"input_hash": inputs.input_hash, "input_source": inputs.source},
         notes=(*notes, "No lock file was written or changed."),
+        status=None if "--check" in command else "not-written",
     )
 
 
@@ -77,6 +78,7 @@ def assemble(
     """The report, with the lock files written when nothing blocks and no source failed."""
     from agentguard.lock.lockfile import (
         build_pylock,
+        env_marker,
         render_pylock,
         render_requirements,
         write_atomically,
@@ -87,6 +89,11 @@ def assemble(
     blocking = [f for f in crossings if f.severity > Severity.INFO]
     young, unknown_times = young_releases(graph, analysis, settings.min_release_age)
     findings += young
+    from agentguard.rules.deps_cover import check_environment_cover
+
+    findings += check_environment_cover(
+        resolution.universal, resolution.environment, inputs.requires_python, PYLOCK
+    )
 
     provenance: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
@@ -111,7 +118,9 @@ def assemble(
     if cooldown:
         notes.append(cooldown)
     incomplete = any(s.status.value == "failed" for s in sources)
+    status = "not-written"
     if blocking:
+        status = "refused"
         notes.append(
             f"A re-lock would cross a major ({', '.join(str(f.evidence['package']) for f in blocking)}); "
             "both lock files were left untouched."
@@ -140,9 +149,11 @@ def assemble(
             opts.find_links,
             lock_digest=data["tool"]["agentguard"]["lock-digest"],
             index_urls=tuple(resolution.index_urls),
+            environment=env_marker(resolution),
         )
         if previous is not None and same_lock(previous, requirements_text):
             notes.append("The lock is up to date; files left untouched.")
+            status = "up-to-date"
         else:
             texts = {
                 root / REQUIREMENTS_LOCK: requirements_text,
@@ -163,6 +174,7 @@ def assemble(
                 )
                 notes.append("Writing failed; the previous lock files are unchanged.")
             else:
+                status = "written"
                 notes.append(
                     f"Wrote {REQUIREMENTS_LOCK} and {PYLOCK} ({len(names)} packages, "
                     f"{len(graph.packages)} pins)."
@@ -182,4 +194,5 @@ def assemble(
         inputs=provenance,
         facts=facts,
         notes=notes,
+        status=status,
     )

@@ -94,12 +94,27 @@ class ProjectPage:
         self._items = items
         self._page_url = page_url
         self._versions_hint = versions_hint
+        self._by_version: dict[Version, list[dict[str, Any]]] | None = None
         if items is not None:
             self._raw = None  # grouped on demand
         for f in files:
             self._grouped().setdefault(str(f.version), []).append(functools.partial(_same, f))
             if not f.yanked:
                 self._yanked_only.discard(str(f.version))
+
+    def _items_by_version(self) -> dict[Version, list[dict[str, Any]]]:
+        """A JSON page's raw items by version, worked out once (one pass over the items):
+        a lock asks for the files of several versions of one page."""
+        if self._by_version is None:
+            index: dict[Version, list[dict[str, Any]]] = {}
+            for item in self._items or []:
+                filename = item.get("filename")
+                vtext = _version_text(filename) if isinstance(filename, str) else None
+                v = _parse_version(vtext) if vtext is not None else None
+                if v is not None:
+                    index.setdefault(v, []).append(item)
+            self._by_version = index
+        return self._by_version
 
     def _grouped(self) -> dict[str, list[Callable[[], IndexFile | None]]]:
         if self._raw is None:
@@ -177,13 +192,10 @@ class ProjectPage:
     def files_for(self, version: Version) -> list[IndexFile]:
         if self._raw is None:
             out: list[IndexFile] = []
-            for item in self._items or []:
-                filename = item.get("filename")
-                vtext = _version_text(filename) if isinstance(filename, str) else None
-                if vtext is not None and _parse_version(vtext) == version:
-                    f = _json_file(self._page_url, self.name, item)
-                    if f is not None:
-                        out.append(f)
+            for item in self._items_by_version().get(version, ()):
+                f = _json_file(self._page_url, self.name, item)
+                if f is not None:
+                    out.append(f)
             return out
         out = []
         for k, makers in self._raw.items():

@@ -5,6 +5,7 @@ Imported only when that backend is asked for."""
 from __future__ import annotations
 
 import os
+import platform
 import sys
 import tempfile
 from pathlib import Path
@@ -56,7 +57,18 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
     if not index_urls and not req.no_index:
         index_urls = [clean_url(req.index_url)] if req.index_url else list(default_index_urls())
     shown = tuple(redact.url(a) for a in ("pip-compile", *cmd[4:]))
-    return Resolution(tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown)
+    return Resolution(
+        tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown, this_environment()
+    )
+
+
+def this_environment() -> dict[str, str]:
+    """The environment pip-compile resolves for: the interpreter that runs it (this one)."""
+    return {
+        "python_version": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "sys_platform": sys.platform,
+        "platform_machine": platform.machine(),
+    }
 
 
 def _compile(

@@ -35,6 +35,7 @@ MAX_READS = 192  # metadata reads for this evidence, per run
 MAX_SDIST_BYTES = 4 * 1024 * 1024  # an sdist read for its PKG-INFO (never built)
 MAX_PKG_INFO_BYTES = 1024 * 1024
 _HEX64 = re.compile(r"[0-9a-f]{64}")  # a cache file name is only ever a digest
+_NAME = re.compile(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*")  # a requirement's name
 
 
 def _lower(specifier: str) -> Version | None:
@@ -223,6 +224,9 @@ def _excluding_upper(
     """The upper bound clauses of the release's requirement on ``child``, when they leave
     out every released version of the locked major."""
     for line in lines or ():
+        head = _NAME.match(line)  # parse only the lines about the child (a few of hundreds)
+        if head is None or canonicalize_name(head.group(0).strip()) != child:
+            continue
         try:
             req = Requirement(line)
         except InvalidRequirement:

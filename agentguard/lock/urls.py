@@ -25,6 +25,8 @@ class Login:
 
 def split_userinfo(url: str) -> tuple[str, Login | None]:
     """The URL without its userinfo, and the login it carried (if any)."""
+    if "@" not in url:  # no userinfo anywhere (a lock's thousands of file URLs)
+        return url, None
     parts = urllib.parse.urlsplit(url)
     if "@" not in parts.netloc:
         return url, None

@@ -83,6 +83,7 @@ def relock_uv(
                 target=str(root),
                 inputs=prov,
                 notes=[f"{UV_LOCK} was left untouched; `uv lock` was not run."],
+                status="not-written",
             )
         sources.append(lock_source(old))
     # While uv resolves, refresh the released versions of what the lock holds now (an
@@ -144,6 +145,7 @@ def relock_uv(
             target=str(root),
             inputs=prov,
             notes=[f"{UV_LOCK} was left untouched."],
+            status="not-written",
         )
     try:
         # `uv lock` kept the file byte for byte (a re-lock of unchanged inputs): the same facts
@@ -159,6 +161,7 @@ def relock_uv(
             target=str(root),
             inputs=prov,
             notes=[f"{UV_LOCK} was left untouched."],
+            status="not-written",
         )
     sources.append(Source.ok("resolver", "uv lock", f"{len(new.registry_pins)} packages locked"))
     analysis = None
@@ -188,7 +191,9 @@ def relock_uv(
     findings += check_hashes(new) + check_in_sync(new, inputs, declared_as_uv_records(root))
     blocking = [f for f in crossings if f.severity > Severity.INFO]
     notes: list[str] = []
+    status = "not-written"
     if blocking:
+        status = "refused"
         notes.append(
             f"`uv lock` would cross a major ({', '.join(sorted({str(f.evidence['package']) for f in blocking}))}); "
             f"{UV_LOCK} was left untouched."
@@ -197,6 +202,7 @@ def relock_uv(
         notes.append(f"A source failed, so the gate is incomplete; {UV_LOCK} was left untouched.")
     elif new_text == old_text:
         notes.append(f"{UV_LOCK} is up to date; left untouched.")
+        status = "up-to-date"
     else:
         try:
             write_atomically({path: new_text})
@@ -212,6 +218,7 @@ def relock_uv(
             )
             notes.append(f"Writing failed; {UV_LOCK} is unchanged.")
         else:
+            status = "written"
             notes.append(
                 f"Wrote {UV_LOCK} from `uv lock` after the major gate ({len(new.registry_pins)} packages)."
             )
@@ -237,4 +244,5 @@ def relock_uv(
         inputs=prov,
         facts=facts,
         notes=notes,
+        status=status,
     )

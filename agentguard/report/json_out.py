@@ -18,6 +18,7 @@ def report_to_json(report: Report) -> dict[str, JSONValue]:
         "schema": SCHEMA,
         "provenance": report.provenance.to_json(),
         "complete": report.complete,
+        **({"status": report.status} if report.status is not None else {}),
         "summary": {
             "findings": len(active),
             "suppressed": len(report.findings) - len(active),

@@ -263,6 +263,7 @@ def report_to_sarif(report: Report, *, sarif_root: Path | None = None) -> dict[s
         "properties": {
             "provenance": report.provenance.to_json(),
             "sources": [s.to_json() for s in report.sources],
+            **({"status": report.status} if report.status is not None else {}),
             **(
                 {"configuration": report.configuration.to_json()}
                 if report.configuration is not None

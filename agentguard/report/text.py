@@ -27,6 +27,12 @@ _STATUS_STYLE = {
 }
 
 
+_LOCK_STATUS = {
+    "refused": " (the re-lock was refused: nothing written; exit 1)",
+    "not-written": " (nothing written: see the sources)",
+}
+
+
 def visible(s: str) -> str:
     """The terminal escaper (:func:`agentguard.escape.terminal`): ``s`` with every control
     character shown as an escape, and no ``##[``.
@@ -259,6 +265,10 @@ def render_text(
     elif not active:
         tail += " (every source was read)"
     console.print(_t(tail, style="bold"))
+    if report.status is not None:
+        console.print(
+            _t(f"Status: {report.status}" + _LOCK_STATUS.get(report.status, ""), style="bold")
+        )
     for note in report.notes:
         console.print(_t(note, style="dim"))
     return escape.commands(buf.getvalue())

@@ -46,12 +46,26 @@ class MajorSpanningRange(Rule):
     ```toml
     dependencies = ["claude-agent-sdk==0.2.95", "mcp>=1.23.0,<2"]
     ```
-    When later releases of the same parent declare a tighter bound for the child
-    (claude-agent-sdk 0.2.100 and later: `mcp<2.0.0`), that is the upstream's own word
-    that the new major broke it: the fix offers that cap first and cites those releases.
-    Otherwise which major to keep depends on the code you tested, and the fix says so.
-    When your own requirement already holds the child to one major, the edge is
-    reported as mitigated (info).
+    Which major the fix offers first follows the evidence of what the parent was built
+    and tested against:
+
+    1. when later releases of the same parent declare a tighter bound for the child
+       (claude-agent-sdk 0.2.100 and later: `mcp<2.0.0`), that is the upstream's own
+       word that the new major broke it: the fix offers that cap first and cites them;
+    2. else the index's upload times: a parent release cannot have been tested against
+       a major that shipped after it. mcp-agent 0.2.6 (uploaded 2025-12-05) declares
+       `mcp>=1.20.0`; mcp 2.0.0 shipped 2026-07-28: the fix offers `mcp>=1.20.0,<2`
+       first, never the locked mcp 2. When the locked major shipped before the parent
+       release, the locked major comes first;
+    3. else (the project's own range, or upload times unknown) the locked major, and
+       the fix says which evidence is missing.
+
+    A fix that moves the lock off its locked major is a major crossing that the re-lock
+    gate (AG102) stops, so it says so and names the whole command that lets it through:
+    `agentguard lock --allow-major mcp`. When your own requirement already holds the
+    child to one major, the edge is reported as mitigated (info), but only where that
+    requirement's marker holds: `mcp>=2.0,<3 ; sys_platform == "win32"` mitigates
+    nothing on Linux, and the finding stays, naming the environments left open.
     """
 
     id = "AG101"
@@ -85,7 +99,9 @@ class MajorCrossedOnRelock(Rule):
 
     ## Use instead
     Review the new major, then re-run with `--allow-major mcp`; or cap the package in
-    your requirements (`mcp<2`) to stay on the locked major.
+    your requirements (`mcp<2`) to stay on the locked major. When the move is what your
+    own requirement asks for (a cap added on AG101's advice leaves out the locked
+    version), the fix says so and names `agentguard lock --allow-major mcp`.
     """
 
     id = "AG102"
@@ -102,7 +118,9 @@ class LockOutOfSync(Rule):
     ## What it does
     `agentguard lock --check` hashes the project's declared dependencies and compares the
     hash with the one recorded in both lock files; it also checks that the requirements
-    lock and `pylock.toml` pin the same packages.
+    lock and `pylock.toml` pin the same packages. A lock resolved for one environment
+    (`--backend pip-tools`: the Python that ran it) is reported when `requires-python`
+    admits another Python: there it may miss a dependency.
 
     ## Why is this bad?
     A lock that no longer matches its inputs is installed as if it were reviewed while

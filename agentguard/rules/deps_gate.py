@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from agentguard import escape
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.lock.environments import EnvironmentTable, both, quoted_for_toml
-from agentguard.lock.graph import PROJECT, LockGraph, major_key, next_major_floor
+from agentguard.lock.graph import PROJECT, DependencyEdge, LockGraph, major_key, next_major_floor
 from agentguard.lock.pins import LockedPackage, pins_by_name
 from agentguard.rules.deps import MajorCrossedOnRelock
 
@@ -71,6 +72,19 @@ def find_crossings(
     return out
 
 
+def _asked_by_project(edges: Sequence[DependencyEdge], old: Version) -> str | None:
+    """The project's own specifier that leaves out the old version, if one does."""
+    for e in edges:
+        if e.parent != PROJECT or not e.specifier:
+            continue
+        try:
+            if not SpecifierSet(e.specifier).contains(old, prereleases=True):
+                return e.specifier
+        except InvalidSpecifier:
+            continue
+    return None
+
+
 def check_major_crossings(
     old: Sequence[LockedPackage],
     graph: LockGraph,
@@ -100,15 +114,25 @@ def check_major_crossings(
         snippet = f"{name}<{next_major_floor(ov)}"
         if c.environment:
             snippet += f" ; {quoted_for_toml(c.environment)}"
+        review = (
+            f"Review {name} {major_key(nv)}, then re-run with `--allow-major {name}`; "
+            f"or add `{snippet}` to stay on the locked major."
+        )
+        asked = _asked_by_project(edges, ov)
+        if asked:
+            # The project's own requirement leaves the old pin out (a cap applied on
+            # AG101's advice): staying on the old major is not the way out, the gate is.
+            snippet = f"agentguard lock --allow-major {name}"
+            review = (
+                f"The project's own requirement {name}{asked} leaves out {c.old.version}: the "
+                f"move to {name} {major_key(nv)} is what the requirements ask for. Re-run "
+                f"`{snippet}` to write it, or change that requirement."
+            )
         findings.append(
             MajorCrossedOnRelock.finding(
                 message,
                 locations=[Location(dependency_path=graph.path_to(name))],
-                fix=Fix(
-                    f"Review {name} {major_key(nv)}, then re-run with `--allow-major {name}`; "
-                    f"or add `{snippet}` to stay on the locked major.",
-                    snippet=escape.snippet(snippet),
-                ),
+                fix=Fix(review, snippet=escape.snippet(snippet)),
                 evidence={
                     "package": name,
                     "old": c.old.version,

@@ -38,7 +38,7 @@ class UnconfiguredIndex(Rule):
     A uv.lock whose packages read `source = { registry = "https://evil.example/simple/" }`.
 
     ## Use instead
-    Re-lock from the index you trust (`uv lock --default-index https://pypi.org/simple`),
+    Re-lock from the index you trust (`uv lock --default-index URL`, with the URL of the index you configure),
     or, if the index is yours, configure it for the run: pass `--index-url`, set `UV_INDEX`,
     or list its host in `AGENTGUARD_INDEX_HOSTS`.
     """

@@ -12,86 +12,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from agentguard import escape
 from agentguard.config import DepsPolicy
-from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
+from agentguard.findings import Confidence, Finding, JSONValue, Location, Severity
 from agentguard.lock.environments import EnvironmentTable, quoted_for_toml
 from agentguard.lock.graph import (
     PROJECT,
     DependencyEdge,
     LockGraph,
     UpstreamBound,
-    major_floor,
-    major_key,
-    next_major_floor,
     unbounded_above,
 )
 from agentguard.lock.pins import LockedPackage
 from agentguard.rules.deps import MajorSpanningRange
+from agentguard.rules.deps_span_fix import span_fix, with_marker
 
 
 def _majors_text(majors: tuple[str, ...]) -> str:
     if len(majors) <= 6:
         return ", ".join(majors)
     return f"{', '.join(majors[:3])}, ..., {', '.join(majors[-2:])}"
-
-
-def _lower_bound(specifier: str) -> tuple[str, Version] | None:
-    for s in SpecifierSet(specifier):
-        if s.operator in (">=", ">", "~="):
-            try:
-                return s.operator, Version(s.version)
-            except InvalidVersion:
-                return None
-    return None
-
-
-def _cap(child: str, specifier: str, locked: Version) -> str:
-    """`child>=<floor>,<next major>` for the locked major, keeping a tighter lower bound."""
-    floor = major_floor(locked)
-    lower: Version | None = None
-    for s in SpecifierSet(specifier):
-        if s.operator in (">=", ">", "~=", "=="):
-            try:
-                v = Version(s.version.rstrip(".*"))
-            except ValueError:
-                continue
-            if lower is None or v > lower:
-                lower = v
-    if lower is not None and major_key(lower) == major_key(locked):
-        floor = str(lower)
-    return f"{child}>={floor},<{next_major_floor(locked)}"
-
-
-def _alternative_cap(child: str, specifier: str, locked: Version) -> str | None:
-    """The cap at the lowest admitted major, when it differs from the locked one."""
-    low = _lower_bound(specifier)
-    if low is None or major_key(low[1]) == major_key(locked):
-        return None
-    return f"{child}{low[0]}{low[1]},<{next_major_floor(low[1])}"
-
-
-def _upstream_cap(child: str, specifier: str, bound: UpstreamBound) -> str | None:
-    """The range's lower bound with the upper bound the later releases declare."""
-    uppers = [s for s in SpecifierSet(bound.specifier) if s.operator in ("<", "<=")]
-    if not uppers:
-        return None
-    low = _lower_bound(specifier)
-    head = f"{child}{low[0]}{low[1]}," if low is not None else f"{child}"
-    return head + ",".join(str(u) for u in uppers)
-
-
-def _releases_text(versions: Sequence[str]) -> str:
-    if len(versions) == 1:
-        return versions[0]
-    return f"{versions[0]} to {versions[-1]}, {len(versions)} releases"
-
-
-def _with_marker(cap: str, marker: str | None) -> str:
-    return f"{cap} ; {quoted_for_toml(marker)}" if marker else cap
 
 
 class _Reach:
@@ -101,14 +42,25 @@ class _Reach:
         self.graph = graph
         self._table: EnvironmentTable | None = None
 
+    @property
+    def table(self) -> EnvironmentTable:
+        if self._table is None:
+            markers = [p.marker for p in self.graph.packages]
+            self._table = EnvironmentTable([*markers, *(e.marker for e in self.graph.edges)])
+        return self._table
+
     def pins(self, edge: DependencyEdge) -> list[LockedPackage]:
         pins = sorted(self.graph.versions_of(edge.child), key=lambda p: _order(p.version))
         if len(pins) <= 1:
             return pins
-        if self._table is None:
-            markers = [p.marker for p in self.graph.packages]
-            self._table = EnvironmentTable([*markers, *(e.marker for e in self.graph.edges)])
-        t = self._table
+        t = self.table
+        mask = self.edge_mask(edge)
+        reached = [p for p in pins if t.mask(p.marker) & mask]
+        return reached or pins
+
+    def edge_mask(self, edge: DependencyEdge) -> int:
+        """The environments where ``edge`` applies (its marker, and its parent's pins)."""
+        t = self.table
         mask = t.mask(edge.marker)
         if edge.parent != PROJECT:
             parents = [
@@ -119,8 +71,35 @@ class _Reach:
                 for p in parents:
                     m |= t.mask(p.marker)
                 mask &= m
-        reached = [p for p in pins if t.mask(p.marker) & mask]
-        return reached or pins
+        return mask
+
+    def unmitigated(
+        self, edge: DependencyEdge, pin: LockedPackage, caps: list[DependencyEdge]
+    ) -> int:
+        """The environments of this finding that none of the project's one-major ``caps``
+        reaches (a cap mitigates exactly where its marker holds)."""
+        t = self.table
+        mask = self.edge_mask(edge) & t.mask(pin.marker)
+        for c in caps:
+            mask &= ~t.mask(c.marker) if c.marker else 0
+        return mask & t.all
+
+    def where(self, mask: int) -> str:
+        """The environments in ``mask``, named by platform when every Python is in it."""
+        t = self.table
+        envs = [e for i, e in enumerate(t.environments) if mask >> i & 1]
+        pythons = {e.python for e in t.environments}
+        platforms = sorted({e.platform for e in envs})
+        if all(
+            {e.python for e in envs if e.platform == p} == pythons for p in platforms
+        ) and platforms != ["any platform"]:
+            return ", ".join(platforms)
+        return t.describe(mask)
+
+
+def _own_text(edge: DependencyEdge) -> str:
+    text = f"{edge.child}{edge.specifier}"
+    return f"{text} ; {quoted_for_toml(edge.marker)}" if edge.marker else text
 
 
 def _order(version: str) -> Version:
@@ -160,7 +139,9 @@ def check_major_spans(
                 locked_v = Version(pin.version)
             except InvalidVersion:
                 continue
-            findings.append(_finding(graph, policy, edge, majors, pin, locked_v, own, bounds, kept))
+            findings.append(
+                _finding(graph, policy, edge, majors, pin, locked_v, own, bounds, kept, reach)
+            )
     return findings
 
 
@@ -174,6 +155,7 @@ def _finding(
     own: dict[str, list[DependencyEdge]],
     bounds: dict[tuple[str, str | None, str], UpstreamBound],
     kept: Sequence[LockedPackage] | None,
+    reach: _Reach,
 ) -> Finding:
     child = edge.child
     if edge.parent == PROJECT:
@@ -190,12 +172,12 @@ def _finding(
         severity = policy.watched_parent_severity
     else:
         severity = policy.tail_severity
-    shown = _with_marker(f"{child}=={pin.version}", pin.marker)
+    shown = with_marker(f"{child}=={pin.version}", pin.marker)
     if kept is None:
         state = f"locked: {shown}."
     else:
         held = [p for p in kept if p.name == child]
-        holds = ", ".join(_with_marker(f"{child}=={p.version}", p.marker) for p in held)
+        holds = ", ".join(with_marker(f"{child}=={p.version}", p.marker) for p in held)
         state = (
             f"resolved now: {shown}, not written (the re-lock was refused; the lock still "
             f"holds {holds or f'no {child}'})."
@@ -206,10 +188,7 @@ def _finding(
     )
     if unbounded_above(edge.specifier):
         message += " The range has no upper bound, so every future major is admitted too."
-    cap = _with_marker(_cap(child, edge.specifier, locked_v), pin.marker)
-    alt = _alternative_cap(child, edge.specifier, locked_v)
     bound = bounds.get((edge.parent, edge.parent_version, child))
-    upstream = _upstream_cap(child, edge.specifier, bound) if bound is not None else None
     evidence: dict[str, JSONValue] = {
         "parent": "project" if edge.parent == PROJECT else edge.parent,
         "parent_version": edge.parent_version,
@@ -223,50 +202,34 @@ def _finding(
         "watched": watched,
         "mitigated_by": [],
     }
-    if bound is not None and upstream is not None:
-        upstream = _with_marker(upstream, pin.marker)
-        releases = _releases_text(bound.parent_versions)
+    if bound is not None:
         evidence["upstream_bound"] = {
             "specifier": bound.specifier,
             "parent_versions": list(bound.parent_versions),
         }
-        many = len(bound.parent_versions) > 1
-        fix = Fix(
-            f"Add `{upstream}` to your requirements: {'later releases' if many else 'a later release'} "
-            f"of {edge.parent} ({releases}) {'declare' if many else 'declares'} "
-            f"{child}{bound.specifier}, the upstream's own word that "
-            f"{child} {major_key(locked_v)} broke it. Or `{cap}` (the locked major) once your "
-            f"code has been tested against {child} {major_key(locked_v)}.",
-            snippet=escape.snippet(upstream),
-        )
-    elif alt:
-        alt = _with_marker(alt, pin.marker)
-        fix = Fix(
-            f"Cap {child} at the major you have tested: add `{cap}` (the locked major) to "
-            f"your requirements, or `{alt}` if your code was written against that major; no "
-            f"later release of {'the project' if edge.parent == PROJECT else edge.parent} "
-            "narrows the range, so which one is right depends on the code that was tested.",
-            snippet=escape.snippet(cap),
-        )
-    else:
-        fix = Fix(
-            f"Add `{cap}` to your requirements (the locked major).", snippet=escape.snippet(cap)
-        )
-    mitigated_by = [
-        o.specifier
+    fix = span_fix(graph, edge, majors, locked_v, pin.marker, bound, evidence)
+    caps = [
+        o
         for o in own.get(child, [])
         if o != edge and o.admitted_majors is not None and len(o.admitted_majors) <= 1
     ]
-    evidence["mitigated_by"] = list(mitigated_by)
+    mitigated_by = [_own_text(o) for o in caps]
+    evidence["mitigated_by"] = [t[len(child) :] for t in mitigated_by]
+    open_mask = reach.unmitigated(edge, pin, caps) if caps else 0
+    if caps and open_mask:
+        evidence["unmitigated_in"] = reach.where(open_mask)
     if child in policy.span_accepted:
         severity = Severity.INFO
         message += (
             " Accepted by policy (deps.span-accepted): upstream supports these majors on purpose."
         )
-    elif mitigated_by:
+    elif caps and not open_mask:
         severity = Severity.INFO
+        message += f" Mitigated: the project's own requirement {mitigated_by[0]} holds one major."
+    elif caps:
         message += (
-            f" Mitigated: the project's own requirement {child}{mitigated_by[0]} holds one major."
+            f" Not mitigated on {reach.where(open_mask)}: the project's own requirement "
+            f"{mitigated_by[0]} holds one major only where its marker holds."
         )
     return MajorSpanningRange.finding(
         message,

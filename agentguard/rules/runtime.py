@@ -23,8 +23,12 @@ class HardenedConfigDoesNotHold(Rule):
     """The hardened configuration does not hold when the container runs.
 
     ## What it does
-    `agentguard harden --verify` runs the image with the written `docker-run.sh` on the
-    real engine and probes the running container from inside (a static helper shell,
+    `agentguard harden --verify` runs the image with the `docker-run.sh` it generated in
+    this run (or the one file named with `--verify-script`) on the real engine. Before
+    anything runs, the script's run and build lines are compared with the plan (probe
+    `plan`): a mount, tmpfs, network, capability, privilege, namespace, security option,
+    user, working directory, limit, variable taken from the caller's environment or env
+    file the plan did not make is reported and nothing is run. Then it probes the running container from inside (a static helper shell,
     mounted read-only outside the working directory, reads `/proc/self/status`,
     `/proc/self/mountinfo` and `/proc/net/dev`, lists the working directory and tries to
     write to `/`) and from outside (the engine's record of the container). It reports each
@@ -32,8 +36,8 @@ class HardenedConfigDoesNotHold(Rule):
     directory is not empty or not the expected tmpfs, the root filesystem is writable,
     capabilities are effective, `no-new-privileges` is off, a host folder or the Docker
     socket is mounted, the network is not the one chosen, or (with `--network none`) a
-    connection from inside reaches an address of the engine's host over IPv4 or IPv6. It
-    also starts the agent with its own command in the same configuration (after building
+    connection from inside reaches an address of the engine's host over IPv4 or IPv6.
+    Only when every probe held does it start the agent with its own command in the same configuration (after building
     the hardened image the script builds): an agent that cannot start -- the image does not
     build, a missing file, an import error, a write to the read-only root -- is reported
     with the cause from its last lines; one still running after `--settle` seconds, one

@@ -4,12 +4,14 @@ Pure verdicts over what ``--verify`` observed (:mod:`agentguard.harden.probe_fac
 agent started with its own command (still running after the settle time, exited 0, or the
 user's ``--verify-command`` passed), or it did not, with the cause from its last lines;
 with ``--network none``, a connection from inside to an address of the engine's host
-failed for IPv4 and IPv6.
+failed for IPv4 and IPv6; and before anything runs, the run line itself asks for nothing
+the plan did not make (probe ``plan``).
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 
 from agentguard.findings import Finding, Fix, JSONValue, Location
 from agentguard.harden.probe_facts import AgentRun, Expected, Observation
@@ -25,6 +27,31 @@ _EGRESS_FIX = (
     "Run with `--network none`; an agent that needs the network gets a named network whose "
     "egress proxy or firewall allows only what it needs (`--network NAME`)."
 )
+
+
+_PLAN_FIX = (
+    "Run the configuration `agentguard harden` writes, unchanged: data the agent needs goes "
+    "in with `--allow-mount HOST:PATH` (read-only, outside the working directory), a network "
+    "with `--network NAME`, limits with `--memory`/`--pids`; regenerate the script instead "
+    "of adding flags to it."
+)
+
+
+def check_plan(script: str, image: str, asks: Sequence[str]) -> Verdict:
+    """The run (and build) line to verify, against the plan: held when it asks for nothing
+    else; violated (AG501, nothing is run) when it does."""
+    if not asks:
+        return Verdict("plan", "held", "the run line asks for nothing the plan did not make")
+    detail = "the run line asks for what the plan did not make, so nothing was run: " + "; ".join(
+        asks
+    )
+    finding = HardenedConfigDoesNotHold.finding(
+        f"The hardened configuration does not hold at run time: probe plan: {detail}.",
+        locations=[Location(path=script, note="probe plan")],
+        fix=Fix(_PLAN_FIX),
+        evidence={"probe": "plan", "image": image, "asks": list(asks)},
+    )
+    return Verdict("plan", "violated", detail, finding)
 
 
 def _cause(run: AgentRun) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from agentguard import escape
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.base import Rule, register
 from agentguard.smoke.facts import FAILED, NOT_IN_REGISTRY, Crash, Crossing, Probe, SmokeFacts
@@ -213,13 +214,16 @@ def _admits(snippet: str | None, package: str, version: str | None) -> bool | No
     return req.specifier.contains(version, prereleases=True)
 
 
-def _crossing_fix(cross: Crossing, installed: str | None) -> Fix:
+def _crossing_fix(cross: Crossing, installed: str | None, caller: str | None) -> Fix:
     """A fix that leaves the major that crashed: AG101's when its snippet does (without
     its other choice), else a cap below the installed major."""
     again = " Then re-lock and run `--smoke` again."
     if _admits(cross.snippet, cross.package, installed) is False:
         text = cross.fix.split(" Or `")[0].rstrip()
-        return Fix(text + ("" if text.endswith(".") else ".") + again, snippet=cross.snippet)
+        return Fix(
+            text + ("" if text.endswith(".") else ".") + again,
+            snippet=escape.snippet(cross.snippet) if cross.snippet else None,
+        )
     major = next(
         (
             m
@@ -234,11 +238,16 @@ def _crossing_fix(cross: Crossing, installed: str | None) -> Fix:
             f"{', '.join(cross.majors)}), or port the code to the locked one." + again
         )
     snippet = f"{cross.package}<{major}"
+    other = (
+        f"or move to a release of {caller} that works with {cross.package} {major}"
+        if caller and _canon(caller) != _canon(cross.package)
+        else f"or port the code to {cross.package} {major}"
+    )
+    who = caller if caller and _canon(caller) != _canon(cross.package) else "the code"
     return Fix(
         f"Cap {cross.package} below the major that fails here: add `{snippet}` to your "
-        f"requirements (the code was written against an earlier major), or port the code to "
-        f"{cross.package} {major}." + again,
-        snippet=snippet,
+        f"requirements ({who} was written against an earlier major), {other}." + again,
+        snippet=escape.snippet(snippet),
     )
 
 
@@ -309,7 +318,7 @@ def _crash_message(p: Probe, facts: SmokeFacts) -> tuple[str, Fix, dict[str, JSO
             "locked": list(cross.locked),
             "parent": cross.parent,
         }
-        return msg, _crossing_fix(cross, installed), evidence
+        return msg, _crossing_fix(cross, installed, c.frame_package), evidence
     blame = c.owner_package or c.frame_package or p.package or p.subject
     if blame == p.package and not c.owner_package:
         fix = Fix(

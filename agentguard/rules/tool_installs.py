@@ -22,7 +22,7 @@ class UnpinnedToolInstall(Rule):
     piped into a shell or an interpreter that runs its input (`curl ... | sh`, `| python -`,
     as Poetry's installer is taken), or run from a substitution (`sh -c "$(curl ...)"`,
     `bash <(curl ...)`, `eval "$(curl ...)"`), or saved by `ADD <url> <file>` (without
-    `--checksum`) and run by a later `RUN` of the same stage (`ADD https://sh.rustup.rs
+    `--checksum`) and run by a later `RUN` of the same stage (`ADD https://installer.example/rustup.sh
     /tmp/rustup.sh` then `RUN /tmp/rustup.sh -y`: a piped installer in two steps). A download
     piped into a program that parses it (`| python3 -c "import json ..."`) is not a script.
 

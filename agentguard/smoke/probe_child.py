@@ -146,13 +146,23 @@ async def _sdk_tools(module: str, server: Any, config: Any) -> tuple[list[str], 
         route = query.Query.__dict__.get("_handle_sdk_mcp_request")
     except ImportError:
         route = None
-    if route is not None:
+    if route is not None:  # as the CLI drives it: initialize, initialized, tools/list
         q = query.Query(transport=None, is_streaming_mode=True, sdk_mcp_servers={"p": server})
-        answer = await q._handle_sdk_mcp_request(
-            "p", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        hello = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "agentguard-smoke", "version": "1"},
+        }
+        steps = (
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
         )
-        if "error" in answer:
-            raise RuntimeError(f"tools/list answered an error: {answer['error']}")
+        answer: Any = None
+        for message in steps:
+            answer = await q._handle_sdk_mcp_request("p", message)
+            if isinstance(answer, dict) and "error" in answer:
+                raise RuntimeError(f"{message['method']} answered an error: {answer['error']}")
         tools = [t["name"] for t in answer["result"]["tools"]]
         return tools, f"through {module}'s own MCP router (Query._handle_sdk_mcp_request)"
     return await _handler_tools(server), "through the server's tools/list handler"

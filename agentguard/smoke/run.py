@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -92,8 +93,23 @@ def smoke_run(
             started += _start_servers(pool, root, rest, python, scratch, opts, ends, sources)
             if child is not None:
                 got, versions, not_tried = child.result()
-                probes += got
                 sources += not_tried
+                for probe in got:
+                    if _probe_api_missing(probe):
+                        crash = probe.crash
+                        assert crash is not None
+                        sources.append(
+                            Source.skipped(
+                                "smoke",
+                                f"{probe.kind} {probe.subject}",
+                                f"not tried: the probe builds the server with the 1.x API, which "
+                                f"{probe.package or 'the library'} {probe.version or ''} does not "
+                                f"have ({crash.exc_type}: {crash.message}); the project's code "
+                                "may use the API of its version",
+                            )
+                        )
+                    else:
+                        probes.append(probe)
             for label, future in started:
                 probe = future.result()
                 probes.append(probe)
@@ -112,6 +128,19 @@ def smoke_run(
             sources.append(Source.ok("smoke", f"{p.kind} {p.subject}", f"{p.status}: {p.detail}"))
     facts = SmokeFacts(str(root), installed, tuple(probes), crossings, versions)
     return facts, sources
+
+
+def _probe_api_missing(probe: Probe) -> bool:
+    """A FastMCP or ``mcp`` Server probe that failed in agentguard's own probe code (no
+    frame of a package): the library's API is not the one the probe speaks. The SDK's
+    ``create_sdk_mcp_server`` is the SDK's own call, so its crash is always the SDK's."""
+    crash = probe.crash
+    return (
+        probe.kind in ("fastmcp", "mcp-server")
+        and probe.status == FAILED
+        and crash is not None
+        and crash.frame is None
+    )
 
 
 def _split(servers: list[McpServer]) -> tuple[list[McpServer], list[McpServer]]:
@@ -230,7 +259,7 @@ def _run_probes(
                 started = int(rec["start"])
             elif "done" in rec and int(rec["done"]) in todo:
                 i = int(rec["done"])
-                results[i] = _probe(todo.pop(i), rec, ran.output)
+                results[i] = _probe(todo.pop(i), rec, ran.output, scratch)
                 started = None
         if started is not None and started in todo:
             t = todo.pop(started)
@@ -276,10 +305,16 @@ def _run_probes(
     return [results[i] for i in sorted(results)], versions, skipped
 
 
-def _probe(t: Target, rec: dict[str, object], output: str) -> Probe:
+def _probe(t: Target, rec: dict[str, object], output: str, scratch: str) -> Probe:
     crash = None
     raw = rec.get("crash")
     if isinstance(raw, dict):
+        # the scratch folder is gone after the run: a path in it is named by its package
+        roots = "|".join(re.escape(r) for r in {scratch, os.path.realpath(scratch)})
+        site = re.compile(f"(?:{roots})" + r"/venv/lib/python[0-9.]+/site-packages/")
+        raw = {
+            k: site.sub("site-packages/", v) if isinstance(v, str) else v for k, v in raw.items()
+        }
         fields = {
             k: (str(v) if v is not None else None)
             for k, v in raw.items()

@@ -39,10 +39,12 @@ def test_an_edited_configuration_that_breaks_the_agent_fails_verify_with_ag501(
     edited = script.read_text().replace("  /app/agent.sh\n", "  /app/agent-main.sh\n")
     script.write_text(edited)
 
-    result = harden_cli(compose, "--out", out, "--verify", "--format", "json")
+    result = harden_cli(
+        compose, "--out", out, "--verify", "--verify-script", script, "--format", "json"
+    )
     report = json_report(result)
     assert result.exit_code == 1, result.stdout
-    # the edit is kept, the new file is beside it, and the file on disk is what was verified
+    # the edit is kept, the new file is beside it, and the file named is what was verified
     assert script.read_text() == edited
     assert (out / "docker-run.sh.new").is_file()
     [finding] = [f for f in report["findings"] if f["rule_id"] == "AG501"]
@@ -54,7 +56,7 @@ def test_an_edited_configuration_that_breaks_the_agent_fails_verify_with_ag501(
         "confidence": "high",
         "message": "The hardened configuration does not hold at run time: probe agent-start: "
         f"the agent cannot start: it exited 2: {cause}.",
-        "locations": [{"path": "docker-run.sh", "note": "probe agent-start"}],
+        "locations": [{"path": str(script), "note": "probe agent-start"}],
         "evidence": {
             "probe": "agent-start",
             "image": f"{shell_image}-hardened",
@@ -71,30 +73,56 @@ def test_an_edited_configuration_that_breaks_the_agent_fails_verify_with_ag501(
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "probes"),
+    ("old", "new", "asks"),
     [
         (
             "--tmpfs /work:rw,nosuid,nodev,size=64m,mode=0700,uid=10001,gid=10001",
             "--mount type=bind,source=PROJ,target=/work",
-            {"working-directory", "mounts"},
+            [
+                "the mount type=bind,source=PROJ,target=/work",
+                "the tmpfs at /work removed",
+            ],
         ),
-        ("--user 10001:10001", "--user 0:0", {"user"}),
-        ("--user 10001:10001", "--user 0:0 --cap-add SYS_ADMIN", {"user", "capabilities"}),
+        ("--user 10001:10001", "--user 0:0", ["user '0:0' (the plan: '10001:10001')"]),
+        (
+            "--user 10001:10001",
+            "--user 0:0 --cap-add SYS_ADMIN",
+            ["user '0:0' (the plan: '10001:10001')", "--cap-add SYS_ADMIN"],
+        ),
     ],
     ids=["project-mounted-back", "root", "added-capabilities"],
 )
-def test_a_tampered_configuration_fails_verify(
-    shell_image: str, tmp_path: Path, old: str, new: str, probes: set[str]
+def test_a_tampered_configuration_named_to_verify_is_refused_before_it_runs(
+    shell_image: str, tmp_path: Path, old: str, new: str, asks: list[str]
 ) -> None:
+    """The user names an edited script (--verify-script): what it asks beyond the plan is
+    an AG501 finding, and neither the probe nor the agent is started."""
     compose = compose_project(tmp_path / "proj", shell_image)
     out = tmp_path / "out"
     assert harden_cli(compose, "--out", out, "--quiet").exit_code == 0
     script = out / "docker-run.sh"
     text = script.read_text()
     assert old in text
-    script.write_text(text.replace(old, new.replace("PROJ", str(tmp_path / "proj")), 1))
-    report = json_report(harden_cli(compose, "--out", out, "--verify", "--format", "json"))
-    assert {f["evidence"]["probe"] for f in report["findings"] if f["rule_id"] == "AG501"} == probes
+    proj = str(tmp_path / "proj")
+    script.write_text(text.replace(old, new.replace("PROJ", proj), 1))
+    result = harden_cli(
+        compose, "--out", out, "--verify", "--verify-script", script, "--format", "json"
+    )
+    assert result.exit_code == 1, result.stdout
+    report = json_report(result)
+    [finding] = [f for f in report["findings"] if f["rule_id"] == "AG501"]
+    assert finding["evidence"] == {
+        "probe": "plan",
+        "image": f"{shell_image}-hardened",
+        "asks": [a.replace("PROJ", proj) for a in asks],
+    }
+    probes = sources_named(report, "probe")
+    assert probes[f"agent-start ({script})"] == (
+        "skipped",
+        "not started: the run line asks for what the plan did not make",
+    )
+    assert [p for p in probes if not p.startswith(("plan ", "agent-start "))] == []
+    assert "engine" not in {s["kind"] for s in report["sources"] if "build" in s["name"]}
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,8 @@ def test_the_compose_project_of_the_issue_starts_hardened(
 ) -> None:
     compose = compose_project(tmp_path / "proj", shell_image)
     out = tmp_path / "out"
-    flags = ["--code-mount"] if code_mount else []
+    # a variable the project names gets a placeholder unless the caller opts it in
+    flags = ["--code-mount", "--pass-env", "AGENT_API_KEY"] if code_mount else []
     result = harden_cli(
         compose, "--out", out, "--verify", "--format", "json", *flags, env={"AGENT_API_KEY": KEY}
     )
@@ -74,7 +75,7 @@ def test_the_compose_project_of_the_issue_starts_hardened(
     # its first lines, the key masked: the value is never in the report
     assert verification(report, "agent-start")["output"] == [
         "agent up",
-        "key=REDACTED",
+        "key=REDACTED" if code_mount else "key=agentguard-verify-placeholder",
         "cwd=/work",
         "code=agent.sh ",
     ]
@@ -159,7 +160,15 @@ def test_the_example_project_starts_hardened(example_image: str, tmp_path: Path)
     out = tmp_path / "out"
     key = "sk-test-" + "k" * 12
     result = harden_cli(
-        example, "--out", out, "--verify", "--format", "json", env={"ANTHROPIC_API_KEY": key}
+        example,
+        "--out",
+        out,
+        "--verify",
+        "--pass-env",
+        "ANTHROPIC_API_KEY",
+        "--format",
+        "json",
+        env={"ANTHROPIC_API_KEY": key},
     )
     report = json_report(result)
     probes = sources_named(report, "probe")
@@ -238,6 +247,8 @@ def test_a_node_agent_started_by_a_relative_script_starts_hardened(
         "1",
         "--format",
         "json",
+        "--pass-env",
+        "AGENT_API_KEY",
         env={"AGENT_API_KEY": KEY},
     )
     report = json_report(result)
@@ -287,6 +298,8 @@ def test_a_container_started_in_its_checkout_starts_hardened(
         "--verify",
         "--format",
         "json",
+        "--pass-env",
+        "AGENT_API_KEY",
         env={"AGENT_API_KEY": KEY},
     )
     report = json_report(result)

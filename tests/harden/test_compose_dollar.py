@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentguard.harden.docker_run import parse_run_script
+from agentguard.harden.docker_run import RunParseError, parse_run_script
 from tests.harden.agents import build_shell_image, run_script, verification
 from tests.harden.support import harden_cli, json_report
 from tests.inspect.engine_support import Made
@@ -62,13 +62,13 @@ def test_compose_dollar_reaches_the_container_as_one_literal_dollar(
     assert "$$TASK" in compose_text
 
 
-def test_the_script_reader_expands_only_what_the_shell_expands(
+def test_the_script_reader_keeps_literal_dollars_and_expands_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("TASK", "the-host-value")
-    script = (
-        '#!/bin/sh\nexec docker run --rm \\\n  --env "WHO=$TASK" \\\n  img:1 \\\n'
-        "  sh -c 'echo $TASK' \"it's $TASK\" \\$TASK\n"
-    )
+    script = "#!/bin/sh\nexec docker run --rm \\\n  img:1 \\\n  sh -c 'echo $TASK' \\$TASK\n"
     args = parse_run_script(script)
-    assert args.command == ["sh", "-c", "echo $TASK", "it's the-host-value", "$TASK"]
+    assert args.command == ["sh", "-c", "echo $TASK", "$TASK"]
+    # what the shell would fill in from the caller's environment is never filled in here
+    with pytest.raises(RunParseError, match="is expanded by the shell"):
+        parse_run_script(script.replace("\\$TASK", '"it\'s $TASK"'))

@@ -121,6 +121,8 @@ def test_a_node_agent_requiring_sibling_files_starts_hardened(
         "--format",
         "json",
         *flags,
+        "--pass-env",
+        "AGENT_API_KEY",
         env={"AGENT_API_KEY": KEY},
     )
     report = json_report(result)

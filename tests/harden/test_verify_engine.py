@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from agentguard.harden.docker_run import parse_run_script
+from agentguard.harden.docker_run import parse_build_line, parse_run_script
 from agentguard.harden.probe_facts import HELPER_PATH, Expected
-from agentguard.harden.verify import create_kwargs, verify_script
+from agentguard.harden.verify import ToVerify, create_kwargs, verify_script
+from agentguard.harden.verify_plan import PlannedRun
 from agentguard.rules.runtime import PROBES
 from tests.harden.support import harden_cli, json_report, sources_named
 from tests.inspect.engine_support import Made, engine_socket, inspect_cli, report_of, unique
@@ -147,7 +148,19 @@ def _tamper(script: Path, old: str, new: str) -> None:
 
 
 def _violated(script: Path, expected: Expected | None = None) -> tuple[set[str], list[Any]]:
-    result = verify_script(script, "docker-run.sh", expected or _expected())
+    """The probes that caught a tampered script. The plan is taken to be the tampered line
+    itself, so the probes -- the second line of defence -- run; harden's own --verify
+    refuses such a line before anything runs (tests/harden/test_verify_plan.py)."""
+    text = script.read_text()
+    item = ToVerify(
+        label="docker-run.sh",
+        text=text,
+        plan=PlannedRun(parse_run_script(text), parse_build_line(text)),
+        expected=expected or _expected(),
+        base=script.parent,
+        root=None,
+    )
+    result = verify_script(item)
     failed = [s for s in result.sources if s.status.value == "failed"]
     assert failed == [], failed
     return {f.evidence["probe"] for f in result.findings}, result.findings

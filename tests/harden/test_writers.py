@@ -107,11 +107,28 @@ def test_an_image_placeholder_stays_expandable_and_an_edit_is_read_as_written(
     argv = run_argv(spec, AGENT, "${AGENT_IMAGE:?set AGENT_IMAGE}")
     text = render_script(argv, header=[])
     assert '  "${AGENT_IMAGE:?set AGENT_IMAGE}" \\\n' in text
-    edited = text.replace("--read-only \\\n", '-v "$PROJECT":/work \\\n  --privileged \\\n')
-    monkeypatch.setenv("PROJECT", "/home/dev/project")
+    assert parse_run_script(text).image == "${AGENT_IMAGE:?set AGENT_IMAGE}"
+    edited = text.replace("--read-only \\\n", "-v /home/dev/project:/work \\\n  --privileged \\\n")
     args = parse_run_script(edited)
     assert (args.read_only, args.privileged) == (False, True)
     assert args.mounts[0] == MountArg("bind", "/home/dev/project", "/work", False)
+
+
+@pytest.mark.parametrize(
+    "word",
+    ['"$PROJECT":/work', "${PROJECT}:/work", '"$(pwd)":/work', "`pwd`:/work", '"$1":/work'],
+)
+def test_the_reader_expands_nothing_from_its_own_environment(
+    monkeypatch: pytest.MonkeyPatch, word: str
+) -> None:
+    """What the shell would fill in from the environment (or a command) the verifier
+    cannot vouch for: it is an error, never this process's value."""
+    monkeypatch.setenv("PROJECT", "/")
+    spec = hardened_spec(OPTS, (AGENT,))
+    text = render_script(run_argv(spec, AGENT, "agent:1"), header=[])
+    edited = text.replace("--read-only \\\n", f"--read-only -v {word} \\\n")
+    with pytest.raises(RunParseError, match="is expanded by the shell"):
+        parse_run_script(edited)
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import platform
 import re
 import subprocess
 import sys
@@ -61,10 +62,16 @@ def test_lock_reports_the_incident_edge_whole(tmp_path: Path, agent_index: dict[
                 "watched": True,
                 "mitigated_by": [],
                 "upstream_bound": {"specifier": "<2", "parent_versions": ["0.2.100"]},
+                "uploaded": {"parent": None, "majors": {}},  # a file index gives no times
+                "built_for": None,
+                "first_fix_basis": "upstream-cap",
             },
             "fix": {
-                # claude-agent-sdk 0.2.100 (a later release than the locked one) says mcp<2.
-                "description": "Add `mcp>=1.0,<2` to your requirements: a later release of "
+                # claude-agent-sdk 0.2.100 (a later release than the locked one) says mcp<2;
+                # the cap moves the lock off mcp 2: the fix names the command the gate needs.
+                "description": "Add `mcp>=1.0,<2` to your requirements, then re-lock with "
+                "`agentguard lock --allow-major mcp` (the lock moves mcp off 2.1.0, a major "
+                "crossing the re-lock gate stops otherwise): a later release of "
                 "claude-agent-sdk (0.2.100) declares mcp<2, the upstream's own word that mcp 2 "
                 "broke it. Or `mcp>=2.0,<3` (the locked major) once your code has been tested "
                 "against mcp 2.",
@@ -168,6 +175,32 @@ def test_the_projects_own_cap_mitigates_the_edge(
     assert code == 0  # only low/info remain
 
 
+def test_a_cap_under_a_marker_mitigates_only_where_the_marker_holds(
+    tmp_path: Path, agent_index: dict[str, Any]
+) -> None:
+    """`mcp>=2.0,<3 ; sys_platform == "win32"` caps mcp on Windows only: on Linux and macOS
+    nothing holds claude-agent-sdk's `mcp>=1.0` to one major, so the high stays."""
+    cap = 'mcp>=2.0,<3 ; sys_platform == "win32"'
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", cap.replace('"', "'")])
+    code, report, _ = _lock(project, agent_index)
+    [mcp] = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert mcp["severity"] == "high"
+    assert mcp["evidence"]["mitigated_by"] == ["<3,>=2.0 ; sys_platform == 'win32'"]
+    open_on = "linux/aarch64, linux/x86_64, linux/x86_64 (PyPy), macos/arm64, macos/x86_64"
+    assert mcp["evidence"]["unmitigated_in"] == open_on
+    assert mcp["message"].endswith(
+        f"Not mitigated on {open_on}: the project's own requirement mcp<3,>=2.0 ; "
+        "sys_platform == 'win32' holds one major only where its marker holds."
+    )
+    assert code == 1
+    # The same cap for every platform mitigates everywhere (info, exit 0).
+    write_project(project, ["claude-agent-sdk==0.2.95", "mcp>=2.0,<3 ; sys_platform != 'x'"])
+    code, report, _ = _lock(project, agent_index)
+    [mcp] = [f for f in findings(report, "AG101") if f["evidence"]["child"] == "mcp"]
+    assert mcp["severity"] == "info" and "unmitigated_in" not in mcp["evidence"]
+    assert code == 0
+
+
 def test_relock_that_would_cross_a_major_fails_and_leaves_files(
     tmp_path: Path, agent_index: dict[str, Any]
 ) -> None:
@@ -181,10 +214,11 @@ def test_relock_that_would_cross_a_major_fails_and_leaves_files(
     code, report, _ = _lock(project, agent_index)
     assert "mcp==1.5.0" in (project / "requirements.lock").read_text()
     assert findings(report, "AG102") == []
+    assert report["status"] == "written"  # the input hash changed: the files were rewritten
 
     before = {n: (project / n).read_bytes() for n in ("requirements.lock", "pylock.toml")}
     code, report, _ = _lock(project, agent_index, "--upgrade")
-    assert code == 1
+    assert (code, report["status"]) == (1, "refused")
     [crossing] = findings(report, "AG102")
     assert strip_volatile(crossing) == {
         "rule_id": "AG102",
@@ -217,10 +251,32 @@ def test_relock_that_would_cross_a_major_fails_and_leaves_files(
     assert "both lock files were left untouched" in " ".join(report["notes"])
     assert not list(project.glob(".*.tmp"))
 
-    # --upgrade-package crosses the same way.
-    code, report, _ = _lock(project, agent_index, "--upgrade-package", "mcp")
-    assert code == 1 and findings(report, "AG102")
+    # --upgrade-package crosses the same way; a refusal is exit 1 whatever --fail-on says
+    # (nothing was written: never a pass), and every format names it.
+    code, report, _ = _lock(
+        project, agent_index, "--upgrade-package", "mcp", "--fail-on", "critical"
+    )
+    assert (code, report["status"]) == (1, "refused") and findings(report, "AG102")
     assert {n: (project / n).read_bytes() for n in before} == before
+    for fmt, shown in (
+        ("text", "Status: refused (the re-lock was refused: nothing written; exit 1)"),
+        ("sarif", '"status": "refused"'),
+    ):
+        proc = run_cli(
+            "lock",
+            str(project),
+            "--index-url",
+            agent_index["url"],
+            "--upgrade",
+            "--fail-on",
+            "critical",
+            "--format",
+            fmt,
+        )
+        assert proc.returncode == 1 and shown in proc.stdout, proc.stdout
+    # Findings below --fail-on on a lock that stands: exit 0, status up-to-date.
+    code, report, _ = _lock(project, agent_index, "--fail-on", "critical")
+    assert (code, report["status"]) == (0, "up-to-date")
 
     # A reviewed crossing goes through.
     code, report, _ = _lock(project, agent_index, "--upgrade", "--allow-major", "mcp")
@@ -393,7 +449,7 @@ def test_pip_tools_backend_pins_the_same(tmp_path: Path, agent_index: dict[str, 
         return {
             ln.split(" ")[0]
             for ln in (p / "requirements.lock").read_text().splitlines()
-            if "==" in ln
+            if "==" in ln and not ln.startswith("#")
         }
 
     assert (
@@ -404,6 +460,46 @@ def test_pip_tools_backend_pins_the_same(tmp_path: Path, agent_index: dict[str, 
     assert [
         f["evidence"]["child"] for f in findings(report, "AG101") if f["severity"] == "high"
     ] == ["mcp"]
+
+    # pip-compile resolved for this interpreter only: the lock says so, and a lock that does
+    # not cover requires-python (">=3.10") is a finding, at lock time and in --check.
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    env = {
+        "platform_machine": platform.machine(),
+        "python_version": here,
+        "sys_platform": sys.platform,
+    }
+    marker = " and ".join(f"{k} == '{v}'" for k, v in sorted(env.items()))
+    assert (b / "requirements.lock").read_text().splitlines()[1] == (
+        f"# For one environment only: {marker} (resolved for the Python that ran it)."
+    )
+    data = tomllib.loads((b / "pylock.toml").read_text())
+    assert data["environments"] == [marker]
+    assert data["tool"]["agentguard"]["environment"] == env
+    others = [f"3.{m}" for m in range(10, 15) if f"3.{m}" != here]
+    expected = {
+        "file": "pylock.toml",
+        "environment": env,
+        "requires_python": ">=3.10",
+        "not_covered": others,
+    }
+    assert [f["evidence"] for f in findings(report, "AG103")] == [expected]
+    code, checked, _ = run_json("lock", "--check", str(b))
+    [cover] = findings(checked, "AG103")
+    assert (code, cover["evidence"]) == (1, expected)
+    assert cover["message"] == (
+        f"pylock.toml was resolved for one environment only ({marker}); requires-python >=3.10 "
+        f"also admits Python {', '.join(others)}, where it may miss a dependency and `pip "
+        "install --require-hashes` of it can fail."
+    )
+    assert not any("in sync" in n for n in checked["notes"])
+    # The universal lock (uv) covers every Python: no such finding.
+    _, checked, _ = run_json("lock", "--check", str(a))
+    assert findings(checked, "AG103") == []
+    # requires-python narrowed to this Python: the one-environment lock covers it.
+    write_project(b, ["claude-agent-sdk==0.2.95"], requires_python=f"=={here}.*")
+    code, report, _ = _lock(b, agent_index, "--backend", "pip-tools")
+    assert findings(report, "AG103") == []
 
 
 def test_the_projects_config_shapes_lock_findings(

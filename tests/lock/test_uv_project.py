@@ -168,9 +168,14 @@ def test_check_reads_the_uv_lock_and_runs_offline_from_the_cache(
                 "unbounded_above": True,
                 "watched": True,
                 "mitigated_by": [],
+                "uploaded": {"parent": None, "majors": {}},  # a file index gives no times
+                "built_for": None,
+                "first_fix_basis": "locked-major",
             },
             "fix": {
-                "description": "Add `mcp>=1.0,<2` to your requirements (the locked major).",
+                "description": "Add `mcp>=1.0,<2` to your requirements (the locked major): "
+                "the upload times of claude-agent-sdk==0.2.95 and of mcp's majors are not all "
+                "known, and no later release of claude-agent-sdk narrows the range.",
                 "safe": False,
                 "snippet": "mcp>=1.0,<2",
             },

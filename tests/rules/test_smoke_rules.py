@@ -115,3 +115,51 @@ def test_a_lock_that_does_not_install() -> None:
         "uv.lock does not install into a fresh Python 3.12.1 environment with `uv pip sync`: "
         "Hash mismatch for `anyio==4.16.0`",
     )
+
+
+def test_a_library_that_imports_what_the_crossed_major_removed() -> None:
+    crash = Crash(
+        exc_type="ImportError",
+        message="cannot import name 'RequestContext' from 'mcp.shared.context'",
+        frame="autogen_ext/tools/mcp/_actor.py:23",
+        frame_source="from mcp.shared.context import RequestContext",
+        frame_package="autogen-ext",
+        frame_version="0.7.5",
+        owner="mcp.shared.context",
+        owner_package="mcp",
+        owner_version="2.3.0",
+        attribute="RequestContext",
+    )
+    probe = Probe(
+        "import",
+        "autogen_ext.tools.mcp",
+        "failed",
+        "import",
+        "agent.py",
+        2,
+        "",
+        crash=crash,
+        package="autogen-ext",
+        version="0.7.5",
+    )
+    crossing = Crossing(
+        "mcp",
+        ("2.3.0",),
+        "autogen-ext",
+        "0.7.5",
+        ("1", "2"),
+        "Cap mcp at the major you have tested.",
+        "mcp>=2.0,<3",
+    )
+    [finding] = check_smoke(SmokeFacts(".", INSTALL, (probe,), (crossing,), (("mcp", "2.3.0"),)))
+    assert finding.message.endswith(
+        "mcp 2.3.0 removed `mcp.shared.context.RequestContext`, which autogen-ext 0.7.5 imports. "
+        "The lock takes mcp 2.3.0 through a range of autogen-ext 0.7.5 that admits majors 1, 2 "
+        "(AG101)."
+    )
+    assert finding.fix == Fix(
+        "Cap mcp below the major that fails here: add `mcp<2` to your requirements (autogen-ext "
+        "was written against an earlier major), or move to a release of autogen-ext that works "
+        "with mcp 2. Then re-lock and run `--smoke` again.",
+        snippet="mcp<2",
+    )

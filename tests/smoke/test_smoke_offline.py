@@ -149,7 +149,7 @@ def test_tools_list_crash(tmp_path: Path, wheels: tuple[Path, dict[str, Path]]) 
     assert step.findings[0].message == (
         "In the locked environment, `create_sdk_mcp_server()` (listing its tools) of "
         "claude-agent-sdk 1.0.0 raises AttributeError: 'ServerResult' object has no attribute "
-        "'root' at claude_agent_sdk/_internal/query.py:12 (`tools = [{\"name\": t.name} for t in "
+        "'root' at claude_agent_sdk/_internal/query.py:16 (`tools = [{\"name\": t.name} for t in "
         "result.root.tools]`). mcp 3.0.0 has no `ServerResult.root`, which claude-agent-sdk "
         "1.0.0 calls."
     )
@@ -407,4 +407,23 @@ def test_a_projects_uv_lock_is_installed_as_uv_exports_it(
     ]
     assert sources[0].reason is not None and sources[0].reason.startswith(
         "uv.lock installed with `uv pip sync` into Python"
+    )
+
+
+def test_a_server_api_the_probe_does_not_speak_is_skipped_not_a_crash(
+    tmp_path: Path, wheels: tuple[Path, dict[str, Path]]
+) -> None:
+    folder, built = wheels
+    root = _project(tmp_path, built, ["mcp==2.0.0"])
+    (root / "bot" / "main.py").write_text(
+        'from mcp.server.lowlevel import Server\n\nserver = Server("tasks")\n'
+    )
+    facts, sources = smoke_run(root, None, _opts(folder))
+    assert [(p.kind, p.status) for p in facts.probes] == [("import", "ok")]
+    [skipped] = [s for s in sources if s.name == "mcp-server mcp.server.lowlevel"]
+    assert (skipped.status, skipped.reason) == (
+        SourceStatus.SKIPPED,
+        "not tried: the probe builds the server with the 1.x API, which mcp 2.0.0 does not "
+        "have (AttributeError: 'Server' object has no attribute 'list_tools'); the project's "
+        "code may use the API of its version",
     )

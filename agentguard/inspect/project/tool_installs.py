@@ -86,7 +86,7 @@ def _line(base: int, script: str, pos: int, offsets: bool) -> int:
 def find_added_scripts(
     adds: list[tuple[str, str, int]], runs: list[tuple[str, int]], *, path: str
 ) -> list[ToolInstall]:
-    """A piped installer in two steps (aider's benchmark image): ``ADD https://sh.rustup.rs
+    """A piped installer in two steps (aider's benchmark image): ``ADD https://installer.example/rustup.sh
     /tmp/rustup.sh`` then ``RUN /tmp/rustup.sh -y`` (or ``sh /tmp/rustup.sh``).
     ``adds``: (url, file it is saved as, line) of each ADD of a URL without --checksum;
     ``runs``: (script, line) of the RUN steps after it in the same stage."""
