@@ -305,7 +305,7 @@ def test_the_agent_s_output_stays_out_of_summary_md_unless_asked(tmp_path: Path)
     quiet = render_summary(result.plan, opts, target="t", kind="project", verification=facts)
     assert "nekot-eht" not in quiet
     assert (
-        "- docker-run.sh: agent-start: violated -- its output is in the report "
+        "- `docker-run.sh`: agent-start: violated -- its output is in the report "
         "(--summary-output copies it here)" in quiet
     )
     shown = render_summary(
