@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from agentguard.findings import JSONValue
 from agentguard.inspect.facts import ContainerFacts, FileContent, ImageFacts
 from agentguard.redact import mask_value
-from agentguard.rules.secret_values import classify, redact_step, value_format
+from agentguard.rules.secret_values import classify, name_says_secret, redact_step, value_format
 
 # Agent configuration collected from an image for the agent-config rules.
 _AGENT_FILES = {
@@ -75,7 +75,7 @@ def redact_argv(argv: Sequence[str] | None) -> list[str] | None:
             out.append(mask_value())
         else:
             out.append(redact_step(arg))
-            hide_next = arg.startswith("-") and not eq and classify(flag, "x" * 8) is not None
+            hide_next = arg.startswith("-") and not eq and name_says_secret(flag)
     return out
 
 

@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from agentguard.config import DepsPolicy
 from agentguard.findings import Confidence, Finding, JSONValue, Location, Severity
-from agentguard.lock.environments import EnvironmentTable, quoted_for_toml
+from agentguard.lock.environments import EnvironmentTable, both, quoted_for_toml
 from agentguard.lock.graph import (
     PROJECT,
     DependencyEdge,
@@ -95,6 +95,18 @@ class _Reach:
         ) and platforms != ["any platform"]:
             return ", ".join(platforms)
         return t.describe(mask)
+
+
+def _cap_marker(graph: LockGraph, edge: DependencyEdge, pin: LockedPackage) -> str | None:
+    """Where the cap applies: the child pin's marker and, when the parent is pinned once per
+    fork, that parent pin's (a cap from one fork's parent must not move the other fork)."""
+    if edge.parent == PROJECT:
+        return pin.marker
+    parents = graph.versions_of(edge.parent)
+    mine = [p for p in parents if p.version == edge.parent_version]
+    if len(parents) > 1 and len(mine) == 1 and mine[0].marker:
+        return both(pin.marker, mine[0].marker)
+    return pin.marker
 
 
 def _own_text(edge: DependencyEdge) -> str:
@@ -207,7 +219,7 @@ def _finding(
             "specifier": bound.specifier,
             "parent_versions": list(bound.parent_versions),
         }
-    fix = span_fix(graph, edge, majors, locked_v, pin.marker, bound, evidence)
+    fix = span_fix(graph, edge, majors, locked_v, _cap_marker(graph, edge, pin), bound, evidence)
     caps = [
         o
         for o in own.get(child, [])

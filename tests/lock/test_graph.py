@@ -116,3 +116,28 @@ def test_a_forked_parents_edges_come_in_version_order_whatever_the_set_order() -
     requires = {("pillow-lite", v): [Requirement("x>=1")] for v in reversed(versions)}
     graph = build_graph(pins, ["pillow-lite"], requires)
     assert [e.parent_version for e in graph.edges if e.child == "x"] == sorted(versions)
+
+
+def test_a_cap_from_one_forks_parent_keeps_that_forks_marker() -> None:
+    """fast-agent-mcp is pinned once per fork (0.2.36 below Python 3.12, 0.10.48 above);
+    0.2.36's `anthropic>=0.55.0` gets a cap for its own fork only: a bare cap would also
+    drag the other fork's fast-agent-mcp back to an old release."""
+    from agentguard.config import load_config
+    from agentguard.lock.graph import DependencyEdge, LockedPackage, LockGraph
+    from agentguard.rules.deps_spans import check_major_spans
+
+    old = 'python_full_version < "3.12"'
+    graph = LockGraph(
+        packages=(
+            LockedPackage("anthropic", "1.17.0", None),
+            LockedPackage("fast-agent-mcp", "0.2.36", old),
+            LockedPackage("fast-agent-mcp", "0.10.48", 'python_full_version >= "3.12"'),
+        ),
+        edges=(
+            DependencyEdge(
+                "fast-agent-mcp", "0.2.36", "anthropic", ">=0.55.0", None, (), ("0.55", "1")
+            ),
+        ),
+    )
+    [span] = check_major_spans(graph, load_config(None).deps)
+    assert span.fix.snippet == ("anthropic>=1.0,<2 ; python_full_version < '3.12'")

@@ -158,11 +158,13 @@ def _uv_project(root: Path, url: str, extra: str = "") -> Path:
 
 
 def test_a_uv_project_relock_leaves_out_releases_newer_than_the_cooldown(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`--min-release-age` (and `min-release-age` in [tool.agentguard]) reaches `uv lock` as
     `--exclude-newer` with the cut-off the requirements path computes, and the report says
     which: an upgrade does not take a release uploaded two days ago."""
+    # the served index is the run's own (an index only the project names is AG107)
+    monkeypatch.setenv("AGENTGUARD_INDEX_HOSTS", "127.0.0.1")
     import json
 
     from agentguard.lock.command import LockOptions, run_lock
