@@ -201,7 +201,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
             return
         except PARSE_FAILURES as exc:
             err = document_error(exc)
-            g.sources.append(_failed(f.path, str(err), f"pyproject-{err.code}"))
+            code = err.code if err.code in _BARE_CODES else f"pyproject-{err.code}"
+            g.sources.append(_failed(f.path, str(err), code))
             return
         g.decls.extend(pyproject_requirements(f.path, text, data))
         g.sources.append(Source.ok("file", f.path, "pyproject.toml (requirements)"))
@@ -228,7 +229,8 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
         except PARSE_FAILURES as exc:  # this file's failure alone (a 4301-digit number...)
             _forget(f.path, g)
             err = document_error(exc)
-            g.sources.append(_failed(f.path, str(err), f"{kind}-{err.code}"))
+            code = err.code if err.code in _BARE_CODES else f"{kind}-{err.code}"
+            g.sources.append(_failed(f.path, str(err), code))
     if g.scripts:
         from agentguard.inspect.project.devcontainer_scripts import attach_scripts
 
@@ -237,6 +239,9 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             for _key, script, _text in g.devcontainers[path].scripts:
                 g.sources.append(Source.ok("file", script, f"script run by {path}"))
     return g
+
+
+_BARE_CODES = ("too-deep", "too-large")  # the same code whatever the file's kind
 
 
 def _forget(path: str, g: _Gathered) -> None:

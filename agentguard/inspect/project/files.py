@@ -118,6 +118,10 @@ def process_file(path: str, kind: str, data: bytes, origin: str = "project") -> 
     out = FileOutcome()
     try:
         _process(path, kind, data, origin, out)
+    except RecursionError:
+        out = FileOutcome(sources=[failed_source(path, "nested too deeply to analyse", "too-deep")])
+    except MemoryError:
+        out = FileOutcome(sources=[failed_source(path, "too large to analyse", "too-large")])
     except PARSE_FAILURES as exc:  # this file's failure: its failed source, nothing else's
         err = document_error(exc)
         out = FileOutcome(sources=[failed_source(path, str(err), err.code)])
