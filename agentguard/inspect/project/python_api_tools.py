@@ -107,29 +107,57 @@ def _tools_name(node: ast.AST) -> bool:
     return head_word(name) in ("tools", "tool")
 
 
-def _handed_over(tree: ast.AST) -> list[ast.Dict]:
+def _dispatched(test: ast.AST) -> set[str]:
+    """The strings an ``if`` test compares with (``tool_name == "local_shell"``,
+    ``kind in ("bash_20250124", ...)``)."""
+    out: set[str] = set()
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                for c in ast.walk(side):
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                        out.add(c.value)
+    return out
+
+
+def _handed_over(tree: ast.AST) -> list[tuple[ast.Dict, frozenset[str]]]:
     """Dict literals that reach a model's tool list: in a ``tools=`` argument, or in a value
-    bound to (or appended to) a name whose head word is ``tools``."""
-    roots: list[ast.AST] = []
-    for node in ast.walk(tree):
+    bound to (or appended to) a name whose head word is ``tools``; each with the strings the
+    ``if`` tests around it compare with (a branch taken when a caller names that tool type
+    forwards the caller's choice: a library's dispatch, not this code's grant)."""
+    roots: list[tuple[ast.AST, frozenset[str]]] = []
+
+    def visit(node: ast.AST, guards: frozenset[str]) -> None:
         if isinstance(node, ast.Call):
-            roots += [kw.value for kw in node.keywords if kw.arg == "tools"]
+            roots.extend((kw.value, guards) for kw in node.keywords if kw.arg == "tools")
             func = node.func
             if (
                 isinstance(func, ast.Attribute)
                 and func.attr in ("append", "extend", "insert")
                 and _tools_name(func.value)
             ):
-                roots += node.args
+                roots.extend((a, guards) for a in node.args)
         elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(_tools_name(t) for t in targets):
-                roots.append(node.value)
-    seen: dict[int, ast.Dict] = {}
-    for root in roots:
+                roots.append((node.value, guards))
+        if isinstance(node, ast.If):
+            inner = guards | _dispatched(node.test)
+            visit(node.test, guards)
+            for stmt in node.body:
+                visit(stmt, inner)
+            for stmt in node.orelse:
+                visit(stmt, guards)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, guards)
+
+    visit(tree, frozenset())
+    seen: dict[int, tuple[ast.Dict, frozenset[str]]] = {}
+    for root, guards in roots:
         for sub in ast.walk(root):
             if isinstance(sub, ast.Dict):
-                seen.setdefault(id(sub), sub)
+                seen.setdefault(id(sub), (sub, guards))
     return list(seen.values())
 
 
@@ -138,15 +166,15 @@ def api_tool_grants(path: str, tree: ast.AST, index: ModuleIndex) -> list[ToolGr
     if not ({"anthropic", "openai"} & roots):
         return []
     out: list[ToolGrant] = []
-    for node in _handed_over(tree):
+    for node, guards in _handed_over(tree):
         for key, value in zip(node.keys, node.values, strict=True):
             if not (isinstance(key, ast.Constant) and key.value == "type"):
                 continue
             if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
                 continue
             found = _tool_type(value.value)
-            if found is None:
-                continue
+            if found is None or value.value in guards:
+                continue  # (a branch taken when the caller names this type: its choice)
             provider, category, detail, hosted = found
             if provider not in roots:
                 continue  # Anthropic's types in an OpenAI-only file name something else
