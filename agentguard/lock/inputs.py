@@ -84,7 +84,7 @@ def _read_text(path: Path) -> str:
         return safeio.read_text(path, cap=MAX_INPUT_BYTES)
     except safeio.TooLarge as exc:
         raise UsageError(
-            f"{path.name}: {exc.size} bytes is larger than the {MAX_INPUT_BYTES} byte limit"
+            f"{path.name}: {exc.size} bytes, over the {MAX_INPUT_BYTES} byte cap: not read"
         ) from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path.name}: not UTF-8 ({exc.reason} at byte {exc.start})") from None

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from agentguard import DISTRIBUTION
 from tests.hostile.promises import ROOT
 
 
@@ -26,7 +27,7 @@ def _key(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def runtime_distributions(top: str = "agentguard") -> list[md.Distribution]:
+def runtime_distributions(top: str = DISTRIBUTION) -> list[md.Distribution]:
     """``top``'s installed run-time requirement closure (``top`` excluded)."""
     seen: set[str] = {_key(top)}
     out: list[md.Distribution] = []
