@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentguard import safeio
-from agentguard.engine import UsageError
+from agentguard.errors import ConfigError as ConfigError
 from agentguard.findings import Severity
 from agentguard.safeio import MAX_CONFIG_BYTES
 
@@ -60,10 +60,6 @@ DEPS_KEYS = (
 )
 _RULE_ID = re.compile(r"^AG[1-9]\d\d$")
 _MAX_POLICY_DEPTH = 8
-
-
-class ConfigError(UsageError):
-    """A configuration file is malformed or has an unknown key (exit 2)."""
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,12 @@ from agentguard.findings import (
 )
 
 if TYPE_CHECKING:
-    from agentguard.inspect.facts import ContainerFacts, ImageFacts
-    from agentguard.inspect.lock_input import LockInput
-    from agentguard.inspect.project.containers import BuildFileFacts
-    from agentguard.inspect.project.install_facts import RequirementDecl
-    from agentguard.inspect.project.model import ProjectFacts
+    from agentguard.facts.agents import ProjectFacts
+    from agentguard.facts.image import ContainerFacts, ImageFacts
+    from agentguard.facts.installs import RequirementDecl
+    from agentguard.facts.lock import LockInput
+    from agentguard.facts.project import BuildFileFacts
+from agentguard.errors import UsageError as UsageError
 
 
 class ExitCode(enum.IntEnum):
@@ -50,10 +51,6 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (2, "usage or configuration error: bad flag, malformed input, unknown config key"),
     (3, "incomplete: a source failed or could not be read (wins over 1)"),
 )
-
-
-class UsageError(Exception):
-    """Bad input from the user: exit 2 with this message."""
 
 
 def now_utc() -> str:

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -336,12 +335,6 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
     return UvRun(req).result()
 
 
-def _resolve_pip_tools(req: ResolveRequest) -> Resolution:
-    from agentguard.lock.pip_tools import resolve_pip_tools  # (only when asked for)
-
-    return resolve_pip_tools(req)
-
-
 def default_index_urls() -> tuple[str, ...]:
     """The index the resolver uses when none is given (asked from uv, not hard-coded)."""
     with tempfile.TemporaryDirectory(prefix="agentguard-idx-") as tmp:
@@ -362,9 +355,3 @@ def default_index_urls() -> tuple[str, ...]:
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
     return tuple(clean_url(u) for u in urls)
-
-
-BACKENDS: dict[str, Callable[[ResolveRequest], Resolution]] = {
-    "uv": resolve_uv,
-    "pip-tools": _resolve_pip_tools,
-}

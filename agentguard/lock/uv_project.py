@@ -13,7 +13,7 @@ from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
-from agentguard.lock.existing_flow import (
+from agentguard.lock.existing_parts import (
     declared_as_uv_records,
     facts_of,
     file_digest,

@@ -6,8 +6,8 @@ Pure: takes :class:`~agentguard.inspect.project.model.ProjectFacts`, returns fin
 
 from __future__ import annotations
 
+from agentguard.facts.agents import ProjectFacts
 from agentguard.findings import Finding, Location
-from agentguard.inspect.project.model import ProjectFacts
 from agentguard.rules.agent_bypass import check_bypass, check_settings_bypass
 from agentguard.rules.agent_sandbox import (
     check_sandbox_hatches,

@@ -8,7 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentguard.inspect.project.model import AgentConfig, Unknown, alternatives
+from agentguard.facts.agents import AgentConfig
+from agentguard.facts.values import Unknown, alternatives
 
 
 def _names(value: Any) -> set[str]:

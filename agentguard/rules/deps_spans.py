@@ -16,9 +16,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from agentguard.config import DepsPolicy
-from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
-from agentguard.lock.environments import EnvironmentTable, quoted_for_toml
-from agentguard.lock.graph import (
+from agentguard.facts.environments import EnvironmentTable, quoted_for_toml
+from agentguard.facts.graph import (
     PROJECT,
     DependencyEdge,
     LockGraph,
@@ -28,7 +27,8 @@ from agentguard.lock.graph import (
     next_major_floor,
     unbounded_above,
 )
-from agentguard.lock.pins import LockedPackage
+from agentguard.facts.pins import LockedPackage
+from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.deps import MajorSpanningRange
 
 

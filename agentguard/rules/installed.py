@@ -18,8 +18,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from agentguard.facts.image import ImageFacts, InstalledDist
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
-from agentguard.inspect.facts import ImageFacts, InstalledDist
 from agentguard.rules.base import Rule, register
 
 

@@ -12,8 +12,8 @@ import itertools
 import posixpath
 from collections.abc import Callable, Collection, Sequence
 
+from agentguard.facts.image import ImageFacts, MountFact
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.facts import ImageFacts, MountFact
 from agentguard.rules.base import Rule, register
 
 

@@ -12,8 +12,8 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agentguard.facts.probe import Expected, Inside, MountInfo, Observation, Outside
 from agentguard.findings import Finding, Fix, JSONValue, Location, Severity
-from agentguard.harden.probe_facts import Expected, Inside, MountInfo, Observation, Outside
 from agentguard.rules.base import Rule, register
 from agentguard.rules.mounts import is_docker_socket, workdir_relation
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import posixpath
 
+from agentguard.facts.probe import AgentRun, Expected, Observation
 from agentguard.findings import Finding, Fix, JSONValue, Location
-from agentguard.harden.probe_facts import AgentRun, Expected, Observation
 from agentguard.rules.runtime import HardenedConfigDoesNotHold, Verdict
 
 _START_FIX = (

@@ -42,7 +42,7 @@ def inspect_project(
     ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
     ``beside``: other work of the run, done while forked children read a large folder
     (see :func:`agentguard.inspect.project.scan.scan_path`; not called for a file)."""
-    from agentguard.inspect.project.scan import scan_path
+    from agentguard.inspect.project.scan_entry import scan_path
 
     return scan_path(path, file_kind=file_kind, exclude=exclude, beside=beside)
 
@@ -55,7 +55,7 @@ def inspect_files(
 ) -> ProjectResult:
     """Run the agent-configuration rules over files collected from an image (and agent
     configurations read from its config, such as a `claude` entrypoint)."""
-    from agentguard.inspect.project.scan import scan_files
+    from agentguard.inspect.project.scan_entry import scan_files
 
     return scan_files(files, workdir=workdir, configs=configs)
 

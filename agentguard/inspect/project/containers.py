@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import posixpath
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentguard.facts.project import BuildFileFacts as BuildFileFacts
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.compose_facts import ComposeFile, read_compose
@@ -290,25 +291,6 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
             ):
                 found.append((cmd, root or "."))
     return found
-
-
-@dataclass(frozen=True)
-class BuildFileFacts:
-    """The container and build files of one project, joined across files: what the
-    engine runs the build-file rules over (AG120/121/130, AG202-204, AG212, AG4xx)."""
-
-    # each Dockerfile with the build contexts it is used with and their .dockerignore
-    dockerfiles: tuple[tuple[DockerfileFacts, tuple[tuple[str, DockerIgnore | None], ...]], ...]
-    # each compose file with its services' working directories (and where they came from)
-    composes: tuple[tuple[ComposeFile, Mapping[str, tuple[str | None, str]]], ...]
-    devcontainers: tuple[DevcontainerFacts, ...]
-    # each install command with the requirements files its `-r` names may be
-    installs: tuple[tuple[InstallCommand, Mapping[str, list[RequirementsFile]]], ...]
-    decls: tuple[RequirementDecl, ...]
-    tool_installs: tuple[ToolInstall, ...]
-    tree: TreeFacts | None  # None: files from an image (AG212 probes typical names)
-    # folder -> (lock file names, {package: locked versions}) of uv.lock/poetry.lock/pylock.toml
-    locked: Mapping[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
 
 
 def scan_container_files(

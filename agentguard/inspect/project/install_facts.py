@@ -10,52 +10,12 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from agentguard import redact
+from agentguard.facts.installs import InstallCommand as InstallCommand
+from agentguard.facts.installs import RequirementDecl as RequirementDecl
+from agentguard.facts.installs import RequirementsFile as RequirementsFile
 from agentguard.tomllines import TomlLines
-
-
-@dataclass(frozen=True)
-class InstallCommand:
-    """One ``pip install`` / ``uv pip install`` / ``pipx install`` invocation."""
-
-    tool: str  # "pip" | "uv pip" | "pipx" | "uv tool"
-    text: str  # the command, its URLs masked by the one redactor (redact.url)
-    path: str  # the file it was found in
-    line: int
-    phase: str  # "build" | "start"
-    packages: tuple[str, ...]  # requirement specifiers and local paths on the command line
-    requirement_files: tuple[str, ...]
-    constraint_files: tuple[str, ...]
-    require_hashes: bool
-    no_deps: bool
-    env_guards: tuple[str, ...] = ()  # PIP_REQUIRE_HASHES / PIP_CONSTRAINT / ... in force
-
-
-@dataclass(frozen=True)
-class RequirementDecl:
-    """A requirement as declared somewhere, with where."""
-
-    raw: str
-    name: str | None  # canonical; None when the line is not a named requirement
-    specifier: str  # "" when none
-    path: str
-    line: int | None
-    origin: str  # "requirements" | "pyproject" | "command"
-    hashed: bool = False
-
-
-@dataclass(frozen=True)
-class RequirementsFile:
-    path: str
-    requirements: tuple[RequirementDecl, ...]
-    includes: tuple[str, ...]  # -r
-    constraints: tuple[str, ...]  # -c
-    all_hashed: bool  # every named requirement carries --hash (pip then checks hashes)
-    all_pinned: bool  # every named requirement is ==
-    generated_lock: bool  # header of pip-compile / uv pip compile / uv export
-
 
 _CONTROL = {"&&", "||", ";", "|", "&", "(", ")", ";;"}
 _VALUE_OPTS = {

@@ -24,7 +24,6 @@ from agentguard.inspect.project.files import (
     python_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
-from agentguard.inspect.project.model import AgentConfig
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
     Candidate,
@@ -39,7 +38,6 @@ from agentguard.inspect.project.walk import (
 from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
-    from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.python_imports import Loader
 
 
@@ -390,36 +388,3 @@ def _under(path: str, workdir: str | None) -> bool:
         return True
     wd = workdir.rstrip("/") + "/"
     return path.startswith(wd) or wd == "/"
-
-
-def scan_path(
-    path: Path,
-    *,
-    file_kind: str | None = None,
-    exclude: Sequence[str] = (),
-    beside: Callable[[], None] | None = None,
-) -> ProjectResult:
-    """A folder (walked, minus ``exclude``) or one file named on the command line.
-
-    A named file is read as what its path or its content says it is (``file_kind``, from
-    ``--kind``, decides when given); one that is no kind agentguard reads is a usage
-    error listing the kinds, never a skipped source in a run that exits 0.
-    """
-    if path.is_dir():
-        from agentguard.inspect.project.results import finish
-
-        return finish(collect_folder(path, exclude=exclude, beside=beside), workdir=None)
-    from agentguard.inspect.project.named import scan_named_file
-
-    return scan_named_file(path, file_kind)
-
-
-def scan_files(
-    files: Sequence[ProjectFile], *, workdir: str | None, configs: Sequence[AgentConfig] = ()
-) -> ProjectResult:
-    col = collect_files(files, workdir=workdir)
-    if configs:  # read from an image config, not from a file
-        col.outcomes.append(FileOutcome(configs=list(configs), read=False))
-    from agentguard.inspect.project.results import finish
-
-    return finish(col, workdir=workdir)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agentguard.findings import Confidence, Fix, Location, Severity
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.scan import scan_files
+from agentguard.inspect.project.scan_entry import scan_files
 from agentguard.rules.agent_tools import BuiltinShellTools
 
 

@@ -6,7 +6,7 @@ import textwrap
 
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.model import OneOf, PathSym, Unknown
-from agentguard.inspect.project.scan import scan_files
+from agentguard.inspect.project.scan_entry import scan_files
 from agentguard.inspect.project.ts_agents import analyse_ts
 
 

@@ -1,0 +1,77 @@
+"""Install facts: pip/uv install commands, requirement declarations, agent tool installs.
+
+Filled by :mod:`agentguard.inspect.project.install_facts` (shell text of Dockerfile RUN
+lines, compose ``command``/``entrypoint``, devcontainer lifecycle commands; requirements
+files and ``pyproject.toml``) and :mod:`agentguard.inspect.project.tool_installs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InstallCommand:
+    """One ``pip install`` / ``uv pip install`` / ``pipx install`` invocation."""
+
+    tool: str  # "pip" | "uv pip" | "pipx" | "uv tool"
+    text: str  # the command, its URLs masked by the one redactor (redact.url)
+    path: str  # the file it was found in
+    line: int
+    phase: str  # "build" | "start"
+    packages: tuple[str, ...]  # requirement specifiers and local paths on the command line
+    requirement_files: tuple[str, ...]
+    constraint_files: tuple[str, ...]
+    require_hashes: bool
+    no_deps: bool
+    env_guards: tuple[str, ...] = ()  # PIP_REQUIRE_HASHES / PIP_CONSTRAINT / ... in force
+
+
+@dataclass(frozen=True)
+class RequirementDecl:
+    """A requirement as declared somewhere, with where."""
+
+    raw: str
+    name: str | None  # canonical; None when the line is not a named requirement
+    specifier: str  # "" when none
+    path: str
+    line: int | None
+    origin: str  # "requirements" | "pyproject" | "command"
+    hashed: bool = False
+
+
+@dataclass(frozen=True)
+class RequirementsFile:
+    path: str
+    requirements: tuple[RequirementDecl, ...]
+    includes: tuple[str, ...]  # -r
+    constraints: tuple[str, ...]  # -c
+    all_hashed: bool  # every named requirement carries --hash (pip then checks hashes)
+    all_pinned: bool  # every named requirement is ==
+    generated_lock: bool  # header of pip-compile / uv pip compile / uv export
+
+
+# The agent CLIs and SDKs distributed through npm whose version decides what the agent
+# may do (their defaults for tools and permissions change between releases).
+AGENT_NPM = frozenset(
+    {
+        "@anthropic-ai/claude-code",
+        "@anthropic-ai/claude-agent-sdk",
+        "@openai/codex",
+        "@google/gemini-cli",
+        "@github/copilot",
+        "@sourcegraph/amp",
+        "@qwen-code/qwen-code",
+        "opencode-ai",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ToolInstall:
+    kind: str  # "npm-global" | "npx" | "remote-script"
+    what: str  # the package (name@spec as written) or the URL
+    reason: str  # why it is unpinned, in words
+    path: str
+    line: int
+    phase: str  # "build" | "start"
