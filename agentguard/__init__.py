@@ -1,3 +1,9 @@
 """agentguard: keeps AI-agent containers honest."""
 
 __version__ = "0.1.0"
+
+# The distribution's name on the package index (the command and the import stay
+# `agentguard`): `agentguard` itself is crowded there, with many unrelated packages that
+# start with it. pyproject.toml, action.yml and the docs' install lines use this name; a test
+# holds them together.
+DISTRIBUTION = "agent-container-guard"

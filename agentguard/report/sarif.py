@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentguard import __version__
+from agentguard import DISTRIBUTION, __version__
 from agentguard.findings import Finding, JSONValue, Location, Report, Severity, SourceStatus
 from agentguard.report.sarif_where import Where, dependency_site
 from agentguard.rules.base import REGISTRY, Rule, all_rules
@@ -54,7 +54,7 @@ def project_urls() -> dict[str, str]:
     from importlib import metadata
 
     try:
-        meta = metadata.metadata("agentguard")
+        meta = metadata.metadata(DISTRIBUTION)
     except metadata.PackageNotFoundError:
         return {}
     out: dict[str, str] = {}
