@@ -1,4 +1,5 @@
-"""Facts gathered from images, containers and project folders: frozen records, no behaviour.
+"""Facts gathered from images, containers and project folders: frozen records (and the one
+spelling of a capability name they hold).
 
 Convention for unknowns: ``None`` means "could not be determined" (never "absent"/"safe").
 An explicitly empty value (``""``, ``()``) means it was read and is empty.
@@ -142,3 +143,9 @@ class Facts:
     images: tuple[ImageFacts, ...] = ()
     containers: tuple[ContainerFacts, ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
+
+
+def normalise_capability(cap: str) -> str:
+    """`CAP_NET_ADMIN` / `net_admin` -> `NET_ADMIN` (the engine returns the prefix)."""
+    upper = cap.strip().upper()
+    return upper[4:] if upper.startswith("CAP_") else upper

@@ -7,6 +7,7 @@ files and ``pyproject.toml``) and :mod:`agentguard.inspect.project.tool_installs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -75,3 +76,25 @@ class ToolInstall:
     path: str
     line: int
     phase: str  # "build" | "start"
+
+
+def poetry_to_pep440(spec: str) -> str:
+    """Poetry's ``^``/``~``/``*`` forms as PEP 440 (enough to judge upper bounds)."""
+    spec = spec.strip()
+    if spec in ("*", ""):
+        return ""
+    if spec.startswith("^"):
+        return f">={spec[1:]},<{_caret_upper(spec[1:])}"
+    if spec.startswith("~") and not spec.startswith("~="):
+        return f"~={spec[1:]}" if spec[1:].count(".") >= 1 else f">={spec[1:]}"
+    if re.fullmatch(r"\d+(\.\d+)*", spec):
+        return f"=={spec}"
+    return spec
+
+
+def _caret_upper(version: str) -> str:
+    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:3]]
+    for idx, p in enumerate(parts):
+        if p != 0 or idx == len(parts) - 1:
+            return ".".join([*map(str, parts[:idx]), str(p + 1)])
+    return "1"

@@ -22,7 +22,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from agentguard import redact
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Report, Severity, Source, sort_findings
 from agentguard.lock.backends import BACKENDS
 from agentguard.lock.inputs import ProjectInputs, read_inputs

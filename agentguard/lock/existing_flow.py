@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
@@ -17,6 +16,7 @@ from agentguard.lock.readers import LockReadError, read_existing
 from agentguard.lock.readers.interface import LockReader
 from agentguard.lock.which_lock import derived_pylock as derived_pylock
 from agentguard.lock.which_lock import existing_reader as existing_reader
+from agentguard.provenance import make_report
 
 if sys.version_info >= (3, 11):
     pass

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard import safeio
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.readers import LockReadError

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Finding, Report, Source
 from agentguard.lock.backend import Resolution, ResolverError
 from agentguard.lock.backends import BACKENDS

@@ -1,7 +1,7 @@
 """Runs the agent-configuration rules (AG210, AG211, AG301-AG305, AG310, AG320, and AG402
 for literal secrets in MCP server environments) over facts.
 
-Pure: takes :class:`~agentguard.inspect.project.model.ProjectFacts`, returns findings.
+Pure: takes :class:`~agentguard.facts.agents.ProjectFacts`, returns findings.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """AG21x: the agent's working directory is the project, and what it loads from there.
 
-Pure functions over :mod:`agentguard.inspect.project.model` facts (no I/O).
+Pure functions over :mod:`agentguard.facts.agents` facts (no I/O).
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from agentguard.config import DepsPolicy
 from agentguard.facts.environments import EnvironmentTable, quoted_for_toml
 from agentguard.facts.graph import (
     PROJECT,
@@ -30,6 +29,7 @@ from agentguard.facts.graph import (
 from agentguard.facts.pins import LockedPackage
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.deps import MajorSpanningRange
+from agentguard.rules.deps_policy import DepsPolicy
 
 
 def _majors_text(majors: tuple[str, ...]) -> str:

@@ -1,8 +1,8 @@
 """AG4xx: container hardening -- user, secrets, privileges, namespaces, root filesystem.
 
 The rule classes here are shared: the image/container inspector emits them from
-:class:`~agentguard.inspect.facts.ImageFacts` and
-:class:`~agentguard.inspect.facts.ContainerFacts`, and the agent-config rules emit the
+:class:`~agentguard.facts.image.ImageFacts` and
+:class:`~agentguard.facts.image.ContainerFacts`, and the agent-config rules emit the
 same classes from compose/devcontainer/Dockerfile facts. Pure functions only (no I/O).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentguard.facts.image import normalise_capability as normalise_capability
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.rules.base import Rule, register
 
@@ -288,12 +289,6 @@ DANGEROUS_CAPS = frozenset(
         "MAC_OVERRIDE",
     }
 )
-
-
-def normalise_capability(cap: str) -> str:
-    """`CAP_NET_ADMIN` / `net_admin` -> `NET_ADMIN` (the engine returns the prefix)."""
-    upper = cap.strip().upper()
-    return upper[4:] if upper.startswith("CAP_") else upper
 
 
 def user_is_root(user: str | None) -> bool | None:

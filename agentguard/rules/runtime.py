@@ -1,7 +1,7 @@
 """AG5xx: the hardened configuration checked at run time (``agentguard harden --verify``).
 
 Pure functions over what the verifier observed inside and outside the running container
-(:mod:`agentguard.harden.probe_facts`). Each probe ends as a :class:`Verdict`: held,
+(:mod:`agentguard.facts.probe`). Each probe ends as a :class:`Verdict`: held,
 violated (with an AG501 finding) or unknown -- a probe that could not look is never
 counted as held.
 """

@@ -15,6 +15,7 @@ from agentguard import redact
 from agentguard.facts.installs import InstallCommand as InstallCommand
 from agentguard.facts.installs import RequirementDecl as RequirementDecl
 from agentguard.facts.installs import RequirementsFile as RequirementsFile
+from agentguard.facts.installs import poetry_to_pep440 as poetry_to_pep440
 from agentguard.tomllines import TomlLines
 
 _CONTROL = {"&&", "||", ";", "|", "&", "(", ")", ";;"}
@@ -311,25 +312,3 @@ def pyproject_requirements(
                 )
             )
     return out
-
-
-def poetry_to_pep440(spec: str) -> str:
-    """Poetry's ``^``/``~``/``*`` forms as PEP 440 (enough to judge upper bounds)."""
-    spec = spec.strip()
-    if spec in ("*", ""):
-        return ""
-    if spec.startswith("^"):
-        return f">={spec[1:]},<{_caret_upper(spec[1:])}"
-    if spec.startswith("~") and not spec.startswith("~="):
-        return f"~={spec[1:]}" if spec[1:].count(".") >= 1 else f">={spec[1:]}"
-    if re.fullmatch(r"\d+(\.\d+)*", spec):
-        return f"=={spec}"
-    return spec
-
-
-def _caret_upper(version: str) -> str:
-    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:3]]
-    for idx, p in enumerate(parts):
-        if p != 0 or idx == len(parts) - 1:
-            return ".".join([*map(str, parts[:idx]), str(p + 1)])
-    return "1"

@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 
 ContainerScan = tuple[list[Finding], list[Source], dict[str, JSONValue]]
+# The engine's step over the container/build files (their rules need what the files say,
+# so it runs here, in this process, while forked children read the rest).
+ContainerStep = Callable[[list[ProjectFile], "TreeFacts | None"], "ContainerScan | None"]
 
 
 @dataclass
@@ -200,12 +203,15 @@ def _process_all(
     candidates: list[Candidate],
     tree: TreeFacts | None = None,
     beside: Callable[[], None] | None = None,
+    containers: ContainerStep | None = None,
 ) -> tuple[int, list[FileOutcome], ContainerScan | None]:
     """(files read, outcomes worth keeping in candidate order, the container-file scan
     when it was made here).
 
     ``beside``: other work of the same run (``check``'s lock step), done by this process
     while the children read, before it takes ranges itself; or first, with one job.
+    ``containers``: the engine's step over the container/build files, run here while the
+    children read (None: the container files are left to the caller).
 
     With more than one job, forked children take ranges of the code and settings files
     while this process reads the container/build files and scans them (compose validation,
@@ -228,10 +234,10 @@ def _process_all(
     _SHARED[:] = [candidates[i] for i in rest]
     _preload()
 
-    def containers() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
+    def own_files() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
         own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
         files = [o.container_file for _, o in own_kept if o.container_file]
-        scanned = _scan_containers(files, tree)
+        scanned = containers(files, tree) if containers is not None else None
         if beside is not None:
             beside()
         _preload_after()
@@ -239,7 +245,7 @@ def _process_all(
 
     try:
         (own_read, own_kept, scanned), results = share(
-            len(ranges), lambda k: _process_range(ranges[k]), jobs, containers
+            len(ranges), lambda k: _process_range(ranges[k]), jobs, own_files
         )
     finally:
         _SHARED.clear()
@@ -281,14 +287,6 @@ def _process_range(span: tuple[int, int]) -> tuple[int, list[tuple[int, FileOutc
     return _process_chunk((span[0], _SHARED[span[0] : span[1]]))
 
 
-def _scan_containers(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
-    if not files:
-        return None
-    from agentguard.inspect.project.containers import scan_container_files
-
-    return scan_container_files(files, tree=tree)
-
-
 def _preload() -> None:
     """Import the parsers before forking, so workers do not each import them."""
     import agentguard.inspect.project.claude_settings
@@ -302,12 +300,11 @@ def _preload() -> None:
 
 
 def _preload_after() -> None:
-    """What this process needs once the files are read (the agent rules, the import
-    resolver, the policy), imported while the children still read: here it costs half
-    of what it costs after the last range, when the other CPU has nothing to do."""
-    import agentguard.inspect.project.python_imports
-    import agentguard.policy
-    import agentguard.rules.agent_checks  # noqa: F401
+    """What this process needs once the files are read (the import resolver; the engine's
+    container step imports the agent rules and the policy), imported while the children
+    still read: here it costs half of what it costs after the last range, when the other
+    CPU has nothing to do."""
+    import agentguard.inspect.project.python_imports  # noqa: F401
 
 
 def folder_loader(root: Path) -> Loader:
@@ -340,7 +337,11 @@ def _tree(root: Path, got: WalkResult) -> TreeFacts:
 
 
 def collect_folder(
-    root: Path, *, exclude: Sequence[str] = (), beside: Callable[[], None] | None = None
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    beside: Callable[[], None] | None = None,
+    containers: ContainerStep | None = None,
 ) -> Collected:
     got = walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
@@ -348,7 +349,7 @@ def collect_folder(
     col.files_seen = got.files_seen
     col.tree = _tree(root, got)
     col.files_read, col.outcomes, col.container_scan = _process_all(
-        got.candidates, col.tree, beside
+        got.candidates, col.tree, beside, containers
     )
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
     col.sources.append(

@@ -1,0 +1,30 @@
+"""What the dependency rules (AG1xx) are told by the configuration: the watched packages,
+the ranges accepted as spanning majors, and the severities. Filled by :mod:`agentguard.config`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentguard.findings import Severity
+
+
+@dataclass(frozen=True)
+class DepsPolicy:
+    watched: frozenset[str]
+    span_accepted: frozenset[str]
+    watched_severity: Severity  # the child is on the watched list
+    watched_parent_severity: Severity  # only the parent is on it (e.g. an SDK's own web stack)
+    tail_severity: Severity
+
+    def is_watched(self, name: str) -> bool:
+        return canonical_name(name) in self.watched
+
+
+def canonical_name(name: str) -> str:
+    """A package name as ``packaging.utils.canonicalize_name`` spells it (PEP 503): here,
+    so that loading the configuration does not import packaging's wheel-tag module
+    (logging, sysconfig...) before every scan."""
+    value = name.lower().replace("_", "-").replace(".", "-")
+    while "--" in value:
+        value = value.replace("--", "-")
+    return value
