@@ -39,6 +39,8 @@ class CheckOptions:
     config_file: Path | None = None
     baseline: Path | None = None
     write_baseline: Path | None = None
+    smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
+    smoke_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,13 @@ def _declares_dependencies(project: Path) -> bool:
     try:
         data = tomllib.loads(safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES))
         poetry = data.get("tool", {}).get("poetry", {})
-        return "project" in data or (isinstance(poetry, dict) and "dependencies" in poetry)
+        from agentguard.lock.inputs import is_virtual_workspace
+
+        return (
+            "project" in data
+            or (isinstance(poetry, dict) and "dependencies" in poetry)
+            or is_virtual_workspace(data)
+        )
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return True  # let the lock step report the problem with the file
 
@@ -85,18 +93,15 @@ def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
                 ),
             )
         )
-    from agentguard.lock.command import check_lock
-    from agentguard.lock.existing_flow import check_existing, existing_reader
+    from agentguard.config import load_config
+    from agentguard.lock.every_lock import check_every_lock, locks_to_check
     from agentguard.lock.inputs import read_inputs
 
-    existing = existing_reader(project)  # the project's own uv.lock / poetry.lock / pylock.toml
-    if existing is not None:
-        from agentguard.config import load_config
-
-        inputs = read_inputs(project, allow_urls=True)
-        report = check_existing(inputs, existing, deps or load_config(project).deps)
-    else:
-        report = check_lock(read_inputs(project), deps)
+    # every lock the project holds (its own uv.lock / poetry.lock / pylock.toml, and
+    # agentguard's pair beside them): each is checked, none hides another
+    own, foreign = locks_to_check(project)
+    inputs = read_inputs(project, allow_urls=bool(foreign))
+    report = check_every_lock(project, inputs, deps or load_config(project).deps, foreign, own)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
     return StepResult(report.findings, report.sources, facts, report.notes)
 
@@ -173,6 +178,35 @@ def _guarded(kind: str, name: str, step: Callable[[], StepResult]) -> StepResult
                 ),
             )
         )
+
+
+def _smoke(
+    project: Path,
+    opts: CheckOptions,
+    config: Config,
+    steps: list[tuple[str, StepResult]],
+    progress: Progress,
+) -> None:
+    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) as a step."""
+    from agentguard.smoke.step import wanted
+
+    run, note = wanted(opts.smoke, config)
+    if note:
+        steps.append(("smoke", StepResult(notes=(note,))))
+    if not run:
+        return
+    from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
+    from agentguard.smoke.step import smoke_step
+
+    smoke = SmokeOptions(timeout=opts.smoke_timeout or DEFAULT_TIMEOUT, exclude=config.exclude)
+    prior = steps[0][1].findings
+
+    def step() -> StepResult:
+        done = smoke_step(project, smoke, prior)
+        return StepResult(done.findings, done.sources, done.facts, done.notes)
+
+    progress("smoke run: installing the lock and starting the agent stack")
+    steps.append(("smoke", _guarded("smoke", str(project), step)))
 
 
 def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
@@ -278,6 +312,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     scanned = _guarded("project", str(project), scan)
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
+    _smoke(project, opts, config, steps, progress)
     images, image_sources = _images(opts)
     _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))

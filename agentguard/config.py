@@ -14,6 +14,7 @@ the file and the key (exit 2).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Mapping
@@ -50,6 +51,7 @@ TOP_KEYS = (
     "exclude",
     "context",
     "context-severity",
+    "smoke",
 )
 # `min-release-age`: a count and a unit, e.g. "7d", "36h", "2w" (days by default).
 _AGE = re.compile(r"^\s*(\d{1,5})\s*(d|day|days|h|hour|hours|w|week|weeks)?\s*$")
@@ -99,6 +101,11 @@ class Config:
     contexts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # context name -> the highest grade of a finding there (test code: low by default)
     context_severity: Mapping[str, Severity] = field(default_factory=dict)
+    # `smoke = true`: lock and check run the smoke run. Honoured only from a file given
+    # with --config (the CI's): the scanned project's own file is the pull request's, and
+    # the smoke run executes the project's packages (see docs/smoke.md)
+    smoke: bool | None = None
+    smoke_trusted: bool = False  # it came from --config
 
     def options(self, rule_id: str) -> Mapping[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -234,7 +241,10 @@ def load_config(project: Path | None = None, *, config_file: Path | None = None)
             break
         name, named_in = str(data["policy"]), f"{label}: policy"
     stack = [*reversed(chain), *layers]
-    return _build(stack, policy=chain[0].label.split(":", 1)[1], notes=notes)
+    config = _build(stack, policy=chain[0].label.split(":", 1)[1], notes=notes)
+    if config_file is not None and config.smoke is not None:
+        config = dataclasses.replace(config, smoke_trusted=True)
+    return config
 
 
 # -- validation and merging -----------------------------------------------------------
@@ -278,6 +288,8 @@ def _validate(lay: _Layer) -> None:
         _severity(lay, "fail-on", d["fail-on"])
     if "build" in d and not isinstance(d["build"], bool):
         raise ConfigError(f"{label}: {p}build must be true or false")
+    if "smoke" in d and not isinstance(d["smoke"], bool):
+        raise ConfigError(f"{label}: {p}smoke must be true or false")
     if "min-release-age" in d:
         age = d["min-release-age"]
         if not isinstance(age, (str, int)) or isinstance(age, bool) or not _AGE.match(str(age)):
@@ -380,6 +392,7 @@ def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
         deps=deps_policy(merged),
         notes=tuple(notes),
         build=merged.get("build"),
+        smoke=merged.get("smoke"),
         min_release_age=str(merged["min-release-age"]) if "min-release-age" in merged else None,
         exclude=tuple(merged.get("exclude", [])),
         contexts={c: tuple(g) for c, g in merged.get("context", {}).items()},

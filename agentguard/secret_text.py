@@ -137,6 +137,25 @@ _PLACEHOLDERS = frozenset(
         "default",
     }
 )
+# Values that stand for a secret still to be filled in: no credential works with them, so
+# nothing leaks (the deployment fails instead). A placeholder in brackets, a run of one
+# character (optionally after a token prefix: `sk-xxxx`), or words that say "put yours here".
+_FILL_IN = re.compile(
+    r"^(?:<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}"
+    r"|(?:[a-z]{1,6}[-_])*([x*#.])\1{2,}"
+    r"|.*\b(?:your|yours|here|replace|replace[-_]?me|insert|placeholder|dummy|fake|redacted"
+    r"|todo|fixme|fill[-_]?in)\b.*)$",
+    re.IGNORECASE,
+)
+_WORDISH = re.compile(r"[_\-.]+")
+
+
+def is_fill_in(value: str) -> bool:
+    """The value is a placeholder for a secret (``<YOUR_TOKEN>``, ``xxx``, ``sk-xxxx``,
+    ``your-api-key-here``), not a credential."""
+    return bool(_FILL_IN.match(value)) or bool(_FILL_IN.match(_WORDISH.sub(" ", value)))
+
+
 _DEFAULT_OF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]([^}]*)\}$")
 _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.\-]*://([^/\s:@]+):([^/\s@]+)@")
 
@@ -154,7 +173,7 @@ def classify(name: str, value: str) -> SecretHit | None:
         if inner is None:
             return None
         return SecretHit(name, f"default:{inner.reason}", inner.value_sha256_prefix)
-    if not stripped or is_pass_through(stripped):
+    if not stripped or is_pass_through(stripped) or is_fill_in(stripped):
         return None
     fmt = value_format(stripped)
     if fmt is not None:

@@ -58,6 +58,18 @@ def check(
         typer.Option("--sarif-output", help="Also write the report as SARIF here (for CI)."),
     ] = None,
     timeout: TimeoutOpt = None,
+    smoke: Annotated[
+        bool | None,
+        typer.Option(
+            "--smoke/--no-smoke",
+            help="Install the lock into a scratch environment and start the agent SDK and MCP "
+            "servers (runs the project's packages: opt-in; see docs/smoke.md).",
+        ),
+    ] = None,
+    smoke_timeout: Annotated[
+        float | None,
+        typer.Option("--smoke-timeout", min=1.0, help="Seconds for the smoke run (default 900)."),
+    ] = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     verbose: VerboseOpt = False,
@@ -76,6 +88,8 @@ def check(
         config_file=config_file,
         baseline=baseline,
         write_baseline=write_baseline,
+        smoke=smoke,
+        smoke_timeout=smoke_timeout,
     )
     try:
         if fail_on is not None:

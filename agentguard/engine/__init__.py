@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from agentguard.facts.installs import RequirementDecl
     from agentguard.facts.lock import LockInput
     from agentguard.facts.project import BuildFileFacts
+    from agentguard.smoke.facts import SmokeFacts
 from agentguard.errors import UsageError as UsageError
 from agentguard.provenance import make_report as make_report
 from agentguard.provenance import now_utc as now_utc
@@ -68,6 +69,13 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
     from agentguard.rules.agent_checks import run_agent_rules as agent_rules
 
     return agent_rules(facts)
+
+
+def run_smoke_rules(facts: SmokeFacts) -> list[Finding]:
+    """AG601-AG605 over what a smoke run observed."""
+    from agentguard.rules.smoke import check_smoke
+
+    return check_smoke(facts)
 
 
 def lock_questions(

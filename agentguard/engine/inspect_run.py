@@ -131,6 +131,7 @@ def _image_part(
             configs=agent.configs,
         )
         layers = {c.path: c.layer_digest for c in image.contents}
+        layers.update({f.content.path: f.content.layer_digest for f in agent.files})
         findings += [_in_layer(f, layers) for f in result.findings]
         sources += list(result.sources)
         if result.facts:
@@ -262,7 +263,13 @@ def _container(
                 else Source.failed("image", image_id, "no engine client", error_code="engine-error")
             )
         else:
-            read = read_engine_image(look.obj, target=image_id, platform=opts.platform, runs=obj)
+            read = read_engine_image(
+                look.obj,
+                target=image_id,
+                platform=opts.platform,
+                runs=obj,
+                agent_args=lambda img: _container_agent_args(container_facts(attrs, img)),
+            )
             sources += read.sources
             image = read.facts
     facts = container_facts(attrs, image)
@@ -288,6 +295,15 @@ def _container(
         ),
         image_part,
     )
+
+
+def _container_agent_args(facts: Any) -> dict[str, Any]:
+    """What a container runs, for :func:`find_agent` (as :func:`_image_part` is given it)."""
+    return {
+        "env": facts.env,
+        "workdir": facts.workdir or None,
+        "argv": (facts.entrypoint, facts.cmd),
+    }
 
 
 def _project(target: Target, *, file_kind: str | None, exclude: tuple[str, ...]) -> InspectResult:

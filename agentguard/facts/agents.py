@@ -27,6 +27,23 @@ class Option:
     expr: str  # as written, shortened
 
 
+CAN_DENY = "can-deny"  # some path returns a deny, raises, or returns a computed decision
+NEVER_DENIES = "never-denies"  # every path allows or decides nothing: a rubber stamp
+UNKNOWN_GATE = "unknown"  # defined elsewhere, or built at run time: not read
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """What a permission callback (``can_use_tool``/``canUseTool``) or a PreToolUse hook
+    does with a tool call, read from its code: only one that can deny is a gate.
+
+    ``option``: "can_use_tool", or "PreToolUse[i]" for the i-th matcher of ``hooks``."""
+
+    option: str
+    verdict: str  # CAN_DENY | NEVER_DENIES | UNKNOWN_GATE
+    reason: str  # "returns PermissionResultDeny (line 12)", "always allows", ...
+
+
 @dataclass(frozen=True)
 class AgentConfig:
     """One configuration of a Claude agent engine: SDK options or a CLI invocation.
@@ -48,6 +65,10 @@ class AgentConfig:
     ambiguity: str | None = None  # why the tool cannot tell whether this one runs
     origin: str = "project"
     open_ended: str | None = None  # options also set by something not known (``**kwargs``)
+    gates: tuple[GateVerdict, ...] = ()  # what its callback and hooks do (read from code)
+
+    def gate(self, option: str) -> GateVerdict | None:
+        return next((g for g in self.gates if g.option == option), None)
 
     def option(self, name: str) -> Option | None:
         """The option as set; unset under an unknown spread reads as :class:`Unknown`."""
@@ -125,6 +146,19 @@ class McpServer:
 
 
 @dataclass(frozen=True)
+class PathBuild:
+    """One call of a model path (the ``try`` body or an ``except`` handler) that asks for
+    a model or sets its tools or system prompt, as the text shows it (AG321)."""
+
+    callee: str  # "ClaudeAgentOptions", "client.messages.create"
+    line: int
+    model: str | None  # the model asked for, when a literal
+    tools_key: str | None  # the keyword that sets the tools; None: not set here
+    tools: Any  # tuple of tool names as written | Unknown | None (not set)
+    prompt: Any  # str | Unknown | None (not set)
+
+
+@dataclass(frozen=True)
 class FallbackSite:
     """A place where another model (or client) may answer instead of the one asked for."""
 
@@ -135,6 +169,9 @@ class FallbackSite:
     models: tuple[str, ...] = ()
     witnessed: bool = False  # the handler logs or re-raises
     certain: bool = True
+    # the calls that build the primary path (the try body) and the fallback (the handler)
+    primary: tuple[PathBuild, ...] = ()
+    fallback: tuple[PathBuild, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,14 @@ class ImageFacts:
     # (entrypoint script, PATH candidates), user/managed settings and agent CLI launchers.
     agent_entries: tuple[FileEntry, ...] = ()
     speculative_dropped: int = 0  # wrapper-target candidates not kept (over the cap)
+    # Every symlink of the merged layers (absolute path, target): the agent's paths are
+    # resolved against them as the kernel would. Not complete when a layer was not read or
+    # the max_link_names cap was hit (then where a path leads may be unknown).
+    symlinks: tuple[tuple[str, str], ...] = ()
+    symlinks_complete: bool = True
+    # What the read collected because links lead there (relative names; "x/" = a folder's
+    # code): a wanted file missing there is absent, missing elsewhere is unread.
+    link_wants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

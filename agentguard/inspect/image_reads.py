@@ -4,6 +4,7 @@ engine image streamed from `image.save()` (never to disk). Facts and sources, no
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,12 +26,65 @@ def read_image_file(path: Path, *, target: str, platform: str | None) -> ImageFa
     """A `docker save` tarball or an OCI layout (folder or tar) through the streaming reader."""
     from agentguard.inspect.image import read_image_archive
 
-    read = read_image_archive(path, target=target, platform=platform)
-    return ImageFactsRead(read.facts, tuple(read.sources))
+    def once(extra: tuple[Any, ...]) -> ImageFactsRead:
+        read = read_image_archive(path, target=target, platform=platform, extra_plans=extra)
+        return ImageFactsRead(read.facts, tuple(read.sources))
+
+    return following_links(once, target, lambda facts: {})
+
+
+def following_links(
+    read: Callable[[tuple[Any, ...]], ImageFactsRead],
+    target: str,
+    agent_args: Callable[[ImageFacts], dict[str, Any]],
+) -> ImageFactsRead:
+    """Read an image again while the agent's paths lead through links to files the read did
+    not collect (the links are known only once every layer has been read): at most
+    MAX_READS reads; what is still not collected then is a failed source."""
+    from agentguard.inspect.image.agentfiles import find_agent
+    from agentguard.inspect.image.agentplan import link_plan
+
+    done = read(())
+    wants: set[str] = set()
+    for _ in range(MAX_READS - 1):
+        if done.facts is None:
+            break
+        new = set(find_agent(done.facts, **agent_args(done.facts)).unread) - wants
+        if not new:
+            break
+        wants |= new
+        done = read((link_plan(wants),))
+        note = Source.ok(
+            "image-links",
+            target,
+            f"read again for {len(wants)} paths the agent reaches through links",
+        )
+        done = ImageFactsRead(done.facts, (*done.sources, note))
+    return done
+
+
+MAX_READS = 3  # of one image, following links to files the first read did not collect
 
 
 def read_engine_image(
-    image: Any, *, target: str, platform: str | None, runs: Any = None
+    image: Any,
+    *,
+    target: str,
+    platform: str | None,
+    runs: Any = None,
+    agent_args: Callable[[ImageFacts], dict[str, Any]] = lambda facts: {},
+) -> ImageFactsRead:
+    """An engine image: `image.save()`'s stream fed to the same reader, never to disk; saved
+    again when links lead the agent to files the first read did not collect."""
+
+    def once(extra: tuple[Any, ...]) -> ImageFactsRead:
+        return _read_engine_once(image, target=target, platform=platform, runs=runs, extra=extra)
+
+    return following_links(once, target, agent_args)
+
+
+def _read_engine_once(
+    image: Any, *, target: str, platform: str | None, runs: Any, extra: tuple[Any, ...]
 ) -> ImageFactsRead:
     """An engine image: `image.save()`'s stream fed to the same reader, never to disk.
 
@@ -52,7 +106,7 @@ def read_engine_image(
         target=target,
         platform=platform,
         expected=_engine_config(image),
-        extra_plans=(plan_of(container),) if container is not None else (),
+        extra_plans=((plan_of(container),) if container is not None else ()) + extra,
     )
     facts = read.facts
     if facts is not None:

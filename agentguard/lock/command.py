@@ -52,6 +52,18 @@ def run_lock(
     if early is not None:
         inputs = early.inputs
         configured.append(early.config)
+    elif opts.check:
+        from agentguard.lock.every_lock import locks_to_check
+
+        own, foreign = locks_to_check(root)  # every lock is checked: none is picked
+        existing = foreign[0] if foreign else None
+        inputs = read_inputs(
+            root,
+            extras=opts.extras,
+            all_extras=opts.all_extras,
+            groups=opts.groups,
+            allow_urls=bool(foreign),
+        )
     else:
         existing = existing_reader(root)  # uv.lock, poetry.lock or another tool's pylock.toml
         inputs = read_inputs(
@@ -62,6 +74,12 @@ def run_lock(
             allow_urls=existing is not None,
         )
     config_file = opts.config_file
+    if not opts.check and existing is None and inputs.dynamic_unknown is not None:
+        raise UsageError(
+            "pyproject.toml declares dependencies as dynamic "
+            f"({inputs.dynamic_unknown}); agentguard's own lock needs them listed in "
+            "[project.dependencies] (a uv project keeps uv.lock: run `uv lock` once)"
+        )
 
     def project_config() -> Config:
         return _config(root, configured, config_file)
@@ -72,12 +90,9 @@ def run_lock(
             "it needs such a lock and no --check"
         )
     if opts.check:
-        if existing is not None:
-            from agentguard.lock.existing_flow import check_existing
+        from agentguard.lock.every_lock import check_every_lock
 
-            report = check_existing(inputs, existing, project_config().deps, opts.index_url)
-        else:
-            report = check_lock(inputs, project_config().deps)
+        report = check_every_lock(root, inputs, project_config().deps, foreign, own, opts.index_url)
     else:
         try:
             with early.held if early is not None else project_lock(root):
@@ -118,6 +133,7 @@ def run_lock(
     from agentguard.policy import apply_policy
 
     config = _config(root, configured, config_file)
+    report = _smoke(report, opts, config)
     applied = apply_policy(report.findings, config, root=root)
     report = dataclasses.replace(
         report,
@@ -126,6 +142,27 @@ def run_lock(
         notes=(*report.notes, *config.notes, *applied.notes),
     )
     return report, config.fail_on
+
+
+def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
+    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) on the lock."""
+    from agentguard.smoke.step import wanted
+
+    run, note = wanted(opts.smoke, config)
+    if note:
+        report = dataclasses.replace(report, notes=(*report.notes, note))
+    if not run:
+        return report
+    from agentguard.smoke.install import Options
+    from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
+    from agentguard.smoke.step import add_smoke
+
+    smoke = SmokeOptions(
+        index=Options(opts.index_url, opts.find_links, opts.no_index),
+        timeout=opts.smoke_timeout or DEFAULT_TIMEOUT,
+        exclude=config.exclude,
+    )
+    return add_smoke(report, opts.project, smoke)
 
 
 def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -> Config:

@@ -44,6 +44,9 @@ class ExistingAnalysis:
     graph: LockGraph  # edges carry their admitted majors
     sources: tuple[Source, ...]
     unread_edges: tuple[str, ...]  # "parent==version -> child" whose range is unknown
+    lock_path: str = ""
+    # (package, version, index, line) of each pin from an index this run does not configure
+    unconfigured: tuple[tuple[str, str, str, int | None], ...] = ()
 
 
 def _metadata_file(pin: LockPin) -> LockedFile | None:
@@ -185,6 +188,13 @@ def analyse_existing(
             if not p.index:
                 index_of.setdefault(p.name, allowed.urls[0])
     sources.extend(allowed.skipped(sorted(set(index_of.values())), lock.path))
+    unconfigured = tuple(
+        sorted(
+            (p.name, p.version, clean_url(as_url(p.index, base)), p.line)
+            for p in from_index
+            if p.index and not allowed.allows(as_url(p.index, base))
+        )
+    )
     index_of = {n: i for n, i in index_of.items() if allowed.allows(i)}
     clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
     requires = _requires_from_lock(lock)
@@ -345,7 +355,7 @@ def analyse_existing(
             if e.parent in {*unknown, *unread_parents}
         }
     )
-    return ExistingAnalysis(graph, tuple(sources), tuple(unread))
+    return ExistingAnalysis(graph, tuple(sources), tuple(unread), lock.path, unconfigured)
 
 
 def _host(url: str) -> str:

@@ -4,13 +4,16 @@ writer: AG101, AG104 and the in-sync check (AG103) against the lock it has."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.readers.interface import ExistingLock
+from agentguard.lock.uv_declared import UvDeclared
+from agentguard.lock.uv_records import differences
 
 RELOCK = {
     "uv.lock": "Run `uv lock` (or `agentguard lock`, which runs it and gates the result) and commit uv.lock.",
@@ -19,39 +22,24 @@ RELOCK = {
 }
 
 
-def _key(text: str) -> tuple[str, frozenset[str], str, tuple[str, ...]] | None:
-    try:
-        r = Requirement(text)
-    except InvalidRequirement:
-        return None
-    from packaging.utils import canonicalize_name
-
-    return (
-        canonicalize_name(r.name),
-        frozenset(str(s) for s in r.specifier),
-        str(r.marker) if r.marker else "",
-        tuple(sorted(canonicalize_name(e) for e in r.extras)),
-    )
-
-
 def check_in_sync(
-    lock: ExistingLock, inputs: ProjectInputs, declared_by_lock_tool: Iterable[str] | None
+    lock: ExistingLock, inputs: ProjectInputs, declared_by_lock_tool: UvDeclared | None
 ) -> list[Finding]:
     """AG103: the lock was made from other requirements than the project declares now.
 
     ``declared_by_lock_tool`` is what the project declares in the form the lock records it
-    (uv: the root package's requires-dist); every declared requirement must also be held by
-    a pin whose version it admits."""
+    (uv: the root package's requires-dist, compared as uv compares it: :mod:`.uv_records`);
+    every declared requirement must also be held by a pin whose version it admits."""
     from agentguard.rules.deps import LockOutOfSync
 
     findings: list[Finding] = []
     fix = RELOCK.get(lock.format, RELOCK["pylock.toml"])
-    if lock.root_requires is not None and declared_by_lock_tool is not None:
-        now = {k for k in map(_key, declared_by_lock_tool) if k}
-        then = {k for k in map(_key, lock.root_requires) if k}
-        if now != then:
-            added = sorted(_show(k) for k in now - then)
-            removed = sorted(_show(k) for k in then - now)
+    declared = declared_by_lock_tool
+    if lock.root_requires is not None and declared is not None and declared.records is not None:
+        added, removed = differences(
+            declared.records, _comparable(lock.root_requires, declared), declared.skip
+        )
+        if added or removed:
             findings.append(
                 LockOutOfSync.finding(
                     f"{lock.path} was made from other requirements than {inputs.source} declares now"
@@ -94,7 +82,7 @@ def check_in_sync(
 
 
 def check_members_in_sync(
-    lock: ExistingLock, members: Mapping[str, tuple[str, list[str] | None]]
+    lock: ExistingLock, members: Mapping[str, tuple[str, UvDeclared]]
 ) -> list[Finding]:
     """AG103 for each uv workspace member whose requirements differ from what uv.lock
     recorded for it (``members``: name -> (its pyproject.toml, its requirements))."""
@@ -103,15 +91,17 @@ def check_members_in_sync(
     recorded = dict(lock.member_requires)
     out: list[Finding] = []
     for name, (path, declared) in sorted(members.items()):
-        if declared is None:
-            continue
+        if declared.records is None:
+            continue  # (dynamic: the caller reports it as not checked)
         then = recorded.get(name)
-        now = {k for k in map(_key, declared) if k}
-        was = {k for k in map(_key, then or ()) if k}
-        if then is not None and now == was:
-            continue
-        added = sorted(_show(k) for k in now - was)
-        removed = sorted(_show(k) for k in was - now)
+        if then is not None:
+            added, removed = differences(
+                declared.records, _comparable(then, declared), declared.skip
+            )
+            if not added and not removed:
+                continue
+        else:
+            added, removed = [], []
         what = (
             f"workspace member {name} ({path}) is not in {lock.path}"
             if then is None
@@ -135,6 +125,14 @@ def check_members_in_sync(
     return out
 
 
+def _comparable(recorded: Iterable[str], declared: UvDeclared) -> list[str]:
+    """The recorded requirements the declared ones can be compared with: all of them, or
+    those outside any extra when the optional dependencies are dynamic (unknown)."""
+    if not declared.extras_unknown:
+        return list(recorded)
+    return [r for r in recorded if "extra" not in r.partition(";")[2]]
+
+
 def _admits(req: Requirement, version: str) -> bool:
     if not version:
         return True  # a local package (the project's own member)
@@ -142,12 +140,6 @@ def _admits(req: Requirement, version: str) -> bool:
         return req.specifier.contains(Version(version), prereleases=True)
     except InvalidVersion:
         return False
-
-
-def _show(key: tuple[str, frozenset[str], str, tuple[str, ...]]) -> str:
-    name, spec, marker, extras = key
-    text = name + (f"[{','.join(extras)}]" if extras else "") + ",".join(sorted(spec))
-    return text + (f" ; {marker}" if marker else "")
 
 
 # the tool that installs from each lock format, and its re-lock command
@@ -193,3 +185,28 @@ def check_hashes(lock: ExistingLock) -> list[Finding]:
             )
         )
     return out
+
+
+def check_poetry_hash(lock: ExistingLock, pyproject: dict[str, Any], source: str) -> list[Finding]:
+    """AG103 when poetry.lock's content-hash is not that of the pyproject.toml here: what
+    `poetry check --lock` rejects (:mod:`agentguard.lock.poetry_hash`)."""
+    from agentguard.lock.poetry_hash import content_hash, is_fresh
+    from agentguard.rules.deps import LockOutOfSync
+
+    recorded = lock.content_hash
+    if lock.format != "poetry.lock" or not recorded or not pyproject:
+        return []  # (no pyproject.toml read: nothing to compare)
+    if is_fresh(pyproject, recorded, lock.tool_version):
+        return []
+    now = content_hash(pyproject)
+    return [
+        LockOutOfSync.finding(
+            f"{lock.path} was made from another {source} than the one here: its content-hash "
+            f"is not the hash of the dependency tables now ([project] dependencies, "
+            "[dependency-groups], [tool.poetry] dependencies and groups), so `poetry check "
+            "--lock` rejects it and `poetry install` refuses it.",
+            locations=[Location(path=lock.path), Location(path=source)],
+            fix=RELOCK["poetry.lock"],
+            evidence={"file": lock.path, "recorded_content_hash": recorded, "content_hash": now},
+        )
+    ]

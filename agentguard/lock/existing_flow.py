@@ -13,7 +13,8 @@ from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers import LockReadError, read_existing
-from agentguard.lock.readers.interface import LockReader
+from agentguard.lock.readers.interface import ExistingLock, LockReader
+from agentguard.lock.uv_declared import workspace_declared as workspace_declared
 from agentguard.lock.which_lock import derived_pylock as derived_pylock
 from agentguard.lock.which_lock import existing_reader as existing_reader
 from agentguard.provenance import make_report
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
+from agentguard.lock.existing_parts import _pyproject_data
 from agentguard.lock.existing_parts import declared_as_uv_records as declared_as_uv_records
 from agentguard.lock.existing_parts import facts_of as facts_of
 from agentguard.lock.existing_parts import file_digest as file_digest
@@ -34,7 +36,36 @@ from agentguard.lock.existing_parts import graph_findings as graph_findings
 from agentguard.lock.existing_parts import lock_source as lock_source
 from agentguard.lock.existing_parts import read_failure as read_failure
 from agentguard.lock.existing_parts import root_requirements as root_requirements
-from agentguard.lock.existing_parts import workspace_declared as workspace_declared
+
+
+def inputs_source(inputs: ProjectInputs) -> Source:
+    if inputs.dynamic_unknown is not None:
+        what = "its [project] dependencies are dynamic (not read: see below)"
+    elif inputs.virtual_root:
+        what = f"a uv workspace root without a package of its own ({len(inputs.requirements)} requirements)"
+    else:
+        what = f"{len(inputs.requirements)} requirements"
+    return Source.ok("file", inputs.source, what)
+
+
+def dynamic_source(inputs: ProjectInputs, lock: ExistingLock | None) -> Source | None:
+    """The skipped source that says the project's dependencies are dynamic and unknown
+    here, and what the gate read instead."""
+    if inputs.dynamic_unknown is None:
+        return None
+    if lock is not None and lock.root_requires is not None:
+        instead = (
+            f"the gate reads {lock.path}'s own record of the project's requirements "
+            f"({len(lock.root_requires)}); whether that record is current was not checked "
+            "(`uv lock --check` would run the build backend, which is the pull request's code)"
+        )
+    else:
+        instead = "the project's own requirements are unknown, so they were not checked"
+    return Source.skipped(
+        "file",
+        f"{inputs.source} [project] dependencies",
+        f"dynamic: {inputs.dynamic_unknown}; {instead}",
+    )
 
 
 def check_existing(
@@ -42,12 +73,15 @@ def check_existing(
 ) -> Report:
     """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock
     (indexes read: the configured ones, ``index_url`` the run's --index-url)."""
-    from agentguard.lock.existing_check import check_hashes, check_in_sync, check_members_in_sync
+    from agentguard.lock.existing_check import (
+        check_hashes,
+        check_in_sync,
+        check_members_in_sync,
+        check_poetry_hash,
+    )
 
     root = inputs.root
-    sources: list[Source] = [
-        Source.ok("file", inputs.source, f"{len(inputs.requirements)} requirements")
-    ]
+    sources: list[Source] = [inputs_source(inputs)]
     prov: dict[str, JSONValue] = {
         "input_hash": inputs.input_hash,
         "input_source": inputs.source,
@@ -70,7 +104,21 @@ def check_existing(
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
     members = workspace_declared(root) if lock.format == "uv.lock" else {}
+    unknown = dynamic_source(inputs, lock)
+    if unknown is not None:
+        sources.append(unknown)
+    for name, (path, member) in sorted(members.items()):
+        if member.records is None:
+            sources.append(
+                Source.skipped(
+                    "file",
+                    f"{path} [project] dependencies",
+                    f"workspace member {name}: dynamic ({member.why or 'not read'}); "
+                    f"its record in {lock.path} was not compared with it",
+                )
+            )
     findings = [
+        *check_poetry_hash(lock, _pyproject_data(root), inputs.source),
         *check_in_sync(lock, inputs, declared),
         *check_members_in_sync(lock, members),
         *check_hashes(lock),

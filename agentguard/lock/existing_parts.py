@@ -6,20 +6,20 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentguard import safeio
-from agentguard.errors import UsageError
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.readers import LockReadError
 from agentguard.lock.readers.interface import ExistingLock
-from agentguard.safeio import MAX_CONFIG_BYTES, MAX_LOCK_BYTES
+from agentguard.lock.uv_declared import UvDeclared, declared_package
+from agentguard.safeio import MAX_LOCK_BYTES
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover
-    import tomli as tomllib
+    pass
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
@@ -47,71 +47,61 @@ def read_failure(exc: LockReadError, remedy: str) -> Source:
     )
 
 
-def _pyproject(root: Path) -> str:
-    return safeio.read_text(root / "pyproject.toml", root=root, cap=MAX_CONFIG_BYTES)
+def _pyproject_data(root: Path) -> dict[str, Any]:
+    """pyproject.toml as data ({} when there is none: requirements.in)."""
+    import sys
 
-
-def workspace_declared(root: Path) -> dict[str, tuple[str, list[str] | None]]:
-    """uv workspace members: name -> (their pyproject.toml, declared as uv records them)."""
-    from agentguard.lock.inputs_tools import uv_workspace_members
-
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
-        data = tomllib.loads(_pyproject(root))
-        members = uv_workspace_members(root, data)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, UsageError):
+        text = safeio.read_text(root / "pyproject.toml", root=root, cap=safeio.MAX_CONFIG_BYTES)
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return {}
-    from packaging.utils import canonicalize_name
-
-    out: dict[str, tuple[str, list[str] | None]] = {}
-    for py in members:
-        try:
-            member = tomllib.loads(safeio.read_text(py, root=root, cap=MAX_CONFIG_BYTES)).get(
-                "project", {}
-            )
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-            continue
-        if isinstance(member, dict) and isinstance(member.get("name"), str):
-            rel = str(py.relative_to(root))
-            out[canonicalize_name(member["name"])] = (rel, declared_as_uv_records(py.parent))
-    return out
+    return data if isinstance(data, dict) else {}
 
 
-def declared_as_uv_records(root: Path) -> list[str] | None:
-    """[project] dependencies and optional dependencies as uv records them in the root
-    package's requires-dist (an optional one carries ``extra == '<name>'``)."""
-    try:
-        data = tomllib.loads(_pyproject(root))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        return None
-    project = data.get("project")
-    if not isinstance(project, dict):
-        return None
-    out = [d for d in project.get("dependencies", []) if isinstance(d, str)]
-    optional = project.get("optional-dependencies", {})
-    if isinstance(optional, dict):
-        for extra, items in optional.items():
-            for d in items if isinstance(items, list) else []:
-                if isinstance(d, str):
-                    head, _, marker = d.partition(";")
-                    cond = f"extra == '{extra}'"
-                    out.append(
-                        f"{head.strip()} ; {f'({marker.strip()}) and ' if marker.strip() else ''}{cond}"
-                    )
-    return out
+def declared_as_uv_records(root: Path) -> UvDeclared | None:
+    """The root package's requirements as uv records them in its requires-dist (None: the
+    folder declares no package: a virtual workspace root)."""
+    return declared_package(root, root)
 
 
 def root_requirements(inputs: ProjectInputs, lock: ExistingLock) -> list[str]:
     """The project's own requirements: declared ones, the development groups the lock
     records (uv installs them by default), and caps from uv's constraint- and
-    override-dependencies (a cap there holds the child to one major, like a cap of its own)."""
-    return [*inputs.requirement_lines(), *lock.root_requires_dev, *inputs.constraint_lines()]
+    override-dependencies (a cap there holds the child to one major, like a cap of its own).
+
+    Dependencies a build backend computes (unknown here) are read from the lock's own
+    record of the root package; a virtual workspace root requires its members."""
+    declared = inputs.requirement_lines()
+    if inputs.dynamic_unknown is not None and lock.root_requires is not None:
+        declared = [r for r in lock.root_requires if "extra" not in r.partition(";")[2]]
+    if inputs.virtual_root:
+        declared = [*declared, *(name for name, _reqs in lock.member_requires)]
+    return [*declared, *lock.root_requires_dev, *inputs.constraint_lines()]
 
 
 def graph_findings(analysis: ExistingAnalysis, policy: DepsPolicy) -> list[Finding]:
+    """AG101, AG105 and AG107 (a pin from an index nobody configured: AG107 says its ranges
+    are unread, so it is not AG105's "sdist only" too)."""
     from agentguard.rules.deps import check_unknown_metadata
+    from agentguard.rules.deps_index import check_unconfigured_indexes
     from agentguard.rules.deps_spans import check_major_spans
 
-    return [*check_major_spans(analysis.graph, policy), *check_unknown_metadata(analysis.graph)]
+    foreign = {name for name, _v, _i, _l in analysis.unconfigured}
+    unknown = [
+        f
+        for f in check_unknown_metadata(analysis.graph)
+        if f.evidence.get("package") not in foreign
+    ]
+    return [
+        *check_major_spans(analysis.graph, policy),
+        *unknown,
+        *check_unconfigured_indexes(analysis.lock_path, analysis.unconfigured),
+    ]
 
 
 def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONValue]:

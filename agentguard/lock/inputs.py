@@ -51,6 +51,12 @@ class ProjectInputs:
     input_hash: str  # "sha256:<hex>" over the normalised inputs
     # uv's constraint- and override-dependencies: caps uv applies, not requirements
     constraints: tuple[DeclaredRequirement, ...] = ()
+    # `dynamic = ["dependencies"]`: what computes them (:mod:`.inputs_dynamic`), and why
+    # they are unknown when they are (``requirements`` is then empty: not "none")
+    dynamic_from: str | None = None
+    dynamic_unknown: str | None = None
+    # a uv workspace root with no [project] (`[tool.uv.workspace]` only): no package of its own
+    virtual_root: bool = False
 
     def requirement_lines(self) -> list[str]:
         return [r.text for r in self.requirements]
@@ -122,20 +128,27 @@ def read_pyproject(
     project = data.get("project")
     if not isinstance(project, dict) and _poetry_table(data):
         return _read_poetry(root, text, data, extras, groups)
+    virtual = not isinstance(project, dict) and is_virtual_workspace(data)
+    if virtual:
+        project = {}  # the workspace root: its members and its dependency groups
     if not isinstance(project, dict):
         raise UsageError("pyproject.toml has no [project] table (PEP 621)")
-    if "dependencies" in project.get("dynamic", []):
-        raise UsageError(
-            "pyproject.toml declares dependencies as dynamic; list them in [project.dependencies]"
-        )
-    deps = project.get("dependencies", [])
-    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
-        raise UsageError("[project.dependencies] must be a list of requirement strings")
+    from agentguard.lock.inputs_dynamic import read_dynamic
+
+    dynamic = read_dynamic(root, data, project)
     lines = TomlLines(text)
-    reqs = [_req(d, "pyproject.toml", lines.first(d), allow_urls) for d in deps]
+    if dynamic is not None and "dependencies" in project.get("dynamic", []):
+        reqs = [_req(d.text, d.file, d.line, allow_urls) for d in dynamic.dependencies or ()]
+    else:
+        deps = project.get("dependencies", [])
+        if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+            raise UsageError("[project.dependencies] must be a list of requirement strings")
+        reqs = [_req(d, "pyproject.toml", lines.first(d), allow_urls) for d in deps]
     selection: list[str] = []
 
     optional = project.get("optional-dependencies", {})
+    if dynamic is not None and dynamic.optional:
+        optional = {k: [d.text for d in v] for k, v in dynamic.optional.items()}
     if not isinstance(optional, dict):
         raise UsageError("[project.optional-dependencies] must be a table")
     wanted = sorted(optional) if all_extras else list(extras)
@@ -185,7 +198,17 @@ def read_pyproject(
         tuple(selection),
         _hash_inputs(reqs, requires_python, selection),
         constraints,
+        dynamic_from=dynamic.how if dynamic is not None else None,
+        dynamic_unknown=dynamic.why_unknown if dynamic is not None else None,
+        virtual_root=virtual,
     )
+
+
+def is_virtual_workspace(data: dict[str, Any]) -> bool:
+    """A pyproject.toml with `[tool.uv.workspace]` and no [project]: uv's virtual root."""
+    tool = data.get("tool")
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    return isinstance(uv, dict) and isinstance(uv.get("workspace"), dict)
 
 
 def _poetry_table(data: dict[str, Any]) -> bool:
@@ -299,7 +322,7 @@ def _declares_project(path: Path) -> bool:
     """A pyproject.toml with only tool settings does not declare dependencies."""
     try:
         data = tomllib.loads(_read_text(path))
-        return "project" in data or _poetry_table(data)
+        return "project" in data or _poetry_table(data) or is_virtual_workspace(data)
     except (tomllib.TOMLDecodeError, RecursionError):
         return True  # let read_pyproject report the syntax error
 

@@ -43,6 +43,8 @@ class LockOptions:
     config_file: Path | None = None  # --config: read only this file
     export: str | None = None  # "requirements" | "pylock": write the project's own lock as one
     timeout: float | None = None  # seconds for the whole run (None: the generous default)
+    smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
+    smoke_timeout: float | None = None  # seconds for the smoke run (None: its default)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def _notes(f: Finding) -> str:
 def _t(s: str, style: str = "") -> Text:
     """Data as a Text, escaped by the one terminal escaper (never parsed as markup; its
     controls never reach the table's capture, which is re-read as ANSI below)."""
-    from agentguard.report.escape import visible
+    from agentguard.report.text import visible  # (text.py imports this module)
 
     return Text(visible(s), style=style)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from agentguard.facts.agents import ProjectFacts
 from agentguard.findings import Finding, Location
 from agentguard.rules.agent_bypass import check_bypass, check_settings_bypass
+from agentguard.rules.agent_fallback_paths import check_fallback_paths
 from agentguard.rules.agent_sandbox import (
     check_sandbox_hatches,
     check_settings_shell,
@@ -68,6 +69,7 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
         )
     for site in facts.fallbacks:
         out += check_fallback_site(site)
+        out += check_fallback_paths(site)
     if facts.engine_policies or facts.action_steps:
         from agentguard.rules.agent_engines import (
             check_action_step,

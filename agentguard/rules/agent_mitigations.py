@@ -1,5 +1,9 @@
 """What confines a configuration's tools: the engine's sandbox (`sandbox=`, or the
-`sandbox` key of `settings=`), a `can_use_tool` callback, a PreToolUse hook. Facts only."""
+`sandbox` key of `settings=`), a `can_use_tool` callback, a PreToolUse hook. Facts only.
+
+A callback or a hook is judged by what its code does (read by the gatherers into
+:attr:`AgentConfig.gates`): only one with a path that denies is a mitigation; a rubber
+stamp is none, and one whose code was not read is unknown and never credited."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentguard.facts.agents import AgentConfig
+from agentguard.facts.agents import CAN_DENY, NEVER_DENIES, AgentConfig, GateVerdict
 from agentguard.facts.values import Unknown, alternatives
 
 
@@ -54,10 +58,16 @@ def _matcher(hook: Any) -> str | None:
     return m.group(1) if m.group(1) is not None else m.group(2)
 
 
-def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
-    """What sees a call of these tools before it runs: a `can_use_tool` callback (for tools
-    not pre-approved) or a PreToolUse hook whose matcher covers them."""
+def approval_gates(
+    cfg: AgentConfig, tools: Sequence[str], not_gates: list[str] | None = None
+) -> list[str]:
+    """What sees a call of these tools before it runs and can refuse it: a `can_use_tool`
+    callback (for tools not pre-approved) or a PreToolUse hook whose matcher covers them,
+    each only when its code can deny (:class:`GateVerdict`). One that always allows, or
+    whose code was not read, is no gate: said in ``not_gates`` (when given), as what it is
+    (a rubber stamp, or unknown), never credited."""
     gates: list[str] = []
+    passed: list[str] = [] if not_gates is None else not_gates
     allowed = (
         _names(cfg.options["allowed_tools"].value) if "allowed_tools" in cfg.options else set()
     )
@@ -65,7 +75,11 @@ def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
     callback = cfg.options.get("can_use_tool") or cfg.options.get("canUseTool")
     if callback is not None and callback.value is not None and not bases & set(tools):
         name = "canUseTool" if cfg.engine.endswith("(TypeScript)") else "can_use_tool"
-        gates.append(f"`{name}` decides each call")
+        verdict = cfg.gate("can_use_tool")
+        if verdict is not None and verdict.verdict == CAN_DENY:
+            gates.append(f"`{name}` decides each call ({verdict.reason})")
+        else:
+            passed.append(_not_a_gate(f"`{name}`", verdict))
     if headless_workflow(cfg):
         approved = sorted(n for n in allowed if n.split("(", 1)[0] in tools)
         if not approved:
@@ -80,16 +94,25 @@ def approval_gates(cfg: AgentConfig, tools: Sequence[str]) -> list[str]:
             )
     hooks = cfg.options.get("hooks")
     if hooks is not None and isinstance(hooks.value, dict):
-        for matcher in hooks.value.get("PreToolUse") or ():
+        for i, matcher in enumerate(hooks.value.get("PreToolUse") or ()):
             pattern = _matcher(matcher)
             if pattern in (None, "", "*") or (
                 pattern != "?" and any(t in pattern.split("|") for t in tools)
             ):
-                gates.append(
-                    f"a PreToolUse hook (matcher {pattern or 'any tool'!s}) sees each call"
-                )
-                break
+                hook = f"a PreToolUse hook (matcher {pattern or 'any tool'!s})"
+                verdict = cfg.gate(f"PreToolUse[{i}]")
+                if verdict is not None and verdict.verdict == CAN_DENY:
+                    gates.append(f"{hook} sees each call ({verdict.reason})")
+                    break
+                passed.append(_not_a_gate(hook, verdict))
     return gates
+
+
+def _not_a_gate(what: str, verdict: GateVerdict | None) -> str:
+    if verdict is not None and verdict.verdict == NEVER_DENIES:
+        return f"{what} never denies a call ({verdict.reason}): a rubber stamp, not a gate"
+    why = verdict.reason if verdict is not None else "its code was not read"
+    return f"whether {what} can deny a call is unknown ({why}): not counted as a gate"
 
 
 def headless_workflow(cfg: AgentConfig) -> bool:

@@ -145,12 +145,16 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
             message += f" Commands run in the engine's sandbox ({sandbox})."
             evidence_extra["mitigated_by"] = [f"sandbox ({sandbox})"]
         else:
-            gates = approval_gates(cfg, names)
+            not_gates: list[str] = []
+            gates = approval_gates(cfg, names, not_gates)
             if gates:
                 # each call is seen by code the project wrote before it runs: lower, and say so
                 severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
                 message += " Mitigated: " + "; ".join(gates) + "."
                 evidence_extra["mitigated_by"] = gates
+            elif not_gates:
+                message += " Not mitigated: " + "; ".join(not_gates) + "."
+                evidence_extra["not_mitigated_by"] = not_gates
         out.append(
             rule.finding(
                 message,
@@ -183,6 +187,12 @@ _GRANT_FIX = {
     "autogen": "Use `DockerCommandLineCodeExecutor` (a throwaway container without the "
     "project or credentials) instead of the local executor.",
     "crewai": 'Use `code_execution_mode="safe"` (Docker) instead of "unsafe".',
+    "anthropic API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
+    "openai API": "Run the loop that executes the model's tool calls in a disposable "
+    "container without the project or credentials (non-root, read-only, no network it does "
+    "not need), or leave the tool out of `tools=`.",
 }
 _CATEGORY_FIX = {
     "shell": "Remove the tool, or give it an executor that runs commands in a disposable "

@@ -66,8 +66,9 @@ class LiteralSecret(Rule):
     `*_SECRET`, `*PASSWORD*`, ...) or whose value looks like a known key format
     (`sk-...`, `ghp_...`, `AKIA...`), set in the image config, in a build history
     `created_by` line (`ENV`, `ARG`, `RUN export X=...`), or in a container's or compose
-    service's environment. A pass-through (`$VAR`, `${VAR}`) or an empty value is not
-    a secret. The value is never shown: the finding names the variable, where it was
+    service's environment. A pass-through (`$VAR`, `${VAR}`), an empty value, or a
+    placeholder still to be filled in (`<YOUR_TOKEN>`, `xxx`, `sk-xxxx`,
+    `your-api-key-here`) is not a secret. The value is never shown: the finding names the variable, where it was
     set, and at most a short hash prefix of the value.
 
     ## Why is this bad?

@@ -14,6 +14,7 @@ from agentguard.rules.hardening import LiteralSecret
 from agentguard.secret_text import SecretHit as SecretHit
 from agentguard.secret_text import assignments as assignments
 from agentguard.secret_text import classify as classify
+from agentguard.secret_text import is_fill_in as is_fill_in
 from agentguard.secret_text import is_pass_through as is_pass_through
 from agentguard.secret_text import name_says_secret as name_says_secret
 from agentguard.secret_text import redact as redact

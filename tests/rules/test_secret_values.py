@@ -34,6 +34,27 @@ def test_secret_by_name_by_value_format_and_not_secret() -> None:
         assert classify(name, value) is None, name
 
 
+def test_a_placeholder_to_fill_in_is_no_secret() -> None:
+    """Seen in the field as AG402 critical: values that stand for a secret still to be
+    filled in (a README's `<YOUR_TOKEN>`, a compose file's `xxx`) work as no credential."""
+    for name, value in [
+        ("GITHUB_TOKEN", "<YOUR_TOKEN>"),
+        ("OPENAI_API_KEY", "xxx"),
+        ("OPENAI_API_KEY", "sk-xxxxxxxxxxxx"),
+        ("ANTHROPIC_API_KEY", "your-api-key-here"),
+        ("API_KEY", "YOUR_API_KEY"),
+        ("SECRET_KEY", "replace_me"),
+        ("TAVILY_API_KEY", "[your tavily key]"),
+        ("DB_PASSWORD", "****"),
+    ]:
+        assert classify(name, value) is None, (name, value)
+    # real values and weak ones stay findings
+    assert classify("DB_PASSWORD", "hunter2") is not None
+    assert classify("DB_PASSWORD", "postgres") is not None
+    assert classify("TOKEN", "ghp_" + "a1B2" * 9) is not None
+    assert classify("API_KEY", "fakeAPIkey9f8e7d") is not None
+
+
 def test_assignments_in_build_steps() -> None:
     assert [(n, v) for n, v, _ in assignments("ENV A=1 B=\"two words\" C='x'")] == [
         ("A", "1"),

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import FileContent, FileEntry
+from agentguard.inspect.image.agentlinks import ImagePaths
 from agentguard.inspect.image.agentplan import CLI_PACKAGES
 
 # Claude Code's documented environment variables that change what its tools may do or
@@ -34,16 +35,16 @@ CLAUDE_ENV = (
 
 
 def user_home(
-    env: Mapping[str, str],
-    user: str | None,
-    by_path: Mapping[str, FileContent],
-    sources: list[Source],
+    env: Mapping[str, str], user: str | None, paths: ImagePaths, sources: list[Source]
 ) -> str | None:
     """The image user's HOME: ENV HOME, else /etc/passwd; None when it cannot be told."""
     if env.get("HOME", "").startswith("/"):
         return posixpath.normpath(env["HOME"])
     user = (user or "").split(":")[0] or "root"
-    passwd = by_path.get("/etc/passwd")
+    opened = paths.open("/etc/passwd")
+    if opened.state in ("failed", "unread"):
+        return None  # (a failed source says why)
+    passwd = opened.content
     if passwd is None:
         if user in ("root", "0"):
             return "/root"
@@ -63,19 +64,37 @@ def user_home(
     return "/"  # the engine's HOME for a user /etc/passwd does not know
 
 
+_MANAGED = (
+    ("/etc/claude-code/managed-settings.json", "managed settings"),
+    ("/etc/claude-code/managed-mcp.json", "managed MCP servers"),
+)
+_DROP_INS = "/etc/claude-code/managed-settings.d"
+
+
 def config_files(
-    env: Mapping[str, str], home: str | None, by_path: Mapping[str, FileContent]
+    env: Mapping[str, str], home: str | None, paths: ImagePaths
 ) -> list[tuple[FileContent, str]]:
     """Managed settings and MCP servers, the user's settings and ``.claude.json``; with the
-    HOME unknown, those of every home in the image (never one picked)."""
+    HOME unknown, those of every home in the image (never one picked). Every path is opened
+    through the image's links, as the agent would open it."""
     out: list[tuple[FileContent, str]] = []
-    for c in by_path.values():
-        if c.path.startswith("/etc/claude-code/"):
-            managed_mcp = c.path.endswith("managed-mcp.json")
-            out.append((c, "managed MCP servers" if managed_mcp else "managed settings"))
+    for path, why in _MANAGED:
+        opened = paths.open(path)
+        if opened.content is not None:
+            out.append(paths.present(opened, why))
+    _res, folder = paths.folder(_DROP_INS, "/*")
+    if folder is not None:
+        for c in sorted(paths.by_path.values(), key=lambda c: c.path):
+            base = posixpath.basename(c.path)
+            if posixpath.dirname(c.path) != folder or not base.endswith(".json"):
+                continue
+            if not base.startswith("."):
+                opened = paths.open(f"{_DROP_INS}/{base}")
+                if opened.content is not None:
+                    out.append(paths.present(opened, "managed settings"))
     config_dir = env.get("CLAUDE_CONFIG_DIR", "")
     codex_home = env.get("CODEX_HOME", "")
-    homes = [home] if home is not None else sorted({h for p in by_path if (h := _home_of(p))})
+    homes = [home] if home is not None else sorted({h for p in paths.by_path if (h := _home_of(p))})
     for h in homes:
         base = posixpath.normpath(config_dir) if config_dir.startswith("/") else f"{h}/.claude"
         codex = posixpath.normpath(codex_home) if codex_home.startswith("/") else f"{h}/.codex"
@@ -88,9 +107,9 @@ def config_files(
             (f"{codex}/config.toml", "user Codex CLI config"),
             (f"{h}/.gemini/settings.json", "user Gemini CLI settings"),
         ):
-            path = posixpath.normpath(path)
-            if path in by_path:
-                out.append((by_path[path], why))
+            opened = paths.open(posixpath.normpath(path))
+            if opened.content is not None:
+                out.append(paths.present(opened, why))
     return out
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
 from agentguard.inspect.image.agentconfig import agent_clis, claude_env, config_files, user_home
+from agentguard.inspect.image.agentlinks import ImagePaths
 from agentguard.inspect.image.agentplan import (
     CLI_PACKAGES,
     SCRIPT_SUFFIXES,
@@ -31,7 +32,6 @@ from agentguard.inspect.image.imageconfig import effective_workdir
 from agentguard.inspect.project.model import AgentConfig
 
 MAX_DEPTH = 4  # wrapper -> wrapper -> ... before giving up
-MAX_LINKS = 8
 CONFIG_PATH = "(image config) ENTRYPOINT/CMD"
 
 
@@ -49,6 +49,9 @@ class ImageAgent:
     configs: tuple[AgentConfig, ...] = ()  # agent CLIs started without flags: their defaults
     sources: tuple[Source, ...] = ()
     facts: dict[str, JSONValue] = field(default_factory=dict)
+    # Where links lead that the read did not collect (agentplan.link_plan notation): a
+    # second read collects them (each is a failed source until then).
+    unread: tuple[str, ...] = ()
 
 
 @dataclass
@@ -57,8 +60,7 @@ class _Walk:
     plan: AgentPlan
     env: dict[str, str]
     cwd: str
-    by_path: dict[str, FileContent]
-    entries: dict[str, FileEntry]
+    paths: ImagePaths
     files: dict[str, AgentFile] = field(default_factory=dict)
     configs: list[AgentConfig] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
@@ -66,6 +68,14 @@ class _Walk:
 
     def add(self, content: FileContent, why: str) -> None:
         self.files.setdefault(content.path, AgentFile(content, why))
+
+    @property
+    def by_path(self) -> dict[str, FileContent]:
+        return self.paths.by_path
+
+    @property
+    def entries(self) -> dict[str, FileEntry]:
+        return self.paths.entries
 
 
 def find_agent(
@@ -88,8 +98,7 @@ def find_agent(
         plan=plan,
         env=env_map,
         cwd="/" + wd,
-        by_path={c.path: c for c in image.contents},
-        entries={e.path: e for e in image.agent_entries},
+        paths=ImagePaths(image, plan),
     )
     if not plan.launches:
         walk.sources.append(
@@ -99,8 +108,8 @@ def find_agent(
         )
     for launch in plan.launches:
         _follow(walk, launch, "the image's ENTRYPOINT/CMD", 0)
-    home = user_home(env_map, cfg.user, walk.by_path, walk.sources)
-    for content, why in config_files(env_map, home, walk.by_path):
+    home = user_home(env_map, cfg.user, walk.paths, walk.sources)
+    for content, why in config_files(env_map, home, walk.paths):
         walk.add(content, why)
     clis = agent_clis(walk.by_path, walk.entries)
     _installed_cli_defaults(walk, clis)
@@ -116,11 +125,14 @@ def find_agent(
     }
     if image.speculative_dropped:
         facts["wrapper_candidates_not_kept"] = image.speculative_dropped
+    if walk.paths.unread:
+        facts["links_not_followed"] = sorted(walk.paths.unread)
     return ImageAgent(
         files=tuple(sorted(walk.files.values(), key=lambda f: f.content.path)),
         configs=tuple(walk.configs),
-        sources=tuple(walk.sources),
+        sources=(*walk.sources, *walk.paths.sources),
         facts=facts,
+        unread=tuple(sorted(walk.paths.unread)),
     )
 
 
@@ -189,34 +201,29 @@ def _follow(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
         _skip(walk, launch, "the command line names no script, module or program to follow")
 
 
-def _resolve(walk: _Walk, path: str) -> tuple[str, FileEntry | None]:
-    """Follow symlinks recorded in the image (absolute or relative), bounded."""
-    for _ in range(MAX_LINKS):
-        entry = walk.entries.get(path)
-        if entry is None or entry.kind != "symlink" or not entry.link_target:
-            return path, entry
-        target = entry.link_target
-        path = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-    return path, walk.entries.get(path)
-
-
 def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
     candidates = launch.candidates or ((launch.target,) if launch.target else ())
     found: tuple[str, FileEntry | None, FileContent | None] | None = None
     for cand in candidates:
-        path, entry = _resolve(walk, cand)
-        content = walk.by_path.get(path)
-        if entry is not None or content is not None:
-            found = (path, entry, content)
+        res = walk.paths.resolve(cand)
+        cli = _cli_of_path(res.path) if res.ok and _package_present(walk, res.path) else None
+        if cli is not None:  # an agent CLI's launcher: its flags, not its code
+            _cli(walk, Launch("cli", launch.argv, target=res.path, interpreter=cli))
+            return
+        opened = walk.paths.open(cand)
+        if opened.state in ("failed", "unread"):
+            # (a failed source says why; the next PATH entry is not taken for it)
+            walk.followed.append(
+                {"argv": _shown(launch.argv), "kind": launch.kind, "followed": "not followed"}
+            )
+            return
+        if opened.state == "found":
+            found = (opened.path, opened.entry, opened.content)
             break
     if found is None:
         _skip(walk, launch, _not_found(walk, launch.target or "", candidates))
         return
     path, entry, content = found
-    cli = _cli_of_path(path)
-    if cli is not None:
-        _cli(walk, Launch("cli", launch.argv, target=path, interpreter=cli))
-        return
     if content is None:
         kind = entry.kind if entry is not None else "file"
         reason = (
@@ -251,6 +258,8 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
     walk.add(content, f"agent script started by {via}")
     _record(walk, launch, f"script {path}")
     tree = source_tree(path)
+    if tree is not None and not _tree_read(walk, launch, tree):
+        return
     if tree is None:
         walk.sources.append(
             Source.skipped(
@@ -266,8 +275,19 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
             walk.add(other, f"source tree of {path}")
 
 
+def _tree_read(walk: _Walk, launch: Launch, tree: str) -> bool:
+    """Whether the script's source tree was collected: a tree reached through links (the
+    config names /app/bot.py, /app links to /opt/real) is collected by a second read."""
+    literal = source_tree(launch.target or "") if launch.kind == "script" else None
+    if literal == tree:
+        return True
+    return walk.paths.need_folder(tree, "/", f"the source tree {tree} of {launch.target}")
+
+
 def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
     """Why a program is not there: absent (the pass looked), or not collected (it did not)."""
+    if not walk.image.symlinks_complete:
+        return walk.paths.incomplete(target)
     looked = [walk.plan.wants(c.lstrip("/")) for c in candidates]
     if all(w == "exact" for w in looked):
         where = "in the image's PATH" if len(candidates) > 1 else "in the image"
@@ -365,15 +385,25 @@ def _cli(walk: _Walk, launch: Launch) -> None:
         return
     where = "fetched by the package runner at start"
     if launch.candidates:
-        hit = next((c for c in launch.candidates if c in walk.entries or c in walk.by_path), None)
+        hit: tuple[str, str] | None = None
+        for cand in launch.candidates:
+            res = walk.paths.resolve(cand)
+            if res.ok and _package_present(walk, res.path):
+                hit = (cand, res.path)
+                break
+            opened = walk.paths.open(cand)
+            if opened.state in ("failed", "unread"):
+                return  # (a failed source says why)
+            if opened.state == "found":
+                hit = (cand, opened.path)
+                break
         if hit is None:
-            _skip(walk, launch, "claude is not in the image's PATH: the container cannot start it")
+            reason = "claude is not in the image's PATH: the container cannot start it"
+            if not walk.image.symlinks_complete:
+                reason = walk.paths.incomplete("claude in the image's PATH")
+            _skip(walk, launch, reason)
             return
-        path, entry = _resolve(walk, hit)
-        if entry is None and path not in walk.by_path and not _package_present(walk, path):
-            _skip(walk, launch, f"{hit} links to {path}, which is not in the image")
-            return
-        where = hit if hit == path else f"{hit} -> {path}"
+        where = hit[0] if hit[0] == hit[1] else f"{hit[0]} -> {hit[1]}"
     elif launch.target and launch.target.startswith("/"):
         where = launch.target
     text = shlex.join(["claude", *_after_command(launch.argv)])

@@ -122,11 +122,14 @@ class AgentPlan:
     modules: tuple[str, ...] = ()  # "/site-packages/pkg/"-like fragments: code collected
     speculative: bool = False  # a wrapper may exec what only its body names
     home_hints: tuple[str, ...] = ()  # CLAUDE_CONFIG_DIR, CODEX_HOME from ENV (absolute)
+    config_dirs: tuple[str, ...] = ()  # folders ("opt/cc/managed-settings.d/"): their *.json
 
     @property
     def active(self) -> bool:
         """Whether the plan wants anything beyond the always-collected names."""
-        return bool(self.exact or self.trees or self.modules or self.speculative)
+        return bool(
+            self.exact or self.trees or self.modules or self.speculative or self.config_dirs
+        )
 
     def covers(self, other: AgentPlan) -> bool:
         """Whether a scan for this plan collected everything ``other`` wants."""
@@ -135,11 +138,18 @@ class AgentPlan:
             and set(other.trees) <= set(self.trees)
             and set(other.modules) <= set(self.modules)
             and (self.speculative or not other.speculative)
+            and set(other.config_dirs) <= set(self.config_dirs)
         )
 
     def wants(self, name: str) -> str | None:
         """Does this plan want the body of ``name``? "exact", "code" or "speculative"."""
         if name in self.exact:
+            return "exact"
+        if (
+            self.config_dirs
+            and name.endswith(".json")
+            and name[: name.rfind("/") + 1] in self.config_dirs
+        ):
             return "exact"
         if not name.endswith(SCRIPT_SUFFIXES):
             return None
@@ -191,7 +201,29 @@ def union(plans: Iterable[AgentPlan]) -> AgentPlan:
         modules=tuple(sorted({x for p in plans for x in p.modules})),
         speculative=any(p.speculative for p in plans),
         home_hints=tuple(sorted({x for p in plans for x in p.home_hints})),
+        config_dirs=tuple(sorted({x for p in plans for x in p.config_dirs})),
     )
+
+
+def link_plan(wants: Iterable[str]) -> AgentPlan:
+    """What to collect where links lead: ``a/b`` a file, ``a/`` a folder's code, ``a/*`` a
+    folder's ``*.json`` (relative names, as :attr:`ImageFacts.link_wants` holds them)."""
+    wants = set(wants)
+    return AgentPlan(
+        exact=frozenset(w for w in wants if not w.endswith(("/", "/*"))),
+        trees=tuple(sorted(w for w in wants if w.endswith("/"))),
+        config_dirs=tuple(sorted(w[:-1] for w in wants if w.endswith("/*"))),
+    )
+
+
+def link_wants_of(plans: Iterable[AgentPlan]) -> tuple[str, ...]:
+    """The wants of plans made by :func:`link_plan`, back in its notation."""
+    out: set[str] = set()
+    for p in plans:
+        out.update(p.exact)
+        out.update(p.trees)
+        out.update(d + "*" for d in p.config_dirs)
+    return tuple(sorted(out))
 
 
 def command_line(entrypoint: Sequence[str] | None, cmd: Sequence[str] | None) -> tuple[str, ...]:

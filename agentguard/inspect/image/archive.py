@@ -8,14 +8,14 @@ tarball cannot be seeked; it goes through the one-pass stream reader instead.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentguard.findings import Source
-from agentguard.inspect.image.agentplan import AgentPlan
+from agentguard.inspect.image.agentplan import AgentPlan, link_wants_of, union
 from agentguard.inspect.image.bytestreams import (
     OUT_CHUNK,
     PLAIN_CHUNK,
@@ -232,14 +232,22 @@ class _ChunkFile:
 
 
 def read_image_archive(
-    path: Path, *, target: str, platform: str | None = None, limits: Limits = DEFAULT_LIMITS
+    path: Path,
+    *,
+    target: str,
+    platform: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    extra_plans: Sequence[AgentPlan] = (),
 ) -> ImageRead:
     """Read a saved image: a docker save tarball (classic or OCI-style), an OCI layout tar or
-    folder. Never raises for a bad image: every problem is a failed source."""
+    folder. Never raises for a bad image: every problem is a failed source.
+
+    ``extra_plans``: agent files collected for besides the config's own (where links lead:
+    a second read after the first showed the links)."""
     if path.is_dir():
         blobs = FolderBlobs(path)
         sources = [Source.ok("image-archive", target, "OCI image layout folder")]
-        return _read(blobs, target, platform, limits, sources)
+        return _read(blobs, target, platform, limits, sources, extra_plans)
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
@@ -257,6 +265,7 @@ def read_image_archive(
                 target=target,
                 platform=platform,
                 limits=limits,
+                extra_plans=extra_plans,
             )
         outer = OuterTar(fd, size, limits)
         if outer.failure is not None:
@@ -269,7 +278,7 @@ def read_image_archive(
             )
             for r in outer.rejected[: limits.max_entry_sources]
         ]
-        return _read(outer, target, platform, limits, sources)
+        return _read(outer, target, platform, limits, sources, extra_plans)
     finally:
         os.close(fd)
 
@@ -303,12 +312,13 @@ def _read(
     platform: str | None,
     limits: Limits,
     sources: list[Source],
+    extra_plans: Sequence[AgentPlan] = (),
 ) -> ImageRead:
     resolved = resolve(blobs, platform, limits, sources)
     if resolved is None:
         return ImageRead(None, tuple(sources))
     workdirs = (resolved.parsed.workdir,) if resolved.parsed else ()
-    plan = plan_of(resolved.parsed) if resolved.parsed else None
+    plan = union([plan_of(resolved.parsed), *extra_plans]) if resolved.parsed else None
     budgets = Budgets(limits)
     done: dict[str, LayerScan] = {}
     hashes = RegionHashes() if limits.verify_layer_digests else None
@@ -349,4 +359,7 @@ def _read(
         limits=limits,
         listing_truncated=budgets.listing_truncated,
         sources=sources,
+        plan=plan,
+        link_wants=link_wants_of(extra_plans),
+        links_truncated=budgets.links_truncated,
     )

@@ -32,6 +32,7 @@ from agentguard.inspect.image.layerstate import (
     Problem,
     Rec,
     collect_content,
+    record_link_names,
 )
 from agentguard.inspect.image.limits import Limits, ReadFailure
 from agentguard.inspect.image.tarwalk import TarWalker, display, normalise
@@ -65,6 +66,7 @@ def scan_layer(
     )
     covers, ancestors = scope.covers, scope.ancestors
     wants = scan.plan.wants if scan.plan is not None and scan.plan.active else None
+    link_dirs = scan.dirs
     try:
         for e in walker:
             name = e.name
@@ -75,6 +77,8 @@ def scan_layer(
                 continue
             slash = name.rfind("/")
             base = name[slash + 1 :]
+            if e.kind != "file" or (slash > 0 and name[:slash] not in link_dirs):
+                record_link_names(scan, name, e.kind, e.link, budgets)
             if base.startswith(".wh."):
                 _whiteout(scan, name[:slash] if slash >= 0 else "", base)
                 continue

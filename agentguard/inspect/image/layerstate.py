@@ -51,6 +51,8 @@ class Budgets:
         self.notable_left = limits.max_tracked_entries
         self.agent_code_left = limits.max_code_files  # the agent's source tree / package
         self.speculative_left = limits.max_code_files  # wrapper targets kept on spec
+        self.link_names_left = limits.max_link_names  # symlinks and folders recorded
+        self.links_truncated = False
         self.listing_truncated = False
 
 
@@ -81,6 +83,10 @@ class LayerScan:
     plan: AgentPlan | None = None  # the agent's files outside the working directory
     agent_entries: dict[str, Rec] = field(default_factory=dict)  # the plan's and CLIs' entries
     speculative_dropped: int = 0  # wrapper-target candidates over the cap (not kept)
+    # Every symlink (name -> target) and folder (explicit or implied by an entry below it)
+    # of the layer: paths are resolved against them as the kernel would (:mod:`.paths`).
+    links: dict[str, str] = field(default_factory=dict)
+    dirs: set[str] = field(default_factory=set)
     raw_digest: str | None = None  # of the bytes as stored (blob digest)
     data_digest: str | None = None  # of the uncompressed tar (diff_id)
     raw_future: Future[str] | None = None  # the stored bytes' digest, still running
@@ -102,6 +108,27 @@ class LayerScan:
             else:
                 self.data_digest = self.data_hasher.hexdigest()
         self.raw_future = self.data_hasher = None
+
+
+def record_link_names(
+    scan: LayerScan, name: str, kind: str, link: str | None, budgets: Budgets
+) -> None:
+    """Note a symlink or a folder (and the folders an entry implies) for path resolution."""
+    if budgets.link_names_left <= 0:
+        budgets.links_truncated = True
+        return
+    if kind == "symlink" and link:
+        if name not in scan.links:
+            budgets.link_names_left -= 1
+        scan.links[name] = link
+    elif kind == "dir" and name and name not in scan.dirs:
+        scan.dirs.add(name)
+        budgets.link_names_left -= 1
+    parent = name.rpartition("/")[0]
+    while parent and parent not in scan.dirs:  # a tar may leave out its folders' entries
+        scan.dirs.add(parent)
+        budgets.link_names_left -= 1
+        parent = parent.rpartition("/")[0]
 
 
 def collect_content(

@@ -28,6 +28,8 @@ class Limits:
     max_zstd_window: int = 128 * MiB  # zstd's own default decoder limit
     max_index_depth: int = 4  # nested OCI indexes
     max_link_hops: int = 8  # symlinks between members of the saved tarball
+    # symlinks and folders of the layers, held to resolve paths as the kernel does
+    max_link_names: int = 200_000
     max_entry_sources: int = 50  # per-entry failed sources before they are summarised
     verify_layer_digests: bool = True  # manifests and configs are always verified
 

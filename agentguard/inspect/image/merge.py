@@ -31,6 +31,7 @@ class Merged:
     problems: tuple[Problem, ...]
     agent_entries: tuple[FileEntry, ...] = ()
     speculative_dropped: int = 0
+    symlinks: tuple[tuple[str, str], ...] = ()  # (absolute path, target) of the merged view
 
 
 def merge(
@@ -52,6 +53,8 @@ def merge(
     sockets: dict[str, int] = {}
     ancestors: dict[str, str] = {}
     agents: dict[str, tuple[int, Rec]] = {}
+    links: dict[str, str] = {}
+    lower: list[LayerScan] = []
     dropped = 0
     wants = plan.wants if plan is not None else None
     for index, _digest, scan in layers:
@@ -63,6 +66,9 @@ def merge(
         replaced.update(
             n for n, kind in scan.ancestors.items() if kind != "dir" and ancestors.get(n) == "dir"
         )
+        # a link written over a lower folder hides what the lower layers put in it
+        replaced.update(n for n in scan.links if any(n in s.dirs for s in lower))
+        lower.append(scan)
         if scan.whiteouts or scan.opaque or replaced:
             deleted, below = scan.whiteouts, scan.opaque | replaced
             _hide(tree, deleted, below)
@@ -71,6 +77,8 @@ def merge(
             _hide(sockets, deleted, below)
             _hide(ancestors, deleted, below)
             _hide(agents, deleted, below)
+            _hide(links, deleted, below)
+        _layer_links(links, scan)
         for name, rec in scan.tree.items():
             if scope is not None and scope.covers(name):
                 tree[name] = (index, rec)
@@ -124,7 +132,19 @@ def merge(
             for n, (i, rec) in sorted(agents.items())
         ),
         speculative_dropped=dropped,
+        symlinks=tuple(("/" + display(n), display(t)) for n, t in sorted(links.items())),
     )
+
+
+def _layer_links(links: dict[str, str], scan: LayerScan) -> None:
+    """Apply one layer to the merged links: a folder or a file it writes where a lower
+    layer had a link replaces that link; its own links replace what was there."""
+    if links:
+        written = scan.dirs, scan.contents, scan.agent_entries, scan.tree
+        gone = [n for n in links if n not in scan.links and any(n in w for w in written)]
+        for n in gone:
+            del links[n]
+    links.update(scan.links)
 
 
 _NO: tuple[int, Rec] = (-1, ("", 0, 0, None, False))

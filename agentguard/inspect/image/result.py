@@ -110,16 +110,20 @@ def assemble(
     listing_truncated: bool,
     sources: list[Source],
     plan: AgentPlan | None = None,
+    link_wants: tuple[str, ...] = (),
+    links_truncated: bool = False,
 ) -> ImageRead:
     layer_sources: list[Source] = []
     infos: list[LayerInfo] = []
     created = _created_by(parsed, len(outcomes), sources)
     problems: list[tuple[Problem, str]] = []
+    all_read = True
     for o in outcomes:
         failure = o.failure or (o.scan.failure if o.scan else None)
         digest_failure, note = check_digests(o, limits.verify_layer_digests)
         failure = failure or digest_failure
         scan = o.scan
+        all_read = all_read and failure is None and scan is not None
         if failure is not None:
             layer_sources.append(failed("image-layer", o.name, _where(failure, o)))
         else:
@@ -166,6 +170,9 @@ def assemble(
         docker_socket_paths=merged.sockets,
         agent_entries=merged.agent_entries,
         speculative_dropped=merged.speculative_dropped,
+        symlinks=merged.symlinks,
+        symlinks_complete=all_read and not links_truncated,
+        link_wants=link_wants,
     )
     all_sources = [*sources, *layer_sources, *_problem_sources(problems, limits)]
     return ImageRead(

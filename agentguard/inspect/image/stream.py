@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from agentguard.findings import Source
-from agentguard.inspect.image.agentplan import AgentPlan, union
+from agentguard.inspect.image.agentplan import AgentPlan, link_wants_of, union
 from agentguard.inspect.image.bytestreams import (
     OUT_CHUNK,
     RAW_CHUNK,
@@ -331,6 +331,8 @@ def _finish(target: str, platform: str | None, state: _State, sources: list[Sour
         listing_truncated=state.budgets.listing_truncated,
         sources=sources,
         plan=chosen_plan,
+        link_wants=link_wants_of(state.extra_plans),
+        links_truncated=state.budgets.links_truncated,
     )
 
 

@@ -94,9 +94,44 @@ def _env_pairs(ins: Instruction) -> list[EnvSetting]:
     return out
 
 
-def _resolve(path: str, workdir: str | None) -> str:
+_VAR = re.compile(
+    r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?::?([-+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+def _expand(text: str, env: tuple[EnvSetting, ...]) -> str:
+    """``$VAR``/``${VAR}``/``${VAR:-default}``/``${VAR:+alt}`` replaced as the builder
+    does for WORKDIR, COPY and ADD, from the stage's ENV and ARG values so far (the last
+    one wins); a variable with no known value is left as written."""
+    known: dict[str, str] = {}
+    for setting in env:
+        if setting.value is not None:
+            known[setting.name] = _VAR.sub(lambda m: _one(m, known), setting.value)
+        else:
+            known.pop(setting.name, None)
+    return _VAR.sub(lambda m: _one(m, known), text)
+
+
+def _one(m: re.Match[str], known: dict[str, str]) -> str:
+    name = m.group(1) or m.group(4)
+    value = known.get(name)
+    op, word = m.group(2), m.group(3) or ""
+    if op == "-":
+        return value if value else word
+    if op == "+":
+        return word if value else ""
+    return value if value is not None else m.group(0)
+
+
+def _resolve(path: str, workdir: str | None, env: tuple[EnvSetting, ...] = ()) -> str:
+    """The absolute path ``path`` names at this point of the stage. A path that still starts
+    with an unknown variable is kept as written: joining it to the working directory would
+    invent a folder (``/code/$HOME/app``)."""
+    expanded = _expand(_unquote(path), env)
+    if expanded.startswith("$"):
+        return expanded
     base = workdir or "/"
-    return posixpath.normpath(posixpath.join(base, _unquote(path)))
+    return posixpath.normpath(posixpath.join(base, expanded))
 
 
 def _flag(flags: tuple[str, ...], name: str) -> str | None:
@@ -163,14 +198,14 @@ def _apply(cur: dict[str, object], ins: Instruction) -> None:
         cur["user"] = _unquote(ins.args[0])
         cur["user_line"] = ins.start_line
     elif ins.cmd == "WORKDIR" and ins.args:
-        cur["workdir"] = _resolve(ins.args[0], workdir)
+        cur["workdir"] = _resolve(ins.args[0], workdir, env)
         cur["workdir_line"] = ins.start_line
     elif ins.cmd in ("COPY", "ADD") and len(ins.args) >= 2:
         step = CopyStep(
             instruction=ins.cmd,
             sources=tuple(_unquote(a) for a in ins.args[:-1]),
             destination=ins.args[-1],
-            destination_abs=_resolve(ins.args[-1], workdir),
+            destination_abs=_resolve(ins.args[-1], workdir, env),
             from_stage=_flag(ins.flags, "from"),
             line=ins.start_line,
         )

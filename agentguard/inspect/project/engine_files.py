@@ -56,7 +56,11 @@ def engine_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
 
 
 def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
-    from agentguard.inspect.project.k8s_facts import looks_like_manifest, read_manifests
+    from agentguard.inspect.project.k8s_facts import (
+        TemplatedManifest,
+        looks_like_manifest,
+        read_manifest_file,
+    )
     from agentguard.inspect.project.workflows import action_policies, is_workflow, read_workflow
 
     if is_workflow(path, data):
@@ -83,7 +87,10 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
         return
     if not looks_like_manifest(data):
         return
-    if b"{{" in data:
+    try:
+        found = read_manifest_file(path, data)
+    except TemplatedManifest:
+        # (it does not parse as YAML and holds `{{`: never for a `{{` in a comment)
         out.sources.append(
             Source.skipped(
                 "file",
@@ -93,17 +100,21 @@ def yaml_config(path: str, data: bytes, out: FileOutcome) -> None:
             )
         )
         return
-    try:
-        containers, _docs = read_manifests(path, data)
     except DocumentError as exc:
         out.sources.append(_failed(path, exc, "kubernetes"))
         return
+    containers = found.containers
     if not containers:
         return
     out.parsed += 1
     out.k8s_containers += containers
+    note = (
+        "; values hold `{{` (a Helm template?): read as written, as `kubectl apply` would deploy it"
+        if found.braces
+        else ""
+    )
     out.sources.append(
-        Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers)")
+        Source.ok("file", path, f"Kubernetes manifest ({len(containers)} containers){note}")
     )
 
 

@@ -1,15 +1,21 @@
 """Kubernetes manifests: the containers of Pods and of the workloads that make them.
 
 A YAML file (one document or many, as ``helm template`` writes them) whose documents
-have ``apiVersion`` and ``kind`` is a manifest. Each container of a Pod, Deployment,
-StatefulSet, DaemonSet, ReplicaSet, Job or CronJob (init containers too) becomes a
-:class:`~.engine_model.K8sContainer` with the pod-level security settings folded in
-(a container's own ``securityContext`` wins, as in Kubernetes). Documents of other kinds
-are counted, not read.
+have ``apiVersion`` and ``kind`` is a manifest; the items of a ``List`` (``kind: List`` or
+any ``*List``, nested too) are its objects, as ``kubectl apply`` deploys them. Each
+container of a Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job or CronJob, and of
+any other kind with a pod template or containers where those kinds keep them (an Argo
+``Rollout``, a Knative ``Service``, a custom resource), init containers too, becomes a
+:class:`~.engine_model.K8sContainer` with the pod-level security settings folded in (a
+container's own ``securityContext`` wins, as in Kubernetes). Other documents are counted,
+not read. A file is a template (skipped, never read as clean) only when it does not parse
+as YAML and holds ``{{``: a comment does not count, and a file that parses is read as
+``kubectl apply`` would deploy it, values holding ``{{`` included (the source says so).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from agentguard.inspect.project.engine_model import K8sContainer, K8sMount, K8sVolume
@@ -52,33 +58,111 @@ def _bool(value: Any) -> Any:
     return Unknown(str(value)[:40], "not a boolean (templated?)")
 
 
+class TemplatedManifest(Exception):
+    """The file is a template (Helm): it does not parse as YAML and holds ``{{``. A ``{{``
+    in a comment does not make a plain manifest a template; one in a value of a file that
+    parses does not either (``kubectl apply`` deploys it as written: it is read, and the
+    source says values hold ``{{``)."""
+
+
+@dataclass(frozen=True)
+class Manifests:
+    containers: list[K8sContainer]
+    documents: int
+    braces: bool  # a key or a value holds `{{` (a Helm template that happens to parse?)
+
+
+# Where a pod spec sits in a document of a kind not listed above (Argo Rollouts, Knative
+# Services, custom resources): the first of these holding a list of containers is read.
+_POD_PATHS: tuple[tuple[str, ...], ...] = (
+    ("spec", "template", "spec"),
+    ("spec", "jobTemplate", "spec", "template", "spec"),
+    ("template", "spec"),
+    ("spec",),
+)
+MAX_LIST_DEPTH = 8  # a List inside a List inside ...
+
+
 def read_manifests(path: str, data: bytes) -> tuple[list[K8sContainer], int]:
-    """(containers, documents read). Raises :class:`DocumentError`."""
+    """(containers, documents read). Raises :class:`DocumentError`, or
+    :class:`TemplatedManifest` when the file is a template."""
+    found = read_manifest_file(path, data)
+    return found.containers, found.documents
+
+
+def read_manifest_file(path: str, data: bytes) -> Manifests:
+    """Every container of the file. Raises :class:`DocumentError`, or
+    :class:`TemplatedManifest` when it does not parse as YAML and holds ``{{``."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DocumentError(f"not UTF-8 text (byte {exc.start})", code="decode") from None
+    try:
+        docs = load_yaml_all(text)
+    except DocumentError:
+        if "{{" in text:
+            raise TemplatedManifest() from None
+        raise
     out: list[K8sContainer] = []
-    docs = load_yaml_all(text)
     for doc in docs:
-        value = doc.value
-        if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
-            continue
-        kind = value["kind"]
-        if kind not in WORKLOAD_KINDS:
-            continue
-        name = _get(value, ("metadata", "name"))
-        workload = f"{kind}/{name if isinstance(name, str) else '(unnamed)'}"
+        for obj, at in _objects(doc.value, (), 0):
+            out += _workload(path, doc, obj, at)
+    return Manifests(out, len(docs), any(_holds_template(doc.value) for doc in docs))
+
+
+def _holds_template(value: Any) -> bool:
+    """A key or a string value holding ``{{`` (the values are bounded: MAX_NODES)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if "{{" in v:
+                return True
+        elif isinstance(v, dict):
+            if any("{{" in k for k in v):
+                return True
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def _objects(value: Any, at: KeyPath, depth: int) -> list[tuple[dict[str, Any], KeyPath]]:
+    """The objects of a document: itself, or the items of a ``List`` (``kind: List``,
+    ``PodList``, ``DeploymentList``, ...), as ``kubectl apply`` deploys them."""
+    if not isinstance(value, dict) or not isinstance(value.get("kind"), str):
+        return []
+    kind = value["kind"]
+    items = value.get("items")
+    if kind.endswith("List") and isinstance(items, list):
+        if depth >= MAX_LIST_DEPTH:
+            raise DocumentError(f"Lists nested more than {MAX_LIST_DEPTH} deep", code="too-deep")
+        out: list[tuple[dict[str, Any], KeyPath]] = []
+        for i, item in enumerate(items):
+            out += _objects(item, (*at, "items", i), depth + 1)
+        return out
+    return [(value, at)]
+
+
+def _workload(path: str, doc: LinedDoc, value: dict[str, Any], at: KeyPath) -> list[K8sContainer]:
+    kind = value["kind"]
+    name = _get(value, ("metadata", "name"))
+    workload = f"{kind}/{name if isinstance(name, str) else '(unnamed)'}"
+    if kind in WORKLOAD_KINDS:
         pod_path = (*WORKLOAD_KINDS[kind], "spec")
         pod = _get(value, pod_path)
         if not isinstance(pod, dict):
             raise DocumentError(
                 f"{workload}: no pod spec at {'.'.join(pod_path)}",
-                line=doc.line(*pod_path),
+                line=doc.line(*at, *pod_path),
                 code="schema",
             )
-        out += _containers(path, doc, workload, pod, pod_path)
-    return out, len(docs)
+        return _containers(path, doc, workload, pod, (*at, *pod_path))
+    for pod_path in _POD_PATHS:  # any kind with a pod template or containers
+        pod = _get(value, pod_path)
+        if isinstance(pod, dict) and isinstance(pod.get("containers"), list):
+            return _containers(path, doc, workload, pod, (*at, *pod_path))
+    return []
 
 
 def _containers(

@@ -15,6 +15,7 @@ from typing import Any
 from agentguard.inspect.project.model import (
     AgentConfig,
     FallbackSite,
+    GateVerdict,
     McpServer,
     OneOf,
     Option,
@@ -23,6 +24,7 @@ from agentguard.inspect.project.model import (
     alternatives,
 )
 from agentguard.inspect.project.python_eval import Evaluator, plain
+from agentguard.inspect.project.python_gates import callback_verdicts
 from agentguard.inspect.project.python_scope import (
     CallRef,
     Imported,
@@ -68,6 +70,7 @@ class Wanted:
 
     @classmethod
     def of(cls, data: bytes) -> Wanted:
+        from agentguard.inspect.project.python_api_tools import may_declare
         from agentguard.inspect.project.python_fallback import may_switch_model
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
@@ -76,7 +79,7 @@ class Wanted:
         return cls(
             claude=any(m.encode() in data for m in SDK_MODULES),
             mcp=b"mcp" in lower and b"command" in data,  # (no MCP named: no server declared)
-            grants=may_grant(data),
+            grants=may_grant(data) or may_declare(data),
             fallbacks=b"except" in data and may_switch_model(data),
             option_fallbacks=may_take_fallbacks(data),
         )
@@ -111,12 +114,14 @@ def analyse_python(
         _claude_configs(path, index, ev, out, origin)
     if wanted.mcp:
         _mcp_servers(path, index, ev, out)
+    from agentguard.inspect.project.python_api_tools import api_tool_grants
     from agentguard.inspect.project.python_fallback import fallback_sites
     from agentguard.inspect.project.python_fallback_options import option_fallbacks
     from agentguard.inspect.project.python_frameworks import framework_grants
 
     if wanted.grants:
         out.grants.extend(framework_grants(path, index, ev))
+        out.grants.extend(api_tool_grants(path, tree, index))
     if wanted.fallbacks:
         out.fallbacks.extend(fallback_sites(path, index, ev))
     if wanted.option_fallbacks:
@@ -174,6 +179,7 @@ def _claude_configs(
             options=options,
             origin=origin,
             open_ended=open_ended,
+            gates=callback_verdicts(_keywords(node), scope, index),
         )
         order.append(id(node))
 
@@ -206,6 +212,7 @@ def _claude_configs(
             options=merged,
             origin=origin,
             open_ended=open_ended or base.open_ended,
+            gates=_regated(base.gates if len(bases) == 1 else (), node, scope, index),
         )
         order.append(id(node))
 
@@ -223,7 +230,34 @@ def _claude_configs(
             if conditional or len(refs) > 1:
                 before = old.value if old else None
                 new = Option(OneOf((before, new.value)), target.lineno, short(value))
-            built[id(ref.node)] = _replace_option(cfg, target.attr, new)
+            cfg = _replace_option(cfg, target.attr, new)
+            if target.attr in ("can_use_tool", "hooks") and isinstance(value, ast.expr):
+                change = ast.Call(
+                    func=target, args=[], keywords=[ast.keyword(arg=target.attr, value=value)]
+                )
+                gates = _regated(cfg.gates, change, scope, index)
+                if conditional or len(refs) > 1:  # one reading keeps the old one: a gate
+                    gates = tuple(g for g in gates if g in cfg.gates)  # only if both were
+                cfg = dataclasses.replace(cfg, gates=gates)
+            built[id(ref.node)] = cfg
+
+    # setattr(obj, name, value) with a name not written literally: any option may be set
+    for call, scope in index.setattrs_unknown:
+        for ref in alternatives(ev.eval(call.args[0], scope)):
+            if isinstance(ref, CallRef) and id(ref.node) in built:
+                built[id(ref.node)] = _set_unknown(built[id(ref.node)], call)
+    # setattr(*args): the arguments when they are known, else any option of any configuration
+    for call, scope in index.setattrs_starred:
+        first = call.args[0] if len(call.args) == 1 else None
+        spread = ev.eval(first.value, scope) if isinstance(first, ast.Starred) else None
+        if isinstance(spread, tuple) and len(spread) == 3 and isinstance(spread[1], str):
+            for ref in alternatives(spread[0]):
+                if isinstance(ref, CallRef) and id(ref.node) in built:
+                    new = Option(plain(spread[2]), call.lineno, short(call))
+                    built[id(ref.node)] = _replace_option(built[id(ref.node)], spread[1], new)
+            continue
+        for key in order:
+            built[key] = _set_unknown(built[key], call)
 
     ambiguous: dict[int, str] = {}
     defaults: list[AgentConfig] = []
@@ -283,6 +317,34 @@ def _claude_configs(
 
 def _replace_option(cfg: AgentConfig, name: str, opt: Option) -> AgentConfig:
     return dataclasses.replace(cfg, options={**cfg.options, name: opt})
+
+
+def _set_unknown(cfg: AgentConfig, call: ast.Call) -> AgentConfig:
+    """After ``setattr`` with a name not known: every option may have been set."""
+    unknown = Unknown(short(call, 60), f"setattr at line {call.lineno} with a name not known")
+    options = {k: Option(OneOf((o.value, unknown)), o.line, o.expr) for k, o in cfg.options.items()}
+    return dataclasses.replace(
+        cfg, options=options, open_ended=cfg.open_ended or short(call, 40), gates=()
+    )
+
+
+def _keywords(node: ast.Call) -> dict[str, ast.expr]:
+    return {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
+
+
+def _regated(
+    before: tuple[GateVerdict, ...], node: ast.Call, scope: Scope, index: ModuleIndex
+) -> tuple[GateVerdict, ...]:
+    """The verdicts after a change of options: those of the changed keywords read again
+    (a changed option that cannot be read has none: unknown)."""
+    changed = _keywords(node)
+    kept = tuple(
+        g
+        for g in before
+        if not (g.option == "can_use_tool" and "can_use_tool" in changed)
+        and not (g.option.startswith("PreToolUse") and "hooks" in changed)
+    )
+    return kept + callback_verdicts(changed, scope, index)
 
 
 # --------------------------------------------------------------------------------------

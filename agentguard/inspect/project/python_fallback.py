@@ -1,10 +1,22 @@
 """Silent model fallbacks in Python: ``except`` handlers that switch model or client.
 
-A handler counts as a fallback when its body (nested functions excluded) passes a
-``model=`` that differs from the models used in the ``try`` body, assigns a name or
-attribute that holds a model/client/llm, or constructs an LLM client. It is *witnessed*
-when it re-raises or logs (a ``logging``/logger call, ``warnings.warn``, or a print to
-stderr). Only files that import an LLM client library are examined.
+A handler counts as a fallback when its body (nested functions excluded) asks for a model
+that differs from the ones the function already used (a ``model=`` keyword, or an argument
+that names a model), assigns a model, client or llm to a name whose head word says it holds
+one, or constructs an LLM client. It is *witnessed* when it re-raises or logs (a
+``logging``/logger call, ``warnings.warn``, or a print to stderr). Only files that import an
+LLM client library are examined.
+
+What is not a switch, each a pattern read wrong in real code before (crewAI, autogen,
+open_deep_research): a handler that catches only import errors (an optional-import guard
+probes for a feature; it cannot hide a model's failure); a name whose head word is not the
+holder (``model_class``, ``model_token_limit``, ``LITELLM_AVAILABLE``: something *about* a
+model); a holder set to ``None`` or another non-string constant (a feature turned off); a
+value built from the same object the ``try`` used (``llm.model_copy()`` after
+``copy.copy(llm)``); the function's own parameter passed on unchanged (the caller's model,
+not another one); a model named inside a condition (``if is_token_limit_exceeded(e,
+model):`` inspects, it does not ask); a model-like string passed into a library that is not
+an LLM client (``tiktoken.get_encoding("gpt2")`` names an encoding).
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ from typing import Any
 
 from agentguard.inspect.project.model import FallbackSite, Unknown
 from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_fallback_paths import builds
 from agentguard.inspect.project.python_handlers import handler_texts
 from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope, short
 
@@ -120,12 +133,27 @@ def may_switch_model(data: bytes) -> bool:
     return any(_SWITCH_NEEDLE.search(t.lower()) for t in itertools.chain((first,), texts))
 
 
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def head_word(name: str) -> str:
+    """The last word of a snake_case or CamelCase name, lower-cased: what the name *is*
+    (``backup_model`` is a model, ``model_class`` a class, ``LITELLM_AVAILABLE`` a flag)."""
+    words = _WORD.findall(name)
+    return words[-1].lower() if words else ""
+
+
+def _holds_a_model(name: str) -> bool:
+    return head_word(name) in _HOLDER_WORDS or head_word(name) in ("models", "clients", "llms")
+
+
 def _names_a_model(arg: ast.AST) -> bool:
     """A positional argument that names a model: `BACKUP_MODEL`, `self.model`, "gpt-4o"."""
     if isinstance(arg, ast.Name):
-        return "model" in arg.id.lower()
+        return head_word(arg.id) == "model"
     if isinstance(arg, ast.Attribute):
-        return "model" in arg.attr.lower()
+        return head_word(arg.attr) == "model"
     return (
         isinstance(arg, ast.Constant)
         and isinstance(arg.value, str)
@@ -133,17 +161,85 @@ def _names_a_model(arg: ast.AST) -> bool:
     )
 
 
-def _model_values(nodes: list[ast.AST], scope: Scope, ev: Evaluator) -> list[tuple[str, Any]]:
-    """Models a block asks for: `model=` keywords and arguments that name a model."""
-    out: list[tuple[str, Any]] = []
+def _only_import_errors(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught else []
+    if not names:
+        return False
+    for n in names:
+        last = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+        if last not in _IMPORT_ERRORS:
+            return False
+    return True
+
+
+def _condition_nodes(nodes: list[ast.AST]) -> set[int]:
+    """Ids of the nodes inside a condition (an ``if``/``while`` test, an ``assert``, a
+    conditional expression's test): what is named there is inspected, not asked for."""
+    inside: set[int] = set()
     for n in nodes:
+        if isinstance(n, ast.If | ast.While | ast.IfExp | ast.Assert):
+            inside.update(id(c) for c in ast.walk(n.test))
+    return inside
+
+
+def _into_other_library(call: ast.Call, scope: Scope, ev: Evaluator) -> bool:
+    """The call resolves into an imported library that is not an LLM client's."""
+    q = ev.qualname(call.func, scope)
+    return q is not None and "." in q and not q.startswith(LLM_MODULES)
+
+
+def _is_parameter(value: Any) -> bool:
+    return isinstance(value, Unknown) and value.reason == "function parameter"
+
+
+def _model_values(nodes: list[ast.AST], scope: Scope, ev: Evaluator) -> list[tuple[str, Any]]:
+    """Models a block asks for: `model=` keywords, `"model":` keys of a dict literal and
+    arguments that name a model (outside conditions, and strings only where they can reach
+    a model)."""
+    out: list[tuple[str, Any]] = []
+    tested = _condition_nodes(nodes)
+    for n in nodes:
+        if id(n) in tested:
+            continue
+        if isinstance(n, ast.Dict):
+            for k, v in zip(n.keys, n.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value in ("model", "model_name"):
+                    out.append((short(v, 60), ev.eval(v, scope)))
         if isinstance(n, ast.Call):
             for kw in n.keywords:
                 if kw.arg in ("model", "model_name", "fallback_model"):
                     out.append((short(kw.value, 60), ev.eval(kw.value, scope)))
+            other = _into_other_library(n, scope, ev)
             for arg in n.args:
+                if isinstance(arg, ast.Constant) and other:
+                    continue
                 if _names_a_model(arg):
                     out.append((short(arg, 60), ev.eval(arg, scope)))
+    return out
+
+
+def _assigned(node: ast.AST) -> tuple[list[ast.expr], ast.expr | None]:
+    if isinstance(node, ast.Assign):
+        return list(node.targets), node.value
+    if isinstance(node, ast.AnnAssign | ast.AugAssign):
+        return [node.target], node.value
+    return [], None
+
+
+def _root_names(value: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+
+
+def _tried_sources(try_nodes: list[ast.AST]) -> dict[str, set[str]]:
+    """Target text -> the names its values in the try body were built from."""
+    out: dict[str, set[str]] = {}
+    for n in try_nodes:
+        targets, value = _assigned(n)
+        if value is None:
+            continue
+        for t in targets:
+            out.setdefault(short(t, 40), set()).update(_root_names(value))
     return out
 
 
@@ -165,16 +261,25 @@ def _is_witness(node: ast.AST, scope: Scope, ev: Evaluator) -> bool:
     return False
 
 
-def _holder_target(node: ast.AST) -> str | None:
-    targets: list[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, ast.AnnAssign | ast.AugAssign):
-        targets = [node.target]
+def _holder_target(node: ast.AST, tried: dict[str, set[str]]) -> str | None:
+    """The target a model, client or llm is switched into, if the assignment is one: its
+    head word holds one, the value is not a non-string constant (``= None`` turns a
+    feature off), and the value is not built from the same names the try body's value for
+    that target was (a second way to copy the same object)."""
+    targets, value = _assigned(node)
+    if value is None:
+        return None
+    if isinstance(value, ast.Constant) and not isinstance(value.value, str):
+        return None
     for t in targets:
         name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
-        if any(w in name.lower() for w in _HOLDER_WORDS):
-            return short(t, 40)
+        if not _holds_a_model(name):
+            continue
+        text = short(t, 40)
+        names = _root_names(value)
+        if text in tried and names and names <= tried[text] | {"copy", "deepcopy"}:
+            continue
+        return text
     return None
 
 
@@ -192,16 +297,22 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
         return []
     out: list[FallbackSite] = []
     for handler, scope in index.handlers:
+        if _only_import_errors(handler):
+            continue  # an optional-import guard: it cannot hide a model's failure
         nodes = list(_body_nodes(handler.body))
         try_node = index.handler_try.get(id(handler))
-        tried = _model_values(list(_body_nodes(try_node.body)), scope, ev) if try_node else []
+        try_nodes = list(_body_nodes(try_node.body)) if try_node else []
+        tried = _model_values(try_nodes, scope, ev)
         tried_keys = {_key(v, text) for text, v in tried}
+        tried_from = _tried_sources(try_nodes)
         switches: list[str] = []
         models: list[str] = []
         certain = True
         for text, value in _model_values(nodes, scope, ev):
             if _key(value, text) in tried_keys:
                 continue  # a retry with the same model is not a fallback
+            if _is_parameter(value):
+                continue  # the caller's own model passed on: not another model
             shown = (
                 f"{text} ({value!r})" if isinstance(value, str) and text != repr(value) else text
             )
@@ -211,7 +322,7 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
             elif isinstance(value, Unknown):
                 certain = certain and bool(tried)
         for n in nodes:
-            holder = _holder_target(n)
+            holder = _holder_target(n, tried_from)
             if holder:
                 switches.append(f"assigns {holder}")
             client = _client_call(n, scope, ev)
@@ -230,6 +341,10 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
                 models=tuple(dict.fromkeys(models)),
                 witnessed=witnessed,
                 certain=certain,
+                primary=tuple(builds(list(_body_nodes(try_node.body)), scope, ev))
+                if try_node
+                else (),
+                fallback=tuple(builds(nodes, scope, ev)),
             )
         )
     return out

@@ -54,6 +54,7 @@ class Binding:
     value: ast.AST | Imported | Unknown  # the assigned expression, or what it is
     line: int
     conditional: bool  # inside an if/loop/except/match branch of its scope
+    node: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # a ``def`` binding's own
 
 
 @dataclass(eq=False)
@@ -97,8 +98,11 @@ class ModuleIndex(Walker):
         self.handler_try: dict[int, ast.Try] = {}  # id(handler) -> its try
         self.lists: list[tuple[ast.List, Scope]] = []
         self.dicts: list[tuple[ast.Dict, Scope]] = []
-        # obj.attr = value: (target, value, scope, conditional)
+        # obj.attr = value: (target, value, scope, conditional); setattr(obj, "attr", value)
         self.attr_assigns: list[tuple[ast.Attribute, ast.AST, Scope, bool]] = []
+        # setattr(obj, name, value) with a name not written literally; setattr(*args)
+        self.setattrs_unknown: list[tuple[ast.Call, Scope]] = []
+        self.setattrs_starred: list[tuple[ast.Call, Scope]] = []
         # the first part of every imported qualname, in any scope (``""`` for a relative
         # import): every qualname the Evaluator resolves starts with one of them, so an
         # extractor whose modules are not among them has nothing to find
@@ -106,6 +110,8 @@ class ModuleIndex(Walker):
         # names bound somewhere to an import or to another name or attribute: only these
         # can resolve to an imported qualname
         self.alias_names: set[str] = set()
+        # id(def or lambda node) -> its own scope (where its body's names resolve)
+        self.function_scopes: dict[int, Scope] = {}
         self.visit(tree)
 
     # -- scopes -----------------------------------------------------------------
@@ -118,7 +124,13 @@ class ModuleIndex(Walker):
     def _leave(self, saved: tuple[Scope, int]) -> None:
         self.scope, self.cond_depth = saved
 
-    def _bind(self, name: str, value: ast.AST | Imported | Unknown, line: int) -> None:
+    def _bind(
+        self,
+        name: str,
+        value: ast.AST | Imported | Unknown,
+        line: int,
+        node: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+    ) -> None:
         if isinstance(value, Imported):
             self.import_roots.add(value.qualname.split(".", 1)[0])
             self.alias_names.add(name)
@@ -127,9 +139,9 @@ class ModuleIndex(Walker):
         target = self.scope
         if name in self.scope.globals_:
             target = self.module
-        self.scope.bind(name, Binding(value, line, self.cond_depth > 0))
+        self.scope.bind(name, Binding(value, line, self.cond_depth > 0, node))
         if target is not self.scope:
-            target.bind(name, Binding(value, line, True))
+            target.bind(name, Binding(value, line, True, node))
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         for d in getattr(node, "decorator_list", []):
@@ -138,8 +150,9 @@ class ModuleIndex(Walker):
         for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
             self.visit(default)
         if not isinstance(node, ast.Lambda):
-            self._bind(node.name, Unknown(f"def {node.name}", "function"), node.lineno)
+            self._bind(node.name, Unknown(f"def {node.name}", "function"), node.lineno, node)
         saved = self._enter("function", getattr(node, "name", "<lambda>"))
+        self.function_scopes[id(node)] = self.scope
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if a is not None:
                 self._bind(a.arg, Unknown(a.arg, "function parameter"), a.lineno)
@@ -345,6 +358,8 @@ class ModuleIndex(Walker):
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.scope))
         func = node.func
+        if isinstance(func, ast.Name) and func.id == "setattr":
+            self._setattr(node)
         if (
             isinstance(func, ast.Attribute)
             and func.attr in _MUTATORS
@@ -352,6 +367,27 @@ class ModuleIndex(Walker):
         ):
             self.scope.mutations.setdefault(func.value.id, []).append(node.lineno)
         self.generic_visit(node)
+
+    def _setattr(self, node: ast.Call) -> None:
+        """``setattr(obj, "name", value)`` is ``obj.name = value``; with a name not written
+        literally (or ``setattr(*args)``) it may set any attribute of ``obj``."""
+        args = node.args
+        literal = (
+            len(args) == 3
+            and not node.keywords
+            and not any(isinstance(a, ast.Starred) for a in args)
+            and isinstance(args[1], ast.Constant)
+            and isinstance(args[1].value, str)
+        )
+        name = args[1].value if literal and isinstance(args[1], ast.Constant) else None
+        if isinstance(name, str):
+            target = ast.Attribute(value=args[0], attr=name, ctx=ast.Store())
+            ast.copy_location(target, node)
+            self.attr_assigns.append((target, args[2], self.scope, self.cond_depth > 0))
+        elif args and not isinstance(args[0], ast.Starred):
+            self.setattrs_unknown.append((node, self.scope))
+        else:
+            self.setattrs_starred.append((node, self.scope))
 
     def visit_List(self, node: ast.List) -> None:
         self.lists.append((node, self.scope))

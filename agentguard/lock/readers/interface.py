@@ -102,6 +102,8 @@ class ExistingLock:
     root_requires_dev: tuple[str, ...] = ()
     root: str | None = None  # the project's own package, when the lock names it
     content_hash: str | None = None
+    # the version of the tool that wrote the lock, when the lock says (Poetry's first line)
+    tool_version: str | None = None
 
     @property
     def registry_pins(self) -> tuple[LockPin, ...]:

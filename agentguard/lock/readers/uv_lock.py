@@ -176,6 +176,16 @@ class UvLockReader(LockReader):
                     extra=extra,
                 )
             )
+        if root_name is None:  # a virtual workspace root: its groups are in [manifest]
+            manifest = require(data.get("manifest", {}), dict, path, "[manifest]", None)
+            groups = require(
+                manifest.get("dependency-groups", {}), dict, path, "manifest groups", None
+            )
+            root_dev = tuple(
+                _requirement(r, path, None)
+                for items in groups.values()
+                for r in require(items, list, path, "manifest groups", None)
+            )
         return ExistingLock(
             path=path,
             format=self.format,

@@ -111,6 +111,7 @@ def config(
     arch: str = "amd64",
     os: str = "linux",
     variant: str | None = None,
+    cmd: Sequence[str] | None = None,
 ) -> bytes:
     """An image config; ``history`` gives created_by per layer (None: an empty-layer step)."""
     hist: list[dict[str, Any]] = []
@@ -127,6 +128,8 @@ def config(
     }
     if variant:
         doc["variant"] = variant
+    if cmd is not None:
+        doc["config"]["Cmd"] = list(cmd)
     return json.dumps(doc).encode()
 
 

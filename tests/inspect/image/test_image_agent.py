@@ -415,3 +415,45 @@ def test_harden_from_the_image_rewrites_the_agent_the_image_runs(
     assert "bypassPermissions" not in snippet.split("ClaudeAgentOptions(", 1)[1]
     summary = (out / "SUMMARY.md").read_text()
     assert "- `/opt/agent/bot.py:5` (claude-agent-sdk): replace its options with" in summary
+
+
+def test_the_agent_settings_and_managed_policy_behind_folder_links(
+    made: Made, docker_client: Any, tmp_path: Path
+) -> None:
+    """Issue 23 item 4 on the real engine: `/app -> /opt/real`, `/etc/claude-code -> /opt/cc`,
+    `~/.claude -> /data/cc` made by `ln -s` in their own layer; the engine's save stream is
+    read again for what the links lead to. Before, 0 findings and "/app/bot.py is not in
+    the image"."""
+    files = {
+        "rootfs/etc/passwd": PASSWD,
+        "rootfs/opt/real/bot.py": BOT,
+        "rootfs/opt/real/helpers.py": HELPERS,
+        "rootfs/opt/cc/managed-settings.json": MANAGED,
+        "rootfs/data/cc/settings.json": '{"permissions": {"defaultMode": "bypassPermissions"}}\n',
+    }
+    dockerfile = (
+        "FROM scratch\nCOPY busybox /bin/busybox\nCOPY rootfs/ /\n"
+        'RUN ["/bin/busybox", "mkdir", "-p", "/home/agent"]\n'
+        'RUN ["/bin/busybox", "ln", "-s", "/opt/real", "/app"]\n'
+        'RUN ["/bin/busybox", "ln", "-s", "/opt/cc", "/etc/claude-code"]\n'
+        'RUN ["/bin/busybox", "ln", "-s", "../../data/cc", "/home/agent/.claude"]\n'
+        'WORKDIR /work\nUSER agent\nCMD ["python3", "/app/bot.py"]\n'
+    )
+    tag = build(made, tmp_path, files, dockerfile)
+    result = inspect_cli(tag, "--format", "json")
+    report = report_of(result)
+    assert result.exit_code == 1, result.stdout
+    found = {(f["rule_id"], loc.get("path")) for f in report["findings"] for loc in f["locations"]}
+    assert {
+        ("AG305", "/opt/real/bot.py"),
+        ("AG301", "/opt/real/bot.py"),
+        ("AG305", "/etc/claude-code/managed-settings.json"),
+        ("AG305", "/home/agent/.claude/settings.json"),
+    } <= found
+    assert "not in the image" not in json.dumps(report["sources"])
+    assert [s for s in report["sources"] if s["status"] == "failed"] == []
+    files_read = {f["path"]: f["why"] for f in report["facts"]["image"]["agent"]["files"]}
+    assert files_read["/opt/real/helpers.py"] == "source tree of /opt/real/bot.py"
+    assert files_read["/home/agent/.claude/settings.json"] == (
+        "user settings (/home/agent/.claude/settings.json -> /data/cc/settings.json through links)"
+    )

@@ -18,7 +18,7 @@ from agentguard.findings import Finding, Source
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures"
 AGENT_RULES = (
     *("AG210", "AG211", "AG301", "AG302", "AG303", "AG304", "AG305", "AG306", "AG310"),
-    *("AG320", "AG330", "AG331"),
+    *("AG320", "AG321", "AG330", "AG331"),
 )
 
 

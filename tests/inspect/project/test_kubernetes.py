@@ -67,3 +67,86 @@ def test_a_workload_without_a_pod_spec_is_an_error_with_its_line() -> None:
 def test_other_kinds_are_not_workloads() -> None:
     data = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n"
     assert read_manifests("c.yaml", data) == ([], 1)
+
+
+# Issue 23 items 7 and 8: the same privileged Pod with the engine's socket, alone, as the
+# item of a `kind: List`, of a List inside a List, as an Argo Rollout's template, and with
+# a `{{` in a comment: every one fails the gate with the same findings.
+POD_SPEC = """\
+containers:
+  - name: agent
+    image: agent:1
+    securityContext:
+      privileged: true
+    volumeMounts:
+      - name: sock
+        mountPath: /var/run/docker.sock
+volumes:
+  - name: sock
+    hostPath:
+      path: /var/run/docker.sock
+"""
+
+
+def _indent(text: str, n: int) -> str:
+    return "".join(" " * n + line if line.strip() else line for line in text.splitlines(True))
+
+
+ALONE = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: agent\nspec:\n" + _indent(POD_SPEC, 2)
+IN_LIST = "apiVersion: v1\nkind: List\nitems:\n  - " + _indent(ALONE, 4).lstrip()
+IN_LIST_IN_LIST = "apiVersion: v1\nkind: List\nitems:\n  - " + _indent(IN_LIST, 4).lstrip()
+ROLLOUT = (
+    "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: agent\nspec:\n"
+    "  replicas: 1\n  template:\n    metadata:\n      labels: {app: agent}\n    spec:\n"
+    + _indent(POD_SPEC, 6)
+)
+COMMENTED = "# {{ not a template }}\n" + ALONE
+
+
+def _gate(tmp_path: Path, text: str) -> tuple[int, list[tuple[str, str]]]:
+    from tests.inspect.engine_support import inspect_cli, report_of
+
+    (tmp_path / "pod.yaml").write_text(text)
+    result = inspect_cli(tmp_path, "--format", "json")
+    report = report_of(result)
+    sources = {(s["name"], s["status"]) for s in report["sources"] if s["kind"] == "file"}
+    assert sources == {("pod.yaml", "ok")}
+    return result.exit_code, sorted((f["rule_id"], f["severity"]) for f in report["findings"])
+
+
+def test_a_privileged_pod_with_the_socket_fails_the_gate_in_every_wrapping(
+    tmp_path: Path,
+) -> None:
+    code, alone = _gate(tmp_path, ALONE)
+    assert code == 1 and {("AG203", "critical"), ("AG403", "critical")} <= set(alone), alone
+    for text in (IN_LIST, IN_LIST_IN_LIST, ROLLOUT, COMMENTED):
+        assert _gate(tmp_path, text) == (1, alone), text
+
+
+def test_list_items_keep_their_lines() -> None:
+    containers, docs = read_manifests("l.yaml", IN_LIST.encode())
+    assert docs == 1
+    assert [(c.workload, c.line, c.privileged) for c in containers] == [("Pod/agent", 10, True)]
+    assert dict(containers[0].lines)["privileged"] == 13
+
+
+def test_a_broken_file_with_braces_is_a_template_and_a_parsed_one_is_read() -> None:
+    from agentguard.inspect.project.k8s_facts import TemplatedManifest, read_manifest_file
+
+    try:
+        read_manifests("t.yaml", (ALONE + "{{- end }}\n").encode())
+    except TemplatedManifest:
+        pass
+    else:
+        raise AssertionError("a file that does not parse and holds {{ is a template")
+    # `kubectl apply` deploys a file that parses as written: `{{` in a value (a ConfigMap's
+    # alert template, an annotation) never hides the privileged pod beside it
+    quoted = ALONE.replace("  name: agent\n", '  name: agent\n  annotations: {a: "{{ x }}"}\n')
+    found = read_manifest_file("t.yaml", quoted.encode())
+    assert found.braces and [c.privileged for c in found.containers] == [True]
+
+
+def test_braces_in_a_value_do_not_pass_the_gate(tmp_path: Path) -> None:
+    code, alone = _gate(tmp_path, ALONE)
+    config_map = 'apiVersion: v1\nkind: ConfigMap\ndata:\n  alert: "{{ $labels.instance }}"\n'
+    assert _gate(tmp_path, ALONE + "---\n" + config_map) == (code, alone)

@@ -69,6 +69,22 @@ def test_hosted_code_interpreter_is_low() -> None:
 
 HOOKS = """
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+
+
+async def check_bash_command(input_data, tool_use_id, context):
+    command = input_data["tool_input"].get("command", "")
+    for pattern in ["foo.sh"]:
+        if pattern in command:
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": f"Command contains invalid pattern: {pattern}",
+                }
+            }
+    return {}
+
+
 opts = ClaudeAgentOptions(
     hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[check_bash_command])]},
 )
@@ -78,9 +94,10 @@ opts = ClaudeAgentOptions(
 def test_pre_tool_use_hook_on_bash_lowers_the_shell_finding() -> None:
     (shell,) = _findings(HOOKS)
     assert shell[:2] == ("AG301", "medium")
-    assert shell[2].endswith("Mitigated: a PreToolUse hook (matcher Bash) sees each call."), shell[
-        2
-    ]
+    assert shell[2].endswith(
+        "Mitigated: a PreToolUse hook (matcher Bash) sees each call (`check_bash_command` "
+        "returns permissionDecision: 'deny' (line 9))."
+    ), shell[2]
     # the hook matches Bash only: the web tools are not seen by it
     assert _findings(HOOKS, "AG303")[0][1] == "medium"
     assert "Mitigated" not in _findings(HOOKS, "AG303")[0][2]
@@ -88,14 +105,19 @@ def test_pre_tool_use_hook_on_bash_lowers_the_shell_finding() -> None:
 
 def test_can_use_tool_lowers_tools_not_pre_approved_only() -> None:
     source = (
-        "from claude_agent_sdk import ClaudeAgentOptions\n"
-        "async def decide(name, args, ctx): ...\n"
+        "from claude_agent_sdk import ClaudeAgentOptions, PermissionResultDeny\n"
+        "async def decide(name, args, ctx):\n"
+        "    if name == 'Bash':\n"
+        "        return PermissionResultDeny(message='no shell')\n"
         "a = ClaudeAgentOptions(can_use_tool=decide)\n"
         "b = ClaudeAgentOptions(can_use_tool=decide, allowed_tools=['Bash'])\n"
     )
     found = _findings(source)
     assert [(r, s) for r, s, _ in found] == [("AG301", "medium"), ("AG301", "high")]
-    assert found[0][2].endswith("Mitigated: `can_use_tool` decides each call.")
+    assert found[0][2].endswith(
+        "Mitigated: `can_use_tool` decides each call (`decide` returns "
+        "PermissionResultDeny(...) (line 4))."
+    )
 
 
 def test_sandbox_in_settings_json_is_the_sandbox() -> None:
@@ -156,4 +178,116 @@ def test_a_workflow_that_pre_approves_only_some_commands_is_medium() -> None:
     assert shell.message.endswith(
         "Mitigated: a workflow run: only calls matching Bash(git add:*), Bash(python -m "
         "pytest:*) are pre-approved, and nobody answers a permission prompt for any other."
+    )
+
+
+# Issue 23 item 11: a callback or a hook is a gate only if some path can deny.
+STAMPS = """
+from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, PermissionResultAllow
+from elsewhere import external_gate
+
+
+async def approve(input_data, tool_use_id, context):
+    return {}
+
+
+lam = ClaudeAgentOptions(tools=["Bash"], can_use_tool=lambda *a: PermissionResultAllow())
+hook = ClaudeAgentOptions(
+    tools=["Bash"], hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[approve])]}
+)
+imported = ClaudeAgentOptions(tools=["Bash"], can_use_tool=external_gate)
+"""
+
+
+def test_rubber_stamps_are_no_mitigation_and_unknown_is_not_credited() -> None:
+    base = "claude-agent-sdk configuration leaves the built-in shell tools live: Bash"
+    assert _findings(STAMPS) == [
+        (
+            "AG301",
+            "high",
+            f"{base} (`tools` = ['Bash']). Not mitigated: `can_use_tool` never denies a call "
+            "(`lambda *a: PermissionResultAllow()` always allows): a rubber stamp, not a gate.",
+        ),
+        (
+            "AG301",
+            "high",
+            f"{base} (`tools` = ['Bash']). Not mitigated: a PreToolUse hook (matcher Bash) "
+            "never denies a call (`approve` allows on every path): a rubber stamp, not a gate.",
+        ),
+        (
+            "AG301",
+            "high",
+            f"{base} (`tools` = ['Bash']). Not mitigated: whether `can_use_tool` can deny a "
+            "call is unknown (`external_gate` is imported from elsewhere.external_gate): not "
+            "counted as a gate.",
+        ),
+    ]
+
+
+BRANCHES = """
+import dataclasses
+from claude_agent_sdk import ClaudeAgentOptions, PermissionResultAllow, PermissionResultDeny
+
+
+def mixed(name, args, ctx):
+    if name == "Read":
+        return PermissionResultAllow()
+    return PermissionResultDeny(message="ask first")
+
+
+def raising(name, args, ctx):
+    if name != "Read":
+        raise PermissionError(name)
+    return PermissionResultAllow()
+
+
+def computed(name, args, ctx):
+    return policy.decide(name, args)
+
+
+def stamp(name, args, ctx):
+    return PermissionResultAllow(updated_input=args)
+
+
+a = ClaudeAgentOptions(tools=["Bash"], can_use_tool=mixed)
+b = ClaudeAgentOptions(tools=["Bash"], can_use_tool=raising)
+c = ClaudeAgentOptions(tools=["Bash"], can_use_tool=computed)
+d = dataclasses.replace(a, can_use_tool=stamp)
+e = ClaudeAgentOptions(tools=["Bash"], can_use_tool=mixed)
+e.can_use_tool = stamp
+f = ClaudeAgentOptions(tools=["Bash"], can_use_tool=mixed if FLAG else stamp)
+"""
+
+
+def test_a_path_that_denies_raises_or_computes_is_a_gate_and_one_branch_of_stamp_is_not() -> None:
+    found = [(s, m.split("Bash (`tools` = ['Bash']). ", 1)[1]) for _, s, m in _findings(BRANCHES)]
+    assert sorted(found) == sorted(
+        [
+            (
+                "medium",
+                "Mitigated: `can_use_tool` decides each call (`mixed` returns "
+                "PermissionResultDeny(...) (line 9)).",
+            ),
+            ("medium", "Mitigated: `can_use_tool` decides each call (`raising` raises (line 14))."),
+            (
+                "medium",
+                "Mitigated: `can_use_tool` decides each call (`computed` returns a decision "
+                "computed at run time (`policy.decide(name, args)`) (line 19)).",
+            ),
+            (
+                "high",
+                "Not mitigated: `can_use_tool` never denies a call (`stamp` allows on every path): "
+                "a rubber stamp, not a gate.",
+            ),
+            (
+                "high",
+                "Not mitigated: `can_use_tool` never denies a call (`stamp` allows on every path): "
+                "a rubber stamp, not a gate.",
+            ),
+            (
+                "high",
+                "Not mitigated: `can_use_tool` never denies a call (`stamp` allows on every path "
+                "(on one branch)): a rubber stamp, not a gate.",
+            ),
+        ]
     )

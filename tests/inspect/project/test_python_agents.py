@@ -295,3 +295,57 @@ def test_a_global_never_assigned_is_unknown_not_a_crash() -> None:
     assert _configs(source) == [
         (8, {"permission_mode": Unknown("MODE", "name not defined in this file")}, False)
     ]
+
+
+# Issue 23 item 13: setattr is an assignment.
+def test_setattr_with_a_literal_name_is_an_attribute_assignment_and_fails_ag305() -> None:
+    source = """
+        from claude_agent_sdk import ClaudeAgentOptions
+
+        opts = ClaudeAgentOptions(tools=["Read"], cwd="/srv/work", setting_sources=[])
+        setattr(opts, "permission_mode", "bypassPermissions")
+    """
+    assert _configs(source) == [
+        (
+            4,
+            {
+                "tools": ("Read",),
+                "cwd": "/srv/work",
+                "setting_sources": (),
+                "permission_mode": "bypassPermissions",
+            },
+            False,
+        )
+    ]
+    result = scan_files([ProjectFile("agent.py", textwrap.dedent(source).encode())], workdir=None)
+    (bypass,) = [f for f in result.findings if f.rule_id == "AG305"]
+    assert bypass.severity is Severity.HIGH and bypass.confidence is Confidence.HIGH
+
+
+def test_setattr_spread_of_a_known_tuple_is_the_same_assignment() -> None:
+    source = """
+        from claude_agent_sdk import ClaudeAgentOptions
+
+        opts = ClaudeAgentOptions(tools=["Read"])
+        args = (opts, "permission_mode", "bypassPermissions")
+        setattr(*args)
+    """
+    assert _configs(source) == [
+        (4, {"tools": ("Read",), "permission_mode": "bypassPermissions"}, False)
+    ]
+
+
+def test_setattr_with_a_name_not_known_makes_every_option_unknown() -> None:
+    for call in ("setattr(opts, name, value)", "setattr(*stuff)"):
+        source = f"""
+            from claude_agent_sdk import ClaudeAgentOptions
+
+            opts = ClaudeAgentOptions(tools=["Read"])
+            {call}
+        """
+        facts = analyse_python("agent.py", textwrap.dedent(source).encode())
+        (cfg,) = facts.configs
+        unknown = Unknown(call, "setattr at line 5 with a name not known")
+        assert dict(cfg.options) == {"tools": Option(OneOf((("Read",), unknown)), 4, "['Read']")}
+        assert cfg.open_ended == call
+        assert isinstance(cfg.option("permission_mode").value, Unknown)  # type: ignore[union-attr]

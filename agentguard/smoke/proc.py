@@ -1,0 +1,88 @@
+"""Running the smoke run's children: the minimal environment they get, and one bounded run.
+
+Every child (the installer, the probe in the scratch interpreter, a stdio MCP server) gets
+``PATH``, a ``HOME`` and ``TMPDIR`` inside the run's temporary folder, the locale, and the
+paths of the machine's CA certificates (file names, no secret); nothing else of the
+caller's environment (no tokens, no proxy settings, no index credentials). Each runs in a
+session of its own, and the whole process group is killed when its deadline passes or its
+run ends, so a package that forks a daemon does not outlive the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+PASSED = ("LANG", "LC_ALL", "LC_CTYPE", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
+MAX_OUTPUT = 64 * 1024  # bytes kept of a child's output (its tail)
+
+
+def child_env(scratch: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    home = os.path.join(scratch, "home")
+    tmp = os.path.join(scratch, "tmp")
+    os.makedirs(home, exist_ok=True)
+    os.makedirs(tmp, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": home, "TMPDIR": tmp}
+    env.update({k: os.environ[k] for k in PASSED if k in os.environ})
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(extra or {})
+    return env
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int | None  # None: killed at its deadline
+    output: str  # stdout and stderr, the tail
+    seconds: float
+
+    @property
+    def timed_out(self) -> bool:
+        return self.code is None
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -> Ran:
+    """Run ``argv`` to its end or its deadline; stdin is closed, the output's tail kept."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        code = None
+        try:  # what it wrote before (a child that left the group may hold the pipe open)
+            out, _ = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            out = b""
+    finally:
+        kill_group(proc)  # what it left running in its group
+    text = out[-MAX_OUTPUT:].decode("utf-8", "replace")
+    return Ran(code, text, time.monotonic() - started)
+
+
+def tail(text: str, lines: int = 12) -> tuple[str, ...]:
+    """The last non-empty lines of a child's output, redacted (it may print what it read)."""
+    from agentguard import redact
+
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
+    return tuple(redact.text(line)[:300] for line in kept)

@@ -1,0 +1,293 @@
+"""The smoke run: install the lock into a scratch environment, then start what the project
+starts (its agent SDK imports, its in-process MCP servers, its stdio MCP servers), each in
+a child process under a deadline. Gathers facts and sources only; the AG6xx rules judge."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentguard.findings import Source
+from agentguard.inspect.project.model import McpServer
+from agentguard.smoke.facts import FAILED, NEEDS_CREDENTIALS, Crash, Crossing, Probe, SmokeFacts
+from agentguard.smoke.install import Options, install
+from agentguard.smoke.proc import Ran, child_env, run, tail
+from agentguard.smoke.targets import Target, gather
+
+DEFAULT_TIMEOUT = 900.0  # the whole smoke run, seconds
+SERVER_TIMEOUT = 90.0  # one stdio server: a launcher's download, then initialize and tools/list
+PROBE_TIMEOUT = 120.0  # the probe child (every import and in-process server)
+
+
+@dataclass(frozen=True)
+class SmokeOptions:
+    index: Options = field(default_factory=Options)
+    timeout: float = DEFAULT_TIMEOUT
+    server_timeout: float = SERVER_TIMEOUT
+    probe_timeout: float = PROBE_TIMEOUT
+    exclude: tuple[str, ...] = ()
+
+
+def smoke_run(
+    root: Path,
+    requires_python: str | None,
+    opts: SmokeOptions,
+    crossings: tuple[Crossing, ...] = (),
+) -> tuple[SmokeFacts, list[Source]]:
+    ends = time.monotonic() + opts.timeout
+    targets = gather(root, opts.exclude)
+    sources = list(targets.sources)
+    own = _project_modules(root)
+    mine = sorted({t.module for t in targets.probes if t.module.split(".")[0] in own})
+    if mine:  # the project's own package (an SDK's own repository): never imported
+        sources.append(
+            Source.skipped(
+                "smoke",
+                "own modules",
+                f"not imported: {', '.join(mine[:8])}{' ...' if len(mine) > 8 else ''} "
+                "(the project's own code, which the smoke run does not run)",
+            )
+        )
+        targets.probes = [t for t in targets.probes if t.module.split(".")[0] not in own]
+    scratch = tempfile.mkdtemp(prefix="agentguard-smoke-")
+    try:
+        probes: list[Probe] = []
+        versions: tuple[tuple[str, str], ...] = ()
+        # the servers started by a launcher (npx, uvx) run beside the install; the probe
+        # child and the `python -m` servers once it is done (each thread waits on a process)
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            launched, rest = _split(targets.servers)
+            started = _start_servers(pool, root, launched, None, scratch, opts, ends, sources)
+            installed, python, src = install(
+                root, scratch, requires_python, opts.index, opts.timeout * 0.8
+            )
+            sources.append(src)
+            child = None
+            if python is not None and targets.probes:
+                left = min(opts.probe_timeout, ends - time.monotonic())
+                child = pool.submit(_run_probes, python, targets.probes, scratch, left)
+            elif targets.probes:
+                sources.append(
+                    Source.skipped(
+                        "smoke",
+                        "agent code",
+                        f"the lock was not installed: {len(targets.probes)} import/server "
+                        "probe(s) not tried",
+                    )
+                )
+            elif python is not None:
+                sources.append(
+                    Source.skipped(
+                        "smoke",
+                        "agent code",
+                        "the project's code imports no agent SDK or MCP library: nothing to import",
+                    )
+                )
+            started += _start_servers(pool, root, rest, python, scratch, opts, ends, sources)
+            if child is not None:
+                got, versions = child.result()
+                probes += got
+            for label, future in started:
+                probe = future.result()
+                probes.append(probe)
+                if probe.status == NEEDS_CREDENTIALS:
+                    sources.append(
+                        Source.skipped("mcp-server", label, f"needs credentials: {probe.detail}")
+                    )
+                else:
+                    sources.append(
+                        Source.ok("mcp-server", label, f"started: {probe.status}: {probe.detail}")
+                    )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for p in probes:
+        if p.kind != "stdio":
+            sources.append(Source.ok("smoke", f"{p.kind} {p.subject}", f"{p.status}: {p.detail}"))
+    facts = SmokeFacts(str(root), installed, tuple(probes), crossings, versions)
+    return facts, sources
+
+
+def _split(servers: list[McpServer]) -> tuple[list[McpServer], list[McpServer]]:
+    from agentguard.smoke.stdio import LAUNCHERS
+
+    def launcher(s: McpServer) -> bool:
+        return isinstance(s.command, str) and os.path.basename(s.command) in LAUNCHERS
+
+    return [s for s in servers if launcher(s)], [s for s in servers if not launcher(s)]
+
+
+def _start_servers(
+    pool: ThreadPoolExecutor,
+    root: Path,
+    servers: list[McpServer],
+    python: str | None,
+    scratch: str,
+    opts: SmokeOptions,
+    ends: float,
+    sources: list[Source],
+) -> list[tuple[str, Future[Probe]]]:
+    """Each stdio server agentguard can start, started in ``pool``; the others skipped."""
+    from agentguard.smoke.stdio import launch_argv, start_server
+
+    modules = _project_modules(root)
+    out: list[tuple[str, Future[Probe]]] = []
+    for server in servers:
+        argv = launch_argv(server, python, modules)
+        label = f"{server.name} ({server.path})"
+        if isinstance(argv, str):
+            sources.append(Source.skipped("mcp-server", label, f"not started: {argv}"))
+            continue
+        left = ends - time.monotonic()
+        if left < 5:
+            sources.append(
+                Source.skipped("mcp-server", label, "not started: the smoke run's deadline passed")
+            )
+            continue
+        timeout = min(opts.server_timeout, left)
+        cwd = os.path.join(scratch, "tmp")
+        out.append((label, pool.submit(start_server, server, argv, scratch, cwd, timeout)))
+    return out
+
+
+def _project_modules(root: Path) -> frozenset[str]:
+    """Top-level names the project's own code may be imported as (never started)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return frozenset()
+    out = {n[:-3] for n in names if n.endswith(".py")}
+    out |= {n for n in names if os.path.isfile(os.path.join(root, n, "__init__.py"))}
+    src = root / "src"
+    if src.is_dir():
+        out |= {n for n in os.listdir(src) if os.path.isdir(src / n)}
+    return frozenset(out)
+
+
+def _run_probes(
+    python: str, targets: list[Target], scratch: str, timeout: float
+) -> tuple[list[Probe], tuple[tuple[str, str], ...]]:
+    """Every probe in a child of the scratch interpreter; a child that dies or hangs on one
+    is started again for the rest (the one it was running is the failure)."""
+    from agentguard import safeio
+
+    script = Path(__file__).with_name("probe_child.py").read_text(encoding="utf-8")
+    safeio.write_in(scratch, "probe_child.py", script)
+    todo = {i: t for i, t in enumerate(targets)}
+    results: dict[int, Probe] = {}
+    versions: tuple[tuple[str, str], ...] = ()
+    ends = time.monotonic() + timeout
+    attempt = 0
+    ran: Ran | None = None
+    while todo and attempt <= len(targets):
+        attempt += 1
+        spec = [
+            {"id": i, "kind": t.kind, "module": t.module, "names": list(t.names)}
+            for i, t in todo.items()
+        ]
+        safeio.write_in(scratch, "spec.json", json.dumps(spec))
+        out_name = f"out-{attempt}.jsonl"
+        safeio.write_in(scratch, out_name, "")
+        left = ends - time.monotonic()
+        if left <= 1:
+            break
+        ran = run(
+            [
+                python,
+                "-I",
+                os.path.join(scratch, "probe_child.py"),
+                os.path.join(scratch, "spec.json"),
+                os.path.join(scratch, out_name),
+            ],
+            cwd=os.path.join(scratch, "tmp"),
+            env=child_env(scratch),
+            timeout=left,
+        )
+        started: int | None = None
+        try:  # written by the child, where the project's packages run: bounded, maybe junk
+            lines = safeio.read_text(
+                os.path.join(scratch, out_name), root=scratch, cap=16 * 1024 * 1024
+            ).splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(rec, dict):
+                continue
+            if "versions" in rec:
+                versions = tuple((str(n), str(v)) for n, v in rec["versions"])
+            elif "start" in rec:
+                started = int(rec["start"])
+            elif "done" in rec and int(rec["done"]) in todo:
+                i = int(rec["done"])
+                results[i] = _probe(todo.pop(i), rec, ran.output)
+                started = None
+        if started is not None and started in todo:
+            t = todo.pop(started)
+            why = (
+                f"the probe did not finish within {timeout:g} s"
+                if ran.timed_out
+                else f"the child process died (status {ran.code}) while running it"
+            )
+            results[started] = Probe(
+                t.kind,
+                t.module,
+                FAILED,
+                "import" if t.kind == "import" else "construct",
+                t.path,
+                t.line,
+                why,
+                output=tail(ran.output),
+            )
+        elif todo and (ran.timed_out or ran.code != 0):
+            break
+    last = "" if ran is None else f" (status {ran.code})" if not ran.timed_out else " (deadline)"
+    for i, t in todo.items():  # never reported on: the child did not get to them
+        results[i] = Probe(
+            t.kind,
+            t.module,
+            FAILED,
+            "start",
+            t.path,
+            t.line,
+            f"the scratch interpreter ended without running the probe{last}",
+            output=tail(ran.output) if ran is not None else (),
+        )
+    return [results[i] for i in sorted(results)], versions
+
+
+def _probe(t: Target, rec: dict[str, object], output: str) -> Probe:
+    crash = None
+    raw = rec.get("crash")
+    if isinstance(raw, dict):
+        fields = {
+            k: (str(v) if v is not None else None)
+            for k, v in raw.items()
+            if k in Crash.__dataclass_fields__
+        }
+        crash = Crash(**fields)  # type: ignore[arg-type]
+    status = str(rec.get("status"))
+    tools = rec.get("tools")
+    detail = str(rec.get("detail", "")) if crash is None else f"{crash.exc_type}: {crash.message}"
+    return Probe(
+        kind=t.kind,
+        subject=t.module,
+        status=status,
+        stage=str(rec.get("stage", "list-tools" if t.kind != "import" else "import")),
+        path=t.path,
+        line=t.line,
+        detail=detail,
+        tools=tuple(str(x) for x in tools) if isinstance(tools, list) else None,
+        crash=crash,
+        package=str(rec["package"]) if rec.get("package") else None,
+        version=str(rec["version"]) if rec.get("version") else None,
+        output=tail(output) if status != "ok" else (),
+    )
