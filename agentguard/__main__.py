@@ -93,7 +93,9 @@ def _leave(code: object) -> None:
         status = code
     else:
         with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(f"{code}\n")
+            from agentguard.cli_shared import say
+
+            sys.stderr.write(say(str(code)) + "\n")
         status = 1
     try:
         sys.stdout.flush()

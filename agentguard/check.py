@@ -37,6 +37,8 @@ class CheckOptions:
     images: tuple[str, ...] = ()
     images_from_compose: bool = False
     config_file: Path | None = None
+    project_config: bool = True  # False: --no-project-config
+    inline_ignores: bool = True  # False: --no-inline-ignores
     baseline: Path | None = None
     write_baseline: Path | None = None
     smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
@@ -81,7 +83,7 @@ def _declares_dependencies(project: Path) -> bool:
         return True  # let the lock step report the problem with the file
 
 
-def lock_step(project: Path, deps: DepsPolicy | None = None) -> StepResult:
+def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
     """``lock --check``: offline, reads the inputs and the two lock files."""
     if not _declares_dependencies(project):
         return StepResult(
@@ -295,7 +297,12 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     project = opts.project
     if not project.is_dir():
         raise UsageError(f"{project}: not a folder")
-    config = load_config(project, config_file=opts.config_file)
+    config = load_config(
+        project,
+        config_file=opts.config_file,
+        project_config=opts.project_config,
+        inline_ignores=opts.inline_ignores,
+    )
     baseline = read_baseline(opts.baseline) if opts.baseline else None
 
     locked: list[StepResult] = []
@@ -346,6 +353,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         inputs=_inputs(opts, images),
         facts=facts,
         notes=[*notes, *applied.notes],
+        configuration=applied.trace,
     )
     return CheckResult(report, config)
 

@@ -26,7 +26,26 @@ FailOnOpt = Annotated[
     typer.Option("--fail-on", help="Exit 1 at or above this severity (default: config, high)."),
 ]
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="Read only this configuration file.")
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Read only this configuration file (none in the scanned folder is read).",
+    ),
+]
+NoProjectConfigOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-project-config",
+        help="Do not read agentguard.toml or the tool.agentguard table of pyproject.toml in the "
+        "scanned folder (in CI on a pull request they are the pull request's).",
+    ),
+]
+NoInlineIgnoresOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-inline-ignores",
+        help="Inline `agentguard: ignore[...]` comments suppress nothing.",
+    ),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show every finding and source.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")]
@@ -61,10 +80,9 @@ def _color_wanted() -> bool:
 def say(message: str) -> str:
     """A message for stderr: redacted and escaped (a CI log is a terminal too: a newline
     from a file name would start a line of its own, such as an ``::error::`` command)."""
-    from agentguard import redact
-    from agentguard.report.text import visible
+    from agentguard import escape, redact
 
-    return visible(redact.text(message))
+    return escape.commands(escape.terminal(redact.text(message)))
 
 
 def preload(fmt: Format) -> None:

@@ -15,6 +15,7 @@ the file and the key (exit 2).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -25,9 +26,9 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.errors import ConfigError as ConfigError
+from agentguard.facts.names import canonical_name as canonical_name
 from agentguard.findings import Severity
 from agentguard.rules.deps_policy import DepsPolicy as DepsPolicy
-from agentguard.rules.deps_policy import canonical_name as canonical_name
 from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
@@ -106,6 +107,12 @@ class Config:
     # the smoke run executes the project's packages (see docs/smoke.md)
     smoke: bool | None = None
     smoke_trusted: bool = False  # it came from --config
+    # where the configuration came from: "project" (the scanned folder's own file: on a
+    # pull request, the PR's), "file" (--config FILE: the caller's), "defaults"
+    origin: str = "defaults"
+    # the scanned folder's configuration files that were there and not read, with why
+    ignored_files: tuple[str, ...] = ()
+    inline_ignores: bool = True  # False: --no-inline-ignores (comments never suppress)
 
     def options(self, rule_id: str) -> Mapping[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -210,19 +217,52 @@ def find_project_layer(project: Path) -> tuple[_Layer | None, list[str]]:
     return from_own or from_py, []
 
 
-def load_config(project: Path | None = None, *, config_file: Path | None = None) -> Config:
-    """The effective configuration for ``project`` (or only ``config_file``, when given)."""
+def project_files(project: Path) -> list[Path]:
+    """The configuration files the scanned folder holds (read or not)."""
+    return [p for p in (project / PROJECT_FILE, project / PYPROJECT) if p.is_file()]
+
+
+def load_config(
+    project: Path | None = None,
+    *,
+    config_file: Path | None = None,
+    project_config: bool = True,
+    inline_ignores: bool = True,
+) -> Config:
+    """The effective configuration for ``project``.
+
+    ``config_file`` (``--config``): only that file; nothing in ``project`` is read.
+    ``project_config=False`` (``--no-project-config``): the scanned folder's
+    ``agentguard.toml`` and ``[tool.agentguard]`` are not read (CI trusts only its own
+    configuration: in a pull request's checkout they are the pull request's). Either way
+    the folder's files that were not read are named in :attr:`Config.ignored_files`.
+    ``inline_ignores=False`` (``--no-inline-ignores``): no comment suppresses a finding."""
     notes: list[str] = []
+    ignored: list[str] = []
+    origin = "defaults"
     if config_file is not None:
         if not config_file.is_file():
             raise ConfigError(f"{config_file}: no such configuration file")
         layer = _project_layer(config_file)
         if layer is None:
             raise ConfigError(f"{config_file}: has no [tool.agentguard] table")
-    elif project is not None:
+        origin = "file"
+        if project is not None:
+            own = {os.path.realpath(config_file)}
+            ignored = [
+                f"{p} (--config {config_file} given)"
+                for p in project_files(project)
+                if os.path.realpath(p) not in own and _may_configure(p)
+            ]
+    elif project is not None and project_config:
         layer, notes = find_project_layer(project)
+        origin = "project" if layer is not None else "defaults"
     else:
         layer = None
+        if project is not None:
+            ignored = [
+                f"{p} (--no-project-config)" for p in project_files(project) if _may_configure(p)
+            ]
     layers = [layer] if layer else []
     for lay in layers:
         _validate(lay)
@@ -242,9 +282,23 @@ def load_config(project: Path | None = None, *, config_file: Path | None = None)
         name, named_in = str(data["policy"]), f"{label}: policy"
     stack = [*reversed(chain), *layers]
     config = _build(stack, policy=chain[0].label.split(":", 1)[1], notes=notes)
+    config = dataclasses.replace(
+        config, origin=origin, ignored_files=tuple(ignored), inline_ignores=inline_ignores
+    )
     if config_file is not None and config.smoke is not None:
         config = dataclasses.replace(config, smoke_trusted=True)
     return config
+
+
+def _may_configure(path: Path) -> bool:
+    """An ``agentguard.toml``, or a ``pyproject.toml`` that names ``tool.agentguard`` (read
+    as text only: a file not read for its configuration is not parsed either)."""
+    if path.name != PYPROJECT:
+        return True
+    try:
+        return "agentguard" in safeio.read_text(path, cap=MAX_CONFIG_BYTES)
+    except (OSError, UnicodeDecodeError):
+        return True  # (said as not read; whether it held a table is unknown)
 
 
 # -- validation and merging -----------------------------------------------------------

@@ -8,7 +8,9 @@ rules stay free of I/O), and every file read for them is recorded as a source.
 
 Inline comments: ``# agentguard: ignore[AG301]`` or ``# agentguard: ignore[AG301,AG302]``
 (``//`` works too, for JSONC) at the end of the finding's line, or on a comment-only
-line directly above it. A finding without a line number can be ignored in the
+line directly above it. Only a real comment of the file's language counts
+(:mod:`agentguard.comments`): a string that reads like one is data. ``--no-inline-ignores``
+turns them off. A finding without a line number can be ignored in the
 configuration, not inline.
 """
 
@@ -26,13 +28,14 @@ from pathlib import Path
 
 from agentguard import safeio
 from agentguard.baseline import Baseline
+from agentguard.comments import Comment, comments
 from agentguard.config import Config, IgnoreEntry
-from agentguard.findings import Finding, Location, Severity, Source
+from agentguard.findings import ConfigTrace, Finding, Location, Severity, Source
 from agentguard.globmatch import _path_matches
 from agentguard.globmatch import glob_matches as glob_matches
 from agentguard.globmatch import glob_to_regex as glob_to_regex
 
-INLINE = re.compile(r"(?:#|//)\s*agentguard:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
+INLINE = re.compile(r"(?:#|//|/\*)\s*agentguard:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
 MAX_SUPPRESSION_FILE_BYTES = 4 * 1024 * 1024
 
 
@@ -41,6 +44,7 @@ class Applied:
     findings: tuple[Finding, ...]
     sources: tuple[Source, ...]  # files read for inline suppressions
     notes: tuple[str, ...]
+    trace: ConfigTrace  # which configuration, from where, and what it changed
 
 
 def _candidate_paths(loc: Location, root: Path | None) -> tuple[str, ...]:
@@ -107,7 +111,7 @@ class _Lines:
         self.root = root
         # (resolved once: each file then costs one realpath and one stat, not five and two)
         self.real_root = os.path.realpath(root) if root is not None else ""
-        self.cache: dict[Path, list[str] | None] = {}
+        self.cache: dict[Path, dict[int, Comment] | None] = {}
         self.where: dict[str, Path | None] = {}
         self.found: dict[Path, tuple[str, int]] = {}  # a local file: its real path and size
         self.sources: list[Source] = []
@@ -135,10 +139,11 @@ class _Lines:
         self.found[full] = (real, st.st_size)
         return full
 
-    def lines(self, full: Path, shown: str) -> list[str] | None:
+    def comments(self, full: Path, shown: str) -> dict[int, Comment] | None:
+        """The file's real comments by line (:mod:`agentguard.comments`), or None."""
         if full in self.cache:
             return self.cache[full]
-        lines: list[str] | None = None
+        lines: dict[int, Comment] | None = None
         real, size = self.found[full]  # (local_file found it)
         try:
             if size > MAX_SUPPRESSION_FILE_BYTES:
@@ -153,11 +158,10 @@ class _Lines:
             else:
                 # resolved and inside the root: opened without following a link, a
                 # FIFO or device swapped in meanwhile is refused, the read is capped
-                lines = (
-                    safeio.read_candidate(real, True, cap=MAX_SUPPRESSION_FILE_BYTES)
-                    .decode("utf-8", errors="replace")
-                    .splitlines()
+                text = safeio.read_candidate(real, True, cap=MAX_SUPPRESSION_FILE_BYTES).decode(
+                    "utf-8", errors="replace"
                 )
+                lines = comments(shown, text)
                 self.sources.append(Source.ok("file", shown, "read for inline suppressions"))
         except OSError as exc:
             self.sources.append(
@@ -184,22 +188,23 @@ def inline_rules(line: str) -> set[str]:
 
 
 def _inline_ignore(f: Finding, files: _Lines) -> str | None:
+    """A real comment (never a string that looks like one) on the finding's line, or a
+    comment-only line directly above it, that names the finding's rule."""
     for loc in f.locations:
         if loc.line is None or loc.path is None:
             continue
         full = files.local_file(loc)
         if full is None:
             continue
-        lines = files.lines(full, loc.path)
-        if lines is None or not 1 <= loc.line <= len(lines):
+        found = files.comments(full, loc.path)
+        if not found:
             continue
-        here = lines[loc.line - 1]
-        if f.rule_id in inline_rules(here):
+        here = found.get(loc.line)
+        if here is not None and f.rule_id in inline_rules(here.text):
             return f"inline: {loc.path}:{loc.line}"
-        if loc.line >= 2:
-            above = lines[loc.line - 2]
-            if above.lstrip().startswith(("#", "//")) and f.rule_id in inline_rules(above):
-                return f"inline: {loc.path}:{loc.line - 1}"
+        above = found.get(loc.line - 1)
+        if above is not None and above.whole_line and f.rule_id in inline_rules(above.text):
+            return f"inline: {loc.path}:{loc.line - 1}"
     return None
 
 
@@ -226,6 +231,7 @@ def apply_policy(
     lowered: Counter[str] = Counter()
     files = _Lines(root)
     out: list[Finding] = []
+    ignored = inline = 0
     for f in findings:
         if f.rule_id in config.disabled:
             dropped[f.rule_id] += 1
@@ -239,7 +245,12 @@ def apply_policy(
             if g.context is not None and g.severity is not graded:
                 lowered[g.context] += 1
         if g.suppressed is None:
-            reason = _config_ignore(g, config, root) or _inline_ignore(g, files)
+            reason = _config_ignore(g, config, root)
+            if reason:
+                ignored += 1
+            elif config.inline_ignores:
+                reason = _inline_ignore(g, files)
+                inline += bool(reason)
             if reason:
                 g = g.with_suppression(reason)
         out.append(g)
@@ -254,10 +265,25 @@ def apply_policy(
             f"context: {n} finding(s) in {ctx} code reported at most "
             f"{config.context_severity[ctx].value} (`context-severity.{ctx}` changes that)"
         )
+    in_baseline = 0
     if baseline is not None:
         out, note = _apply_baseline(out, baseline)
         notes.append(note)
-    return Applied(tuple(out), tuple(files.sources), tuple(notes))
+        in_baseline = sum(1 for f in out if f.suppressed == "baseline")
+    trace = ConfigTrace(
+        origin=config.origin,
+        policy=config.policy,
+        files=tuple(f for f in config.files if not f.startswith("policy:")),
+        ignored=config.ignored_files,
+        inline_ignores=config.inline_ignores,
+        disabled=sum(dropped.values()),
+        downgraded=sum(lowered.values()),
+        remapped=sum(remapped.values()),
+        suppressed_config=ignored,
+        suppressed_inline=inline,
+        suppressed_baseline=in_baseline,
+    )
+    return Applied(tuple(out), tuple(files.sources), tuple(notes), trace)
 
 
 def _apply_baseline(findings: list[Finding], baseline: Baseline) -> tuple[list[Finding], str]:

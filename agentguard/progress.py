@@ -30,10 +30,9 @@ class Progress:
         if self._status is not None:
             from rich.text import Text
 
-            from agentguard import redact
-            from agentguard.report.text import visible
+            from agentguard import escape, redact
 
-            self._status.update(Text(visible(redact.text(message))))
+            self._status.update(Text(escape.commands(escape.terminal(redact.text(message)))))
 
 
 def wanted(stream: TextIO, *, quiet: bool) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from agentguard import __version__
 from agentguard.findings import (
+    ConfigTrace,
     Finding,
     JSONValue,
     Provenance,
@@ -31,6 +32,7 @@ def make_report(
     inputs: Mapping[str, JSONValue] | None = None,
     facts: Mapping[str, JSONValue] | None = None,
     notes: Iterable[str] = (),
+    configuration: ConfigTrace | None = None,
 ) -> Report:
     return Report(
         provenance=Provenance(
@@ -44,4 +46,5 @@ def make_report(
         sources=tuple(sources),
         facts=dict(facts or {}),
         notes=tuple(notes),
+        configuration=configuration,
     )

@@ -12,6 +12,8 @@ from agentguard.cli_shared import (
     ConfigOpt,
     FailOnOpt,
     FormatOpt,
+    NoInlineIgnoresOpt,
+    NoProjectConfigOpt,
     OutputOpt,
     QuietOpt,
     SarifRootOpt,
@@ -46,6 +48,8 @@ def check(
     ] = False,
     fail_on: FailOnOpt = None,
     config_file: ConfigOpt = None,
+    no_project_config: NoProjectConfigOpt = False,
+    no_inline_ignores: NoInlineIgnoresOpt = False,
     baseline: Annotated[
         Path | None, typer.Option("--baseline", help="Suppress the findings recorded in this file.")
     ] = None,
@@ -86,6 +90,8 @@ def check(
         images=tuple(image),
         images_from_compose=images_from_compose,
         config_file=config_file,
+        project_config=not no_project_config,
+        inline_ignores=not no_inline_ignores,
         baseline=baseline,
         write_baseline=write_baseline,
         smoke=smoke,

@@ -12,6 +12,8 @@ from agentguard.cli_shared import (
     ConfigOpt,
     FailOnOpt,
     FormatOpt,
+    NoInlineIgnoresOpt,
+    NoProjectConfigOpt,
     OutputOpt,
     QuietOpt,
     SarifRootOpt,
@@ -58,6 +60,8 @@ def inspect(
     ] = None,
     no_lock: Annotated[bool, typer.Option("--no-lock", help="Do not use ./pylock.toml.")] = False,
     config_file: ConfigOpt = None,
+    no_project_config: NoProjectConfigOpt = False,
+    no_inline_ignores: NoInlineIgnoresOpt = False,
     timeout: TimeoutOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
@@ -84,6 +88,8 @@ def inspect(
             lock=lock_file,
             discover_lock=not no_lock,
             config_file=config_file,
+            project_config=not no_project_config,
+            inline_ignores=not no_inline_ignores,
         )
         with run_deadline(timeout), progress("inspecting", quiet=quiet) as step:
             report, config = run_inspect(opts, progress=step)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from agentguard.facts.installs import RequirementDecl
     from agentguard.facts.lock import LockInput
     from agentguard.facts.project import BuildFileFacts
-    from agentguard.smoke.facts import SmokeFacts
+    from agentguard.facts.smoke import SmokeFacts
 from agentguard.errors import UsageError as UsageError
 from agentguard.provenance import make_report as make_report
 from agentguard.provenance import now_utc as now_utc

@@ -27,8 +27,8 @@ from agentguard.provenance import make_report
 # The image, container and lock modules are imported by the paths that read those
 # targets: a project-folder scan does not pay for them.
 if TYPE_CHECKING:
-    from agentguard.inspect.facts import ImageFacts
-    from agentguard.inspect.lock_input import LockInput
+    from agentguard.facts.image import ImageFacts
+    from agentguard.facts.lock import LockInput
 from agentguard.inspect.image_reads import ImageFactsRead, read_engine_image, read_image_file
 
 Progress = Callable[[str], None]
@@ -43,6 +43,8 @@ class InspectOptions:
     discover_lock: bool = True
     config_file: Path | None = None
     file_kind: str | None = None  # what a named file is (--kind dockerfile, mcp, ...)
+    project_config: bool = True  # False: --no-project-config
+    inline_ignores: bool = True  # False: --no-inline-ignores
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,8 @@ def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None
         not opts.discover_lock or kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE, None)
     ):
         return None, []
-    from agentguard.inspect.lock_input import LOCK_NAME, OTHER_LOCKS, read_lock
+    from agentguard.facts.lock import LOCK_NAME, OTHER_LOCKS
+    from agentguard.inspect.lock_input import read_lock
 
     if opts.lock is not None:
         lock, source = read_lock(opts.lock)
@@ -97,7 +100,7 @@ def _image_part(
     argv: tuple[tuple[str, ...] | None, tuple[str, ...] | None] | None = None,
 ) -> InspectResult:
     """Rules over one image, its agent (wherever it is in the image), and its facts."""
-    from agentguard.inspect.facts import ProjectFile
+    from agentguard.facts.image import ProjectFile
     from agentguard.inspect.image.agentfiles import find_agent
     from agentguard.inspect.summary import agent_files, image_facts_json
     from agentguard.rules.mounts import effective_workdir
@@ -344,7 +347,12 @@ def run_inspect(
     root = project_root(opts.target)
     config_sources: list[Source] = []
     try:
-        config = load_config(root, config_file=opts.config_file)
+        config = load_config(
+            root,
+            config_file=opts.config_file,
+            project_config=opts.project_config,
+            inline_ignores=opts.inline_ignores,
+        )
     except ConfigError as exc:
         # the target's own pyproject.toml does not parse: its configuration cannot be
         # read (a failed source, exit 3), and the scan says what is wrong with the file
@@ -352,7 +360,7 @@ def run_inspect(
         unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
         if opts.config_file is not None or text == str(exc) or not unreadable:
             raise  # a configuration that says something wrong is exit 2
-        config = load_config(None)
+        config = load_config(None, inline_ignores=opts.inline_ignores)
         config_sources.append(
             Source.failed(
                 "config",
@@ -378,6 +386,7 @@ def run_inspect(
         inputs=result.inputs,
         facts=result.facts,
         notes=(*config.notes, *result.notes, *applied.notes),
+        configuration=applied.trace,
     )
     return report, config
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentguard.escape import md_code, md_fence, md_text
 from agentguard.findings import Finding
 from agentguard.harden.engine_configs import (
     action_settings_input,
@@ -314,8 +315,8 @@ def decide_engine(f: Finding, changes: EngineChanges) -> Claim | Open | None:
 
 
 def _block(lines: Sequence[str]) -> list[str]:
-    body = textwrap.dedent("\n".join(redact_text(x) for x in lines)).splitlines()
-    return ["  ```", *(f"  {x}" for x in body), "  ```"]
+    body = textwrap.dedent("\n".join(redact_text(x) for x in lines)).split("\n")
+    return md_fence(body, "  ")
 
 
 def render_engine_section(changes: EngineChanges) -> list[str]:
@@ -324,22 +325,28 @@ def render_engine_section(changes: EngineChanges) -> list[str]:
         return []
     out = ["", "## Codex and Gemini CLI changes", ""]
     for src, dst in sorted(changes.written.items()):
-        out.append(f"- `{dst}`: use it instead of `{src}` ({changes.hows[src]})")
+        out.append(
+            f"- {md_code(dst)}: use it instead of {md_code(src)} ({md_text(changes.hows[src])})"
+        )
         if dst.endswith(".json") and not any(src in n for n in changes.notes):
             out.append(
                 "  - with it, `gemini --yolo` refuses to start (YOLO mode is disabled): start the "
                 "CLI without `--yolo` (the replacement lines below)"
             )
-    out += [f"  - {n}" for n in changes.notes]
+    out += [f"  - {md_text(n)}" for n in changes.notes]
     for src, why in sorted(changes.blocked.items()):
-        out.append(f"- `{src}` was not copied: {why}")
+        out.append(f"- {md_code(src)} was not copied: {md_text(why)}")
     for change in sorted(changes.lines.values(), key=lambda c: (c.path, c.first)):
         if change.old:
-            out.append(f"- `{change.path}:{change.first}` ({change.what}): replace")
+            out.append(
+                f"- {md_code(f'{change.path}:{change.first}')} ({md_text(change.what)}): replace"
+            )
             out += _block(change.old)
             out.append("  with")
         else:
-            out.append(f"- `{change.path}:{change.first}` ({change.what}): add after that line")
+            out.append(
+                f"- {md_code(f'{change.path}:{change.first}')} ({md_text(change.what)}): add after that line"
+            )
         out += _block(change.new)
         if "dockerfile" in posixpath.basename(change.path).lower():
             out.append("  and rebuild the image: the line is part of it")

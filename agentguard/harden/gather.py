@@ -334,6 +334,8 @@ def gather(
             kind=Kind(opts.kind) if opts.kind else None,
             platform=opts.platform,
             config_file=opts.config_file,
+            project_config=opts.project_config,
+            inline_ignores=opts.inline_ignores,
         ),
         progress=progress,
         connect=connect,

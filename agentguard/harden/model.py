@@ -61,6 +61,8 @@ class HardenOptions:
     verify: bool = False
     platform: str | None = None
     config_file: Path | None = None  # --config: read only this file
+    project_config: bool = True  # False: --no-project-config
+    inline_ignores: bool = True  # False: --no-inline-ignores
     code_mount: bool = False  # carry the agent's code as read-only bind mounts, not an image
     force: bool = False  # overwrite files changed since harden wrote them
     verify_command: str | None = None  # run in the started agent; exit 0 means it works
@@ -141,6 +143,8 @@ def validate_options(opts: HardenOptions) -> HardenOptions:
         verify=opts.verify,
         platform=opts.platform,
         config_file=opts.config_file,
+        project_config=opts.project_config,
+        inline_ignores=opts.inline_ignores,
         code_mount=opts.code_mount,
         force=opts.force,
         verify_command=opts.verify_command,

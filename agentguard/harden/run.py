@@ -306,7 +306,9 @@ def run_harden(
     progress("planning the hardened configuration")
     plan = make_plan(g, opts)
     files = dict(plan.files)
-    files[SUMMARY_FILE] = render_summary(plan, opts, target=opts.target, kind=g.kind)
+    files[SUMMARY_FILE] = render_summary(
+        plan, opts, target=opts.target, kind=g.kind, configuration=g.report.configuration
+    )
     unread = [s for s in (*g.report.sources, *g.sources) if s.status is SourceStatus.FAILED]
     written: list[Source] = []
     verified = VerifyResult()
@@ -338,7 +340,12 @@ def run_harden(
             start=AgentCheck(settle=opts.settle, command=opts.verify_command),
         )
         summary = render_summary(
-            plan, opts, target=opts.target, kind=g.kind, verification=verified.facts
+            plan,
+            opts,
+            target=opts.target,
+            kind=g.kind,
+            verification=verified.facts,
+            configuration=g.report.configuration,
         )
         written.append(rewrite_one(opts.out, SUMMARY_FILE, summary, force=opts.force))
     # the inspect findings had the policy applied already; AG501 findings get it here
@@ -370,6 +377,7 @@ def run_harden(
             *(image_deps_lines(plan) if files else ()),
             *_started_notes(verified),
         ),
+        configuration=g.report.configuration,
     )
     return HardenResult(report, g.config, plan, g)
 

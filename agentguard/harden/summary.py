@@ -1,14 +1,19 @@
 """``SUMMARY.md``: what changed and why, finding by finding, for the person applying it.
 
 Built only from findings (already redacted), the plan and the verification verdicts: no
-secret value can reach it.
+secret value can reach it. Every value from the project goes through the Markdown escaper
+(:mod:`agentguard.escape`): :func:`~agentguard.escape.md_code` for a name or path shown as
+code, :func:`~agentguard.escape.md_text` for prose that holds data; a newline, a backtick,
+HTML or a link in a tool's or service's name stays text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agentguard.findings import Finding
+from agentguard.escape import md_code as code
+from agentguard.escape import md_text as text
+from agentguard.findings import ConfigTrace, Finding
 from agentguard.harden import compose_override, deps_changes, kubernetes
 from agentguard.harden.engines import render_engine_section
 from agentguard.harden.model import HardenOptions
@@ -22,7 +27,10 @@ def _where(f: Finding) -> str:
 
 
 def _head(f: Finding) -> str:
-    return f"**{f.rule_id}** {f.title} ({f.severity.value}) -- {f.message} _at {_where(f)}_"
+    return (
+        f"**{f.rule_id}** {text(f.title)} ({f.severity.value}) -- {text(f.message)} "
+        f"_at {text(_where(f))}_"
+    )
 
 
 def image_deps_lines(plan: Plan) -> list[str]:
@@ -35,27 +43,35 @@ def image_deps_lines(plan: Plan) -> list[str]:
             continue
         if run.mounts:
             out.append(
-                f"`{svc.name}` runs the original image with its code mounted (--code-mount): its "
-                f"dependencies are the original image's; `{run.dockerfile}` (not used) shows the "
-                "image that would take them "
-                + (f"from {deps.lock}" if deps.lock else "from the original too (no lock)")
+                f"{code(svc.name)} runs the original image with its code mounted (--code-mount): "
+                f"its dependencies are the original image's; {code(run.dockerfile)} (not used) "
+                "shows the image that would take them "
+                + (f"from {text(deps.lock)}" if deps.lock else "from the original too (no lock)")
             )
         elif deps.lock is None:
             out.append(
-                f"`{run.dockerfile}` takes the dependencies of `{svc.name}` from the original image, "
-                "not from a lock: " + (deps.notes[0] if deps.notes else "no lock was found")
+                f"{code(run.dockerfile)} takes the dependencies of {code(svc.name)} from the "
+                "original image, not from a lock: "
+                + (text(deps.notes[0]) if deps.notes else "no lock was found")
             )
         elif deps.lines:
             out.append(
-                f"`{run.dockerfile}` installs the dependencies of `{svc.name}` from {deps.lock}: "
-                f"`{deps.command}`"
+                f"{code(run.dockerfile)} installs the dependencies of {code(svc.name)} from "
+                f"{text(deps.lock)}: {code(deps.command)}"
             )
         else:
             out.append(
-                f"`{run.dockerfile}` keeps your Dockerfile's line that installs the dependencies "
-                f"of `{svc.name}` from {deps.lock}"
+                f"{code(run.dockerfile)} keeps your Dockerfile's line that installs the "
+                f"dependencies of {code(svc.name)} from {text(deps.lock)}"
             )
     return out
+
+
+def _configuration_lines(trace: ConfigTrace | None) -> list[str]:
+    """Which configuration the findings below went through, and what it changed."""
+    if trace is None:
+        return []
+    return [f"_{text(trace.describe())}_", ""]
 
 
 def _secrets_line(plan: Plan) -> str:
@@ -67,9 +83,9 @@ def _secrets_line(plan: Plan) -> str:
             "here"
         )
     names = sorted({e.name for s in spec.services for e in s.env if e.value is None})
-    holds = f", which must hold {', '.join(f'`{n}`' for n in names)}" if names else ""
+    holds = f", which must hold {', '.join(code(n) for n in names)}" if names else ""
     return (
-        f"- secrets from `{spec.env_file}` (docker `--env-file`, compose `env_file`){holds}; "
+        f"- secrets from {code(spec.env_file)} (docker `--env-file`, compose `env_file`){holds}; "
         "harden never reads it, and no value is written here. Kubernetes takes them from a "
         "Secret (`secretKeyRef`), the devcontainer from `${localEnv:NAME}`"
     )
@@ -82,12 +98,15 @@ def render_summary(
     target: str,
     kind: str | None,
     verification: Sequence[Mapping[str, object]] | None = None,
+    configuration: ConfigTrace | None = None,
 ) -> str:
     spec = plan.spec
     out: list[str] = [
-        f"# Hardened configuration for {target}",
+        f"# Hardened configuration for {text(target)}",
         "",
-        f"Written by `agentguard harden` for the {kind or 'unknown'} `{target}`. Use these files "
+        *_configuration_lines(configuration),
+        f"Written by `agentguard harden` for the {text(kind or 'unknown')} {code(target)}. "
+        "Use these files "
         "instead of the originals: every change below says which finding it fixes.",
         "",
         "## How to run it",
@@ -97,44 +116,45 @@ def render_summary(
         run = plan.code.get(name)
         if run is not None and run.build is not None:
             out.append(
-                f"- `sh {script}` builds `{run.tag}` from `{run.dockerfile}` (the agent's code "
-                f"only, from {run.context}) and runs {name} with `docker run`."
+                f"- {code('sh ' + script)} builds {code(run.tag)} from {code(run.dockerfile)} "
+                f"(the agent's code only, from {code(run.context)}) and runs {code(name)} with "
+                "`docker run`."
             )
         elif run is not None:
             out.append(
-                f"- `sh {script}` runs {name} with `docker run`, the agent's code mounted "
-                "read-only (`--code-mount`)."
+                f"- {code('sh ' + script)} runs {code(name)} with `docker run`, the agent's code "
+                "mounted read-only (`--code-mount`)."
             )
         else:
-            out.append(f"- `sh {script}` runs {name} with `docker run`.")
+            out.append(f"- {code('sh ' + script)} runs {code(name)} with `docker run`.")
     for name, notes in sorted(plan.devcontainers.items()):
         out.append(
-            f"- `{name}`: the hardened devcontainer; open its folder instead of the checkout."
+            f"- {code(name)}: the hardened devcontainer; open its folder instead of the checkout."
         )
-        out += [f"  - {n}" for n in notes]
+        out += [f"  - {text(n)}" for n in notes]
     out += [
-        f"- `docker compose -f {compose_override.FILE_NAME} up` runs every service (use it "
+        f"- {code(f'docker compose -f {compose_override.FILE_NAME} up')} runs every service (use it "
         "instead of your compose file, not merged on top: compose merges cap_add, volumes and "
         "environment across files).",
-        f"- `{kubernetes.FILE_NAME}`: merge the Pod's securityContext, container and volumes into "
+        f"- {code(kubernetes.FILE_NAME)}: merge the Pod's securityContext, container and volumes into "
         "your workload.",
         "",
         "What every service gets:",
         "",
-        f"- user `{spec.user}` (never root), root filesystem read-only, `--cap-drop ALL`, "
+        f"- user {code(spec.user)} (never root), root filesystem read-only, `--cap-drop ALL`, "
         "`no-new-privileges`",
-        f"- working directory `{spec.workdir}`: an empty tmpfs (writable by the user, nothing "
+        f"- working directory {code(spec.workdir)}: an empty tmpfs (writable by the user, nothing "
         "in it to read); `/tmp` is a tmpfs too, and HOME points at it",
         "- no bind mount of the project and no Docker socket"
         + (
             "; read-only data: "
-            + ", ".join(f"`{m.host}` at `{m.container}`" for m in spec.allow_mounts)
+            + ", ".join(f"{code(m.host)} at {code(m.container)}" for m in spec.allow_mounts)
             if spec.allow_mounts
             else ""
         ),
         _secrets_line(plan),
-        f"- memory `{spec.memory}`, at most {spec.pids} processes",
-        f"- network `{spec.network}`"
+        f"- memory {code(spec.memory)}, at most {code(str(spec.pids))} processes",
+        f"- network {code(spec.network)}"
         + (
             " (no egress at all)"
             if spec.network == "none"
@@ -145,51 +165,53 @@ def render_summary(
     out += ["## Services", ""]
     for svc in spec.services:
         out.append(
-            f"- `{svc.name}` from {svc.origin}" + (f", image `{svc.image}`" if svc.image else "")
+            f"- {code(svc.name)} from {text(svc.origin)}"
+            + (f", image {code(svc.image)}" if svc.image else "")
         )
-        out += [f"  - {n}" for n in svc.notes]
+        out += [f"  - {text(n)}" for n in svc.notes]
     out += ["", f"## Fixed ({len(plan.claims)})", ""]
     for c in plan.claims:
         out.append(f"- {_head(c.finding)}")
-        out.append(f"  - fixed by {', '.join(f'`{x}`' for x in c.files)}: {c.how}")
+        out.append(f"  - fixed by {', '.join(code(x) for x in c.files)}: {text(c.how)}")
     out += ["", f"## Not fixed by this configuration ({len(plan.opens)})", ""]
     for o in plan.opens:
         out.append(f"- {_head(o.finding)}")
-        out.append(f"  - why: {o.why}")
-        out.append(f"  - do: {o.todo}")
-        out += [f"  - choice: {ch}" for ch in o.choices]
+        out.append(f"  - why: {text(o.why)}")
+        out.append(f"  - do: {text(o.todo)}")
+        out += [f"  - choice: {text(ch)}" for ch in o.choices]
     if plan.sdk.configs:
         out += ["", "## Agent engine changes", ""]
         for cfg in plan.sdk.configs:
             out.append(
-                f"- `{cfg.path}:{cfg.line}` ({cfg.engine}): replace its options with "
-                f"`{cfg.snippet_file}`"
+                f"- {code(f'{cfg.path}:{cfg.line}')} ({text(cfg.engine)}): replace its options "
+                f"with {code(cfg.snippet_file)}"
             )
-            out += [f"  - {ch}" for ch in cfg.choices]
+            out += [f"  - {text(ch)}" for ch in cfg.choices]
     out += render_engine_section(plan.engines)
     out += ["", "## Dependencies", ""]
-    out += [f"- {line}" for line in image_deps_lines(plan)]
+    out += [f"- {line}" for line in image_deps_lines(plan)]  # (escaped there)
     if deps_changes.CONSTRAINTS_FILE in plan.files:
         out.append(
-            f"- `{deps_changes.CONSTRAINTS_FILE}`: {len(plan.deps.capped)} constraint lines, each "
+            f"- {code(deps_changes.CONSTRAINTS_FILE)}: {len(plan.deps.capped)} constraint lines, each "
             "capping a dependency at its locked major"
         )
     else:
         out.append("- no constraint lines (no lock, or no edge spans majors)")
     out.append(
-        f"- `{deps_changes.INSTALL_FILE}`: the Dockerfile lines that install the lock with "
+        f"- {code(deps_changes.INSTALL_FILE)}: the Dockerfile lines that install the lock with "
         "`--require-hashes`"
     )
     if verification is not None:
         out += ["", "## Verification on the engine", ""]
         for v in verification:
             out.append(
-                f"- {v.get('script')}: {v.get('probe')}: {v.get('status')} -- {v.get('detail')}"
+                f"- {code(str(v.get('script')))}: {text(str(v.get('probe')))}: "
+                f"{text(str(v.get('status')))} -- {text(str(v.get('detail')))}"
             )
             lines = v.get("output")
             if isinstance(lines, list) and lines:
                 out.append("  - its first lines of output:")
-                out += [f"    - `{line}`" for line in lines]
+                out += [f"    - {code(str(line))}" for line in lines]
         if not verification:
             out.append("- nothing could be probed (see the report's sources)")
     return "\n".join(out) + "\n"

@@ -28,6 +28,11 @@ def report_to_json(report: Report) -> dict[str, JSONValue]:
         "findings": [f.to_json() for f in report.findings],
         "facts": dict(report.facts),
         "notes": list(report.notes),
+        **(
+            {"configuration": report.configuration.to_json()}
+            if report.configuration is not None
+            else {}
+        ),
     }
 
 

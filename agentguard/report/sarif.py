@@ -235,6 +235,7 @@ def report_to_sarif(report: Report, *, sarif_root: Path | None = None) -> dict[s
                 "descriptor": {"id": "results-left-out"},
             }
         )
+    config_notes = _configuration_notifications(report)
     used: set[str] = set()
     results = [_result(f, index, report, where, used) for f in findings]
     driver: dict[str, JSONValue] = {
@@ -255,16 +256,41 @@ def report_to_sarif(report: Report, *, sarif_root: Path | None = None) -> dict[s
                 "executionSuccessful": report.complete,
                 "endTimeUtc": report.provenance.made_at,
                 "toolExecutionNotifications": notifications,
+                "toolConfigurationNotifications": config_notes,
             }
         ],
         "results": results,
         "properties": {
             "provenance": report.provenance.to_json(),
             "sources": [s.to_json() for s in report.sources],
+            **(
+                {"configuration": report.configuration.to_json()}
+                if report.configuration is not None
+                else {}
+            ),
         },
     }
     assert set(REGISTRY) >= set(index)
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _configuration_notifications(report: Report) -> list[JSONValue]:
+    """The configuration the run used, where it came from and what it changed: a warning
+    when the scanned folder's own file changed findings (on a pull request, the PR's)."""
+    trace = report.configuration
+    if trace is None:
+        return []
+    changed = trace.changed > 0
+    level = "warning" if changed and trace.origin == "project" else "note"
+    out: list[JSONValue] = [
+        {
+            "level": level,
+            "message": {"text": trace.describe()},
+            "descriptor": {"id": f"config-{trace.origin}"},
+            "properties": trace.to_json(),
+        }
+    ]
+    return out
 
 
 def catalogue_to_sarif(rules: Sequence[type[Rule]]) -> dict[str, JSONValue]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import io
-import re
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agentguard import escape
 from agentguard.findings import Finding, Location, Report, Severity, SourceStatus
 from agentguard.report.groups import grouped
 from agentguard.report.text_groups import FindingGroup, group_repeats, print_group
@@ -26,34 +26,15 @@ _STATUS_STYLE = {
     SourceStatus.SKIPPED: "yellow",
 }
 
-# Shown as escapes, never sent raw: C0/C1 controls (ESC starts every terminal sequence:
-# OSC 52 writes the clipboard, OSC 0 the title; CR and LF forge lines), DEL, and the
-# invisible format characters that reorder or hide text (bidi overrides, zero-width).
-_CONTROL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
-)
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
 
 def visible(s: str) -> str:
-    """The one terminal escaper: ``s`` with every control character shown as an escape.
+    """The terminal escaper (:func:`agentguard.escape.terminal`): ``s`` with every control
+    character shown as an escape, and no ``##[``.
 
     Data is never parsed as rich markup either: text is always handed to rich as a
     :class:`~rich.text.Text` built from the escaped string (``[/x]``, ``app/[slug]/``
     print as written)."""
-    if not _CONTROL.search(s):
-        return s
-    return _CONTROL.sub(_escape, s)
-
-
-def _escape(m: re.Match[str]) -> str:
-    ch = m.group(0)
-    code = ord(ch)
-    if ch in _NAMED:
-        return _NAMED[ch]
-    if 0xDC80 <= code <= 0xDCFF:  # a non-UTF-8 byte of a file name (surrogateescape)
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return escape.terminal(s)
 
 
 def _t(s: str, style: str = "") -> Text:
@@ -97,7 +78,7 @@ def _finding(console: Console, f: Finding) -> None:
             console.print(_t("  at: " + loc.describe(), style="dim"))
     console.print(_t("  fix: " + f.fix.description, style="green"))
     if f.fix.snippet:
-        for line in f.fix.snippet.splitlines():
+        for line in f.fix.snippet.split("\n"):
             console.print(_t("       " + line, style="green"))
 
 
@@ -131,7 +112,7 @@ def _group(console: Console, group: list[Finding]) -> None:
             snippets.append(f.fix.snippet)
     for description, snippets in fixes.items():
         console.print(_t("  fix: " + description, style="green"))
-        for snippet_line in "\n".join(snippets).splitlines():
+        for snippet_line in "\n".join(snippets).split("\n"):
             console.print(_t("       " + snippet_line, style="green"))
 
 
@@ -183,6 +164,10 @@ def render_text(
     console.print(_t(f"  at {prov.made_at}", style="dim"))
     for key, value in prov.inputs.items():
         console.print(_t(f"  {key}: {value}", style="dim"))
+    trace = report.configuration
+    if trace is not None:  # (loud when the scanned folder's own file changed findings)
+        loud = trace.origin == "project" and trace.changed > 0
+        console.print(_t(f"  {trace.describe()}", style="bold yellow" if loud else "dim"))
 
     shown_per_rule: dict[str, int] = {}
     hidden: dict[str, int] = {}
@@ -276,4 +261,4 @@ def render_text(
     console.print(_t(tail, style="bold"))
     for note in report.notes:
         console.print(_t(note, style="dim"))
-    return buf.getvalue()
+    return escape.commands(buf.getvalue())

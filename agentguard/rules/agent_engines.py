@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from agentguard import escape
 from agentguard.facts.agents import CODEX, GEMINI, OPENHANDS, EnginePolicy, Option
 from agentguard.facts.values import Unknown, describe
 from agentguard.facts.workflows import ActionStep
@@ -362,7 +363,9 @@ def check_action_step(step: ActionStep) -> list[Finding]:
                 locations=[where],
                 fix=Fix(
                     f"Pin {step.action} to a full commit SHA (keep the tag as a comment).",
-                    snippet=f"uses: {step.action}@<40-character commit sha>  # {step.ref}",
+                    snippet=escape.snippet(
+                        f"uses: {step.action}@<40-character commit sha>  # {step.ref}"
+                    ),
                 ),
                 evidence={"action": step.action, "ref": step.ref},
             )

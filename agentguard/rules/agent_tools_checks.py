@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentguard import escape
 from agentguard.facts.agents import AgentConfig, ClaudeSettings, ToolGrant
 from agentguard.facts.values import Unknown, alternatives, describe, to_json
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
@@ -163,7 +164,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                     f"Remove them: list only the tools the agent needs in "
                     f"`{option_syntax(cfg, 'tools')}`, or add these to "
                     f"`{option_syntax(cfg, 'disallowed_tools')}`.",
-                    snippet=_list_snippet(cfg, "disallowed_tools", names),
+                    snippet=escape.snippet(_list_snippet(cfg, "disallowed_tools", names)),
                 ),
                 evidence={
                     "engine": cfg.engine,
@@ -279,7 +280,7 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "
                 f"`{option_syntax(cfg, 'tools')}`.",
-                snippet=_list_snippet(cfg, "tools", listed),
+                snippet=escape.snippet(_list_snippet(cfg, "tools", listed)),
             ),
             evidence={
                 "engine": cfg.engine,

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from agentguard import escape
 from agentguard.facts.agents import AgentConfig, FallbackSite, McpServer
 from agentguard.facts.values import Unknown, alternatives, describe, redact_text
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
@@ -141,7 +142,7 @@ def check_mcp_server(server: McpServer) -> list[Finding]:
                 "it on purpose."
                 if pinned
                 else "Name the server's package with an exact version (or an image digest).",
-                snippet=pinned or None,
+                snippet=escape.snippet(pinned) if pinned else None,
             ),
             evidence={
                 "server": server.name,

@@ -14,7 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from agentguard import redact
+from agentguard import escape, redact
 from agentguard.facts.graph import next_major_floor
 from agentguard.facts.installs import InstallCommand, RequirementDecl, RequirementsFile
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
@@ -381,7 +381,7 @@ def check_sdk_bounds(
                 locations=[Location(path=d.path, line=d.line)],
                 fix=Fix(
                     f"Pin the version you tested and install from a lock, or cap the major: `{cap}`.",
-                    snippet=snippet,
+                    snippet=escape.snippet(snippet) if snippet else None,
                 ),
                 evidence={
                     "package": d.name,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from agentguard import escape
 from agentguard.facts.environments import EnvironmentTable, both, quoted_for_toml
 from agentguard.facts.graph import PROJECT, LockGraph, major_key, next_major_floor
 from agentguard.facts.pins import LockedPackage, pins_by_name
@@ -106,7 +107,7 @@ def check_major_crossings(
                 fix=Fix(
                     f"Review {name} {major_key(nv)}, then re-run with `--allow-major {name}`; "
                     f"or add `{snippet}` to stay on the locked major.",
-                    snippet=snippet,
+                    snippet=escape.snippet(snippet),
                 ),
                 evidence={
                     "package": name,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agentguard.facts.names import canonical_name as canonical_name
 from agentguard.findings import Severity
 
 
@@ -18,13 +19,3 @@ class DepsPolicy:
 
     def is_watched(self, name: str) -> bool:
         return canonical_name(name) in self.watched
-
-
-def canonical_name(name: str) -> str:
-    """A package name as ``packaging.utils.canonicalize_name`` spells it (PEP 503): here,
-    so that loading the configuration does not import packaging's wheel-tag module
-    (logging, sysconfig...) before every scan."""
-    value = name.lower().replace("_", "-").replace(".", "-")
-    while "--" in value:
-        value = value.replace("--", "-")
-    return value

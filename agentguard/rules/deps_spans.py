@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from agentguard import escape
 from agentguard.facts.environments import EnvironmentTable, quoted_for_toml
 from agentguard.facts.graph import (
     PROJECT,
@@ -236,7 +237,7 @@ def _finding(
             f"{child}{bound.specifier}, the upstream's own word that "
             f"{child} {major_key(locked_v)} broke it. Or `{cap}` (the locked major) once your "
             f"code has been tested against {child} {major_key(locked_v)}.",
-            snippet=upstream,
+            snippet=escape.snippet(upstream),
         )
     elif alt:
         alt = _with_marker(alt, pin.marker)
@@ -245,10 +246,12 @@ def _finding(
             f"your requirements, or `{alt}` if your code was written against that major; no "
             f"later release of {'the project' if edge.parent == PROJECT else edge.parent} "
             "narrows the range, so which one is right depends on the code that was tested.",
-            snippet=cap,
+            snippet=escape.snippet(cap),
         )
     else:
-        fix = Fix(f"Add `{cap}` to your requirements (the locked major).", snippet=cap)
+        fix = Fix(
+            f"Add `{cap}` to your requirements (the locked major).", snippet=escape.snippet(cap)
+        )
     mitigated_by = [
         o.specifier
         for o in own.get(child, [])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from packaging.utils import canonicalize_name
 
+from agentguard import escape
 from agentguard.facts.image import ImageFacts, InstalledDist
 from agentguard.facts.lock import LockInput
 from agentguard.facts.pins import LockedPackage
@@ -189,7 +190,7 @@ def _other_version(
             "re-run `agentguard lock` and review it."
             if len(wants) > 1
             else f"Rebuild the image {_install_step(lock)} so {name} is {locked[0]}; if the new version is wanted, re-run `agentguard lock` and review it.",
-            snippet="\n".join(lines),
+            snippet=escape.snippet(*lines),
         ),
         evidence={
             "package": name,

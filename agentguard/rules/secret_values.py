@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentguard import escape
 from agentguard.facts.image import ImageFacts
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.rules.hardening import LiteralSecret
@@ -62,7 +63,7 @@ def _secret_finding(hit: SecretHit, *, subject: str, location: Location, where: 
             f"Remove the literal {hit.name} from {where}, pass it at run time from a secret "
             f"store (`--env {hit.name}` passes the caller's value through), and rotate it: "
             "anyone who can read the image or the config has it.",
-            snippet=f"--env {hit.name}",
+            snippet=escape.snippet(f"--env {hit.name}"),
         ),
         evidence={
             "subject": subject,

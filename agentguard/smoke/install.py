@@ -19,8 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentguard.facts.smoke import Install
 from agentguard.findings import Source
-from agentguard.smoke.facts import Install
 from agentguard.smoke.proc import child_env, run, tail
 
 # uv's words for "this could not be tried here", not "the lock does not install"

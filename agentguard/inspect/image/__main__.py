@@ -37,9 +37,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{', truncated' if facts.workdir_entries_truncated else ''}), "
             f"{len(facts.installed)} dists, {len(facts.contents)} files collected"
         )
-    sys.stdout.write(f"{line}; {len(failed)} failed sources\n")
+    from agentguard.cli_shared import say
+
+    sys.stdout.write(say(f"{line}; {len(failed)} failed sources") + "\n")
     for s in failed:
-        sys.stdout.write(f"  failed {s.kind} {s.name}: [{s.error_code}] {s.reason}\n")
+        sys.stdout.write(say(f"  failed {s.kind} {s.name}: [{s.error_code}] {s.reason}") + "\n")
     return 3 if failed else 0
 
 
