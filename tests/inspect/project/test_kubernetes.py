@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from agentguard.findings import SourceStatus
 from agentguard.inspect.project.k8s_facts import read_manifests
 from agentguard.inspect.project.lined import DocumentError
@@ -133,12 +135,8 @@ def test_list_items_keep_their_lines() -> None:
 def test_a_broken_file_with_braces_is_a_template_and_a_parsed_one_is_read() -> None:
     from agentguard.inspect.project.k8s_facts import TemplatedManifest, read_manifest_file
 
-    try:
+    with pytest.raises(TemplatedManifest):  # a file that does not parse and holds {{
         read_manifests("t.yaml", (ALONE + "{{- end }}\n").encode())
-    except TemplatedManifest:
-        pass
-    else:
-        raise AssertionError("a file that does not parse and holds {{ is a template")
     # `kubectl apply` deploys a file that parses as written: `{{` in a value (a ConfigMap's
     # alert template, an annotation) never hides the privileged pod beside it
     quoted = ALONE.replace("  name: agent\n", '  name: agent\n  annotations: {a: "{{ x }}"}\n')
