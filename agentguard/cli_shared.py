@@ -169,3 +169,18 @@ def out_of_time(
     if sarif_output is not None:
         write_report(sarif_output, render(report, Format.SARIF, sarif_root=sarif_root), "SARIF")
     emit(report, fmt, output, Severity.HIGH.value, sarif_root=sarif_root)
+
+
+# `--smoke/--no-smoke` and its deadline, shared by lock and check (one definition)
+SmokeOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--smoke/--no-smoke",
+        help="Install the lock into a scratch environment and start the agent SDK and MCP "
+        "servers (runs the project's packages: opt-in; see docs/smoke.md).",
+    ),
+]
+SmokeTimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--smoke-timeout", min=1.0, help="Seconds for the smoke run (default 900)."),
+]

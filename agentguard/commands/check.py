@@ -17,6 +17,8 @@ from agentguard.cli_shared import (
     OutputOpt,
     QuietOpt,
     SarifRootOpt,
+    SmokeOpt,
+    SmokeTimeoutOpt,
     TimeoutOpt,
     VerboseOpt,
     emit,
@@ -62,18 +64,8 @@ def check(
         typer.Option("--sarif-output", help="Also write the report as SARIF here (for CI)."),
     ] = None,
     timeout: TimeoutOpt = None,
-    smoke: Annotated[
-        bool | None,
-        typer.Option(
-            "--smoke/--no-smoke",
-            help="Install the lock into a scratch environment and start the agent SDK and MCP "
-            "servers (runs the project's packages: opt-in; see docs/smoke.md).",
-        ),
-    ] = None,
-    smoke_timeout: Annotated[
-        float | None,
-        typer.Option("--smoke-timeout", min=1.0, help="Seconds for the smoke run (default 900)."),
-    ] = None,
+    smoke: SmokeOpt = None,
+    smoke_timeout: SmokeTimeoutOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     verbose: VerboseOpt = False,

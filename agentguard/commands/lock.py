@@ -15,6 +15,8 @@ from agentguard.cli_shared import (
     OutputOpt,
     QuietOpt,
     SarifRootOpt,
+    SmokeOpt,
+    SmokeTimeoutOpt,
     VerboseOpt,
     emit,
     fail_usage,
@@ -94,18 +96,8 @@ def lock(
             help="Seconds for the whole run (default 1800); what runs out of time fails (exit 3).",
         ),
     ] = None,
-    smoke: Annotated[
-        bool | None,
-        typer.Option(
-            "--smoke/--no-smoke",
-            help="Install the lock into a scratch environment and start the agent SDK and MCP "
-            "servers (runs the project's packages: opt-in; see docs/smoke.md).",
-        ),
-    ] = None,
-    smoke_timeout: Annotated[
-        float | None,
-        typer.Option("--smoke-timeout", min=1.0, help="Seconds for the smoke run (default 900)."),
-    ] = None,
+    smoke: SmokeOpt = None,
+    smoke_timeout: SmokeTimeoutOpt = None,
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
