@@ -132,7 +132,6 @@ def test_inspect_on_the_hardened_folder_reports_nothing_harden_fixed(
         expected_claims, expected_open = FOLDERS[case]
         assert claimed_ids(result.plan) == expected_claims
         assert {o.finding.rule_id for o in result.plan.opens} == expected_open
-    claimed = claimed_ids(result.plan)
     # every finding inspect reports is accounted for: fixed, or open with a reason
     decided = [c.finding for c in result.plan.claims] + [o.finding for o in result.plan.opens]
     assert sorted(f.fingerprint() for f in decided) == sorted(
