@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from agentguard.engine import UsageError
 from agentguard.findings import Report, Severity, Source, sort_findings
 from agentguard.lock.backend import BACKENDS
+from agentguard.lock.deadline import Deadline
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import LockfileError, project_lock
 from agentguard.lock.start import LockOptions as LockOptions
@@ -37,6 +38,7 @@ def run_lock(
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
+    started = Deadline.start(opts.timeout)  # the MCP server step's share of --timeout
     from agentguard.lock.early import take
 
     early = None if opts.check else take(opts)  # the resolver started by __main__, if any
@@ -133,6 +135,7 @@ def run_lock(
     from agentguard.policy import apply_policy
 
     config = _config(root, configured, config_file)
+    report = _servers(report, opts, config, started)
     report = _smoke(report, opts, config)
     applied = apply_policy(report.findings, config, root=root)
     report = dataclasses.replace(
@@ -142,6 +145,48 @@ def run_lock(
         notes=(*report.notes, *config.notes, *applied.notes),
     )
     return report, config.fail_on
+
+
+def _servers(report: Report, opts: LockOptions, config: Config, deadline: Deadline) -> Report:
+    """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
+    compared with it; ``--write-launch`` then pins the launches themselves."""
+    from agentguard.inspect.project.servers import project_servers
+    from agentguard.lock.servers.flow import ServerOptions, check_servers, lock_servers
+
+    servers, read = project_servers(opts.project, exclude=config.exclude)
+    if opts.check:
+        result = check_servers(servers, opts.project)
+    else:
+        with project_lock(opts.project):
+            result = lock_servers(
+                servers,
+                ServerOptions(
+                    root=opts.project,
+                    upgrade=opts.upgrade,
+                    upgrade_packages=opts.upgrade_packages,
+                    allow_major=opts.allow_major,
+                    npm_registry=opts.npm_registry,
+                    index_url=opts.index_url,
+                    find_links=opts.find_links,
+                    no_index=opts.no_index,
+                    only_binary=opts.only_binary,
+                    deadline=deadline,
+                ),
+            )
+    notes = result.notes
+    if opts.write_launch and not opts.check:
+        from agentguard.lock.servers.rewrite import write_launches
+
+        rewritten, more = write_launches(opts.project, servers, result)
+        notes, read = (*notes, *rewritten), (*read, *more)
+    failed_reads = tuple(s for s in read if s.status.value != "ok")
+    return dataclasses.replace(
+        report,
+        findings=(*report.findings, *result.findings),
+        sources=(*report.sources, *failed_reads, *result.sources),
+        notes=(*report.notes, *notes),
+        facts={**report.facts, **result.facts},
+    )
 
 
 def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
