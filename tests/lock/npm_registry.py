@@ -7,7 +7,7 @@ well: ``ok``, ``garbage`` (200, not JSON), ``huge`` (a body of :attr:`huge_bytes
 ``slow`` (a byte every :attr:`slow_interval` s), ``redirect URL`` (302 to URL),
 ``other-name`` (the packument of another package), ``bad-integrity`` (a packument whose
 integrity does not match the tarball), ``tarball-elsewhere`` (the tarball URL on another
-origin)."""
+origin), ``sha1-only`` (no sha512 integrity), ``deep`` (JSON nested 200,000 deep)."""
 
 from __future__ import annotations
 
@@ -93,6 +93,7 @@ def _handler(reg: NpmRegistry) -> type[BaseHTTPRequestHandler]:
             path = urllib.parse.unquote(self.path.lstrip("/"))
             reg.requests.append(path)
             plan = reg.plan(path)
+            path = path.removeprefix("mirror/")  # (where a test redirects to)
             if plan.startswith("redirect "):
                 self.send_response(302)
                 self.send_header("Location", plan.split(" ", 1)[1])
@@ -134,6 +135,11 @@ def _handler(reg: NpmRegistry) -> type[BaseHTTPRequestHandler]:
             )
             if plan == "other-name":
                 doc["name"] = "left-pad"
+            if plan == "sha1-only":
+                for meta in doc["versions"].values():  # type: ignore[attr-defined]
+                    meta["dist"]["integrity"] = "sha1-" + "A" * 27 + "="
+            if plan == "deep":
+                return self._send(200, b"[" * 200000 + b"]" * 200000)
             self._send(200, json.dumps(doc).encode())
 
     return Handler
