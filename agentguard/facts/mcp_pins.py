@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentguard.inspect.project.model import McpServer
+    from agentguard.facts.agents import McpServer
 
 NPM, PYPI, IMAGE = "npm", "pypi", "image"
 

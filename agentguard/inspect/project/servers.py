@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentguard.findings import Source
-from agentguard.inspect.project.model import McpServer
+from agentguard.facts.agents import McpServer
 
 
 def project_servers(

@@ -26,7 +26,7 @@ from agentguard.facts.mcp_pins import (
     launch_of,
 )
 from agentguard.findings import Finding, JSONValue, Source
-from agentguard.inspect.project.model import McpServer
+from agentguard.facts.agents import McpServer
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.servers import lockfile, npm, pypi
 from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError

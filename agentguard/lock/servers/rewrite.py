@@ -18,7 +18,7 @@ from pathlib import Path
 from agentguard import safeio
 from agentguard.facts.mcp_pins import IMAGE, PYPI, ServerLaunch, ServerPin
 from agentguard.findings import Source
-from agentguard.inspect.project.model import McpServer
+from agentguard.facts.agents import McpServer
 from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
 from agentguard.lock.servers.jsonc import JsoncError, Node, parse, walk
 from agentguard.safeio import MAX_FILE_BYTES

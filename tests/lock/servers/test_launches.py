@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentguard.facts.mcp_pins import ServerLaunch, Unreadable, launch_of
-from agentguard.inspect.project.model import McpServer
+from agentguard.facts.agents import McpServer
 
 
 def server(command: str, *args: str) -> McpServer:
