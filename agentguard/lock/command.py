@@ -175,7 +175,7 @@ def _servers(report: Report, opts: LockOptions, config: Config, deadline: Deadli
             )
     notes = result.notes
     if opts.write_launch and not opts.check:
-        from agentguard.lock.servers.rewrite import write_launches
+        from agentguard.harden.launches import write_launches
 
         rewritten, more = write_launches(opts.project, servers, result)
         notes, read = (*notes, *rewritten), (*read, *more)

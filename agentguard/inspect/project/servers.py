@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentguard.findings import Source
 from agentguard.facts.agents import McpServer
+from agentguard.findings import Source
 
 
 def project_servers(

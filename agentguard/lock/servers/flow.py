@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import (
     IMAGE,
     NPM,
@@ -26,7 +27,6 @@ from agentguard.facts.mcp_pins import (
     launch_of,
 )
 from agentguard.findings import Finding, JSONValue, Source
-from agentguard.facts.agents import McpServer
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.servers import lockfile, npm, pypi
 from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError

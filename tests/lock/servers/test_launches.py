@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentguard.facts.mcp_pins import ServerLaunch, Unreadable, launch_of
 from agentguard.facts.agents import McpServer
+from agentguard.facts.mcp_pins import ServerLaunch, Unreadable, launch_of
 
 
 def server(command: str, *args: str) -> McpServer:
@@ -24,13 +24,22 @@ def server(command: str, *args: str) -> McpServer:
         (("pnpm", "dlx", "pkg@2"), ("npm", "pkg", "2", 1, "pnpm dlx")),
         (("npm", "exec", "--", "pkg"), ("npm", "pkg", None, 2, "npm exec")),
         (("uvx", "mcp-server-fetch"), ("pypi", "mcp-server-fetch", None, 0, "uvx")),
-        (("uvx", "mcp-server-fetch@2025.4.7"), ("pypi", "mcp-server-fetch", "==2025.4.7", 0, "uvx")),
+        (
+            ("uvx", "mcp-server-fetch@2025.4.7"),
+            ("pypi", "mcp-server-fetch", "==2025.4.7", 0, "uvx"),
+        ),
         (("uvx", "mcp-server-fetch@latest"), ("pypi", "mcp-server-fetch", None, 0, "uvx")),
-        (("uvx", "--from", "mcp-server-git>=1,<3", "mcp-server-git"), ("pypi", "mcp-server-git", ">=1,<3", 1, "uvx")),
+        (
+            ("uvx", "--from", "mcp-server-git>=1,<3", "mcp-server-git"),
+            ("pypi", "mcp-server-git", ">=1,<3", 1, "uvx"),
+        ),
         (("uvx", "--python", "3.12", "srv[cli]==1.0"), ("pypi", "srv", "==1.0", 2, "uvx")),
         (("uv", "tool", "run", "srv"), ("pypi", "srv", None, 2, "uv tool run")),
         (("pipx", "run", "--spec", "srv==1", "srv"), ("pypi", "srv", "==1", 2, "pipx run")),
-        (("docker", "run", "-i", "--rm", "-e", "T", "ghcr.io/acme/srv:1.4"), ("image", "ghcr.io/acme/srv", "1.4", 5, "docker run")),
+        (
+            ("docker", "run", "-i", "--rm", "-e", "T", "ghcr.io/acme/srv:1.4"),
+            ("image", "ghcr.io/acme/srv", "1.4", 5, "docker run"),
+        ),
     ],
 )
 def test_launches(argv: tuple[str, ...], want: tuple[object, ...]) -> None:
@@ -44,7 +53,11 @@ def test_image_digest_and_extras_are_kept_apart() -> None:
     got = launch_of(server("docker", "run", f"ghcr.io/acme/srv:1.4@{digest}"))
     assert isinstance(got, ServerLaunch) and (got.digest, got.requested) == (digest, "1.4")
     py = launch_of(server("uvx", "srv[cli,extra]>=2"))
-    assert isinstance(py, ServerLaunch) and (py.package, py.extras, py.requested) == ("srv", "[cli,extra]", ">=2")
+    assert isinstance(py, ServerLaunch) and (py.package, py.extras, py.requested) == (
+        "srv",
+        "[cli,extra]",
+        ">=2",
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,9 @@ NAME = "@acme/tracker-mcp"
 
 def launch(requested: str | None = None) -> ServerLaunch:
     spec = NAME + (f"@{requested}" if requested else "")
-    return ServerLaunch("npm", NAME, requested, spec, "tracker", ".mcp.json", 3, ".mcp.json", "npx", 1)
+    return ServerLaunch(
+        "npm", NAME, requested, spec, "tracker", ".mcp.json", 3, ".mcp.json", "npx", 1
+    )
 
 
 @pytest.fixture()
@@ -29,7 +31,9 @@ def registry() -> Iterator[NpmRegistry]:
         yield reg
 
 
-def resolve(reg: NpmRegistry, requested: str | None = None, keep: str | None = None, seconds: float = 30) -> ServerPin:
+def resolve(
+    reg: NpmRegistry, requested: str | None = None, keep: str | None = None, seconds: float = 30
+) -> ServerPin:
     return npm.resolve(npm.Registry(reg.url, Deadline.start(seconds)), launch(requested), keep)
 
 
@@ -87,7 +91,9 @@ def test_a_redirect_on_the_registrys_origin_is_followed(registry: NpmRegistry) -
     assert registry.requests[:2] == [NAME, f"mirror/{NAME}"]
 
 
-def test_a_huge_body_is_cut_off_at_the_cap(registry: NpmRegistry, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_huge_body_is_cut_off_at_the_cap(
+    registry: NpmRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(npm, "MAX_PACKUMENT_BYTES", 1024 * 1024)
     registry.huge_bytes = 8 * 1024 * 1024
     registry.plan = lambda path: "huge"

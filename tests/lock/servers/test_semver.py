@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from agentguard.lock.servers.semver import admitted_majors, max_satisfying, parse_range, parse_version
+from agentguard.lock.servers.semver import (
+    admitted_majors,
+    max_satisfying,
+    parse_range,
+    parse_version,
+)
 
 RELEASES = [
     parse_version(v)
-    for v in ("0.9.0", "0.9.3", "1.0.0", "1.4.2", "1.5.0-beta.1", "2.0.0", "2.1.0", "2.1.1-rc.1", "10.0.0")
+    for v in (
+        "0.9.0",
+        "0.9.3",
+        "1.0.0",
+        "1.4.2",
+        "1.5.0-beta.1",
+        "2.0.0",
+        "2.1.0",
+        "2.1.1-rc.1",
+        "10.0.0",
+    )
 ]
 
 
@@ -50,12 +65,22 @@ def test_ranges(rng: str, best: str | None, majors: tuple[str, ...]) -> None:
     assert (str(got) if got else None, admitted_majors(RELEASES, parsed)) == (best, majors)
 
 
-@pytest.mark.parametrize("rng", ["latest", "next", "1.2.3.4", "^1.2.3.4", "1.2.3-", "git+https", "1" * 300])
+@pytest.mark.parametrize(
+    "rng", ["latest", "next", "1.2.3.4", "^1.2.3.4", "1.2.3-", "git+https", "1" * 300]
+)
 def test_not_a_range_is_unknown_never_any(rng: str) -> None:
     assert parse_range(rng) is None
 
 
 def test_prereleases_sort_below_their_release() -> None:
-    order = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0"]
+    order = [
+        "1.0.0-alpha",
+        "1.0.0-alpha.1",
+        "1.0.0-alpha.beta",
+        "1.0.0-beta.2",
+        "1.0.0-beta.11",
+        "1.0.0-rc.1",
+        "1.0.0",
+    ]
     versions = [parse_version(v) for v in order]
     assert sorted(reversed(versions)) == versions  # type: ignore[type-var]

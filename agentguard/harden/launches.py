@@ -14,13 +14,15 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from agentguard import safeio
+from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import IMAGE, PYPI, ServerLaunch, ServerPin
 from agentguard.findings import Source
-from agentguard.facts.agents import McpServer
+from agentguard.inspect.project.jsonc import load_jsonc_spans
+from agentguard.inspect.project.lined import DocumentError, KeyPath
 from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
-from agentguard.lock.servers.jsonc import JsoncError, Node, parse, walk
 from agentguard.safeio import MAX_FILE_BYTES
 
 _JSON_SUFFIXES = (".json", ".jsonc")
@@ -34,21 +36,26 @@ def _replacement(launch: ServerLaunch, pin: ServerPin) -> str:
     return ", ".join(json.dumps(x, ensure_ascii=False) for x in (flag, spec, launch.package))
 
 
-def _entry(tree: Node, server: McpServer) -> list[Node]:
-    """The `args` arrays of the file's entries that are this server, as the reader saw it."""
+def _entries(value: Any, server: McpServer) -> list[KeyPath]:
+    """The key paths of the file's entries that are this server as the reader saw it (its
+    name, its command, every argument), found without recursion."""
     want = [server.command, *server.args]
-    found = []
-    for key, value in walk(tree):
-        if key != server.name or value.kind != "object":
+    found: list[KeyPath] = []
+    todo: list[tuple[KeyPath, Any]] = [((), value)]
+    while todo:
+        path, node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(((*path, i), v) for i, v in enumerate(node))
             continue
-        commands, arg_lists = value.get("command"), value.get("args")
-        if len(commands) != 1 or len(arg_lists) != 1 or arg_lists[0].kind != "array":
+        if not isinstance(node, dict):
             continue
-        items = arg_lists[0].items
-        if any(i.kind != "string" for i in items) or commands[0].kind != "string":
-            continue
-        if [commands[0].value, *(i.value for i in items)] == want:
-            found.append(arg_lists[0])
+        for key, v in node.items():
+            todo.append(((*path, key), v))
+            if key != server.name or not isinstance(v, dict):
+                continue
+            args = v.get("args")
+            if isinstance(args, list) and [v.get("command"), *args] == want:
+                found.append((*path, key))
     return found
 
 
@@ -92,35 +99,37 @@ def _rewrite(
 ) -> tuple[list[str], Source | None]:
     try:
         text = safeio.read_text(root / path, root=root, cap=MAX_FILE_BYTES)
-        tree = parse(text)
-    except (OSError, UnicodeDecodeError, JsoncError) as exc:
+        doc, spans = load_jsonc_spans(text)
+    except (OSError, UnicodeDecodeError, DocumentError) as exc:
         return [], Source.failed(
-            "file", path, f"not rewritten: {exc}", error_code="rewrite-unreadable",
-            retryable=False,
+            "file", path, f"MCP server launches not rewritten: {exc}",
+            error_code="rewrite-unreadable", retryable=False,
         )  # fmt: skip
-    spans: list[tuple[int, int, str]] = []
+    edits: list[tuple[int, int, str]] = []
     notes: list[str] = []
     for launch, pin, server in todo:
-        arrays = _entry(tree, server)
-        if len(arrays) != 1 or launch.operand >= len(arrays[0].items):
+        entries = _entries(doc.value, server)
+        span = spans.get((*entries[0], "args", launch.operand)) if len(entries) == 1 else None
+        if span is None:
             notes.append(
-                f"{launch.where}: not rewritten: {len(arrays)} entries of the file are MCP "
+                f"{launch.where}: not rewritten: {len(entries)} entries of the file are MCP "
                 f"server {launch.server!r} with these arguments (one is needed)."
             )
             continue
-        node = arrays[0].items[launch.operand]
-        spans.append((node.start, node.end, _replacement(launch, pin)))
+        edits.append((*span, _replacement(launch, pin)))
         notes.append(
-            f"{launch.where}: MCP server {launch.server!r} now launches {pin.pinned_spec(launch.extras)}."
+            f"{launch.where}: MCP server {launch.server!r} now launches "
+            f"{pin.pinned_spec(launch.extras)}."
         )
-    if not spans:
+    if not edits:
         return notes, None
-    for start, end, new in sorted(spans, reverse=True):
+    for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     try:
         safeio.write_in(root, path, text)
     except OSError as exc:
         return [], Source.failed(
-            "file", path, f"not rewritten: {exc}", error_code="rewrite-refused", retryable=False
-        )
-    return notes, Source.ok("file", path, f"{len(spans)} MCP server launch(es) pinned")
+            "file", path, f"MCP server launches not rewritten: {exc}",
+            error_code="rewrite-refused", retryable=False,
+        )  # fmt: skip
+    return notes, Source.ok("file", path, f"{len(edits)} MCP server launch(es) pinned")
