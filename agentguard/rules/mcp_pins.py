@@ -158,25 +158,37 @@ def _what(launch: ServerLaunch) -> str:
     return redact_text(launch.spec)
 
 
-def span_findings(pairs: Iterable[tuple[ServerLaunch, ServerPin]]) -> list[Finding]:
+def span_findings(
+    items: Iterable[tuple[ServerLaunch, ServerPin, ServerPin | None]],
+) -> list[Finding]:
+    """(launch, what it resolves to today, what the lock holds after the run: the same pin
+    when it was written, the previous one when the lock was left as it was, or None)."""
     out = []
-    for launch, pin in pairs:
+    for launch, pin, held in items:
         if len(pin.majors) < 2:
             continue
-        asks = (
-            f"`@{launch.requested}`"
-            if launch.requested and pin.kind == NPM
-            else (f"`{launch.requested}`" if launch.requested else "no version")
-        )
-        pinned = pin.pinned_command(launch.launcher, launch.extras)
+        if launch.requested:
+            asks = f"`@{launch.requested}`" if pin.kind == NPM else f"`{launch.requested}`"
+        else:
+            asks = "no version"
+        if held is pin:
+            holds = f"the lock holds {pin.version}"
+        elif held is not None:
+            holds = f"the lock still holds {held.version} ({pin.version}, resolved today, was not locked)"
+        else:
+            holds = f"{pin.version}, resolved today, was not locked"
+        pinned = (held or pin).pinned_command(launch.launcher, launch.extras)
         out.append(
             ServerRangeSpansMajors.finding(
                 f"MCP server {launch.server!r} launches `{_what(launch)}` ({asks}): it admits "
-                f"the released majors {', '.join(pin.majors)}; the lock holds {pin.version}.",
+                f"the released majors {', '.join(pin.majors)}; {holds}.",
                 locations=_where(launch.path, launch.line, launch.server),
                 fix=Fix(
                     f"Launch the locked version: `{pinned}` (`{WRITE_LAUNCH}` rewrites the "
-                    "launch), and move it on purpose.",
+                    "launch), and move it on purpose."
+                    if held is not None
+                    else f"Pin the launch to one version (`{pinned}` is today's), lock it "
+                    f"(`{WRITE_LAUNCH}`), and move it on purpose.",
                     snippet=escape.snippet(pinned),
                 ),
                 evidence={
@@ -185,7 +197,7 @@ def span_findings(pairs: Iterable[tuple[ServerLaunch, ServerPin]]) -> list[Findi
                     "package": pin.package,
                     "requested": launch.requested,
                     "majors": list(pin.majors),
-                    "locked": pin.version,
+                    "locked": held.version if held is not None else None,
                 },
             )
         )

@@ -205,12 +205,15 @@ def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerRes
         [(x, b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None],
         opts.allow_major,
     )
-    findings = [*span_findings(pairs), *image_findings(found), *crossings]
-    facts: dict[str, JSONValue] = {"mcp_servers_locked": [_fact(p) for p in pins]}
     if crossings or any(s.status.value == "failed" for s in sources):
+        # the lock is left as it was: what it holds is what the findings name
+        held = [(x, p, previous_pin(x, previous)) for x, p in pairs]
+        findings = [*span_findings(held), *image_findings(found), *crossings]
         why = "a server would cross a major" if crossings else "a server could not be resolved"
         note = f"{MCP_LOCK} was not written ({why}); it holds what it held before."
-        return ServerResult(tuple(findings), tuple(sources), (note,), facts)
+        return ServerResult(tuple(findings), tuple(sources), (note,))
+    findings = [*span_findings((x, p, p) for x, p in pairs), *image_findings(found)]
+    facts: dict[str, JSONValue] = {"mcp_servers_locked": [_fact(p) for p in pins]}
     written = lockfile.write(opts.root, pins)
     lock = ServerLock(MCP_LOCK, tuple(pins), "")
     sources.append(

@@ -58,7 +58,15 @@ def _pins(tracker_line: int, fetch_line: int) -> ServerResult:
     dep = LockedDependency("mcp-server-fetch", "2025.4.7", None, ("sha256:" + "0" * 64,))
     pins = (
         ServerPin("npm", "@acme/tracker-mcp", "2.0.1", "tracker", ".vscode/mcp.json", tracker_line),
-        ServerPin("pypi", "mcp-server-fetch", "2025.4.7", "fetch", ".vscode/mcp.json", fetch_line, environment=(dep,)),
+        ServerPin(
+            "pypi",
+            "mcp-server-fetch",
+            "2025.4.7",
+            "fetch",
+            ".vscode/mcp.json",
+            fetch_line,
+            environment=(dep,),
+        ),
     )
     return ServerResult(written=True, lock=ServerLock("mcp.lock.json", pins, ""))
 
@@ -95,9 +103,12 @@ def test_two_entries_of_the_same_server_are_left_alone(tmp_path: Path) -> None:
     servers, _ = project_servers(tmp_path)
     assert servers, "the reader sees the server"
     pins = tuple(
-        ServerPin("npm", "@acme/tracker-mcp", "2.0.1", "tracker", ".mcp.json", s.line) for s in servers
+        ServerPin("npm", "@acme/tracker-mcp", "2.0.1", "tracker", ".mcp.json", s.line)
+        for s in servers
     )
-    notes, sources = write_launches(tmp_path, servers, ServerResult(lock=ServerLock("mcp.lock.json", pins, "")))
+    notes, sources = write_launches(
+        tmp_path, servers, ServerResult(lock=ServerLock("mcp.lock.json", pins, ""))
+    )
     assert (tmp_path / ".mcp.json").read_text(encoding="utf-8") == text
     assert sources == ()
     assert notes and all("not rewritten" in n for n in notes), notes
@@ -113,8 +124,12 @@ def test_a_link_swapped_in_after_the_read_is_never_written_through(tmp_path: Pat
     servers, _ = project_servers(root)
     (root / ".mcp.json").unlink()
     (root / ".mcp.json").symlink_to(outside)  # swapped in between the read and the write
-    pins = tuple(ServerPin("npm", "@acme/tracker-mcp", "2.0.1", s.name, s.path, s.line) for s in servers)
-    notes, sources = write_launches(root, servers, ServerResult(lock=ServerLock("mcp.lock.json", pins, "")))
+    pins = tuple(
+        ServerPin("npm", "@acme/tracker-mcp", "2.0.1", s.name, s.path, s.line) for s in servers
+    )
+    notes, sources = write_launches(
+        root, servers, ServerResult(lock=ServerLock("mcp.lock.json", pins, ""))
+    )
     assert outside.read_text(encoding="utf-8") == text
     assert (root / ".mcp.json").is_symlink()
     assert [(s.name, s.status, s.error_code) for s in sources] == [
@@ -128,4 +143,7 @@ def test_no_lock_written_no_rewrite(tmp_path: Path) -> None:
     servers, _ = project_servers(root)
     notes, sources = write_launches(root, servers, ServerResult())
     assert (root / ".vscode" / "mcp.json").read_text(encoding="utf-8") == VSCODE
-    assert (notes, sources) == (("MCP server launches not rewritten: the MCP server lock was not written.",), ())
+    assert (notes, sources) == (
+        ("MCP server launches not rewritten: the MCP server lock was not written.",),
+        (),
+    )
