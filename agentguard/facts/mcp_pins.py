@@ -8,12 +8,29 @@ AG310 read them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from agentguard.facts.agents import McpServer
+
+class McpServer(Protocol):
+    """What a launch is read from (:class:`agentguard.facts.agents.McpServer`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def declared_in(self) -> str: ...
+    @property
+    def transport(self) -> str: ...
+    @property
+    def command(self) -> Any: ...
+    @property
+    def args(self) -> Any: ...
+
 
 NPM, PYPI, IMAGE = "npm", "pypi", "image"
 
@@ -154,6 +171,33 @@ class ServerLock:
     path: str
     pins: tuple[ServerPin, ...]
     digest: str
+
+
+def registry_launches(
+    servers: Iterable[McpServer],
+) -> tuple[list[ServerLaunch], list[Unreadable]]:
+    """The launches of ``servers`` that take a package or an image from a registry, each
+    once, and those whose package could not be read as a name."""
+    seen: set[tuple[str, str, str, str, int]] = set()
+    out: list[ServerLaunch] = []
+    unread: list[Unreadable] = []
+    for server in servers:
+        got = launch_of(server)
+        if isinstance(got, Unreadable):
+            unread.append(got)
+        elif got is not None and (*got.key, got.line) not in seen:
+            seen.add((*got.key, got.line))
+            out.append(got)
+    return out, unread
+
+
+def pin_for(launch: ServerLaunch, pins: Sequence[ServerPin]) -> ServerPin | None:
+    """The locked pin of a launch: the one entry of its key, or the one on its line (two
+    candidates are never resolved by taking the first: then None)."""
+    same = [p for p in pins if p.key == launch.key]
+    if len(same) > 1:
+        same = [p for p in same if p.line == launch.line]
+    return same[0] if len(same) == 1 else None
 
 
 def major_of(version: str) -> str | None:

@@ -238,29 +238,41 @@ def crossing_findings(
     return out
 
 
-def _matches(launch: ServerLaunch, pin: ServerPin) -> bool | None:
-    """True: the launch names exactly the locked version; False: another one; None: it
-    is not pinned at all (a range, a tag, nothing)."""
+def _exact(launch: ServerLaunch) -> str | None:
+    """The one version (an image: the digest) the launch names, or None: it is not pinned
+    at all (a range, a tag, nothing)."""
     if launch.kind == IMAGE:
-        return None if launch.digest is None else launch.digest == pin.version
+        return launch.digest
     req = launch.requested
-    if req is None:
+    if req is None or (launch.kind != NPM and not req.startswith("==")):
         return None
     exact = req.lstrip("=v") if launch.kind == NPM else req.removeprefix("===").removeprefix("==")
-    if launch.kind != NPM and not req.startswith("=="):
-        return None
     if not exact or any(c in exact for c in "<>^~*|, ") or exact.lower().startswith("x"):
         return None
     if launch.kind == NPM and not exact[0].isdigit():
         return None  # a tag
-    return exact == pin.version
+    return exact
 
 
-def drift_findings(launches: Sequence[ServerLaunch], pins: Sequence[ServerPin]) -> list[Finding]:
+def _matches(launch: ServerLaunch, pin: ServerPin) -> bool | None:
+    """True: the launch names exactly the locked version; False: another one; None: it
+    is not pinned at all."""
+    exact = _exact(launch)
+    return None if exact is None else exact == pin.version
+
+
+def drift_findings(
+    launches: Sequence[ServerLaunch], pins: Sequence[ServerPin], *, unpinned: bool = True
+) -> list[Finding]:
+    """AG142 for each launch that does not match its pin (``unpinned``: also for a launch
+    not pinned at all, which `lock --check` reports and AG310 does elsewhere)."""
     out: list[Finding] = []
     used: set[int] = set()
     for launch in launches:
         candidates = [i for i, p in enumerate(pins) if p.key == launch.key]
+        if not unpinned and _exact(launch) is None:
+            used.update(candidates)  # AG310's: it names the locked version
+            continue
         if len(candidates) > 1:  # never take the first: the line decides, or nothing does
             candidates = [i for i in candidates if pins[i].line == launch.line]
         if len(candidates) != 1:
@@ -269,7 +281,7 @@ def drift_findings(launches: Sequence[ServerLaunch], pins: Sequence[ServerPin]) 
         used.add(candidates[0])
         pin = pins[candidates[0]]
         verdict = _matches(launch, pin)
-        if verdict is True:
+        if verdict is True or (verdict is None and not unpinned):
             continue
         pinned = pin.pinned_command(launch.launcher, launch.extras)
         said = "names another version than" if verdict is False else "is not pinned to"
@@ -279,8 +291,16 @@ def drift_findings(launches: Sequence[ServerLaunch], pins: Sequence[ServerPin]) 
                 f"locked {pin.package} {pin.version}.",
                 locations=_where(launch.path, launch.line, launch.server),
                 fix=Fix(
-                    f"Launch the locked version: `{pinned}` (`{WRITE_LAUNCH}` rewrites it); "
-                    "or, if the change is deliberate, re-lock (`agentguard lock`).",
+                    f"Launch the locked version: `{pinned}` (`{WRITE_LAUNCH}` writes it: a "
+                    "re-lock keeps the locked version while the launch admits it).",
+                    snippet=escape.snippet(pinned),
+                )
+                if verdict is None
+                else Fix(
+                    f"Launch the locked version again: `{pinned}`; or, if the change is "
+                    "deliberate, re-lock (`agentguard lock`, with `--allow-major "
+                    f"{pin.package}` for another major) so that the lock holds what the "
+                    "launch names.",
                     snippet=escape.snippet(pinned),
                 ),
                 evidence={

@@ -23,8 +23,8 @@ from agentguard.facts.mcp_pins import (
     ServerLaunch,
     ServerLock,
     ServerPin,
-    Unreadable,
-    launch_of,
+    pin_for,
+    registry_launches,
 )
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.lock.deadline import Deadline
@@ -69,34 +69,20 @@ def launches(
 ) -> tuple[list[ServerLaunch], list[Source]]:
     """The registry launches of ``servers`` (each once), and a skipped source for each
     launch through a package launcher whose package could not be read as a name."""
-    seen: set[tuple[str, str, str, str, int]] = set()
-    out: list[ServerLaunch] = []
-    skipped: list[Source] = []
-    for server in servers:
-        got = launch_of(server)
-        if isinstance(got, Unreadable):
-            skipped.append(
-                Source.skipped(
-                    "mcp-server",
-                    f"{got.server} ({got.path}:{got.line})",
-                    f"`{got.launcher}` launch not locked: {got.why}",
-                )
-            )
-        elif got is not None and (*got.key, got.line) not in seen:
-            seen.add((*got.key, got.line))
-            out.append(got)
-    return out, skipped
+    found, unread = registry_launches(servers)
+    skipped = [
+        Source.skipped(
+            "mcp-server",
+            f"{u.server} ({u.path}:{u.line})",
+            f"`{u.launcher}` launch not locked: {u.why}",
+        )
+        for u in unread
+    ]
+    return found, skipped
 
 
 def previous_pin(launch: ServerLaunch, lock: ServerLock | None) -> ServerPin | None:
-    """The locked pin of a launch: the one entry of its key, or the one on its line (two
-    candidates are never resolved by taking the first)."""
-    if lock is None:
-        return None
-    same = [p for p in lock.pins if p.key == launch.key]
-    if len(same) > 1:
-        same = [p for p in same if p.line == launch.line]
-    return same[0] if len(same) == 1 else None
+    return None if lock is None else pin_for(launch, lock.pins)
 
 
 def _read_lock(root: Path) -> tuple[ServerLock | None, Source | None]:

@@ -147,8 +147,8 @@ def test_the_example_is_locked_pinned_and_checked(
             "locations": [{"path": ".mcp.json", "line": 3, "note": "MCP server 'tracker'"}],
             "fix": {
                 "description": "Launch the locked version: `npx -y @acme/tracker-mcp@2.0.1` (`agentguard "
-                "lock --write-launch` rewrites it); or, if the change is deliberate, re-lock "
-                "(`agentguard lock`).",
+                "lock --write-launch` writes it: a re-lock keeps the locked version while the launch "
+                "admits it).",
                 "safe": False,
                 "snippet": "npx -y @acme/tracker-mcp@2.0.1",
             },
