@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentguard import safeio
 from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import (
     IMAGE,
@@ -36,6 +37,7 @@ from agentguard.rules.mcp_pins import (
     image_findings,
     span_findings,
 )
+from agentguard.safeio import MAX_LOCK_BYTES
 
 REGISTRY_ENV = ("AGENTGUARD_NPM_REGISTRY", "npm_config_registry", "NPM_CONFIG_REGISTRY")
 
@@ -141,14 +143,35 @@ def _image_pin(launch: ServerLaunch) -> ServerPin:
     )  # fmt: skip
 
 
-def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerResult:
-    """Resolve, gate, judge and write the MCP server lock."""
+@dataclass(frozen=True)
+class Resolved:
+    """What :func:`resolve_servers` found (no file written yet)."""
+
+    found: tuple[ServerLaunch, ...]
+    sources: tuple[Source, ...]
+    previous: ServerLock | None
+    seen: bytes | None  # mcp.lock.json as it was read (None: there was none)
+    pairs: tuple[tuple[ServerLaunch, ServerPin], ...] = ()
+    failed: Source | None = None  # the previous lock could not be read
+
+
+def _raw(root: Path) -> bytes | None:
+    try:
+        return safeio.read_bytes(root / MCP_LOCK, root=root, cap=MAX_LOCK_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return b""  # (unreadable: the lock reader reports it)
+
+
+def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolved:
+    """Resolve every registry launch (in threads, within the deadline); nothing written.
+    Runs beside the Python resolver: it holds no lock of the project."""
     found, sources = launches(servers)
+    seen = _raw(opts.root)
     previous, failed = _read_lock(opts.root)
-    if failed is not None:
-        return ServerResult(sources=(*sources, failed))
-    if not found and previous is None:
-        return ServerResult(sources=tuple(sources))
+    if failed is not None or (not found and previous is None):
+        return Resolved(tuple(found), tuple(sources), previous, seen, failed=failed)
     registry: npm.Registry | None = None
     if any(x.kind == NPM for x in found):
         registry, bad = _registry(opts)
@@ -179,14 +202,36 @@ def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerRes
 
     with ThreadPoolExecutor(max(1, min(4, len(found)))) as pool:
         outcomes = list(pool.map(one, found))
-    pins: list[ServerPin] = []
     pairs: list[tuple[ServerLaunch, ServerPin]] = []
     for launch, got in zip(found, outcomes, strict=True):
         if isinstance(got, Source):
             sources.append(got)
         elif got is not None:
-            pins.append(got)
             pairs.append((launch, got))
+    return Resolved(tuple(found), tuple(sources), previous, seen, tuple(pairs))
+
+
+def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
+    """Gate (AG141), judge (AG140, AG143) and write ``mcp.lock.json``; run while holding
+    the project's lock, and refused when the file changed since it was read."""
+    found, sources, previous = resolved.found, list(resolved.sources), resolved.previous
+    if resolved.failed is not None:
+        return ServerResult(sources=(*sources, resolved.failed))
+    if not found and previous is None:
+        return ServerResult(sources=tuple(sources))
+    if _raw(opts.root) != resolved.seen:
+        sources.append(
+            Source.failed(
+                "lockfile",
+                MCP_LOCK,
+                "the MCP server lock changed while this run resolved the servers",
+                error_code="mcp-lock-changed",
+                retryable=True,
+                remedy="Run `agentguard lock` again.",
+            )
+        )
+    pairs = resolved.pairs
+    pins = [p for _, p in pairs]
     crossings = crossing_findings(
         [(x, b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None],
         opts.allow_major,
@@ -209,7 +254,17 @@ def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerRes
             f"{len(pins)} MCP server launch(es) pinned" + ("" if written else " (unchanged)"),
         )
     )
-    return ServerResult(tuple(findings), tuple(sources), (), facts, written, lock)
+    note = (
+        f"Wrote {MCP_LOCK} ({len(pins)} MCP server launch(es) pinned)."
+        if written
+        else f"{MCP_LOCK} is up to date ({len(pins)} MCP server launch(es) pinned)."
+    )
+    return ServerResult(tuple(findings), tuple(sources), (note,), facts, written, lock)
+
+
+def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerResult:
+    """Resolve, gate, judge and write the MCP server lock."""
+    return write_servers(resolve_servers(servers, opts), opts)
 
 
 def check_servers(servers: Sequence[McpServer], root: Path) -> ServerResult:

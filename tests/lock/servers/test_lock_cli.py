@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.lock.helpers import run_json, strip_volatile, write_project
+from tests.lock.helpers import run_cli, run_json, strip_volatile, write_project
 from tests.lock.npm_registry import NpmRegistry, integrity, serve, tarball
 from tests.wheelhouse import build_wheel, write_simple_index
 
@@ -270,3 +270,28 @@ def test_a_python_server_is_resolved_with_uv_and_hashed(
     )
     code, report, _ = run_json("lock", "--check", str(project))
     assert ours(report) == [] and code == 0
+
+
+def test_a_project_without_python_inputs_locks_its_servers(
+    tmp_path: Path, registry: NpmRegistry
+) -> None:
+    project = tmp_path / "ts-agent"
+    project.mkdir()
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"tracker": {"command": "npx", "args": ["-y", f"{NAME}@^2"]}}})
+    )
+    code, report, _ = run_json("lock", str(project), "--npm-registry", registry.url)
+    assert code == 0, report["findings"]
+    assert [
+        (s["kind"], s["status"], s.get("reason")) for s in report["sources"] if s["kind"] == "lock"
+    ] == [
+        ("lock", "skipped", "no pyproject.toml or requirements.in: no Python dependencies to lock")
+    ]
+    assert json.loads((project / "mcp.lock.json").read_text())["servers"][0]["version"] == "2.0.1"
+    assert "Wrote mcp.lock.json (1 MCP server launch(es) pinned)." in report["notes"]
+    assert not (project / "pylock.toml").exists()
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = run_cli("lock", str(empty))
+    assert proc.returncode == 2 and "no pyproject.toml or requirements.in to lock" in proc.stderr
