@@ -37,13 +37,14 @@ NPM, PYPI, IMAGE = "npm", "pypi", "image"
 _NODE_LAUNCHERS = {"npx", "bunx", "pnpx"}
 _NODE_SUBCOMMANDS = {("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("bun", "x")}
 _CONTAINER = {"docker", "podman", "nerdctl"}
-_DOCKER_VALUE_FLAGS = {
+# Options of `docker run` that take a value as the next argument.
+DOCKER_VALUE_FLAGS = {
     "-e", "--env", "-v", "--volume", "--name", "--network", "--net", "-w", "--workdir",
     "--mount", "-p", "--publish", "-u", "--user", "--entrypoint", "--env-file", "-l",
     "--label", "--platform", "--cpus", "-m", "--memory", "--add-host", "--cap-add",
     "--cap-drop", "--security-opt", "--pull", "-h", "--hostname", "--tmpfs", "--ulimit",
 }  # fmt: skip
-_NODE_VALUE_FLAGS = {"-p", "--package", "--registry", "--cache", "--userconfig"}
+NODE_VALUE_FLAGS = {"-p", "--package", "--registry", "--cache", "--userconfig"}
 _PY_VALUE_FLAGS = {
     "--python", "-p", "--with", "--index", "--index-url", "--extra-index-url",
     "--default-index", "--find-links", "-f", "--from", "--spec", "--pip-args",
@@ -265,7 +266,7 @@ def _npm(server: McpServer, args: tuple[Any, ...], start: int, launcher: str) ->
             return _npm_spec(server, args, i + 1, launcher)
         if isinstance(args[i], str) and args[i].startswith("--package="):
             return _unreadable(server, launcher, "`--package=` is not rewritten; use `-p NAME`")
-    at = _operand(args, start, _NODE_VALUE_FLAGS)
+    at = _operand(args, start, NODE_VALUE_FLAGS)
     if at is None:
         return _unreadable(server, launcher, "the launch names no package")
     return _npm_spec(server, args, at, launcher)
@@ -319,7 +320,7 @@ def _pypi(server: McpServer, args: tuple[Any, ...], start: int, launcher: str) -
 
 
 def _image(server: McpServer, args: tuple[Any, ...], launcher: str) -> _Got:
-    at = _operand(args, 1, _DOCKER_VALUE_FLAGS)
+    at = _operand(args, 1, DOCKER_VALUE_FLAGS)
     if at is None or not isinstance(args[at], str):
         return _unreadable(server, f"{launcher} run", "the image is not written out")
     m = IMAGE_REF.match(args[at])

@@ -9,12 +9,18 @@ from typing import Any
 from agentguard import escape
 from agentguard.facts.agents import AgentConfig, FallbackSite, McpServer, ProjectFacts
 from agentguard.facts.mcp_pins import (
+    DOCKER_VALUE_FLAGS as _DOCKER_VALUE_FLAGS,
+)
+from agentguard.facts.mcp_pins import (
     IMAGE,
     ServerLaunch,
     ServerLock,
     launch_of,
     pin_for,
     registry_launches,
+)
+from agentguard.facts.mcp_pins import (
+    NODE_VALUE_FLAGS as _NODE_VALUE_FLAGS,
 )
 from agentguard.facts.values import Unknown, alternatives, describe, redact_text
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
@@ -27,14 +33,6 @@ _NODE_SUBCOMMANDS = {("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("bun", 
 _PY_LAUNCHERS = {"uvx"}
 _PY_SUBCOMMANDS = {("uv", "tool"), ("pipx", "run")}
 _CONTAINER = {"docker", "podman", "nerdctl"}
-# Options of `docker run` that take a value as the next argument.
-_DOCKER_VALUE_FLAGS = {
-    "-e", "--env", "-v", "--volume", "--name", "--network", "--net", "-w", "--workdir",
-    "--mount", "-p", "--publish", "-u", "--user", "--entrypoint", "--env-file", "-l",
-    "--label", "--platform", "--cpus", "-m", "--memory", "--add-host", "--cap-add",
-    "--cap-drop", "--security-opt", "--pull", "-h", "--hostname", "--tmpfs", "--ulimit",
-}  # fmt: skip
-_NODE_VALUE_FLAGS = {"-p", "--package", "--registry", "--cache", "--userconfig"}
 _UV_VALUE_FLAGS = {"--python", "-p", "--with", "--index", "--index-url", "--extra-index-url"}
 _EXACT_VERSION = re.compile(r"^v?\d+(\.\d+)*([-+.][0-9A-Za-z.-]+)?$")
 
