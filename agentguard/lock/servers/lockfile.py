@@ -16,12 +16,26 @@ from pathlib import Path
 from typing import Any
 
 from agentguard import __version__, safeio
-from agentguard.facts.mcp_pins import IMAGE, NPM, PYPI, LockedDependency, ServerLock, ServerPin
+from agentguard.facts.mcp_pins import (
+    IMAGE,
+    NPM,
+    NPM_NAME,
+    PYPI,
+    PYPI_NAME,
+    LockedDependency,
+    ServerLock,
+    ServerPin,
+)
 from agentguard.safeio import MAX_LOCK_BYTES
 
 MCP_LOCK = "mcp.lock.json"
 LOCK_VERSION = 1
-_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
+_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}$")}
+_VERSIONS = {
+    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$"),
+    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}$"),
+    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}$"),
+}
 
 
 class LockReadError(Exception):
@@ -117,12 +131,15 @@ def _pin(i: int, e: object) -> ServerPin:
             )
         )
     version = _str(e.get("version"), f"{where}.version")
-    if kind == IMAGE and not _HASH.match(version):
-        raise LockReadError(f"{where}.version: an image is locked by its sha256 digest")
+    package = _str(e.get("package"), f"{where}.package")
+    # The lock is the pull request's file too: what a fix quotes from it (the name and the
+    # version, pasted into a command line) must be a name and a version, never shell text.
+    if not _NAMES[kind].match(package) or not _VERSIONS[kind].match(version):
+        raise LockReadError(f"{where}: not a valid {kind} package name and version")
     provenance = e.get("provenance")
     return ServerPin(
         kind=kind,
-        package=_str(e.get("package"), f"{where}.package"),
+        package=package,
         version=version,
         server=_str(launch.get("server"), f"{where}.launch.server"),
         path=_str(launch.get("path"), f"{where}.launch.path"),

