@@ -139,7 +139,7 @@ class ServerPin:
     environment: tuple[LockedDependency, ...] = ()  # PyPI: the tool's whole environment
     majors: tuple[str, ...] = ()
     released_majors: tuple[str, ...] = ()
-    provenance: bool | None = None  # npm: the registry lists an attestation (None: unknown)
+    provenance: bool | None = None  # npm: True, the registry lists an attestation; None: unknown
 
     @property
     def key(self) -> tuple[str, str, str, str]:

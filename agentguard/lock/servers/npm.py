@@ -201,5 +201,9 @@ def resolve(registry: Registry, launch: ServerLaunch, keep: str | None) -> Serve
         registry=registry.shown,
         majors=admitted,
         released_majors=released,
-        provenance=isinstance(attestations, dict) and "provenance" in attestations,
+        # listed: recorded; not listed is unknown, not "none" (a mirror, or an abbreviated
+        # answer, may leave attestations out)
+        provenance=True
+        if isinstance(attestations, dict) and "provenance" in attestations
+        else None,
     )

@@ -115,7 +115,7 @@ def test_the_example_is_locked_pinned_and_checked(
             "version": "2.0.1",
             "integrity": integrity(tarball(NAME, "2.0.1")),
             "tarball": f"{registry.url}{NAME}/-/tracker-mcp-2.0.1.tgz",
-            "provenance": False,
+            "provenance": None,
             "registry": registry.url,
             "majors": ["1", "2"],
             "released-majors": ["1", "2"],
