@@ -12,6 +12,7 @@ from agentguard.rules.base import Rule, register
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
+    from agentguard.lock.fix_facts import FixSetCheck
 
 
 @register
@@ -248,8 +249,12 @@ def check_unknown_metadata(graph: LockGraph) -> list[Finding]:
 # The AG101 and AG102 checks live in their own modules (deps_spans, deps_gate); these names
 # stay importable from here for the callers that import them from the rule family.
 def check_major_spans(
-    graph: LockGraph, policy: DepsPolicy, *, kept: Sequence[LockedPackage] | None = None
+    graph: LockGraph,
+    policy: DepsPolicy,
+    *,
+    kept: Sequence[LockedPackage] | None = None,
+    fixes: FixSetCheck | None = None,
 ) -> list[Finding]:
     from agentguard.rules.deps_spans import check_major_spans as spans
 
-    return spans(graph, policy, kept=kept)
+    return spans(graph, policy, kept=kept, fixes=fixes)
