@@ -178,10 +178,13 @@ def lock_requirements(
     )
     findings: list[Finding]
     crossings: list[Finding]
+    from agentguard.lock.fix_check import UvResolve, check_fix_set
+    from agentguard.lock.index import default_cache_dir
+
+    resolve = UvResolve(request, resolution, client, default_cache_dir())
     if speculated is not None:
         client.close()
-        analysis, graph = speculated.analysis, speculated.graph
-        findings, crossings = list(speculated.findings), list(speculated.crossings)
+        analysis = speculated.analysis
     else:
         try:
             analysis = analyse(
@@ -189,9 +192,15 @@ def lock_requirements(
             )
         finally:
             client.close()
-        graph, findings, crossings = speculation.rules(
-            analysis, previous, policy, opts.allow_major, inputs.requires_python
-        )
+    progress("resolving the first fixes together")
+    graph, findings, crossings = speculation.rules(
+        analysis,
+        previous,
+        policy,
+        opts.allow_major,
+        inputs.requires_python,
+        check=lambda groups: check_fix_set(groups, resolve),
+    )
     report = assemble(
         opts,
         inputs,

@@ -4,6 +4,7 @@ the resolver runs, and that analysis is used when the resolver returns exactly t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from agentguard.lock.previous import Previous, previous_pins
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
     from agentguard.lock.analysis import Analysis
+    from agentguard.lock.fix_facts import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.graph import LockedPackage, LockGraph
     from agentguard.lock.index import IndexClient
     from agentguard.lock.inputs import ProjectInputs
@@ -59,9 +61,13 @@ def rules(
     policy: DepsPolicy,
     allow_major: tuple[str, ...],
     requires_python: str | None,
+    check: Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck] | None = None,
 ) -> tuple[LockGraph, list[Finding], list[Finding]]:
-    """The graph with each edge's admitted majors, all AG1xx findings, and the crossings."""
+    """The graph with each edge's admitted majors, all AG1xx findings, and the crossings.
+    ``check``: resolves AG101's first fixes as one set (:mod:`agentguard.lock.fix_check`);
+    None: not checked (each fix is still its group's)."""
     from agentguard.rules.deps import check_unknown_metadata
+    from agentguard.rules.deps_fix_plan import fix_groups
     from agentguard.rules.deps_gate import check_major_crossings
     from agentguard.rules.deps_spans import check_major_spans
 
@@ -75,8 +81,10 @@ def rules(
         s.status.value == "failed" for s in analysis.sources
     )
     kept = previous_pins(previous) if refused and previous is not None else None
+    groups = fix_groups(graph)
+    fixes = check(groups) if check is not None and groups else None
     findings = [
-        *check_major_spans(graph, policy, kept=kept),
+        *check_major_spans(graph, policy, kept=kept, fixes=fixes, groups=groups),
         *check_unknown_metadata(graph),
         *crossings,
     ]

@@ -77,7 +77,8 @@ def group_fix(
         )
     else:
         basis = (
-            f"none of them was uploaded before {child} {cap.major} first shipped"
+            f"{child} {cap.major} first shipped before each of them was uploaded, as far as "
+            "the index's upload times tell"
             if cap.after == 0
             else f"{cap.after} of them were uploaded before {child} {cap.major} first "
             "shipped, the fewest of any major they all admit"

@@ -86,6 +86,13 @@ def _rank(graph: LockGraph, key: GroupKey, spans: list[_Span]) -> FixGroup:
     locked = spans[0].locked
     locked_major = major_key(locked)
     common = [m for m in spans[0].majors if all(m in s.majors for s in spans[1:])]
+    # every other range over the child holds too (the project's own cap among them)
+    held = [
+        e.admitted_majors
+        for e in graph.edges
+        if e.child == child and e.admitted_majors and len(e.admitted_majors) == 1
+    ]
+    common = [m for m in common if all(m in h for h in held)] or common
     for s in spans:
         if s.bound is not None:
             under = [m for m in common if _under(s.bound, m)]
