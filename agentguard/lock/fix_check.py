@@ -34,7 +34,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from agentguard import safeio
-from agentguard.lock.backend import Resolution, ResolveRequest, ResolverError, UvRun
+from agentguard.lock.backend import ResolveRequest, ResolverError, UvRun
 from agentguard.lock.fix_facts import (
     CONFLICT,
     RESOLVES,
@@ -45,6 +45,7 @@ from agentguard.lock.fix_facts import (
 )
 from agentguard.lock.graph import LockedPackage
 from agentguard.lock.index import IndexClient, IndexError_
+from agentguard.lock.urls import clean_url
 
 MAX_RUNS = 6
 CACHE_FOLDER = "fixsets-v1"
@@ -114,18 +115,19 @@ def _order(item: tuple[GroupKey, int] | GroupKey) -> tuple[str, str, str]:
 
 class UvResolve:
     """:data:`Resolve` with uv: ``request`` is the lock's own (floor, index, flags),
-    ``resolution`` its result (the preferences), ``client`` the run's index reader (for
-    checking a remembered solution), ``cache`` the folder solutions are kept in."""
+    ``pins`` the lock's pins (the resolver's preferences), ``client`` the run's index
+    reader (its index is the one resolved against, and it checks a remembered solution),
+    ``cache`` the folder solutions are kept in (None: none)."""
 
     def __init__(
         self,
         request: ResolveRequest,
-        resolution: Resolution,
-        client: IndexClient | None,
+        pins: Iterable[LockedPackage],
+        client: IndexClient,
         cache: Path | None,
     ) -> None:
         self.request = request
-        self.resolution = resolution
+        self.pins = tuple(pins)
         self.client = client
         self.cache = cache
         self.cached = False
@@ -137,8 +139,8 @@ class UvResolve:
             "requirements": sorted(r.requirements),
             "caps": sorted(caps),
             "python": r.python_version,
-            "index": [r.index_url, *self.resolution.index_urls],
-            "find_links": [*r.find_links, *self.resolution.find_links],
+            "index": [clean_url(u) for u in self.client.index_urls_given],
+            "find_links": list(self.client.find_links),
             "no_index": r.no_index,
             "only_binary": r.only_binary,
             "exclude_newer": r.exclude_newer,
@@ -152,8 +154,7 @@ class UvResolve:
             self.cached = True
             return True
         preferences = "".join(
-            f"{p.name}=={p.version}{f' ; {p.marker}' if p.marker else ''}\n"
-            for p in self.resolution.pins
+            f"{p.name}=={p.version}{f' ; {p.marker}' if p.marker else ''}\n" for p in self.pins
         )
         req = dataclasses.replace(
             self.request,
@@ -200,8 +201,6 @@ class UvResolve:
     def _still_listed(self, pins: list[LockedPackage]) -> bool:
         """True when the index lists, unyanked, a file of every pin with its hash."""
         client = self.client
-        if client is None:
-            return False
         lock = threading.Lock()
         missing: list[str] = []
 

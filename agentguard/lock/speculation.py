@@ -45,12 +45,13 @@ def speculate(
     client: IndexClient,
     policy: DepsPolicy,
     allow_major: tuple[str, ...],
+    check: Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck] | None = None,
 ) -> Speculated:
     from agentguard.lock.analysis import analyse
 
     analysis = analyse(previous.pins, inputs.requirement_lines(), client, watched=policy.watched)
     graph, findings, crossings = rules(
-        analysis, previous, policy, allow_major, inputs.requires_python
+        analysis, previous, policy, allow_major, inputs.requires_python, check
     )
     return Speculated(analysis, graph, tuple(findings), tuple(crossings))
 
