@@ -34,8 +34,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from agentguard import safeio
-from agentguard.lock.backend import ResolveRequest, ResolverError, UvRun
-from agentguard.lock.fix_facts import (
+from agentguard.facts.fixes import (
     CONFLICT,
     RESOLVES,
     UNCHECKED,
@@ -43,7 +42,8 @@ from agentguard.lock.fix_facts import (
     FixSetCheck,
     GroupKey,
 )
-from agentguard.lock.graph import LockedPackage
+from agentguard.facts.pins import LockedPackage
+from agentguard.lock.backend import ResolveRequest, ResolverError, UvRun
 from agentguard.lock.index import IndexClient, IndexError_
 from agentguard.lock.urls import clean_url
 

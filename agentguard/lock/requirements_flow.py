@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Finding, Report, Source
-from agentguard.lock.backend import BACKENDS, Resolution, ResolveRequest, ResolverError
+from agentguard.lock.backend import Resolution, ResolveRequest, ResolverError
+from agentguard.lock.backends import BACKENDS
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
 from agentguard.lock.start import LockOptions, resolve_request, retain, settings_for
@@ -25,8 +26,8 @@ from agentguard.lock.urls import clean_url
 
 if TYPE_CHECKING:
     from agentguard.config import Config
+    from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.early import Early
-    from agentguard.lock.fix_facts import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.graph import LockedPackage
     from agentguard.lock.index import IndexClient
     from agentguard.lock.lockfile import QuickPrevious, StoredLock

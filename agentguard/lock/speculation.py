@@ -14,8 +14,8 @@ from agentguard.lock.previous import Previous, previous_pins
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
+    from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.analysis import Analysis
-    from agentguard.lock.fix_facts import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.graph import LockedPackage, LockGraph
     from agentguard.lock.index import IndexClient
     from agentguard.lock.inputs import ProjectInputs

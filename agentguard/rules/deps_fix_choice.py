@@ -11,8 +11,8 @@ offers no snippet: a set of fixes that does not install is never offered.
 from __future__ import annotations
 
 from agentguard import escape
+from agentguard.facts.fixes import CONFLICT, RESOLVES, Cap, FixGroup, FixSetCheck
 from agentguard.findings import Fix, JSONValue
-from agentguard.lock.fix_facts import CONFLICT, RESOLVES, Cap, FixGroup, FixSetCheck
 from agentguard.rules.deps_span_fix import relock_command
 
 

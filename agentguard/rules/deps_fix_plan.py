@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from agentguard.lock.fix_facts import Cap, FixGroup, GroupKey
-from agentguard.lock.graph import PROJECT, DependencyEdge, LockGraph, UpstreamBound, major_floor
-from agentguard.lock.graph import major_key as major_key
-from agentguard.lock.pins import LockedPackage
+from agentguard.facts.fixes import Cap, FixGroup, GroupKey
+from agentguard.facts.graph import PROJECT, DependencyEdge, LockGraph, UpstreamBound, major_floor
+from agentguard.facts.graph import major_key as major_key
+from agentguard.facts.pins import LockedPackage
 from agentguard.rules.deps_reach import Reach, cap_marker
 from agentguard.rules.deps_span_fix import (
     _after,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-from agentguard.lock.environments import EnvironmentTable, both
-from agentguard.lock.graph import PROJECT, DependencyEdge, LockGraph
-from agentguard.lock.pins import LockedPackage
+from agentguard.facts.environments import EnvironmentTable, both
+from agentguard.facts.graph import PROJECT, DependencyEdge, LockGraph
+from agentguard.facts.pins import LockedPackage
 
 
 class Reach:
