@@ -24,6 +24,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from agentguard import redact
+from agentguard.facts.graph import ReleasedVersions
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
@@ -95,6 +96,7 @@ class ProjectPage:
         self._page_url = page_url
         self._versions_hint = versions_hint
         self._by_version: dict[Version, list[dict[str, Any]]] | None = None
+        self._released: ReleasedVersions | None = None
         if items is not None:
             self._raw = None  # grouped on demand
         for f in files:
@@ -162,8 +164,24 @@ class ProjectPage:
     def versions(self) -> list[Version]:
         return sorted(v for v in (_parse_version(k) for k in self._grouped()) if v is not None)
 
-    def released_versions(self) -> list[Version]:
-        """Versions with at least one non-yanked file, pre-releases excluded."""
+    def warm(self) -> None:
+        """Work out, on the thread that read the page, what every lock asks of it: the files
+        by version and the released versions with their majors (then a re-lock's analysis,
+        which waits for the last page, finds them done)."""
+        if self._raw is None:
+            self._items_by_version()
+        released = self.released_versions()
+        released.groups()
+        released.keys()
+
+    def released_versions(self) -> ReleasedVersions:
+        """Versions with at least one non-yanked file, pre-releases excluded (worked out
+        once: a page's versions never change once read)."""
+        if self._released is None:
+            self._released = ReleasedVersions(self._released_versions())
+        return self._released
+
+    def _released_versions(self) -> list[Version]:
         if self._raw is None and self._versions_hint is not None:
             # PyPI yanks whole releases: a version is out when every file of it is yanked.
             yanked = {
