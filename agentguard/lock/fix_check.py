@@ -26,7 +26,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,7 +43,7 @@ from agentguard.facts.fixes import (
 )
 from agentguard.facts.pins import LockedPackage
 from agentguard.lock.backend import ResolveRequest, ResolverError, UvRun
-from agentguard.lock.index import IndexClient, IndexError_
+from agentguard.lock.index import IndexClient, IndexError_, ProjectPage
 from agentguard.lock.urls import clean_url
 
 MAX_RUNS = 6
@@ -199,24 +198,25 @@ class UvResolve:
             safeio.write_in(self.cache / CACHE_FOLDER, f"{key}.json", json.dumps(entry))
 
     def _still_listed(self, pins: list[LockedPackage]) -> bool:
-        """True when the index lists, unyanked, a file of every pin with its hash."""
+        """True when the index lists, unyanked, a file of every pin with its hash (read on
+        this run: the lock's pages are in hand, the few others are read now)."""
         client = self.client
-        lock = threading.Lock()
-        missing: list[str] = []
+        names = sorted({p.name for p in pins})
+        pages: dict[str, ProjectPage] = {}
 
-        def one(pin: LockedPackage) -> None:
-            try:
-                version = Version(pin.version)
-                files = client.project_page(pin.name).files_for(version)
-            except (IndexError_, InvalidVersion):
-                ok = False
-            else:
-                wanted = {h.split(":", 1)[1] for h in pin.hashes if h.startswith("sha256:")}
-                ok = any(f.sha256 in wanted and not f.yanked for f in files)
-            if not ok:
-                with lock:
-                    missing.append(pin.name)
+        def read(name: str) -> None:
+            with contextlib.suppress(IndexError_):
+                pages[name] = client.project_page(name)
 
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(one, pins))
-        return not missing
+            list(pool.map(read, names))
+        for pin in pins:
+            wanted = {h.split(":", 1)[1] for h in pin.hashes if h.startswith("sha256:")}
+            page = pages.get(pin.name)
+            try:
+                version = Version(pin.version)
+            except InvalidVersion:
+                return False
+            if page is None or not page.lists(version, wanted):
+                return False
+        return True

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
-from agentguard.lock import metadata
+from agentguard.lock import metadata, page_cache
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.lock.pages import (
@@ -210,6 +210,9 @@ class IndexClient:
         body, ctype = self.http.get(url, accept=JSON_ACCEPT)
         shown = clean_url(url)
         if "json" in ctype:
+            cached = page_cache.load(self.cache.folder, cname, url, body)
+            if cached is not None:  # this very body, parsed on an earlier run
+                return cached
             try:
                 data = json.loads(body)
             except (ValueError, RecursionError):  # a hostile page may nest without end
@@ -220,7 +223,9 @@ class IndexClient:
                 raise IndexError_(
                     f"{shown}: answer is not a JSON object", code="index-garbage", retryable=True
                 )
-            return parse_json_page(cname, url, data)
+            page = parse_json_page(cname, url, data)
+            page_cache.store(self.cache.folder, cname, url, body, page)
+            return page
         text = body.decode("utf-8", "replace")
         if "<a" not in text and "<html" not in text.lower():
             raise IndexError_(
