@@ -9,6 +9,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentguard import redact
 from agentguard.findings import Finding, Severity
 from agentguard.lock.previous import Previous, previous_pins
 
@@ -53,6 +54,9 @@ def speculate(
     graph, findings, crossings = rules(
         analysis, previous, policy, allow_major, inputs.requires_python, check
     )
+    # The report is redacted on the main thread once uv returns; each text's redaction is
+    # cached (agentguard.redact), so doing it here first takes most of that off the clock.
+    redact.scrub((findings, analysis.sources))
     return Speculated(analysis, graph, tuple(findings), tuple(crossings))
 
 
