@@ -190,7 +190,8 @@ def _begin(opts: LockOptions) -> None:
             early.request = resolve_request(opts, inputs, settings)
             early.run = UvRun(early.request)
             _started = early
-            _read_ahead(early)
+            with contextlib.suppress(Exception):  # only time is lost: the flow reads them
+                _read_ahead(early)
         _started = early
     except BaseException:
         early.cancel()

@@ -39,6 +39,20 @@ def group_fix(
     own: Fix, group: FixGroup, fixes: FixSetCheck | None, evidence: dict[str, JSONValue]
 ) -> Fix:
     """The finding's fix, given its own (``own``) and its group's choice."""
+    fix = _group_fix(own, group, fixes, evidence)
+    if fixes is not None and evidence.get("fix_set") == "unknown":
+        # the lock tried and could not say: the fix says so (offline, nothing was tried)
+        return Fix(
+            f"{fix.description} Not checked together with the other first fixes: {fixes.reason}.",
+            snippet=fix.snippet,
+            safe=fix.safe,
+        )
+    return fix
+
+
+def _group_fix(
+    own: Fix, group: FixGroup, fixes: FixSetCheck | None, evidence: dict[str, JSONValue]
+) -> Fix:
     cap, status = choice(group, fixes)
     evidence["fix_set"] = status
     if fixes is not None and status != RESOLVES:
