@@ -15,18 +15,9 @@ from collections.abc import Mapping
 
 from packaging.version import InvalidVersion, Version
 
+from agentguard.facts.times import parse_time
 from agentguard.lock.graph import PROJECT, LockGraph, major_groups
 from agentguard.lock.pages import IndexFile, ProjectPage
-
-
-def _parse(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
 def earliest_upload(files: list[IndexFile]) -> str | None:
@@ -36,7 +27,7 @@ def earliest_upload(files: list[IndexFile]) -> str | None:
 
 def earliest_time(texts: list[str]) -> str | None:
     """The earliest of these upload times (UTC, seconds), None when none reads as one."""
-    times = [t for t in (_parse(x) for x in texts) if t is not None]
+    times = [t for t in (parse_time(x) for x in texts) if t is not None]
     if not times:
         return None
     return min(times).astimezone(dt.timezone.utc).replace(microsecond=0).isoformat()
