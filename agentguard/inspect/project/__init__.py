@@ -36,15 +36,25 @@ def inspect_project(
     file_kind: str | None = None,
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
 ) -> ProjectResult:
     """Walk a project folder (or read one file) and run the agent-configuration rules.
 
     ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
     ``beside``: other work of the run, done while forked children read a large folder
-    (see :func:`agentguard.inspect.project.scan.scan_path`; not called for a file)."""
+    (see :func:`agentguard.inspect.project.scan.scan_path`; not called for a file);
+    ``use_cache``, ``cache_dir``: the content cache of a folder (:mod:`.cache`)."""
     from agentguard.inspect.project.scan import scan_path
 
-    return scan_path(path, file_kind=file_kind, exclude=exclude, beside=beside)
+    return scan_path(
+        path,
+        file_kind=file_kind,
+        exclude=exclude,
+        beside=beside,
+        use_cache=use_cache,
+        cache_dir=cache_dir,
+    )
 
 
 def inspect_files(

@@ -31,6 +31,7 @@ from agentguard.inspect.project.model import (
 
 if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
     from agentguard.inspect.project.composite import CompositeAction, LocalActionUse
+    from agentguard.inspect.project.python_agents import Wanted
     from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
@@ -113,11 +114,14 @@ def failed_source(path: str, reason: str, code: str) -> Source:
     )
 
 
-def process_file(path: str, kind: str, data: bytes, origin: str = "project") -> FileOutcome:
-    """Facts and sources from one file. Never raises for bad input."""
+def process_file(
+    path: str, kind: str, data: bytes, origin: str = "project", wanted: Wanted | None = None
+) -> FileOutcome:
+    """Facts and sources from one file. Never raises for bad input. ``wanted``: a Python
+    file's readers, when the caller has worked them out from ``data`` already."""
     out = FileOutcome()
     try:
-        _process(path, kind, data, origin, out)
+        _process(path, kind, data, origin, out, wanted)
     except RecursionError:
         out = FileOutcome(sources=[failed_source(path, "nested too deeply to analyse", "too-deep")])
     except MemoryError:
@@ -174,11 +178,13 @@ def _cap(path: str, out: FileOutcome) -> None:
     )
 
 
-def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -> None:
+def _process(
+    path: str, kind: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None
+) -> None:
     may = kind != "python" or python_may_matter(data)
     if kind == "python":
         if may:
-            _python(path, data, origin, out)
+            _python(path, data, origin, out, wanted)
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
@@ -206,13 +212,13 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
         out.configs.extend(action_steps(path, data, origin=origin))
 
 
-def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
+def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None) -> None:
     from agentguard.inspect.project.python_agents import analyse_python
 
     template = False
     try:
         try:
-            facts = analyse_python(path, data, origin=origin)
+            facts = analyse_python(path, data, origin=origin, wanted=wanted)
         except SyntaxError:
             untemplated = _python_untemplated(data)
             if untemplated is None:

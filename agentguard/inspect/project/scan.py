@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project import cache as content_cache
 from agentguard.inspect.project.files import (
     FileOutcome,
     failed_source,
@@ -123,9 +124,29 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         )
     if cand.kind == "python" and not python_may_matter(data):
         return None
-    out = process_file(cand.rel, cand.kind, data)
+    cache = content_cache.ACTIVE
+    if cache is None or cand.kind != "python":
+        out = process_file(cand.rel, cand.kind, data)
+    else:
+        out = _cached_python(cache, cand.rel, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
+    return out
+
+
+def _cached_python(cache: content_cache.ContentCache, rel: str, data: bytes) -> FileOutcome:
+    """A Python file's outcome from the cache when one of the code readers would parse it
+    (what costs: hashing every file the readers pass over costs more than reading it)."""
+    from agentguard.inspect.project.python_agents import Wanted
+
+    wanted = Wanted.of(data)
+    if not wanted.any():
+        return process_file(rel, "python", data, wanted=wanted)
+    key = cache.key(rel, "python", data)
+    out = cache.get(key)
+    if out is None:
+        out = process_file(rel, "python", data, wanted=wanted)
+        cache.put(key, out)
     return out
 
 
@@ -248,9 +269,14 @@ def _process_all(
     finally:
         _SHARED.clear()
     kept = [(own[n], o) for n, o in own_kept]
-    kept += [(rest[n], o) for _, got in results for n, o in got]
+    kept += [(rest[n], o) for _, got, _ in results for n, o in got]
+    cache = content_cache.ACTIVE
+    if cache is not None:
+        for _, _, records in results:
+            if records is not None:
+                cache.merge(records)
     kept.sort(key=lambda t: t[0])
-    return own_read + sum(r for r, _ in results), [o for _, o in kept], scanned
+    return own_read + sum(r for r, _, _ in results), [o for _, o in kept], scanned
 
 
 def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[int, int]]]:
@@ -281,8 +307,14 @@ def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[in
 _SHARED: list[Candidate] = []  # what forked workers read their ranges from
 
 
-def _process_range(span: tuple[int, int]) -> tuple[int, list[tuple[int, FileOutcome]]]:
-    return _process_chunk((span[0], _SHARED[span[0] : span[1]]))
+def _process_range(
+    span: tuple[int, int],
+) -> tuple[int, list[tuple[int, FileOutcome]], content_cache.Records | None]:
+    """A range's outcomes, and what the content cache recorded on the way (a forked
+    reader's cache is its own copy: the records go back with the results)."""
+    read, kept = _process_chunk((span[0], _SHARED[span[0] : span[1]]))
+    cache = content_cache.ACTIVE
+    return read, kept, cache.take() if cache is not None else None
 
 
 def _scan_containers(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
@@ -344,16 +376,27 @@ def _tree(root: Path, got: WalkResult) -> TreeFacts:
 
 
 def collect_folder(
-    root: Path, *, exclude: Sequence[str] = (), beside: Callable[[], None] | None = None
+    root: Path,
+    *,
+    exclude: Sequence[str] = (),
+    beside: Callable[[], None] | None = None,
+    cache: content_cache.ContentCache | None = None,
 ) -> Collected:
     got = walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
     col.tree = _tree(root, got)
-    col.files_read, col.outcomes, col.container_scan = _process_all(
-        got.candidates, col.tree, beside
-    )
+    content_cache.ACTIVE = cache
+    try:
+        col.files_read, col.outcomes, col.container_scan = _process_all(
+            got.candidates, col.tree, beside
+        )
+        if cache is not None:
+            cache.merge(cache.take())  # (what this process read itself)
+            cache.save()
+    finally:
+        content_cache.ACTIVE = None
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
     col.sources.append(
         Source.ok(
@@ -400,8 +443,13 @@ def scan_path(
     file_kind: str | None = None,
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
 ) -> ProjectResult:
     """A folder (walked, minus ``exclude``) or one file named on the command line.
+
+    ``use_cache``: take each unchanged file's facts from the content cache (:mod:`.cache`,
+    in ``cache_dir`` or the default folder) and keep this run's for the next.
 
     A named file is read as what its path or its content says it is (``file_kind``, from
     ``--kind``, decides when given); one that is no kind agentguard reads is a usage
@@ -410,7 +458,9 @@ def scan_path(
     if path.is_dir():
         from agentguard.inspect.project.results import finish
 
-        return finish(collect_folder(path, exclude=exclude, beside=beside), workdir=None)
+        cache = content_cache.open_cache(path, cache_dir) if use_cache else None
+        collected = collect_folder(path, exclude=exclude, beside=beside, cache=cache)
+        return finish(collected, workdir=None)
     from agentguard.inspect.project.named import scan_named_file
 
     return scan_named_file(path, file_kind)
