@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentguard import __version__, redact, safeio
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Finding, JSONValue
 
 BASELINE_SCHEMA = "agentguard.baseline/1"

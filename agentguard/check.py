@@ -113,7 +113,7 @@ def project_step(
     """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files).
 
     ``beside``: another step, run while forked children read a large folder."""
-    from agentguard.inspect.project import inspect_project
+    from agentguard.engine.project import inspect_project
 
     result = inspect_project(project, exclude=exclude, beside=beside)
     return StepResult(result.findings, result.sources, dict(result.facts))
@@ -123,7 +123,7 @@ def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -
     """Inspect one image: a saved tarball or OCI layout when ``ref`` is a local path, else an
     image the engine knows. The project's ``pylock.toml`` (when present) is what the
     installed packages are compared with (AG110)."""
-    from agentguard.inspect.run import InspectOptions, inspect_target
+    from agentguard.engine.inspect_run import InspectOptions, inspect_target
     from agentguard.inspect.targets import Kind, classify_path
 
     path = Path(ref).expanduser()

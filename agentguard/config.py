@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from agentguard import safeio
-from agentguard.engine import UsageError
+from agentguard.errors import ConfigError as ConfigError
+from agentguard.facts.names import canonical_name as canonical_name
 from agentguard.findings import Severity, Source
+from agentguard.rules.deps_policy import DepsPolicy as DepsPolicy
 from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
@@ -63,22 +65,6 @@ DEPS_KEYS = (
 )
 _RULE_ID = re.compile(r"^AG[1-9]\d\d$")
 _MAX_POLICY_DEPTH = 8
-
-
-class ConfigError(UsageError):
-    """A configuration file is malformed or has an unknown key (exit 2)."""
-
-
-@dataclass(frozen=True)
-class DepsPolicy:
-    watched: frozenset[str]
-    span_accepted: frozenset[str]
-    watched_severity: Severity  # the child is on the watched list
-    watched_parent_severity: Severity  # only the parent is on it (e.g. an SDK's own web stack)
-    tail_severity: Severity
-
-    def is_watched(self, name: str) -> bool:
-        return canonical_name(name) in self.watched
 
 
 @dataclass(frozen=True)
@@ -149,16 +135,6 @@ def _read_policy(name: str, named_in: str) -> tuple[dict[str, Any], str]:
     label = f"policy:{name}"
     text = resources.files("agentguard.policies").joinpath(f"{name}.toml").read_text("utf-8")
     return _parse_toml(text, label), label
-
-
-def canonical_name(name: str) -> str:
-    """A package name as ``packaging.utils.canonicalize_name`` spells it (PEP 503): here,
-    so that loading the configuration does not import packaging's wheel-tag module
-    (logging, sysconfig...) before every scan."""
-    value = name.lower().replace("_", "-").replace(".", "-")
-    while "--" in value:
-        value = value.replace("--", "-")
-    return value
 
 
 def _parse_toml(text: str, label: str) -> dict[str, Any]:

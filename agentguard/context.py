@@ -75,7 +75,7 @@ def context_of(paths: Sequence[str], configured: Mapping[str, tuple[str, ...]]) 
 
     ``configured``: context -> globs from the configuration (matched as ignore patterns are).
     """
-    from agentguard.policy import glob_matches
+    from agentguard.globmatch import glob_matches
 
     for path in paths:
         rel = path[2:] if path.startswith("./") else path
@@ -92,7 +92,7 @@ def _globs(value: object) -> bool:
 
 def validate_keys(d: Mapping[str, object], p: str, label: str) -> None:
     """``exclude``, ``context`` and ``context-severity`` of one configuration layer."""
-    from agentguard.config import ConfigError
+    from agentguard.errors import ConfigError
 
     if "exclude" in d and not _globs(d["exclude"]):
         raise ConfigError(f"{label}: {p}exclude must be a list of paths (globs)")

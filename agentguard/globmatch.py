@@ -13,8 +13,10 @@ next character; otherwise both are literal.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 _LIT, _ONE, _STAR, _DSTAR, _DIRS, _CLASS = range(6)
 
@@ -106,3 +108,28 @@ def compile_glob(pattern: str, *, classes: bool = False) -> Glob:
             tokens.append((_LIT, ch))
         i += 1
     return Glob(pattern, tuple(tokens))
+
+
+@functools.lru_cache(maxsize=1024)
+def glob_to_regex(pattern: str) -> Glob:
+    """``*`` any run inside one path segment, ``?`` one character, ``**`` any depth
+    (matched in linear time: :mod:`agentguard.globmatch`)."""
+    return _compiled(pattern)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> Glob:
+    return compile_glob(pattern)
+
+
+@functools.lru_cache(maxsize=8192)
+def _path_matches(pattern: str, cand: str) -> bool:
+    rx = glob_to_regex(pattern.rstrip("/"))
+    if rx.match(cand) or glob_to_regex(pattern.rstrip("/") + "/**").match(cand):
+        return True
+    return "/" not in pattern and rx.match(PurePosixPath(cand).name)
+
+
+def glob_matches(pattern: str, path: str) -> bool:
+    """An ignore/exclude/context glob against a project-relative path."""
+    return _path_matches(pattern, path.replace("\\", "/"))

@@ -24,14 +24,16 @@ import stat
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from agentguard import safeio
 from agentguard.baseline import Baseline
 from agentguard.comments import Comment, comments
 from agentguard.config import Config, IgnoreEntry
 from agentguard.findings import ConfigTrace, Finding, Location, Severity, Source
-from agentguard.globmatch import Glob, compile_glob
+from agentguard.globmatch import _path_matches
+from agentguard.globmatch import glob_matches as glob_matches
+from agentguard.globmatch import glob_to_regex as glob_to_regex
 
 _MARKER = re.compile(r"agentguard", re.IGNORECASE)  # what every INLINE match spells
 INLINE = re.compile(r"(?:#|//|/\*)\s*agentguard:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
@@ -44,18 +46,6 @@ class Applied:
     sources: tuple[Source, ...]  # files read for inline suppressions
     notes: tuple[str, ...]
     trace: ConfigTrace  # which configuration, from where, and what it changed
-
-
-@functools.lru_cache(maxsize=1024)
-def glob_to_regex(pattern: str) -> Glob:
-    """``*`` any run inside one path segment, ``?`` one character, ``**`` any depth
-    (matched in linear time: :mod:`agentguard.globmatch`)."""
-    return _compiled(pattern)
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> Glob:
-    return compile_glob(pattern)
 
 
 def _candidate_paths(loc: Location, root: Path | None) -> tuple[str, ...]:
@@ -82,19 +72,6 @@ def _pattern_matches(entry: IgnoreEntry, loc: Location, root: Path | None) -> bo
     if entry.line is not None and loc.line != entry.line:
         return False
     return any(_path_matches(entry.pattern, c) for c in _candidate_paths(loc, root))
-
-
-@functools.lru_cache(maxsize=8192)
-def _path_matches(pattern: str, cand: str) -> bool:
-    rx = glob_to_regex(pattern.rstrip("/"))
-    if rx.match(cand) or glob_to_regex(pattern.rstrip("/") + "/**").match(cand):
-        return True
-    return "/" not in pattern and rx.match(PurePosixPath(cand).name)
-
-
-def glob_matches(pattern: str, path: str) -> bool:
-    """An ignore/exclude/context glob against a project-relative path."""
-    return _path_matches(pattern, path.replace("\\", "/"))
 
 
 def _contextualise(f: Finding, config: Config) -> Finding:

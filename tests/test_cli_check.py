@@ -289,7 +289,7 @@ def test_fake_crash_in_one_step_is_a_failed_source_not_exit_1(
     agent_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A fake: a bug inside the project scan cannot be caused on demand with real input.
-    import agentguard.inspect.project as project_scan
+    import agentguard.engine.project as project_scan
 
     def crash(path: Path, **_options: object) -> object:
         raise RuntimeError("scanner bug")

@@ -1,4 +1,4 @@
-"""`agentguard inspect`: its options, parsed by typer, handed to agentguard.inspect.run (see
+"""`agentguard inspect`: its options, parsed by typer, handed to agentguard.engine.inspect_run (see
 :mod:`agentguard.cli` for the shared options and the exit code)."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def inspect(
     ] = None,
 ) -> None:
     """Check what an agent's container can read and do: an image, a container, a saved image."""
-    from agentguard.inspect.run import InspectOptions, run_inspect
+    from agentguard.engine.inspect_run import InspectOptions, run_inspect
     from agentguard.inspect.targets import parse_kind
     from agentguard.progress import progress
     from agentguard.watchdog import RunDeadline, run_deadline

@@ -190,7 +190,7 @@ def action_settings_input(doc: dict[str, Any], indent: str) -> list[str]:
 
 def holds_secret(doc: Any, name: str = "") -> bool:
     """A string value that is a literal secret (by its key's name or its own format)."""
-    from agentguard.rules.secret_values import classify, value_format
+    from agentguard.secret_text import classify, value_format
 
     if isinstance(doc, dict):
         return any(holds_secret(v, str(k)) for k, v in doc.items())

@@ -196,7 +196,7 @@ def plan_engines(
     policies: Sequence[Mapping[str, Any]],
     header: Sequence[str],
 ) -> EngineChanges:
-    from agentguard.rules.secret_values import redact_step
+    from agentguard.secret_text import redact_step
 
     out = EngineChanges()
     wanted: set[str] = set()

@@ -325,7 +325,7 @@ def gather(
     connect: Callable[[], eng.Engine] = eng.connect,
 ) -> Gathered:
     """Inspect TARGET and read what the writers need. UsageError means exit 2."""
-    from agentguard.inspect.run import InspectOptions, run_inspect
+    from agentguard.engine.inspect_run import InspectOptions, run_inspect
     from agentguard.inspect.targets import Kind
 
     report, config = run_inspect(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agentguard import redact, safeio
 from agentguard.config import Config
-from agentguard.engine import UsageError, make_report
+from agentguard.errors import UsageError
 from agentguard.findings import Finding, JSONValue, Report, Source, SourceStatus
 from agentguard.harden.gather import Gathered, gather
 from agentguard.harden.model import HardenOptions, OptionError, validate_options
@@ -31,6 +31,7 @@ from agentguard.harden.verify import ToVerify, VerifyResult, verify_scripts
 from agentguard.harden.verify_plan import planned
 from agentguard.harden.verify_start import AgentCheck
 from agentguard.inspect import engine as eng
+from agentguard.provenance import make_report
 
 Progress = Callable[[str], None]
 MANIFEST = ".agentguard-harden.json"  # the files the last run wrote (stale ones are removed)

@@ -20,7 +20,7 @@ from agentguard.harden.model import EnvVar, HardenOptions, NamedVolume, ServiceS
 from agentguard.inspect.facts import ImageConfig
 from agentguard.redact import mask_value
 from agentguard.rules.mounts import is_docker_socket, workdir_relation
-from agentguard.rules.secret_values import classify, scan_text, value_format
+from agentguard.secret_text import classify, scan_text, value_format
 
 # environment set by the engine or the image's base, never worth carrying over
 _RUNTIME_ENV = frozenset({"PATH", "HOSTNAME", "HOME", "TERM", "container"})

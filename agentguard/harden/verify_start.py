@@ -29,7 +29,7 @@ from agentguard.findings import Source
 from agentguard.harden.docker_run import BuildArgs, RunArgs
 from agentguard.harden.probe_facts import AgentRun
 from agentguard.redact import mask_value
-from agentguard.rules.secret_values import scan_text
+from agentguard.secret_text import scan_text
 
 FIRST_LINES = 10
 LINE_CAP = 300

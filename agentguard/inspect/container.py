@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentguard.facts.image import normalise_capability
 from agentguard.inspect.facts import ContainerFacts, ImageFacts, MountFact
-from agentguard.rules.hardening import normalise_capability
 
 
 def _str(value: Any) -> str | None:

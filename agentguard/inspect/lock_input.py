@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
 from agentguard import safeio
+from agentguard.facts.lock import LOCK_NAME as LOCK_NAME
+from agentguard.facts.lock import OTHER_LOCKS as OTHER_LOCKS
+from agentguard.facts.lock import LockInput as LockInput
 from agentguard.findings import Source
 from agentguard.lock.pins import LockedPackage
 from agentguard.safeio import MAX_LOCK_BYTES
@@ -24,21 +26,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-LOCK_NAME = "pylock.toml"
-OTHER_LOCKS = ("uv.lock", "poetry.lock")  # a project's own lock, read by its tool's reader
-
 
 # One lock entry: the same frozen record every lock reader yields (a name may have several,
 # one per fork). A version of "" means the entry has none (a VCS or directory source).
 LockedPin = LockedPackage
-
-
-@dataclass(frozen=True)
-class LockInput:
-    path: str  # as shown to the user
-    sha256: str  # of the file's bytes: the report's provenance input hash
-    pins: tuple[LockedPackage, ...]
-    discovered: bool  # True when found next to the working directory, not given
 
 
 def read_lock(path: Path, *, discovered: bool = False) -> tuple[LockInput | None, Source]:

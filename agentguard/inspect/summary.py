@@ -7,12 +7,11 @@ lines go through the same redaction as AG402.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
 
+from agentguard.facts.image import ContainerFacts, FileContent, ImageFacts
 from agentguard.findings import JSONValue
-from agentguard.inspect.facts import ContainerFacts, FileContent, ImageFacts
-from agentguard.redact import mask_value
-from agentguard.rules.secret_values import classify, name_says_secret, redact_step, value_format
+from agentguard.secret_text import redact_argv as redact_argv
+from agentguard.secret_text import redact_step
 
 # Agent configuration collected from an image for the agent-config rules.
 _AGENT_FILES = {
@@ -55,28 +54,6 @@ def agent_files(image: ImageFacts, workdir: str) -> list[tuple[FileContent, str]
         if kind is not None:
             out.append((content, kind))
     return sorted(out, key=lambda ck: ck[0].path)
-
-
-def redact_argv(argv: Sequence[str] | None) -> list[str] | None:
-    if argv is None:
-        return None
-    out: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            out.append(mask_value())
-            hide_next = False
-            continue
-        name, eq, value = arg.partition("=")
-        flag = name.lstrip("-").replace("-", "_")
-        if eq and classify(flag, value) is not None:
-            out.append(f"{name}={mask_value()}")
-        elif value_format(arg) is not None:
-            out.append(mask_value())
-        else:
-            out.append(redact_step(arg))
-            hide_next = arg.startswith("-") and not eq and name_says_secret(flag)
-    return out
 
 
 def image_facts_json(image: ImageFacts, workdir: str | None) -> dict[str, JSONValue]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Source
 from agentguard.inspect.engine import Engine, Lookup, engine_host, lookup_container, lookup_image
 

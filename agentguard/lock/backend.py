@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from agentguard import redact
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
@@ -357,12 +357,6 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
     return UvRun(req).result()
 
 
-def _resolve_pip_tools(req: ResolveRequest) -> Resolution:
-    from agentguard.lock.pip_tools import resolve_pip_tools  # (only when asked for)
-
-    return resolve_pip_tools(req)
-
-
 def default_index_urls() -> tuple[str, ...]:
     """The index the resolver uses when none is given (asked from uv, not hard-coded)."""
     with tempfile.TemporaryDirectory(prefix="agentguard-idx-") as tmp:
@@ -383,9 +377,3 @@ def default_index_urls() -> tuple[str, ...]:
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
     return tuple(clean_url(u) for u in urls)
-
-
-BACKENDS: dict[str, Callable[[ResolveRequest], Resolution]] = {
-    "uv": resolve_uv,
-    "pip-tools": _resolve_pip_tools,
-}

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard import safeio
-from agentguard.engine import make_report
 from agentguard.findings import Finding, Fix, JSONValue, Location, Report, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
+from agentguard.provenance import make_report
 from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:

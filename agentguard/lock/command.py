@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Report, Severity, Source, sort_findings
-from agentguard.lock.backend import BACKENDS
+from agentguard.lock.backends import BACKENDS
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import LockfileError, project_lock
 from agentguard.lock.start import LockOptions as LockOptions

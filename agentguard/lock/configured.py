@@ -124,7 +124,7 @@ def configured(index_url: str | None = None, backend: str = "uv") -> Configured:
 def resolver_default() -> tuple[str, ...]:
     """The index uv uses when none is configured (asked once per uv binary and environment,
     then cached: spawning uv costs a tenth of a second of a re-lock)."""
-    from agentguard.engine import UsageError
+    from agentguard.errors import UsageError
     from agentguard.lock.backend import uv_binary
 
     try:

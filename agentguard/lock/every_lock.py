@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard.engine import make_report
 from agentguard.findings import JSONValue, Report, Source
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.which_lock import derived_pylock, is_export, quick_kind
+from agentguard.provenance import make_report
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
@@ -50,7 +50,7 @@ def _exported(root: Path, foreign: tuple[LockReader, ...], name: str = REQUIREME
     """Whether ``name`` provably holds what one foreign lock holds: the export agentguard
     writes from it, byte for byte (requirements.lock), or pins, versions and hashes all
     held by it (a pylock.toml from `uv export`). A mark in the file alone proves nothing."""
-    from agentguard.engine import UsageError
+    from agentguard.errors import UsageError
     from agentguard.lock.export import render_export
     from agentguard.lock.readers import LockReadError, read_existing, read_lock_text
     from agentguard.lock.readers.pylock import PylockReader
@@ -162,7 +162,7 @@ def workspace_root(project: Path) -> Path | None:
     import sys
 
     from agentguard import safeio
-    from agentguard.engine import UsageError
+    from agentguard.errors import UsageError
     from agentguard.lock.inputs import is_virtual_workspace
     from agentguard.lock.inputs_tools import uv_workspace_members
 

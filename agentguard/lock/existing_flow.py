@@ -5,24 +5,19 @@ Poetry lock is read and gated, not re-locked."""
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentguard import safeio
-from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers import LockReadError, read_existing
 from agentguard.lock.readers.interface import ExistingLock, LockReader
-from agentguard.lock.uv_declared import UvDeclared, declared_package
 from agentguard.lock.uv_declared import workspace_declared as workspace_declared
 from agentguard.lock.which_lock import derived_pylock as derived_pylock
 from agentguard.lock.which_lock import existing_reader as existing_reader
-from agentguard.safeio import MAX_LOCK_BYTES
+from agentguard.provenance import make_report
 
 if sys.version_info >= (3, 11):
     pass
@@ -31,67 +26,16 @@ else:  # pragma: no cover
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
-    from agentguard.lock.existing import ExistingAnalysis
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
-
-
-def file_digest(path: Path) -> str | None:
-    try:
-        return "sha256:" + hashlib.sha256(safeio.read_bytes(path, cap=MAX_LOCK_BYTES)).hexdigest()
-    except OSError:
-        return None
-
-
-def lock_source(lock: ExistingLock) -> Source:
-    return Source.ok(
-        "lockfile",
-        lock.path,
-        f"the project's own lock ({len(lock.registry_pins)} packages, written by {lock.created_by})",
-    )
-
-
-def read_failure(exc: LockReadError, remedy: str) -> Source:
-    return Source.failed(
-        "lockfile", exc.file, str(exc), error_code=exc.code, retryable=False, remedy=remedy
-    )
-
-
-def _pyproject_data(root: Path) -> dict[str, Any]:
-    """pyproject.toml as data ({} when there is none: requirements.in)."""
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-    try:
-        text = safeio.read_text(root / "pyproject.toml", root=root, cap=safeio.MAX_CONFIG_BYTES)
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def declared_as_uv_records(root: Path) -> UvDeclared | None:
-    """The root package's requirements as uv records them in its requires-dist (None: the
-    folder declares no package: a virtual workspace root)."""
-    return declared_package(root, root)
-
-
-def root_requirements(inputs: ProjectInputs, lock: ExistingLock) -> list[str]:
-    """The project's own requirements: declared ones, the development groups the lock
-    records (uv installs them by default), and caps from uv's constraint- and
-    override-dependencies (a cap there holds the child to one major, like a cap of its own).
-
-    Dependencies a build backend computes (unknown here) are read from the lock's own
-    record of the root package; a virtual workspace root requires its members."""
-    declared = inputs.requirement_lines()
-    if inputs.dynamic_unknown is not None and lock.root_requires is not None:
-        declared = [r for r in lock.root_requires if "extra" not in r.partition(";")[2]]
-    if inputs.virtual_root:
-        declared = [*declared, *(name for name, _reqs in lock.member_requires)]
-    return [*declared, *lock.root_requires_dev, *inputs.constraint_lines()]
+from agentguard.lock.existing_parts import _pyproject_data
+from agentguard.lock.existing_parts import declared_as_uv_records as declared_as_uv_records
+from agentguard.lock.existing_parts import facts_of as facts_of
+from agentguard.lock.existing_parts import file_digest as file_digest
+from agentguard.lock.existing_parts import graph_findings as graph_findings
+from agentguard.lock.existing_parts import lock_source as lock_source
+from agentguard.lock.existing_parts import read_failure as read_failure
+from agentguard.lock.existing_parts import root_requirements as root_requirements
 
 
 def inputs_source(inputs: ProjectInputs) -> Source:
@@ -122,35 +66,6 @@ def dynamic_source(inputs: ProjectInputs, lock: ExistingLock | None) -> Source |
         f"{inputs.source} [project] dependencies",
         f"dynamic: {inputs.dynamic_unknown}; {instead}",
     )
-
-
-def graph_findings(analysis: ExistingAnalysis, policy: DepsPolicy) -> list[Finding]:
-    """AG101, AG105 and AG107 (a pin from an index nobody configured: AG107 says its ranges
-    are unread, so it is not AG105's "sdist only" too)."""
-    from agentguard.rules.deps import check_major_spans, check_unknown_metadata
-    from agentguard.rules.deps_index import check_unconfigured_indexes
-
-    foreign = {name for name, _v, _i, _l in analysis.unconfigured}
-    unknown = [
-        f
-        for f in check_unknown_metadata(analysis.graph)
-        if f.evidence.get("package") not in foreign
-    ]
-    return [
-        *check_major_spans(analysis.graph, policy),
-        *unknown,
-        *check_unconfigured_indexes(analysis.lock_path, analysis.unconfigured),
-    ]
-
-
-def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONValue]:
-    return {
-        "lock_file": lock.path,
-        "lock_format": lock.format,
-        "packages": len(analysis.graph.packages),
-        "edges": len(analysis.graph.edges),
-        "unread_edges": list(analysis.unread_edges),
-    }
 
 
 def check_existing(

@@ -12,7 +12,7 @@ import tomli_w
 from packaging.pylock import Pylock
 from packaging.version import Version
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers.install_view import installed_by
 from agentguard.lock.readers.interface import ExistingLock, LockPin

@@ -14,7 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from agentguard import redact, safeio
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.tomllines import TomlLines
 
 if sys.version_info >= (3, 11):

@@ -19,7 +19,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 
 from agentguard import safeio
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 
 MAX_DYNAMIC_FILE_BYTES = 4 * 1024 * 1024
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 
 MAX_WORKSPACE_MEMBERS = 256
 
@@ -23,7 +23,7 @@ def _poetry_constraint(spec: str) -> str:
         return ""
     if "||" in spec or "|" in spec:
         raise UsageError(f"Poetry constraint {spec!r}: an `||` union has no PEP 440 form")
-    from agentguard.inspect.project.install_facts import poetry_to_pep440  # (only for Poetry)
+    from agentguard.facts.installs import poetry_to_pep440  # (only for Poetry)
 
     parts = [p.strip() for p in re.split(r"[,\s]+(?=[<>=!^~\d])", spec) if p.strip()]
     return ",".join(c for c in (poetry_to_pep440(p) for p in parts) if c)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentguard.engine import make_report, now_utc
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.lock.deadline import DEADLINE_CODE
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.pins import pins_by_name
 from agentguard.lock.previous import Previous, previous_digest, same_lock
 from agentguard.lock.urls import clean_url
+from agentguard.provenance import make_report, now_utc
 
 if TYPE_CHECKING:
     from agentguard.lock.analysis import Analysis

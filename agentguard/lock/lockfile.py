@@ -219,7 +219,7 @@ def build_pylock(
 
 
 def env_marker(resolution: Resolution) -> str | None:
-    from agentguard.rules.deps_cover import environment_marker
+    from agentguard.facts.environments import environment_marker
 
     return environment_marker(resolution.environment) if resolution.environment else None
 

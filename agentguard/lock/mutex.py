@@ -14,15 +14,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-PYLOCK = "pylock.toml"
-REQUIREMENTS_LOCK = "requirements.lock"
+from agentguard.lock.lock_names import PYLOCK as PYLOCK
+from agentguard.lock.lock_names import REQUIREMENTS_LOCK as REQUIREMENTS_LOCK
+from agentguard.lock.lock_names import LockfileError as LockfileError
+
 LOCK_WAIT_SECONDS = 60.0
-
-
-class LockfileError(Exception):
-    def __init__(self, message: str, *, code: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def remove_stale_temps(root: Path) -> None:

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from agentguard import redact
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.lock import children
 from agentguard.lock.backend import (
     OUTPUT_FLAGS,

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import Finding, Report, Source
-from agentguard.lock.backend import BACKENDS, Resolution, ResolverError
+from agentguard.lock.backend import Resolution, ResolverError
+from agentguard.lock.backends import BACKENDS
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
 from agentguard.lock.start import LockOptions, resolve_request, retain, settings_for

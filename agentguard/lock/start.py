@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard import safeio
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.findings import JSONValue
 from agentguard.lock.mutex import REQUIREMENTS_LOCK
 from agentguard.safeio import MAX_LOCK_BYTES

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentguard import safeio
-from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
+from agentguard.lock.lock_names import PYLOCK, REQUIREMENTS_LOCK, LockfileError
 from agentguard.safeio import MAX_LOCK_BYTES, MAX_SWITCH_BYTES
 
 SWITCH = ".agentguard-lock-switch.json"

@@ -14,7 +14,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from agentguard import safeio
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.lock.uv_records import declared_records, sources_of, unlowered_names
 from agentguard.safeio import MAX_CONFIG_BYTES
 

@@ -9,11 +9,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from agentguard.engine import make_report
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
-from agentguard.lock.existing_flow import (
+from agentguard.lock.existing_parts import (
     declared_as_uv_records,
     facts_of,
     file_digest,
@@ -29,6 +28,7 @@ from agentguard.lock.readers.uv_lock import UvLockReader
 from agentguard.lock.uv_lock_run import UV_LOCK, UvLockRun
 from agentguard.lock.uv_lock_run import config_flags as config_flags
 from agentguard.lock.uv_lock_run import uv_lock_command as uv_lock_command
+from agentguard.provenance import make_report
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy

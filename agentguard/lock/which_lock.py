@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard import safeio
-from agentguard.engine import UsageError
+from agentguard.errors import UsageError
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 
 if TYPE_CHECKING:

@@ -101,7 +101,7 @@ def _notes(f: Finding) -> str:
 def _t(s: str, style: str = "") -> Text:
     """Data as a Text, escaped by the one terminal escaper (never parsed as markup; its
     controls never reach the table's capture, which is re-read as ANSI below)."""
-    from agentguard.report.text import visible  # (text.py imports this module)
+    from agentguard.escape import terminal as visible  # (what report.text.visible is)
 
     return Text(visible(s), style=style)
 

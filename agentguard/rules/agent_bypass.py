@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
+from agentguard.facts.agents import AgentConfig, ClaudeSettings, ProjectFacts
+from agentguard.facts.values import Unknown, alternatives, describe
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
-from agentguard.inspect.project.model import (
-    AgentConfig,
-    ClaudeSettings,
-    ProjectFacts,
-    Unknown,
-    alternatives,
-    describe,
-)
 from agentguard.rules.agent_tools import PermissionChecksBypassed
 from agentguard.rules.agent_tools_checks import option_syntax
 

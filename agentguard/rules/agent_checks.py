@@ -1,13 +1,13 @@
 """Runs the agent-configuration rules (AG210, AG211, AG301-AG305, AG310, AG320, and AG402
 for literal secrets in MCP server environments) over facts.
 
-Pure: takes :class:`~agentguard.inspect.project.model.ProjectFacts`, returns findings.
+Pure: takes :class:`~agentguard.facts.agents.ProjectFacts`, returns findings.
 """
 
 from __future__ import annotations
 
+from agentguard.facts.agents import ProjectFacts
 from agentguard.findings import Finding, Location
-from agentguard.inspect.project.model import ProjectFacts
 from agentguard.rules.agent_bypass import check_bypass, check_settings_bypass
 from agentguard.rules.agent_fallback_paths import check_fallback_paths
 from agentguard.rules.agent_sandbox import (

@@ -12,15 +12,10 @@ import dataclasses
 from collections.abc import Sequence
 
 from agentguard import escape
+from agentguard.facts.agents import CODEX, GEMINI, OPENHANDS, EnginePolicy, Option
+from agentguard.facts.values import Unknown, describe
+from agentguard.facts.workflows import ActionStep
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.project.engine_model import (
-    CODEX,
-    GEMINI,
-    OPENHANDS,
-    ActionStep,
-    EnginePolicy,
-)
-from agentguard.inspect.project.model import Option, Unknown, describe
 from agentguard.rules.agent_tools import BuiltinShellTools, PermissionChecksBypassed
 from agentguard.rules.base import Rule, register
 from agentguard.rules.hardening import RunsAsRoot
@@ -159,7 +154,7 @@ def _openhands(p: EnginePolicy) -> list[Finding]:
 def _openhands_volumes(p: EnginePolicy) -> list[Finding]:
     """AG203/AG204 for `[sandbox] volumes`: the host paths every sandbox gets. (No AG202:
     mounting the project the agent works on is what the setting is for.)"""
-    from agentguard.inspect.facts import MountFact
+    from agentguard.facts.image import MountFact
     from agentguard.rules.mounts import check_docker_socket_mounts, check_sensitive_mounts
 
     mounts = [MountFact("bind", host, inside, rw) for host, inside, rw in p.volumes]

@@ -5,8 +5,9 @@ the text shows: an unknown is never a finding."""
 
 from __future__ import annotations
 
+from agentguard.facts.agents import FallbackSite, PathBuild
+from agentguard.facts.values import Unknown
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
-from agentguard.inspect.project.model import FallbackSite, PathBuild, Unknown
 from agentguard.rules.base import Rule, register
 
 

@@ -12,14 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentguard.inspect.project.model import (
-    CAN_DENY,
-    NEVER_DENIES,
-    AgentConfig,
-    GateVerdict,
-    Unknown,
-    alternatives,
-)
+from agentguard.facts.agents import CAN_DENY, NEVER_DENIES, AgentConfig, GateVerdict
+from agentguard.facts.values import Unknown, alternatives
 from agentguard.rules.arbitrary_code import unrestricted
 
 

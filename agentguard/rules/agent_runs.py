@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from agentguard.facts.workflows import AgentRunStep
 from agentguard.findings import Confidence, Finding, Fix, Location
-from agentguard.inspect.project.workflow_runs import AgentRunStep
 from agentguard.rules.agent_engines import AgentTriggerableByAnyone
 from agentguard.rules.buildfiles import _package_name, check_unlocked_installs
 

@@ -4,8 +4,8 @@ Facts only (no I/O)."""
 
 from __future__ import annotations
 
+from agentguard.facts.agents import ClaudeSettings
 from agentguard.findings import Finding, Fix, Location, Severity
-from agentguard.inspect.project.model import ClaudeSettings
 from agentguard.rules.agent_tools import BuiltinShellTools, PermissionChecksBypassed
 from agentguard.rules.base import Rule, register
 

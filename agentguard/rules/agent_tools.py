@@ -1,6 +1,6 @@
 """AG3xx: what the agent engine can run -- built-in tools, permissions, MCP servers, models.
 
-Rule classes and pure functions over :mod:`agentguard.inspect.project.model` facts.
+Rule classes and pure functions over :mod:`agentguard.facts.agents` facts.
 The checks live in :mod:`agentguard.rules.agent_tools_checks`.
 """
 

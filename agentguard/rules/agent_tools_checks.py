@@ -7,16 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentguard import escape
+from agentguard.facts.agents import AgentConfig, ClaudeSettings, ToolGrant
+from agentguard.facts.values import Unknown, alternatives, describe, to_json
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
-from agentguard.inspect.project.model import (
-    AgentConfig,
-    ClaudeSettings,
-    ToolGrant,
-    Unknown,
-    alternatives,
-    describe,
-    to_json,
-)
 from agentguard.rules.agent_mitigations import approval_gates, headless_workflow, sandboxed
 from agentguard.rules.agent_tools import (
     BUILTIN_TOOLS,

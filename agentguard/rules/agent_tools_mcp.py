@@ -7,16 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentguard import escape
+from agentguard.facts.agents import AgentConfig, FallbackSite, McpServer
+from agentguard.facts.values import Unknown, alternatives, describe, redact_text
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.project.model import (
-    AgentConfig,
-    FallbackSite,
-    McpServer,
-    Unknown,
-    alternatives,
-    describe,
-    redact_text,
-)
 from agentguard.rules.agent_tools import McpServerUnpinned, SilentModelFallback
 from agentguard.rules.agent_tools_checks import option_syntax
 

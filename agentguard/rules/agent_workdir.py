@@ -1,6 +1,6 @@
 """AG21x: the agent's working directory is the project, and what it loads from there.
 
-Pure functions over :mod:`agentguard.inspect.project.model` facts (no I/O).
+Pure functions over :mod:`agentguard.facts.agents` facts (no I/O).
 """
 
 from __future__ import annotations
@@ -8,15 +8,9 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from agentguard.facts.agents import AgentConfig, ProjectFacts
+from agentguard.facts.values import PathSym, Unknown, alternatives, describe
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.project.model import (
-    AgentConfig,
-    PathSym,
-    ProjectFacts,
-    Unknown,
-    alternatives,
-    describe,
-)
 from agentguard.rules.base import Rule, register
 
 

@@ -15,13 +15,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from agentguard import escape, redact
+from agentguard.facts.graph import next_major_floor
+from agentguard.facts.installs import InstallCommand, RequirementDecl, RequirementsFile
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.project.install_facts import (
-    InstallCommand,
-    RequirementDecl,
-    RequirementsFile,
-)
-from agentguard.lock.graph import next_major_floor
 from agentguard.rules.base import Rule, register
 
 

@@ -11,16 +11,11 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 
+from agentguard.facts.compose import ComposeFile, ComposeService
+from agentguard.facts.devcontainer import SOCKET_FEATURES, DevcontainerFacts, DevMount, DevSetting
+from agentguard.facts.dockerfile import DockerfileFacts
+from agentguard.facts.image import MountFact
 from agentguard.findings import Confidence, Finding, Fix, Location
-from agentguard.inspect.facts import MountFact
-from agentguard.inspect.project.compose_facts import ComposeFile, ComposeService
-from agentguard.inspect.project.devcontainer_facts import (
-    SOCKET_FEATURES,
-    DevcontainerFacts,
-    DevMount,
-    DevSetting,
-)
-from agentguard.inspect.project.dockerfile_facts import DockerfileFacts
 from agentguard.rules.hardening import (
     RunsAsRoot,
     check_capabilities,

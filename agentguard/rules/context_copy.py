@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import posixpath
 
+from agentguard.facts.dockerfile import CopyStep, DockerfileFacts
+from agentguard.facts.project import ENV_TEMPLATE, DockerIgnore, TreeFacts
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.project.dockerfile_facts import CopyStep, DockerfileFacts
-from agentguard.inspect.project.dockerignore import DockerIgnore
-from agentguard.inspect.project.kinds import ENV_TEMPLATE, TreeFacts
 from agentguard.rules.buildfiles import BuildContextCopiedToWorkdir
 from agentguard.rules.mounts import workdir_relation
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from agentguard.facts.graph import LockGraph
 from agentguard.findings import Confidence, Finding, Location, Severity
-from agentguard.lock.graph import LockGraph
-from agentguard.lock.pins import LockedPackage
 from agentguard.rules.base import Rule, register
 
 if TYPE_CHECKING:
-    from agentguard.config import DepsPolicy
+    pass
 
 
 @register
@@ -243,13 +241,3 @@ def check_unknown_metadata(graph: LockGraph) -> list[Finding]:
         )
         for name in sorted(graph.unknown_metadata)
     ]
-
-
-# The AG101 and AG102 checks live in their own modules (deps_spans, deps_gate); these names
-# stay importable from here for the callers that import them from the rule family.
-def check_major_spans(
-    graph: LockGraph, policy: DepsPolicy, *, kept: Sequence[LockedPackage] | None = None
-) -> list[Finding]:
-    from agentguard.rules.deps_spans import check_major_spans as spans
-
-    return spans(graph, policy, kept=kept)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
+from agentguard.facts.environments import quoted_for_toml
+from agentguard.facts.graph import LockGraph
 from agentguard.findings import Finding, Fix, Location
-from agentguard.lock.environments import quoted_for_toml
-from agentguard.lock.graph import LockGraph
 from agentguard.rules.deps import YoungRelease
 
 YOUNG = dt.timedelta(days=7)

@@ -13,14 +13,10 @@ from collections.abc import Mapping
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from agentguard.facts.environments import HIGHEST_MINOR, LOWEST_MINOR
+from agentguard.facts.environments import environment_marker as environment_marker
 from agentguard.findings import Finding, Fix, Location
-from agentguard.lock.environments import HIGHEST_MINOR, LOWEST_MINOR
 from agentguard.rules.deps import LockOutOfSync
-
-
-def environment_marker(env: Mapping[str, str]) -> str:
-    """The PEP 508 marker that selects exactly the environment a lock was resolved for."""
-    return " and ".join(f"{k} == '{v}'" for k, v in sorted(env.items()))
 
 
 def supported_minors(requires_python: str | None) -> list[str] | None:

@@ -16,10 +16,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from agentguard import escape
+from agentguard.facts.environments import EnvironmentTable, both, quoted_for_toml
+from agentguard.facts.graph import PROJECT, DependencyEdge, LockGraph, major_key, next_major_floor
+from agentguard.facts.pins import LockedPackage, pins_by_name
 from agentguard.findings import Finding, Fix, Location, Severity
-from agentguard.lock.environments import EnvironmentTable, both, quoted_for_toml
-from agentguard.lock.graph import PROJECT, DependencyEdge, LockGraph, major_key, next_major_floor
-from agentguard.lock.pins import LockedPackage, pins_by_name
 from agentguard.rules.deps import MajorCrossedOnRelock
 
 

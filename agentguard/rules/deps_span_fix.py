@@ -25,9 +25,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from agentguard import escape
-from agentguard.findings import Fix, JSONValue
-from agentguard.lock.environments import quoted_for_toml
-from agentguard.lock.graph import (
+from agentguard.facts.environments import quoted_for_toml
+from agentguard.facts.graph import (
     PROJECT,
     DependencyEdge,
     LockGraph,
@@ -36,6 +35,7 @@ from agentguard.lock.graph import (
     major_key,
     next_major_floor,
 )
+from agentguard.findings import Fix, JSONValue
 
 
 def with_marker(cap: str, marker: str | None) -> str:

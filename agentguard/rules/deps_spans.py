@@ -14,18 +14,18 @@ from collections.abc import Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from agentguard.config import DepsPolicy
-from agentguard.findings import Confidence, Finding, JSONValue, Location, Severity
-from agentguard.lock.environments import EnvironmentTable, both, quoted_for_toml
-from agentguard.lock.graph import (
+from agentguard.facts.environments import EnvironmentTable, both, quoted_for_toml
+from agentguard.facts.graph import (
     PROJECT,
     DependencyEdge,
     LockGraph,
     UpstreamBound,
     unbounded_above,
 )
-from agentguard.lock.pins import LockedPackage
+from agentguard.facts.pins import LockedPackage
+from agentguard.findings import Confidence, Finding, JSONValue, Location, Severity
 from agentguard.rules.deps import MajorSpanningRange
+from agentguard.rules.deps_policy import DepsPolicy
 from agentguard.rules.deps_span_fix import span_fix, with_marker
 
 

@@ -11,8 +11,8 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from agentguard.facts.devcontainer import DevcontainerFacts
 from agentguard.findings import Finding, Fix, Location
-from agentguard.inspect.project.devcontainer_facts import DevcontainerFacts
 from agentguard.rules.hardening import PrivilegedContainer
 from agentguard.rules.mounts import DockerSocketExposed
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from agentguard.facts.image import ContainerFacts, ImageFacts, MountFact
+from agentguard.facts.lock import LockInput
 from agentguard.findings import Finding, Location
-from agentguard.inspect.facts import ContainerFacts, ImageFacts, MountFact
-from agentguard.inspect.lock_input import LockInput
 from agentguard.rules.hardening import (
     check_capabilities,
     check_namespaces,

@@ -1,8 +1,8 @@
 """AG110-AG113: the Python distributions installed in an image (facts only, no I/O).
 
-Input: :class:`~agentguard.inspect.facts.InstalledDist` records read from every
+Input: :class:`~agentguard.facts.image.InstalledDist` records read from every
 ``*.dist-info/METADATA`` in the image, the image's platform, and optionally the pins of a
-``pylock.toml`` (:class:`~agentguard.inspect.lock_input.LockInput`). Markers are evaluated
+``pylock.toml`` (:class:`~agentguard.facts.lock.LockInput`). Markers are evaluated
 against what is known of the image (os, architecture, the Python version in the
 site-packages path); a marker that depends on something unknown lowers the confidence
 instead of being guessed.
@@ -18,8 +18,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from agentguard.facts.image import ImageFacts, InstalledDist
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
-from agentguard.inspect.facts import ImageFacts, InstalledDist
 from agentguard.rules.base import Rule, register
 
 

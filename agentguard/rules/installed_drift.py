@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from packaging.utils import canonicalize_name
 
 from agentguard import escape
+from agentguard.facts.image import ImageFacts, InstalledDist
+from agentguard.facts.lock import LockInput
+from agentguard.facts.pins import LockedPackage
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.facts import ImageFacts, InstalledDist
-from agentguard.inspect.lock_input import LockInput
-from agentguard.lock.pins import LockedPackage
 from agentguard.rules.installed import (
     InstalledDriftsFromLock,
     by_name,

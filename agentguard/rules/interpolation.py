@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from agentguard.inspect.project.dockerfile_facts import DockerfileFacts, Stage
+from agentguard.facts.dockerfile import DockerfileFacts, Stage
 
 # $$ (compose's literal $), ${NAME<op>word}, $NAME
 _REF = re.compile(

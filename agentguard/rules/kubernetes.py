@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from agentguard.facts.image import MountFact
+from agentguard.facts.k8s import K8sContainer
 from agentguard.findings import Finding, Fix, Location
-from agentguard.inspect.facts import MountFact
-from agentguard.inspect.project.engine_model import K8sContainer
 from agentguard.rules.hardening import (
     check_capabilities,
     check_namespaces,

@@ -1,8 +1,8 @@
 """AG2xx (part): what the agent can read -- its working directory and the host folders mounted in.
 
 The rule classes here are shared: the image/container inspector emits them from
-:class:`~agentguard.inspect.facts.ImageFacts` and
-:class:`~agentguard.inspect.facts.ContainerFacts`, and the agent-config rules emit the
+:class:`~agentguard.facts.image.ImageFacts` and
+:class:`~agentguard.facts.image.ContainerFacts`, and the agent-config rules emit the
 same classes from compose/devcontainer files. Pure functions only (no I/O).
 """
 
@@ -12,8 +12,8 @@ import itertools
 import posixpath
 from collections.abc import Callable, Collection, Sequence
 
+from agentguard.facts.image import ImageFacts, MountFact
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.facts import ImageFacts, MountFact
 from agentguard.rules.base import Rule, register
 
 

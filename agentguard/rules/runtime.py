@@ -1,7 +1,7 @@
 """AG5xx: the hardened configuration checked at run time (``agentguard harden --verify``).
 
 Pure functions over what the verifier observed inside and outside the running container
-(:mod:`agentguard.harden.probe_facts`). Each probe ends as a :class:`Verdict`: held,
+(:mod:`agentguard.facts.probe`). Each probe ends as a :class:`Verdict`: held,
 violated (with an AG501 finding) or unknown -- a probe that could not look is never
 counted as held.
 """
@@ -12,8 +12,8 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agentguard.facts.probe import Expected, Inside, MountInfo, Observation, Outside
 from agentguard.findings import Finding, Fix, JSONValue, Location, Severity
-from agentguard.harden.probe_facts import Expected, Inside, MountInfo, Observation, Outside
 from agentguard.rules.base import Rule, register
 from agentguard.rules.mounts import is_docker_socket, workdir_relation
 

@@ -1,6 +1,6 @@
 """AG501, continued: the agent itself in the hardened configuration, and its egress.
 
-Pure verdicts over what ``--verify`` observed (:mod:`agentguard.harden.probe_facts`): the
+Pure verdicts over what ``--verify`` observed (:mod:`agentguard.facts.probe`): the
 agent started with its own command (still running after the settle time, exited 0, or the
 user's ``--verify-command`` passed), or it did not, with the cause from its last lines;
 with ``--network none``, a connection from inside to an address of the engine's host
@@ -13,8 +13,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 
+from agentguard.facts.probe import AgentRun, Expected, Observation
 from agentguard.findings import Finding, Fix, JSONValue, Location
-from agentguard.harden.probe_facts import AgentRun, Expected, Observation
 from agentguard.rules.runtime import HardenedConfigDoesNotHold, Verdict
 
 _START_FIX = (

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from agentguard import escape
+from agentguard.facts.smoke import FAILED, NOT_IN_REGISTRY, Crash, Crossing, Probe, SmokeFacts
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.base import Rule, register
-from agentguard.smoke.facts import FAILED, NOT_IN_REGISTRY, Crash, Crossing, Probe, SmokeFacts
 
 _FAMILY = "smoke"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agentguard.facts.installs import ToolInstall
 from agentguard.findings import Finding, Fix, Location, Severity
-from agentguard.inspect.project.tool_installs import ToolInstall
 from agentguard.rules.base import Rule, register
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import posixpath
 
+from agentguard.facts.image import FileEntry, ImageFacts
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
-from agentguard.inspect.facts import FileEntry, ImageFacts
 from agentguard.rules.mounts import ProjectInImageWorkdir, effective_workdir
-from agentguard.rules.secret_values import redact_step
+from agentguard.secret_text import redact_step
 
 _DOC_SUFFIXES = (".md", ".markdown", ".rst", ".adoc", ".org", ".txt", ".docx", ".pdf", ".odt")
 _MANIFESTS = frozenset(

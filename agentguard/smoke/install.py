@@ -20,8 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentguard.facts.smoke import Install
 from agentguard.findings import Source
-from agentguard.smoke.facts import Install
 from agentguard.smoke.proc import child_env, run, tail
 
 # uv's words for "this could not be tried here", not "the lock does not install"
@@ -145,7 +145,7 @@ def _uv_export(root: Path, scratch: str) -> tuple[str, str] | Source:
 def lock_text(root: Path, scratch: str) -> tuple[str, str] | Source:
     """(lock name, requirements text with hashes) of the lock the project deploys from."""
     from agentguard import safeio
-    from agentguard.engine import UsageError
+    from agentguard.errors import UsageError
     from agentguard.lock.mutex import REQUIREMENTS_LOCK
     from agentguard.lock.which_lock import existing_reader
 

@@ -14,9 +14,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentguard.facts.agents import McpServer
+from agentguard.facts.smoke import FAILED, NEEDS_CREDENTIALS, Crash, Crossing, Probe, SmokeFacts
 from agentguard.findings import Source
-from agentguard.inspect.project.model import McpServer
-from agentguard.smoke.facts import FAILED, NEEDS_CREDENTIALS, Crash, Crossing, Probe, SmokeFacts
 from agentguard.smoke.install import Options, install
 from agentguard.smoke.proc import Ran, child_env, run, tail
 from agentguard.smoke.targets import Target, gather

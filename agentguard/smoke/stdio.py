@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from agentguard.inspect.project.model import McpServer
-from agentguard.smoke.facts import FAILED, NEEDS_CREDENTIALS, NOT_IN_REGISTRY, OK, Probe
+from agentguard.facts.agents import McpServer
+from agentguard.facts.smoke import FAILED, NEEDS_CREDENTIALS, NOT_IN_REGISTRY, OK, Probe
 from agentguard.smoke.proc import child_env, kill_group, tail
 
 PROTOCOL = "2025-06-18"

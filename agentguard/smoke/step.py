@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentguard.facts.smoke import Crossing
 from agentguard.findings import Finding, JSONValue, Report, Source
-from agentguard.smoke.facts import Crossing
 
 if TYPE_CHECKING:
     from agentguard.config import Config

@@ -17,8 +17,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentguard.facts.agents import McpServer
 from agentguard.findings import Source
-from agentguard.inspect.project.model import McpServer
 
 # Top-level modules of agent SDKs and MCP libraries whose imports are probed.
 AGENT_MODULES = frozenset(

@@ -13,12 +13,12 @@ from typer.testing import CliRunner, Result
 from agentguard.cli import app
 from agentguard.config import load_config
 from agentguard.engine import make_report
+from agentguard.engine.inspect_run import InspectOptions, run_inspect
 from agentguard.findings import Finding, Report
 from agentguard.harden.gather import Gathered
 from agentguard.harden.model import HardenOptions, ServiceSpec, validate_options
 from agentguard.harden.plan import Plan, make_plan
 from agentguard.harden.run import HardenResult, run_harden, write_files
-from agentguard.inspect.run import InspectOptions, run_inspect
 from agentguard.inspect.targets import Kind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -19,8 +19,8 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from agentguard.engine import UsageError
+from agentguard.engine.project import inspect_project
 from agentguard.findings import SourceStatus
-from agentguard.inspect.project import inspect_project
 from agentguard.lock.inputs import read_inputs
 from tests.hostile.profiles import hostile
 from tests.hostile.promises import failed, snapshot, within

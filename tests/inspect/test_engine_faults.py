@@ -12,7 +12,7 @@ import requests
 
 from agentguard.findings import SourceStatus
 from agentguard.inspect import engine as eng
-from agentguard.inspect.run import read_engine_image
+from agentguard.inspect.image_reads import read_engine_image
 
 
 def test_fake_errors_are_classified_with_stable_codes() -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agentguard.engine.project import scan_container_files
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 
 LOCK_FIX = Fix(
     "Install from a hashed lock of the whole tree: generate it with `agentguard lock` (or "

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agentguard.engine import make_report
+from agentguard.engine.project import scan_container_files
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 from agentguard.report import Format, render
 
 

@@ -169,7 +169,7 @@ def agent_clis(
 def claude_env(env: Mapping[str, str]) -> list[JSONValue]:
     """The Claude Code variables set, values redacted when they look like secrets."""
     from agentguard.redact import mask_value
-    from agentguard.rules.secret_values import classify
+    from agentguard.secret_text import classify
 
     out: list[JSONValue] = []
     for name in CLAUDE_ENV:

@@ -1,11 +1,13 @@
-"""Dockerfiles, compose files, devcontainer.json, requirements: facts, sources, findings.
+"""Dockerfiles, compose files, devcontainer.json, requirements: facts and sources.
 
-:func:`scan_container_files` is called by the project scan with the files it collected
-(:func:`wants_file` says which). Every file handled here gets a :class:`Source`: ok, or
-failed with a stable ``error_code`` (a file that cannot be parsed is never an empty
-result). Cross-file facts are joined here: a compose service's working directory from
-the Dockerfile it builds or the devcontainer that opens it, the ``.dockerignore`` of a
-Dockerfile's build context, the requirements file an install command names.
+:func:`gather` reads the files the project scan collected (:func:`wants_file` says which)
+and :func:`join_build_files` joins them; the engine runs the build-file rules over the
+result (:func:`agentguard.engine.project.scan_container_files`). Every file handled here
+gets a :class:`Source`: ok, or failed with a stable ``error_code`` (a file that cannot be
+parsed is never an empty result). Cross-file facts are joined here: a compose service's
+working directory from the Dockerfile it builds or the devcontainer that opens it, the
+``.dockerignore`` of a Dockerfile's build context, the requirements file an install
+command names.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agentguard.findings import Finding, JSONValue, Source
+from agentguard.facts.project import BuildFileFacts as BuildFileFacts
+from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.compose_facts import ComposeFile, read_compose
 from agentguard.inspect.project.devcontainer_facts import DevcontainerFacts, read_devcontainer
@@ -341,51 +344,6 @@ def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
     return found
 
 
-@dataclass(frozen=True)
-class BuildFileFacts:
-    """The container and build files of one project, joined across files: what the
-    engine runs the build-file rules over (AG120/121/130, AG202-204, AG212, AG4xx)."""
-
-    # each Dockerfile with the build contexts it is used with and their .dockerignore
-    dockerfiles: tuple[tuple[DockerfileFacts, tuple[tuple[str, DockerIgnore | None], ...]], ...]
-    # each compose file with its services' working directories (and where they came from)
-    composes: tuple[tuple[ComposeFile, Mapping[str, tuple[str | None, str]]], ...]
-    devcontainers: tuple[DevcontainerFacts, ...]
-    # each install command with the requirements files its `-r` names may be
-    installs: tuple[tuple[InstallCommand, Mapping[str, list[RequirementsFile]]], ...]
-    decls: tuple[RequirementDecl, ...]
-    tool_installs: tuple[ToolInstall, ...]
-    tree: TreeFacts | None  # None: files from an image (AG212 probes typical names)
-    # folder -> (lock file names, {package: locked versions}) of uv.lock/poetry.lock/pylock.toml
-    locked: Mapping[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
-
-
-def scan_container_files(
-    files: Sequence[ProjectFile],
-    *,
-    watched: frozenset[str] | None = None,
-    tree: TreeFacts | None = None,
-) -> tuple[list[Finding], list[Source], dict[str, JSONValue]]:
-    """Findings, sources and facts for the container/build files among ``files``.
-
-    ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
-    takes); None for files collected from an image (AG212 then probes typical names)."""
-    from agentguard.config import deps_policy
-    from agentguard.engine import lock_questions, run_build_file_rules
-
-    watched = watched if watched is not None else deps_policy().watched
-    g = gather(files)
-    if g.lock_files:
-        from agentguard.inspect.project.locks import read_folder_locks
-
-        placed, g.locked = read_folder_locks(g.lock_files, lock_questions(g.decls, watched))
-        for at, source in reversed(placed):  # each where the lock comes in path order
-            g.sources.insert(at, source)
-    facts = join_build_files(g, tree)
-    findings = run_build_file_rules(facts, watched)
-    return findings, g.sources, _facts(g)
-
-
 def join_build_files(g: _Gathered, tree: TreeFacts | None) -> BuildFileFacts:
     builds = _compose_builds(g)
     dockerfiles = []
@@ -483,7 +441,8 @@ def _tool_installs(g: _Gathered) -> list[ToolInstall]:
     return found
 
 
-def _facts(g: _Gathered) -> dict[str, JSONValue]:
+def build_files_json(g: _Gathered) -> dict[str, JSONValue]:
+    """The ``containers`` facts of a report: what was read of each file, for JSON readers."""
     return {
         "dockerfiles": [
             {

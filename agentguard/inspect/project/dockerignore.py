@@ -9,35 +9,10 @@ below it (the engine checks each parent of a path too).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 
-from agentguard.globmatch import Glob, compile_glob
-
-
-@dataclass(frozen=True)
-class IgnorePattern:
-    text: str
-    exclude: bool  # False for "!pattern"
-    line: int
-    regex: Glob  # matched in linear time whatever the pattern
-
-
-@dataclass(frozen=True)
-class DockerIgnore:
-    path: str
-    patterns: tuple[IgnorePattern, ...]
-    readable: bool = True  # False: the file exists but could not be read
-
-    def excluded(self, rel: str) -> bool:
-        """True when ``rel`` (relative to the context) is kept out of the build context."""
-        rel = posixpath.normpath(rel).lstrip("/")
-        parts = rel.split("/")
-        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-        result = False
-        for pat in self.patterns:
-            if any(pat.regex.match(c) for c in candidates):
-                result = pat.exclude
-        return result
+from agentguard.facts.project import DockerIgnore as DockerIgnore
+from agentguard.facts.project import IgnorePattern as IgnorePattern
+from agentguard.globmatch import compile_glob
 
 
 def parse_dockerignore(path: str, text: str) -> DockerIgnore:

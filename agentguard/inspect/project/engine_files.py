@@ -14,14 +14,14 @@ from agentguard.findings import Source
 from agentguard.inspect.project.lined import DocumentError
 
 if TYPE_CHECKING:
+    from agentguard.facts.workflows import ActionStep
     from agentguard.inspect.project.composite import LocalActionUse
-    from agentguard.inspect.project.engine_model import ActionStep
-    from agentguard.inspect.project.files import FileOutcome
+    from agentguard.inspect.project.outcome import FileOutcome
     from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 
 def _failed(path: str, exc: DocumentError, code: str) -> Source:
-    from agentguard.inspect.project.files import failed_source
+    from agentguard.inspect.project.outcome import failed_source
 
     where = f" (line {exc.line})" if exc.line else ""
     return failed_source(path, f"{exc}{where}", f"{code}-{exc.code}")

@@ -10,29 +10,19 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentguard.findings import Source
-from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
 from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
 from agentguard.inspect.project.engine_cli import has_engine_cli_use
-from agentguard.inspect.project.engine_model import ActionStep, EnginePolicy, K8sContainer
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
-from agentguard.inspect.project.model import (
-    AgentConfig,
-    ClaudeSettings,
-    FallbackSite,
-    McpServer,
-    ToolGrant,
-)
+from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
+from agentguard.inspect.project.outcome import failed_source as failed_source
 
-if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
-    from agentguard.inspect.project.composite import CompositeAction, LocalActionUse
+if TYPE_CHECKING:
     from agentguard.inspect.project.python_agents import Wanted
-    from agentguard.inspect.project.workflow_runs import AgentRunStep
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
 # command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
@@ -79,39 +69,6 @@ def python_may_matter(data: bytes) -> bool:
     or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
     (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count)."""
     return b"claude" in data or _FROM_OR_IMPORT.search(data) is not None
-
-
-@dataclass
-class FileOutcome:
-    configs: list[AgentConfig] = field(default_factory=list)
-    grants: list[ToolGrant] = field(default_factory=list)
-    mcp_servers: list[McpServer] = field(default_factory=list)
-    fallbacks: list[FallbackSite] = field(default_factory=list)
-    settings: list[ClaudeSettings] = field(default_factory=list)
-    engine_policies: list[EnginePolicy] = field(default_factory=list)
-    action_steps: list[ActionStep] = field(default_factory=list)
-    agent_runs: list[AgentRunStep] = field(default_factory=list)
-    k8s_containers: list[K8sContainer] = field(default_factory=list)
-    sources: list[Source] = field(default_factory=list)
-    parsed: int = 0
-    read: bool = True
-    container_file: ProjectFile | None = None  # handed on to the container-file scan
-    # lines of the claude-code-action steps the YAML reader read (their `uses:` and
-    # `claude_args:` lines): the line readers leave them alone; None: it read none
-    claude_step_lines: frozenset[int] | None = None
-    composites: list[CompositeAction] = field(default_factory=list)  # local action.yml
-    local_uses: list[LocalActionUse] = field(default_factory=list)  # `uses: ./...` steps
-
-
-def failed_source(path: str, reason: str, code: str) -> Source:
-    return Source.failed(
-        "file",
-        path,
-        reason,
-        error_code=code,
-        retryable=False,
-        remedy="Fix the file (or exclude it); agentguard could not read what it configures.",
-    )
 
 
 def process_file(

@@ -10,57 +10,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from agentguard import redact
+from agentguard.facts.installs import InstallCommand as InstallCommand
+from agentguard.facts.installs import RequirementDecl as RequirementDecl
+from agentguard.facts.installs import RequirementsFile as RequirementsFile
+from agentguard.facts.installs import poetry_to_pep440 as poetry_to_pep440
 from agentguard.tomllines import TomlLines
-
-
-@dataclass(frozen=True)
-class InstallCommand:
-    """One ``pip install`` / ``uv pip install`` / ``pipx install`` invocation."""
-
-    tool: str  # "pip" | "uv pip" | "pipx" | "uv tool" | "uv sync"
-    text: str  # the command, its URLs masked by the one redactor (redact.url)
-    path: str  # the file it was found in
-    line: int
-    phase: str  # "build" | "start"
-    packages: tuple[str, ...]  # requirement specifiers and local paths on the command line
-    requirement_files: tuple[str, ...]
-    constraint_files: tuple[str, ...]
-    require_hashes: bool
-    no_deps: bool
-    env_guards: tuple[str, ...] = ()  # PIP_REQUIRE_HASHES / PIP_CONSTRAINT / ... in force
-    # `uv sync`: --locked/--frozen (or UV_LOCKED/UV_FROZEN) holds it to the lock
-    locked: bool = False
-    # `uv sync`: whether the build has the project's uv.lock -- "present", "ignored" (the
-    # checkout's .gitignore lists it: a fresh clone has none), "absent"; None: not known
-    lock_state: str | None = None
-
-
-@dataclass(frozen=True)
-class RequirementDecl:
-    """A requirement as declared somewhere, with where."""
-
-    raw: str
-    name: str | None  # canonical; None when the line is not a named requirement
-    specifier: str  # "" when none
-    path: str
-    line: int | None
-    origin: str  # "requirements" | "pyproject" | "command"
-    hashed: bool = False
-
-
-@dataclass(frozen=True)
-class RequirementsFile:
-    path: str
-    requirements: tuple[RequirementDecl, ...]
-    includes: tuple[str, ...]  # -r
-    constraints: tuple[str, ...]  # -c
-    all_hashed: bool  # every named requirement carries --hash (pip then checks hashes)
-    all_pinned: bool  # every named requirement is ==
-    generated_lock: bool  # header of pip-compile / uv pip compile / uv export
-
 
 _CONTROL = {"&&", "||", ";", "|", "&", "(", ")", ";;"}
 _VALUE_OPTS = {
@@ -378,25 +334,3 @@ def pyproject_requirements(
                 )
             )
     return out
-
-
-def poetry_to_pep440(spec: str) -> str:
-    """Poetry's ``^``/``~``/``*`` forms as PEP 440 (enough to judge upper bounds)."""
-    spec = spec.strip()
-    if spec in ("*", ""):
-        return ""
-    if spec.startswith("^"):
-        return f">={spec[1:]},<{_caret_upper(spec[1:])}"
-    if spec.startswith("~") and not spec.startswith("~="):
-        return f"~={spec[1:]}" if spec[1:].count(".") >= 1 else f">={spec[1:]}"
-    if re.fullmatch(r"\d+(\.\d+)*", spec):
-        return f"=={spec}"
-    return spec
-
-
-def _caret_upper(version: str) -> str:
-    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:3]]
-    for idx, p in enumerate(parts):
-        if p != 0 or idx == len(parts) - 1:
-            return ".".join([*map(str, parts[:idx]), str(p + 1)])
-    return "1"

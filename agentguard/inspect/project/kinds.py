@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+
+from agentguard.facts.project import ENV_TEMPLATE as ENV_TEMPLATE
+from agentguard.facts.project import KEEP_OUT_DIRS as KEEP_OUT_DIRS
+from agentguard.facts.project import TreeFacts as TreeFacts
 
 _COMPOSE = re.compile(r"^(docker-)?compose(\.[\w.-]+)?\.ya?ml$", re.IGNORECASE)
 _NOT_DOCKERFILE = (".py", ".md", ".txt", ".json", ".yml", ".yaml", ".sh", ".js", ".ts", ".toml")
@@ -59,8 +62,6 @@ _ENV_TEMPLATES = (".example", ".sample", ".template", ".dist", ".tmpl", ".defaul
 _KEY_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore")
 _KEY_PREFIXES = ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")
 _CREDENTIAL_FILES = frozenset({".npmrc", ".pypirc", ".netrc", ".git-credentials"})
-KEEP_OUT_DIRS = {"docs": "docs", "plans": "plans", ".claude": "agent settings"}
-ENV_TEMPLATE = "env-template"  # a category of its own: never reported, it locates a .env
 _PLAN_FILES = frozenset({"PLAN.md", "PLANS.md", "TODO.md", "NOTES.md"})
 
 
@@ -81,17 +82,6 @@ def keep_out_category(name: str) -> str | None:
     if name in _PLAN_FILES:
         return "plans"
     return None
-
-
-@dataclass(frozen=True)
-class TreeFacts:
-    """What the walk saw that a whole-folder COPY would take (AG212): files and folders by
-    category (``.env.example`` and friends as :data:`ENV_TEMPLATE`), and the folders whose
-    .gitignore lists .env. A folder with a template below a .gitignore that lists .env is
-    where users create the real one: the checkout does not hold it, a local build copies it."""
-
-    keep_out: tuple[tuple[str, str], ...] = ()
-    env_expected: tuple[str, ...] = ()  # folders ("" = the root)
 
 
 _ENV_LINE = re.compile(r"^(?:/|\*\*/)?(?:\.env(?:\*|\..*)?|\*\.env)$")

@@ -16,7 +16,7 @@ from agentguard.inspect.project.kinds import file_kind
 from agentguard.inspect.project.lined import DocumentError
 
 if TYPE_CHECKING:
-    from agentguard.inspect.project import ProjectResult
+    from agentguard.inspect.project.scan import Collected
 from agentguard.inspect.project.walk import classify
 
 # --kind value -> (the scan's kind, the container reader's kind or None)
@@ -121,16 +121,15 @@ def _json_kind(name: str) -> tuple[str, str | None] | None:
     return None
 
 
-def scan_named_file(path: Path, file_kind: str | None) -> ProjectResult:
+def read_named_file(path: Path, file_kind: str | None) -> Collected:
     """One file named on the command line, read as what its path or its content says it
     is (``file_kind``, from ``--kind``, decides when given). A file that is no kind
     agentguard reads is a usage error listing the kinds, never a skipped source in a run
     that exits 0."""
-    from agentguard.engine import UsageError
+    from agentguard.errors import UsageError
     from agentguard.findings import Source
     from agentguard.inspect.facts import ProjectFile
     from agentguard.inspect.project.files import failed_source, process_file
-    from agentguard.inspect.project.results import finish
     from agentguard.inspect.project.scan import Collected, folder_loader, oversize
     from agentguard.inspect.project.walk import NotRegular, TooLarge, read_candidate
 
@@ -141,14 +140,14 @@ def scan_named_file(path: Path, file_kind: str | None) -> ProjectResult:
         data = read_candidate(str(path))  # bounded: never the whole of a huge file
     except TooLarge as exc:
         col.sources.append(oversize(name, str(path), "container", exc.size))
-        return finish(col, workdir=None)
+        return col
     except NotRegular:
         raise UsageError(f"{path}: not a regular file") from None
     except OSError as exc:
         col.sources.append(
             failed_source(str(path), f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
-        return finish(col, workdir=None)
+        return col
     kinds = FILE_KINDS[file_kind] if file_kind else named_kind(path.as_posix(), data)
     if kinds is None:
         raise UsageError(
@@ -163,4 +162,4 @@ def scan_named_file(path: Path, file_kind: str | None) -> ProjectResult:
     if kind != "container" and not out.sources:
         out.sources.append(Source.ok("file", name, f"read as {kind}"))
     col.outcomes.append(out)
-    return finish(col, workdir=None)
+    return col

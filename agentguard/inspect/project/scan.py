@@ -25,7 +25,6 @@ from agentguard.inspect.project.files import (
     python_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
-from agentguard.inspect.project.model import AgentConfig
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
     Candidate,
@@ -40,7 +39,6 @@ from agentguard.inspect.project.walk import (
 from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
-    from agentguard.inspect.project import ProjectResult
     from agentguard.inspect.project.python_imports import Loader
 
 
@@ -48,6 +46,9 @@ if TYPE_CHECKING:
 
 
 ContainerScan = tuple[list[Finding], list[Source], dict[str, JSONValue]]
+# The engine's step over the container/build files (their rules need what the files say,
+# so it runs here, in this process, while forked children read the rest).
+ContainerStep = Callable[[list[ProjectFile], "TreeFacts | None"], "ContainerScan | None"]
 
 
 @dataclass
@@ -225,12 +226,15 @@ def _process_all(
     candidates: list[Candidate],
     tree: TreeFacts | None = None,
     beside: Callable[[], None] | None = None,
+    containers: ContainerStep | None = None,
 ) -> tuple[int, list[FileOutcome], ContainerScan | None]:
     """(files read, outcomes worth keeping in candidate order, the container-file scan
     when it was made here).
 
     ``beside``: other work of the same run (``check``'s lock step), done by this process
     while the children read, before it takes ranges itself; or first, with one job.
+    ``containers``: the engine's step over the container/build files, run here while the
+    children read (None: the container files are left to the caller).
 
     With more than one job, forked children take ranges of the code and settings files
     while this process reads the container/build files and scans them (compose validation,
@@ -253,10 +257,10 @@ def _process_all(
     _SHARED[:] = [candidates[i] for i in rest]
     _preload()
 
-    def containers() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
+    def own_files() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
         own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
         files = [o.container_file for _, o in own_kept if o.container_file]
-        scanned = _scan_containers(files, tree)
+        scanned = containers(files, tree) if containers is not None else None
         if beside is not None:
             beside()
         _preload_after()
@@ -264,7 +268,7 @@ def _process_all(
 
     try:
         (own_read, own_kept, scanned), results = share(
-            len(ranges), lambda k: _process_range(ranges[k]), jobs, containers
+            len(ranges), lambda k: _process_range(ranges[k]), jobs, own_files
         )
     finally:
         _SHARED.clear()
@@ -317,14 +321,6 @@ def _process_range(
     return read, kept, cache.take() if cache is not None else None
 
 
-def _scan_containers(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
-    if not files:
-        return None
-    from agentguard.inspect.project.containers import scan_container_files
-
-    return scan_container_files(files, tree=tree)
-
-
 def _preload() -> None:
     """Import the parsers before forking, so workers do not each import them."""
     import agentguard.inspect.project.claude_settings
@@ -338,12 +334,11 @@ def _preload() -> None:
 
 
 def _preload_after() -> None:
-    """What this process needs once the files are read (the agent rules, the import
-    resolver, the policy), imported while the children still read: here it costs half
-    of what it costs after the last range, when the other CPU has nothing to do."""
-    import agentguard.inspect.project.python_imports
-    import agentguard.policy
-    import agentguard.rules.agent_checks  # noqa: F401
+    """What this process needs once the files are read (the import resolver; the engine's
+    container step imports the agent rules and the policy), imported while the children
+    still read: here it costs half of what it costs after the last range, when the other
+    CPU has nothing to do."""
+    import agentguard.inspect.project.python_imports  # noqa: F401
 
 
 def folder_loader(root: Path) -> Loader:
@@ -380,6 +375,7 @@ def collect_folder(
     *,
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
+    containers: ContainerStep | None = None,
     cache: content_cache.ContentCache | None = None,
 ) -> Collected:
     got = walk(str(root), exclude=exclude)
@@ -390,7 +386,7 @@ def collect_folder(
     content_cache.ACTIVE = cache
     try:
         col.files_read, col.outcomes, col.container_scan = _process_all(
-            got.candidates, col.tree, beside
+            got.candidates, col.tree, beside, containers
         )
         if cache is not None:
             cache.merge(cache.take())  # (what this process read itself)
@@ -435,43 +431,3 @@ def _under(path: str, workdir: str | None) -> bool:
         return True
     wd = workdir.rstrip("/") + "/"
     return path.startswith(wd) or wd == "/"
-
-
-def scan_path(
-    path: Path,
-    *,
-    file_kind: str | None = None,
-    exclude: Sequence[str] = (),
-    beside: Callable[[], None] | None = None,
-    use_cache: bool = False,
-    cache_dir: Path | None = None,
-) -> ProjectResult:
-    """A folder (walked, minus ``exclude``) or one file named on the command line.
-
-    ``use_cache``: take each unchanged file's facts from the content cache (:mod:`.cache`,
-    in ``cache_dir`` or the default folder) and keep this run's for the next.
-
-    A named file is read as what its path or its content says it is (``file_kind``, from
-    ``--kind``, decides when given); one that is no kind agentguard reads is a usage
-    error listing the kinds, never a skipped source in a run that exits 0.
-    """
-    if path.is_dir():
-        from agentguard.inspect.project.results import finish
-
-        cache = content_cache.open_cache(path, cache_dir) if use_cache else None
-        collected = collect_folder(path, exclude=exclude, beside=beside, cache=cache)
-        return finish(collected, workdir=None)
-    from agentguard.inspect.project.named import scan_named_file
-
-    return scan_named_file(path, file_kind)
-
-
-def scan_files(
-    files: Sequence[ProjectFile], *, workdir: str | None, configs: Sequence[AgentConfig] = ()
-) -> ProjectResult:
-    col = collect_files(files, workdir=workdir)
-    if configs:  # read from an image config, not from a file
-        col.outcomes.append(FileOutcome(configs=list(configs), read=False))
-    from agentguard.inspect.project.results import finish
-
-    return finish(col, workdir=workdir)

@@ -5,33 +5,9 @@ into a shell. Facts only (text in, records out); AG130 judges them."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-# The agent CLIs and SDKs distributed through npm whose version decides what the agent
-# may do (their defaults for tools and permissions change between releases).
-AGENT_NPM = frozenset(
-    {
-        "@anthropic-ai/claude-code",
-        "@anthropic-ai/claude-agent-sdk",
-        "@openai/codex",
-        "@google/gemini-cli",
-        "@github/copilot",
-        "@sourcegraph/amp",
-        "@qwen-code/qwen-code",
-        "opencode-ai",
-    }
-)
-
-
-@dataclass(frozen=True)
-class ToolInstall:
-    kind: str  # "npm-global" | "npx" | "remote-script"
-    what: str  # the package (name@spec as written) or the URL
-    reason: str  # why it is unpinned, in words
-    path: str
-    line: int
-    phase: str  # "build" | "start"
-
+from agentguard.facts.installs import AGENT_NPM as AGENT_NPM
+from agentguard.facts.installs import ToolInstall as ToolInstall
 
 # the words of one command: blanks between them, or a backslash continuing the line (never
 # a plain new line: the next line is the next command)

@@ -298,7 +298,7 @@ def _excluder(patterns: Sequence[str]) -> Callable[[str, bool], str | None] | No
     A folder matches ``dir/**`` as well as ``dir``."""
     if not patterns:
         return None
-    from agentguard.policy import glob_matches
+    from agentguard.globmatch import glob_matches
 
     def first(rel: str, is_dir: bool) -> str | None:
         for p in patterns:

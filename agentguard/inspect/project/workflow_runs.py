@@ -11,10 +11,10 @@ file by an earlier step) or the default branch of its git repository (in an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from agentguard import redact
+from agentguard.facts.workflows import AgentRunStep as AgentRunStep
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
     RequirementDecl,
@@ -22,7 +22,6 @@ from agentguard.inspect.project.install_facts import (
     find_installs,
 )
 from agentguard.inspect.project.lined import LinedDoc
-from agentguard.inspect.project.tool_installs import ToolInstall
 
 # a command that starts an agent, by its words (the engine's name for the report)
 _AGENT_START = (
@@ -50,24 +49,6 @@ _EXEC = re.compile(r"""\bexec\.exec\(\s*(["'`])((?:(?!\1).)*)\1""")
 _ECHO_TO = re.compile(
     r"""^\s*echo\s+(?:-e\s+)?(["'])(?P<text>(?:(?!\1).)*)\1\s*(?P<op>>>?)\s*(?P<file>\S+)\s*$"""
 )
-
-
-@dataclass(frozen=True)
-class AgentRunStep:
-    """A ``run:`` step that starts an agent, with its job's installs and triggers."""
-
-    engine: str
-    command: str  # the line that starts it, redacted
-    path: str
-    line: int
-    job: str
-    triggers: tuple[str, ...]  # the workflow's `on:` events
-    open_events: tuple[str, ...]  # of those, the ones anyone can cause and no `if:` checks
-    installs: tuple[InstallCommand, ...] = ()  # pip/uv installs of the job, phase "ci"
-    # requirement files the job writes itself (`echo "..." > file`), by the name it installs
-    written: tuple[tuple[str, RequirementsFile], ...] = ()
-    # npm -g / npx of an agent CLI, `curl | sh` in the same steps (a composite action's)
-    tool_installs: tuple[ToolInstall, ...] = ()
 
 
 def _events(doc: dict[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -10,7 +10,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from agentguard.inspect.project.install_facts import poetry_to_pep440
+from agentguard.facts.installs import poetry_to_pep440
 from agentguard.lock.readers.interface import (
     ExistingLock,
     LockedFile,

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentguard.engine.project import scan_container_files
 from agentguard.findings import Finding, Source, SourceStatus
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 from agentguard.inspect.project.kinds import wants_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

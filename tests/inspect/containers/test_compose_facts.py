@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agentguard.engine.project import scan_container_files
 from agentguard.findings import Source
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.compose_facts import (
@@ -13,7 +14,6 @@ from agentguard.inspect.project.compose_facts import (
     parse_short_volume,
     read_compose,
 )
-from agentguard.inspect.project.containers import scan_container_files
 from agentguard.inspect.project.lined import DocumentError
 
 COMPOSE = """\

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentguard.engine.project import scan_container_files
 from agentguard.findings import Source, SourceStatus
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 
 WATCHED = frozenset({"mcp"})
 

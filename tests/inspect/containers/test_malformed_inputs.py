@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentguard.engine.project import scan_container_files
 from agentguard.findings import SourceStatus
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 from tests.inspect.containers.support import FIXTURES
 
 NAMES = [

@@ -4,9 +4,9 @@ read, values unknown, line numbers kept; a file that still does not parse is ski
 
 from __future__ import annotations
 
+from agentguard.engine.project import scan_container_files
 from agentguard.findings import SourceStatus
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 from agentguard.inspect.project.dockerfile_facts import build_facts
 from agentguard.inspect.project.templates import untemplate
 

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentguard.engine.project import inspect_project
 from agentguard.findings import Finding, Source
-from agentguard.inspect.project import inspect_project
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures"
 AGENT_RULES = (

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentguard.engine.project import inspect_project
 from agentguard.findings import Confidence, Fix, Location, Severity
-from agentguard.inspect.project import inspect_project
 from agentguard.rules.buildfiles import BuildContextCopiedToWorkdir
 
 QUICKSTART_DOCKERFILE = """\

@@ -7,9 +7,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentguard.engine.project import scan_files
 from agentguard.findings import SourceStatus
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.scan import scan_files
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "fixtures"
 NAMES = [

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agentguard.engine.project import inspect_files
 from agentguard.findings import Confidence, Fix, Location, Severity
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project import inspect_files
 from agentguard.rules.agent_workdir import AgentWorkdirIsProject
 
 LAYER = "image:sha256:" + "ab" * 32

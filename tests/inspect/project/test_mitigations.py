@@ -4,9 +4,9 @@ Modelled on openai-agents-python's examples and claude-agent-sdk-python's hooks 
 
 from __future__ import annotations
 
+from agentguard.engine.project import scan_files
 from agentguard.findings import Confidence, Fix, Location, Severity
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.scan import scan_files
 from agentguard.rules.agent_tools import BuiltinShellTools
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import textwrap
 
+from agentguard.engine.project import scan_files
 from agentguard.findings import Confidence, Location, Severity
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.model import OneOf, Option, PathSym, Unknown
 from agentguard.inspect.project.python_agents import analyse_python
-from agentguard.inspect.project.scan import scan_files
 
 
 def _configs(source: str) -> list[tuple[int, dict[str, object], bool]]:

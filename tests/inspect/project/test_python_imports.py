@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentguard.inspect.project import inspect_project
+from agentguard.engine.project import inspect_project
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from agentguard.engine.project import scan_files
 from agentguard.findings import Severity, Source
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.claude_settings import parse_mcp_file, parse_settings
 from agentguard.inspect.project.model import ClaudeSettings, McpServer
-from agentguard.inspect.project.scan import scan_files
 
 
 def test_settings_keys_and_lines() -> None:
@@ -162,8 +162,8 @@ def test_literal_secret_in_settings_env() -> None:
 
 
 def test_skipping_the_bypass_warning_is_ag305_at_medium() -> None:
+    from agentguard.engine.project import scan_files
     from agentguard.inspect.facts import ProjectFile
-    from agentguard.inspect.project.scan import scan_files
 
     data = b'{"skipDangerousModePermissionPrompt": true}'
     result = scan_files([ProjectFile(".claude/settings.json", data)], workdir=None)

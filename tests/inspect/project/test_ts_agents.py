@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
+from agentguard.engine.project import scan_files
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.model import OneOf, PathSym, Unknown
-from agentguard.inspect.project.scan import scan_files
 from agentguard.inspect.project.ts_agents import analyse_ts
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentguard.engine import UsageError
+from agentguard.engine.project import inspect_project
 from agentguard.findings import Source
-from agentguard.inspect.project import inspect_project
 from agentguard.inspect.project.scan import _process_range as _REAL_RANGE
 from agentguard.inspect.project.walk import MAX_FILE_BYTES, classify, walk
 

@@ -12,23 +12,24 @@ project-folder scan, which finds its own files.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard.config import Config, load_target_config
-from agentguard.engine import UsageError, container_findings, image_findings, make_report
+from agentguard.engine import UsageError, container_findings, image_findings
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
 from agentguard.inspect.targets import Kind, Target, detect_target
+from agentguard.provenance import make_report
 
 # The image, container and lock modules are imported by the paths that read those
 # targets: a project-folder scan does not pay for them.
 if TYPE_CHECKING:
-    from agentguard.inspect.facts import ImageFacts
-    from agentguard.inspect.lock_input import LockInput
+    from agentguard.facts.image import ImageFacts
+    from agentguard.facts.lock import LockInput
+from agentguard.inspect.image_reads import ImageFactsRead, read_engine_image, read_image_file
 
 Progress = Callable[[str], None]
 
@@ -57,126 +58,13 @@ class InspectResult:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class _ImageRead:
-    facts: ImageFacts | None
-    sources: tuple[Source, ...]
-
-
-def read_image_file(path: Path, *, target: str, platform: str | None) -> _ImageRead:
-    """A `docker save` tarball or an OCI layout (folder or tar) through the streaming reader."""
-    from agentguard.inspect.image import read_image_archive
-
-    def once(extra: tuple[Any, ...]) -> _ImageRead:
-        read = read_image_archive(path, target=target, platform=platform, extra_plans=extra)
-        return _ImageRead(read.facts, tuple(read.sources))
-
-    return following_links(once, target, lambda facts: {})
-
-
-def following_links(
-    read: Callable[[tuple[Any, ...]], _ImageRead],
-    target: str,
-    agent_args: Callable[[ImageFacts], dict[str, Any]],
-) -> _ImageRead:
-    """Read an image again while the agent's paths lead through links to files the read did
-    not collect (the links are known only once every layer has been read): at most
-    MAX_READS reads; what is still not collected then is a failed source."""
-    from agentguard.inspect.image.agentfiles import find_agent
-    from agentguard.inspect.image.agentplan import link_plan
-
-    done = read(())
-    wants: set[str] = set()
-    for _ in range(MAX_READS - 1):
-        if done.facts is None:
-            break
-        new = set(find_agent(done.facts, **agent_args(done.facts)).unread) - wants
-        if not new:
-            break
-        wants |= new
-        done = read((link_plan(wants),))
-        note = Source.ok(
-            "image-links",
-            target,
-            f"read again for {len(wants)} paths the agent reaches through links",
-        )
-        done = _ImageRead(done.facts, (*done.sources, note))
-    return done
-
-
-MAX_READS = 3  # of one image, following links to files the first read did not collect
-
-
-def read_engine_image(
-    image: Any,
-    *,
-    target: str,
-    platform: str | None,
-    runs: Any = None,
-    agent_args: Callable[[ImageFacts], dict[str, Any]] = lambda facts: {},
-) -> _ImageRead:
-    """An engine image: `image.save()`'s stream fed to the same reader, never to disk; saved
-    again when links lead the agent to files the first read did not collect."""
-
-    def once(extra: tuple[Any, ...]) -> _ImageRead:
-        return _read_engine_once(image, target=target, platform=platform, runs=runs, extra=extra)
-
-    return following_links(once, target, agent_args)
-
-
-def _read_engine_once(
-    image: Any, *, target: str, platform: str | None, runs: Any, extra: tuple[Any, ...]
-) -> _ImageRead:
-    """An engine image: `image.save()`'s stream fed to the same reader, never to disk.
-
-    ``runs``: a container's config (what it runs, its environment), collected for too."""
-    from agentguard.inspect.image import read_image_stream
-    from agentguard.inspect.image.result import plan_of
-
-    try:
-        stream = eng.save_stream(image)
-    except Exception as exc:
-        return _ImageRead(
-            None, (eng.failed_source("engine", target, "cannot save the image", exc),)
-        )
-    # BufferedReader: read(n) returns n bytes unless at the end (the raw stream may return less)
-    buffered = io.BufferedReader(stream, buffer_size=eng.SAVE_CHUNK)
-    container = _engine_config(runs) if runs is not None else None
-    read = read_image_stream(
-        buffered,
-        target=target,
-        platform=platform,
-        expected=_engine_config(image),
-        extra_plans=((plan_of(container),) if container is not None else ()) + extra,
-    )
-    facts = read.facts
-    if facts is not None:
-        repo_digests = tuple(image.attrs.get("RepoDigests") or ()) or facts.repo_digests
-        facts = replace(facts, repo_digests=repo_digests, image_id=facts.image_id or image.id)
-    return _ImageRead(facts, (*read.sources, eng.stream_source(target, stream)))
-
-
-def _engine_config(image: Any) -> Any:
-    """The config the engine's inspect record gives (the stream's own config decides)."""
-    from agentguard.inspect.image.imageconfig import parse_config
-    from agentguard.inspect.image.limits import ReadFailure
-
-    attrs = getattr(image, "attrs", None)
-    config = attrs.get("Config") if isinstance(attrs, dict) else None
-    if not isinstance(config, dict):
-        return None
-    try:
-        return parse_config({"config": config})
-    except ReadFailure:
-        return None
-
-
 def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None, list[Source]]:
     if opts.lock is None and (
         not opts.discover_lock or kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE, None)
     ):
         return None, []
-    from agentguard.inspect.lock_input import LOCK_NAME, OTHER_LOCKS, read_lock
+    from agentguard.facts.lock import LOCK_NAME, OTHER_LOCKS
+    from agentguard.inspect.lock_input import read_lock
 
     if opts.lock is not None:
         lock, source = read_lock(opts.lock)
@@ -214,7 +102,7 @@ def _image_part(
     argv: tuple[tuple[str, ...] | None, tuple[str, ...] | None] | None = None,
 ) -> InspectResult:
     """Rules over one image, its agent (wherever it is in the image), and its facts."""
-    from agentguard.inspect.facts import ProjectFile
+    from agentguard.facts.image import ProjectFile
     from agentguard.inspect.image.agentfiles import find_agent
     from agentguard.inspect.summary import agent_files, image_facts_json
     from agentguard.rules.mounts import effective_workdir
@@ -237,7 +125,7 @@ def _image_part(
     for f in agent.files:
         picked.setdefault(f.content.path, f.content)
     if picked or agent.configs:
-        from agentguard.inspect.project import inspect_files
+        from agentguard.engine.project import inspect_files
 
         result = inspect_files(
             [
@@ -334,7 +222,7 @@ def _kind(target: Target) -> str | None:
     return target.kind.value if target.kind is not None else None
 
 
-def _after_read(read: _ImageRead, *, lock: LockInput | None, config: Config) -> InspectResult:
+def _after_read(read: ImageFactsRead, *, lock: LockInput | None, config: Config) -> InspectResult:
     gathered = InspectResult(sources=read.sources)
     if read.facts is None:
         return gathered
@@ -429,7 +317,7 @@ def _project(
     target: Target, *, file_kind: str | None, exclude: tuple[str, ...], opts: InspectOptions
 ) -> InspectResult:
     assert target.path is not None
-    from agentguard.inspect.project import inspect_project
+    from agentguard.engine.project import inspect_project
     from agentguard.inspect.project.cache import CacheDirInside
 
     try:

@@ -13,30 +13,28 @@ Exit codes (one table for every command):
 
 from __future__ import annotations
 
-import datetime as _dt
 import enum
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from agentguard import __version__
 from agentguard.findings import (
-    ConfigTrace,
     Finding,
-    JSONValue,
-    Provenance,
     Report,
     Severity,
-    Source,
-    sort_findings,
 )
 
 if TYPE_CHECKING:
-    from agentguard.inspect.facts import ContainerFacts, ImageFacts
-    from agentguard.inspect.lock_input import LockInput
-    from agentguard.inspect.project.containers import BuildFileFacts
-    from agentguard.inspect.project.install_facts import RequirementDecl
-    from agentguard.inspect.project.model import ProjectFacts
-    from agentguard.smoke.facts import SmokeFacts
+    from agentguard.facts.agents import ProjectFacts
+    from agentguard.facts.image import ContainerFacts, ImageFacts
+    from agentguard.facts.installs import RequirementDecl
+    from agentguard.facts.lock import LockInput
+    from agentguard.facts.project import BuildFileFacts
+    from agentguard.facts.smoke import SmokeFacts
+from agentguard.errors import UsageError as UsageError
+from agentguard.provenance import make_report as make_report
+from agentguard.provenance import now_utc as now_utc
+
+REFUSED = "refused"
 
 
 class ExitCode(enum.IntEnum):
@@ -52,48 +50,6 @@ EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
     (2, "usage or configuration error: bad flag, malformed input, unknown config key"),
     (3, "incomplete: a source failed or could not be read (wins over 1)"),
 )
-
-
-class UsageError(Exception):
-    """Bad input from the user: exit 2 with this message."""
-
-
-def now_utc() -> str:
-    return (
-        _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    )
-
-
-def make_report(
-    command: str,
-    findings: Iterable[Finding],
-    sources: Iterable[Source],
-    *,
-    target: str | None = None,
-    inputs: Mapping[str, JSONValue] | None = None,
-    facts: Mapping[str, JSONValue] | None = None,
-    notes: Iterable[str] = (),
-    status: str | None = None,
-    configuration: ConfigTrace | None = None,
-) -> Report:
-    return Report(
-        provenance=Provenance(
-            command=command,
-            tool_version=__version__,
-            made_at=now_utc(),
-            target=target,
-            inputs=dict(inputs or {}),
-        ),
-        findings=sort_findings(findings),
-        sources=tuple(sources),
-        facts=dict(facts or {}),
-        notes=tuple(notes),
-        status=status,
-        configuration=configuration,
-    )
-
-
-REFUSED = "refused"
 
 
 def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = False) -> ExitCode:

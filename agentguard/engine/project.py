@@ -1,0 +1,264 @@
+"""A project's agent configuration and container files, read and then judged: the project
+scan (:mod:`agentguard.inspect.project`) gathers facts and sources, and here the
+build-file rules and the agent rules run over them (:func:`inspect_project` for a folder or
+one named file, :func:`inspect_files` for files collected from an image).
+
+Both return a :class:`ProjectResult`: findings, the sources read (ok / failed / skipped)
+and facts for JSON readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentguard.facts.agents import AgentConfig
+from agentguard.facts.image import ProjectFile
+from agentguard.facts.project import TreeFacts
+from agentguard.findings import Finding, JSONValue, Source
+
+if TYPE_CHECKING:
+    from agentguard.facts.agents import ProjectFacts
+    from agentguard.facts.installs import RequirementsFile
+    from agentguard.inspect.project.scan import Collected, ContainerScan
+
+
+@dataclass(frozen=True)
+class ProjectResult:
+    findings: tuple[Finding, ...]
+    sources: tuple[Source, ...]
+    facts: dict[str, JSONValue]
+
+
+def inspect_project(
+    path: Path,
+    *,
+    file_kind: str | None = None,
+    exclude: Sequence[str] = (),
+    beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
+) -> ProjectResult:
+    """Walk a project folder (or read one file) and run the agent-configuration rules.
+
+    ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
+    ``beside``: other work of the run, done while forked children read a large folder
+    (see :func:`scan_path`; not called for a file); ``use_cache``, ``cache_dir``: the
+    content cache of a folder (:mod:`agentguard.inspect.project.cache`)."""
+    return scan_path(
+        path,
+        file_kind=file_kind,
+        exclude=exclude,
+        beside=beside,
+        use_cache=use_cache,
+        cache_dir=cache_dir,
+    )
+
+
+def inspect_files(
+    files: Sequence[ProjectFile],
+    *,
+    workdir: str | None,
+    configs: Sequence[AgentConfig] = (),
+) -> ProjectResult:
+    """Run the agent-configuration rules over files collected from an image (and agent
+    configurations read from its config, such as a `claude` entrypoint)."""
+    return scan_files(files, workdir=workdir, configs=configs)
+
+
+def scan_path(
+    path: Path,
+    *,
+    file_kind: str | None = None,
+    exclude: Sequence[str] = (),
+    beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
+) -> ProjectResult:
+    """A folder (walked, minus ``exclude``) or one file named on the command line.
+
+    A named file is read as what its path or its content says it is (``file_kind``, from
+    ``--kind``, decides when given); one that is no kind agentguard reads is a usage
+    error listing the kinds, never a skipped source in a run that exits 0.
+
+    ``use_cache``: take each unchanged file's facts from the content cache (in
+    ``cache_dir`` or the default folder) and keep this run's for the next.
+    """
+    from agentguard.inspect.project.cache import open_cache
+    from agentguard.inspect.project.scan import collect_folder
+
+    if path.is_dir():
+        cache = open_cache(path, cache_dir) if use_cache else None
+        return finish(
+            collect_folder(
+                path, exclude=exclude, beside=beside, containers=_scan_beside, cache=cache
+            ),
+            workdir=None,
+        )
+    from agentguard.inspect.project.named import read_named_file
+
+    return finish(read_named_file(path, file_kind), workdir=None)
+
+
+def scan_files(
+    files: Sequence[ProjectFile], *, workdir: str | None, configs: Sequence[AgentConfig] = ()
+) -> ProjectResult:
+    from agentguard.inspect.project.files import FileOutcome
+    from agentguard.inspect.project.scan import collect_files
+
+    col = collect_files(files, workdir=workdir)
+    if configs:  # read from an image config, not from a file
+        col.outcomes.append(FileOutcome(configs=list(configs), read=False))
+    return finish(col, workdir=workdir)
+
+
+def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
+    """The container/build-file step the folder scan runs while its children read (None:
+    there were none); then what :func:`finish` needs (the agent rules, the policy) is
+    imported, in the same time."""
+    scanned = scan_container_files(files, tree=tree) if files else None
+    import agentguard.policy
+    import agentguard.rules.agent_checks  # noqa: F401
+
+    return scanned
+
+
+def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
+    from agentguard.engine import run_agent_rules
+    from agentguard.facts.agents import ProjectFacts
+    from agentguard.inspect.project.python_imports import resolve_configs
+
+    container_findings: list[Finding] = []
+    container_sources: list[Source] = []
+    container_facts: dict[str, JSONValue] = {}
+    if col.container_scan is not None:
+        container_findings, container_sources, container_facts = col.container_scan
+    elif col.container_files:
+        container_findings, container_sources, container_facts = scan_container_files(
+            col.container_files, tree=col.tree
+        )
+    ids = {f.rule_id for f in container_findings}
+    configs = [c for o in col.outcomes for c in o.configs]
+    agent_runs = [r for o in col.outcomes for r in o.agent_runs]
+    composites = [c for o in col.outcomes for c in o.composites]
+    if composites:
+        from agentguard.inspect.project.composite import join
+
+        joined, composite_runs = join(
+            composites,
+            [u for o in col.outcomes for u in o.local_uses],
+            _requirements_reader(col.container_files),
+        )
+        configs += joined
+        agent_runs += composite_runs
+    servers = [m for o in col.outcomes for m in o.mcp_servers]
+    if col.loader is not None:
+        configs, imported_servers = resolve_configs(configs, col.loader)
+        servers += imported_servers
+    facts = ProjectFacts(
+        configs=tuple(configs),
+        grants=tuple(g for o in col.outcomes for g in o.grants),
+        mcp_servers=tuple(servers),
+        fallbacks=tuple(s for o in col.outcomes for s in o.fallbacks),
+        settings=tuple(s for o in col.outcomes for s in o.settings),
+        engine_policies=tuple(p for o in col.outcomes for p in o.engine_policies),
+        action_steps=tuple(s for o in col.outcomes for s in o.action_steps),
+        agent_runs=tuple(agent_runs),
+        k8s_containers=tuple(c for o in col.outcomes for c in o.k8s_containers),
+        workdir=workdir,
+        project_markers=tuple(col.markers),
+        runs_as_root=True if "AG401" in ids else None,
+        project_mounted=True if ids & {"AG201", "AG202", "AG212"} else None,
+    )
+    findings = [*container_findings, *run_agent_rules(facts)]
+    sources = [*col.sources, *(s for o in col.outcomes for s in o.sources), *container_sources]
+    json_facts: dict[str, JSONValue] = {
+        "agent_configs": [c.to_json() for c in facts.configs],
+        "mcp_servers": [m.to_json() for m in facts.mcp_servers],
+        "tool_grants": [
+            {
+                "framework": g.framework,
+                "tool": g.tool,
+                "category": g.category,
+                "path": g.path,
+                "line": g.line,
+            }
+            for g in facts.grants
+        ],
+        "settings_files": [s.path for s in facts.settings],
+        "project_markers": list(facts.project_markers),
+        "files_seen": col.files_seen,
+        "files_read": col.files_read,
+        "files_parsed": sum(o.parsed for o in col.outcomes),
+    }
+    if container_facts:
+        json_facts["containers"] = container_facts
+    json_facts.update(_engine_facts(facts))
+    return ProjectResult(tuple(findings), tuple(sources), json_facts)
+
+
+def _requirements_reader(files: list[ProjectFile]) -> Callable[[str], RequirementsFile | None]:
+    """A requirements file of the project by its path, parsed when asked for."""
+    from agentguard.inspect.project.install_facts import parse_requirements_file
+
+    by_path = {f.path.removeprefix("./"): f for f in files if f.readable}
+
+    def read(path: str) -> RequirementsFile | None:
+        f = by_path.get(path)
+        if f is None:
+            return None
+        return parse_requirements_file(f.path, f.data.decode("utf-8", "replace"))
+
+    return read
+
+
+def _engine_facts(facts: ProjectFacts) -> dict[str, JSONValue]:
+    """Codex/Gemini policies, agent actions and Kubernetes containers, when there are any."""
+    out: dict[str, JSONValue] = {}
+    if facts.engine_policies:
+        out["engine_policies"] = [p.to_json() for p in facts.engine_policies]
+    if facts.action_steps:
+        out["agent_actions"] = [
+            {"action": s.action, "ref": s.ref, "path": s.path, "line": s.line, "job": s.job}
+            for s in facts.action_steps
+        ]
+    if facts.agent_runs:
+        out["agent_runs"] = [
+            {"engine": r.engine, "path": r.path, "line": r.line, "job": r.job}
+            for r in facts.agent_runs
+        ]
+    if facts.k8s_containers:
+        out["kubernetes_containers"] = [
+            {"workload": c.workload, "container": c.name, "path": c.path, "line": c.line}
+            for c in facts.k8s_containers
+        ]
+    return out
+
+
+def scan_container_files(
+    files: Sequence[ProjectFile],
+    *,
+    watched: frozenset[str] | None = None,
+    tree: TreeFacts | None = None,
+) -> tuple[list[Finding], list[Source], dict[str, JSONValue]]:
+    """Findings, sources and facts for the container/build files among ``files``.
+
+    ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
+    takes); None for files collected from an image (AG212 then probes typical names)."""
+    from agentguard.config import deps_policy
+    from agentguard.engine import lock_questions, run_build_file_rules
+    from agentguard.inspect.project.containers import build_files_json, gather, join_build_files
+
+    watched = watched if watched is not None else deps_policy().watched
+    g = gather(files)
+    if g.lock_files:
+        from agentguard.inspect.project.locks import read_folder_locks
+
+        placed, g.locked = read_folder_locks(g.lock_files, lock_questions(g.decls, watched))
+        for at, source in reversed(placed):  # each where the lock comes in path order
+            g.sources.insert(at, source)
+    facts = join_build_files(g, tree)
+    findings = run_build_file_rules(facts, watched)
+    return findings, g.sources, build_files_json(g)

@@ -1,0 +1,52 @@
+"""Facts about Kubernetes workloads: the containers of manifests, their volumes and mounts.
+
+Frozen records produced by :mod:`agentguard.inspect.project.k8s_facts`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class K8sVolume:
+    name: str
+    host_path: str | None  # set for hostPath volumes
+    kind: str  # "hostPath", "emptyDir", "secret", "configMap", "persistentVolumeClaim", ...
+
+
+@dataclass(frozen=True)
+class K8sMount:
+    volume: str
+    mount_path: str
+    read_only: bool | None
+    line: int | None
+
+
+@dataclass(frozen=True)
+class K8sContainer:
+    """One container of a Kubernetes workload, with the pod's settings folded in."""
+
+    path: str
+    workload: str  # "Deployment/agent"
+    name: str
+    line: int
+    init: bool
+    working_dir: str | None
+    run_as_user: Any  # int, None (unset), or Unknown
+    run_as_non_root: Any  # bool or None (unset)
+    privileged: Any  # bool or None
+    allow_privilege_escalation: Any  # bool or None (unset: allowed)
+    read_only_root: Any  # bool or None (unset: writable)
+    cap_add: tuple[str, ...]
+    host_network: bool
+    host_pid: bool
+    host_ipc: bool
+    mounts: tuple[K8sMount, ...]
+    volumes: tuple[K8sVolume, ...]
+    env: tuple[tuple[str, str | None, int | None], ...] = field(repr=False, default=())
+    lines: tuple[tuple[str, int], ...] = ()  # "securityContext" -> line, ...
+
+    def line_of(self, key: str) -> int:
+        return dict(self.lines).get(key, self.line)

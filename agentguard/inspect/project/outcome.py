@@ -1,0 +1,56 @@
+"""What reading one project file produced (:class:`FileOutcome`), and its failed source."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agentguard.facts.agents import (
+    AgentConfig,
+    ClaudeSettings,
+    EnginePolicy,
+    FallbackSite,
+    McpServer,
+    ToolGrant,
+)
+from agentguard.facts.image import ProjectFile
+from agentguard.facts.k8s import K8sContainer
+from agentguard.facts.workflows import ActionStep
+from agentguard.findings import Source
+
+if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
+    from agentguard.facts.workflows import AgentRunStep
+    from agentguard.inspect.project.composite import CompositeAction, LocalActionUse
+
+
+@dataclass
+class FileOutcome:
+    configs: list[AgentConfig] = field(default_factory=list)
+    grants: list[ToolGrant] = field(default_factory=list)
+    mcp_servers: list[McpServer] = field(default_factory=list)
+    fallbacks: list[FallbackSite] = field(default_factory=list)
+    settings: list[ClaudeSettings] = field(default_factory=list)
+    engine_policies: list[EnginePolicy] = field(default_factory=list)
+    action_steps: list[ActionStep] = field(default_factory=list)
+    agent_runs: list[AgentRunStep] = field(default_factory=list)
+    k8s_containers: list[K8sContainer] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    parsed: int = 0
+    read: bool = True
+    container_file: ProjectFile | None = None  # handed on to the container-file scan
+    # lines of the claude-code-action steps the YAML reader read (their `uses:` and
+    # `claude_args:` lines): the line readers leave them alone; None: it read none
+    claude_step_lines: frozenset[int] | None = None
+    composites: list[CompositeAction] = field(default_factory=list)  # local action.yml
+    local_uses: list[LocalActionUse] = field(default_factory=list)  # `uses: ./...` steps
+
+
+def failed_source(path: str, reason: str, code: str) -> Source:
+    return Source.failed(
+        "file",
+        path,
+        reason,
+        error_code=code,
+        retryable=False,
+        remedy="Fix the file (or exclude it); agentguard could not read what it configures.",
+    )
