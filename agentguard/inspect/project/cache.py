@@ -186,6 +186,22 @@ class ContentCache:
         with contextlib.suppress(OSError):
             os.makedirs(self.folder, mode=0o700, exist_ok=True)
             safeio.write_in(self.folder, self.pack, FORMAT + mac + b"\n" + body, mode=0o600)
+            _evict(self.folder, keep=self.pack)
+
+
+MAX_PACKS = 64  # folders scanned from one cache folder (the least recently written go)
+
+
+def _evict(folder: Path, keep: str) -> None:
+    packs: list[tuple[float, str]] = []
+    with os.scandir(folder) as it:
+        for entry in it:
+            if entry.name.endswith(".pack") and entry.is_file(follow_symlinks=False):
+                packs.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+    packs.sort()
+    for _, name in packs[: max(0, len(packs) - MAX_PACKS)]:
+        if name != keep:
+            safeio.remove_in(folder, name)
 
 
 def open_cache(root: Path, folder: Path | None) -> ContentCache | None:

@@ -236,3 +236,16 @@ def test_the_codec_round_trips_what_the_readers_take_and_builds_nothing_else() -
     ):
         with pytest.raises(BadEntry):
             decode(hostile)
+
+
+def test_a_cache_folder_keeps_the_packs_of_the_folders_scanned_last(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(content_cache, "MAX_PACKS", 2)
+    where = home / "packs"
+    for name in ("a", "b", "c"):
+        repo = home / name
+        repo.mkdir()
+        (repo / "agent.py").write_text(AGENT)
+        _inspect(repo, "--cache-dir", str(where))
+    assert len(list(where.glob("*.pack"))) == 2
