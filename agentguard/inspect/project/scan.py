@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project import cache as content_cache
+from agentguard.inspect.project.cli_flags import has_cli_use
+from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.files import (
     FileOutcome,
     failed_source,
@@ -126,10 +128,14 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
     if cand.kind == "python" and not python_may_matter(data):
         return None
     cache = content_cache.ACTIVE
-    if cache is None or cand.kind != "python":
+    if cache is None or cand.kind not in ("python", "script"):
         out = process_file(cand.rel, cand.kind, data)
-    else:
+    elif cand.kind == "python":
         out = _cached_python(cache, cand.rel, data)
+    elif _costly_script(cand.rel, data):
+        out = _cached(cache, cand.rel, cand.kind, data)
+    else:
+        out = process_file(cand.rel, cand.kind, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
     return out
@@ -147,6 +153,28 @@ def _cached_python(cache: content_cache.ContentCache, rel: str, data: bytes) -> 
     out = cache.get(key)
     if out is None:
         out = process_file(rel, "python", data, wanted=wanted)
+        cache.put(key, out)
+    return out
+
+
+def _costly_script(rel: str, data: bytes) -> bool:
+    """A script or YAML file its readers parse (a workflow, an action, a command line of an
+    agent engine): worth a hash. The others cost less to read again than to hash."""
+    from agentguard.inspect.project.composite import is_action_file
+    from agentguard.inspect.project.workflows import is_workflow
+
+    return (
+        has_engine_cli_use(data)
+        or has_cli_use(data)
+        or (rel.endswith((".yml", ".yaml")) and (is_action_file(rel) or is_workflow(rel, data)))
+    )
+
+
+def _cached(cache: content_cache.ContentCache, rel: str, kind: str, data: bytes) -> FileOutcome:
+    key = cache.key(rel, kind, data)
+    out = cache.get(key)
+    if out is None:
+        out = process_file(rel, kind, data)
         cache.put(key, out)
     return out
 

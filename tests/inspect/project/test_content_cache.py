@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from agentguard.cli import app
 from agentguard.inspect.project import cache as content_cache
-from agentguard.inspect.project import python_agents
+from agentguard.inspect.project import engine_files, python_agents
 from agentguard.inspect.project.cache_codec import BadEntry, decode, encode
 from agentguard.inspect.project.files import process_file
 
@@ -61,6 +61,7 @@ def _project(tmp_path: Path) -> Path:
     for i in range(3):  # an SDK's tests: parsed, nothing to find
         (repo / "tests" / f"test_{i}.py").write_text(SAFE)
     shutil.copytree(FIXTURES / "AG310" / "fail" / "py-mcp-servers", repo / "mcp")
+    shutil.copytree(FIXTURES / "AG330" / "fail" / "claude-action-tag" / ".github", repo / ".github")
     return repo
 
 
@@ -95,7 +96,7 @@ def _pack(home: Path) -> Path:
 
 
 def test_a_rerun_parses_only_the_changed_file_and_reports_the_same(
-    home: Path, parses: list[str]
+    home: Path, parses: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = _project(home)
     plain = _inspect(repo, "--no-cache")
@@ -107,8 +108,14 @@ def test_a_rerun_parses_only_the_changed_file_and_reports_the_same(
     assert "agent.py" in cold and len(cold) >= 5
     assert oct(_pack(home).stat().st_mode & 0o777) == "0o600"
     parses.clear()
-    assert _inspect(repo) == plain  # warm: nothing parsed
-    assert parses == []
+    workflows: list[str] = []
+    real = engine_files.yaml_config
+    monkeypatch.setattr(
+        engine_files, "yaml_config", lambda p, *a, **k: workflows.append(p) or real(p, *a, **k)
+    )
+    assert _inspect(repo) == plain  # warm: nothing parsed, the workflow not read again
+    assert parses == [] and workflows == []
+    assert any(f["rule_id"] == "AG330" for f in plain["findings"])
     (repo / "agent.py").write_text(SAFE)  # one file changes
     parses.clear()
     changed = _inspect(repo)
