@@ -84,7 +84,8 @@ class Runner:
     image: str | None = None  # the image the service names or builds (None: not named)
     dockerfile: str | None = None  # the Dockerfile it builds (None: none joined)
     triggers: tuple[str, ...] = ()  # workflow events (WORKFLOW_JOB)
-    open_triggers: tuple[str, ...] = ()  # of those, the ones anyone can cause, unchecked
+    # of those, the ones anyone can cause and no `if:` checks (None: not read)
+    open_triggers: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
