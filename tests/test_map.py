@@ -197,3 +197,45 @@ def test_text_output_escapes_hostile_names(tmp_path: Path, monkeypatch: pytest.M
     assert "\x1b" not in out and "\x07" not in out
     assert not any(line.lstrip().startswith("::") for line in out.splitlines())
     assert "x\\x1b]0;pwned\\x07\\n" in out
+
+
+def test_action_writes_the_mermaid_map_to_the_job_summary(example: Path, tmp_path: Path) -> None:
+    """The action's map step, as the runner runs it: the summary gets the agent's sentence
+    and a diagram the real parser reads; nothing it prints is a workflow command."""
+    import subprocess
+
+    from tests.test_ci_files import action_step, env
+
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    step = action_step("Agent map to the job summary")
+    result = subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        env=env(GITHUB_STEP_SUMMARY=str(summary), INPUT_PATH=str(example), NO_COLOR="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    text = summary.read_text()
+    assert text.startswith("earlier step\n## agentguard map of ")
+    assert "- **agent-1**: The agent in kontext\\_bot/bot.py:22" not in text  # no md escaping of _
+    assert "- **agent-1**: The agent in kontext_bot/bot.py:22 (claude-agent-sdk)" in text
+    block = text.split("```mermaid\n", 1)[1].split("```\n", 1)[0]
+    (doc,) = mermaid_parser.parse([block])
+    assert doc["ok"], doc.get("error")
+    assert doc["nodes"] == EXAMPLE_NODES
+
+
+def test_markdown_hostile_names_open_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _hostile_project(tmp_path / "h")
+    monkeypatch.chdir(tmp_path)
+    code, out = run_map("h", "markdown")
+    assert code == 3
+    fences = [line for line in out.splitlines() if line.startswith("```")]
+    assert fences == ["```mermaid", "```"]
+    prose = out.split("```mermaid", 1)[0]
+    assert "<img" not in prose.replace("\\<img", "")
+    assert "`x`\\<img src=x onerror=alert(1)\\>" in prose  # a code span, then text

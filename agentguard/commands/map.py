@@ -31,6 +31,7 @@ class MapFormat(str, enum.Enum):
     TEXT = "text"
     JSON = "json"
     MERMAID = "mermaid"
+    MARKDOWN = "markdown"
 
 
 def map_cmd(
@@ -50,7 +51,12 @@ def map_cmd(
     timeout: TimeoutOpt = None,
     fmt: Annotated[
         MapFormat,
-        typer.Option("--format", "-f", help="text (one block per agent), json or mermaid."),
+        typer.Option(
+            "--format",
+            "-f",
+            help="text (one block per agent), json, mermaid, or markdown (the agents and the "
+            "diagram, for a job summary or a pull request comment).",
+        ),
     ] = MapFormat.TEXT,
     output: OutputOpt = None,
     quiet: QuietOpt = False,
@@ -92,6 +98,10 @@ def render_map(report: Report, merged: CapabilityMap | None, fmt: MapFormat) -> 
         from agentguard.report.map_json import render_map_json
 
         text = render_map_json(report, merged)
+    elif fmt is MapFormat.MARKDOWN:
+        from agentguard.report.map_mermaid import render_map_markdown
+
+        text = render_map_markdown(report, merged)
     elif fmt is MapFormat.MERMAID:
         from agentguard.report.map_mermaid import render_map_mermaid
 

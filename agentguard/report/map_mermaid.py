@@ -16,7 +16,8 @@ from agentguard.facts.capabilities import (
     AgentCapability,
     CapabilityMap,
 )
-from agentguard.report.map_text import runner_text, workdir_text
+from agentguard.findings import Report
+from agentguard.report.map_text import runner_text, sentence, workdir_text
 
 
 def _label(*parts: str) -> str:
@@ -116,3 +117,29 @@ def mermaid_markdown(m: CapabilityMap | None) -> str:
     """The diagram as a Markdown fenced block (for a job summary or a comment)."""
     body = render_map_mermaid(m)
     return "```mermaid\n" + body + "```\n"
+
+
+def render_map_markdown(report: Report, m: CapabilityMap | None) -> str:
+    """A job summary or a pull request comment: one line per agent (the sentence), the
+    diagram, and the sources that failed. Data goes through the redactor and the Markdown
+    escaper; the diagram's labels hold no backtick, so no label can close its fence."""
+    target = redact.text(report.provenance.target or "")
+    lines = [f"## agentguard map of {escape.md_code(target)}", ""]
+    agents = m.agents if m is not None else ()
+    if not agents:
+        lines.append("No agent found.")
+    for a in agents:
+        lines.append(f"- **{a.id}**: {escape.md_text(sentence(a))}")
+    lines += ["", *mermaid_markdown(m).splitlines(), ""]
+    failed = report.failed_sources
+    if failed:
+        lines.append(
+            f"**Incomplete**: {len(failed)} source(s) could not be read; the map may miss agents."
+        )
+        lines += [
+            f"- {escape.md_code(redact.text(s.name))}: {escape.md_text(redact.text(s.reason or ''))}"
+            for s in failed
+        ]
+    else:
+        lines.append(f"{len(report.sources)} sources read, none failed.")
+    return "\n".join(lines) + "\n"

@@ -198,7 +198,9 @@ def agent_block(a: AgentCapability) -> list[str]:
         row("secrets", f"{_v(s.name)} ({_v(s.via)})  {_at(s.evidence)}")
     mc = a.model
     primary = ", ".join(_v(x) for x in mc.primary) or (
-        "the engine's default" if mc.primary_state == "default" else "unknown"
+        "the engine's default"
+        if mc.primary_state == "default"
+        else "unknown" + (f" ({_v(mc.evidence[0].note)})" if mc.evidence else "")
     )
     row("model", f"{primary}  {_at(mc.evidence)}")
     for f in mc.fallbacks:
@@ -230,7 +232,7 @@ def render_map_text(report: Report, m: CapabilityMap | None) -> str:
         lines.append(
             f"INCOMPLETE: {len(failed)} source(s) could not be read, the map may miss agents:"
         )
-        lines += [f"  {_v(s.name)}: {_v(s.reason)}" for s in failed]
+        lines += [f"  {_v(s.name)}: {_v(s.reason or '')}" for s in failed]
     else:
         lines.append(f"{len(report.sources)} sources read, none failed.")
     return escape.commands("\n".join(lines) + "\n")
