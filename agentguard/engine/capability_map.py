@@ -25,6 +25,7 @@ from agentguard.engine.capability_parts import (
 )
 from agentguard.engine.capability_runs import (
     Placement,
+    forget_copied,
     holds_at,
     placements,
     project_holds,
@@ -58,6 +59,13 @@ from agentguard.findings import Confidence
 
 def build_map(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> CapabilityMap:
     """The capability map of one project (or one image's files: ``facts.workdir`` set)."""
+    try:
+        return _build(target, facts, build)
+    finally:
+        forget_copied()
+
+
+def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> CapabilityMap:
     agents: list[AgentCapability] = []
     tree = build.tree if build is not None else None
     for cfg in facts.configs:
