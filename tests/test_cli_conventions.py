@@ -22,7 +22,8 @@ from tests.lock.helpers import write_project
 from tests.report_schema import validate_rules
 
 # what each command is: "report" commands gather and judge (exit codes from findings);
-# "catalogue" commands print the rules
+# "catalogue" commands print the rules; "picture" draws what was gathered (map: it judges
+# nothing, so no --fail-on)
 KIND = {
     "lock": "report",
     "inspect": "report",
@@ -30,6 +31,7 @@ KIND = {
     "harden": "report",
     "rules": "catalogue",
     "explain": "catalogue",
+    "map": "picture",
 }
 EVERY = {"--format", "--output"}
 REPORTS = {"--config", "--fail-on", "--verbose", "--quiet", "--sarif-root"}
@@ -66,7 +68,11 @@ def test_the_shared_options_are_where_they_mean_something(name: str) -> None:
         if long in options:
             assert short in options[long].opts, f"{name} {long} without {short}"
     fmt = options["--format"]
-    assert [str(getattr(c, "value", c)) for c in fmt.type.choices] == ["text", "json", "sarif"]
+    formats = [str(getattr(c, "value", c)) for c in fmt.type.choices]
+    if KIND[name] == "picture":  # a map is no findings report: no SARIF, its own formats
+        assert formats == ["text", "json", "mermaid", "markdown"]
+        return
+    assert formats == ["text", "json", "sarif"]
     # one definition each: the same help text on every command
     for opt in want:
         assert options[opt].help == _options(_commands()["check"])[opt].help, (name, opt)
