@@ -39,13 +39,23 @@ def inspect_project(
     file_kind: str | None = None,
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
 ) -> ProjectResult:
     """Walk a project folder (or read one file) and run the agent-configuration rules.
 
     ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
     ``beside``: other work of the run, done while forked children read a large folder
-    (see :func:`scan_path`; not called for a file)."""
-    return scan_path(path, file_kind=file_kind, exclude=exclude, beside=beside)
+    (see :func:`scan_path`; not called for a file); ``use_cache``, ``cache_dir``: the
+    content cache of a folder (:mod:`agentguard.inspect.project.cache`)."""
+    return scan_path(
+        path,
+        file_kind=file_kind,
+        exclude=exclude,
+        beside=beside,
+        use_cache=use_cache,
+        cache_dir=cache_dir,
+    )
 
 
 def inspect_files(
@@ -65,19 +75,28 @@ def scan_path(
     file_kind: str | None = None,
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
 ) -> ProjectResult:
     """A folder (walked, minus ``exclude``) or one file named on the command line.
 
     A named file is read as what its path or its content says it is (``file_kind``, from
     ``--kind``, decides when given); one that is no kind agentguard reads is a usage
     error listing the kinds, never a skipped source in a run that exits 0.
+
+    ``use_cache``: take each unchanged file's facts from the content cache (in
+    ``cache_dir`` or the default folder) and keep this run's for the next.
     """
+    from agentguard.inspect.project.cache import open_cache
     from agentguard.inspect.project.scan import collect_folder
 
     if path.is_dir():
         server_lock, read = _server_lock(path)
+        cache = open_cache(path, cache_dir) if use_cache else None
         return finish(
-            collect_folder(path, exclude=exclude, beside=beside, containers=_scan_beside),
+            collect_folder(
+                path, exclude=exclude, beside=beside, containers=_scan_beside, cache=cache
+            ),
             workdir=None,
             server_lock=server_lock,
             more_sources=read,
