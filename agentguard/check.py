@@ -43,6 +43,7 @@ class CheckOptions:
     write_baseline: Path | None = None
     smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
     smoke_timeout: float | None = None
+    base: str | None = None  # --base REF: report what the change adds and removes
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class StepResult:
 class CheckResult:
     report: Report
     config: Config
+    growth: bool = False  # --base: the change grew what `fail-on-growth` names (exit 1)
 
     @property
     def fail_on(self) -> Severity:
@@ -292,6 +294,23 @@ def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:
     return out
 
 
+def _base_steps(config: Config) -> Callable[[Path], tuple[list[Finding], list[Source]]]:
+    """The folder steps (lock --check, the project rules) for the base's copy, with the
+    head's configuration: the base's own configuration is never read."""
+
+    def run(folder: Path) -> tuple[list[Finding], list[Source]]:
+        steps = [
+            ("lock", _guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
+            (
+                "project",
+                _guarded("project", str(folder), partial(project_step, folder, config.exclude)),
+            ),
+        ]
+        return same_finding_once(steps), [src for _, s in steps for src in s.sources]
+
+    return run
+
+
 def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> CheckResult:
     project = opts.project
     if not project.is_dir():
@@ -336,6 +355,15 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         notes.append(f"baseline written to {opts.write_baseline}: {count} finding(s)")
         baseline = Baseline(str(opts.write_baseline), tuple(entry_for(f) for f in accepted))
     applied = apply_policy(findings, config, root=project, baseline=baseline)
+    shown, growth, delta_sources = list(applied.findings), False, []
+    if opts.base is not None:
+        from agentguard.delta.run import base_delta
+
+        done = base_delta(
+            opts.base, project, config, applied.findings, _base_steps(config), steps, progress
+        )
+        shown, growth, delta_sources = list(done.findings), done.growth, list(done.sources)
+        notes.extend(done.notes)
     facts: dict[str, JSONValue] = {
         "config": {
             "files": list(config.files),
@@ -344,17 +372,24 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         },
         "steps": {name: dict(s.facts) for name, s in steps if s.facts},
     }
+    if opts.base is not None:
+        facts["delta"] = done.facts
     report = make_report(
         "check",
-        applied.findings,
-        [*config_sources, *(src for _, s in steps for src in s.sources), *applied.sources],
+        shown,
+        [
+            *config_sources,
+            *(src for _, s in steps for src in s.sources),
+            *applied.sources,
+            *delta_sources,
+        ],
         target=str(project),
         inputs=_inputs(opts, images),
         facts=facts,
         notes=[*notes, *applied.notes],
         configuration=applied.trace,
     )
-    return CheckResult(report, config)
+    return CheckResult(report, config, growth)
 
 
 def _inputs(opts: CheckOptions, images: Iterable[str]) -> dict[str, JSONValue]:
@@ -363,4 +398,6 @@ def _inputs(opts: CheckOptions, images: Iterable[str]) -> dict[str, JSONValue]:
         out["images"] = list(images)
     if opts.baseline:
         out["baseline"] = str(opts.baseline)
+    if opts.base is not None:
+        out["base"] = opts.base
     return out

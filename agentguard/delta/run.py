@@ -1,0 +1,112 @@
+"""``check --base REF``: gather the base revision as the head was gathered (the head's
+configuration: CI's, by the usual trust rules; the base's own files configure nothing)
+and compare: the findings the change adds and resolves, the locks' delta, and the growth
+the policy's ``fail-on-growth`` names."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from agentguard.config import Config
+from agentguard.delta.compare import Delta, finding_delta, growth_of
+from agentguard.delta.locks import lock_delta
+from agentguard.findings import Finding, JSONValue, Severity, Source
+from agentguard.inspect.git_base import read_base
+from agentguard.policy import apply_policy
+
+FolderSteps = Callable[[Path], tuple[list[Finding], list[Source]]]
+
+
+class _Step(Protocol):
+    @property
+    def findings(self) -> tuple[Finding, ...]: ...
+
+
+@dataclass(frozen=True)
+class DeltaResult:
+    findings: tuple[Finding, ...]  # what the report shows: the new ones (all, uncompared)
+    sources: tuple[Source, ...]
+    facts: dict[str, JSONValue]
+    notes: tuple[str, ...]
+    growth: bool  # the gate fails on growth the policy named
+
+
+GROWTH_NOT_TRUSTED = (
+    "delta: `fail-on-growth` in the project's own configuration is not honoured (a pull "
+    "request could remove it); put it in a file given with --config"
+)
+
+
+def _renamed(src: Source, folder: Path, ref: str) -> Source:
+    """A base step's source, named by the ref instead of the private folder."""
+    name = src.name.replace(str(folder), f"{ref}:").replace(":/", ":")
+    return dataclasses.replace(src, kind=f"base {src.kind}", name=name)
+
+
+def base_delta(
+    ref: str,
+    project: Path,
+    config: Config,
+    head: Sequence[Finding],
+    folder_steps: FolderSteps,
+    steps: Sequence[tuple[str, _Step]],
+    progress: Callable[[str], None],
+) -> DeltaResult:
+    """Read ``ref``, run ``folder_steps`` on its copy and compare with ``head`` (the head's
+    findings, configuration applied)."""
+    fail_on = config.fail_on or Severity.HIGH
+    not_compared = tuple(n for n, s in steps if n.startswith(("image:", "smoke")) and s.findings)
+    notes: list[str] = []
+    if not_compared:
+        notes.append(
+            "delta: the findings of "
+            + ", ".join(not_compared)
+            + " have no base to compare with (the base is not built or run): all are shown"
+        )
+    if config.fail_on_growth and not config.growth_trusted:
+        notes.append(GROWTH_NOT_TRUSTED)
+    progress(f"reading the base revision {ref} from git")
+    scratch = Path(tempfile.mkdtemp(prefix="agentguard-base-"))
+    try:
+        tree = read_base(project, ref, scratch)
+        if tree.folder is None:
+            delta = Delta(ref, tree.commit, False, None, not_compared=not_compared)
+            notes.append(
+                f"delta: the base {ref} could not be read: nothing is known to be new, "
+                "every finding is shown"
+            )
+            return DeltaResult(
+                tuple(head), tree.sources, delta.to_json(fail_on), tuple(notes), False
+            )
+        progress(f"scanning the base revision {ref}")
+        found, sources = folder_steps(tree.folder)
+        base = apply_policy(found, config, root=tree.folder).findings
+        locks = lock_delta(tree.folder, project)
+        kinds = config.fail_on_growth if config.growth_trusted else ()
+        growth = growth_of(locks, kinds)
+        delta = Delta(
+            ref,
+            tree.commit,
+            True,
+            finding_delta(head, base),
+            locks,
+            growth,
+            not_compared,
+        )
+        base_sources = (*tree.sources, *(_renamed(s, tree.folder, ref) for s in sources))
+        assert delta.findings is not None
+        return DeltaResult(
+            delta.findings.new,
+            base_sources,
+            delta.to_json(fail_on),
+            tuple(notes),
+            bool(growth),
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
