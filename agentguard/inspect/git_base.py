@@ -171,7 +171,13 @@ def _skip_reason(entry: _Entry) -> str | None:
         if entry.size is not None and entry.size > MAX_LINK_BYTES:
             return "a link whose target is longer than a path: not written"
         return None
-    if entry.size is None or entry.size > MAX_BASE_FILE_BYTES:
+    if entry.size is None:  # git could not tell: the object is missing (a partial clone)
+        raise BaseUnreadable(
+            "base-unreadable",
+            f"{entry.path}: its content is not in the repository (a partial or damaged "
+            "clone); nothing is fetched to get it",
+        )
+    if entry.size > MAX_BASE_FILE_BYTES:
         return f"{entry.size} bytes: larger than any file a reader reads, not read"
     return None
 

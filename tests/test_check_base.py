@@ -1,0 +1,273 @@
+"""`check --base REF` on real git repositories made here: what a change adds and resolves,
+the locks' delta, the growth gate, and a base that cannot be read (exit 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from agentguard.cli import app
+
+BOT = "from claude_agent_sdk import ClaudeAgentOptions\n\noptions = ClaudeAgentOptions({})\n"
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(repo.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def commit(repo: Path, files: dict[str, str | None], message: str = "change") -> None:
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    return r
+
+
+def run(*args: str | Path) -> Result:
+    return CliRunner().invoke(app, [str(a) for a in args], env={"NO_COLOR": "1"})
+
+
+def report(repo: Path, base: str = "HEAD~1", *extra: str | Path) -> tuple[int, dict[str, Any]]:
+    result = run("check", repo, "--base", base, "--format", "json", "-q", *extra)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def where(findings: list[dict[str, Any]]) -> list[tuple[str, str, int | None]]:
+    return sorted(
+        (f["rule_id"], f["locations"][0]["path"], f["locations"][0].get("line")) for f in findings
+    )
+
+
+def test_adding_bash_to_allowed_tools_is_new_and_the_old_finding_resolved(repo: Path) -> None:
+    commit(repo, {"bot.py": BOT.format('tools=["Read", "Bash"], allowed_tools=["Read"]')})
+    commit(repo, {"bot.py": BOT.format('tools=["Read", "Bash"], allowed_tools=["Read", "Bash"]')})
+    code, doc = report(repo)
+    assert code == 1
+    assert where(doc["findings"]) == [("AG301", "bot.py", 3)]
+    (new,) = doc["findings"]
+    assert new["evidence"]["arbitrary_code"] == ["Bash"]  # now pre-approved: runs any code
+    delta = doc["facts"]["delta"]
+    assert where(delta["resolved"]) == [("AG301", "bot.py", 3)]
+    assert "arbitrary_code" not in delta["resolved"][0]["evidence"]
+    assert (delta["new"], delta["new_at_or_above_fail_on"], delta["unchanged"]) == (1, 1, 3)
+    assert delta["base"]["compared"] is True
+    assert delta["base"]["commit"] == git(repo, "rev-parse", "HEAD~1").strip()
+    assert delta["capabilities"] is None  # not compared: unknown, never "no change"
+
+
+def test_removing_tools_opens_the_whole_built_in_set(repo: Path) -> None:
+    commit(repo, {"bot.py": BOT.format('tools=["Read"], allowed_tools=["Read"]')})
+    commit(repo, {"bot.py": BOT.format('allowed_tools=["Read"]')})
+    code, doc = report(repo)
+    assert code == 1
+    assert where(doc["findings"]) == [
+        ("AG301", "bot.py", 3),
+        ("AG302", "bot.py", 3),
+        ("AG303", "bot.py", 3),
+        ("AG304", "bot.py", 3),
+    ]
+    assert where(doc["facts"]["delta"]["resolved"]) == [("AG302", "bot.py", 3)]
+
+
+def test_a_finding_that_only_moved_is_not_new(repo: Path) -> None:
+    bot = BOT.format('allowed_tools=["Read"]')
+    commit(repo, {"bot.py": bot})
+    commit(repo, {"bot.py": "# a comment\n\n\n" + bot})
+    code, doc = report(repo)
+    assert (code, doc["findings"], doc["facts"]["delta"]["resolved"]) == (0, [], [])
+    assert doc["facts"]["delta"]["unchanged"] == 6
+
+
+def test_a_readme_edit_has_no_delta_and_passes(repo: Path) -> None:
+    commit(repo, {"bot.py": BOT.format('allowed_tools=["Read"]'), "README.md": "hi\n"})
+    commit(repo, {"README.md": "hi again\n"})
+    assert run("check", repo, "-q").exit_code == 1  # the project has findings...
+    code, doc = report(repo)
+    assert code == 0  # ...none of them new
+    delta = doc["facts"]["delta"]
+    assert (doc["findings"], delta["resolved"], delta["locks"], delta["growth"]) == ([], [], [], [])
+    text = run("check", repo, "--base", "HEAD~1", "-q").stdout
+    assert "0 new finding(s) (0 at or above fail-on), 0 resolved, 6 unchanged" in text
+
+
+def test_the_base_is_gathered_with_the_heads_configuration(repo: Path) -> None:
+    """The base's own agentguard.toml switches nothing off: its AG301 is still found."""
+    bot = BOT.format('tools=["Bash"]')
+    commit(repo, {"bot.py": bot, "agentguard.toml": 'disable = ["AG301"]\n'})
+    commit(repo, {"agentguard.toml": None})
+    code, doc = report(repo)
+    assert where(doc["findings"]) == []
+    assert code == 0
+
+
+UV_LOCK = """version = 1
+requires-python = ">=3.10"
+
+[[package]]
+name = "demo"
+version = "0.1.0"
+source = {{ virtual = "." }}
+dependencies = [{{ name = "mcp" }}]
+
+[[package]]
+name = "mcp"
+version = "{}"
+source = {{ registry = "https://pypi.org/simple" }}
+sdist = {{ url = "https://files.pythonhosted.org/packages/mcp-{}.tar.gz", hash = "sha256:{}" }}
+"""
+PYPROJECT = '[project]\nname = "demo"\nversion = "0.1.0"\ndependencies = ["mcp"]\n'
+
+
+def test_a_pin_bumped_across_a_major_in_the_lock(repo: Path, tmp_path: Path) -> None:
+    commit(
+        repo, {"pyproject.toml": PYPROJECT, "uv.lock": UV_LOCK.format("1.9.0", "1.9.0", "a" * 64)}
+    )
+    commit(repo, {"uv.lock": UV_LOCK.format("2.0.0", "2.0.0", "b" * 64)})
+    code, doc = report(repo)
+    # the lock's findings whose evidence names the locked version are new with it
+    assert sorted(f["rule_id"] for f in doc["findings"]) == ["AG101", "AG105", "AG121"]
+    assert code == 1
+    (lock,) = doc["facts"]["delta"]["locks"]
+    assert lock == {
+        "lock": "uv.lock",
+        "status": "changed",
+        "added": [],
+        "removed": [],
+        "crosses_major": [
+            {
+                "lock": "uv.lock",
+                "package": "mcp",
+                "base": ["1.9.0"],
+                "head": ["2.0.0"],
+                "direction": "up",
+            }
+        ],
+        "reason": None,
+    }
+    assert doc["facts"]["delta"]["growth"] == []
+    text = run("check", repo, "--base", "HEAD~1", "-q").stdout
+    assert "lock: uv.lock: mcp 1.9.0 -> 2.0.0 (a new major)" in text
+    # the growth gate, from CI's configuration: exit 1 on the crossing alone
+    ci = tmp_path / "ci.toml"
+    ci.write_text('[delta]\nfail-on-growth = ["lock-major"]\n', encoding="utf-8")
+    gated, doc = report(repo, "HEAD~1", "--config", ci, "--fail-on", "critical")
+    assert gated == 1
+    assert doc["facts"]["delta"]["growth"] == [
+        {"kind": "lock-major", "what": "uv.lock: mcp 1.9.0 -> 2.0.0"}
+    ]
+    assert not [f for f in doc["findings"] if f["severity"] == "critical"]
+
+
+def test_the_projects_own_growth_policy_is_not_honoured(repo: Path) -> None:
+    """A pull request could delete the key: only --config's counts."""
+    toml = PYPROJECT + '\n[tool.agentguard.delta]\nfail-on-growth = ["lock-major"]\n'
+    commit(repo, {"pyproject.toml": toml, "uv.lock": UV_LOCK.format("1.9.0", "1.9.0", "a" * 64)})
+    commit(repo, {"uv.lock": UV_LOCK.format("2.0.0", "2.0.0", "b" * 64)})
+    code, doc = report(repo, "HEAD~1", "--fail-on", "critical")
+    assert doc["facts"]["delta"]["growth"] == []
+    assert any("fail-on-growth" in n and "not honoured" in n for n in doc["notes"])
+    assert code == 0
+
+
+def test_an_unknown_growth_kind_is_a_configuration_error(repo: Path, tmp_path: Path) -> None:
+    commit(repo, {"bot.py": BOT.format("")})
+    ci = tmp_path / "ci.toml"
+    ci.write_text('[delta]\nfail-on-growth = ["everything"]\n', encoding="utf-8")
+    result = run("check", repo, "--base", "HEAD", "--config", ci)
+    assert result.exit_code == 2
+    assert "fail-on-growth must be a list of lock-major" in result.stderr
+
+
+def test_a_base_that_does_not_exist_is_a_failed_source(repo: Path) -> None:
+    commit(repo, {"bot.py": BOT.format('allowed_tools=["Read"]')})
+    code, doc = report(repo, "no-such-branch")
+    assert code == 3
+    failed = [s for s in doc["sources"] if s["status"] == "failed"]
+    assert [(s["kind"], s["name"], s["error_code"]) for s in failed] == [
+        ("base", "no-such-branch", "base-ref-unknown")
+    ]
+    assert doc["facts"]["delta"]["base"] == {
+        "ref": "no-such-branch",
+        "commit": None,
+        "compared": False,
+    }
+    # nothing is known to be new: every finding is shown, none is called new
+    assert where(doc["findings"]) == where(
+        json.loads(run("check", repo, "--format", "json", "-q").stdout)["findings"]
+    )
+    assert doc["facts"]["delta"]["new"] is None
+
+
+def test_a_folder_that_is_not_a_repository_is_a_failed_source(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "bot.py").write_text(BOT.format(""), encoding="utf-8")
+    code, doc = report(tmp_path / "p", "HEAD")
+    assert code == 3
+    (failed,) = [s for s in doc["sources"] if s["status"] == "failed"]
+    assert (failed["kind"], failed["error_code"]) == ("base", "base-unreadable")
+
+
+def test_a_ref_that_reads_as_an_option_is_a_usage_error(repo: Path) -> None:
+    commit(repo, {"bot.py": BOT.format("")})
+    result = run("check", repo, "--base=--output=/tmp/x")
+    assert result.exit_code == 2
+    assert "not a git revision" in result.stderr
+
+
+def test_a_subfolder_is_compared_with_the_same_subfolder(repo: Path) -> None:
+    commit(repo, {"svc/bot.py": BOT.format('allowed_tools=["Read"]'), "bot.py": BOT.format("")})
+    commit(repo, {"svc/bot.py": BOT.format('tools=["Read"]')})
+    code, doc = report(repo / "svc")
+    # svc/bot.py against svc/bot.py (not the top level's bot.py, which has every finding)
+    assert where(doc["findings"]) == [("AG302", "bot.py", 3)]  # `tools` = ['Read']
+    assert where(doc["facts"]["delta"]["resolved"]) == [
+        ("AG301", "bot.py", 3),
+        ("AG302", "bot.py", 3),
+        ("AG303", "bot.py", 3),
+        ("AG304", "bot.py", 3),
+    ]
+    assert code == 0
+
+
+def test_summary_markdown_escapes_the_repositorys_names(repo: Path, tmp_path: Path) -> None:
+    name = "evil[x](https:__e)<b>@team`.py"
+    commit(repo, {"bot.py": BOT.format('allowed_tools=["Read"]')})
+    commit(repo, {name: BOT.format('tools=["Bash"]')})
+    summary = tmp_path / "summary.md"
+    result = run("check", repo, "--base", "HEAD~1", "-q", "--summary", summary)
+    assert result.exit_code == 1
+    md = summary.read_text(encoding="utf-8")
+    assert md.startswith("## agentguard check fails\n")
+    assert "- **HIGH** AG301 ``evil[x](https:__e)<b>@team`.py:3, ClaudeAgentOptions(...)``" in md
+    assert "Agent capabilities: not compared" in md
+    assert "<b>" not in md.replace("``evil[x](https:__e)<b>@team`.py", "")
