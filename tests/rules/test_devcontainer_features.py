@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentguard.engine.project import scan_container_files
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 from tests.inspect.containers.support import FIXTURES, scan
 
 DIND = FIXTURES / "AG403/fail/devcontainer-docker-in-docker"

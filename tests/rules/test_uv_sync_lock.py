@@ -3,8 +3,8 @@ copies decides; a committed lock is installed, a gitignored or missing one is no
 
 from __future__ import annotations
 
+from agentguard.engine.project import scan_container_files
 from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.containers import scan_container_files
 from tests.inspect.containers.support import FIXTURES, project_files, scan
 
 IGNORED = FIXTURES / "AG120/fail/dockerfile-uv-sync-ignored-lock"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from agentguard.engine.project import scan_files
 from agentguard.findings import SourceStatus
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.gha_expr import UNKNOWN, evaluate
-from agentguard.inspect.project.scan import scan_files
 from tests.inspect.project.support import FIXTURES, scan
 
 INSTALLS = FIXTURES / "AG331/fail/composite-action-installs"
