@@ -271,3 +271,94 @@ def test_summary_markdown_escapes_the_repositorys_names(repo: Path, tmp_path: Pa
     assert "- **HIGH** AG301 ``evil[x](https:__e)<b>@team`.py:3, ClaudeAgentOptions(...)``" in md
     assert "Agent capabilities: not compared" in md
     assert "<b>" not in md.replace("``evil[x](https:__e)<b>@team`.py", "")
+
+
+# -- the action: `base` defaults to the pull request's base commit ----------------------
+
+
+@pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
+def test_the_action_compares_a_pull_request_with_its_base(
+    repo: Path, tmp_path: Path, event: str
+) -> None:
+    from tests.test_ci_files import run_check_step
+
+    commit(repo, {"bot.py": BOT.format('allowed_tools=["Read"]')})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    commit(repo, {"README.md": "docs only\n"})
+    out, summary = tmp_path / "out", tmp_path / "summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    done = run_check_step(
+        None,
+        INPUT_PATH=str(repo),
+        INPUT_SARIF=str(tmp_path / "a.sarif"),
+        GITHUB_OUTPUT=str(out),
+        GITHUB_STEP_SUMMARY=str(summary),
+        RUNNER_TEMP=str(tmp_path),
+        GITHUB_EVENT_NAME=event,
+        EVENT_BASE_SHA=base,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().startswith("exit-code=0\n")  # the project's findings are old
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n## agentguard check passes\n")
+    assert f"Change since `{base}` (`{base[:12]}`): 0 new finding(s)" in text
+    sarif = json.loads((tmp_path / "a.sarif").read_text())
+    assert sarif["runs"][0]["results"] == []  # only the new results: none
+
+
+def test_the_action_without_the_base_commit_fails_incomplete(repo: Path, tmp_path: Path) -> None:
+    from tests.test_ci_files import run_check_step
+
+    commit(repo, {"bot.py": BOT.format("")})
+    out = tmp_path / "out"
+    done = run_check_step(
+        None,
+        INPUT_PATH=str(repo),
+        INPUT_SARIF=str(tmp_path / "a.sarif"),
+        GITHUB_OUTPUT=str(out),
+        RUNNER_TEMP=str(tmp_path),
+        GITHUB_EVENT_NAME="pull_request",
+        EVENT_BASE_SHA="0" * 40,  # a shallow checkout without it
+    )
+    assert out.read_text().startswith("exit-code=3\n"), done.stdout
+    assert "INCOMPLETE: a source failed" in done.stdout
+    assert "the base 0000000000000000000000000000000000000000 could not be read" in done.stdout
+
+
+def test_the_action_on_a_push_has_no_base(repo: Path, tmp_path: Path) -> None:
+    from tests.test_ci_files import run_check_step
+
+    commit(repo, {"bot.py": BOT.format("")})
+    out = tmp_path / "out"
+    done = run_check_step(
+        None,
+        INPUT_PATH=str(repo),
+        INPUT_SARIF=str(tmp_path / "a.sarif"),
+        GITHUB_OUTPUT=str(out),
+        RUNNER_TEMP=str(tmp_path),
+        GITHUB_EVENT_NAME="push",
+        EVENT_BASE_SHA="0" * 40,
+    )
+    assert out.read_text().startswith("exit-code=1\n"), done.stdout  # the whole check
+    assert "Change since" not in done.stdout
+
+
+def test_sarif_holds_only_the_new_results(repo: Path, tmp_path: Path) -> None:
+    commit(repo, {"bot.py": BOT.format('tools=["Read"]')})
+    commit(repo, {"bot.py": BOT.format('tools=["Read"]'), "svc.py": BOT.format('tools=["Bash"]')})
+    sarif = tmp_path / "a.sarif"
+    result = run("check", repo, "--base", "HEAD~1", "-q", "--sarif-output", sarif)
+    assert result.exit_code == 1
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    got = sorted(
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+        for r in results
+    )
+    assert {uri for _, uri in got} == {"svc.py"} and ("AG301", "svc.py") in got
+    plain = tmp_path / "plain.sarif"
+    run("check", repo, "-q", "--sarif-output", plain)
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(plain.read_text())["runs"][0]["results"]
+    }
+    assert "bot.py" in uris  # the old findings are there without --base
