@@ -334,7 +334,17 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     # before it; once the scan has ended, at the latest. Its result is reported first.
     progress("scanning the project folder")
     scan = partial(project_step, project, config.exclude, beside=lock_once)
-    scanned = _guarded("project", str(project), scan)
+    if opts.base is None:
+        scanned = _guarded("project", str(project), scan)
+    else:  # the base is gathered by a forked child while this process scans the head
+        from agentguard.delta.run import gather_base
+        from agentguard.inspect.project.forked import share
+
+        progress(f"reading and scanning the base revision {opts.base} beside")
+        base_task = partial(gather_base, opts.base, project, config, _base_steps(config))
+        scanned, (side,) = share(
+            1, lambda _k: base_task(), 2, partial(_guarded, "project", str(project), scan)
+        )
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
     _smoke(project, opts, config, steps, progress)
@@ -359,9 +369,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     if opts.base is not None:
         from agentguard.delta.run import base_delta
 
-        done = base_delta(
-            opts.base, project, config, applied.findings, _base_steps(config), steps, progress
-        )
+        done = base_delta(side, config, applied.findings, steps)
         shown, growth, delta_sources = list(done.findings), done.growth, list(done.sources)
         notes.extend(done.notes)
     facts: dict[str, JSONValue] = {

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from agentguard.config import Config
 from agentguard.delta.compare import Delta, finding_delta, growth_of
-from agentguard.delta.locks import lock_delta
+from agentguard.delta.locks import LockDelta, lock_delta
 from agentguard.findings import Finding, JSONValue, Severity, Source
 from agentguard.inspect.git_base import read_base
 from agentguard.policy import apply_policy
@@ -49,17 +49,54 @@ def _renamed(src: Source, folder: Path, ref: str) -> Source:
     return dataclasses.replace(src, kind=f"base {src.kind}", name=name)
 
 
+@dataclass(frozen=True)
+class BaseSide:
+    """What the base revision gave: picklable (it may be gathered in a forked child)."""
+
+    ref: str
+    commit: str | None
+    compared: bool
+    findings: tuple[Finding, ...] = ()
+    sources: tuple[Source, ...] = ()
+    locks: tuple[LockDelta, ...] = ()
+
+
+def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSteps) -> BaseSide:
+    """Read ``ref`` into a private folder, run ``folder_steps`` on it with ``config`` (the
+    head's), compare its locks with the head's, and remove the folder. Never raises: a
+    failure is a failed ``base`` source."""
+    scratch = Path(tempfile.mkdtemp(prefix="agentguard-base-"))
+    try:
+        tree = read_base(project, ref, scratch)
+        if tree.folder is None:
+            return BaseSide(ref, tree.commit, False, sources=tree.sources)
+        found, sources = folder_steps(tree.folder)
+        base = apply_policy(found, config, root=tree.folder).findings
+        renamed = (*tree.sources, *(_renamed(s, tree.folder, ref) for s in sources))
+        return BaseSide(
+            ref, tree.commit, True, tuple(base), renamed, lock_delta(tree.folder, project)
+        )
+    except Exception as exc:  # a crash is a failed source, never "no change"
+        failed = Source.failed(
+            "base",
+            ref,
+            f"agentguard failed reading the base: {type(exc).__name__}: {exc}",
+            error_code="internal-error",
+            retryable=False,
+        )
+        return BaseSide(ref, None, False, sources=(failed,))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def base_delta(
-    ref: str,
-    project: Path,
+    side: BaseSide,
     config: Config,
     head: Sequence[Finding],
-    folder_steps: FolderSteps,
     steps: Sequence[tuple[str, _Step]],
-    progress: Callable[[str], None],
 ) -> DeltaResult:
-    """Read ``ref``, run ``folder_steps`` on its copy and compare with ``head`` (the head's
-    findings, configuration applied)."""
+    """Compare the base's ``side`` with ``head`` (the head's findings, configuration
+    applied)."""
     fail_on = config.fail_on or Severity.HIGH
     not_compared = tuple(n for n, s in steps if n.startswith(("image:", "smoke")) and s.findings)
     notes: list[str] = []
@@ -71,42 +108,15 @@ def base_delta(
         )
     if config.fail_on_growth and not config.growth_trusted:
         notes.append(GROWTH_NOT_TRUSTED)
-    progress(f"reading the base revision {ref} from git")
-    scratch = Path(tempfile.mkdtemp(prefix="agentguard-base-"))
-    try:
-        tree = read_base(project, ref, scratch)
-        if tree.folder is None:
-            delta = Delta(ref, tree.commit, False, None, not_compared=not_compared)
-            notes.append(
-                f"delta: the base {ref} could not be read: nothing is known to be new, "
-                "every finding is shown"
-            )
-            return DeltaResult(
-                tuple(head), tree.sources, delta.to_json(fail_on), tuple(notes), False
-            )
-        progress(f"scanning the base revision {ref}")
-        found, sources = folder_steps(tree.folder)
-        base = apply_policy(found, config, root=tree.folder).findings
-        locks = lock_delta(tree.folder, project)
-        kinds = config.fail_on_growth if config.growth_trusted else ()
-        growth = growth_of(locks, kinds)
-        delta = Delta(
-            ref,
-            tree.commit,
-            True,
-            finding_delta(head, base),
-            locks,
-            growth,
-            not_compared,
+    if not side.compared:
+        delta = Delta(side.ref, side.commit, False, None, not_compared=not_compared)
+        notes.append(
+            f"delta: the base {side.ref} could not be read: nothing is known to be new, "
+            "every finding is shown"
         )
-        base_sources = (*tree.sources, *(_renamed(s, tree.folder, ref) for s in sources))
-        assert delta.findings is not None
-        return DeltaResult(
-            delta.findings.new,
-            base_sources,
-            delta.to_json(fail_on),
-            tuple(notes),
-            bool(growth),
-        )
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        return DeltaResult(tuple(head), side.sources, delta.to_json(fail_on), tuple(notes), False)
+    kinds = config.fail_on_growth if config.growth_trusted else ()
+    growth = growth_of(side.locks, kinds)
+    found = finding_delta(head, side.findings)
+    delta = Delta(side.ref, side.commit, True, found, side.locks, growth, not_compared)
+    return DeltaResult(found.new, side.sources, delta.to_json(fail_on), tuple(notes), bool(growth))
