@@ -17,7 +17,7 @@ from agentguard.cli import app
 BOT = "from claude_agent_sdk import ClaudeAgentOptions\n\noptions = ClaudeAgentOptions({})\n"
 
 
-def git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str, input_text: str | None = None) -> str:
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(repo.parent),
@@ -28,7 +28,12 @@ def git(repo: Path, *args: str) -> str:
         "GIT_COMMITTER_EMAIL": "t@example.org",
     }
     done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+        ["git", "-C", str(repo), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        input=input_text,
     )
     return done.stdout
 

@@ -17,10 +17,13 @@ failed source: never "no change".
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +35,12 @@ MAX_BASE_BYTES = 512 * 1024 * 1024
 MAX_BASE_FILE_BYTES = safeio.MAX_LOCK_BYTES  # the largest file any reader reads
 MAX_LINK_BYTES = 4096
 GIT_TIMEOUT = 120
-_SKIPS_LISTED = 20  # skipped entries listed one by one; the rest are counted
+_SKIPS_LISTED = 20
+_NAME_ERRORS = (
+    errno.ENAMETOOLONG,
+    errno.EILSEQ,
+    errno.EINVAL,
+)  # skipped entries listed one by one; the rest are counted
 
 # Settings that make git run a program, overridden for every call (the command line
 # wins over every configuration file; GIT_CONFIG_PARAMETERS reaches child processes).
@@ -182,11 +190,13 @@ def _skip_reason(entry: _Entry) -> str | None:
     return None
 
 
-def _cat_blobs(git: str, env: dict[str, str], cwd: Path, oids: list[str]) -> dict[str, bytes]:
-    """Every blob in ``oids`` through one ``cat-file --batch`` (no filter, no textconv)."""
-    out: dict[str, bytes] = {}
+def _cat_blobs(
+    git: str, env: dict[str, str], cwd: Path, oids: list[str], take: Callable[[str, bytes], None]
+) -> None:
+    """Every blob in ``oids`` through one ``cat-file --batch`` (raw: no filter, no
+    textconv), each handed to ``take`` as it arrives (one blob in memory at a time)."""
     if not oids:
-        return out
+        return
     proc = subprocess.Popen(
         _argv(git, "cat-file", "--batch"),
         cwd=cwd,
@@ -195,36 +205,34 @@ def _cat_blobs(git: str, env: dict[str, str], cwd: Path, oids: list[str]) -> dic
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+    assert stdin is not None and stdout is not None
 
     def feed() -> None:
-        try:
+        with contextlib.suppress(OSError):
             for oid in oids:
-                proc.stdin.write(oid.encode("ascii") + b"\n")  # type: ignore[union-attr]
-            proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
+                stdin.write(oid.encode("ascii") + b"\n")
+            stdin.close()
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
     try:
         for oid in oids:
-            header = proc.stdout.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
+            header = stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
                 raise BaseUnreadable("base-unreadable", f"git cat-file: object {oid} not read")
             size = int(header[2])
             if size > MAX_BASE_FILE_BYTES:
                 raise BaseUnreadable("base-unreadable", f"git cat-file: {oid} grew past the cap")
-            data = proc.stdout.read(size)
-            proc.stdout.read(1)
+            data = stdout.read(size)
+            stdout.read(1)
             if len(data) != size:
                 raise BaseUnreadable("base-unreadable", f"git cat-file: {oid} cut short")
-            out[oid] = data
+            take(oid, data)
     finally:
         proc.kill()
         proc.wait()
         writer.join(timeout=5)
-    return out
 
 
 def _resolve(git: str, project: Path, ref: str, home: Path) -> tuple[str, str, str, str]:
@@ -309,18 +317,27 @@ def _write(
     total = sum(e.size or 0 for e in wanted)
     if total > MAX_BASE_BYTES:
         raise BaseUnreadable("base-too-large", f"{total} bytes: more than {MAX_BASE_BYTES}")
-    blobs = _cat_blobs(git, env, scratch, list(dict.fromkeys(e.oid for e in wanted)))
-    links = []
+    by_oid: dict[str, list[_Entry]] = {}
     for entry in wanted:
-        data = blobs[entry.oid]
-        if entry.mode == "120000":
-            links.append((entry, data))
-            continue
-        try:
-            mode = 0o755 if entry.mode == "100755" else 0o644
-            safeio.write_in(folder, entry.path, data, mode, sync=False)
-        except safeio.UnsafeWrite as exc:
-            skipped.append((entry.path, f"not written: {exc}"))
+        by_oid.setdefault(entry.oid, []).append(entry)
+    links: list[tuple[_Entry, bytes]] = []
+
+    def take(oid: str, data: bytes) -> None:
+        for entry in by_oid[oid]:
+            if entry.mode == "120000":
+                links.append((entry, data))
+                continue
+            try:
+                mode = 0o755 if entry.mode == "100755" else 0o644
+                safeio.write_in(folder, entry.path, data, mode, sync=False)
+            except safeio.UnsafeWrite as exc:
+                skipped.append((entry.path, f"not written: {exc}"))
+            except OSError as exc:  # a name this file system refuses; a full disk fails
+                if exc.errno not in _NAME_ERRORS:
+                    raise
+                skipped.append((entry.path, f"not written: {exc.strerror}"))
+
+    _cat_blobs(git, env, scratch, list(by_oid), take)
     for entry, data in links:  # last: no file is written through a link of the tree
         try:
             safeio.link_in(folder, entry.path, data.decode("utf-8", "surrogateescape"))

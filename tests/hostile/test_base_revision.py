@@ -217,3 +217,28 @@ def test_links_in_the_base_copy_stay_links(tmp_path: Path) -> None:
     with pytest.raises(safeio.UnsafeWrite):
         safeio.link_in(folder, "../x", "/etc")
     assert run("check", tmp_path, "--base", "HEAD").exit_code in (2, 3)
+
+
+def test_names_git_would_not_check_out_are_skipped(repo: Path, tmp_path: Path) -> None:
+    """A hand-made tree (`git mktree` takes any name): `.git/config`, `..`, `.GIT`; and a
+    name that is not ASCII. None is written where git would refuse it; the rest is read."""
+    commit(repo, {"bot.py": BOT.format("")})
+    evil = git(repo, "hash-object", "-w", "--stdin", input_text="[core]\n\tfsmonitor = x\n").strip()
+    bot = git(repo, "rev-parse", "HEAD:bot.py").strip()
+    sub = git(repo, "mktree", input_text=f"100644 blob {evil}\tconfig\n").strip()
+    listing = (
+        f"040000 tree {sub}\t.git\n100644 blob {evil}\t..\n100644 blob {evil}\t.GIT\n"
+        f"100644 blob {bot}\tbot.py\n100644 blob {evil}\tcaf\xe9.txt\n"
+    )
+    tree = git(repo, "mktree", input_text=listing).strip()
+    base = git(repo, "commit-tree", tree, "-m", "hostile", input_text="").strip()
+    code, doc = report(repo, base)
+    skipped = sorted(
+        s["name"].removeprefix(f"{base}:")
+        for s in doc["sources"]
+        if s["kind"] == "base" and s["status"] == "skipped"
+    )
+    assert skipped == ["..", ".GIT", ".git/config"]
+    (ok,) = [s for s in doc["sources"] if s["kind"] == "base" and s["status"] == "ok"]
+    assert ok["reason"] == "2 files read from git, nothing checked out"
+    assert doc["findings"] == [] and code == 0  # bot.py is the same on both sides
