@@ -19,6 +19,8 @@ from agentguard import safeio
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
 from agentguard.config import Config, DepsPolicy, load_target_config
 from agentguard.engine import UsageError, make_report
+from agentguard.facts.capabilities import CapabilityMap
+from agentguard.facts.capabilities_json import map_json
 from agentguard.findings import Finding, JSONValue, Location, Report, Severity, Source
 from agentguard.policy import apply_policy
 from agentguard.safeio import MAX_CONFIG_BYTES
@@ -52,6 +54,7 @@ class StepResult:
     sources: tuple[Source, ...] = ()
     facts: dict[str, JSONValue] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    maps: tuple[CapabilityMap, ...] = ()  # agent capability maps (project, images)
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,8 @@ def project_step(
     from agentguard.engine.project import inspect_project
 
     result = inspect_project(project, exclude=exclude, beside=beside)
-    return StepResult(result.findings, result.sources, dict(result.facts))
+    maps = (result.capabilities,) if result.capabilities is not None else ()
+    return StepResult(result.findings, result.sources, dict(result.facts), maps=maps)
 
 
 def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -> StepResult:
@@ -155,7 +159,7 @@ def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -
     )
     result = inspect_target(opts, config=config, progress=progress)
     facts: dict[str, JSONValue] = {**result.facts, "inputs": dict(result.inputs)}
-    return StepResult(result.findings, result.sources, facts, result.notes)
+    return StepResult(result.findings, result.sources, facts, result.notes, result.maps)
 
 
 def _guarded(kind: str, name: str, step: Callable[[], StepResult]) -> StepResult:
@@ -396,6 +400,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         facts=facts,
         notes=[*notes, *applied.notes],
         configuration=applied.trace,
+        agent_map=map_json(tuple(m for _, s in steps for m in s.maps)),
     )
     return CheckResult(report, config, growth)
 

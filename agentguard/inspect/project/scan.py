@@ -38,13 +38,15 @@ from agentguard.inspect.project.walk import (
 from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
+    from agentguard.facts.project import BuildFileFacts
     from agentguard.inspect.project.python_imports import Loader
 
 
 # --------------------------------------------------------------------------------------
 
 
-ContainerScan = tuple[list[Finding], list[Source], dict[str, JSONValue]]
+# findings, sources, facts for JSON readers, and the joined build-file facts (the map reads them)
+ContainerScan = tuple[list[Finding], list[Source], dict[str, JSONValue], "BuildFileFacts | None"]
 # The engine's step over the container/build files (their rules need what the files say,
 # so it runs here, in this process, while forked children read the rest).
 ContainerStep = Callable[[list[ProjectFile], "TreeFacts | None"], "ContainerScan | None"]
