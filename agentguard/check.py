@@ -298,11 +298,13 @@ def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:
     return out
 
 
-def _base_steps(config: Config) -> Callable[[Path], tuple[list[Finding], list[Source]]]:
+def _base_steps(
+    config: Config,
+) -> Callable[[Path], tuple[list[Finding], list[Source], list[CapabilityMap]]]:
     """The folder steps (lock --check, the project rules) for the base's copy, with the
     head's configuration: the base's own configuration is never read."""
 
-    def run(folder: Path) -> tuple[list[Finding], list[Source]]:
+    def run(folder: Path) -> tuple[list[Finding], list[Source], list[CapabilityMap]]:
         steps = [
             ("lock", _guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
             (
@@ -310,7 +312,8 @@ def _base_steps(config: Config) -> Callable[[Path], tuple[list[Finding], list[So
                 _guarded("project", str(folder), partial(project_step, folder, config.exclude)),
             ),
         ]
-        return same_finding_once(steps), [src for _, s in steps for src in s.sources]
+        sources = [src for _, s in steps for src in s.sources]
+        return same_finding_once(steps), sources, [m for _, s in steps for m in s.maps]
 
     return run
 
@@ -373,7 +376,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     if opts.base is not None:
         from agentguard.delta.run import base_delta
 
-        done = base_delta(side, config, applied.findings, steps)
+        done = base_delta(side, config, applied.findings, steps, scanned.maps)
         shown, growth, delta_sources = list(done.findings), done.growth, list(done.sources)
         notes.extend(done.notes)
     facts: dict[str, JSONValue] = {

@@ -56,8 +56,19 @@ TOP_KEYS = (
     "delta",
 )
 # `[delta] fail-on-growth`: what a change may not add (`check --base`); honoured only
-# from --config. The capability kinds come with the capability model.
-GROWTH_KINDS = ("lock-major",)
+# from --config. lock-major: a lock moves a package to a new major; the others are the
+# agent capability model's (agentguard.delta.capabilities).
+GROWTH_KINDS = (
+    "lock-major",
+    "agent",
+    "shell-tool",
+    "pre-approval",
+    "host-mount",
+    "unpinned-server",
+    "secret",
+    "open-trigger",
+    "fallback",
+)
 # `min-release-age`: a count and a unit, e.g. "7d", "36h", "2w" (days by default).
 _AGE = re.compile(r"^\s*(\d{1,5})\s*(d|day|days|h|hour|hours|w|week|weeks)?\s*$")
 DEPS_KEYS = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,21 @@ def test_adding_bash_to_allowed_tools_is_new_and_the_old_finding_resolved(repo: 
     assert (delta["new"], delta["new_at_or_above_fail_on"], delta["unchanged"]) == (1, 1, 3)
     assert delta["base"]["compared"] is True
     assert delta["base"]["commit"] == git(repo, "rev-parse", "HEAD~1").strip()
-    assert delta["capabilities"] is None  # not compared: unknown, never "no change"
+    assert delta["capabilities"] == {
+        "agents": [
+            {
+                "agent": "claude-agent-sdk ClaudeAgentOptions(...) in bot.py",
+                "status": "changed",
+                "changes": {
+                    "tools": {
+                        "added": ["shell: Bash (live, pre-approved)"],
+                        "removed": ["shell: Bash (live, asked)"],
+                    }
+                },
+                "growth": [{"kind": "pre-approval", "what": "shell tools run unasked"}],
+            }
+        ]
+    }
 
 
 def test_removing_tools_opens_the_whole_built_in_set(repo: Path) -> None:
@@ -102,6 +117,17 @@ def test_removing_tools_opens_the_whole_built_in_set(repo: Path) -> None:
         ("AG304", "bot.py", 3),
     ]
     assert where(doc["facts"]["delta"]["resolved"]) == [("AG302", "bot.py", 3)]
+    (agent,) = doc["facts"]["delta"]["capabilities"]["agents"]
+    assert agent["changes"]["tools"]["removed"] == []
+    assert "shell: Bash (live, asked)" in agent["changes"]["tools"]["added"]
+    assert agent["changes"]["network"] == {
+        "added": ["network unknown, web tools live"],
+        "removed": ["network unknown, web tools removed"],
+    }
+    kinds = {(g["kind"], g["what"]) for g in agent["growth"]}
+    assert ("shell-tool", "Bash live") in kinds
+    text = run("check", repo, "--base", "HEAD~1", "-q").stdout
+    assert "  + tools: shell: Bash (live, asked)" in text
 
 
 def test_a_finding_that_only_moved_is_not_new(repo: Path) -> None:
@@ -111,6 +137,7 @@ def test_a_finding_that_only_moved_is_not_new(repo: Path) -> None:
     code, doc = report(repo)
     assert (code, doc["findings"], doc["facts"]["delta"]["resolved"]) == (0, [], [])
     assert doc["facts"]["delta"]["unchanged"] == 6
+    assert doc["facts"]["delta"]["capabilities"] == {"agents": []}  # moved, not changed
 
 
 def test_a_readme_edit_has_no_delta_and_passes(repo: Path) -> None:
@@ -274,8 +301,16 @@ def test_summary_markdown_escapes_the_repositorys_names(repo: Path, tmp_path: Pa
     md = summary.read_text(encoding="utf-8")
     assert md.startswith("## agentguard check fails\n")
     assert "- **HIGH** AG301 ``evil[x](https:__e)<b>@team`.py:3, ClaudeAgentOptions(...)``" in md
-    assert "Agent capabilities: not compared" in md
-    assert "<b>" not in md.replace("``evil[x](https:__e)<b>@team`.py", "")
+    assert "### What each agent gains or loses" in md
+    assert (
+        "- `claude-agent-sdk ClaudeAgentOptions(...) in evil[x](https:__e)<b>@team`.py` (added)"
+        not in md
+    )
+    assert (
+        "- ``claude-agent-sdk ClaudeAgentOptions(...) in evil[x](https:__e)<b>@team`.py`` (added)"
+        in md
+    )
+    assert "<b>" not in re.sub(r"``.*?``", "", md)  # only inside code spans
 
 
 # -- the action: `base` defaults to the pull request's base commit ----------------------
@@ -367,3 +402,56 @@ def test_sarif_holds_only_the_new_results(repo: Path, tmp_path: Path) -> None:
         for r in json.loads(plain.read_text())["runs"][0]["results"]
     }
     assert "bot.py" in uris  # the old findings are there without --base
+
+
+MCP = '{{"mcpServers": {{"tracker": {{"command": "npx", "args": ["-y", "{}"]}}}}}}\n'
+COMPOSE = "services:\n  bot:\n    build: .\n    volumes:\n{}"
+
+
+def test_growth_of_the_agents_capabilities_gates_from_cis_configuration(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A new shell tool, an unpinned MCP server, a host mount: each is growth the policy
+    can name; from --config the gate fails on it whatever --fail-on says."""
+    bot = BOT.format('tools=["Read"], allowed_tools=["Read"]')
+    commit(repo, {"bot.py": bot, ".mcp.json": MCP.format("@acme/tracker-mcp@1.2.3")})
+    commit(
+        repo,
+        {
+            "bot.py": BOT.format('tools=["Read", "Bash"], allowed_tools=["Read"]'),
+            ".mcp.json": MCP.format("@acme/tracker-mcp"),
+        },
+    )
+    ci = tmp_path / "ci.toml"
+    ci.write_text('[delta]\nfail-on-growth = ["shell-tool", "unpinned-server"]\n', encoding="utf-8")
+    code, doc = report(repo, "HEAD~1", "--config", ci, "--fail-on", "critical")
+    growth = sorted((g["kind"], g["what"]) for g in doc["facts"]["delta"]["growth"])
+    agent = "claude-agent-sdk ClaudeAgentOptions(...) in bot.py"
+    assert [k for k, _ in growth] == ["shell-tool", "unpinned-server"]
+    assert growth[0] == ("shell-tool", f"{agent}: Bash live")
+    assert growth[1][1].startswith(f"{agent}: tracker: ")
+    assert code == 1
+    # the same change under a policy that names neither: exit by the findings alone
+    ci.write_text('[delta]\nfail-on-growth = ["host-mount"]\n', encoding="utf-8")
+    code, doc = report(repo, "HEAD~1", "--config", ci, "--fail-on", "critical")
+    assert (code, doc["facts"]["delta"]["growth"]) == (0, [])
+
+
+def test_a_removed_agent_is_good_news(repo: Path) -> None:
+    other = BOT.format('tools=["Read"], allowed_tools=["Read"]')
+    commit(repo, {"bot.py": BOT.format('allowed_tools=["Read"]'), "other.py": other})
+    commit(repo, {"bot.py": None})
+    code, doc = report(repo)
+    (agent,) = doc["facts"]["delta"]["capabilities"]["agents"]
+    assert (agent["agent"], agent["status"], agent["growth"]) == (
+        "claude-agent-sdk ClaudeAgentOptions(...) in bot.py",
+        "removed",
+        [],
+    )
+    assert agent["changes"]["tools"]["added"] == []
+    resolved = where(doc["facts"]["delta"]["resolved"])
+    assert {path for _, path, _ in resolved} == {"bot.py"}
+    assert {"AG301", "AG302", "AG303", "AG304"} <= {rule for rule, _, _ in resolved}
+    assert (code, doc["findings"]) == (0, [])
+    text = run("check", repo, "--base", "HEAD~1", "-q").stdout
+    assert "resolved by this change (good news): " in text

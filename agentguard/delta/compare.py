@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentguard.delta.capabilities import AgentDelta
 from agentguard.delta.locks import LockDelta
 from agentguard.findings import Finding, JSONValue, Severity
 
@@ -66,6 +67,7 @@ class Delta:
     findings: FindingDelta | None
     locks: tuple[LockDelta, ...] = ()
     growth: tuple[Growth, ...] = ()  # what the policy named and the change did
+    agents: tuple[AgentDelta, ...] | None = None  # None: the capability maps not compared
     not_compared: tuple[str, ...] = ()  # steps with no base counterpart (images, smoke)
     notes: tuple[str, ...] = field(default=())
 
@@ -79,14 +81,20 @@ class Delta:
             "resolved": [f.to_json() for f in fd.resolved] if fd else None,
             "unchanged": fd.unchanged if fd else None,
             "locks": [d.to_json() for d in self.locks],
-            "capabilities": None,  # the capability model is not built yet: unknown
+            "capabilities": None
+            if self.agents is None
+            else {"agents": [a.to_json() for a in self.agents]},
             "growth": [g.to_json() for g in self.growth],
             "not_compared": list(self.not_compared),
         }
 
 
-def growth_of(locks: Sequence[LockDelta], kinds: Sequence[str]) -> tuple[Growth, ...]:
+def growth_of(
+    locks: Sequence[LockDelta], agents: Sequence[AgentDelta], kinds: Sequence[str]
+) -> tuple[Growth, ...]:
     out: list[Growth] = []
+    for a in agents:
+        out += [Growth(k, f"{a.agent}: {what}") for k, what in a.growth if k in kinds]
     if "lock-major" in kinds:
         for d in locks:
             for c in d.crossings:

@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import Protocol
 
 from agentguard.config import Config
+from agentguard.delta.capabilities import capability_delta
 from agentguard.delta.compare import Delta, finding_delta, growth_of
 from agentguard.delta.locks import LockDelta, lock_delta
+from agentguard.facts.capabilities import CapabilityMap
 from agentguard.findings import Finding, JSONValue, Severity, Source
 from agentguard.inspect.git_base import read_base
 from agentguard.policy import apply_policy
 
-FolderSteps = Callable[[Path], tuple[list[Finding], list[Source]]]
+FolderSteps = Callable[[Path], tuple[list[Finding], list[Source], list[CapabilityMap]]]
 
 
 class _Step(Protocol):
@@ -59,6 +61,7 @@ class BaseSide:
     findings: tuple[Finding, ...] = ()
     sources: tuple[Source, ...] = ()
     locks: tuple[LockDelta, ...] = ()
+    maps: tuple[CapabilityMap, ...] = ()
 
 
 def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSteps) -> BaseSide:
@@ -70,12 +73,11 @@ def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSte
         tree = read_base(project, ref, scratch)
         if tree.folder is None:
             return BaseSide(ref, tree.commit, False, sources=tree.sources)
-        found, sources = folder_steps(tree.folder)
+        found, sources, maps = folder_steps(tree.folder)
         base = apply_policy(found, config, root=tree.folder).findings
         renamed = (*tree.sources, *(_renamed(s, tree.folder, ref) for s in sources))
-        return BaseSide(
-            ref, tree.commit, True, tuple(base), renamed, lock_delta(tree.folder, project)
-        )
+        locks = lock_delta(tree.folder, project)
+        return BaseSide(ref, tree.commit, True, tuple(base), renamed, locks, tuple(maps))
     except Exception as exc:  # a crash is a failed source, never "no change"
         failed = Source.failed(
             "base",
@@ -94,6 +96,7 @@ def base_delta(
     config: Config,
     head: Sequence[Finding],
     steps: Sequence[tuple[str, _Step]],
+    head_maps: Sequence[CapabilityMap],
 ) -> DeltaResult:
     """Compare the base's ``side`` with ``head`` (the head's findings, configuration
     applied)."""
@@ -116,7 +119,8 @@ def base_delta(
         )
         return DeltaResult(tuple(head), side.sources, delta.to_json(fail_on), tuple(notes), False)
     kinds = config.fail_on_growth if config.growth_trusted else ()
-    growth = growth_of(side.locks, kinds)
+    agents = capability_delta(side.maps, head_maps)
+    growth = growth_of(side.locks, agents, kinds)
     found = finding_delta(head, side.findings)
-    delta = Delta(side.ref, side.commit, True, found, side.locks, growth, not_compared)
+    delta = Delta(side.ref, side.commit, True, found, side.locks, growth, agents, not_compared)
     return DeltaResult(found.new, side.sources, delta.to_json(fail_on), tuple(notes), bool(growth))

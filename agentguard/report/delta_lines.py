@@ -74,3 +74,18 @@ def growth_lines(delta: Mapping[str, Any], q: Quote) -> list[str]:
         f"growth the policy forbids ({g['kind']}): {q(str(g['what']))}"
         for g in delta.get("growth") or []
     ]
+
+
+def agent_lines(delta: Mapping[str, Any], q: Quote) -> list[str] | None:
+    """Per agent, ``+``/``-`` lines of what changed; None: the maps were not compared."""
+    caps = delta.get("capabilities")
+    if caps is None:
+        return None
+    out = []
+    for a in caps.get("agents") or []:
+        out.append(f"{q(str(a['agent']))} ({a['status']})")
+        for aspect, change in a["changes"].items():
+            label = aspect.replace("_", " ")
+            out += [f"  + {label}: {q(str(x))}" for x in change["added"]]
+            out += [f"  - {label}: {q(str(x))}" for x in change["removed"]]
+    return out

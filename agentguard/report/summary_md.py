@@ -8,7 +8,13 @@ from typing import Any
 
 from agentguard import escape, redact
 from agentguard.findings import Report, Severity, SourceStatus
-from agentguard.report.delta_lines import growth_lines, headline, lock_lines, resolved_lines
+from agentguard.report.delta_lines import (
+    agent_lines,
+    growth_lines,
+    headline,
+    lock_lines,
+    resolved_lines,
+)
 
 _LISTED = 50  # findings listed one by one; the rest are counted
 
@@ -47,10 +53,14 @@ def render_summary(report: Report, fail_on: Severity) -> str:
         ):
             if body:
                 lines += ["", f"### {title}", *(f"- {b}" for b in body[:_LISTED])]
-        lines += [
-            "",
-            "Agent capabilities: not compared (the capability model is not built yet).",
-        ]
+        agents = agent_lines(delta, q)
+        if agents is None:
+            lines += ["", "Agent capabilities: not compared."]
+        elif not agents:
+            lines += ["", "Agent capabilities: no change."]
+        else:
+            lines += ["", "### What each agent gains or loses", ""]
+            lines += [f"- {x}" if not x.startswith("  ") else f"  - {x.strip()}" for x in agents]
     failed = report.failed_sources
     skipped = sum(1 for s in report.sources if s.status is SourceStatus.SKIPPED)
     ok = len(report.sources) - len(failed) - skipped

@@ -153,7 +153,13 @@ def _outside_production(group: list[Finding]) -> str | None:
 
 def _delta(console: Console, delta: Any) -> None:
     """``check --base``: what the change adds (the findings above), resolves, and moves."""
-    from agentguard.report.delta_lines import growth_lines, headline, lock_lines, resolved_lines
+    from agentguard.report.delta_lines import (
+        agent_lines,
+        growth_lines,
+        headline,
+        lock_lines,
+        resolved_lines,
+    )
 
     def q(s: str) -> str:
         return s
@@ -168,7 +174,13 @@ def _delta(console: Console, delta: Any) -> None:
             console.print(_t(f"    {line}", style="green"))
     for line in lock_lines(delta, q):
         console.print(_t(f"  lock: {line}"))
-    console.print(_t("  agent capabilities: not compared (no capability model yet)", style="dim"))
+    agents = agent_lines(delta, q)
+    if agents is None:
+        console.print(_t("  agent capabilities: not compared", style="dim"))
+    elif not agents:
+        console.print(_t("  agent capabilities: no change", style="dim"))
+    for line in agents or ():
+        console.print(_t(f"  agent: {line}"))
     console.print()
 
 
