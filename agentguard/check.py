@@ -343,15 +343,14 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     scan = partial(project_step, project, config.exclude, beside=lock_once)
     if opts.base is None:
         scanned = _guarded("project", str(project), scan)
-    else:  # the base is gathered by a forked child while this process scans the head
+    else:  # the head, then the base: a file the change left alone is parsed once
         from agentguard.delta.run import gather_base
-        from agentguard.inspect.project.forked import share
+        from agentguard.inspect.project.scan import outcomes_shared
 
-        progress(f"reading and scanning the base revision {opts.base} beside")
-        base_task = partial(gather_base, opts.base, project, config, _base_steps(config))
-        scanned, (side,) = share(
-            1, lambda _k: base_task(), 2, partial(_guarded, "project", str(project), scan)
-        )
+        with outcomes_shared():
+            scanned = _guarded("project", str(project), scan)
+            progress(f"reading and scanning the base revision {opts.base}")
+            side = gather_base(opts.base, project, config, _base_steps(config))
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
     _smoke(project, opts, config, steps, progress)

@@ -74,7 +74,9 @@ def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSte
         if tree.folder is None:
             return BaseSide(ref, tree.commit, False, sources=tree.sources)
         found, sources, maps = folder_steps(tree.folder)
-        base = apply_policy(found, config, root=tree.folder).findings
+        # (the base's inline comments suppress nothing: matching is by fingerprint anyway)
+        plain = dataclasses.replace(config, inline_ignores=False)
+        base = apply_policy(found, plain, root=tree.folder).findings
         renamed = (*tree.sources, *(_renamed(s, tree.folder, ref) for s in sources))
         locks = lock_delta(tree.folder, project)
         return BaseSide(ref, tree.commit, True, tuple(base), renamed, locks, tuple(maps))

@@ -7,10 +7,13 @@ names no agent SDK, else a failed one (it may configure an agent we did not anal
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import hashlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,6 +112,34 @@ def _may_matter(abspath: str, kind: str) -> bool:
     return False
 
 
+# `check --base`: a file's outcome depends only on its path, kind and bytes, so the base's
+# copy of a file the head has unchanged is not parsed again (see :func:`outcomes_shared`)
+_SHARED_OUTCOMES: dict[tuple[str, str, bytes], FileOutcome] | None = None
+
+
+@contextlib.contextmanager
+def outcomes_shared() -> Iterator[None]:
+    """Within this block, scans in this process reuse each other's file outcomes for the
+    same path, kind and content (by BLAKE2 digest); each use gets its own copy."""
+    global _SHARED_OUTCOMES
+    _SHARED_OUTCOMES = {}
+    try:
+        yield
+    finally:
+        _SHARED_OUTCOMES = None
+
+
+def _processed(cand: Candidate, data: bytes) -> FileOutcome:
+    memo = _SHARED_OUTCOMES
+    if memo is None:
+        return process_file(cand.rel, cand.kind, data)
+    key = (cand.rel, cand.kind, hashlib.blake2b(data, digest_size=20).digest())
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = process_file(cand.rel, cand.kind, data)
+    return copy.deepcopy(hit)
+
+
 def read_and_process(cand: Candidate) -> FileOutcome | None:
     """Read one candidate and process it; every miss becomes a source. None: a Python
     file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
@@ -126,7 +157,7 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         )
     if cand.kind == "python" and not python_may_matter(data):
         return None
-    out = process_file(cand.rel, cand.kind, data)
+    out = _processed(cand, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
     return out
