@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from agentguard.engine import ExitCode, exit_code
-from agentguard.findings import Report, Severity
+from agentguard.findings import Report, Severity, Source
 from agentguard.report import Format, render
 
 if TYPE_CHECKING:
@@ -152,6 +152,14 @@ def write_report(path: Path, text: str, what: str) -> None:
         raise typer.Exit(int(ExitCode.INCOMPLETE)) from None
 
 
+def parse_severity(text: str) -> Severity:
+    """A severity the user typed (``--fail-on``): a bad one is a usage error, exit 2."""
+    try:
+        return Severity.parse(text)
+    except ValueError as exc:
+        fail_usage(str(exc))
+
+
 def fail_usage(message: str) -> NoReturn:
     typer.echo(say(f"agentguard: error: {message}"), err=True)
     raise typer.Exit(int(ExitCode.USAGE))
@@ -172,6 +180,38 @@ def out_of_time(
     from agentguard.watchdog import deadline_source
 
     report = make_report(command, [], [deadline_source(target, exc)], target=target)
+    if sarif_output is not None:
+        write_report(sarif_output, render(report, Format.SARIF, sarif_root=sarif_root), "SARIF")
+    emit(report, fmt, output, Severity.HIGH.value, sarif_root=sarif_root)
+
+
+def internal_failure(
+    exc: Exception,
+    command: str,
+    target: str,
+    fmt: Format,
+    output: Path | None,
+    sarif_root: Path | None,
+    sarif_output: Path | None = None,
+) -> NoReturn:
+    """agentguard itself failed (a bug, or an input no reader expected): still a report, with
+    that one failed source, exit 3 (also under --allow-incomplete). A run that broke never
+    passes, and CI that reads the JSON or SARIF finds a report that says why, not no file."""
+    from agentguard.engine import make_report
+
+    if os.environ.get("AGENTGUARD_DEBUG"):
+        raise exc
+    source = Source.failed(
+        "run",
+        target,
+        f"agentguard failed: {type(exc).__name__}: {exc}; nothing it found is reported, since "
+        "it did not finish",
+        error_code="internal-error",
+        retryable=False,
+        remedy="Set AGENTGUARD_DEBUG=1 for the traceback, and please report it.",
+    )
+    report = make_report(command, [], [source], target=target)
+    typer.echo(say(f"agentguard: internal error: {type(exc).__name__}: {exc}"), err=True)
     if sarif_output is not None:
         write_report(sarif_output, render(report, Format.SARIF, sarif_root=sarif_root), "SARIF")
     emit(report, fmt, output, Severity.HIGH.value, sarif_root=sarif_root)

@@ -23,11 +23,12 @@ from agentguard.cli_shared import (
     VerboseOpt,
     emit,
     fail_usage,
+    internal_failure,
     out_of_time,
+    parse_severity,
     write_report,
 )
 from agentguard.engine import UsageError
-from agentguard.findings import Severity
 from agentguard.report import Format, render
 
 
@@ -105,17 +106,19 @@ def check(
         smoke_timeout=smoke_timeout,
         base=base,
     )
+    if fail_on is not None:
+        parse_severity(fail_on)
     try:
         if base is not None and (not base.strip() or base.startswith("-")):
             raise UsageError(f"--base {base!r}: not a git revision")
-        if fail_on is not None:
-            Severity.parse(fail_on)
         with run_deadline(timeout), progress("checking", quiet=quiet) as step:
             result = run_check(opts, progress=step)
-    except (UsageError, ValueError) as exc:
+    except UsageError as exc:
         fail_usage(str(exc))
     except RunDeadline as exc:
         out_of_time(exc, "check", str(project), fmt, output, sarif_root, sarif_output)
+    except Exception as exc:  # agentguard's own failure: a report that says so, exit 3
+        internal_failure(exc, "check", str(project), fmt, output, sarif_root, sarif_output)
     threshold = fail_on or result.fail_on.value
     if sarif_output is not None:
         sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)

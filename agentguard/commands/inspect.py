@@ -21,7 +21,9 @@ from agentguard.cli_shared import (
     VerboseOpt,
     emit,
     fail_usage,
+    internal_failure,
     out_of_time,
+    parse_severity,
 )
 from agentguard.engine import UsageError
 from agentguard.findings import Severity
@@ -76,9 +78,9 @@ def inspect(
     from agentguard.progress import progress
     from agentguard.watchdog import RunDeadline, run_deadline
 
+    if fail_on is not None:
+        parse_severity(fail_on)
     try:
-        if fail_on is not None:
-            Severity.parse(fail_on)
         target_kind, file_kind = parse_kind(kind)
         opts = InspectOptions(
             target=target,
@@ -93,9 +95,11 @@ def inspect(
         )
         with run_deadline(timeout), progress("inspecting", quiet=quiet) as step:
             report, config = run_inspect(opts, progress=step)
-    except (UsageError, ValueError) as exc:
+    except UsageError as exc:
         fail_usage(str(exc))
     except RunDeadline as exc:
         out_of_time(exc, "inspect", target, fmt, output, sarif_root)
+    except Exception as exc:  # agentguard's own failure: a report that says so, exit 3
+        internal_failure(exc, "inspect", target, fmt, output, sarif_root)
     threshold = fail_on or (config.fail_on or Severity.HIGH).value
     emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)

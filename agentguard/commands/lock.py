@@ -20,6 +20,8 @@ from agentguard.cli_shared import (
     VerboseOpt,
     emit,
     fail_usage,
+    internal_failure,
+    parse_severity,
     preload,
 )
 from agentguard.engine import UsageError
@@ -130,12 +132,14 @@ def lock(
         smoke=smoke,
         smoke_timeout=smoke_timeout,
     )
+    if fail_on is not None:
+        parse_severity(fail_on)
     try:
-        if fail_on is not None:
-            Severity.parse(fail_on)
         with progress("locking", quiet=quiet) as step:
             report, configured = run_lock(opts, progress=step, warm=lambda: preload(fmt))
-    except (UsageError, ValueError) as exc:
+    except UsageError as exc:
         fail_usage(str(exc))
+    except Exception as exc:  # agentguard's own failure: a report that says so, exit 3
+        internal_failure(exc, "lock", str(opts.project), fmt, output, sarif_root)
     threshold = fail_on or (configured or Severity.HIGH).value
     emit(report, fmt, output, threshold, verbose=verbose, sarif_root=sarif_root)

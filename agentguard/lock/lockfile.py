@@ -25,6 +25,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from agentguard import __version__, redact, safeio
+from agentguard.facts.times import parse_time
 from agentguard.lock.backend import Resolution
 from agentguard.lock.graph import (
     PROJECT,
@@ -108,13 +109,9 @@ def render_requirements(
     return "\n".join(lines) + "\n"
 
 
-def _upload_time(text: str | None) -> _dt.datetime | None:
-    if not text:
-        return None
-    try:
-        return _dt.datetime.fromisoformat(text.replace("Z", "+00:00")).replace(microsecond=0)
-    except ValueError:
-        return None
+def _upload_seconds(text: str | None) -> _dt.datetime | None:
+    when = parse_time(text)
+    return when.replace(microsecond=0) if when is not None else None
 
 
 def _edge_table(e: DependencyEdge) -> dict[str, Any]:
@@ -136,7 +133,7 @@ def _edge_table(e: DependencyEdge) -> dict[str, Any]:
 
 def _file_table(f: IndexFile) -> dict[str, Any]:
     out: dict[str, Any] = {"name": f.filename}
-    upload = _upload_time(f.upload_time)
+    upload = _upload_seconds(f.upload_time)
     if upload is not None:
         out["upload-time"] = upload
     out["url"] = clean_url(f.url)  # a login or token an index put in a file URL stays out

@@ -15,23 +15,14 @@ from collections.abc import Mapping
 
 from packaging.version import InvalidVersion, Version
 
+from agentguard.facts.times import parse_time
 from agentguard.lock.graph import PROJECT, LockGraph, major_groups
 from agentguard.lock.pages import IndexFile, ProjectPage
 
 
-def _parse(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
-
-
 def earliest_upload(files: list[IndexFile]) -> str | None:
     """The earliest upload time of ``files`` (UTC, seconds), None when none gives one."""
-    times = [t for t in (_parse(f.upload_time) for f in files) if t is not None]
+    times = [t for t in (parse_time(f.upload_time) for f in files) if t is not None]
     if not times:
         return None
     return min(times).astimezone(dt.timezone.utc).replace(microsecond=0).isoformat()

@@ -104,7 +104,8 @@ def config_flags(root: Path) -> list[str]:
     return ["--config-file", str(user)] if user.is_file() else ["--no-config"]
 
 
-def _copy_project(root: Path, dest: Path) -> None:
+def _copy_project(root: Path, dest: Path, beside: tuple[tuple[Path, Path], ...] = ()) -> None:
+    """The project into ``dest``, and each local source above it into its place beside."""
     count = 0
 
     def ignore(folder: str, names: list[str]) -> set[str]:
@@ -116,21 +117,46 @@ def _copy_project(root: Path, dest: Path) -> None:
         return skipped
 
     shutil.copytree(root, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+    for src, to in beside:
+        shutil.copytree(src, to, symlinks=True, ignore=ignore, dirs_exist_ok=True)
 
 
-_UP_AND_OUT = re.compile(r"""\b(editable|directory|path|virtual)\s*=\s*["']\.\./""")
+# a local source of the lock above the project: `editable = "../checkpoint"`
+_UP_AND_OUT = re.compile(
+    r"""\b(?:editable|directory|path|virtual)\s*=\s*["']((?:\.\./)+[^"'\n]*)["']"""
+)
+MAX_UP = 4  # levels above the project a local source may sit (a deeper one is not copied)
 
 
-def _workspace(root: Path, lock_text: str | None) -> tuple[Path, Path]:
-    """(folder to remove afterwards, folder to copy the project into). A lock with a local
-    source above the project (``../lib``) needs the copy at the project's own depth, so the
-    copy goes beside the project; otherwise into the system's temporary folder."""
+def _workspace(
+    root: Path, lock_text: str | None
+) -> tuple[Path, Path, tuple[tuple[Path, Path], ...]]:
+    """(folder to remove afterwards, folder to copy the project into, local sources above
+    the project with where their copies go). The copy is made in a private temporary folder.
+    A lock with local sources above the project (``../checkpoint``) gets the folders around
+    it laid out as they are, names included: the project keeps its own folder name (a
+    sibling whose own sources say ``../langgraph`` finds the copy, not the original), and
+    each source the lock names is copied into its place, so uv sees what it saw."""
     real = root.resolve()
-    if lock_text and _UP_AND_OUT.search(lock_text) and real.parent != real:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.agentguard-", dir=real.parent))
-        return tmp, tmp
     tmp = Path(tempfile.mkdtemp(prefix="agentguard-uvlock-"))
-    return tmp, tmp / real.name
+    rels = sorted(set(_UP_AND_OUT.findall(lock_text or "")))
+    depth = max((r.count("../") for r in rels), default=0)
+    if depth == 0 or depth > MAX_UP or depth >= len(real.parents):
+        return tmp, tmp / real.name, ()
+    top = real.parents[depth - 1]
+    base = tmp / (top.name or "root")
+    beside: list[tuple[Path, Path]] = []
+    for rel in rels:
+        src = Path(os.path.normpath(real / rel))
+        inside_top = os.path.commonpath([top, src]) == str(top)
+        inside_project = os.path.commonpath([real, src]) == str(real)
+        if inside_top and not inside_project and src.is_dir() and not src.is_symlink():
+            beside.append((src, base / src.relative_to(top)))
+    # a source inside another is copied with it
+    kept = tuple(
+        (s, d) for s, d in beside if not any(o != s and s.is_relative_to(o) for o, _ in beside)
+    )
+    return tmp, base / real.relative_to(top), kept
 
 
 class UvLockRun:
@@ -164,18 +190,19 @@ class UvLockRun:
         self.failure: str | None = None  # why it was not started
         self._tmp: Path | None = None
         self._work: Path | None = None
+        beside: tuple[tuple[Path, Path], ...] = ()
         self._proc: subprocess.Popen[str] | None = None
         env = children.resolver_env()  # (a relative UV_CACHE_DIR: against where we started)
         env.setdefault("UV_PYTHON_DOWNLOADS", "never")
         try:
-            self._tmp, self._work = _workspace(root, lock_text)
+            self._tmp, self._work, beside = _workspace(root, lock_text)
             children.started(self)
         except OSError as exc:
             self.failure = f"cannot make a folder to copy the project into: {exc}"
             return
         try:
             try:
-                _copy_project(root, self._work)
+                _copy_project(root, self._work, beside)
             except (OSError, shutil.Error) as exc:
                 self.failure = f"cannot copy the project for `uv lock`: {exc}"
                 return

@@ -12,20 +12,11 @@ from collections.abc import Mapping
 
 from agentguard.facts.environments import quoted_for_toml
 from agentguard.facts.graph import LockGraph
+from agentguard.facts.times import parse_time
 from agentguard.findings import Finding, Fix, Location
 from agentguard.rules.deps import YoungRelease
 
 YOUNG = dt.timedelta(days=7)
-
-
-def parse_time(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
 def _age_text(age: dt.timedelta) -> str:

@@ -18,7 +18,6 @@ stops: such a fix says so and gives the whole command that lets it through.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
@@ -35,6 +34,7 @@ from agentguard.facts.graph import (
     major_key,
     next_major_floor,
 )
+from agentguard.facts.times import parse_time
 from agentguard.findings import Fix, JSONValue
 
 
@@ -85,16 +85,6 @@ def _releases_text(versions: tuple[str, ...]) -> str:
     return f"{versions[0]} to {versions[-1]}, {len(versions)} releases"
 
 
-def _when(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
-
-
 def _day(text: str) -> str:
     return text[:10]
 
@@ -119,20 +109,20 @@ def dates_for(graph: LockGraph, edge: DependencyEdge, majors: tuple[str, ...]) -
     # Only times that read as times (a lock file is the pull request's: its text is not
     # taken on trust); anything else is unknown.
     return Dates(
-        parent if _when(parent) else None,
-        {m: known[m] for m in majors if m in known and _when(known[m])},
+        parent if parse_time(parent) else None,
+        {m: known[m] for m in majors if m in known and parse_time(known[m])},
     )
 
 
 def built_for(dates: Dates, majors: tuple[str, ...]) -> str | None:
     """The newest admitted major whose first release was out when the parent was uploaded
     (None: unknown, when any upload time is missing)."""
-    parent = _when(dates.parent)
+    parent = parse_time(dates.parent)
     if parent is None or any(m not in dates.majors for m in majors):
         return None
     out = None
     for m in majors:  # oldest first
-        first = _when(dates.majors[m])
+        first = parse_time(dates.majors[m])
         if first is not None and first <= parent:
             out = m
     return out
@@ -140,7 +130,7 @@ def built_for(dates: Dates, majors: tuple[str, ...]) -> str | None:
 
 def _after(dates: Dates, major: str) -> bool:
     """True when ``major`` first shipped after the parent release was uploaded."""
-    first, parent = _when(dates.majors.get(major)), _when(dates.parent)
+    first, parent = parse_time(dates.majors.get(major)), parse_time(dates.parent)
     return first is not None and parent is not None and first > parent
 
 

@@ -120,28 +120,7 @@ def test_the_expectations_name_existing_fixtures() -> None:
 # Known defect, found at the end of the round that added these fixtures: harden claims the
 # web tools of a claude-code-action step (read from its inputs) and AG321's fallback path as
 # fixed, and the hardened folder still reports them. strict: the mark fails the day it holds.
-_OVER_CLAIMED = {
-    "AG301/claude-action-arbitrary-code",
-    "AG301/composite-action-callers",
-    "AG321/py-claude-fewer-tools",
-}
-
-
-def _round_trip_cases() -> list[object]:
-    return [
-        pytest.param(
-            c,
-            marks=pytest.mark.xfail(
-                strict=True, reason="harden over-claims on this fixture (see _OVER_CLAIMED)"
-            ),
-        )
-        if c in _OVER_CLAIMED
-        else c
-        for c in folder_cases()
-    ]
-
-
-@pytest.mark.parametrize("case", _round_trip_cases())
+@pytest.mark.parametrize("case", folder_cases())
 def test_inspect_on_the_hardened_folder_reports_nothing_harden_fixed(
     case: str, tmp_path: Path
 ) -> None:
@@ -153,7 +132,6 @@ def test_inspect_on_the_hardened_folder_reports_nothing_harden_fixed(
         expected_claims, expected_open = FOLDERS[case]
         assert claimed_ids(result.plan) == expected_claims
         assert {o.finding.rule_id for o in result.plan.opens} == expected_open
-    claimed = claimed_ids(result.plan)
     # every finding inspect reports is accounted for: fixed, or open with a reason
     decided = [c.finding for c in result.plan.claims] + [o.finding for o in result.plan.opens]
     assert sorted(f.fingerprint() for f in decided) == sorted(
@@ -164,7 +142,13 @@ def test_inspect_on_the_hardened_folder_reports_nothing_harden_fixed(
 
     after = inspect_report(tmp_path / "out", Kind.PROJECT)
     assert after.complete, [s for s in after.sources if s.status is SourceStatus.FAILED]
-    assert rule_ids(after) & claimed == set()
+    # A claim names the files that fix it: none of them may still show that rule. (Compared
+    # per written file: one agent's snippet that keeps a declared tool, an open finding, is
+    # not another agent's claim undone.)
+    assert all(c.files for c in result.plan.claims)
+    claims_by_file = {(p, c.finding.rule_id) for c in result.plan.claims for p in c.files}
+    after_by_file = {(loc.path, f.rule_id) for f in after.findings for loc in f.locations}
+    assert claims_by_file & after_by_file == set()
     text = written_text(tmp_path / "out")
     assert not [s for s in SECRETS if s in text]
 

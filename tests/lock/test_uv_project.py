@@ -414,6 +414,41 @@ def test_a_path_dependency_above_the_project_still_locks(uv_project: dict[str, A
     assert [p.name for p in uv_project["root"].iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_correct_lock_whose_siblings_name_the_project_back_is_left_untouched(
+    uv_project: dict[str, Any],
+) -> None:
+    """Modelled on langgraph's `libs/langgraph`: its uv.lock holds editable siblings
+    (`../prebuilt`) whose own sources name the project back (`../langgraph`). The copy uv
+    locks keeps the project's folder name and its siblings beside it, so uv sees what it saw
+    and a lock `uv lock --check` calls in sync is up to date: never rewritten."""
+    libs = uv_project["root"] / "libs"
+    app, lib = libs / "app", libs / "lib"
+    url = uv_project["url"]
+    index = f'[[tool.uv.index]]\nname = "local"\nurl = "{url}"\ndefault = true\n'
+    build = '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+    for folder, deps, extra, source in (
+        (app, '["lib"]', "", 'lib = { path = "../lib", editable = true }'),
+        (lib, '["typing-x>=1"]', '\n[project.optional-dependencies]\ntest = ["app"]\n',
+         'app = { path = "../app", editable = true }'),
+    ):  # fmt: skip
+        folder.mkdir(parents=True)
+        (folder / "pyproject.toml").write_text(
+            f'[project]\nname = "{folder.name}"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+            f"dependencies = {deps}\n{extra}\n{build}\n[tool.uv.sources]\n{source}\n\n{index}",
+            encoding="utf-8",
+        )
+    _uv(app, "lock")
+    _uv(app, "lock", "--check")  # uv: in sync
+    before = (app / "uv.lock").read_bytes()
+    code, report, _ = run_json("lock", str(app))
+
+    assert [s for s in report["sources"] if s["status"] == "failed"] == []
+    assert report["status"] == "up-to-date"
+    assert (app / "uv.lock").read_bytes() == before
+    assert code == 0
+    assert sorted(p.name for p in libs.iterdir()) == ["app", "lib"]  # no copy left beside
+
+
 def test_a_git_dependency_is_unhashed_and_its_edges_are_named_unread(
     uv_project: dict[str, Any],
 ) -> None:
