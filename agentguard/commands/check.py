@@ -126,7 +126,7 @@ def check(
     if summary is not None:
         from agentguard.report.summary_md import render_summary
 
-        write_report(summary, render_summary(result.report, Severity.parse(threshold)), "summary")
+        write_report(summary, render_summary(result.report, parse_severity(threshold)), "summary")
     emit(
         result.report,
         fmt,
