@@ -176,13 +176,9 @@ def out_of_time(
 ) -> NoReturn:
     """The run's deadline passed: a report with that one failed source, exit 3 (also under
     --allow-incomplete: a run that did not finish never passes)."""
-    from agentguard.engine import make_report
     from agentguard.watchdog import deadline_source
 
-    report = make_report(command, [], [deadline_source(target, exc)], target=target)
-    if sarif_output is not None:
-        write_report(sarif_output, render(report, Format.SARIF, sarif_root=sarif_root), "SARIF")
-    emit(report, fmt, output, Severity.HIGH.value, sarif_root=sarif_root)
+    _unfinished(deadline_source(target, exc), command, fmt, output, sarif_root, sarif_output)
 
 
 def internal_failure(
@@ -197,8 +193,6 @@ def internal_failure(
     """agentguard itself failed (a bug, or an input no reader expected): still a report, with
     that one failed source, exit 3 (also under --allow-incomplete). A run that broke never
     passes, and CI that reads the JSON or SARIF finds a report that says why, not no file."""
-    from agentguard.engine import make_report
-
     if os.environ.get("AGENTGUARD_DEBUG"):
         raise exc
     source = Source.failed(
@@ -210,8 +204,22 @@ def internal_failure(
         retryable=False,
         remedy="Set AGENTGUARD_DEBUG=1 for the traceback, and please report it.",
     )
-    report = make_report(command, [], [source], target=target)
     typer.echo(say(f"agentguard: internal error: {type(exc).__name__}: {exc}"), err=True)
+    _unfinished(source, command, fmt, output, sarif_root, sarif_output)
+
+
+def _unfinished(
+    source: Source,
+    command: str,
+    fmt: Format,
+    output: Path | None,
+    sarif_root: Path | None,
+    sarif_output: Path | None,
+) -> NoReturn:
+    """A run that did not finish: its one failed source, as a report in every format asked."""
+    from agentguard.engine import make_report
+
+    report = make_report(command, [], [source], target=source.name)
     if sarif_output is not None:
         write_report(sarif_output, render(report, Format.SARIF, sarif_root=sarif_root), "SARIF")
     emit(report, fmt, output, Severity.HIGH.value, sarif_root=sarif_root)
