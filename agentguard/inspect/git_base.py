@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentguard import safeio
+from agentguard import safegit, safeio
 from agentguard.findings import Source
 
 MAX_BASE_FILES = 100_000
@@ -41,22 +41,6 @@ _NAME_ERRORS = (
     errno.EILSEQ,
     errno.EINVAL,
 )  # skipped entries listed one by one; the rest are counted
-
-# Settings that make git run a program, overridden for every call (the command line
-# wins over every configuration file; GIT_CONFIG_PARAMETERS reaches child processes).
-_OVERRIDES = (
-    "core.fsmonitor=false",
-    "core.hooksPath=/dev/null",
-    "core.pager=cat",
-    "core.sshCommand=false",
-    "core.gitProxy=",
-    "core.askPass=",
-    "credential.helper=",
-    "protocol.allow=never",
-    "core.untrackedCache=false",
-    "gc.auto=0",
-    "maintenance.auto=false",
-)
 
 
 class BaseUnreadable(Exception):
@@ -101,17 +85,10 @@ def _env(home: Path, git_dir: Path | None = None, objects: str | None = None) ->
     return env
 
 
-def _argv(git: str, *args: str) -> list[str]:
-    out = [git, "--no-pager"]
-    for setting in _OVERRIDES:
-        out += ["-c", setting]
-    return [*out, *args]
-
-
 def _run(git: str, env: dict[str, str], cwd: Path, *args: str) -> bytes:
     try:
         proc = subprocess.run(
-            _argv(git, *args),
+            safegit.argv(git, *args),
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -198,7 +175,7 @@ def _cat_blobs(
     if not oids:
         return
     proc = subprocess.Popen(
-        _argv(git, "cat-file", "--batch"),
+        safegit.argv(git, "cat-file", "--batch"),
         cwd=cwd,
         env=env,
         stdin=subprocess.PIPE,
@@ -238,23 +215,29 @@ def _cat_blobs(
 def _resolve(git: str, project: Path, ref: str, home: Path) -> tuple[str, str, str, str]:
     """(commit, the project's path inside the repository, objects folder, object format)."""
     env = _env(home)
+    try:
+        checkout = safegit.checkout_of(git, project, env, GIT_TIMEOUT)
+    except safegit.NotACheckout as exc:
+        raise BaseUnreadable("base-unreadable", str(exc)) from None
     info = _run(
         git,
         env,
-        project,
+        checkout.top,
         "rev-parse",
         "--path-format=absolute",
         "--git-path",
         "objects",
         "--show-object-format",
-        "--show-prefix",
     ).decode("utf-8", "surrogateescape")
     lines = info.split("\n")
-    if len(lines) < 3:
+    if len(lines) < 2:
         raise BaseUnreadable("base-unreadable", "git rev-parse: not a repository")
-    objects, object_format, prefix = lines[0], lines[1], lines[2]
+    objects, object_format = lines[0], lines[1]
+    prefix = checkout.prefix
     try:
-        commit = _run(git, env, project, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        commit = _run(
+            git, env, checkout.top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"
+        )
     except BaseUnreadable:
         raise BaseUnreadable(
             "base-ref-unknown",

@@ -242,3 +242,52 @@ def test_names_git_would_not_check_out_are_skipped(repo: Path, tmp_path: Path) -
     (ok,) = [s for s in doc["sources"] if s["kind"] == "base" and s["status"] == "ok"]
     assert ok["reason"] == "2 files read from git, nothing checked out"
     assert doc["findings"] == [] and code == 0  # bot.py is the same on both sides
+
+
+def _bare_repo_files(tmp_path: Path, files: dict[str, str]) -> dict[str, bytes]:
+    """The files of a bare repository whose one commit (branch main) holds ``files``: what a
+    pull request can commit into a folder (HEAD, refs/, objects/ are ordinary files)."""
+    work = tmp_path / "forge"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    commit(work, files)
+    bare = tmp_path / "forged.git"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    out: dict[str, bytes] = {
+        "refs/heads/main": (git(bare, "rev-parse", "main").strip() + "\n").encode()
+    }
+    for path in bare.rglob("*"):
+        rel = path.relative_to(bare).as_posix()
+        if path.is_file() and (rel == "HEAD" or rel.startswith(("refs/", "objects/"))):
+            out[rel] = path.read_bytes()
+    return out
+
+
+def test_a_bare_repository_committed_into_the_project_is_never_the_base(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Modelled on a review's attack: the pull request adds an unpinned MCP server to
+    `sub/` and, beside it, a bare repository's files whose commit `main` holds the same
+    server. git's discovery took `sub/` for the repository, so the "base" was the pull
+    request's own and the new finding read as unchanged (exit 0). With bare repositories
+    only taken when named, the base is the checkout's `main`, and the server is new."""
+    mcp = '{"mcpServers": {"x": {"command": "npx", "args": ["-y", "some-server"]}}}\n'
+    commit(repo, {"sub/README.md": "docs\n"})
+    forged = _bare_repo_files(tmp_path, {".mcp.json": mcp})
+    git(repo, "checkout", "-q", "-b", "pr")
+    for rel, data in forged.items():
+        path = repo / "sub" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (repo / "sub" / ".mcp.json").write_text(mcp, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a server, and a base of our own")
+
+    code, doc = report(repo / "sub", "main")
+
+    assert [s for s in doc["sources"] if s["status"] == "failed"] == []
+    assert ("AG310", ".mcp.json") in [(r, p) for r, p, _ in where(doc["findings"])]
+    new = {(f["rule_id"], f["locations"][0]["path"]) for f in doc["findings"]}
+    assert ("AG310", ".mcp.json") in new
+    assert (doc["facts"]["delta"]["new"], doc["facts"]["delta"]["unchanged"]) == (1, 0)
+    assert code == 1
