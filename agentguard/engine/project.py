@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from agentguard.facts.agents import AgentConfig
 from agentguard.facts.image import ProjectFile
+from agentguard.facts.mcp_pins import ServerLock
 from agentguard.facts.project import TreeFacts
 from agentguard.findings import Finding, JSONValue, Source
 
@@ -90,12 +91,15 @@ def scan_path(
     from agentguard.inspect.project.scan import collect_folder
 
     if path.is_dir():
+        server_lock, read = _server_lock(path)
         cache = open_cache(path, cache_dir) if use_cache else None
         return finish(
             collect_folder(
                 path, exclude=exclude, beside=beside, containers=_scan_beside, cache=cache
             ),
             workdir=None,
+            server_lock=server_lock,
+            more_sources=read,
         )
     from agentguard.inspect.project.named import read_named_file
 
@@ -125,7 +129,36 @@ def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerS
     return scanned
 
 
-def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
+def _server_lock(root: Path) -> tuple[ServerLock | None, tuple[Source, ...]]:
+    """The project's MCP server lock (``mcp.lock.json``), read when there is one: AG310
+    names the versions it holds, AG142 compares the launches with it."""
+    from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError, read
+
+    try:
+        lock = read(root)
+    except (LockReadError, OSError) as exc:
+        return None, (
+            Source.failed(
+                "lockfile",
+                MCP_LOCK,
+                f"the MCP server lock could not be read: {exc}",
+                error_code=getattr(exc, "code", "mcp-lock-unreadable"),
+                retryable=False,
+                remedy=f"Fix or remove {MCP_LOCK}, then run `agentguard lock` again.",
+            ),
+        )
+    if lock is None:
+        return None, ()
+    return lock, (Source.ok("lockfile", MCP_LOCK, f"MCP server lock: {len(lock.pins)} launch(es)"),)
+
+
+def finish(
+    col: Collected,
+    *,
+    workdir: str | None,
+    server_lock: ServerLock | None = None,
+    more_sources: tuple[Source, ...] = (),
+) -> ProjectResult:
     from agentguard.engine import run_agent_rules
     from agentguard.facts.agents import ProjectFacts
     from agentguard.inspect.project.python_imports import resolve_configs
@@ -171,9 +204,15 @@ def finish(col: Collected, *, workdir: str | None) -> ProjectResult:
         project_markers=tuple(col.markers),
         runs_as_root=True if "AG401" in ids else None,
         project_mounted=True if ids & {"AG201", "AG202", "AG212"} else None,
+        server_lock=server_lock,
     )
     findings = [*container_findings, *run_agent_rules(facts)]
-    sources = [*col.sources, *(s for o in col.outcomes for s in o.sources), *container_sources]
+    sources = [
+        *col.sources,
+        *(s for o in col.outcomes for s in o.sources),
+        *container_sources,
+        *more_sources,
+    ]
     json_facts: dict[str, JSONValue] = {
         "agent_configs": [c.to_json() for c in facts.configs],
         "mcp_servers": [m.to_json() for m in facts.mcp_servers],
