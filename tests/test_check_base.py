@@ -455,3 +455,41 @@ def test_a_removed_agent_is_good_news(repo: Path) -> None:
     assert (code, doc["findings"]) == (0, [])
     text = run("check", repo, "--base", "HEAD~1", "-q").stdout
     assert "resolved by this change (good news): " in text
+
+
+def test_summary_draws_what_the_change_gives_each_agent(repo: Path, tmp_path: Path) -> None:
+    """The pull request comment's diagram: the agent, an edge to each capability it gains,
+    a dotted edge to each it loses; checked by the real Mermaid parser, with a file name
+    that holds Mermaid and Markdown syntax (it stays a label)."""
+    from tests import mermaid_parser
+
+    name = 'bot"]-->x[`y`].py'
+    commit(repo, {name: BOT.format('tools=["Read"]')})
+    commit(repo, {name: BOT.format('tools=["Bash"]')})
+    summary = tmp_path / "summary.md"
+    result = run("check", repo, "--base", "HEAD~1", "-q", "--summary", summary)
+    assert result.exit_code == 1
+    md = summary.read_text(encoding="utf-8")
+    block = re.search(r"```mermaid\n(.*?)```", md, re.S)
+    assert block is not None, md
+    (doc,) = mermaid_parser.parse([block.group(1)])
+    assert doc["ok"], doc.get("error")
+    labels = doc["nodes"]
+    assert all(re.fullmatch(r"[ac][0-9]+", n) for n in labels), labels  # only our nodes
+    agent = [v for k, v in labels.items() if k.startswith("a")]
+    assert agent == [f"claude-agent-sdk ClaudeAgentOptions(...) in {name}<br>changed"]
+    gains = sorted(labels[b] for a, b, t in doc["edges"] if t == "gains")
+    loses = sorted(labels[b] for a, b, t in doc["edges"] if t == "loses")
+    assert any(g.startswith("+ tools: shell") for g in gains), gains
+    assert any(x.startswith("- tools: file") for x in loses), loses
+
+
+def test_a_change_that_gives_no_agent_anything_draws_nothing(repo: Path, tmp_path: Path) -> None:
+    commit(repo, {"bot.py": BOT.format('tools=["Read"]')})
+    commit(repo, {"README.md": "words\n"})
+    summary = tmp_path / "summary.md"
+    result = run("check", repo, "--base", "HEAD~1", "-q", "--summary", summary)
+    md = summary.read_text(encoding="utf-8")
+    assert "```mermaid" not in md
+    assert "Agent capabilities: no change." in md
+    assert result.exit_code == 0

@@ -15,6 +15,7 @@ from agentguard.report.delta_lines import (
     lock_lines,
     resolved_lines,
 )
+from agentguard.report.delta_mermaid import render_delta_mermaid
 
 _LISTED = 50  # findings listed one by one; the rest are counted
 
@@ -61,6 +62,9 @@ def render_summary(report: Report, fail_on: Severity) -> str:
         else:
             lines += ["", "### What each agent gains or loses", ""]
             lines += [f"- {x}" if not x.startswith("  ") else f"  - {x.strip()}" for x in agents]
+            diagram = render_delta_mermaid(delta)
+            if diagram is not None:  # (its labels hold no backtick: nothing closes the fence)
+                lines += ["", "```mermaid", diagram.rstrip("\n"), "```"]
     failed = report.failed_sources
     skipped = sum(1 for s in report.sources if s.status is SourceStatus.SKIPPED)
     ok = len(report.sources) - len(failed) - skipped
