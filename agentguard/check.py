@@ -45,6 +45,7 @@ class CheckOptions:
     write_baseline: Path | None = None
     smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
     smoke_timeout: float | None = None
+    base: str | None = None  # --base REF: report what the change adds and removes
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class StepResult:
 class CheckResult:
     report: Report
     config: Config
+    growth: bool = False  # --base: the change grew what `fail-on-growth` names (exit 1)
 
     @property
     def fail_on(self) -> Severity:
@@ -296,6 +298,26 @@ def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:
     return out
 
 
+def _base_steps(
+    config: Config,
+) -> Callable[[Path], tuple[list[Finding], list[Source], list[CapabilityMap]]]:
+    """The folder steps (lock --check, the project rules) for the base's copy, with the
+    head's configuration: the base's own configuration is never read."""
+
+    def run(folder: Path) -> tuple[list[Finding], list[Source], list[CapabilityMap]]:
+        steps = [
+            ("lock", _guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
+            (
+                "project",
+                _guarded("project", str(folder), partial(project_step, folder, config.exclude)),
+            ),
+        ]
+        sources = [src for _, s in steps for src in s.sources]
+        return same_finding_once(steps), sources, [m for _, s in steps for m in s.maps]
+
+    return run
+
+
 def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> CheckResult:
     project = opts.project
     if not project.is_dir():
@@ -319,7 +341,16 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     # before it; once the scan has ended, at the latest. Its result is reported first.
     progress("scanning the project folder")
     scan = partial(project_step, project, config.exclude, beside=lock_once)
-    scanned = _guarded("project", str(project), scan)
+    if opts.base is None:
+        scanned = _guarded("project", str(project), scan)
+    else:  # the head, then the base: a file the change left alone is parsed once
+        from agentguard.delta.run import gather_base
+        from agentguard.inspect.project.scan import outcomes_shared
+
+        with outcomes_shared():
+            scanned = _guarded("project", str(project), scan)
+            progress(f"reading and scanning the base revision {opts.base}")
+            side = gather_base(opts.base, project, config, _base_steps(config))
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
     _smoke(project, opts, config, steps, progress)
@@ -340,6 +371,13 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         notes.append(f"baseline written to {opts.write_baseline}: {count} finding(s)")
         baseline = Baseline(str(opts.write_baseline), tuple(entry_for(f) for f in accepted))
     applied = apply_policy(findings, config, root=project, baseline=baseline)
+    shown, growth, delta_sources = list(applied.findings), False, []
+    if opts.base is not None:
+        from agentguard.delta.run import base_delta
+
+        done = base_delta(side, config, applied.findings, steps, scanned.maps)
+        shown, growth, delta_sources = list(done.findings), done.growth, list(done.sources)
+        notes.extend(done.notes)
     facts: dict[str, JSONValue] = {
         "config": {
             "files": list(config.files),
@@ -348,10 +386,17 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         },
         "steps": {name: dict(s.facts) for name, s in steps if s.facts},
     }
+    if opts.base is not None:
+        facts["delta"] = done.facts
     report = make_report(
         "check",
-        applied.findings,
-        [*config_sources, *(src for _, s in steps for src in s.sources), *applied.sources],
+        shown,
+        [
+            *config_sources,
+            *(src for _, s in steps for src in s.sources),
+            *applied.sources,
+            *delta_sources,
+        ],
         target=str(project),
         inputs=_inputs(opts, images),
         facts=facts,
@@ -359,7 +404,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         configuration=applied.trace,
         agent_map=map_json(tuple(m for _, s in steps for m in s.maps)),
     )
-    return CheckResult(report, config)
+    return CheckResult(report, config, growth)
 
 
 def _inputs(opts: CheckOptions, images: Iterable[str]) -> dict[str, JSONValue]:
@@ -368,4 +413,6 @@ def _inputs(opts: CheckOptions, images: Iterable[str]) -> dict[str, JSONValue]:
         out["images"] = list(images)
     if opts.baseline:
         out["baseline"] = str(opts.baseline)
+    if opts.base is not None:
+        out["base"] = opts.base
     return out

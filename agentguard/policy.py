@@ -35,6 +35,7 @@ from agentguard.globmatch import _path_matches
 from agentguard.globmatch import glob_matches as glob_matches
 from agentguard.globmatch import glob_to_regex as glob_to_regex
 
+_MARKER = re.compile(r"agentguard", re.IGNORECASE)  # what every INLINE match spells
 INLINE = re.compile(r"(?:#|//|/\*)\s*agentguard:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
 MAX_SUPPRESSION_FILE_BYTES = 4 * 1024 * 1024
 
@@ -161,7 +162,9 @@ class _Lines:
                 text = safeio.read_candidate(real, True, cap=MAX_SUPPRESSION_FILE_BYTES).decode(
                     "utf-8", errors="replace"
                 )
-                lines = comments(shown, text)
+                # a file that never spells the marker has no suppression in any comment:
+                # not tokenized (a Python file's tokenize was most of the policy's time)
+                lines = comments(shown, text) if _MARKER.search(text) else {}
                 self.sources.append(Source.ok("file", shown, "read for inline suppressions"))
         except OSError as exc:
             self.sources.append(

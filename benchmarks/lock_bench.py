@@ -6,7 +6,7 @@ tools take turns, one warm run each per round, and each tool's median is reporte
 agentguard's time includes its analysis (index pages, metadata, majors, rules, both files),
 and it runs byte-compiled, as ``pip install`` leaves it.
 
-    python benchmarks/lock_bench.py [--skip-pip-compile] [--repeat N]
+    python benchmarks/lock_bench.py [--skip-pip-compile] [--repeat N] [--large]
 """
 
 from __future__ import annotations
@@ -32,6 +32,12 @@ PROJECTS = {
         "3.11",
     ),
     "forked stack (smolagents)": (["smolagents[mcp,docker]"], "3.10"),
+}
+# `--large`: the stacks of issue 26's item 8, each on the lowest Python it supports
+LARGE = {
+    "browser-use (272 pins)": (["browser-use"], "3.11"),
+    "fast-agent-mcp": (["fast-agent-mcp"], "3.12"),
+    "letta-client": (["letta-client"], "3.10"),
 }
 
 
@@ -146,11 +152,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-pip-compile", action="store_true")
+    ap.add_argument("--large", action="store_true", help="the large stacks instead")
     args = ap.parse_args()
+    projects = LARGE if args.large else PROJECTS
     byte_compile()
     all_rows = []
     with tempfile.TemporaryDirectory(prefix="agentguard-bench-") as tmp:
-        for i, (name, (deps, python)) in enumerate(PROJECTS.items()):
+        for i, (name, (deps, python)) in enumerate(projects.items()):
             print(f"benchmarking {name} ...", file=sys.stderr)
             all_rows += bench(
                 name, deps, python, Path(tmp) / str(i), args.repeat, not args.skip_pip_compile

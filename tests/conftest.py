@@ -15,6 +15,18 @@ PACKAGE_SCHEMAS = Path(__file__).resolve().parent.parent / "agentguard" / "schem
 
 
 @pytest.fixture(scope="session", autouse=True)
+def per_user_folders_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``inspect DIR`` keeps a content cache and its key in per-user folders by default:
+    the suite's runs use folders of their own, never the runner's."""
+    base = tmp_path_factory.mktemp("per-user")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CONFIG_HOME", str(base / "config"))
+        mp.setenv("XDG_CACHE_HOME", str(base / "cache"))
+        mp.delenv("AGENTGUARD_CACHE_KEY", raising=False)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def json_reports_follow_the_schema() -> Iterator[None]:
     """Every JSON report built in this process is validated against the published schema
     (agentguard/schemas/report-1.json); child processes are checked by their helpers."""

@@ -222,3 +222,28 @@ def test_inline_comments_are_read_only_from_regular_files_inside_the_project(
         Source.ok("file", "linked", "read for inline suppressions"),
         Source.ok("file", str(root / "Dockerfile"), "read for inline suppressions"),
     )
+
+
+def test_a_file_that_never_spells_the_marker_is_not_tokenized(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # openai-agents-python: 75 large test modules with findings, none with a suppression;
+    # tokenizing each for its comments was most of the policy's time
+    import agentguard.policy as policy
+
+    root = project(tmp_path)
+    (root / "Dockerfile").write_text(DOCKERFILE.replace("agentguard: ignore", "noqa: ignore"))
+    read: list[str] = []
+    real = policy.comments
+    monkeypatch.setattr(
+        policy, "comments", lambda name, text: read.append(name) or real(name, text)
+    )
+    applied = apply_policy([root_user("Dockerfile", 3)], load_config(root), root=root)
+    assert applied.findings == (root_user("Dockerfile", 3),)
+    assert applied.sources == (Source.ok("file", "Dockerfile", "read for inline suppressions"),)
+    assert read == []
+    # a marker in any case is read as before
+    (root / "Dockerfile").write_text(DOCKERFILE.replace("agentguard:", "AgentGuard:"))
+    applied = apply_policy([root_user("Dockerfile", 3)], load_config(root), root=root)
+    assert applied.findings == (
+        root_user("Dockerfile", 3).with_suppression("inline: Dockerfile:2"),
+    )
+    assert read == ["Dockerfile"]

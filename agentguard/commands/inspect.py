@@ -71,6 +71,23 @@ def inspect(
     verbose: VerboseOpt = False,
     quiet: QuietOpt = False,
     sarif_root: SarifRootOpt = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Read every file of a project folder again: neither use nor write the "
+            "content cache.",
+        ),
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            help="Where the content cache of a project folder is kept (default: the "
+            "per-user cache folder; never inside the folder scanned). Entries are signed "
+            "with AGENTGUARD_CACHE_KEY, else a per-user key.",
+        ),
+    ] = None,
 ) -> None:
     """Check what an agent's container can read and do: an image, a container, a saved image."""
     from agentguard.engine.inspect_run import InspectOptions, run_inspect
@@ -92,6 +109,8 @@ def inspect(
             config_file=config_file,
             project_config=not no_project_config,
             inline_ignores=not no_inline_ignores,
+            cache=not no_cache,
+            cache_dir=cache_dir,
         )
         with run_deadline(timeout), progress("inspecting", quiet=quiet) as step:
             report, config = run_inspect(opts, progress=step)

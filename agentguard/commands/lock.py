@@ -98,6 +98,21 @@ def lock(
             help="Seconds for the whole run (default 1800); what runs out of time fails (exit 3).",
         ),
     ] = None,
+    npm_registry: Annotated[
+        str | None,
+        typer.Option(
+            "--npm-registry",
+            help="npm registry for MCP server launches (default: npm_config_registry, "
+            "else npm's own).",
+        ),
+    ] = None,
+    write_launch: Annotated[
+        bool,
+        typer.Option(
+            "--write-launch",
+            help="Rewrite MCP server launches in .mcp.json-style files to the locked version.",
+        ),
+    ] = False,
     smoke: SmokeOpt = None,
     smoke_timeout: SmokeTimeoutOpt = None,
     fmt: FormatOpt = Format.TEXT,
@@ -131,6 +146,8 @@ def lock(
         timeout=timeout,
         smoke=smoke,
         smoke_timeout=smoke_timeout,
+        npm_registry=npm_registry,
+        write_launch=write_launch,
     )
     if fail_on is not None:
         parse_severity(fail_on)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard.config import Config, load_target_config
-from agentguard.engine import container_findings, image_findings
+from agentguard.engine import UsageError, container_findings, image_findings
 from agentguard.facts.capabilities_json import map_json
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
@@ -47,6 +47,8 @@ class InspectOptions:
     file_kind: str | None = None  # what a named file is (--kind dockerfile, mcp, ...)
     project_config: bool = True  # False: --no-project-config
     inline_ignores: bool = True  # False: --no-inline-ignores
+    cache: bool = False  # a folder's unchanged files from the content cache (--cache)
+    cache_dir: Path | None = None  # --cache-dir (None: the per-user cache folder)
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,9 @@ def inspect_target(
     )
     if target.kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE):
         file_kind = opts.file_kind or ("compose" if target.kind is Kind.COMPOSE else None)
-        return _merge(head, _project(target, file_kind=file_kind, exclude=config.exclude))
+        return _merge(
+            head, _project(target, file_kind=file_kind, exclude=config.exclude, opts=opts)
+        )
     if target.kind.is_image_file:
         assert target.path is not None
         progress(f"reading {target.path}")
@@ -317,11 +321,23 @@ def _container_agent_args(facts: Any) -> dict[str, Any]:
     }
 
 
-def _project(target: Target, *, file_kind: str | None, exclude: tuple[str, ...]) -> InspectResult:
+def _project(
+    target: Target, *, file_kind: str | None, exclude: tuple[str, ...], opts: InspectOptions
+) -> InspectResult:
     assert target.path is not None
     from agentguard.engine.project import inspect_project
+    from agentguard.inspect.project.cache import CacheDirInside
 
-    result = inspect_project(target.path, file_kind=file_kind, exclude=exclude)
+    try:
+        result = inspect_project(
+            target.path,
+            file_kind=file_kind,
+            exclude=exclude,
+            use_cache=opts.cache,
+            cache_dir=opts.cache_dir,
+        )
+    except CacheDirInside as exc:
+        raise UsageError(str(exc)) from None
     return InspectResult(
         tuple(result.findings),
         tuple(result.sources),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from agentguard.facts.agents import AgentConfig
 from agentguard.facts.capabilities import CapabilityMap
 from agentguard.facts.image import ProjectFile
+from agentguard.facts.mcp_pins import ServerLock
 from agentguard.facts.project import BuildFileFacts, TreeFacts
 from agentguard.findings import Finding, JSONValue, Source
 
@@ -40,13 +41,23 @@ def inspect_project(
     file_kind: str | None = None,
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
 ) -> ProjectResult:
     """Walk a project folder (or read one file) and run the agent-configuration rules.
 
     ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
     ``beside``: other work of the run, done while forked children read a large folder
-    (see :func:`scan_path`; not called for a file)."""
-    return scan_path(path, file_kind=file_kind, exclude=exclude, beside=beside)
+    (see :func:`scan_path`; not called for a file); ``use_cache``, ``cache_dir``: the
+    content cache of a folder (:mod:`agentguard.inspect.project.cache`)."""
+    return scan_path(
+        path,
+        file_kind=file_kind,
+        exclude=exclude,
+        beside=beside,
+        use_cache=use_cache,
+        cache_dir=cache_dir,
+    )
 
 
 def inspect_files(
@@ -66,19 +77,31 @@ def scan_path(
     file_kind: str | None = None,
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
+    use_cache: bool = False,
+    cache_dir: Path | None = None,
 ) -> ProjectResult:
     """A folder (walked, minus ``exclude``) or one file named on the command line.
 
     A named file is read as what its path or its content says it is (``file_kind``, from
     ``--kind``, decides when given); one that is no kind agentguard reads is a usage
     error listing the kinds, never a skipped source in a run that exits 0.
+
+    ``use_cache``: take each unchanged file's facts from the content cache (in
+    ``cache_dir`` or the default folder) and keep this run's for the next.
     """
+    from agentguard.inspect.project.cache import open_cache
     from agentguard.inspect.project.scan import collect_folder
 
     if path.is_dir():
+        server_lock, read = _server_lock(path)
+        cache = open_cache(path, cache_dir) if use_cache else None
         return finish(
-            collect_folder(path, exclude=exclude, beside=beside, containers=_scan_beside),
+            collect_folder(
+                path, exclude=exclude, beside=beside, containers=_scan_beside, cache=cache
+            ),
             workdir=None,
+            server_lock=server_lock,
+            more_sources=read,
             target=str(path),
         )
     from agentguard.inspect.project.named import read_named_file
@@ -109,7 +132,37 @@ def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerS
     return scanned
 
 
-def finish(col: Collected, *, workdir: str | None, target: str = "") -> ProjectResult:
+def _server_lock(root: Path) -> tuple[ServerLock | None, tuple[Source, ...]]:
+    """The project's MCP server lock (``mcp.lock.json``), read when there is one: AG310
+    names the versions it holds, AG142 compares the launches with it."""
+    from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError, read
+
+    try:
+        lock = read(root)
+    except (LockReadError, OSError) as exc:
+        return None, (
+            Source.failed(
+                "lockfile",
+                MCP_LOCK,
+                f"the MCP server lock could not be read: {exc}",
+                error_code=getattr(exc, "code", "mcp-lock-unreadable"),
+                retryable=False,
+                remedy=f"Fix or remove {MCP_LOCK}, then run `agentguard lock` again.",
+            ),
+        )
+    if lock is None:
+        return None, ()
+    return lock, (Source.ok("lockfile", MCP_LOCK, f"MCP server lock: {len(lock.pins)} launch(es)"),)
+
+
+def finish(
+    col: Collected,
+    *,
+    workdir: str | None,
+    server_lock: ServerLock | None = None,
+    more_sources: tuple[Source, ...] = (),
+    target: str = "",
+) -> ProjectResult:
     from agentguard.engine import run_agent_rules
     from agentguard.facts.agents import ProjectFacts
     from agentguard.inspect.project.python_imports import resolve_configs
@@ -156,9 +209,15 @@ def finish(col: Collected, *, workdir: str | None, target: str = "") -> ProjectR
         project_markers=tuple(col.markers),
         runs_as_root=True if "AG401" in ids else None,
         project_mounted=True if ids & {"AG201", "AG202", "AG212"} else None,
+        server_lock=server_lock,
     )
     findings = [*container_findings, *run_agent_rules(facts)]
-    sources = [*col.sources, *(s for o in col.outcomes for s in o.sources), *container_sources]
+    sources = [
+        *col.sources,
+        *(s for o in col.outcomes for s in o.sources),
+        *container_sources,
+        *more_sources,
+    ]
     json_facts: dict[str, JSONValue] = {
         "agent_configs": [c.to_json() for c in facts.configs],
         "mcp_servers": [m.to_json() for m in facts.mcp_servers],

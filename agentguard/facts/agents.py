@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentguard.facts.mcp_pins import ServerLock
 from agentguard.facts.values import Unknown, describe, to_json
 from agentguard.findings import JSONValue
 from agentguard.secret_text import redact_argv
@@ -213,6 +214,7 @@ class ProjectFacts:
     project_markers: tuple[str, ...] = ()  # CLAUDE.md, .claude/settings.json... present
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown
     project_mounted: bool | None = None  # from the container files (AG202/AG201/AG212)
+    server_lock: ServerLock | None = None  # the project's mcp.lock.json (None: none read)
 
     def iter_configs(self) -> Iterator[AgentConfig]:
         return iter(self.configs)

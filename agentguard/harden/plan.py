@@ -302,7 +302,8 @@ _OPEN: dict[str, tuple[str, str]] = {
     ),
     "AG310": (
         "which version to pin is the version you reviewed",
-        "Pin each server: `npx pkg@<version>`, `uvx pkg==<version>`, `image@sha256:<digest>`.",
+        "Pin each server: `agentguard lock --write-launch` pins npm and PyPI launches to the "
+        "versions it locks; an image by `image@sha256:<digest>`.",
     ),
     "AG320": (
         "whether a fallback is wanted depends on the agent",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -86,6 +86,47 @@ def _pick_metadata_file(files: list[IndexFile]) -> IndexFile | None:
     return wheels[0]
 
 
+def _read_page(client: IndexClient, name: str) -> ProjectPage | IndexError_:
+    try:
+        return client.project_page(name)
+    except IndexError_ as exc:
+        return exc
+
+
+PinRead = tuple[Source | None, list[IndexFile], "list[Requirement] | IndexError_ | None"]
+
+
+def _read_pin(
+    client: IndexClient, pin: LockedPackage, page_read: Future[ProjectPage | IndexError_]
+) -> PinRead | None:
+    """The files of ``pin`` its page lists with the locked hashes, and the Requires-Dist of
+    one of its wheels (None: no wheel); a failure source instead; None when the page
+    itself could not be read (its own source says so)."""
+    page = page_read.result()
+    if isinstance(page, IndexError_):
+        return None
+    label = f"{pin.name}=={pin.version}"
+    try:
+        version = Version(pin.version)
+    except InvalidVersion:
+        reason = f"the resolver pinned no valid version ({pin.version!r})"
+        return _pin_failure(label, reason, "pin-invalid"), [], None
+    of_version = page.files_for(version)
+    wanted = {h.split(":", 1)[1] for h in pin.hashes if h.startswith("sha256:")}
+    matching = [f for f in of_version if f.sha256 in wanted]
+    if not matching:
+        # The lock would name files the index does not list: nothing to verify against.
+        reason = "the index lists no file with the locked hashes"
+        return _pin_failure(label, reason, "hash-not-on-index"), [], None
+    meta_file = _pick_metadata_file(matching) or _pick_metadata_file(of_version)
+    if meta_file is None:
+        return None, matching, None
+    try:
+        return None, matching, [Requirement(r) for r in client.requires_dist(meta_file)]
+    except IndexError_ as exc:
+        return None, matching, exc
+
+
 def analyse(
     pins: Iterable[LockedPackage],
     root_requirements: Iterable[str],
@@ -100,46 +141,35 @@ def analyse(
     sources: list[Source] = []
     pages: dict[str, ProjectPage] = {}
 
-    progress(f"reading {len(names)} index pages")
-
-    for name, result in _gather(names, client.project_page):
-        if isinstance(result, IndexError_):
-            sources.append(page_failed(name, result, "Check the index, then re-run."))
-        else:
-            pages[name] = result
-            sources.append(Source.ok("index", f"{name} (project page)", f"{len(result)} files"))
+    progress(f"reading {len(names)} index pages and the metadata of {len(pins)} packages")
+    # One pool for both reads: each pin's metadata is read as soon as its page is in (a
+    # re-lock's metadata is mostly cached: it waits for no other page).
+    with ThreadPoolExecutor(WORKERS) as pool:
+        page_reads = {name: pool.submit(_read_page, client, name) for name in names}
+        pin_reads = [pool.submit(_read_pin, client, pin, page_reads[pin.name]) for pin in pins]
+        for name in names:
+            result = page_reads[name].result()
+            if isinstance(result, IndexError_):
+                sources.append(page_failed(name, result, "Check the index, then re-run."))
+            else:
+                pages[name] = result
+                sources.append(Source.ok("index", f"{name} (project page)", f"{len(result)} files"))
+        read = [(pin, future.result()) for pin, future in zip(pins, pin_reads, strict=True)]
 
     files: dict[tuple[str, str], list[IndexFile]] = {}
-    to_read: list[tuple[LockedPackage, IndexFile]] = []
     unknown: list[str] = []
-    for pin in pins:
-        page = pages.get(pin.name)
-        if page is None:
+    requires: dict[tuple[str, str], list[Requirement]] = {}
+    metadata_sources: list[Source] = []
+    for pin, outcome in read:
+        if outcome is None:
             continue  # its page read failed: already a failed source
+        failure, matching, meta = outcome
         label = f"{pin.name}=={pin.version}"
-        try:
-            version = Version(pin.version)
-        except InvalidVersion:
-            sources.append(
-                _pin_failure(
-                    label, f"the resolver pinned no valid version ({pin.version!r})", "pin-invalid"
-                )
-            )
-            continue
-        of_version = page.files_for(version)
-        wanted = {h.split(":", 1)[1] for h in pin.hashes if h.startswith("sha256:")}
-        matching = [f for f in of_version if f.sha256 in wanted]
-        if not matching:
-            # The lock would name files the index does not list: nothing to verify against.
-            sources.append(
-                _pin_failure(
-                    label, "the index lists no file with the locked hashes", "hash-not-on-index"
-                )
-            )
+        if failure is not None:
+            sources.append(failure)
             continue
         files[(pin.name, pin.version)] = matching
-        meta_file = _pick_metadata_file(matching) or _pick_metadata_file(of_version)
-        if meta_file is None:
+        if meta is None:
             unknown.append(pin.name)
             sources.append(
                 Source.skipped(
@@ -148,45 +178,31 @@ def analyse(
                     "no wheel: learning its requirements would mean building the sdist",
                 )
             )
-        else:
-            to_read.append((pin, meta_file))
-
-    progress(f"reading metadata of {len(to_read)} packages")
-    requires: dict[tuple[str, str], list[Requirement]] = {}
-
-    def read_requires(item: tuple[LockedPackage, IndexFile]) -> list[Requirement]:
-        return [Requirement(r) for r in client.requires_dist(item[1])]
-
-    for (pin, _file), meta in _gather(to_read, read_requires):
-        if isinstance(meta, IndexError_):
-            sources.append(
+        elif isinstance(meta, IndexError_):
+            metadata_sources.append(
                 Source.failed(
-                    "metadata",
-                    f"{pin.name}=={pin.version}",
-                    str(meta),
-                    error_code=meta.code,
-                    retryable=meta.retryable,
+                    "metadata", label, str(meta), error_code=meta.code, retryable=meta.retryable
                 )
             )
         else:
             requires[(pin.name, pin.version)] = meta
-            sources.append(
-                Source.ok(
-                    "metadata",
-                    f"{pin.name}=={pin.version}",
-                    f"{len(meta)} Requires-Dist entries",
-                )
+            metadata_sources.append(
+                Source.ok("metadata", label, f"{len(meta)} Requires-Dist entries")
             )
+    sources.extend(metadata_sources)
 
     graph = build_graph(pins, root_requirements, requires, unknown)
-    released = {name: page.released_versions() for name, page in pages.items()}
+    released: dict[str, list[Version]] = {n: page.released_versions() for n, page in pages.items()}
     graph = with_majors(graph, released)
     bounds, bound_sources = upstream_bounds(graph, released, pages, client, _gather, watched)
     sources.extend(bound_sources)
     major_uploads, release_uploads = span_dates(graph, released, pages)
     graph = dataclasses.replace(
         graph,
-        released_majors={n: released_major_keys(v) for n, v in sorted(released.items())},
+        released_majors={
+            n: v.keys() if isinstance(v, ReleasedVersions) else released_major_keys(v)
+            for n, v in sorted(released.items())
+        },
         upstream_bounds=bounds,
         major_uploads=major_uploads,
         release_uploads=release_uploads,

@@ -9,13 +9,16 @@ it runs."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard.errors import UsageError
 from agentguard.findings import Report, Severity, Source, sort_findings
 from agentguard.lock.backends import BACKENDS
+from agentguard.lock.deadline import Deadline
 from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import LockfileError, project_lock
 from agentguard.lock.start import LockOptions as LockOptions
@@ -23,6 +26,10 @@ from agentguard.lock.start import settings_for
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
+    from agentguard.facts.agents import McpServer
+    from agentguard.lock.servers.flow import Resolved, ServerOptions
+
+PYTHON_INPUTS = ("pyproject.toml", "requirements.in")
 
 Progress = Callable[[str], None]
 
@@ -37,6 +44,9 @@ def run_lock(
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
     root = opts.project
+    started = Deadline.start(opts.timeout)  # the MCP server step's share of --timeout
+    if not opts.export and not any((root / n).is_file() for n in PYTHON_INPUTS):
+        return _servers_only(opts, started)
     from agentguard.lock.early import take
 
     early = None if opts.check else take(opts)  # the resolver started by __main__, if any
@@ -89,6 +99,8 @@ def run_lock(
             "--export writes a project's own lock (uv.lock, poetry.lock) as another format; "
             "it needs such a lock and no --check"
         )
+    # the MCP servers are resolved beside the Python resolver (their round trips overlap)
+    beside = None if opts.check else _start_servers(opts, project_config, started)
     if opts.check:
         from agentguard.lock.every_lock import check_every_lock
 
@@ -130,18 +142,144 @@ def run_lock(
                     retryable=exc.code == "lock-busy",
                 ),
             )
+    config = _config(root, configured, config_file)
+    report = _servers(report, opts, config, started, beside=beside)
+    report = _smoke(report, opts, config)
+    return _apply(report, config, root), config.fail_on
+
+
+def _apply(report: Report, config: Config, root: Path) -> Report:
+    """The project's configuration (policy, ignores, inline comments) on the report."""
     from agentguard.policy import apply_policy
 
-    config = _config(root, configured, config_file)
-    report = _smoke(report, opts, config)
     applied = apply_policy(report.findings, config, root=root)
-    report = dataclasses.replace(
+    return dataclasses.replace(
         report,
         findings=sort_findings(applied.findings),
         sources=(*report.sources, *applied.sources),
         notes=(*report.notes, *config.notes, *applied.notes),
     )
-    return report, config.fail_on
+
+
+def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severity | None]:
+    """A project with no Python inputs (a TypeScript agent, a folder of MCP configuration):
+    only its MCP server launches are locked (or checked); without any, a usage error."""
+    from agentguard.inspect.project.servers import project_servers
+    from agentguard.lock.servers.lockfile import MCP_LOCK
+    from agentguard.provenance import make_report
+
+    root = opts.project
+    config = _config(root, [], opts.config_file)
+    servers, read = project_servers(root, exclude=config.exclude)
+    from agentguard.facts.mcp_pins import registry_launches
+
+    if not registry_launches(servers)[0] and not (root / MCP_LOCK).exists():
+        raise UsageError(f"{root}: no pyproject.toml or requirements.in to lock")
+    report = make_report(
+        "lock --check" if opts.check else "lock",
+        [],
+        [
+            Source.skipped(
+                "lock",
+                str(root),
+                "no pyproject.toml or requirements.in: no Python dependencies to lock",
+            )
+        ],
+        target=str(root),
+    )
+    report = _servers(report, opts, config, deadline, gathered=(servers, read))
+    return _apply(report, config, root), config.fail_on
+
+
+def _server_options(opts: LockOptions, deadline: Deadline) -> ServerOptions:
+    from agentguard.lock.servers.flow import ServerOptions
+
+    return ServerOptions(
+        root=opts.project,
+        upgrade=opts.upgrade,
+        upgrade_packages=opts.upgrade_packages,
+        allow_major=opts.allow_major,
+        npm_registry=opts.npm_registry,
+        index_url=opts.index_url,
+        find_links=opts.find_links,
+        no_index=opts.no_index,
+        only_binary=opts.only_binary,
+        deadline=deadline,
+    )
+
+
+Gathered = tuple[tuple["McpServer", ...], tuple[Source, ...]]
+
+
+def _start_servers(
+    opts: LockOptions, config: Callable[[], Config], deadline: Deadline
+) -> Future[tuple[Gathered, Resolved]]:
+    """Read the project's MCP server launches and resolve them on a thread of their own
+    (nothing is written there: :func:`_servers` gates and writes, holding the lock)."""
+    from agentguard.inspect.project.servers import project_servers
+    from agentguard.lock.servers.flow import resolve_servers
+
+    exclude = config().exclude
+
+    def run() -> tuple[Gathered, Resolved]:
+        gathered = project_servers(opts.project, exclude=exclude)
+        return gathered, resolve_servers(gathered[0], _server_options(opts, deadline))
+
+    future: Future[tuple[Gathered, Resolved]] = Future()
+
+    def thread() -> None:
+        try:
+            future.set_result(run())
+        except BaseException as exc:  # (handed to the caller, raised where it waits)
+            future.set_exception(exc)
+
+    # a daemon: a run that ends early (a usage error) does not wait for the registries
+    threading.Thread(target=thread, name="agentguard-mcp", daemon=True).start()
+    return future
+
+
+def _servers(
+    report: Report,
+    opts: LockOptions,
+    config: Config,
+    deadline: Deadline,
+    gathered: Gathered | None = None,
+    beside: Future[tuple[Gathered, Resolved]] | None = None,
+) -> Report:
+    """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
+    compared with it; ``--write-launch`` then pins the launches themselves."""
+    from agentguard.inspect.project.servers import project_servers
+    from agentguard.lock.servers.flow import check_servers, resolve_servers, write_servers
+
+    if beside is not None:
+        gathered, resolved = beside.result()
+    else:
+        gathered = gathered or project_servers(opts.project, exclude=config.exclude)
+        resolved = None
+    servers, read = gathered
+    if opts.check:
+        result = check_servers(servers, opts.project)
+    else:
+        server_opts = _server_options(opts, deadline)
+        resolved = resolved or resolve_servers(servers, server_opts)
+        with project_lock(opts.project):
+            result = write_servers(resolved, server_opts)
+    notes = result.notes
+    if opts.write_launch and not opts.check:
+        from agentguard.harden.launches import write_launches
+
+        rewritten, more = write_launches(opts.project, servers, result)
+        notes, read = (*notes, *rewritten), (*read, *more)
+    # a file the lock flow already reported (a uv.lock that is a link) is reported once
+    named = {s.name for s in report.sources if s.status.value != "ok"}
+    failed_reads = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
+    return dataclasses.replace(
+        report,
+        findings=(*report.findings, *result.findings),
+        sources=(*report.sources, *failed_reads, *result.sources),
+        notes=(*report.notes, *notes),
+        facts={**report.facts, **result.facts},
+    )
 
 
 def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:

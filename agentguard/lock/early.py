@@ -25,7 +25,9 @@ from agentguard.lock.start import LockOptions
 if TYPE_CHECKING:
     from agentguard.config import Config
     from agentguard.lock.backend import ResolveRequest, UvRun
+    from agentguard.lock.index import IndexClient
     from agentguard.lock.inputs import ProjectInputs
+    from agentguard.lock.lockfile import QuickPrevious
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
 
@@ -37,6 +39,7 @@ _FLAGS = {
     "--all-extras": "all_extras",
     "--no-index": "no_index",
     "--only-binary": "only_binary",
+    "--write-launch": "write_launch",
     "--verbose": None,
     "-v": None,
     "--quiet": None,
@@ -56,6 +59,7 @@ _ONE = {
     "--min-release-age": "min_release_age",
     "--config": "config_file",
     "--timeout": "timeout",
+    "--npm-registry": "npm_registry",
     "--format": None,
     "-f": None,
     "--output": None,
@@ -120,12 +124,18 @@ class Early:
     request: ResolveRequest | None = None
     run: UvRun | None = None
     uv_lock: UvLockRun | None = None
+    # agentguard's own lock: the previous lock as read here, and the index pages of its
+    # packages being read from the configured index meanwhile (see :func:`_read_ahead`)
+    previous: QuickPrevious | None = None
+    client: IndexClient | None = None
 
     def cancel(self) -> None:
         try:
             for started in (self.run, self.uv_lock):
                 if started is not None:
                     started.cancel()
+            if self.client is not None:
+                self.client.close()
         finally:
             self.held.close()
 
@@ -181,10 +191,37 @@ def _begin(opts: LockOptions) -> None:
 
             early.request = resolve_request(opts, inputs, settings)
             early.run = UvRun(early.request)
+            _started = early
+            with contextlib.suppress(Exception):  # only time is lost: the flow reads them
+                _read_ahead(early)
         _started = early
     except BaseException:
         early.cancel()
         raise
+
+
+def _read_ahead(early: Early) -> None:
+    """Read the previous lock and start reading its packages' index pages, from the index
+    the user configured (as :mod:`agentguard.lock.requirements_flow` would, a second later:
+    it takes this client when its index is the same)."""
+    from agentguard.lock.configured import configured
+    from agentguard.lock.index import IndexClient
+    from agentguard.lock.lockfile import read_quick
+
+    opts = early.opts
+    early.previous = read_quick(early.inputs.root)
+    if early.previous is None or opts.no_index or early.request is None:
+        return
+    urls = configured(opts.index_url, opts.backend).urls
+    if not urls:
+        return
+    early.client = IndexClient(
+        urls,
+        opts.find_links,
+        logins=(opts.index_url,) if opts.index_url else (),
+        deadline=early.request.deadline,
+    )
+    early.client.prefetch(sorted({p.name for p in early.previous.pins}))
 
 
 def _uv_lock(

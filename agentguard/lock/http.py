@@ -269,7 +269,7 @@ class Http:
                     retryable=False,
                 )
             return b""
-        sock = getattr(getattr(resp, "connection", None), "sock", None)
+        sock = _socket_of(resp)
         if sock is not None:
             self._watchdog.watch(sock)
         try:
@@ -289,6 +289,17 @@ class Http:
         if len(body) > limit:
             resp.close()
         return body
+
+
+def _socket_of(resp: urllib3.BaseHTTPResponse) -> socket.socket | None:
+    """The socket a body is read from. An answer that closes its connection (HTTP/1.0, or
+    `Connection: close`) keeps the socket only in the response's file: the connection has
+    let go of it, and a watchdog that looked only there would never shut a slow drip."""
+    sock = getattr(getattr(resp, "connection", None), "sock", None)
+    if sock is None:
+        fp = getattr(getattr(resp, "_fp", None), "fp", None)  # http.client's buffered file
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def _shut(sock: socket.socket) -> None:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
-from agentguard.lock import metadata
+from agentguard.lock import metadata, page_cache
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.lock.pages import (
@@ -55,6 +55,12 @@ __all__ = [
 ]
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
+# Pages read ahead while the resolver runs. They are on a re-lock's clock (its analysis
+# waits for the last one), and the resolver spends that time on the network too: at 4
+# workers the 271 pages of a 272-pin stack took 6.8 s beside a 5 s resolution, at 16 about
+# 2.5 s (see docs/benchmarks.md). Bounded by the pool (one connection per worker), below
+# normal priority, and by the run's deadline (every read is).
+PREFETCH_WORKERS = 16
 
 
 def _file_path(url: str) -> Path:
@@ -138,7 +144,7 @@ class IndexClient:
                 self._http = Http(*self._http_args)
             return self._http
 
-    def prefetch(self, names: Iterable[str], workers: int = 4) -> None:
+    def prefetch(self, names: Iterable[str], workers: int = PREFETCH_WORKERS) -> None:
         """Start reading pages in the background (e.g. while the resolver runs). Few
         workers: more connections only slow the resolver's own requests to the index;
         and below normal priority, so that the resolver gets the CPU first."""
@@ -187,6 +193,7 @@ class IndexClient:
             raise errors[0]
         if not found:
             raise IndexError_(f"{cname}: not on any index", code="index-not-found", retryable=False)
+        files.warm()
         return files
 
     def _index_page(self, base: str, cname: str) -> ProjectPage:
@@ -203,6 +210,9 @@ class IndexClient:
         body, ctype = self.http.get(url, accept=JSON_ACCEPT)
         shown = clean_url(url)
         if "json" in ctype:
+            cached = page_cache.load(self.cache.folder, cname, url, body)
+            if cached is not None:  # this very body, parsed on an earlier run
+                return cached
             try:
                 data = json.loads(body)
             except (ValueError, RecursionError):  # a hostile page may nest without end
@@ -213,7 +223,9 @@ class IndexClient:
                 raise IndexError_(
                     f"{shown}: answer is not a JSON object", code="index-garbage", retryable=True
                 )
-            return parse_json_page(cname, url, data)
+            page = parse_json_page(cname, url, data)
+            page_cache.store(self.cache.folder, cname, url, body, page)
+            return page
         text = body.decode("utf-8", "replace")
         if "<a" not in text and "<html" not in text.lower():
             raise IndexError_(

@@ -10,6 +10,7 @@ no network. The two files are replaced as a pair with one atomic switch (see
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import sys
@@ -158,7 +159,7 @@ def build_pylock(
         matching = sorted(files.get((pin.name, pin.version), []), key=lambda f: f.filename)
         pkg: dict[str, Any] = {"name": canonicalize_name(pin.name), "version": pin.version}
         if pin.marker:
-            pkg["marker"] = str(Marker(pin.marker))
+            pkg["marker"] = _normal_marker(pin.marker)
         if index and not index.startswith("file:"):
             pkg["index"] = index
         sdists = [f for f in matching if not f.is_wheel]
@@ -213,6 +214,13 @@ def build_pylock(
         "tool": {"agentguard": tool},
     }
     return data
+
+
+@functools.lru_cache(maxsize=4096)
+def _normal_marker(text: str) -> str:
+    """A marker as packaging writes it (parsed once per text: a forked lock repeats a few
+    markers over hundreds of pins)."""
+    return str(Marker(text))
 
 
 def env_marker(resolution: Resolution) -> str | None:

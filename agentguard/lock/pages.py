@@ -24,6 +24,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from agentguard import redact
+from agentguard.facts.graph import ReleasedVersions
 
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
@@ -95,6 +96,7 @@ class ProjectPage:
         self._page_url = page_url
         self._versions_hint = versions_hint
         self._by_version: dict[Version, list[dict[str, Any]]] | None = None
+        self._released: ReleasedVersions | None = None
         if items is not None:
             self._raw = None  # grouped on demand
         for f in files:
@@ -107,7 +109,7 @@ class ProjectPage:
         a lock asks for the files of several versions of one page."""
         if self._by_version is None:
             index: dict[Version, list[dict[str, Any]]] = {}
-            for item in self._items or []:
+            for item in self.raw_items or []:
                 filename = item.get("filename")
                 vtext = _version_text(filename) if isinstance(filename, str) else None
                 v = _parse_version(vtext) if vtext is not None else None
@@ -120,7 +122,7 @@ class ProjectPage:
         if self._raw is None:
             raw: dict[str, list[Callable[[], IndexFile | None]]] = {}
             not_yanked: set[str] = set()
-            for item in self._items or []:
+            for item in self.raw_items or []:
                 filename = item.get("filename")
                 vtext = _version_text(filename) if isinstance(filename, str) else None
                 if vtext is None:
@@ -162,22 +164,53 @@ class ProjectPage:
     def versions(self) -> list[Version]:
         return sorted(v for v in (_parse_version(k) for k in self._grouped()) if v is not None)
 
-    def released_versions(self) -> list[Version]:
-        """Versions with at least one non-yanked file, pre-releases excluded."""
+    def warm(self) -> None:
+        """Work out, on the thread that read the page, what every lock asks of it: the files
+        by version and the released versions with their majors (then a re-lock's analysis,
+        which waits for the last page, finds them done)."""
+        if self._raw is None:
+            self._items_by_version()
+        released = self.released_versions()
+        released.groups()
+        released.keys()
+
+    def released_versions(self) -> ReleasedVersions:
+        """Versions with at least one non-yanked file, pre-releases excluded (worked out
+        once: a page's versions never change once read)."""
+        if self._released is None:
+            self._released = ReleasedVersions(self._released_versions())
+        return self._released
+
+    @property
+    def raw_items(self) -> list[dict[str, Any]] | None:
+        """A JSON page's items as the index gave them (None: not a JSON page)."""
+        return self._items
+
+    @property
+    def versions_hint(self) -> list[str] | None:
+        """The index's own version list (PEP 700), when a JSON page gives one."""
+        return self._versions_hint
+
+    def yanked_versions(self) -> set[str]:
+        """The version texts of a JSON page every file of which is yanked."""
+        items = self.raw_items or []
+        yanked = {_version_text(str(i.get("filename", ""))) for i in items if i.get("yanked")}
+        if yanked:
+            alive = {
+                _version_text(str(i.get("filename", "")))
+                for i in items
+                if not i.get("yanked") and _version_text(str(i.get("filename", ""))) in yanked
+            }
+            yanked -= alive
+        return {v for v in yanked if v is not None}
+
+    def _items_for(self, version: Version) -> list[dict[str, Any]]:
+        return self._items_by_version().get(version, [])
+
+    def _released_versions(self) -> list[Version]:
         if self._raw is None and self._versions_hint is not None:
             # PyPI yanks whole releases: a version is out when every file of it is yanked.
-            yanked = {
-                _version_text(str(i.get("filename", "")))
-                for i in self._items or []
-                if i.get("yanked")
-            }
-            if yanked:
-                alive = {
-                    _version_text(str(i.get("filename", "")))
-                    for i in self._items or []
-                    if not i.get("yanked") and _version_text(str(i.get("filename", ""))) in yanked
-                }
-                yanked -= alive
+            yanked = self.yanked_versions()
             keys = [k for k in self._versions_hint if k not in yanked]
         else:
             grouped = self._grouped()
@@ -189,10 +222,29 @@ class ProjectPage:
                 out.append(v)
         return sorted(set(out))
 
+    def upload_times(self, version: Version) -> list[str]:
+        """The upload times the page gives for the files of ``version`` (text, as given):
+        read from a JSON page's items without making an IndexFile of each."""
+        if self._raw is None:
+            items = self._items_for(version)
+            return [str(i["upload-time"]) for i in items if i.get("upload-time")]
+        return [f.upload_time for f in self.files_for(version) if f.upload_time]
+
+    def lists(self, version: Version, sha256s: set[str]) -> bool:
+        """True when the page lists an unyanked file of ``version`` with one of ``sha256s``."""
+        if self._raw is None:
+            for item in self._items_for(version):
+                hashes = item.get("hashes")
+                sha = sha256_or_none(hashes.get("sha256")) if isinstance(hashes, dict) else None
+                if sha in sha256s and not item.get("yanked"):
+                    return True
+            return False
+        return any(f.sha256 in sha256s and not f.yanked for f in self.files_for(version))
+
     def files_for(self, version: Version) -> list[IndexFile]:
         if self._raw is None:
             out: list[IndexFile] = []
-            for item in self._items_by_version().get(version, ()):
+            for item in self._items_for(version):
                 f = _json_file(self._page_url, self.name, item)
                 if f is not None:
                     out.append(f)

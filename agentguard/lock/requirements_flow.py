@@ -11,13 +11,13 @@ rules, configuration) are imported while it runs, not before.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from agentguard.errors import UsageError
 from agentguard.findings import Finding, Report, Source
-from agentguard.lock.backend import Resolution, ResolverError
+from agentguard.lock.backend import Resolution, ResolveRequest, ResolverError
 from agentguard.lock.backends import BACKENDS
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
@@ -26,6 +26,7 @@ from agentguard.lock.urls import clean_url
 
 if TYPE_CHECKING:
     from agentguard.config import Config
+    from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.early import Early
     from agentguard.lock.graph import LockedPackage
     from agentguard.lock.index import IndexClient
@@ -80,7 +81,9 @@ def lock_requirements(
         _wait_quietly(resolving)
         raise
     client: IndexClient | None = None
-    previous: QuickPrevious | StoredLock | None = read_quick(root)
+    previous: QuickPrevious | StoredLock | None = (
+        early.previous if early is not None and early.previous is not None else read_quick(root)
+    )
     if previous is None:
         try:
             previous = read_stored(root)
@@ -114,9 +117,19 @@ def lock_requirements(
             sources.extend(allowed.skipped(previous_index(previous), REQUIREMENTS_LOCK))
             guess = allowed.urls
         logins = (opts.index_url,) if opts.index_url else ()
-        if guess:
+        ahead = early.client if early is not None else None
+        if ahead is not None and (ahead.index_urls_given, tuple(ahead.find_links)) == (
+            tuple(guess),
+            tuple(opts.find_links),
+        ):
+            client = ahead  # reading these pages since the resolver started (lock.early)
+        elif guess:
+            if ahead is not None:
+                ahead.close()
             client = IndexClient(guess, opts.find_links, logins=logins, deadline=deadline)
             client.prefetch(names)
+        elif ahead is not None:
+            ahead.close()
     # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs
     # (on a thread of its own), and use that analysis when the resolver returns exactly
     # those pins (same versions, markers and hashes) from the same index. Otherwise it is
@@ -129,7 +142,13 @@ def lock_requirements(
         guessed_pins = tuple(previous.pins)
         side = ThreadPoolExecutor(1, initializer=background_thread)
         speculating = side.submit(
-            speculation.speculate, previous, inputs, client, policy, opts.allow_major
+            speculation.speculate,
+            previous,
+            inputs,
+            client,
+            policy,
+            opts.allow_major,
+            _fix_check(request, previous.pins, client),
         )
         side.shutdown(wait=False)
     try:
@@ -188,11 +207,16 @@ def lock_requirements(
             analysis = analyse(
                 resolution.pins, inputs.requirement_lines(), client, progress, policy.watched
             )
+            graph, findings, crossings = speculation.rules(
+                analysis,
+                previous,
+                policy,
+                opts.allow_major,
+                inputs.requires_python,
+                _fix_check(request, resolution.pins, client),
+            )
         finally:
             client.close()
-        graph, findings, crossings = speculation.rules(
-            analysis, previous, policy, opts.allow_major, inputs.requires_python
-        )
     report = assemble(
         opts,
         inputs,
@@ -208,6 +232,17 @@ def lock_requirements(
     )
     retain(client, analysis, speculated, speculating, previous, graph)  # (see retain)
     return report
+
+
+def _fix_check(
+    request: ResolveRequest, pins: Sequence[LockedPackage], client: IndexClient
+) -> Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck]:
+    """AG101's first fixes resolved as one set against ``pins`` (:mod:`agentguard.lock.fix_check`)."""
+    from agentguard.lock.fix_check import UvResolve, check_fix_set
+    from agentguard.lock.index import default_cache_dir
+
+    resolve = UvResolve(request, pins, client, default_cache_dir())
+    return lambda groups: check_fix_set(groups, resolve)
 
 
 def _wait_quietly(future: Future[Resolution]) -> None:

@@ -22,7 +22,12 @@ from agentguard.lock.pages import IndexFile, ProjectPage
 
 def earliest_upload(files: list[IndexFile]) -> str | None:
     """The earliest upload time of ``files`` (UTC, seconds), None when none gives one."""
-    times = [t for t in (parse_time(f.upload_time) for f in files) if t is not None]
+    return earliest_time([f.upload_time for f in files if f.upload_time])
+
+
+def earliest_time(texts: list[str]) -> str | None:
+    """The earliest of these upload times (UTC, seconds), None when none reads as one."""
+    times = [t for t in (parse_time(x) for x in texts) if t is not None]
     if not times:
         return None
     return min(times).astimezone(dt.timezone.utc).replace(microsecond=0).isoformat()
@@ -52,7 +57,7 @@ def span_dates(
             version = Version(e.parent_version)
         except InvalidVersion:
             continue
-        when = earliest_upload(page.files_for(version))
+        when = earliest_time(page.upload_times(version))
         if when is not None:
             releases[key] = when
     for child in sorted(children):
@@ -62,7 +67,7 @@ def span_dates(
             continue
         out: dict[str, str] = {}
         for major, members in major_groups(versions):
-            when = earliest_upload(page.files_for(members[-1]))  # its oldest final release
+            when = earliest_time(page.upload_times(members[-1]))  # its oldest final release
             if when is not None:
                 out[major] = when
         if out:

@@ -4,15 +4,18 @@ the resolver runs, and that analysis is used when the resolver returns exactly t
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentguard import redact
 from agentguard.findings import Finding, Severity
 from agentguard.lock.previous import Previous, previous_pins
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
+    from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.analysis import Analysis
     from agentguard.lock.graph import LockedPackage, LockGraph
     from agentguard.lock.index import IndexClient
@@ -43,13 +46,17 @@ def speculate(
     client: IndexClient,
     policy: DepsPolicy,
     allow_major: tuple[str, ...],
+    check: Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck] | None = None,
 ) -> Speculated:
     from agentguard.lock.analysis import analyse
 
     analysis = analyse(previous.pins, inputs.requirement_lines(), client, watched=policy.watched)
     graph, findings, crossings = rules(
-        analysis, previous, policy, allow_major, inputs.requires_python
+        analysis, previous, policy, allow_major, inputs.requires_python, check
     )
+    # The report is redacted on the main thread once uv returns; each text's redaction is
+    # cached (agentguard.redact), so doing it here first takes most of that off the clock.
+    redact.scrub((findings, analysis.sources))
     return Speculated(analysis, graph, tuple(findings), tuple(crossings))
 
 
@@ -59,9 +66,13 @@ def rules(
     policy: DepsPolicy,
     allow_major: tuple[str, ...],
     requires_python: str | None,
+    check: Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck] | None = None,
 ) -> tuple[LockGraph, list[Finding], list[Finding]]:
-    """The graph with each edge's admitted majors, all AG1xx findings, and the crossings."""
+    """The graph with each edge's admitted majors, all AG1xx findings, and the crossings.
+    ``check``: resolves AG101's first fixes as one set (:mod:`agentguard.lock.fix_check`);
+    None: not checked (each fix is still its group's)."""
     from agentguard.rules.deps import check_unknown_metadata
+    from agentguard.rules.deps_fix_plan import fix_groups
     from agentguard.rules.deps_gate import check_major_crossings
     from agentguard.rules.deps_spans import check_major_spans
 
@@ -75,8 +86,10 @@ def rules(
         s.status.value == "failed" for s in analysis.sources
     )
     kept = previous_pins(previous) if refused and previous is not None else None
+    groups = fix_groups(graph)
+    fixes = check(groups) if check is not None and groups else None
     findings = [
-        *check_major_spans(graph, policy, kept=kept),
+        *check_major_spans(graph, policy, kept=kept, fixes=fixes, groups=groups),
         *check_unknown_metadata(graph),
         *crossings,
     ]

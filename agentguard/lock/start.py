@@ -45,6 +45,8 @@ class LockOptions:
     timeout: float | None = None  # seconds for the whole run (None: the generous default)
     smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
     smoke_timeout: float | None = None  # seconds for the smoke run (None: its default)
+    npm_registry: str | None = None  # --npm-registry: where npm server launches resolve
+    write_launch: bool = False  # --write-launch: rewrite MCP server launches to the lock
 
 
 @dataclass(frozen=True)

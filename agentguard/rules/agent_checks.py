@@ -25,6 +25,7 @@ from agentguard.rules.agent_tools_mcp import (
     check_fallback_option,
     check_fallback_site,
     check_mcp_server,
+    check_server_lock,
 )
 from agentguard.rules.agent_workdir import check_settings_sources, check_workdir, cwd_verdict
 from agentguard.rules.secret_values import check_env_secrets
@@ -60,13 +61,14 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
             set_where=f"`env` of {settings.path}",
         )
     for server in facts.mcp_servers:
-        out += check_mcp_server(server)
+        out += check_mcp_server(server, facts.server_lock, project=facts.workdir is None)
         out += check_env_secrets(
             server.env,
             subject=f"MCP server {server.name!r}",
             location=Location(path=server.path, line=server.line, note=server.declared_in),
             set_where=f"its `env` in {server.declared_in}",
         )
+    out += check_server_lock(facts)
     for site in facts.fallbacks:
         out += check_fallback_site(site)
         out += check_fallback_paths(site)

@@ -81,16 +81,24 @@ def approval_gates(
             gates.append(f"`{name}` decides each call ({verdict.reason})")
         else:
             passed.append(_not_a_gate(f"`{name}`", verdict))
-    if headless_workflow(cfg):
+    run = (
+        "a workflow run"
+        if headless_workflow(cfg)
+        else f"an SDK run with no `{_option(cfg, 'can_use_tool')}` and "
+        f"`{_option(cfg, 'setting_sources')}` empty (no settings file can pre-approve)"
+        if headless_sdk(cfg)
+        else None
+    )
+    if run is not None:
         approved = sorted(n for n in allowed if n.split("(", 1)[0] in tools)
         if not approved:
             gates.append(
-                "a workflow run: nobody answers a permission prompt, so a call that is not "
+                f"{run}: nobody answers a permission prompt, so a call that is not "
                 "pre-approved is denied"
             )
         elif not any(unrestricted(n) for n in approved):
             gates.append(
-                f"a workflow run: only calls matching {', '.join(approved)} are pre-approved, "
+                f"{run}: only calls matching {', '.join(approved)} are pre-approved, "
                 "and nobody answers a permission prompt for any other"
             )
     hooks = cfg.options.get("hooks")
@@ -135,3 +143,37 @@ def headless_workflow(cfg: AgentConfig) -> bool:
         return False
     mode = cfg.option("permission_mode")
     return mode is None or all(a in ("default", "plan") for a in alternatives(mode.value))
+
+
+_CAMEL = {
+    "can_use_tool": "canUseTool",
+    "setting_sources": "settingSources",
+    "permission_mode": "permissionMode",
+    "permission_prompt_tool_name": "permissionPromptToolName",
+}
+
+
+def _option(cfg: AgentConfig, name: str) -> str:
+    return _CAMEL.get(name, name) if cfg.engine.endswith("(TypeScript)") else name
+
+
+def headless_sdk(cfg: AgentConfig) -> bool:
+    """Agent SDK options (Python or TypeScript) in the default permission mode, with no
+    ``can_use_tool`` callback, no hooks, no permission-prompt tool and ``setting_sources``
+    written out empty: a call that is not pre-approved by ``allowed_tools`` has nobody to
+    approve it and no settings file to pre-approve it, so it is denied (the mitigation the
+    workflow reader credits for a ``claude -p`` step). Unset ``setting_sources`` is not
+    credited: what loads then depends on the SDK's version."""
+    if cfg.engine == "claude CLI" or ci_file(cfg.path) or cfg.open_ended:
+        return False  # (options spread from an unknown value may set any of these)
+    for name in ("can_use_tool", "hooks", "permission_prompt_tool_name"):
+        opt = cfg.options.get(name) or cfg.options.get(_CAMEL.get(name, name))
+        if opt is not None and opt.value is not None:
+            return False
+    mode = cfg.options.get("permission_mode") or cfg.options.get("permissionMode")
+    if mode is not None and not all(a in ("default", "plan") for a in alternatives(mode.value)):
+        return False
+    sources = cfg.options.get("setting_sources") or cfg.options.get("settingSources")
+    if sources is None:
+        return False
+    return all(isinstance(a, tuple | list) and len(a) == 0 for a in alternatives(sources.value))

@@ -225,7 +225,11 @@ class McpServerUnpinned(Rule):
     ```json
     {"mcpServers": {"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2025.8.21"]}}}
     ```
-    For images use `image@sha256:<digest>`; for uvx `pkg==1.2.3`.
+    For images use `image@sha256:<digest>`; for uvx `pkg==1.2.3`. In a project,
+    `agentguard lock --write-launch` resolves the version each npm and PyPI launch gets,
+    records it in `mcp.lock.json` and writes it into the launch; once the lock holds a
+    launch, this fix names its version (`npx -y @acme/tracker-mcp@1.4.2`,
+    `uvx --from 'mcp-server-fetch==2025.4.7' mcp-server-fetch`).
     """
 
     id = "AG310"

@@ -10,7 +10,12 @@ from agentguard import escape
 from agentguard.facts.agents import AgentConfig, ClaudeSettings, ToolGrant
 from agentguard.facts.values import Unknown, alternatives, describe, to_json
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
-from agentguard.rules.agent_mitigations import approval_gates, headless_workflow, sandboxed
+from agentguard.rules.agent_mitigations import (
+    approval_gates,
+    headless_sdk,
+    headless_workflow,
+    sandboxed,
+)
 from agentguard.rules.agent_tools import (
     BUILTIN_TOOLS,
     CATEGORY_RULES,
@@ -43,6 +48,7 @@ def option_syntax(cfg: AgentConfig, name: str) -> str:
             "permission_mode": "permissionMode",
             "setting_sources": "settingSources",
             "fallback_model": "fallbackModel",
+            "can_use_tool": "canUseTool",
         }.get(name, name)
     if cfg.engine == "claude CLI":
         return {
@@ -297,6 +303,7 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
     listed = [t for t in dict.fromkeys(bases) if t in BUILTIN_TOOLS]
     others = [t for t in BUILTIN_TOOLS if t not in names]
     headless = headless_workflow(cfg)
+    sdk = not headless and headless_sdk(cfg)
     return [
         AllowListWithoutRemoval.finding(
             f"`{option_syntax(cfg, 'allowed_tools')}` = {describe(allowed.value)} only pre-approves "
@@ -307,9 +314,14 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
                 " In a workflow run nobody answers a permission prompt, so a call of the "
                 "others is denied; `--tools` would say so in the file."
                 if headless
+                else f" With no `{option_syntax(cfg, 'can_use_tool')}`, the default permission "
+                f"mode and `{option_syntax(cfg, 'setting_sources')}` empty, nobody answers a "
+                "permission prompt and no settings file pre-approves, so a call of the others "
+                f"is denied; `{option_syntax(cfg, 'tools')}` would say so in the code."
+                if sdk
                 else ""
             ),
-            severity=Severity.LOW if headless else None,
+            severity=Severity.LOW if headless or sdk else None,
             locations=[_loc(cfg, allowed.line)],
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "

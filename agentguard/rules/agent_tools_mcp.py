@@ -7,25 +7,32 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentguard import escape
-from agentguard.facts.agents import AgentConfig, FallbackSite, McpServer
+from agentguard.facts.agents import AgentConfig, FallbackSite, McpServer, ProjectFacts
+from agentguard.facts.mcp_pins import (
+    DOCKER_VALUE_FLAGS as _DOCKER_VALUE_FLAGS,
+)
+from agentguard.facts.mcp_pins import (
+    IMAGE,
+    ServerLaunch,
+    ServerLock,
+    launch_of,
+    pin_for,
+    registry_launches,
+)
+from agentguard.facts.mcp_pins import (
+    NODE_VALUE_FLAGS as _NODE_VALUE_FLAGS,
+)
 from agentguard.facts.values import Unknown, alternatives, describe, redact_text
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.rules.agent_tools import McpServerUnpinned, SilentModelFallback
 from agentguard.rules.agent_tools_checks import option_syntax
+from agentguard.rules.mcp_pins import drift_findings
 
 _NODE_LAUNCHERS = {"npx", "bunx", "pnpx"}
 _NODE_SUBCOMMANDS = {("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("bun", "x")}
 _PY_LAUNCHERS = {"uvx"}
 _PY_SUBCOMMANDS = {("uv", "tool"), ("pipx", "run")}
 _CONTAINER = {"docker", "podman", "nerdctl"}
-# Options of `docker run` that take a value as the next argument.
-_DOCKER_VALUE_FLAGS = {
-    "-e", "--env", "-v", "--volume", "--name", "--network", "--net", "-w", "--workdir",
-    "--mount", "-p", "--publish", "-u", "--user", "--entrypoint", "--env-file", "-l",
-    "--label", "--platform", "--cpus", "-m", "--memory", "--add-host", "--cap-add",
-    "--cap-drop", "--security-opt", "--pull", "-h", "--hostname", "--tmpfs", "--ulimit",
-}  # fmt: skip
-_NODE_VALUE_FLAGS = {"-p", "--package", "--registry", "--cache", "--userconfig"}
 _UV_VALUE_FLAGS = {"--python", "-p", "--with", "--index", "--index-url", "--extra-index-url"}
 _EXACT_VERSION = re.compile(r"^v?\d+(\.\d+)*([-+.][0-9A-Za-z.-]+)?$")
 
@@ -127,7 +134,43 @@ def unpinned_reason(server: McpServer) -> tuple[str, str, str, Severity] | None:
     return None
 
 
-def check_mcp_server(server: McpServer) -> list[Finding]:
+def _fix(server: McpServer, pinned: str, lock: ServerLock | None, project: bool) -> Fix:
+    """What AG310 says to do: the version the MCP server lock holds and the command that
+    pins it; without one, in a project, the command that resolves and writes it."""
+    launch = launch_of(server)
+    pin = (
+        pin_for(launch, lock.pins)
+        if lock is not None and isinstance(launch, ServerLaunch)
+        else None
+    )
+    if pin is not None and isinstance(launch, ServerLaunch):
+        command = redact_text(pin.pinned_command(launch.launcher, launch.extras))
+        return Fix(
+            f"Pin it: launch `{command}` (the version {lock.path if lock else ''} holds); "
+            f"`agentguard lock --write-launch` writes it into {server.path}.",
+            snippet=escape.snippet(command),
+        )
+    if not pinned:
+        return Fix("Name the server's package with an exact version (or an image digest).")
+    if project and isinstance(launch, ServerLaunch) and launch.kind != IMAGE:
+        return Fix(
+            f"Pin it: run `agentguard lock --write-launch`, which resolves the version the "
+            f"launch gets today, records it in mcp.lock.json and launches `{pinned}` with it; "
+            "then update it on purpose.",
+            snippet="agentguard lock --write-launch",
+        )
+    return Fix(
+        f"Pin it: launch `{pinned}` (an exact version, or an image digest) and update it on "
+        "purpose.",
+        snippet=escape.snippet(pinned),
+    )
+
+
+def check_mcp_server(
+    server: McpServer, lock: ServerLock | None = None, *, project: bool = True
+) -> list[Finding]:
+    """AG310. ``lock``: the project's MCP server lock; ``project``: the server is in a
+    project folder (`agentguard lock` can pin it there), not in an image's files."""
     found = unpinned_reason(server)
     if found is None:
         return []
@@ -137,13 +180,7 @@ def check_mcp_server(server: McpServer) -> list[Finding]:
         McpServerUnpinned.finding(
             f"MCP server {server.name!r} ({server.declared_in}) launches {what}: {why}.",
             locations=[Location(path=server.path, line=server.line, note=server.declared_in)],
-            fix=Fix(
-                f"Pin it: launch `{pinned}` (an exact version, or an image digest) and update "
-                "it on purpose."
-                if pinned
-                else "Name the server's package with an exact version (or an image digest).",
-                snippet=escape.snippet(pinned) if pinned else None,
-            ),
+            fix=_fix(server, pinned, lock, project),
             evidence={
                 "server": server.name,
                 "argv": server.safe_argv()[:12],
@@ -153,6 +190,17 @@ def check_mcp_server(server: McpServer) -> list[Finding]:
             confidence=Confidence.LOW if severity is Severity.LOW else Confidence.HIGH,
         )
     ]
+
+
+def check_server_lock(facts: ProjectFacts) -> list[Finding]:
+    """AG142 where a project keeps an MCP server lock: a launch of another version than the
+    locked one, a launch the lock does not hold, an entry whose launch is gone (an unpinned
+    launch is AG310's, which names the locked version)."""
+    if facts.server_lock is None:
+        return []
+    found, _ = registry_launches(facts.mcp_servers)
+    lockable = [x for x in found if x.kind != IMAGE or x.digest]
+    return drift_findings(lockable, facts.server_lock.pins, unpinned=False)
 
 
 def check_fallback_option(cfg: AgentConfig) -> list[Finding]:

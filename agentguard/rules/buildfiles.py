@@ -365,6 +365,23 @@ def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else "."
 
 
+def _cap(name: str, floor: str, held: Sequence[str] | None) -> tuple[str, str | None]:
+    """The cap a fix proposes, and its snippet (None: no number can be given). On a 0.x
+    line every minor is a major, so the floor's next minor would shut out every later
+    release the project may already run (``anthropic>=0.39.0,<0.40`` where releases
+    reach 0.125): the cap is put above the version the lock holds, or left for the user
+    to fill in from the version they tested, never at the floor's next minor."""
+    low = _version_key(floor)
+    if low.major != 0:
+        cap = f"{name}>={floor},<{next_major_floor(low)}"
+        return cap, cap
+    tested = max((_version_key(v) for v in held or ()), default=None)
+    if tested is not None and tested >= low:
+        cap = f"{name}>={floor},<{next_major_floor(tested)}"
+        return cap, cap
+    return f"{name}>={floor},<0.<the minor after the one you tested>", None
+
+
 def lock_questions(
     decls: Sequence[RequirementDecl], watched: frozenset[str]
 ) -> dict[str, set[str]]:
@@ -403,14 +420,12 @@ def check_sdk_bounds(
             )
             cap = f"{d.name}==<the version you tested>"
             snippet = None
-        else:
-            upper = next_major_floor(_version_key(floor or "0"))
-            what = f"as {d.name}{d.specifier}: a floor and no upper bound"
-            cap = f"{d.name}>={floor},<{upper}"
-            snippet = cap
-        message = f"{d.name} is required in {where} {what}; every future major satisfies it."
         lock_name, pins = (locked or {}).get(_folder(d.path), ("", {}))
         held = pins.get(d.name) if d.origin == "pyproject" else None  # as lock_questions
+        if kind != "unbounded":
+            what = f"as {d.name}{d.specifier}: a floor and no upper bound"
+            cap, snippet = _cap(d.name, floor or "0", held)
+        message = f"{d.name} is required in {where} {what}; every future major satisfies it."
         if held:
             message += (
                 f" Mitigated: the project's lock ({lock_name}) holds {d.name}=={', '.join(held)};"

@@ -64,6 +64,16 @@ class MajorSpanningRange(Rule):
     child to one major, the edge is reported as mitigated (info), but only where that
     requirement's marker holds: `mcp>=2.0,<3 ; sys_platform == "win32"` mitigates
     nothing on Linux, and the finding stays, naming the environments left open.
+
+    The first fixes are one set, since you add all of them: every span over one pin of
+    a child gets the same cap (referencing 0.37.0 was built when rpds-py 0.27 was the
+    newest major, jsonschema 4.26.0 when 0.30 was: both get `rpds-py>=0.27,<0.28`, the
+    major neither was uploaded before, not two caps that exclude each other). `agentguard
+    lock` then resolves all first fixes together with the real resolver, beside your own
+    requirements, before offering them (evidence `fix_set`: `resolves`); when one
+    child's caps cannot join the others, its finding names the caps it conflicts with
+    and offers no snippet (`conflict`), never a set that does not install, nor the major
+    the parent cannot have been built against. Offline (`--check`), `unknown`.
     """
 
     id = "AG101"

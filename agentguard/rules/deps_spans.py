@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from packaging.version import InvalidVersion, Version
 
-from agentguard.facts.environments import EnvironmentTable, both, quoted_for_toml
+from agentguard.facts.environments import quoted_for_toml
+from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
 from agentguard.facts.graph import (
     PROJECT,
     DependencyEdge,
@@ -25,7 +26,10 @@ from agentguard.facts.graph import (
 from agentguard.facts.pins import LockedPackage
 from agentguard.findings import Confidence, Finding, JSONValue, Location, Severity
 from agentguard.rules.deps import MajorSpanningRange
+from agentguard.rules.deps_fix_choice import group_fix
+from agentguard.rules.deps_fix_plan import fix_groups
 from agentguard.rules.deps_policy import DepsPolicy
+from agentguard.rules.deps_reach import Reach, cap_marker
 from agentguard.rules.deps_span_fix import span_fix, with_marker
 
 
@@ -35,90 +39,9 @@ def _majors_text(majors: tuple[str, ...]) -> str:
     return f"{', '.join(majors[:3])}, ..., {', '.join(majors[-2:])}"
 
 
-class _Reach:
-    """Which pins of a child an edge reaches (built only when some child is forked)."""
-
-    def __init__(self, graph: LockGraph) -> None:
-        self.graph = graph
-        self._table: EnvironmentTable | None = None
-
-    @property
-    def table(self) -> EnvironmentTable:
-        if self._table is None:
-            markers = [p.marker for p in self.graph.packages]
-            self._table = EnvironmentTable([*markers, *(e.marker for e in self.graph.edges)])
-        return self._table
-
-    def pins(self, edge: DependencyEdge) -> list[LockedPackage]:
-        pins = sorted(self.graph.versions_of(edge.child), key=lambda p: _order(p.version))
-        if len(pins) <= 1:
-            return pins
-        t = self.table
-        mask = self.edge_mask(edge)
-        reached = [p for p in pins if t.mask(p.marker) & mask]
-        return reached or pins
-
-    def edge_mask(self, edge: DependencyEdge) -> int:
-        """The environments where ``edge`` applies (its marker, and its parent's pins)."""
-        t = self.table
-        mask = t.mask(edge.marker)
-        if edge.parent != PROJECT:
-            parents = [
-                p for p in self.graph.versions_of(edge.parent) if p.version == edge.parent_version
-            ]
-            if parents:
-                m = 0
-                for p in parents:
-                    m |= t.mask(p.marker)
-                mask &= m
-        return mask
-
-    def unmitigated(
-        self, edge: DependencyEdge, pin: LockedPackage, caps: list[DependencyEdge]
-    ) -> int:
-        """The environments of this finding that none of the project's one-major ``caps``
-        reaches (a cap mitigates exactly where its marker holds)."""
-        t = self.table
-        mask = self.edge_mask(edge) & t.mask(pin.marker)
-        for c in caps:
-            mask &= ~t.mask(c.marker) if c.marker else 0
-        return mask & t.all
-
-    def where(self, mask: int) -> str:
-        """The environments in ``mask``, named by platform when every Python is in it."""
-        t = self.table
-        envs = [e for i, e in enumerate(t.environments) if mask >> i & 1]
-        pythons = {e.python for e in t.environments}
-        platforms = sorted({e.platform for e in envs})
-        if all(
-            {e.python for e in envs if e.platform == p} == pythons for p in platforms
-        ) and platforms != ["any platform"]:
-            return ", ".join(platforms)
-        return t.describe(mask)
-
-
-def _cap_marker(graph: LockGraph, edge: DependencyEdge, pin: LockedPackage) -> str | None:
-    """Where the cap applies: the child pin's marker and, when the parent is pinned once per
-    fork, that parent pin's (a cap from one fork's parent must not move the other fork)."""
-    if edge.parent == PROJECT:
-        return pin.marker
-    parents = graph.versions_of(edge.parent)
-    mine = [p for p in parents if p.version == edge.parent_version]
-    if len(parents) > 1 and len(mine) == 1 and mine[0].marker:
-        return both(pin.marker, mine[0].marker)
-    return pin.marker
-
-
 def _own_text(edge: DependencyEdge) -> str:
     text = f"{edge.child}{edge.specifier}"
     return f"{text} ; {quoted_for_toml(edge.marker)}" if edge.marker else text
-
-
-def _order(version: str) -> Version:
-    try:
-        return Version(version)
-    except InvalidVersion:
-        return Version("0")
 
 
 def check_major_spans(
@@ -126,13 +49,19 @@ def check_major_spans(
     policy: DepsPolicy,
     *,
     kept: Sequence[LockedPackage] | None = None,
+    fixes: FixSetCheck | None = None,
+    groups: dict[GroupKey, FixGroup] | None = None,
 ) -> list[Finding]:
     """AG101 for every edge whose specifier admits two or more released majors, once per
     pin of the child the edge reaches.
 
     ``kept``: the pins the lock files still hold, when this resolution was not written
     (a refused re-lock); the message then says so instead of calling the new pin locked.
+    ``fixes``: the first fixes resolved as one set (None: not checked, e.g. offline); the
+    fix of each finding is its group's (:mod:`agentguard.rules.deps_fix_plan`).
     """
+    if groups is None:
+        groups = fix_groups(graph)
     findings: list[Finding] = []
     own: dict[str, list[DependencyEdge]] = {}
     for e in graph.edges:
@@ -141,7 +70,7 @@ def check_major_spans(
     bounds: dict[tuple[str, str | None, str], UpstreamBound] = {
         (b.parent, b.parent_version, b.child): b for b in graph.upstream_bounds
     }
-    reach = _Reach(graph)
+    reach = Reach(graph)
     for edge in graph.edges:
         majors = edge.admitted_majors
         if majors is None or len(majors) <= 1:
@@ -152,7 +81,20 @@ def check_major_spans(
             except InvalidVersion:
                 continue
             findings.append(
-                _finding(graph, policy, edge, majors, pin, locked_v, own, bounds, kept, reach)
+                _finding(
+                    graph,
+                    policy,
+                    edge,
+                    majors,
+                    pin,
+                    locked_v,
+                    own,
+                    bounds,
+                    kept,
+                    reach,
+                    groups,
+                    fixes,
+                )
             )
     return findings
 
@@ -167,7 +109,9 @@ def _finding(
     own: dict[str, list[DependencyEdge]],
     bounds: dict[tuple[str, str | None, str], UpstreamBound],
     kept: Sequence[LockedPackage] | None,
-    reach: _Reach,
+    reach: Reach,
+    groups: dict[GroupKey, FixGroup],
+    fixes: FixSetCheck | None,
 ) -> Finding:
     child = edge.child
     if edge.parent == PROJECT:
@@ -219,7 +163,11 @@ def _finding(
             "specifier": bound.specifier,
             "parent_versions": list(bound.parent_versions),
         }
-    fix = span_fix(graph, edge, majors, locked_v, _cap_marker(graph, edge, pin), bound, evidence)
+    marker = cap_marker(graph, edge, pin)
+    fix = span_fix(graph, edge, majors, locked_v, marker, bound, evidence)
+    group = groups.get((child, marker, pin.version))
+    if group is not None:
+        fix = group_fix(fix, group, fixes, evidence)
     caps = [
         o
         for o in own.get(child, [])

@@ -62,7 +62,7 @@ def test_plain_arguments_are_read_as_the_command_line_reads_them(
             "--extra", "cli", "--group", "dev", "--index-url", "http://127.0.0.1:9/simple",
             "--find-links", "wheels", "--min-release-age", "7d", "--only-binary", "--config",
             "ag.toml", "--timeout", "30", "-q", "-v", "-f", "json", "-o", "out.json",
-            "--fail-on", "low"]  # fmt: skip
+            "--fail-on", "low", "--write-launch", "--npm-registry", "http://127.0.0.1:9/"]  # fmt: skip
     expected = LockOptions(
         project=Path("proj"),
         upgrade=True,
@@ -76,6 +76,8 @@ def test_plain_arguments_are_read_as_the_command_line_reads_them(
         only_binary=True,
         config_file=Path("ag.toml"),
         timeout=30.0,
+        write_launch=True,
+        npm_registry="http://127.0.0.1:9/",
     )
     assert early.parse(argv) == expected
     assert typer_parse(argv, monkeypatch) == expected

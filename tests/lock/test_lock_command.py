@@ -65,6 +65,7 @@ def test_lock_reports_the_incident_edge_whole(tmp_path: Path, agent_index: dict[
                 "uploaded": {"parent": None, "majors": {}},  # a file index gives no times
                 "built_for": None,
                 "first_fix_basis": "upstream-cap",
+                "fix_set": "resolves",  # every first fix, resolved together with uv
             },
             "fix": {
                 # claude-agent-sdk 0.2.100 (a later release than the locked one) says mcp<2;

@@ -81,8 +81,10 @@ def _apply_snippets_and_install(project: Path, deps: list[str]) -> None:
     import sys
 
     _, report, _ = run_json("lock", str(project))
-    snippets = sorted({f["fix"]["snippet"] for f in findings(report, "AG101")})
-    assert snippets
+    offered = findings(report, "AG101")
+    # every first fix is offered, and all of them were resolved as one set before that
+    assert offered and {f["evidence"]["fix_set"] for f in offered} == {"resolves"}
+    snippets = sorted({f["fix"]["snippet"] for f in offered})
     write_project(project, [*deps, *snippets], requires_python=_requires_python(project))
     _, report, _ = run_json("lock", str(project))
     assert report["complete"] is True, report["sources"]
@@ -99,22 +101,12 @@ def _requires_python(project: Path) -> str:
     return text.split('requires-python = "', 1)[1].split('"', 1)[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (#26 stays open): the evidence-ordered first fixes, applied together, "
-    "offer older majors for the long tail (rpds-py, starlette) that the resolver cannot satisfy",
-)
 def test_every_fix_snippet_of_the_example_applied_still_installs(tmp_path: Path) -> None:
     deps = ["claude-agent-sdk==0.2.95", "httpx>=0.27"]  # examples/kontext-bot
     project = write_project(tmp_path / "bot", deps, requires_python=">=3.11")
     _apply_snippets_and_install(project, deps)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (#26 stays open): the evidence-ordered first fixes, applied together, "
-    "offer older majors for the long tail (rpds-py, starlette) that the resolver cannot satisfy",
-)
 def test_every_fix_snippet_of_a_forked_stack_applied_still_installs(tmp_path: Path) -> None:
     deps = FORKED_STACKS[0]
     project = write_project(tmp_path / "stack", deps)

@@ -105,9 +105,10 @@ def test_whole_unpinned_finding() -> None:
             "fetched on every start.",
             locations=[Location(path=".mcp.json", line=3, note=".mcp.json")],
             fix=Fix(
-                "Pin it: launch `fs-mcp@<version>` (an exact version, or an image digest) and "
-                "update it on purpose.",
-                snippet="fs-mcp@<version>",
+                "Pin it: run `agentguard lock --write-launch`, which resolves the version the "
+                "launch gets today, records it in mcp.lock.json and launches `fs-mcp@<version>` "
+                "with it; then update it on purpose.",
+                snippet="agentguard lock --write-launch",
             ),
             evidence={"server": "fs", "argv": ["npx", "-y", "fs-mcp"], "declared_in": ".mcp.json"},
             severity=Severity.HIGH,

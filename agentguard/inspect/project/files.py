@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from agentguard.findings import Source
 from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
@@ -19,6 +20,9 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.python_agents import Wanted
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
 # command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
@@ -67,11 +71,14 @@ def python_may_matter(data: bytes) -> bool:
     return b"claude" in data or _FROM_OR_IMPORT.search(data) is not None
 
 
-def process_file(path: str, kind: str, data: bytes, origin: str = "project") -> FileOutcome:
-    """Facts and sources from one file. Never raises for bad input."""
+def process_file(
+    path: str, kind: str, data: bytes, origin: str = "project", wanted: Wanted | None = None
+) -> FileOutcome:
+    """Facts and sources from one file. Never raises for bad input. ``wanted``: a Python
+    file's readers, when the caller has worked them out from ``data`` already."""
     out = FileOutcome()
     try:
-        _process(path, kind, data, origin, out)
+        _process(path, kind, data, origin, out, wanted)
     except RecursionError:
         out = FileOutcome(sources=[failed_source(path, "nested too deeply to analyse", "too-deep")])
     except MemoryError:
@@ -128,11 +135,13 @@ def _cap(path: str, out: FileOutcome) -> None:
     )
 
 
-def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -> None:
+def _process(
+    path: str, kind: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None
+) -> None:
     may = kind != "python" or python_may_matter(data)
     if kind == "python":
         if may:
-            _python(path, data, origin, out)
+            _python(path, data, origin, out, wanted)
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
@@ -160,13 +169,13 @@ def _process(path: str, kind: str, data: bytes, origin: str, out: FileOutcome) -
         out.configs.extend(action_steps(path, data, origin=origin))
 
 
-def _python(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
+def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None) -> None:
     from agentguard.inspect.project.python_agents import analyse_python
 
     template = False
     try:
         try:
-            facts = analyse_python(path, data, origin=origin)
+            facts = analyse_python(path, data, origin=origin, wanted=wanted)
         except SyntaxError:
             untemplated = _python_untemplated(data)
             if untemplated is None:

@@ -22,6 +22,7 @@ class _Reader:
         self.text = text
         self.pos = 0
         self.lines: dict[KeyPath, int] = {}
+        self.spans: dict[KeyPath, tuple[int, int]] = {}  # where each value is in the text
         self.count = 0
         self._mark = (0, 1)  # (position, line) last computed: lines are counted forward
 
@@ -61,6 +62,12 @@ class _Reader:
             raise DocumentError(f"nested deeper than {MAX_DEPTH} levels", self.line(), "too-deep")
         self.skip()
         self.lines.setdefault(path, self.line())
+        start = self.pos
+        got = self._value(path, depth)
+        self.spans[path] = (start, self.pos)
+        return got
+
+    def _value(self, path: KeyPath, depth: int) -> Any:
         if self.pos >= len(self.text):
             raise self.fail("unexpected end of file")
         ch = self.text[self.pos]
@@ -136,9 +143,15 @@ class _Reader:
 
 
 def load_jsonc(text: str) -> LinedDoc:
+    return load_jsonc_spans(text)[0]
+
+
+def load_jsonc_spans(text: str) -> tuple[LinedDoc, dict[KeyPath, tuple[int, int]]]:
+    """The document, and where each value is in ``text`` (start and end offsets, by key
+    path): what a rewrite of one value needs to keep every other byte."""
     reader = _Reader(text)
     value = reader.value((), 0)
     reader.skip()
     if reader.pos != len(text):
         raise reader.fail("extra data after the value")
-    return LinedDoc(value, reader.lines)
+    return LinedDoc(value, reader.lines), reader.spans

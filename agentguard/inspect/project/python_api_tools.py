@@ -96,6 +96,21 @@ def _tool_type(value: str) -> tuple[str, str, str, bool] | None:
     return None
 
 
+def _declared(node: ast.Dict, roots: set[str]) -> bool:
+    """A ``"type": "<tool type>"`` entry of a provider the file imports."""
+    for key, value in zip(node.keys, node.values, strict=True):
+        if (
+            isinstance(key, ast.Constant)
+            and key.value == "type"
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+        ):
+            found = _tool_type(value.value)
+            if found is not None and found[0] in roots:
+                return True
+    return False
+
+
 def _tools_name(node: ast.AST) -> bool:
     name = (
         node.id
@@ -165,6 +180,8 @@ def api_tool_grants(path: str, tree: ast.AST, index: ModuleIndex) -> list[ToolGr
     roots = index.import_roots
     if not ({"anthropic", "openai"} & roots):
         return []
+    if not any(_declared(node, roots) for node, _ in index.dicts):
+        return []  # (the index holds every dict literal: no tool type, nothing handed over)
     out: list[ToolGrant] = []
     for node, guards in _handed_over(tree):
         for key, value in zip(node.keys, node.values, strict=True):

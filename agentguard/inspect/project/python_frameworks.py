@@ -61,7 +61,9 @@ NEEDLES: tuple[bytes, ...] = tuple(
             "CodeAgent",
             "LocalCommandLineCodeExecutor",
             "code_execution_config",
-            "crewai",
+            # crewAI's `Agent` grants only with this keyword written out (its
+            # CodeInterpreterTool is a needle above): the module's name is not needed
+            "allow_code_execution",
         }
     )
 )

@@ -7,16 +7,22 @@ names no agent SDK, else a failed one (it may configure an agent we did not anal
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import hashlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project import cache as content_cache
+from agentguard.inspect.project.cli_flags import has_cli_use
+from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.files import (
     FileOutcome,
     failed_source,
@@ -109,6 +115,47 @@ def _may_matter(abspath: str, kind: str) -> bool:
     return False
 
 
+# `check --base`: a file's outcome depends only on its path, kind and bytes, so the base's
+# copy of a file the head has unchanged is not parsed again (see :func:`outcomes_shared`)
+_SHARED_OUTCOMES: dict[tuple[str, str, bytes], FileOutcome] | None = None
+
+
+@contextlib.contextmanager
+def outcomes_shared() -> Iterator[None]:
+    """Within this block, scans in this process reuse each other's file outcomes for the
+    same path, kind and content (by BLAKE2 digest); each use gets its own copy."""
+    global _SHARED_OUTCOMES
+    _SHARED_OUTCOMES = {}
+    try:
+        yield
+    finally:
+        _SHARED_OUTCOMES = None
+
+
+def _processed(cand: Candidate, data: bytes) -> FileOutcome:
+    """One file's outcome: from the run's memo (a base revision's file the head has
+    unchanged), else through the content cache where one is open, else parsed."""
+    memo = _SHARED_OUTCOMES
+    if memo is None:
+        return _process_or_cached(cand, data)
+    key = (cand.rel, cand.kind, hashlib.blake2b(data, digest_size=20).digest())
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = _process_or_cached(cand, data)
+    return copy.deepcopy(hit)
+
+
+def _process_or_cached(cand: Candidate, data: bytes) -> FileOutcome:
+    cache = content_cache.ACTIVE
+    if cache is None or cand.kind not in ("python", "script"):
+        return process_file(cand.rel, cand.kind, data)
+    if cand.kind == "python":
+        return _cached_python(cache, cand.rel, data)
+    if _costly_script(cand.rel, data):
+        return _cached(cache, cand.rel, cand.kind, data)
+    return process_file(cand.rel, cand.kind, data)
+
+
 def read_and_process(cand: Candidate) -> FileOutcome | None:
     """Read one candidate and process it; every miss becomes a source. None: a Python
     file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
@@ -126,9 +173,47 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         )
     if cand.kind == "python" and not python_may_matter(data):
         return None
-    out = process_file(cand.rel, cand.kind, data)
+    out = _processed(cand, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
+    return out
+
+
+def _cached_python(cache: content_cache.ContentCache, rel: str, data: bytes) -> FileOutcome:
+    """A Python file's outcome from the cache when one of the code readers would parse it
+    (what costs: hashing every file the readers pass over costs more than reading it)."""
+    from agentguard.inspect.project.python_agents import Wanted
+
+    wanted = Wanted.of(data)
+    if not wanted.any():
+        return process_file(rel, "python", data, wanted=wanted)
+    key = cache.key(rel, "python", data)
+    out = cache.get(key)
+    if out is None:
+        out = process_file(rel, "python", data, wanted=wanted)
+        cache.put(key, out)
+    return out
+
+
+def _costly_script(rel: str, data: bytes) -> bool:
+    """A script or YAML file its readers parse (a workflow, an action, a command line of an
+    agent engine): worth a hash. The others cost less to read again than to hash."""
+    from agentguard.inspect.project.composite import is_action_file
+    from agentguard.inspect.project.workflows import is_workflow
+
+    return (
+        has_engine_cli_use(data)
+        or has_cli_use(data)
+        or (rel.endswith((".yml", ".yaml")) and (is_action_file(rel) or is_workflow(rel, data)))
+    )
+
+
+def _cached(cache: content_cache.ContentCache, rel: str, kind: str, data: bytes) -> FileOutcome:
+    key = cache.key(rel, kind, data)
+    out = cache.get(key)
+    if out is None:
+        out = process_file(rel, kind, data)
+        cache.put(key, out)
     return out
 
 
@@ -254,9 +339,14 @@ def _process_all(
     finally:
         _SHARED.clear()
     kept = [(own[n], o) for n, o in own_kept]
-    kept += [(rest[n], o) for _, got in results for n, o in got]
+    kept += [(rest[n], o) for _, got, _ in results for n, o in got]
+    cache = content_cache.ACTIVE
+    if cache is not None:
+        for _, _, records in results:
+            if records is not None:
+                cache.merge(records)
     kept.sort(key=lambda t: t[0])
-    return own_read + sum(r for r, _ in results), [o for _, o in kept], scanned
+    return own_read + sum(r for r, _, _ in results), [o for _, o in kept], scanned
 
 
 def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[int, int]]]:
@@ -287,8 +377,14 @@ def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[in
 _SHARED: list[Candidate] = []  # what forked workers read their ranges from
 
 
-def _process_range(span: tuple[int, int]) -> tuple[int, list[tuple[int, FileOutcome]]]:
-    return _process_chunk((span[0], _SHARED[span[0] : span[1]]))
+def _process_range(
+    span: tuple[int, int],
+) -> tuple[int, list[tuple[int, FileOutcome]], content_cache.Records | None]:
+    """A range's outcomes, and what the content cache recorded on the way (a forked
+    reader's cache is its own copy: the records go back with the results)."""
+    read, kept = _process_chunk((span[0], _SHARED[span[0] : span[1]]))
+    cache = content_cache.ACTIVE
+    return read, kept, cache.take() if cache is not None else None
 
 
 def _preload() -> None:
@@ -346,15 +442,23 @@ def collect_folder(
     exclude: Sequence[str] = (),
     beside: Callable[[], None] | None = None,
     containers: ContainerStep | None = None,
+    cache: content_cache.ContentCache | None = None,
 ) -> Collected:
     got = walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
     col.tree = _tree(root, got)
-    col.files_read, col.outcomes, col.container_scan = _process_all(
-        got.candidates, col.tree, beside, containers
-    )
+    content_cache.ACTIVE = cache
+    try:
+        col.files_read, col.outcomes, col.container_scan = _process_all(
+            got.candidates, col.tree, beside, containers
+        )
+        if cache is not None:
+            cache.merge(cache.take())  # (what this process read itself)
+            cache.save()
+    finally:
+        content_cache.ACTIVE = None
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
     col.sources.append(
         Source.ok(

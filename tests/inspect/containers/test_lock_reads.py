@@ -170,3 +170,27 @@ def test_a_lock_named_on_the_command_line_is_always_read() -> None:
     ]
     _, sources = _scan(ProjectFile("uv.lock", UV_LOCK.encode(), kind="lock"))
     assert sources == [Source.ok("file", "uv.lock", "lock (1 packages)")]
+
+
+def test_a_cap_on_a_0x_line_is_never_the_floors_next_minor() -> None:
+    # smolagents' pyproject: `anthropic>=0.37.1` while anthropic's releases reach 0.70 and
+    # beyond; `<0.38` would shut out every one the project may run (issue 25, item 10)
+    def fix(*files: ProjectFile) -> tuple[str, str | None]:
+        findings, _, _ = scan_container_files(list(files), watched=frozenset({"anthropic"}))
+        (got,) = [f.fix for f in findings if f.rule_id == "AG121"]
+        return got.description, got.snippet
+
+    alone = ProjectFile("pyproject.toml", _pyproject("anthropic>=0.37.1"))
+    assert fix(alone) == (
+        "Pin the version you tested and install from a lock, or cap the major: "
+        "`anthropic>=0.37.1,<0.<the minor after the one you tested>`.",
+        None,
+    )
+    lock = UV_LOCK.replace('"mcp"', '"anthropic"').replace("1.28.1", "0.71.0")
+    assert fix(alone, ProjectFile("uv.lock", lock.encode())) == (
+        "Pin the version you tested and install from a lock, or cap the major: "
+        "`anthropic>=0.37.1,<0.72`.",
+        "anthropic>=0.37.1,<0.72",
+    )
+    major = ProjectFile("pyproject.toml", _pyproject("anthropic>=1.2"))
+    assert fix(major)[1] == "anthropic>=1.2,<2"

@@ -380,3 +380,52 @@ def test_a_deny_in_dead_code_or_an_allow_under_another_name_is_still_a_stamp() -
     found = _findings(DECOYS)
     assert [s for _, s, _ in found] == ["high"] * 6, found
     assert all("a rubber stamp, not a gate" in m for _, _, m in found), found
+
+
+# claude-agent-sdk-python, examples/setting_sources.py (example_disable_all), with the
+# allow-list a reviewer bot adds: the default permission mode, no callback, no settings
+SDK_NO_SOURCES = """\
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+
+options = ClaudeAgentOptions(
+    allowed_tools=["Read", "Grep"],
+    setting_sources=[],
+    cwd="/srv/agent/work",
+)
+client = ClaudeSDKClient(options=options)
+"""
+SDK_DENIED = (
+    "an SDK run with no `can_use_tool` and `setting_sources` empty (no settings file can "
+    "pre-approve): nobody answers a permission prompt, so a call that is not pre-approved "
+    "is denied"
+)
+
+
+def test_sdk_options_that_no_one_can_approve_are_credited_as_the_workflow_run_is() -> None:
+    shell = _findings(SDK_NO_SOURCES)
+    assert [(r, s) for r, s, _ in shell] == [("AG301", "medium")]
+    assert shell[0][2].endswith(f" Mitigated: {SDK_DENIED}.")
+    assert [(r, s) for r, s, _ in _findings(SDK_NO_SOURCES, "AG303")] == [("AG303", "low")]
+    allow = _findings(SDK_NO_SOURCES, "AG304")
+    assert [(r, s) for r, s, _ in allow] == [("AG304", "low")]
+    assert "so a call of the others is denied" in allow[0][2]
+
+
+def test_what_can_approve_a_call_leaves_the_sdk_options_unmitigated() -> None:
+    for change in (
+        ("setting_sources=[],", ""),  # the SDK's own default: depends on its version
+        ("setting_sources=[],", 'setting_sources=["project"],'),  # the repo's settings
+        ("setting_sources=[],", "setting_sources=[], hooks=HOOKS,"),  # a hook may allow
+        ("setting_sources=[],", 'setting_sources=[], permission_prompt_tool_name="mcp__a__b",'),
+        ("setting_sources=[],", 'setting_sources=[], permission_mode="acceptEdits",'),
+        ("setting_sources=[],", "setting_sources=[], **EXTRA,"),  # anything may be set
+    ):
+        source = SDK_NO_SOURCES.replace(*change)
+        for rule in ("AG301", "AG303", "AG304"):
+            for _, _, message in _findings(source, rule):
+                assert "an SDK run" not in message and "nobody answers" not in message, (
+                    change,
+                    rule,
+                )
+        # (with options spread in, `tools` may be among them: AG304 is not said at all)
+        assert [s for _, s, _ in _findings(source, "AG304")] in (["high"], []), change

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import textwrap
 from pathlib import Path
 
@@ -263,8 +264,11 @@ def test_every_callee_name_the_framework_readers_match_is_a_needle() -> None:
     names = _compared_names(python_frameworks, "last")
     assert {"ShellTool", "SandboxAgent", "CodeAgent", "load_tools"} <= names  # it reads them
     needles = {n.decode() for n in python_frameworks.NEEDLES}
-    # crewai's reader matches `Agent` under the crewai module: the module is the needle
-    assert names - {"Agent"} <= needles and "crewai" in needles
+    # crewai's reader matches `Agent` under the crewai module only with its
+    # `allow_code_execution` keyword written out: that keyword is the needle
+    assert names - {"Agent"} <= needles and "allow_code_execution" in needles
+    source = inspect.getsource(python_frameworks._crewai)
+    assert '_kw(node, "allow_code_execution")' in source and "**" not in source
 
 
 def test_every_name_the_option_readers_match_passes_their_filter() -> None:
@@ -286,3 +290,19 @@ def test_a_file_not_parsed_is_still_read_for_claude_command_lines() -> None:
     out = process_file("run.py", "python", source)
     assert out.configs and out.configs[0].engine.startswith("claude"), out.configs
     assert out.parsed == 0 and not out.sources  # read, nothing to parse, nothing failed
+
+
+def test_the_index_holds_every_dict_literal_of_the_module() -> None:
+    # (the API tool reader and the MCP reader look only at the index's dicts)
+    from agentguard.inspect.project.python_scope import ModuleIndex
+
+    count = 0
+    for path in _corpus():
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        every = {id(n) for n in ast.walk(tree) if isinstance(n, ast.Dict)}
+        assert {id(n) for n, _ in ModuleIndex(tree).dicts} == every, path
+        count += len(every)
+    assert count > 1000

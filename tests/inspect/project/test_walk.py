@@ -136,7 +136,7 @@ def test_parallel_and_in_process_reads_agree(tmp_path: Path, monkeypatch) -> Non
     assert serial.facts == parallel.facts
 
 
-def _probe_signals(span: tuple[int, int]) -> tuple[int, list[object]]:
+def _probe_signals(span: tuple[int, int]) -> tuple[int, list[object], None]:
     """Run as ``_process_range``: in a forked child, counts its range (plus a million, to
     tell) only when both signals were reset; in the parent, slowly, so children take some."""
     import signal
@@ -144,12 +144,12 @@ def _probe_signals(span: tuple[int, int]) -> tuple[int, list[object]]:
 
     if os.getpid() == _PARENT:
         time.sleep(0.02)
-        return span[1] - span[0], []
+        return span[1] - span[0], [], None
     ok = (
         signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
         and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     )
-    return (1_000_000 + span[1] - span[0]) if ok else -100000, []
+    return (1_000_000 + span[1] - span[0]) if ok else -100000, [], None
 
 
 def test_pool_workers_leave_interrupts_to_the_parent(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,255 @@
+"""The content cache of a folder scan: what each file holds, kept for the next run.
+
+A re-run of ``inspect`` on a tree where few files changed parses only those: every other
+file's facts (what :func:`agentguard.inspect.project.files.process_file` took from it)
+come from the cache. Facts, never findings: the rules, the configuration, the policy and
+the suppressions run on every run, so a cached entry can change no verdict that its
+file's bytes would not.
+
+- Key: a hash of the file's path, kind and bytes, and of this agentguard (its version,
+  a digest of its own modules, the Python that parses), so any change to the code that
+  reads a file, or to the file, is a miss.
+- Where: the folder the user names (``--cache-dir``), else ``$AGENTGUARD_CACHE_DIR/inspect``,
+  else the per-user cache folder; never inside the scanned folder (a named one there is
+  a usage error, a default one there is not used). One pack per scanned folder, written
+  through the safe-write path (0600), holding this run's entries only.
+- Hostile on read: a pack is used only when its HMAC-SHA256 verifies under a key the
+  scanned repository cannot know (``AGENTGUARD_CACHE_KEY``, else a per-user key file kept
+  outside every cache folder); then each entry decodes into agentguard's own records
+  only (:mod:`.cache_codec`, JSON, no pickle). A pack that is too large, corrupt,
+  tampered with, written under another key or by another agentguard is ignored: every
+  file is read again. So a cache planted by a pull request (in the repository, or
+  restored from a CI cache it wrote) can never hide a finding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentguard import safeio
+from agentguard.inspect.project.cache_codec import BadEntry, Uncacheable, decode, encode
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.files import FileOutcome
+
+FORMAT = b"agentguard-inspect-cache 1\n"
+MAX_PACK_BYTES = 256 * 1024 * 1024
+KEY_ENV = "AGENTGUARD_CACHE_KEY"
+KEY_FILE = "cache-key"
+# (what a forked reader sends back: entries it computed, keys it found)
+Records = tuple[dict[str, Any], list[str]]
+
+
+class CacheDirInside(ValueError):
+    """A cache folder named inside the folder being scanned."""
+
+
+def default_folder() -> Path:
+    env = os.environ.get("AGENTGUARD_CACHE_DIR")
+    if env:
+        return Path(env) / "inspect"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "agentguard" / "inspect"
+
+
+def _key_folder() -> Path:
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".config") / "agentguard"
+
+
+def _secret(cache_folder: Path, root: str) -> bytes | None:
+    """The HMAC key: ``AGENTGUARD_CACHE_KEY`` (CI: from a secret), else the per-user key
+    file (made on first use, 0600), never one inside the cache folder. None: no key that
+    a later run could share (the cache is then not used)."""
+    env = os.environ.get(KEY_ENV, "")
+    if env:
+        return hashlib.sha256(b"agentguard-cache-key\0" + env.encode()).digest()
+    folder = _key_folder()
+    real_cache = os.path.realpath(cache_folder)
+    if safeio.inside(folder, real_cache) or safeio.inside(folder, root):
+        return None  # (a key restored beside the cache it signs, or the PR's, signs nothing)
+    path = folder / KEY_FILE
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        st = None
+    except OSError:
+        return None
+    if st is not None:
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None  # a link, another's, or readable by others: not a secret
+        try:
+            key = safeio.read_bytes(path, cap=4096).strip()
+        except OSError:
+            return None
+        return key if len(key) >= 32 else None
+    import secrets
+
+    key = secrets.token_hex(32).encode()
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        safeio.write_in(folder, KEY_FILE, key, mode=0o600)
+    except OSError:
+        return None
+    return key
+
+
+def _code_digest() -> bytes:
+    """This agentguard: its version, its modules (path, size, time), the Python."""
+    import agentguard
+
+    base = os.path.dirname(agentguard.__file__)
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{agentguard.__version__}\0{sys.implementation.name}{sys.version}\0".encode())
+    for folder, dirs, files in sorted(os.walk(base)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".toml")):
+                with contextlib.suppress(OSError):
+                    st = os.stat(os.path.join(folder, name))
+                    rel = os.path.relpath(os.path.join(folder, name), base)
+                    h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return h.digest()
+
+
+@dataclass
+class ContentCache:
+    folder: Path
+    pack: str  # the pack's file name in ``folder``
+    secret: bytes
+    salt: bytes
+    entries: dict[str, Any] = field(default_factory=dict)  # verified, still encoded
+    fresh: dict[str, Any] = field(default_factory=dict)  # computed by this process
+    found: list[str] = field(default_factory=list)  # keys this process took from entries
+    kept: dict[str, Any] = field(default_factory=dict)  # the next pack
+    hits: int = 0
+    misses: int = 0
+
+    def key(self, rel: str, kind: str, data: bytes) -> str:
+        h = hashlib.blake2b(self.salt, digest_size=20)
+        h.update(f"{kind}\0{rel}\0{len(data)}\0".encode())
+        h.update(data)
+        return h.hexdigest()
+
+    def get(self, key: str) -> FileOutcome | None:
+        from agentguard.inspect.project.files import FileOutcome
+
+        raw = self.entries.get(key)
+        if raw is None:
+            return None
+        try:
+            out = decode(raw)
+        except (BadEntry, RecursionError):
+            out = None
+        if not isinstance(out, FileOutcome):
+            self.entries.pop(key, None)  # (recomputed, and replaced in the next pack)
+            return None
+        self.found.append(key)
+        return out
+
+    def put(self, key: str, out: FileOutcome) -> None:
+        with contextlib.suppress(Uncacheable, RecursionError):
+            self.fresh[key] = encode(out)
+
+    def take(self) -> Records:
+        """What this process recorded since the last take (sent back by a forked reader)."""
+        got: Records = (self.fresh, self.found)
+        self.fresh, self.found = {}, []
+        return got
+
+    def merge(self, records: Records) -> None:
+        fresh, found = records
+        self.misses += len(fresh)
+        self.hits += len(found)
+        self.kept.update(fresh)
+        for k in found:
+            if k in self.entries:
+                self.kept[k] = self.entries[k]
+
+    def save(self) -> None:
+        """Write the next pack when it differs from the one read (never raises)."""
+        if not self.fresh and not self.found and self.kept.keys() == self.entries.keys():
+            return
+        body = json.dumps(
+            {"salt": self.salt.hex(), "entries": self.kept}, separators=(",", ":")
+        ).encode()
+        mac = hmac.new(self.secret, body, hashlib.sha256).hexdigest().encode()
+        with contextlib.suppress(OSError):
+            os.makedirs(self.folder, mode=0o700, exist_ok=True)
+            safeio.write_in(self.folder, self.pack, FORMAT + mac + b"\n" + body, mode=0o600)
+            _evict(self.folder, keep=self.pack)
+
+
+MAX_PACKS = 64  # folders scanned from one cache folder (the least recently written go)
+
+
+def _evict(folder: Path, keep: str) -> None:
+    packs: list[tuple[float, str]] = []
+    with os.scandir(folder) as it:
+        for entry in it:
+            if entry.name.endswith(".pack") and entry.is_file(follow_symlinks=False):
+                packs.append((entry.stat(follow_symlinks=False).st_mtime, entry.name))
+    packs.sort()
+    for _, name in packs[: max(0, len(packs) - MAX_PACKS)]:
+        if name != keep:
+            safeio.remove_in(folder, name)
+
+
+def open_cache(root: Path, folder: Path | None) -> ContentCache | None:
+    """The cache for a scan of ``root``: ``folder`` when the user named one (raises
+    :class:`CacheDirInside` when it is inside ``root``), else the default; None when it
+    cannot be used (a default inside ``root``, no key)."""
+    named = folder is not None
+    where = folder if folder is not None else default_folder()
+    real_root = os.path.realpath(root)
+    if safeio.inside(os.path.realpath(where), real_root):
+        if named:
+            raise CacheDirInside(
+                f"--cache-dir {where}: inside the folder being scanned; name a folder "
+                "outside it (the scanned repository must not hold the cache that reads it)"
+            )
+        return None
+    secret = _secret(where, real_root)
+    if secret is None:
+        return None
+    salt = _code_digest()
+    pack = hashlib.sha256(real_root.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    cache = ContentCache(where, f"{pack}.pack", secret, salt)
+    cache.entries = _read_pack(where / cache.pack, secret, salt)
+    return cache
+
+
+def _read_pack(path: Path, secret: bytes, salt: bytes) -> dict[str, Any]:
+    """The pack's entries when it verifies; {} for anything else."""
+    try:
+        blob = safeio.read_bytes(path, cap=MAX_PACK_BYTES)
+    except OSError:
+        return {}
+    if not blob.startswith(FORMAT):
+        return {}
+    mac, _, body = blob[len(FORMAT) :].partition(b"\n")
+    want = hmac.new(secret, body, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(mac, want):
+        return {}
+    try:
+        pack = json.loads(body)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(pack, dict) or pack.get("salt") != salt.hex():
+        return {}
+    entries = pack.get("entries")
+    if not isinstance(entries, dict):
+        return {}
+    return entries
+
+
+ACTIVE: ContentCache | None = None  # the cache of the folder scan under way, if any

@@ -1,0 +1,28 @@
+"""The MCP servers a project folder launches, as the project scan reads them (the same
+readers as `inspect`: `.mcp.json`, the engines' settings, agent code, workflows, and the
+servers only an import makes visible), with the sources read, and no rule run.
+
+For `agentguard lock`, which resolves and pins them (:mod:`agentguard.lock.servers`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agentguard.facts.agents import McpServer
+from agentguard.findings import Source
+
+
+def project_servers(
+    root: Path, exclude: Sequence[str] = ()
+) -> tuple[tuple[McpServer, ...], tuple[Source, ...]]:
+    from agentguard.inspect.project.python_imports import resolve_configs
+    from agentguard.inspect.project.scan import collect_folder
+
+    col = collect_folder(root, exclude=exclude)
+    servers = [m for o in col.outcomes for m in o.mcp_servers]
+    if col.loader is not None:
+        configs = [c for o in col.outcomes for c in o.configs]
+        servers += resolve_configs(configs, col.loader)[1]
+    sources = [*col.sources, *(s for o in col.outcomes for s in o.sources)]
+    return tuple(servers), tuple(sources)

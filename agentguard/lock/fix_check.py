@@ -1,0 +1,222 @@
+"""AG101's first fixes resolved as one set, with the real resolver, before they are offered.
+
+Each first fix is right alone; the user adds all of them. So the caps the groups offer
+first (:mod:`agentguard.rules.deps_fix_plan`) are resolved together, beside the project's
+own requirements, on the same Python floor, index and flags as the lock:
+
+- every cap holds its locked version: the lock just written is the witness, no run;
+- otherwise `uv pip compile` of requirements + caps (the new lock as preferences). When
+  the set does not resolve, the groups are added one at a time (the ones that keep the
+  locked major first, then by name), each with its candidates in rank order; a group none
+  of whose candidates resolves with the caps kept so far is a conflict, named as such.
+
+At most :data:`MAX_RUNS` resolver runs, within the run's deadline; a check that could not
+finish is "unchecked" (with why), never "resolves".
+
+A set that resolved is remembered by what it depends on: the key is the requirements, the
+caps, the Python floor, the index and the resolver flags; the value is the solution (pins
+and hashes), and it is used again only when the index still lists every one of those files
+unyanked (read from the index on this run, not from the cache). An index change that drops
+a file of the solution sends the set to the resolver again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from agentguard import safeio
+from agentguard.facts.fixes import (
+    CONFLICT,
+    RESOLVES,
+    UNCHECKED,
+    FixGroup,
+    FixSetCheck,
+    GroupKey,
+)
+from agentguard.facts.pins import LockedPackage
+from agentguard.lock.backend import ResolveRequest, ResolverError, UvRun
+from agentguard.lock.index import IndexClient, IndexError_, ProjectPage
+from agentguard.lock.urls import clean_url
+
+MAX_RUNS = 6
+CACHE_FOLDER = "fixsets-v1"
+_CACHE_CAP = 4 * 1024 * 1024
+
+
+class Unchecked(Exception):
+    """The resolver could not say (an index error, the deadline): neither yes nor no."""
+
+
+Resolve = Callable[[tuple[str, ...]], bool]
+
+
+def check_fix_set(
+    groups: Mapping[GroupKey, FixGroup], resolve: Resolve, max_runs: int = MAX_RUNS
+) -> FixSetCheck:
+    """Which candidate each group offers first so that all of them resolve together."""
+    live = {k: g for k, g in groups.items() if g.candidates}
+    first = {k: 0 for k in live}
+    if all(g.candidates[0].locked for g in live.values()):
+        return FixSetCheck(RESOLVES, "every cap holds the locked version", first)
+    runs = 0
+
+    def lines(choice: Mapping[GroupKey, int]) -> tuple[str, ...]:
+        return tuple(live[k].candidates[i].text for k, i in sorted(choice.items(), key=_order))
+
+    try:
+        runs += 1
+        if resolve(lines(first)):
+            return FixSetCheck(RESOLVES, "resolved together", first, resolver_runs=runs)
+        chosen = {k: 0 for k, g in live.items() if g.candidates[0].locked}
+        conflicts: dict[GroupKey, tuple[str, ...]] = {}
+        for key in sorted((k for k in live if k not in chosen), key=_order):
+            for i, cap in enumerate(live[key].candidates):
+                trial = {**chosen, key: i}
+                if cap.locked and all(live[k].candidates[c].locked for k, c in chosen.items()):
+                    ok = True  # the lock holds every one of these
+                else:
+                    if runs >= max_runs:
+                        raise Unchecked(f"more than {max_runs} resolver runs needed")
+                    runs += 1
+                    ok = resolve(lines(trial))
+                if ok:
+                    chosen = trial
+                    break
+            else:
+                conflicts[key] = tuple(
+                    live[k].candidates[c].text
+                    for k, c in sorted(chosen.items(), key=_order)
+                    if not live[k].candidates[c].locked
+                )
+    except Unchecked as exc:
+        return FixSetCheck(UNCHECKED, str(exc), resolver_runs=runs)
+    if conflicts:
+        names = ", ".join(sorted({k[0] for k in conflicts}))
+        return FixSetCheck(
+            CONFLICT, f"no cap of {names} resolves with the others", chosen, conflicts, runs
+        )
+    return FixSetCheck(RESOLVES, "resolved together, group by group", chosen, resolver_runs=runs)
+
+
+def _order(item: tuple[GroupKey, int] | GroupKey) -> tuple[str, str, str]:
+    key = item[0] if isinstance(item[0], tuple) else item
+    assert isinstance(key, tuple)
+    return (str(key[0]), str(key[1] or ""), str(key[2]))
+
+
+class UvResolve:
+    """:data:`Resolve` with uv: ``request`` is the lock's own (floor, index, flags),
+    ``pins`` the lock's pins (the resolver's preferences), ``client`` the run's index
+    reader (its index is the one resolved against, and it checks a remembered solution),
+    ``cache`` the folder solutions are kept in (None: none)."""
+
+    def __init__(
+        self,
+        request: ResolveRequest,
+        pins: Iterable[LockedPackage],
+        client: IndexClient,
+        cache: Path | None,
+    ) -> None:
+        self.request = request
+        self.pins = tuple(pins)
+        self.client = client
+        self.cache = cache
+        self.cached = False
+        self.runs = 0
+
+    def _key(self, caps: tuple[str, ...]) -> str:
+        r = self.request
+        stamp = {
+            "requirements": sorted(r.requirements),
+            "caps": sorted(caps),
+            "python": r.python_version,
+            "index": [clean_url(u) for u in self.client.index_urls_given],
+            "find_links": list(self.client.find_links),
+            "no_index": r.no_index,
+            "only_binary": r.only_binary,
+            "exclude_newer": r.exclude_newer,
+        }
+        return hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()
+
+    def __call__(self, caps: tuple[str, ...]) -> bool:
+        key = self._key(caps)
+        remembered = self._remembered(key)
+        if remembered is not None and self._still_listed(remembered):
+            self.cached = True
+            return True
+        preferences = "".join(
+            f"{p.name}=={p.version}{f' ; {p.marker}' if p.marker else ''}\n" for p in self.pins
+        )
+        req = dataclasses.replace(
+            self.request,
+            requirements=(*self.request.requirements, *caps),
+            preferences=preferences,
+            upgrade=False,
+            upgrade_packages=(),
+        )
+        self.runs += 1
+        try:
+            solved = UvRun(req).result()
+        except ResolverError as exc:
+            if exc.code == "unresolvable":
+                return False
+            raise Unchecked(f"the resolver did not finish: {exc.code}") from None
+        self._remember(key, solved.pins)
+        return True
+
+    def _remembered(self, key: str) -> list[LockedPackage] | None:
+        if self.cache is None:
+            return None
+        try:
+            data = json.loads(
+                safeio.read_text(
+                    self.cache / CACHE_FOLDER / f"{key}.json", root=self.cache, cap=_CACHE_CAP
+                )
+            )
+            pins = [
+                LockedPackage(str(p["name"]), str(p["version"]), None, tuple(map(str, p["hashes"])))
+                for p in data["pins"]
+            ]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return pins or None
+
+    def _remember(self, key: str, pins: Iterable[LockedPackage]) -> None:
+        if self.cache is None:
+            return
+        entry = {"pins": [{"name": p.name, "version": p.version, "hashes": list(p.hashes)}
+                          for p in pins]}  # fmt: skip
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+            safeio.write_in(self.cache / CACHE_FOLDER, f"{key}.json", json.dumps(entry))
+
+    def _still_listed(self, pins: list[LockedPackage]) -> bool:
+        """True when the index lists, unyanked, a file of every pin with its hash (read on
+        this run: the lock's pages are in hand, the few others are read now)."""
+        client = self.client
+        names = sorted({p.name for p in pins})
+        pages: dict[str, ProjectPage] = {}
+
+        def read(name: str) -> None:
+            with contextlib.suppress(IndexError_):
+                pages[name] = client.project_page(name)
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(read, names))
+        for pin in pins:
+            wanted = {h.split(":", 1)[1] for h in pin.hashes if h.startswith("sha256:")}
+            page = pages.get(pin.name)
+            try:
+                version = Version(pin.version)
+            except InvalidVersion:
+                return False
+            if page is None or not page.lists(version, wanted):
+                return False
+        return True

@@ -1,0 +1,145 @@
+"""Index pages parsed once per content: a JSON page read again, byte for byte the same, is
+not parsed again.
+
+A re-lock reads every locked package's page from the index (the index is the truth, and
+its pages carry no validators to ask "changed?"), and parsing them was most of its own
+CPU: the 271 pages of a 272-pin stack are 54 MB of JSON (pydantic-core alone 7 MB), and
+a lock needs the files of a few versions of each. So a page is stored split by version,
+keyed by the SHA-256 of the page's own bytes (with its URL and name, which its links and
+versions are read against): a key names exactly one body, so an entry can never describe
+another state of the index; an index change is a new body, a new key, a full parse. On a
+hit only the header (versions, which are all yanked, where each version's files are) is
+decoded; the files of a version when something asks for them.
+
+One entry per page URL is kept (storing a new body removes the old one). File names are
+hex digests made here. The cache is the user's (``AGENTGUARD_CACHE_DIR``), never the
+scanned repository's; an entry that does not read back as written is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
+
+from agentguard import safeio
+from agentguard.lock.pages import ProjectPage, _parse_version, _version_text
+
+FOLDER = "pages-v1"
+MIN_BYTES = 64 * 1024  # smaller pages parse faster than a cache file is read
+MAX_BYTES = 256 * 1024 * 1024
+
+
+def _names(cache: Path, name: str, url: str, body: bytes) -> tuple[Path, str, str]:
+    where = hashlib.sha256(f"{url}\n{name}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(b"%s\n%s\n" % (url.encode(), name.encode()) + body).hexdigest()
+    return cache / FOLDER / where[:2], where, key
+
+
+def load(cache: Path, name: str, url: str, body: bytes) -> ProjectPage | None:
+    """The page stored for exactly this body, or None."""
+    if len(body) < MIN_BYTES:
+        return None
+    folder, where, key = _names(cache, name, url, body)
+    try:
+        data = safeio.read_bytes(folder / f"{where}-{key}", root=cache, cap=MAX_BYTES)
+        end = data.index(b"\n")
+        head = json.loads(data[:end])
+        if head.get("key") != key or head.get("name") != name or head.get("url") != url:
+            return None
+        return CachedPage(name, url, head, memoryview(data)[end + 1 :])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def store(cache: Path, name: str, url: str, body: bytes, page: ProjectPage) -> None:
+    """Keep ``page`` (parsed from ``body``) for the next read of the same body."""
+    if len(body) < MIN_BYTES or page.raw_items is None:
+        return
+    folder, where, key = _names(cache, name, url, body)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in page.raw_items:
+        filename = item.get("filename")
+        vtext = _version_text(filename) if isinstance(filename, str) else None
+        if vtext is not None:
+            groups.setdefault(vtext, []).append(item)
+    blobs: list[bytes] = []
+    slices: dict[str, list[int]] = {}
+    at = 0
+    for vtext, items in groups.items():
+        blob = json.dumps(items, separators=(",", ":")).encode()
+        slices[vtext] = [at, at + len(blob)]
+        blobs.append(blob)
+        at += len(blob)
+    head = {
+        "key": key,
+        "name": name,
+        "url": url,
+        "count": len(page),
+        "hint": page.versions_hint,
+        "yanked": sorted(page.yanked_versions()),
+        "slices": slices,
+    }
+    data = json.dumps(head, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+        for old in folder.glob(f"{where}-*") if folder.is_dir() else ():
+            old.unlink()
+        safeio.write_in(cache / FOLDER, f"{where[:2]}/{where}-{key}", data)
+
+
+class CachedPage(ProjectPage):
+    """A JSON page read back from the cache: each version's files decoded on first use."""
+
+    def __init__(self, name: str, url: str, head: dict[str, Any], blobs: memoryview) -> None:
+        hint = head["hint"]
+        super().__init__(
+            name,
+            items=[],
+            page_url=url,
+            versions_hint=[str(v) for v in hint] if isinstance(hint, list) else None,
+        )
+        self._count = int(head["count"])
+        self._yanked_texts = {str(v) for v in head["yanked"]}
+        self._slices: dict[str, tuple[int, int]] = {
+            str(k): (int(v[0]), int(v[1])) for k, v in dict(head["slices"]).items()
+        }
+        self._blobs = blobs
+        self._texts: dict[Version, list[str]] = {}
+        for vtext in self._slices:
+            v = _parse_version(vtext)
+            if v is not None:
+                self._texts.setdefault(v, []).append(vtext)
+        self._decoded: dict[Version, list[dict[str, Any]]] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def yanked_versions(self) -> set[str]:
+        return set(self._yanked_texts)
+
+    def _items_for(self, version: Version) -> list[dict[str, Any]]:
+        items = self._decoded.get(version)
+        if items is None:
+            items = []
+            for vtext in self._texts.get(version, ()):
+                start, end = self._slices[vtext]
+                part = json.loads(bytes(self._blobs[start:end]))
+                items.extend(i for i in part if isinstance(i, dict))
+            self._decoded[version] = items
+        return items
+
+    @property
+    def raw_items(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for v in self._texts:
+            out.extend(self._items_for(v))
+        return out
+
+    def warm(self) -> None:
+        released = self.released_versions()
+        released.groups()
+        released.keys()

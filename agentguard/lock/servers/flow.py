@@ -1,0 +1,304 @@
+"""`agentguard lock` for the MCP servers a project launches: each launch that takes a
+package or an image from a registry is resolved (npm: :mod:`.npm`; PyPI: :mod:`.pypi`; an
+image: its digest), gated (AG141: a re-lock never moves a server across a major unless
+``--allow-major``), judged (AG140, AG143) and written to ``mcp.lock.json``
+(:mod:`.lockfile`); ``lock --check`` compares the launches with it offline (AG142).
+
+A launch that could not be resolved is a failed source, never a pin, and then the lock
+file is not written at all (what it held stays as it was)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentguard import safeio
+from agentguard.facts.agents import McpServer
+from agentguard.facts.mcp_pins import (
+    IMAGE,
+    NPM,
+    PYPI,
+    ServerLaunch,
+    ServerLock,
+    ServerPin,
+    pin_for,
+    registry_launches,
+)
+from agentguard.findings import Finding, JSONValue, Source
+from agentguard.lock.deadline import Deadline
+from agentguard.lock.servers import lockfile, npm, pypi
+from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError
+from agentguard.rules.mcp_pins import (
+    crossing_findings,
+    drift_findings,
+    image_findings,
+    span_findings,
+)
+from agentguard.safeio import MAX_LOCK_BYTES
+
+REGISTRY_ENV = ("AGENTGUARD_NPM_REGISTRY", "npm_config_registry", "NPM_CONFIG_REGISTRY")
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    root: Path
+    upgrade: bool = False
+    upgrade_packages: tuple[str, ...] = ()
+    allow_major: tuple[str, ...] = ()
+    npm_registry: str | None = None  # --npm-registry (else the environment, else npm's own)
+    index_url: str | None = None
+    find_links: tuple[str, ...] = ()
+    no_index: bool = False
+    only_binary: bool = False
+    deadline: Deadline = field(default_factory=Deadline.start)
+
+
+@dataclass(frozen=True)
+class ServerResult:
+    findings: tuple[Finding, ...] = ()
+    sources: tuple[Source, ...] = ()
+    notes: tuple[str, ...] = ()
+    facts: dict[str, JSONValue] = field(default_factory=dict)
+    written: bool = False
+    lock: ServerLock | None = None  # what mcp.lock.json holds after the run (None: unknown)
+
+
+def launches(
+    servers: Sequence[McpServer],
+) -> tuple[list[ServerLaunch], list[Source]]:
+    """The registry launches of ``servers`` (each once), and a skipped source for each
+    launch through a package launcher whose package could not be read as a name."""
+    found, unread = registry_launches(servers)
+    skipped = [
+        Source.skipped(
+            "mcp-server",
+            f"{u.server} ({u.path}:{u.line})",
+            f"`{u.launcher}` launch not locked: {u.why}",
+        )
+        for u in unread
+    ]
+    return found, skipped
+
+
+def previous_pin(launch: ServerLaunch, lock: ServerLock | None) -> ServerPin | None:
+    return None if lock is None else pin_for(launch, lock.pins)
+
+
+def _read_lock(root: Path) -> tuple[ServerLock | None, Source | None]:
+    try:
+        return lockfile.read(root), None
+    except (LockReadError, OSError) as exc:
+        code = exc.code if isinstance(exc, LockReadError) else "mcp-lock-unreadable"
+        return None, Source.failed(
+            "lockfile",
+            MCP_LOCK,
+            f"the MCP server lock could not be read: {exc}",
+            error_code=code,
+            retryable=False,
+            remedy=f"Fix or remove {MCP_LOCK}, then run `agentguard lock` again.",
+        )
+
+
+def _registry(opts: ServerOptions) -> tuple[npm.Registry | None, Source | None]:
+    base = opts.npm_registry or next(
+        (os.environ[n] for n in REGISTRY_ENV if os.environ.get(n)), None
+    )
+    base = base or npm.default_registry(opts.deadline)
+    if base is None:
+        return None, Source.failed(
+            "npm-registry",
+            "npm",
+            "no npm registry configured, and npm (which names its own) is not installed",
+            error_code="npm-no-registry",
+            retryable=False,
+            remedy="Pass --npm-registry URL (or set npm_config_registry), or install npm.",
+        )
+    try:
+        return npm.Registry(base, opts.deadline), None
+    except npm.NpmError as exc:
+        return None, Source.failed(
+            "npm-registry", "npm", str(exc), error_code=exc.code, retryable=False
+        )
+
+
+def _failed(launch: ServerLaunch, kind: str, exc: npm.NpmError | pypi.PypiError) -> Source:
+    return Source.failed(
+        kind,
+        f"{launch.package} ({launch.where})",
+        str(exc),
+        error_code=exc.code,
+        retryable=exc.retryable,
+        remedy="Check the registry (or the package name); the server is not pinned.",
+    )
+
+
+def _image_pin(launch: ServerLaunch) -> ServerPin:
+    assert launch.digest is not None
+    return ServerPin(
+        IMAGE, launch.package, launch.digest, launch.server, launch.path, launch.line,
+        requested=launch.requested,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What :func:`resolve_servers` found (no file written yet)."""
+
+    found: tuple[ServerLaunch, ...]
+    sources: tuple[Source, ...]
+    previous: ServerLock | None
+    seen: bytes | None  # mcp.lock.json as it was read (None: there was none)
+    pairs: tuple[tuple[ServerLaunch, ServerPin], ...] = ()
+    failed: Source | None = None  # the previous lock could not be read
+
+
+def _raw(root: Path) -> bytes | None:
+    try:
+        return safeio.read_bytes(root / MCP_LOCK, root=root, cap=MAX_LOCK_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return b""  # (unreadable: the lock reader reports it)
+
+
+def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolved:
+    """Resolve every registry launch (in threads, within the deadline); nothing written.
+    Runs beside the Python resolver: it holds no lock of the project."""
+    found, sources = launches(servers)
+    seen = _raw(opts.root)
+    previous, failed = _read_lock(opts.root)
+    if failed is not None or (not found and previous is None):
+        return Resolved(tuple(found), tuple(sources), previous, seen, failed=failed)
+    registry: npm.Registry | None = None
+    if any(x.kind == NPM for x in found):
+        registry, bad = _registry(opts)
+        if bad is not None:
+            sources.append(bad)
+    index = pypi.PyIndex(
+        opts.index_url, opts.find_links, opts.no_index, opts.only_binary, opts.deadline
+    )
+
+    def moving(launch: ServerLaunch) -> bool:
+        return opts.upgrade or launch.package in opts.upgrade_packages
+
+    def one(launch: ServerLaunch) -> ServerPin | Source | None:
+        before = previous_pin(launch, previous)
+        keep = None if before is None or moving(launch) else before.version
+        try:
+            if launch.kind == NPM:
+                if registry is None:
+                    return None  # (its failed source is already there)
+                return npm.resolve(registry, launch, keep)
+            if launch.kind == PYPI:
+                return pypi.resolve(launch, index, before, moving(launch))
+        except npm.NpmError as exc:
+            return _failed(launch, "npm-registry", exc)
+        except pypi.PypiError as exc:
+            return _failed(launch, "index", exc)
+        return _image_pin(launch) if launch.digest else None
+
+    with ThreadPoolExecutor(max(1, min(4, len(found)))) as pool:
+        outcomes = list(pool.map(one, found))
+    pairs: list[tuple[ServerLaunch, ServerPin]] = []
+    for launch, got in zip(found, outcomes, strict=True):
+        if isinstance(got, Source):
+            sources.append(got)
+        elif got is not None:
+            pairs.append((launch, got))
+    return Resolved(tuple(found), tuple(sources), previous, seen, tuple(pairs))
+
+
+def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
+    """Gate (AG141), judge (AG140, AG143) and write ``mcp.lock.json``; run while holding
+    the project's lock, and refused when the file changed since it was read."""
+    found, sources, previous = resolved.found, list(resolved.sources), resolved.previous
+    if resolved.failed is not None:
+        return ServerResult(sources=(*sources, resolved.failed))
+    if not found and previous is None:
+        return ServerResult(sources=tuple(sources))
+    if _raw(opts.root) != resolved.seen:
+        sources.append(
+            Source.failed(
+                "lockfile",
+                MCP_LOCK,
+                "the MCP server lock changed while this run resolved the servers",
+                error_code="mcp-lock-changed",
+                retryable=True,
+                remedy="Run `agentguard lock` again.",
+            )
+        )
+    pairs = resolved.pairs
+    pins = [p for _, p in pairs]
+    crossings = crossing_findings(
+        [(x, b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None],
+        opts.allow_major,
+    )
+    if crossings or any(s.status.value == "failed" for s in sources):
+        # the lock is left as it was: what it holds is what the findings name
+        held = [(x, p, previous_pin(x, previous)) for x, p in pairs]
+        findings = [*span_findings(held), *image_findings(found), *crossings]
+        why = "a server would cross a major" if crossings else "a server could not be resolved"
+        note = f"{MCP_LOCK} was not written ({why}); it holds what it held before."
+        return ServerResult(tuple(findings), tuple(sources), (note,))
+    findings = [*span_findings((x, p, p) for x, p in pairs), *image_findings(found)]
+    facts: dict[str, JSONValue] = {"mcp_servers_locked": [_fact(p) for p in pins]}
+    written = lockfile.write(opts.root, pins)
+    lock = ServerLock(MCP_LOCK, tuple(pins), "")
+    sources.append(
+        Source.ok(
+            "lockfile",
+            MCP_LOCK,
+            f"{len(pins)} MCP server launch(es) pinned" + ("" if written else " (unchanged)"),
+        )
+    )
+    note = (
+        f"Wrote {MCP_LOCK} ({len(pins)} MCP server launch(es) pinned)."
+        if written
+        else f"{MCP_LOCK} is up to date ({len(pins)} MCP server launch(es) pinned)."
+    )
+    return ServerResult(tuple(findings), tuple(sources), (note,), facts, written, lock)
+
+
+def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerResult:
+    """Resolve, gate, judge and write the MCP server lock."""
+    return write_servers(resolve_servers(servers, opts), opts)
+
+
+def check_servers(servers: Sequence[McpServer], root: Path) -> ServerResult:
+    """``lock --check``: every launch against ``mcp.lock.json``, offline."""
+    found, sources = launches(servers)
+    lock, failed = _read_lock(root)
+    if failed is not None:
+        return ServerResult(sources=(*sources, failed))
+    findings = image_findings(found)
+    lockable = [x for x in found if x.kind != IMAGE or x.digest]
+    if lock is None:
+        if lockable:
+            sources.append(
+                Source.skipped(
+                    "lockfile",
+                    MCP_LOCK,
+                    f"no MCP server lock: {len(lockable)} launch(es) not checked against one "
+                    "(`agentguard lock` writes it)",
+                )
+            )
+        return ServerResult(tuple(findings), tuple(sources))
+    findings += drift_findings(lockable, lock.pins)
+    sources.append(
+        Source.ok("lockfile", MCP_LOCK, f"{len(lockable)} MCP server launch(es) checked")
+    )
+    return ServerResult(tuple(findings), tuple(sources))
+
+
+def _fact(pin: ServerPin) -> JSONValue:
+    return {
+        "server": pin.server,
+        "launch": f"{pin.path}:{pin.line}",
+        "kind": pin.kind,
+        "package": pin.package,
+        "version": pin.version,
+        "majors": list(pin.majors),
+    }

@@ -1,0 +1,175 @@
+"""``mcp.lock.json``: the MCP server lock, a file of its own beside the Python lock.
+
+One entry per launch (the file, the server's name, the kind, the package), with the line
+it was read from, the exact version (an image: its digest) and what the registry said
+of it. Written through the safe-write path only when its content changes (no timestamp:
+a re-lock that changes nothing leaves the file as it was); read through the safe-open
+path, and a malformed file is a failed source, never an empty lock."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentguard import __version__, safeio
+from agentguard.facts.mcp_pins import (
+    IMAGE,
+    NPM,
+    NPM_NAME,
+    PYPI,
+    PYPI_NAME,
+    LockedDependency,
+    ServerLock,
+    ServerPin,
+)
+from agentguard.safeio import MAX_LOCK_BYTES
+
+MCP_LOCK = "mcp.lock.json"
+LOCK_VERSION = 1
+_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}$")}
+_VERSIONS = {
+    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$"),
+    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}$"),
+    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}$"),
+}
+
+
+class LockReadError(Exception):
+    def __init__(self, message: str, code: str = "mcp-lock-malformed") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _entry(pin: ServerPin) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "launch": {"path": pin.path, "line": pin.line, "server": pin.server},
+        "kind": pin.kind,
+        "package": pin.package,
+        "requested": pin.requested,
+        "version": pin.version,
+    }
+    if pin.kind == NPM:
+        out |= {"integrity": pin.integrity, "tarball": pin.tarball, "provenance": pin.provenance}
+    if pin.kind == PYPI:
+        out["hashes"] = list(pin.hashes)
+        out["environment"] = [
+            {"name": d.name, "version": d.version, "marker": d.marker, "hashes": list(d.hashes)}
+            for d in pin.environment
+        ]
+    if pin.kind != IMAGE:
+        out |= {
+            "registry": pin.registry,
+            "majors": list(pin.majors),
+            "released-majors": list(pin.released_majors),
+        }
+    return out
+
+
+def render(pins: Sequence[ServerPin]) -> str:
+    entries = [_entry(p) for p in sorted(pins, key=lambda p: (*p.key, p.line))]
+    digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+    data = {
+        "lock-version": LOCK_VERSION,
+        "created-by": f"agentguard {__version__}",
+        "digest": f"sha256:{digest}",
+        "servers": entries,
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(root: Path, pins: Sequence[ServerPin]) -> bool:
+    """Write the lock when its content changes; True when written."""
+    text = render(pins)
+    try:
+        if safeio.read_text(root / MCP_LOCK, root=root, cap=MAX_LOCK_BYTES) == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    safeio.write_in(root, MCP_LOCK, text)
+    return True
+
+
+def _str(value: object, what: str, *, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value or len(value) > 4096:
+        raise LockReadError(f"{what}: not a string")
+    return value
+
+
+def _strs(value: object, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise LockReadError(f"{what}: not a list")
+    return tuple(_str(v, what) for v in value)
+
+
+def _pin(i: int, e: object) -> ServerPin:
+    where = f"servers[{i}]"
+    if not isinstance(e, dict) or not isinstance(e.get("launch"), dict):
+        raise LockReadError(f"{where}: not an entry with a launch")
+    launch = e["launch"]
+    kind = e.get("kind")
+    if kind not in (NPM, PYPI, IMAGE):
+        raise LockReadError(f"{where}.kind: not npm, pypi or image")
+    line = launch.get("line")
+    if not isinstance(line, int) or isinstance(line, bool) or line < 0:
+        raise LockReadError(f"{where}.launch.line: not a line number")
+    env: list[LockedDependency] = []
+    for j, d in enumerate(e.get("environment") or []):
+        if not isinstance(d, dict):
+            raise LockReadError(f"{where}.environment[{j}]: not a table")
+        env.append(
+            LockedDependency(
+                _str(d.get("name"), f"{where}.environment[{j}].name"),
+                _str(d.get("version"), f"{where}.environment[{j}].version"),
+                _str(d.get("marker"), f"{where}.environment[{j}].marker", optional=True),
+                _strs(d.get("hashes", []), f"{where}.environment[{j}].hashes"),
+            )
+        )
+    version = _str(e.get("version"), f"{where}.version")
+    package = _str(e.get("package"), f"{where}.package")
+    # The lock is the pull request's file too: what a fix quotes from it (the name and the
+    # version, pasted into a command line) must be a name and a version, never shell text.
+    if not _NAMES[kind].match(package) or not _VERSIONS[kind].match(version):
+        raise LockReadError(f"{where}: not a valid {kind} package name and version")
+    provenance = e.get("provenance")
+    return ServerPin(
+        kind=kind,
+        package=package,
+        version=version,
+        server=_str(launch.get("server"), f"{where}.launch.server"),
+        path=_str(launch.get("path"), f"{where}.launch.path"),
+        line=line,
+        requested=_str(e.get("requested"), f"{where}.requested", optional=True),
+        integrity=_str(e.get("integrity"), f"{where}.integrity", optional=True),
+        tarball=_str(e.get("tarball"), f"{where}.tarball", optional=True),
+        registry=_str(e.get("registry"), f"{where}.registry", optional=True),
+        hashes=_strs(e.get("hashes", []), f"{where}.hashes"),
+        environment=tuple(env),
+        majors=_strs(e.get("majors", []), f"{where}.majors"),
+        released_majors=_strs(e.get("released-majors", []), f"{where}.released-majors"),
+        provenance=provenance if isinstance(provenance, bool) else None,
+    )
+
+
+def read(root: Path) -> ServerLock | None:
+    """The lock (None: there is none). Raises :class:`LockReadError` (or OSError)."""
+    path = root / MCP_LOCK
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        text = safeio.read_text(path, root=root, cap=MAX_LOCK_BYTES)
+        data = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise LockReadError(f"not JSON ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or data.get("lock-version") != LOCK_VERSION:
+        raise LockReadError(f"not an MCP server lock of version {LOCK_VERSION}")
+    servers = data.get("servers")
+    if not isinstance(servers, list):
+        raise LockReadError("`servers` is not a list")
+    pins = tuple(_pin(i, e) for i, e in enumerate(servers))
+    return ServerLock(MCP_LOCK, pins, str(data.get("digest", "")))

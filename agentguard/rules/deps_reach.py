@@ -1,0 +1,90 @@
+"""Which pins of a child an AG101 edge reaches, and where its cap applies (facts only)."""
+
+from __future__ import annotations
+
+from packaging.version import InvalidVersion, Version
+
+from agentguard.facts.environments import EnvironmentTable, both
+from agentguard.facts.graph import PROJECT, DependencyEdge, LockGraph
+from agentguard.facts.pins import LockedPackage
+
+
+class Reach:
+    """Which pins of a child an edge reaches (built only when some child is forked)."""
+
+    def __init__(self, graph: LockGraph) -> None:
+        self.graph = graph
+        self._table: EnvironmentTable | None = None
+
+    @property
+    def table(self) -> EnvironmentTable:
+        if self._table is None:
+            markers = [p.marker for p in self.graph.packages]
+            self._table = EnvironmentTable([*markers, *(e.marker for e in self.graph.edges)])
+        return self._table
+
+    def pins(self, edge: DependencyEdge) -> list[LockedPackage]:
+        pins = sorted(self.graph.versions_of(edge.child), key=lambda p: order(p.version))
+        if len(pins) <= 1:
+            return pins
+        t = self.table
+        mask = self.edge_mask(edge)
+        reached = [p for p in pins if t.mask(p.marker) & mask]
+        return reached or pins
+
+    def edge_mask(self, edge: DependencyEdge) -> int:
+        """The environments where ``edge`` applies (its marker, and its parent's pins)."""
+        t = self.table
+        mask = t.mask(edge.marker)
+        if edge.parent != PROJECT:
+            parents = [
+                p for p in self.graph.versions_of(edge.parent) if p.version == edge.parent_version
+            ]
+            if parents:
+                m = 0
+                for p in parents:
+                    m |= t.mask(p.marker)
+                mask &= m
+        return mask
+
+    def unmitigated(
+        self, edge: DependencyEdge, pin: LockedPackage, caps: list[DependencyEdge]
+    ) -> int:
+        """The environments of this finding that none of the project's one-major ``caps``
+        reaches (a cap mitigates exactly where its marker holds)."""
+        t = self.table
+        mask = self.edge_mask(edge) & t.mask(pin.marker)
+        for c in caps:
+            mask &= ~t.mask(c.marker) if c.marker else 0
+        return mask & t.all
+
+    def where(self, mask: int) -> str:
+        """The environments in ``mask``, named by platform when every Python is in it."""
+        t = self.table
+        envs = [e for i, e in enumerate(t.environments) if mask >> i & 1]
+        pythons = {e.python for e in t.environments}
+        platforms = sorted({e.platform for e in envs})
+        if all(
+            {e.python for e in envs if e.platform == p} == pythons for p in platforms
+        ) and platforms != ["any platform"]:
+            return ", ".join(platforms)
+        return t.describe(mask)
+
+
+def cap_marker(graph: LockGraph, edge: DependencyEdge, pin: LockedPackage) -> str | None:
+    """Where the cap applies: the child pin's marker and, when the parent is pinned once per
+    fork, that parent pin's (a cap from one fork's parent must not move the other fork)."""
+    if edge.parent == PROJECT:
+        return pin.marker
+    parents = graph.versions_of(edge.parent)
+    mine = [p for p in parents if p.version == edge.parent_version]
+    if len(parents) > 1 and len(mine) == 1 and mine[0].marker:
+        return both(pin.marker, mine[0].marker)
+    return pin.marker
+
+
+def order(version: str) -> Version:
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return Version("0")
