@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard.facts.agents import AgentConfig
+from agentguard.facts.capabilities import CapabilityMap
 from agentguard.facts.image import ProjectFile
 from agentguard.facts.mcp_pins import ServerLock
-from agentguard.facts.project import TreeFacts
+from agentguard.facts.project import BuildFileFacts, TreeFacts
 from agentguard.findings import Finding, JSONValue, Source
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class ProjectResult:
     findings: tuple[Finding, ...]
     sources: tuple[Source, ...]
     facts: dict[str, JSONValue]
+    capabilities: CapabilityMap | None = None  # the agent capability map (None: not built)
 
 
 def inspect_project(
@@ -100,10 +102,11 @@ def scan_path(
             workdir=None,
             server_lock=server_lock,
             more_sources=read,
+            target=str(path),
         )
     from agentguard.inspect.project.named import read_named_file
 
-    return finish(read_named_file(path, file_kind), workdir=None)
+    return finish(read_named_file(path, file_kind), workdir=None, target=str(path))
 
 
 def scan_files(
@@ -115,14 +118,14 @@ def scan_files(
     col = collect_files(files, workdir=workdir)
     if configs:  # read from an image config, not from a file
         col.outcomes.append(FileOutcome(configs=list(configs), read=False))
-    return finish(col, workdir=workdir)
+    return finish(col, workdir=workdir, target="the image")
 
 
 def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
     """The container/build-file step the folder scan runs while its children read (None:
     there were none); then what :func:`finish` needs (the agent rules, the policy) is
     imported, in the same time."""
-    scanned = scan_container_files(files, tree=tree) if files else None
+    scanned = scan_container_facts(files, tree=tree) if files else None
     import agentguard.policy
     import agentguard.rules.agent_checks  # noqa: F401
 
@@ -158,6 +161,7 @@ def finish(
     workdir: str | None,
     server_lock: ServerLock | None = None,
     more_sources: tuple[Source, ...] = (),
+    target: str = "",
 ) -> ProjectResult:
     from agentguard.engine import run_agent_rules
     from agentguard.facts.agents import ProjectFacts
@@ -166,10 +170,11 @@ def finish(
     container_findings: list[Finding] = []
     container_sources: list[Source] = []
     container_facts: dict[str, JSONValue] = {}
+    build: BuildFileFacts | None = None
     if col.container_scan is not None:
-        container_findings, container_sources, container_facts = col.container_scan
+        container_findings, container_sources, container_facts, build = col.container_scan
     elif col.container_files:
-        container_findings, container_sources, container_facts = scan_container_files(
+        container_findings, container_sources, container_facts, build = scan_container_facts(
             col.container_files, tree=col.tree
         )
     ids = {f.rule_id for f in container_findings}
@@ -235,7 +240,18 @@ def finish(
     if container_facts:
         json_facts["containers"] = container_facts
     json_facts.update(_engine_facts(facts))
-    return ProjectResult(tuple(findings), tuple(sources), json_facts)
+    from agentguard.engine.capability_map import build_map
+
+    capabilities = build_map(target, facts, build if build is not None else _no_build(col))
+    return ProjectResult(tuple(findings), tuple(sources), json_facts, capabilities)
+
+
+def _no_build(col: Collected) -> BuildFileFacts | None:
+    """The walk's tree facts without container files (the map still says what the project
+    folder holds)."""
+    if col.tree is None:
+        return None
+    return BuildFileFacts((), (), (), (), (), (), col.tree)
 
 
 def _requirements_reader(files: list[ProjectFile]) -> Callable[[str], RequirementsFile | None]:
@@ -282,7 +298,20 @@ def scan_container_files(
     watched: frozenset[str] | None = None,
     tree: TreeFacts | None = None,
 ) -> tuple[list[Finding], list[Source], dict[str, JSONValue]]:
-    """Findings, sources and facts for the container/build files among ``files``.
+    """Findings, sources and facts for the container/build files among ``files`` (see
+    :func:`scan_container_facts`, which also returns the joined build-file facts)."""
+    findings, sources, facts, _build = scan_container_facts(files, watched=watched, tree=tree)
+    return findings, sources, facts
+
+
+def scan_container_facts(
+    files: Sequence[ProjectFile],
+    *,
+    watched: frozenset[str] | None = None,
+    tree: TreeFacts | None = None,
+) -> tuple[list[Finding], list[Source], dict[str, JSONValue], BuildFileFacts]:
+    """Findings, sources, facts and the joined build-file facts of the container/build
+    files among ``files``.
 
     ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
     takes); None for files collected from an image (AG212 then probes typical names)."""
@@ -300,4 +329,4 @@ def scan_container_files(
             g.sources.insert(at, source)
     facts = join_build_files(g, tree)
     findings = run_build_file_rules(facts, watched)
-    return findings, g.sources, build_files_json(g)
+    return findings, g.sources, build_files_json(g), facts

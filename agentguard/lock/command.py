@@ -270,7 +270,9 @@ def _servers(
 
         rewritten, more = write_launches(opts.project, servers, result)
         notes, read = (*notes, *rewritten), (*read, *more)
-    failed_reads = tuple(s for s in read if s.status.value != "ok")
+    # a file the lock flow already reported (a uv.lock that is a link) is reported once
+    named = {s.name for s in report.sources if s.status.value != "ok"}
+    failed_reads = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
     return dataclasses.replace(
         report,
         findings=(*report.findings, *result.findings),
