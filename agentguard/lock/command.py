@@ -238,6 +238,9 @@ def _start_servers(
     return future
 
 
+MCP_LOCK_NOTE = "mcp.lock.json"
+
+
 def _servers(
     report: Report,
     opts: LockOptions,
@@ -260,10 +263,25 @@ def _servers(
     if opts.check:
         result = check_servers(servers, opts.project)
     else:
+        if any(s.kind == "lockfile" and s.status.value == "failed" for s in report.sources):
+            # the Python step could not take the project (busy, a switch left half done): the
+            # server lock is not written either, and the report already says why
+            if not servers:
+                return report
+            return dataclasses.replace(
+                report, notes=(*report.notes, f"{MCP_LOCK_NOTE} was not written or changed.")
+            )
         server_opts = _server_options(opts, deadline)
         resolved = resolved or resolve_servers(servers, server_opts)
-        with project_lock(opts.project):
-            result = write_servers(resolved, server_opts)
+        try:
+            with project_lock(opts.project):
+                result = write_servers(resolved, server_opts)
+        except LockfileError as exc:
+            failed = Source.failed(
+                "lockfile", str(opts.project), str(exc), error_code=exc.code,
+                retryable=exc.code == "lock-busy",
+            )  # fmt: skip
+            return dataclasses.replace(report, sources=(*report.sources, failed))
     notes = result.notes
     if opts.write_launch and not opts.check:
         from agentguard.harden.launches import write_launches

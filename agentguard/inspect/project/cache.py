@@ -136,7 +136,7 @@ class ContentCache:
 
     def key(self, rel: str, kind: str, data: bytes) -> str:
         h = hashlib.blake2b(self.salt, digest_size=20)
-        h.update(f"{kind}\0{rel}\0{len(data)}\0".encode())
+        h.update(f"{kind}\0{rel}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
         h.update(data)
         return h.hexdigest()
 
