@@ -157,7 +157,7 @@ class UvResolve:
         )
         req = dataclasses.replace(
             self.request,
-            requirements=(*self.request.requirements, *caps),
+            requirements=(*_without(self.request.requirements, caps), *caps),
             preferences=preferences,
             upgrade=False,
             upgrade_packages=(),
@@ -220,3 +220,20 @@ class UvResolve:
             if page is None or not page.lists(version, wanted):
                 return False
         return True
+
+
+def _without(requirements: Iterable[str], caps: Iterable[str]) -> tuple[str, ...]:
+    """The project's own requirements less those on a capped package: a cap on a package
+    the project names itself replaces the project's line (``mcp==2.3.0`` -> the cap), it is
+    not added beside it (the two would exclude each other by construction)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    def name(line: str) -> str | None:
+        try:
+            return canonicalize_name(Requirement(line.split(";")[0].strip()).name)
+        except InvalidRequirement:
+            return None
+
+    capped = {n for n in (name(c) for c in caps) if n is not None}
+    return tuple(r for r in requirements if name(r) not in capped)
