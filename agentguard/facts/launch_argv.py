@@ -24,7 +24,8 @@ class LaunchLine:
     """What a launcher's argv names. ``spec_at``: the index in ``args`` of the argument
     that names the package or image (None: none); ``more``: indices of further packages;
     ``problem``: why the line cannot be read (an unknown option, a shell command...);
-    ``registry``: the option or variable, as written, that sets another registry."""
+    ``registry``: the option, variable or project file, as written, that sets another
+    registry, index or package cache (a source of packages the project chooses)."""
 
     kind: str
     launcher: str
@@ -59,10 +60,10 @@ _NODE = _Table(
         "--no-update-notifier --no-progress --workspaces -ws --include-workspace-root --bun "
         "--no-install"
     ),
-    values=_f("--cache --loglevel --prefix -w --workspace"),
+    values=_f("--loglevel -w --workspace"),
     package=_f("-p --package"),
     extra=frozenset(),
-    registry=_f("--registry --userconfig --globalconfig"),
+    registry=_f("--registry --userconfig --globalconfig --cache --prefix"),
     refuse={
         "-c": "`-c` runs a shell command",
         "--call": "`--call` runs a shell command",
@@ -82,13 +83,13 @@ _UV = _Table(
         "-p --python --python-preference --index-strategy --keyring-provider --resolution "
         "--prerelease --exclude-newer -C --config-setting --no-binary-package "
         "--no-build-package --link-mode -P --upgrade-package --reinstall-package "
-        "--refresh-package --cache-dir --color --directory --env-file"
+        "--refresh-package --color --directory --env-file"
     ),
     package=_f("--from"),
     extra=_f("--with --with-editable"),
     registry=_f(
         "--index --default-index --index-url -i --extra-index-url --find-links -f "
-        "--config-file --allow-insecure-host --trusted-host"
+        "--config-file --allow-insecure-host --trusted-host --cache-dir"
     ),
     refuse={
         "--with-requirements": "`--with-requirements` installs what a file lists",

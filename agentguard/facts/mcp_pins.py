@@ -229,7 +229,7 @@ def launch_of(server: McpServer) -> ServerLaunch | Unreadable | None:
     if line.problem is not None:
         return _unreadable(server, line.launcher, line.problem, UNKNOWN_LINE)
     if line.registry is not None:
-        why = f"{registry_said(line.registry)} makes it fetch from a registry or index the project chooses"
+        why = f"{registry_said(line.registry)} makes it fetch from a registry, index or package cache the project chooses"
         return _unreadable(server, line.launcher, why, OTHER_REGISTRY)
     if line.more:
         why = "it installs more than one package; the lock records one package per launch"

@@ -79,8 +79,8 @@ def _reason(server: McpServer) -> _Reason | None:
     if line.registry is not None:
         return _Reason(
             f"{noun} through `{line.launcher}`",
-            f"{registry_said(line.registry)} makes it fetch from a registry or index the "
-            "project chooses, not from the default one",
+            f"{registry_said(line.registry)} makes it fetch from a registry, index or package "
+            "cache the project chooses, not from the default registry",
             "",
             Severity.HIGH,
             f"Launch from the default registry: drop {registry_said(line.registry)} (from the "
