@@ -19,6 +19,8 @@ from agentguard import safeio
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
 from agentguard.config import Config, DepsPolicy, load_target_config
 from agentguard.engine import UsageError, make_report
+from agentguard.facts.capabilities import CapabilityMap
+from agentguard.facts.capabilities_json import map_json
 from agentguard.findings import Finding, JSONValue, Location, Report, Severity, Source
 from agentguard.policy import apply_policy
 from agentguard.safeio import MAX_CONFIG_BYTES
@@ -43,6 +45,7 @@ class CheckOptions:
     write_baseline: Path | None = None
     smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
     smoke_timeout: float | None = None
+    base: str | None = None  # --base REF: report what the change adds and removes
 
 
 @dataclass(frozen=True)
@@ -51,12 +54,14 @@ class StepResult:
     sources: tuple[Source, ...] = ()
     facts: dict[str, JSONValue] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    maps: tuple[CapabilityMap, ...] = ()  # agent capability maps (project, images)
 
 
 @dataclass(frozen=True)
 class CheckResult:
     report: Report
     config: Config
+    growth: bool = False  # --base: the change grew what `fail-on-growth` names (exit 1)
 
     @property
     def fail_on(self) -> Severity:
@@ -116,7 +121,8 @@ def project_step(
     from agentguard.engine.project import inspect_project
 
     result = inspect_project(project, exclude=exclude, beside=beside)
-    return StepResult(result.findings, result.sources, dict(result.facts))
+    maps = (result.capabilities,) if result.capabilities is not None else ()
+    return StepResult(result.findings, result.sources, dict(result.facts), maps=maps)
 
 
 def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -> StepResult:
@@ -153,7 +159,7 @@ def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -
     )
     result = inspect_target(opts, config=config, progress=progress)
     facts: dict[str, JSONValue] = {**result.facts, "inputs": dict(result.inputs)}
-    return StepResult(result.findings, result.sources, facts, result.notes)
+    return StepResult(result.findings, result.sources, facts, result.notes, result.maps)
 
 
 def _guarded(kind: str, name: str, step: Callable[[], StepResult]) -> StepResult:
@@ -292,6 +298,26 @@ def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:
     return out
 
 
+def _base_steps(
+    config: Config,
+) -> Callable[[Path], tuple[list[Finding], list[Source], list[CapabilityMap]]]:
+    """The folder steps (lock --check, the project rules) for the base's copy, with the
+    head's configuration: the base's own configuration is never read."""
+
+    def run(folder: Path) -> tuple[list[Finding], list[Source], list[CapabilityMap]]:
+        steps = [
+            ("lock", _guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
+            (
+                "project",
+                _guarded("project", str(folder), partial(project_step, folder, config.exclude)),
+            ),
+        ]
+        sources = [src for _, s in steps for src in s.sources]
+        return same_finding_once(steps), sources, [m for _, s in steps for m in s.maps]
+
+    return run
+
+
 def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> CheckResult:
     project = opts.project
     if not project.is_dir():
@@ -315,7 +341,16 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     # before it; once the scan has ended, at the latest. Its result is reported first.
     progress("scanning the project folder")
     scan = partial(project_step, project, config.exclude, beside=lock_once)
-    scanned = _guarded("project", str(project), scan)
+    if opts.base is None:
+        scanned = _guarded("project", str(project), scan)
+    else:  # the head, then the base: a file the change left alone is parsed once
+        from agentguard.delta.run import gather_base
+        from agentguard.inspect.project.scan import outcomes_shared
+
+        with outcomes_shared():
+            scanned = _guarded("project", str(project), scan)
+            progress(f"reading and scanning the base revision {opts.base}")
+            side = gather_base(opts.base, project, config, _base_steps(config))
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
     _smoke(project, opts, config, steps, progress)
@@ -336,6 +371,13 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         notes.append(f"baseline written to {opts.write_baseline}: {count} finding(s)")
         baseline = Baseline(str(opts.write_baseline), tuple(entry_for(f) for f in accepted))
     applied = apply_policy(findings, config, root=project, baseline=baseline)
+    shown, growth, delta_sources = list(applied.findings), False, []
+    if opts.base is not None:
+        from agentguard.delta.run import base_delta
+
+        done = base_delta(side, config, applied.findings, steps, scanned.maps)
+        shown, growth, delta_sources = list(done.findings), done.growth, list(done.sources)
+        notes.extend(done.notes)
     facts: dict[str, JSONValue] = {
         "config": {
             "files": list(config.files),
@@ -344,17 +386,25 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         },
         "steps": {name: dict(s.facts) for name, s in steps if s.facts},
     }
+    if opts.base is not None:
+        facts["delta"] = done.facts
     report = make_report(
         "check",
-        applied.findings,
-        [*config_sources, *(src for _, s in steps for src in s.sources), *applied.sources],
+        shown,
+        [
+            *config_sources,
+            *(src for _, s in steps for src in s.sources),
+            *applied.sources,
+            *delta_sources,
+        ],
         target=str(project),
         inputs=_inputs(opts, images),
         facts=facts,
         notes=[*notes, *applied.notes],
         configuration=applied.trace,
+        agent_map=map_json(tuple(m for _, s in steps for m in s.maps)),
     )
-    return CheckResult(report, config)
+    return CheckResult(report, config, growth)
 
 
 def _inputs(opts: CheckOptions, images: Iterable[str]) -> dict[str, JSONValue]:
@@ -363,4 +413,6 @@ def _inputs(opts: CheckOptions, images: Iterable[str]) -> dict[str, JSONValue]:
         out["images"] = list(images)
     if opts.baseline:
         out["baseline"] = str(opts.baseline)
+    if opts.base is not None:
+        out["base"] = opts.base
     return out

@@ -25,6 +25,7 @@ from agentguard.commands.check import check
 from agentguard.commands.harden import harden
 from agentguard.commands.inspect import inspect
 from agentguard.commands.lock import lock
+from agentguard.commands.map import map_cmd
 from agentguard.engine import EXIT_CODE_TABLE, ExitCode
 from agentguard.report import Format
 
@@ -98,6 +99,7 @@ app.command()(lock)
 app.command()(check)
 app.command()(inspect)
 app.command()(harden)
+app.command("map")(map_cmd)
 app.command("rules")(rules_cmd)
 app.command()(explain)
 

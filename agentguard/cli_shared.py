@@ -113,8 +113,11 @@ def emit(
     allow_incomplete: bool = False,
     sarif_root: Path | None = None,
     show_suppressed: bool = False,
+    gate_failed: bool = False,
 ) -> NoReturn:
-    """Render the report, write it, and exit with the code from the shared table."""
+    """Render the report, write it, and exit with the code from the shared table.
+    ``gate_failed``: a gate other than the findings' failed (``check --base``: growth the
+    policy names), so a complete run exits 1, not 0."""
     try:
         threshold = Severity.parse(fail_on)
     except ValueError as exc:
@@ -129,7 +132,10 @@ def emit(
         show_suppressed=show_suppressed,
     )
     write_result(text, output)
-    raise typer.Exit(int(exit_code(report, threshold, allow_incomplete=allow_incomplete)))
+    code = exit_code(report, threshold, allow_incomplete=allow_incomplete)
+    if gate_failed and code is ExitCode.OK:
+        code = ExitCode.FINDINGS
+    raise typer.Exit(int(code))
 
 
 def write_report(path: Path, text: str, what: str) -> None:

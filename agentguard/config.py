@@ -53,6 +53,21 @@ TOP_KEYS = (
     "context",
     "context-severity",
     "smoke",
+    "delta",
+)
+# `[delta] fail-on-growth`: what a change may not add (`check --base`); honoured only
+# from --config. lock-major: a lock moves a package to a new major; the others are the
+# agent capability model's (agentguard.delta.capabilities).
+GROWTH_KINDS = (
+    "lock-major",
+    "agent",
+    "shell-tool",
+    "pre-approval",
+    "host-mount",
+    "unpinned-server",
+    "secret",
+    "open-trigger",
+    "fallback",
 )
 # `min-release-age`: a count and a unit, e.g. "7d", "36h", "2w" (days by default).
 _AGE = re.compile(r"^\s*(\d{1,5})\s*(d|day|days|h|hour|hours|w|week|weeks)?\s*$")
@@ -113,6 +128,9 @@ class Config:
     # the scanned folder's configuration files that were there and not read, with why
     ignored_files: tuple[str, ...] = ()
     inline_ignores: bool = True  # False: --no-inline-ignores (comments never suppress)
+    # `[delta] fail-on-growth` (check --base): honoured only from --config (growth_trusted)
+    fail_on_growth: tuple[str, ...] = ()
+    growth_trusted: bool = False
 
     def options(self, rule_id: str) -> Mapping[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -296,6 +314,8 @@ def load_config(
     )
     if config_file is not None and config.smoke is not None:
         config = dataclasses.replace(config, smoke_trusted=True)
+    if config_file is not None:
+        config = dataclasses.replace(config, growth_trusted=True)
     return config
 
 
@@ -386,6 +406,8 @@ def _validate(lay: _Layer) -> None:
         raise ConfigError(f"{label}: {p}build must be true or false")
     if "smoke" in d and not isinstance(d["smoke"], bool):
         raise ConfigError(f"{label}: {p}smoke must be true or false")
+    if "delta" in d:
+        _validate_delta(d["delta"], f"{label}: {p}delta")
     if "min-release-age" in d:
         age = d["min-release-age"]
         if not isinstance(age, (str, int)) or isinstance(age, bool) or not _AGE.match(str(age)):
@@ -468,6 +490,16 @@ def _ignore_entries(lay: _Layer, rule: str, patterns: list[str]) -> list[IgnoreE
     return out
 
 
+def _validate_delta(table: Any, where: str) -> None:
+    if not isinstance(table, dict) or set(table) - {"fail-on-growth"}:
+        raise ConfigError(f"{where} must be a table with the one key `fail-on-growth`")
+    kinds = table.get("fail-on-growth", [])
+    if not isinstance(kinds, list) or not all(k in GROWTH_KINDS for k in kinds):
+        raise ConfigError(
+            f"{where}.fail-on-growth must be a list of {', '.join(GROWTH_KINDS)} (got {kinds!r})"
+        )
+
+
 def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
     merged: dict[str, Any] = {}
     ignores: dict[str, list[IgnoreEntry]] = {}
@@ -489,6 +521,7 @@ def _build(stack: list[_Layer], *, policy: str, notes: list[str]) -> Config:
         notes=tuple(notes),
         build=merged.get("build"),
         smoke=merged.get("smoke"),
+        fail_on_growth=tuple(merged.get("delta", {}).get("fail-on-growth", [])),
         min_release_age=str(merged["min-release-age"]) if "min-release-age" in merged else None,
         exclude=tuple(merged.get("exclude", [])),
         contexts={c: tuple(g) for c, g in merged.get("context", {}).items()},

@@ -145,3 +145,20 @@ def md_fence(lines: Iterable[str], indent: str = "") -> list[str]:
     runs = [len(r) for x in body for r in re.findall(r"`{3,}", x)]
     fence = "`" * max(3, max(runs, default=0) + 1)
     return [f"{indent}{fence}", *(f"{indent}{x}" for x in body), f"{indent}{fence}"]
+
+
+# What a Mermaid label may hold as itself; every other character is written as Mermaid's
+# entity code (``#60;``): no quote ends the label, no bracket, arrow, pipe, semicolon or
+# newline ends the node or the statement, no backtick opens a Markdown string, no ``<``
+# opens HTML (the renderer turns ``#60;`` into the character ``<``, shown as text).
+_MERMAID_PLAIN = re.compile(r"[A-Za-z0-9 _.,/+=@*?-]")
+
+
+def mermaid_label(s: str, limit: int = 120) -> str:
+    """``s`` as text inside a quoted Mermaid label (``id["..."]``): controls escaped as
+    for the terminal, then every character outside a small plain set entity-coded, and
+    long values cut (a cut is marked with ``...``)."""
+    s = terminal(s)
+    if len(s) > limit:
+        s = s[: limit - 3] + "..."
+    return "".join(ch if _MERMAID_PLAIN.fullmatch(ch) else f"#{ord(ch)};" for ch in s)

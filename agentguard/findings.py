@@ -390,6 +390,7 @@ class Report:
     # gate stopped it: nothing written) or "not-written" (a source or the write failed).
     status: str | None = None
     configuration: ConfigTrace | None = None  # None: the command applies no configuration
+    map: Mapping[str, JSONValue] | None = None  # the agent capability map (inspect, check)
 
     @property
     def failed_sources(self) -> list[Source]:

@@ -34,6 +34,7 @@ def make_report(
     notes: Iterable[str] = (),
     status: str | None = None,
     configuration: ConfigTrace | None = None,
+    agent_map: Mapping[str, JSONValue] | None = None,
 ) -> Report:
     return Report(
         provenance=Provenance(
@@ -49,4 +50,5 @@ def make_report(
         notes=tuple(notes),
         status=status,
         configuration=configuration,
+        map=agent_map,
     )

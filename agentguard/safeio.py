@@ -214,9 +214,12 @@ def read_rest(fd: int, head: bytes, cap: int = MAX_FILE_BYTES) -> bytes:
 # -- writing ---------------------------------------------------------------------------
 
 
-def write_output(path: str | os.PathLike[str], data: str | bytes, mode: int = 0) -> None:
+def write_output(
+    path: str | os.PathLike[str], data: str | bytes, mode: int = 0, *, sync: bool = True
+) -> None:
     """Replace ``path`` with ``data`` atomically; refuse when ``path`` is a symbolic link.
-    ``mode``: the file's permissions (0: the default, 0o644 less the umask).
+    ``mode``: the file's permissions (0: the default, 0o644 less the umask). ``sync``:
+    False for a scratch tree that is thrown away (no ``fsync``).
 
     Raises :class:`UnsafeWrite` (a link) or OSError (cannot write)."""
     target = Path(path)
@@ -241,7 +244,8 @@ def write_output(path: str | os.PathLike[str], data: str | bytes, mode: int = 0)
                 os.fchmod(fh.fileno(), mode)
             fh.write(blob)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)  # rename never follows a link at the target: it replaces it
     except BaseException:
         with contextlib.suppress(OSError):
@@ -296,13 +300,34 @@ def confined(folder: str | os.PathLike[str], name: str) -> Path:
     return Path(folder, *parts)
 
 
-def write_in(folder: str | os.PathLike[str], name: str, data: str | bytes, mode: int = 0) -> Path:
+def write_in(
+    folder: str | os.PathLike[str],
+    name: str,
+    data: str | bytes,
+    mode: int = 0,
+    *,
+    sync: bool = True,
+) -> Path:
     """Write ``data`` to ``name`` inside ``folder`` (see :func:`confined`), atomically.
-    ``mode``: file permissions to set (0: leave the default)."""
+    ``mode``: file permissions to set (0: leave the default); ``sync`` as for
+    :func:`write_output`."""
     path = confined(folder, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     confined(folder, name)  # again: a folder made meanwhile is not a link
-    write_output(path, data, mode)
+    write_output(path, data, mode, sync=sync)
+    return path
+
+
+def link_in(folder: str | os.PathLike[str], name: str, target: str) -> Path:
+    """Make ``name`` inside ``folder`` a symbolic link to ``target`` (see :func:`confined`:
+    the link itself is inside; where it points is the reader's concern, and every reader
+    refuses a link out of its root). Never replaces an existing entry."""
+    if not target or "\x00" in target:
+        raise UnsafeWrite(f"{name!r}: not a link target")
+    path = confined(folder, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    confined(folder, name)
+    os.symlink(target, path)
     return path
 
 

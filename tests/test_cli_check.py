@@ -155,7 +155,8 @@ def test_fail_on_comes_from_the_configuration(agent_project: Path) -> None:
         (
             "strict = true\n",
             "{f}: unknown key `strict` (known keys: policy, fail-on, disable, severity, "
-            "ignore, rules, deps, build, min-release-age, exclude, context, context-severity, smoke)",
+            "ignore, rules, deps, build, min-release-age, exclude, context, context-severity, smoke, "
+            "delta)",
         ),
         (
             '[severity]\nAG103 = "severe"\n',

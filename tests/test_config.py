@@ -166,7 +166,7 @@ def test_config_error_is_a_usage_error() -> None:
             'fail_on = "high"\n',
             "{f}: unknown key `tool.agentguard.fail_on` (known keys: policy, fail-on, disable, "
             "severity, ignore, rules, deps, build, min-release-age, exclude, context, "
-            "context-severity, smoke)",
+            "context-severity, smoke, delta)",
         ),
         (
             "build = 0\n",

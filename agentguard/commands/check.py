@@ -64,6 +64,21 @@ def check(
         Path | None,
         typer.Option("--sarif-output", help="Also write the report as SARIF here (for CI)."),
     ] = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="Report only what the change since this git revision adds (and what it "
+            "resolves), read from git without a checkout.",
+        ),
+    ] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary",
+            help="Also write a short Markdown summary here (a job summary, a PR comment).",
+        ),
+    ] = None,
     timeout: TimeoutOpt = None,
     smoke: SmokeOpt = None,
     smoke_timeout: SmokeTimeoutOpt = None,
@@ -89,10 +104,13 @@ def check(
         write_baseline=write_baseline,
         smoke=smoke,
         smoke_timeout=smoke_timeout,
+        base=base,
     )
     if fail_on is not None:
         parse_severity(fail_on)
     try:
+        if base is not None and (not base.strip() or base.startswith("-")):
+            raise UsageError(f"--base {base!r}: not a git revision")
         with run_deadline(timeout), progress("checking", quiet=quiet) as step:
             result = run_check(opts, progress=step)
     except UsageError as exc:
@@ -105,6 +123,10 @@ def check(
     if sarif_output is not None:
         sarif = render(result.report, Format.SARIF, sarif_root=sarif_root)
         write_report(sarif_output, sarif, "SARIF")
+    if summary is not None:
+        from agentguard.report.summary_md import render_summary
+
+        write_report(summary, render_summary(result.report, parse_severity(threshold)), "summary")
     emit(
         result.report,
         fmt,
@@ -113,4 +135,5 @@ def check(
         verbose=verbose,
         allow_incomplete=allow_incomplete,
         sarif_root=sarif_root,
+        gate_failed=result.growth,
     )

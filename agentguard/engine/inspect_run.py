@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentguard.config import Config, load_target_config
 from agentguard.engine import UsageError, container_findings, image_findings
+from agentguard.facts.capabilities_json import map_json
 from agentguard.findings import Finding, JSONValue, Report, Source
 from agentguard.inspect import engine as eng
 from agentguard.inspect.targets import Kind, Target, detect_target
@@ -27,6 +28,7 @@ from agentguard.provenance import make_report
 # The image, container and lock modules are imported by the paths that read those
 # targets: a project-folder scan does not pay for them.
 if TYPE_CHECKING:
+    from agentguard.facts.capabilities import CapabilityMap
     from agentguard.facts.image import ImageFacts
     from agentguard.facts.lock import LockInput
 from agentguard.inspect.image_reads import ImageFactsRead, read_engine_image, read_image_file
@@ -56,6 +58,7 @@ class InspectResult:
     facts: dict[str, JSONValue] = field(default_factory=dict)
     inputs: dict[str, JSONValue] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    maps: tuple[CapabilityMap, ...] = ()  # the agent capability maps of what was read
 
 
 def _lock_for(opts: InspectOptions, kind: Kind | None) -> tuple[LockInput | None, list[Source]]:
@@ -124,6 +127,7 @@ def _image_part(
     picked = {c.path: c for c, _ in (agent_files(image, wd) if wd is not None else [])}
     for f in agent.files:
         picked.setdefault(f.content.path, f.content)
+    maps: tuple[CapabilityMap, ...] = ()
     if picked or agent.configs:
         from agentguard.engine.project import inspect_files
 
@@ -141,11 +145,13 @@ def _image_part(
         sources += list(result.sources)
         if result.facts:
             facts["agent_config"] = dict(result.facts)
+        if result.capabilities is not None:
+            maps = (result.capabilities,)
     inputs: dict[str, JSONValue] = {
         "image_id": image.image_id,
         "repo_digests": list(image.repo_digests),
     }
-    return InspectResult(tuple(findings), tuple(sources), facts, inputs)
+    return InspectResult(tuple(findings), tuple(sources), facts, inputs, maps=maps)
 
 
 def _in_layer(finding: Finding, layers: dict[str, str]) -> Finding:
@@ -163,13 +169,15 @@ def _merge(*parts: InspectResult) -> InspectResult:
     facts: dict[str, JSONValue] = {}
     inputs: dict[str, JSONValue] = {}
     notes: list[str] = []
+    maps: list[CapabilityMap] = []
     for p in parts:
+        maps += p.maps
         findings += p.findings
         sources += p.sources
         facts.update(p.facts)
         inputs.update(p.inputs)
         notes += p.notes
-    return InspectResult(tuple(findings), tuple(sources), facts, inputs, tuple(notes))
+    return InspectResult(tuple(findings), tuple(sources), facts, inputs, tuple(notes), tuple(maps))
 
 
 def inspect_target(
@@ -331,7 +339,10 @@ def _project(
     except CacheDirInside as exc:
         raise UsageError(str(exc)) from None
     return InspectResult(
-        tuple(result.findings), tuple(result.sources), {"project": dict(result.facts)}
+        tuple(result.findings),
+        tuple(result.sources),
+        {"project": dict(result.facts)},
+        maps=(result.capabilities,) if result.capabilities is not None else (),
     )
 
 
@@ -360,6 +371,18 @@ def run_inspect(
     connect: Callable[[], eng.Engine] = eng.connect,
 ) -> tuple[Report, Config]:
     """The whole command: config, inspect, policy, report. UsageError means exit 2."""
+    report, config, _maps = run_with_maps(opts, progress=progress, connect=connect)
+    return report, config
+
+
+def run_with_maps(
+    opts: InspectOptions,
+    *,
+    command: str = "inspect",
+    progress: Progress = lambda _m: None,
+    connect: Callable[[], eng.Engine] = eng.connect,
+) -> tuple[Report, Config, tuple[CapabilityMap, ...]]:
+    """:func:`run_inspect`, and the agent capability maps it built (`agentguard map`)."""
     root = project_root(opts.target)
     config, config_sources = load_target_config(
         root,
@@ -376,7 +399,7 @@ def run_inspect(
         result.findings, config, root=target.parent if target.is_file() else root
     )
     report = make_report(
-        "inspect",
+        command,
         applied.findings,
         (*config_sources, *result.sources, *applied.sources),
         target=opts.target,
@@ -384,8 +407,9 @@ def run_inspect(
         facts=result.facts,
         notes=(*config.notes, *result.notes, *applied.notes),
         configuration=applied.trace,
+        agent_map=map_json(result.maps),
     )
-    return report, config
+    return report, config, result.maps
 
 
 __all__ = [
@@ -393,4 +417,5 @@ __all__ = [
     "InspectResult",
     "inspect_target",
     "run_inspect",
+    "run_with_maps",
 ]

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard.facts.agents import AgentConfig
+from agentguard.facts.capabilities import CapabilityMap
 from agentguard.facts.image import ProjectFile
 from agentguard.facts.mcp_pins import ServerLock
-from agentguard.facts.project import TreeFacts
+from agentguard.facts.project import BuildFileFacts, TreeFacts
 from agentguard.findings import Finding, JSONValue, Source
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class ProjectResult:
     findings: tuple[Finding, ...]
     sources: tuple[Source, ...]
     facts: dict[str, JSONValue]
+    capabilities: CapabilityMap | None = None  # the agent capability map (None: not built)
 
 
 def inspect_project(
@@ -100,11 +102,12 @@ def scan_path(
             workdir=None,
             server_lock=server_lock,
             more_sources=read,
+            target=str(path),
             root=path,
         )
     from agentguard.inspect.project.named import read_named_file
 
-    return finish(read_named_file(path, file_kind), workdir=None)
+    return finish(read_named_file(path, file_kind), workdir=None, target=str(path))
 
 
 def scan_files(
@@ -116,7 +119,7 @@ def scan_files(
     col = collect_files(files, workdir=workdir)
     if configs:  # read from an image config, not from a file
         col.outcomes.append(FileOutcome(configs=list(configs), read=False))
-    return finish(col, workdir=workdir)
+    return finish(col, workdir=workdir, target="the image")
 
 
 def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
@@ -159,6 +162,7 @@ def finish(
     workdir: str | None,
     server_lock: ServerLock | None = None,
     more_sources: tuple[Source, ...] = (),
+    target: str = "",
     root: Path | None = None,
 ) -> ProjectResult:
     from agentguard.engine import run_agent_rules
@@ -168,10 +172,11 @@ def finish(
     container_findings: list[Finding] = []
     container_sources: list[Source] = []
     container_facts: dict[str, JSONValue] = {}
+    build: BuildFileFacts | None = None
     if col.container_scan is not None:
-        container_findings, container_sources, container_facts = col.container_scan
+        container_findings, container_sources, container_facts, build = col.container_scan
     elif col.container_files:
-        container_findings, container_sources, container_facts = scan_container_files(
+        container_findings, container_sources, container_facts, build = scan_container_files(
             col.container_files, tree=col.tree
         )
     ids = {f.rule_id for f in container_findings}
@@ -242,7 +247,18 @@ def finish(
     if container_facts:
         json_facts["containers"] = container_facts
     json_facts.update(_engine_facts(facts))
-    return ProjectResult(tuple(findings), tuple(sources), json_facts)
+    from agentguard.engine.capability_map import build_map
+
+    capabilities = build_map(target, facts, build if build is not None else _no_build(col))
+    return ProjectResult(tuple(findings), tuple(sources), json_facts, capabilities)
+
+
+def _no_build(col: Collected) -> BuildFileFacts | None:
+    """The walk's tree facts without container files (the map still says what the project
+    folder holds)."""
+    if col.tree is None:
+        return None
+    return BuildFileFacts((), (), (), (), (), (), col.tree)
 
 
 def _requirements_reader(files: list[ProjectFile]) -> Callable[[str], RequirementsFile | None]:
@@ -288,8 +304,9 @@ def scan_container_files(
     *,
     watched: frozenset[str] | None = None,
     tree: TreeFacts | None = None,
-) -> tuple[list[Finding], list[Source], dict[str, JSONValue]]:
-    """Findings, sources and facts for the container/build files among ``files``.
+) -> tuple[list[Finding], list[Source], dict[str, JSONValue], BuildFileFacts]:
+    """Findings, sources, facts and the joined build-file facts of the container/build
+    files among ``files``.
 
     ``tree``: what the walk saw of the folder (AG212 then names the real files a COPY
     takes); None for files collected from an image (AG212 then probes typical names)."""
@@ -307,4 +324,4 @@ def scan_container_files(
             g.sources.insert(at, source)
     facts = join_build_files(g, tree)
     findings = run_build_file_rules(facts, watched)
-    return findings, g.sources, build_files_json(g)
+    return findings, g.sources, build_files_json(g), facts

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from agentguard import safegit
 from agentguard.safeio import MAX_LOCK_BYTES
 
 GIT_TIMEOUT = 20
@@ -18,16 +19,7 @@ def _git(
 ) -> subprocess.CompletedProcess[bytes]:
     # plumbing (no textconv, no pager); a hostile repository config runs no program
     return subprocess.run(
-        [
-            git,
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-C",
-            str(root),
-            *args,
-        ],
+        safegit.argv(git, "-C", str(root), *args),
         capture_output=True,
         timeout=GIT_TIMEOUT,
         check=False,
@@ -45,10 +37,15 @@ def committed_text(root: Path, name: str) -> tuple[str | None, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     try:
-        size = _git(git, root, env, "cat-file", "-s", f"HEAD:./{name}")
+        checkout = safegit.checkout_of(git, root, env, GIT_TIMEOUT)
+    except safegit.NotACheckout as exc:
+        return None, str(exc)
+    spec = f"HEAD:{checkout.prefix}/{name}" if checkout.prefix else f"HEAD:{name}"
+    try:
+        size = _git(git, checkout.top, env, "cat-file", "-s", spec)
         if size.returncode == 0 and int(size.stdout.strip() or b"0") > MAX_LOCK_BYTES:
             return None, f"the committed {name} is larger than {MAX_LOCK_BYTES} bytes"
-        proc = _git(git, root, env, "cat-file", "blob", f"HEAD:./{name}")
+        proc = _git(git, checkout.top, env, "cat-file", "blob", spec)
     except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
         return None, f"git show failed: {exc}"
     if proc.returncode != 0:

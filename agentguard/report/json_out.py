@@ -34,6 +34,7 @@ def report_to_json(report: Report) -> dict[str, JSONValue]:
             if report.configuration is not None
             else {}
         ),
+        **({"map": dict(report.map)} if report.map is not None else {}),
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -150,6 +151,39 @@ def _outside_production(group: list[Finding]) -> str | None:
     return ctx if len(group) > 1 and ctx not in (None, "production") else None
 
 
+def _delta(console: Console, delta: Any) -> None:
+    """``check --base``: what the change adds (the findings above), resolves, and moves."""
+    from agentguard.report.delta_lines import (
+        agent_lines,
+        growth_lines,
+        headline,
+        lock_lines,
+        resolved_lines,
+    )
+
+    def q(s: str) -> str:
+        return s
+
+    console.print(_t(headline(delta, q), style="bold"))
+    for line in growth_lines(delta, q):
+        console.print(_t(f"  {line}", style="bold red"))
+    resolved = resolved_lines(delta, q)
+    if resolved:
+        console.print(_t(f"  resolved by this change (good news): {len(resolved)}", style="green"))
+        for line in resolved:
+            console.print(_t(f"    {line}", style="green"))
+    for line in lock_lines(delta, q):
+        console.print(_t(f"  lock: {line}"))
+    agents = agent_lines(delta, q)
+    if agents is None:
+        console.print(_t("  agent capabilities: not compared", style="dim"))
+    elif not agents:
+        console.print(_t("  agent capabilities: no change", style="dim"))
+    for line in agents or ():
+        console.print(_t(f"  agent: {line}"))
+    console.print()
+
+
 def render_text(
     report: Report, *, color: bool = False, verbose: bool = False, show_suppressed: bool = False
 ) -> str:
@@ -220,6 +254,9 @@ def render_text(
         console.print(_t(f"  ... and {count} more {what}{sep}--verbose shows all)", style="dim"))
 
     console.print()
+    delta: Any = report.facts.get("delta")
+    if delta:
+        _delta(console, delta)
     bad = [s for s in report.sources if s.status is not SourceStatus.OK]
     ok_count = len(report.sources) - len(bad)
     if verbose or bad:

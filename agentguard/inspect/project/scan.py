@@ -7,10 +7,13 @@ names no agent SDK, else a failed one (it may configure an agent we did not anal
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import hashlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,13 +44,15 @@ from agentguard.inspect.project.walk import (
 from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
+    from agentguard.facts.project import BuildFileFacts
     from agentguard.inspect.project.python_imports import Loader
 
 
 # --------------------------------------------------------------------------------------
 
 
-ContainerScan = tuple[list[Finding], list[Source], dict[str, JSONValue]]
+# findings, sources, facts for JSON readers, and the joined build-file facts (the map reads them)
+ContainerScan = tuple[list[Finding], list[Source], dict[str, JSONValue], "BuildFileFacts | None"]
 # The engine's step over the container/build files (their rules need what the files say,
 # so it runs here, in this process, while forked children read the rest).
 ContainerStep = Callable[[list[ProjectFile], "TreeFacts | None"], "ContainerScan | None"]
@@ -110,6 +115,47 @@ def _may_matter(abspath: str, kind: str) -> bool:
     return False
 
 
+# `check --base`: a file's outcome depends only on its path, kind and bytes, so the base's
+# copy of a file the head has unchanged is not parsed again (see :func:`outcomes_shared`)
+_SHARED_OUTCOMES: dict[tuple[str, str, bytes], FileOutcome] | None = None
+
+
+@contextlib.contextmanager
+def outcomes_shared() -> Iterator[None]:
+    """Within this block, scans in this process reuse each other's file outcomes for the
+    same path, kind and content (by BLAKE2 digest); each use gets its own copy."""
+    global _SHARED_OUTCOMES
+    _SHARED_OUTCOMES = {}
+    try:
+        yield
+    finally:
+        _SHARED_OUTCOMES = None
+
+
+def _processed(cand: Candidate, data: bytes) -> FileOutcome:
+    """One file's outcome: from the run's memo (a base revision's file the head has
+    unchanged), else through the content cache where one is open, else parsed."""
+    memo = _SHARED_OUTCOMES
+    if memo is None:
+        return _process_or_cached(cand, data)
+    key = (cand.rel, cand.kind, hashlib.blake2b(data, digest_size=20).digest())
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = _process_or_cached(cand, data)
+    return copy.deepcopy(hit)
+
+
+def _process_or_cached(cand: Candidate, data: bytes) -> FileOutcome:
+    cache = content_cache.ACTIVE
+    if cache is None or cand.kind not in ("python", "script"):
+        return process_file(cand.rel, cand.kind, data)
+    if cand.kind == "python":
+        return _cached_python(cache, cand.rel, data)
+    if _costly_script(cand.rel, data):
+        return _cached(cache, cand.rel, cand.kind, data)
+    return process_file(cand.rel, cand.kind, data)
+
+
 def read_and_process(cand: Candidate) -> FileOutcome | None:
     """Read one candidate and process it; every miss becomes a source. None: a Python
     file read whole that the pre-filter ruled out (the common case, kept allocation-free)."""
@@ -127,15 +173,7 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         )
     if cand.kind == "python" and not python_may_matter(data):
         return None
-    cache = content_cache.ACTIVE
-    if cache is None or cand.kind not in ("python", "script"):
-        out = process_file(cand.rel, cand.kind, data)
-    elif cand.kind == "python":
-        out = _cached_python(cache, cand.rel, data)
-    elif _costly_script(cand.rel, data):
-        out = _cached(cache, cand.rel, cand.kind, data)
-    else:
-        out = process_file(cand.rel, cand.kind, data)
+    out = _processed(cand, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
     return out

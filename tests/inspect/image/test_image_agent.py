@@ -151,7 +151,7 @@ def test_python_m_package_in_site_packages(made: Made, docker_client: Any, tmp_p
     tag = build(made, tmp_path, files, dockerfile)
     result = inspect_cli(tag, "--format", "json")
     report = report_of(result)
-    assert result.exit_code == 1, result.stdout
+    assert result.exit_code == 0, result.stdout  # (AG301 medium: nobody can approve a call)
     assert_snapshot(
         "image-agent/python-m-package.json", normalised(report, layers_of(docker_client, tag))
     )

@@ -1,0 +1,420 @@
+"""Build the agent capability map (:mod:`agentguard.facts.capabilities`) from the facts.
+
+:func:`build_map` runs after gathering, over :class:`~agentguard.facts.agents.ProjectFacts`
+and :class:`~agentguard.facts.project.BuildFileFacts`: one entry per agent configuration
+(SDK options, a CLI, a Codex/Gemini configuration), per agent a workflow starts, and per
+file that hands tools to a model through another framework. It reads facts only: no I/O,
+no gatherer (an import-linter contract holds it).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from agentguard.engine.capability_parts import (
+    config_tools,
+    grant_tools,
+    hazards,
+    mcp_links,
+    model_of,
+    policy_tools,
+    reach,
+    secrets_of,
+    step_secrets,
+)
+from agentguard.engine.capability_runs import (
+    Placement,
+    holds_at,
+    placements,
+    project_holds,
+    service_paths,
+)
+from agentguard.facts.agents import AgentConfig, EnginePolicy, ProjectFacts, ToolGrant
+from agentguard.facts.capabilities import (
+    CLI,
+    CODE,
+    FRAMEWORK,
+    IMAGE,
+    IMAGE_CONTENT,
+    IMAGE_PATH,
+    PROJECT,
+    SUBFOLDER,
+    UNKNOWN,
+    WORKFLOW_JOB,
+    WORKFLOW_STEP,
+    AgentCapability,
+    AgentSite,
+    CapabilityMap,
+    Evidence,
+    Runner,
+    Workdir,
+)
+from agentguard.facts.project import BuildFileFacts
+from agentguard.facts.values import PathSym, Unknown, alternatives, describe
+from agentguard.facts.workflows import ActionStep, AgentRunStep
+from agentguard.findings import Confidence
+
+
+def build_map(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> CapabilityMap:
+    """The capability map of one project (or one image's files: ``facts.workdir`` set)."""
+    agents: list[AgentCapability] = []
+    tree = build.tree if build is not None else None
+    for cfg in facts.configs:
+        agents.append(_config_agent(len(agents) + 1, cfg, facts, build, target))
+    steps_done: set[tuple[str, int]] = set()
+    for step in facts.action_steps:
+        steps_done.add((step.path, step.line))
+        agents.append(_action_agent(len(agents) + 1, step, facts, tree is not None))
+    for run in facts.agent_runs:
+        agents.append(_run_agent(len(agents) + 1, run, facts, tree is not None))
+    for policy in facts.engine_policies:
+        if any(policy.path == p for p, _ in steps_done) and policy.label.endswith("inputs"):
+            continue  # an agent action's inputs: that step's entry
+        agents.append(_policy_agent(len(agents) + 1, policy, facts, build, target))
+    by_file: dict[tuple[str, str], list[ToolGrant]] = {}
+    for g in facts.grants:
+        by_file.setdefault((g.path, g.framework), []).append(g)
+    for (path, framework), grants in by_file.items():
+        agents.append(_grant_agent(len(agents) + 1, path, framework, grants, facts, build, target))
+    return CapabilityMap(target=target, agents=tuple(agents))
+
+
+# -- where it runs, and in which folder ----------------------------------------------
+
+
+def _runners(
+    path: str, facts: ProjectFacts, build: BuildFileFacts | None, target: str
+) -> tuple[list[Placement], tuple[Runner, ...], str]:
+    if facts.workdir is not None:  # files of an image
+        return [], (Runner(IMAGE, target, (Evidence(path, None, "a file of the image"),),
+                           Confidence.HIGH, how="the image holds this file"),), ""  # fmt: skip
+    places = placements(path, build)
+    if not places:
+        return (
+            [],
+            (),
+            (
+                "no Dockerfile copies this file and no compose service mounts it: it runs where "
+                "its process is started (not read)"
+            ),
+        )
+    note = ""
+    if len(places) > 1:
+        note = "several containers hold this file: " + ", ".join(
+            f"{p.runner.kind} {p.runner.name}" for p in places
+        )
+    return places, tuple(p.runner for p in places), note
+
+
+def _cwd_value(cfg: AgentConfig | None) -> tuple[Any, Evidence | None, bool]:
+    """(cwd value, its evidence, set): unset reads as the process's directory."""
+    if cfg is None:
+        return PathSym("process-cwd"), None, False
+    opt = cfg.option("cwd")
+    if opt is None:
+        return PathSym("process-cwd"), Evidence(cfg.path, cfg.line, "`cwd` not set"), False
+    return opt.value, Evidence(cfg.path, opt.line, f"cwd = {describe(opt.value)}"), True
+
+
+def _in_container(value: Any, place: Placement) -> str | None:
+    """The container path a cwd value names, for the file placed at ``place``."""
+    if isinstance(value, str):
+        if value.startswith("/"):
+            return posixpath.normpath(value)
+        return posixpath.normpath(posixpath.join(place.workdir, value)) if place.workdir else None
+    if isinstance(value, PathSym):
+        if value.base == "process-cwd":
+            base = place.workdir
+        elif value.base in ("source-dir", "source-file") and place.in_container:
+            base = posixpath.dirname(place.in_container)
+            for _ in range(value.up):
+                base = posixpath.dirname(base)
+        else:
+            return None
+        if base is None:
+            return None
+        return posixpath.normpath(posixpath.join(base, value.sub)) if value.sub else base
+    return None
+
+
+def _project_rel(value: Any, path: str) -> str | None:
+    """The project-relative folder a cwd value names when no container is joined."""
+    if isinstance(value, str) and not value.startswith("/"):
+        return posixpath.normpath(value)
+    if isinstance(value, PathSym) and value.base in ("source-dir", "source-file"):
+        base = posixpath.dirname(path) or "."
+        for _ in range(value.up):
+            base = posixpath.dirname(base) or "."
+        return posixpath.normpath(posixpath.join(base, value.sub))
+    return None
+
+
+def _workdir(
+    cfg: AgentConfig | None,
+    path: str,
+    places: list[Placement],
+    facts: ProjectFacts,
+    build: BuildFileFacts | None,
+) -> Workdir:
+    value, cwd_ev, was_set = _cwd_value(cfg)
+    ev0 = (cwd_ev,) if cwd_ev else ()
+    alts = alternatives(value)
+    if any(isinstance(a, Unknown) for a in alts) or len(alts) != 1:
+        return Workdir(None, UNKNOWN, ev0, Confidence.LOW, how=f"cwd is {describe(value)}")
+    tree = build.tree if build is not None else None
+    if facts.workdir is not None:  # an image's files
+        wd = _in_container(
+            value,
+            Placement(
+                Runner(IMAGE, "", (), Confidence.HIGH),
+                path,
+                facts.workdir,
+                (),
+                None,
+                None,
+                None,
+                None,
+            ),
+        )
+        return Workdir(
+            wd, IMAGE_CONTENT if wd else UNKNOWN, ev0, Confidence.MEDIUM, how="the image's files"
+        )
+    if places:
+        seen = []
+        for place in places:
+            wd = _in_container(value, place)
+            if wd is None:
+                seen.append(
+                    Workdir(
+                        None,
+                        UNKNOWN,
+                        (*ev0, *place.workdir_ev),
+                        Confidence.LOW,
+                        how=f"{place.runner.name}: the working directory is not set "
+                        "in the files (the image decides)",
+                    )
+                )
+                continue
+            kind, source, holds, ev, how = holds_at(wd, place, tree)
+            seen.append(
+                Workdir(
+                    wd,
+                    kind,
+                    (*ev0, *place.workdir_ev, *ev),
+                    Confidence.HIGH if was_set else Confidence.MEDIUM,
+                    how=how,
+                    host_source=source,
+                    holds=holds,
+                    holds_known=tree is not None,
+                )
+            )
+        if len({(w.path, w.holds_kind, w.host_source) for w in seen}) == 1:
+            return seen[0]
+        return Workdir(
+            None,
+            UNKNOWN,
+            tuple(e for w in seen for e in w.evidence),
+            Confidence.LOW,
+            how="the containers that hold it differ: "
+            + "; ".join(f"{w.path or 'unknown'} ({w.holds_kind})" for w in seen),
+        )
+    rel = _project_rel(value, path)
+    if isinstance(value, PathSym) and value.base == "process-cwd":
+        holds, known = project_holds(tree)
+        return Workdir(
+            ".",
+            PROJECT,
+            ev0,
+            Confidence.LOW if not was_set else Confidence.MEDIUM,
+            how="the process's working directory: usually the checkout",
+            holds=holds,
+            holds_known=known,
+        )
+    if rel is not None:
+        kind = PROJECT if rel == "." else SUBFOLDER
+        holds, known = project_holds(tree) if rel == "." else ((), False)
+        return Workdir(
+            rel,
+            kind,
+            ev0,
+            Confidence.MEDIUM,
+            how="relative to the process's directory"
+            if isinstance(value, str)
+            else "the source file's folder",
+            holds=holds,
+            holds_known=known,
+        )
+    if isinstance(value, str):
+        return Workdir(
+            value,
+            UNKNOWN,
+            ev0,
+            Confidence.MEDIUM,
+            how="a folder of the machine that runs it (not in the project)",
+        )
+    return Workdir(None, UNKNOWN, ev0, Confidence.LOW, how=f"cwd is {describe(value)}")
+
+
+def _entry(
+    n: int,
+    site: AgentSite,
+    runners: tuple[Runner, ...],
+    note: str,
+    workdir: Workdir,
+    places: list[Placement],
+    facts: ProjectFacts,
+    *,
+    tools: Any,
+    tools_known: bool,
+    mcp: Any = (),
+    model: Any = None,
+    secrets: Any = (),
+) -> AgentCapability:
+    from agentguard.engine.capability_parts import no_model
+
+    paths = tuple(p for place in places for p in service_paths(place))
+    agent = AgentCapability(
+        id=f"agent-{n}",
+        site=site,
+        runners=runners,
+        runner_note=note,
+        workdir=workdir,
+        tools=tuple(tools),
+        tools_known=tools_known,
+        paths=paths,
+        reach=reach(places, tuple(tools), runners),
+        mcp=tuple(mcp),
+        secrets=(*secrets, *secrets_of(places)),
+        model=model if model is not None else no_model(site.evidence),
+    )
+    return AgentCapability(**{**agent.__dict__, "hazards": hazards(agent)})
+
+
+def _config_agent(
+    n: int, cfg: AgentConfig, facts: ProjectFacts, build: BuildFileFacts | None, target: str
+) -> AgentCapability:
+    kind = IMAGE_PATH if facts.workdir is not None else CLI if cfg.engine == "claude CLI" else CODE
+    site = AgentSite(kind, cfg.engine, cfg.label, Evidence(cfg.path, cfg.line, cfg.label))
+    places, runners, note = _runners(cfg.path, facts, build, target)
+    workdir = _workdir(cfg, cfg.path, places, facts, build)
+    tools = config_tools(cfg, facts)
+    return _entry(
+        n,
+        site,
+        runners,
+        note,
+        workdir,
+        places,
+        facts,
+        tools=tools,
+        tools_known=True,
+        mcp=mcp_links(cfg, facts, workdir),
+        model=model_of(cfg, facts),
+    )
+
+
+def _job_runner(path: str, line: int, job: str, triggers: tuple[str, ...],
+                open_events: tuple[str, ...] | None) -> Runner:  # fmt: skip
+    return Runner(
+        WORKFLOW_JOB,
+        job,
+        (Evidence(path, line, f"job {job}"),),
+        Confidence.HIGH,
+        how=f"job {job} of {path}, on: {', '.join(triggers) or 'unknown'}",
+        triggers=triggers,
+        open_triggers=open_events,
+    )
+
+
+def _checkout(known: bool, ev: Evidence) -> Workdir:
+    return Workdir(
+        ".",
+        PROJECT,
+        (ev,),
+        Confidence.MEDIUM,
+        how="the job's checkout (a `working-directory:` is not read)",
+        holds_known=False,
+    )
+
+
+def _action_agent(n: int, step: ActionStep, facts: ProjectFacts, known: bool) -> AgentCapability:
+    ev = Evidence(step.path, step.line, f"uses: {step.action}@{step.ref}")
+    site = AgentSite(WORKFLOW_STEP, step.action, "workflow step", ev)
+    runner = _job_runner(step.path, step.line, step.job, step.triggers, None)
+    tools = policy_tools([p for p in facts.engine_policies if p.path == step.path])
+    return _entry(
+        n,
+        site,
+        (runner,),
+        "",
+        _checkout(known, ev),
+        [],
+        facts,
+        tools=tools,
+        tools_known=bool(tools),
+        secrets=step_secrets(step),
+    )
+
+
+def _run_agent(n: int, run: AgentRunStep, facts: ProjectFacts, known: bool) -> AgentCapability:
+    ev = Evidence(run.path, run.line, run.command)
+    site = AgentSite(WORKFLOW_STEP, run.engine, "run: step", ev)
+    runner = _job_runner(run.path, run.line, run.job, run.triggers, run.open_events)
+    return _entry(
+        n, site, (runner,), "", _checkout(known, ev), [], facts, tools=(), tools_known=False
+    )
+
+
+def _policy_agent(
+    n: int, policy: EnginePolicy, facts: ProjectFacts, build: BuildFileFacts | None, target: str
+) -> AgentCapability:
+    ev = Evidence(policy.path, policy.line, policy.label)
+    site = AgentSite(CLI, policy.engine, policy.label, ev)
+    places, runners, note = _runners(policy.path, facts, build, target)
+    if not places and not runners:
+        note = "an engine configuration: it applies wherever the engine runs on this project"
+    workdir = _workdir(None, policy.path, places, facts, build)
+    return _entry(
+        n,
+        site,
+        runners,
+        note,
+        workdir,
+        places,
+        facts,
+        tools=policy_tools([policy]),
+        tools_known=True,
+    )
+
+
+def _grant_agent(
+    n: int,
+    path: str,
+    framework: str,
+    grants: list[ToolGrant],
+    facts: ProjectFacts,
+    build: BuildFileFacts | None,
+    target: str,
+) -> AgentCapability:
+    first = min(grants, key=lambda g: g.line)
+    site = AgentSite(
+        FRAMEWORK, framework, f"{framework} tools", Evidence(path, first.line, first.tool)
+    )
+    places, runners, note = _runners(path, facts, build, target)
+    workdir = _workdir(None, path, places, facts, build)
+    fallbacks = [s for s in facts.fallbacks if s.path == path]
+    from agentguard.engine.capability_parts import fallback_model
+
+    return _entry(
+        n,
+        site,
+        runners,
+        note,
+        workdir,
+        places,
+        facts,
+        tools=grant_tools(grants),
+        tools_known=True,
+        model=fallback_model(fallbacks, site.evidence),
+    )
