@@ -32,9 +32,6 @@ def server(command: str, *args: str, env: tuple[tuple[str, str], ...] = ()) -> M
         # options after the package are the server's own: the package is the operand
         (("npx", "-y", "evil-server", "-p", "good-server@1.2.3"), ("evil-server", None, 1)),
         (("npx", "-y", "evil-server", "--package", "good-server@1.2.3"), ("evil-server", None, 1)),
-        # --prefix takes a value: the package is the argument after it
-        (("npx", "-y", "--prefix", "good-server", "evil-server"), ("evil-server", None, 3)),
-        (("npx", "-y", "--prefix", "good-server@1.2.3", "evil-server"), ("evil-server", None, 3)),
         (("uvx", "evil-mcp", "--from", "good-server==1.2.3"), ("evil-mcp", None, 0)),
         (("uvx", "-P", "good-server==1.2.3", "evil-mcp"), ("evil-mcp", None, 2)),
         (("uvx", "--upgrade-package", "good-server==1.2.3", "evil-mcp"), ("evil-mcp", None, 2)),
@@ -79,6 +76,14 @@ def test_the_package_is_the_one_the_launcher_runs(
             OTHER_REGISTRY,
         ),
         (("npx", "-y", "good-server@1.2.3"), (("NPM_CONFIG_USERCONFIG", "./x"),), OTHER_REGISTRY),
+        # --prefix takes a value, and npx runs what that folder holds
+        (("npx", "-y", "--prefix", "good-server", "evil-server"), (), OTHER_REGISTRY),
+        (("npx", "-y", "--prefix", "good-server@1.2.3", "evil-server"), (), OTHER_REGISTRY),
+        (
+            ("npx", "-y", "--cache", "./npm-cache", "--prefer-offline", "good-server"),
+            (),
+            OTHER_REGISTRY,
+        ),
         (
             ("uvx", "--index-url", "https://evil.example/simple", "good-server==1.2.3"),
             (),
@@ -126,7 +131,7 @@ def test_a_launch_the_lock_cannot_check_is_unverified(
         (
             ("npx", "-y", "--prefix", "good-server@1.2.3", "evil-server"),
             (),
-            ("evil-server", Severity.HIGH),
+            ("an npm package through `npx`", Severity.HIGH),
         ),
         (("uvx", "-P", "good-server==1.2.3", "evil-mcp"), (), ("evil-mcp", Severity.HIGH)),
         (("uvx", "evil-mcp", "--from", "good-server==1.2.3"), (), ("evil-mcp", Severity.HIGH)),
