@@ -100,7 +100,10 @@ class ServerLaunchDrifts(Rule):
     configurations with `mcp.lock.json`: a launch that names another version than the
     locked one, that is not pinned (no version, a tag, a range) while the lock holds a
     version for it, that the lock does not hold, or an image whose digest differs; and a
-    lock entry whose launch is gone.
+    lock entry whose launch is gone. A launch the lock cannot check is reported by `lock`
+    and `lock --check` alike, and never pinned or rewritten: an option of the launcher
+    agentguard does not read, a registry, index or package cache the project chooses (a
+    flag, the server's `env`, the project's `.npmrc`/`uv.toml`), or more than one package.
 
     ## Why is this bad?
     The lock records what was reviewed; a launch that does not name it starts something
