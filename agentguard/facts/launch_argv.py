@@ -34,6 +34,14 @@ class LaunchLine:
     more: tuple[int, ...] = ()
     problem: str | None = None
     registry: str | None = None
+    inline: tuple[int, ...] = ()  # of spec_at and more: written `--flag=VALUE`
+
+    def text(self, args: Sequence[Any], at: int) -> Any:
+        """The package argument at ``at`` as the launcher takes it (`--package=x`: x)."""
+        value = args[at]
+        if at in self.inline and isinstance(value, str):
+            return value.partition("=")[2]
+        return value
 
 
 @dataclass(frozen=True)
@@ -186,6 +194,11 @@ def _env_registry(kind: str, env: Sequence[tuple[str, str]]) -> str | None:
     return next((name for name, _ in env if pattern.match(name)), None)
 
 
+def _attached(a: str, table: _Table) -> bool:
+    """``-p8080:80``: a short option of ``docker run`` with its value written on."""
+    return table is _DOCKER and len(a) > 2 and a[:2] in table.values and "=" not in a[:3]
+
+
 def _cluster_known(a: str, table: _Table) -> bool:
     """``-it``: short options without values written together."""
     return bool(_SHORT_CLUSTER.match(a)) and all(f"-{c}" in table.flags for c in a[1:])
@@ -208,6 +221,7 @@ def parse_launch(
     registry = _env_registry(kind, env) or next((w for k, w in project if k == kind), None)
     packages: list[int] = []
     more: list[int] = []
+    inline: list[int] = []
     i = start
     while i < len(args):
         a = args[i]
@@ -223,23 +237,20 @@ def parse_launch(
             return LaunchLine(kind, launcher, None, problem=table.refuse[name])
         if name.startswith("--@") and name.endswith(":registry") and kind == NPM:
             registry = registry or name
-        elif not table.known(name) and not (not eq and _cluster_known(a, table)):
+        elif not (table.known(name) or _cluster_known(a, table) or _attached(a, table)):
             what = f"the {launcher} option `{name}`"
             return LaunchLine(kind, launcher, None, problem=f"{what} is not one agentguard reads")
         if name in table.registry:
             registry = registry or name
-        takes = name not in table.flags and not _cluster_known(a, table)
-        if takes and not eq:
+        takes = name not in table.flags and not (not eq and _cluster_known(a, table))
+        if takes and not eq and not _attached(a, table):
             i += 1
             if i >= len(args):
                 return LaunchLine(kind, launcher, None, problem=f"`{name}` has no value")
         if name in table.package or name in table.extra:
-            if eq:
-                return LaunchLine(
-                    kind, launcher, None,
-                    problem=f"`{name}=` is not rewritten; write `{name} SPEC`",
-                )  # fmt: skip
             (packages if name in table.package else more).append(i)
+            if eq:
+                inline.append(i)
         i += 1
     operand = i if i < len(args) else None
     if kind == PYPI and len(packages) > 1:
@@ -247,6 +258,9 @@ def parse_launch(
         return LaunchLine(kind, launcher, None, problem=f"`{flag}` is given twice")
     if packages:
         return LaunchLine(
-            kind, launcher, packages[0], True, (*packages[1:], *more), registry=registry
-        )
-    return LaunchLine(kind, launcher, operand, False, tuple(more), registry=registry)
+            kind, launcher, packages[0], True, (*packages[1:], *more), registry=registry,
+            inline=tuple(inline),
+        )  # fmt: skip
+    return LaunchLine(
+        kind, launcher, operand, False, tuple(more), registry=registry, inline=tuple(inline)
+    )

@@ -234,6 +234,9 @@ def launch_of(server: McpServer) -> ServerLaunch | Unreadable | None:
     if line.more:
         why = "it installs more than one package; the lock records one package per launch"
         return _unreadable(server, line.launcher, why, MORE_PACKAGES)
+    if line.spec_at in line.inline:
+        why = "`--flag=SPEC` is not rewritten; write the flag and the package apart"
+        return _unreadable(server, line.launcher, why)
     if line.spec_at is None:
         what = "no image" if line.kind == IMAGE else "no package"
         return _unreadable(server, line.launcher, f"the launch names {what}")

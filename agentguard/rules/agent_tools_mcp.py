@@ -87,10 +87,11 @@ def _reason(server: McpServer) -> _Reason | None:
             "launch, its `env` or the project's files); a private registry or index belongs in "
             "CI's own configuration.",
         )
-    specs = [args[line.spec_at]] if line.spec_at is not None else []
+    specs = [line.text(args, line.spec_at)] if line.spec_at is not None else []
     for at in line.more:  # every further package must be pinned too
-        if not isinstance(args[at], str) or _spec_reason(line.kind, args[at]) is not None:
-            specs.insert(0, args[at])
+        extra = line.text(args, at)
+        if not isinstance(extra, str) or _spec_reason(line.kind, extra) is not None:
+            specs.insert(0, extra)
             break
     if not specs or isinstance(specs[0], Unknown):
         return _Reason(noun, f"the {noun.split()[-1]} could not be read", "", Severity.LOW)

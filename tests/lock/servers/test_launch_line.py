@@ -40,6 +40,7 @@ def server(command: str, *args: str, env: tuple[tuple[str, str], ...] = ()) -> M
             ("evil/mcp", None, 4),
         ),
         (("docker", "run", "-it", "--rm", "evil/mcp", "--name", "x"), ("evil/mcp", None, 3)),
+        (("docker", "run", "-p8080:80", "-eT=1", "--rm", "evil/mcp"), ("evil/mcp", None, 4)),
         (("uvx", "--from", "srv==1.0", "srv", "--with", "x"), ("srv", "==1.0", 1)),
         (("npx", "-y", "srv@1.0.0", "--registry", "https://example.invalid/"), ("srv", "1.0.0", 1)),
     ],
@@ -177,6 +178,8 @@ def test_a_launch_the_lock_cannot_check_is_unverified(
             ("an image through `docker run`", Severity.HIGH),
         ),
         (("npx", "-y", "good-server@1.2.3", "--registry", "x", "-p", "y"), (), None),
+        (("npx", "--package=good-server@1.2.3", "good"), (), None),
+        (("npx", "--package=evil-server", "good"), (), ("evil-server", Severity.HIGH)),
         (("docker", "run", "-it", "--rm", f"ghcr.io/acme/good-mcp@{DIGEST}", "--x"), (), None),
     ],
 )
@@ -185,3 +188,9 @@ def test_ag310_reads_the_same_line(
 ) -> None:
     found = unpinned_reason(server(*argv, env=env))
     assert ((found[0], found[3]) if found else None) == want
+
+
+def test_a_flag_with_its_value_written_on_is_read_but_never_rewritten() -> None:
+    got = launch_of(server("npx", "--package=good-server@1.2.3", "good"))
+    assert isinstance(got, Unreadable) and not got.unverified
+    assert got.why == "`--flag=SPEC` is not rewritten; write the flag and the package apart"
