@@ -87,15 +87,19 @@ def _reason(server: McpServer) -> _Reason | None:
             "launch, its `env` or the project's files); a private registry or index belongs in "
             "CI's own configuration.",
         )
-    specs = [line.text(args, line.spec_at)] if line.spec_at is not None else []
-    for at in line.more:  # every further package must be pinned too
-        extra = line.text(args, at)
-        if not isinstance(extra, str) or _spec_reason(line.kind, extra) is not None:
-            specs.insert(0, extra)
-            break
-    if not specs or isinstance(specs[0], Unknown):
+    main = line.text(args, line.spec_at) if line.spec_at is not None else None
+    if main is None or isinstance(main, Unknown):
         return _Reason(noun, f"the {noun.split()[-1]} could not be read", "", Severity.LOW)
-    return _spec_reason(line.kind, specs[0])
+    found = _spec_reason(line.kind, main)
+    for at in line.more:  # the package first; then every further one must be pinned too
+        extra = line.text(args, at)
+        if found is not None:
+            break
+        if not isinstance(extra, str):
+            return _Reason(noun, f"a further {noun.split()[-1]} could not be read", "",
+                           Severity.LOW)  # fmt: skip
+        found = _spec_reason(line.kind, extra)
+    return found
 
 
 def _spec_reason(kind: str, spec: str) -> _Reason | None:

@@ -179,6 +179,7 @@ def test_a_launch_the_lock_cannot_check_is_unverified(
         ),
         (("npx", "-y", "good-server@1.2.3", "--registry", "x", "-p", "y"), (), None),
         (("npx", "--package=good-server@1.2.3", "good"), (), None),
+        (("uvx", "--with", "numpy>=1.20", "fastmcp", "run"), (), ("fastmcp", Severity.HIGH)),
         (("npx", "--package=evil-server", "good"), (), ("evil-server", Severity.HIGH)),
         (("docker", "run", "-it", "--rm", f"ghcr.io/acme/good-mcp@{DIGEST}", "--x"), (), None),
     ],
