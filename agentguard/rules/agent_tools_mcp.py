@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,13 @@ def _reason(server: McpServer) -> _Reason | None:
             return _Reason(noun, f"a further {noun.split()[-1]} could not be read", "",
                            Severity.LOW)  # fmt: skip
         found = _spec_reason(line.kind, extra)
+    if found is not None and line.more:  # the lock records one package per launch
+        fix = (
+            f"Pin it: launch `{found.pinned}` and give every further package of the launch an "
+            "exact version too (`agentguard lock` records one package per launch, so it does "
+            "not lock this one); then update them on purpose."
+        )
+        return dataclasses.replace(found, fix=fix)
     return found
 
 

@@ -16,8 +16,9 @@ from agentguard.facts.mcp_pins import (
     Unreadable,
     launch_of,
 )
-from agentguard.findings import Severity
-from agentguard.rules.agent_tools_mcp import unpinned_reason
+from agentguard.findings import Confidence, Fix, Location, Severity
+from agentguard.rules.agent_tools import McpServerUnpinned
+from agentguard.rules.agent_tools_mcp import check_mcp_server, unpinned_reason
 
 DIGEST = "sha256:" + "a" * 64
 
@@ -195,3 +196,26 @@ def test_a_flag_with_its_value_written_on_is_read_but_never_rewritten() -> None:
     got = launch_of(server("npx", "--package=good-server@1.2.3", "good"))
     assert isinstance(got, Unreadable) and not got.unverified
     assert got.why == "`--flag=SPEC` is not rewritten; write the flag and the package apart"
+
+
+def test_a_launch_with_further_packages_is_not_sent_to_the_lock() -> None:
+    s = server("uvx", "--with", "numpy>=1.20", "fastmcp")
+    assert check_mcp_server(s) == [
+        McpServerUnpinned.finding(
+            "MCP server 's' (.mcp.json) launches fastmcp: no exact version: the newest release "
+            "is resolved on every start.",
+            locations=[Location(path=".mcp.json", line=3, note=".mcp.json")],
+            fix=Fix(
+                "Pin it: launch `fastmcp==<version>` and give every further package of the "
+                "launch an exact version too (`agentguard lock` records one package per launch, "
+                "so it does not lock this one); then update them on purpose."
+            ),
+            evidence={
+                "server": "s",
+                "argv": ["uvx", "--with", "numpy>=1.20", "fastmcp"],
+                "declared_in": ".mcp.json",
+            },
+            severity=Severity.HIGH,
+            confidence=Confidence.HIGH,
+        )
+    ]
