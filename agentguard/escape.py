@@ -151,7 +151,7 @@ def md_fence(lines: Iterable[str], indent: str = "") -> list[str]:
 # entity code (``#60;``): no quote ends the label, no bracket, arrow, pipe, semicolon or
 # newline ends the node or the statement, no backtick opens a Markdown string, no ``<``
 # opens HTML (the renderer turns ``#60;`` into the character ``<``, shown as text).
-_MERMAID_PLAIN = re.compile(r"[A-Za-z0-9 _.,/+=@*?-]")
+_MERMAID_OTHER = re.compile(r"[^A-Za-z0-9 _.,/+=@*?-]")
 
 
 def mermaid_label(s: str, limit: int = 120) -> str:
@@ -161,4 +161,4 @@ def mermaid_label(s: str, limit: int = 120) -> str:
     s = terminal(s)
     if len(s) > limit:
         s = s[: limit - 3] + "..."
-    return "".join(ch if _MERMAID_PLAIN.fullmatch(ch) else f"#{ord(ch)};" for ch in s)
+    return _MERMAID_OTHER.sub(lambda m: f"#{ord(m.group(0))};", s)

@@ -239,3 +239,33 @@ def test_markdown_hostile_names_open_nothing(
     prose = out.split("```mermaid", 1)[0]
     assert "<img" not in prose.replace("\\<img", "")
     assert "`x`\\<img src=x onerror=alert(1)\\>" in prose  # a code span, then text
+
+
+def test_an_agent_action_and_its_inputs_are_one_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wf = tmp_path / "w" / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "claude.yml").write_text(
+        "on: [issue_comment]\n"
+        "jobs:\n"
+        "  claude:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - uses: anthropics/claude-code-action@v1\n"
+        "        with:\n"
+        "          anthropic_api_key: ${{ secrets.ANTHROPIC_API_KEY }}\n"
+        "          claude_args: |\n"
+        '            --allowedTools "Bash,WebFetch"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out = run_map("w", "json")
+    assert code == 0
+    (agent,) = json.loads(out)["map"]["agents"]
+    assert agent["site"]["kind"] == "workflow-step"
+    assert agent["site"]["engine"] == "anthropics/claude-code-action"
+    assert agent["runners"][0]["kind"] == "workflow-job"
+    assert agent["runners"][0]["triggers"] == ["issue_comment"]
+    shell = next(t for t in agent["tools"] if t["category"] == "shell")
+    assert (shell["state"], shell["approval"]) == ("live", "pre-approved")
+    assert [s["name"] for s in agent["secrets"]] == ["ANTHROPIC_API_KEY"]

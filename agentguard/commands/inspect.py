@@ -83,9 +83,8 @@ def inspect(
         Path | None,
         typer.Option(
             "--cache-dir",
-            help="Where the content cache of a project folder is kept (default: the "
-            "per-user cache folder; never inside the folder scanned). Entries are signed "
-            "with AGENTGUARD_CACHE_KEY, else a per-user key.",
+            help="Where the content cache is kept (default: the per-user cache folder; "
+            "never inside the scanned folder).",
         ),
     ] = None,
 ) -> None:

@@ -25,6 +25,7 @@ from agentguard.engine.capability_parts import (
 )
 from agentguard.engine.capability_runs import (
     Placement,
+    forget_copied,
     holds_at,
     placements,
     project_holds,
@@ -58,16 +59,28 @@ from agentguard.findings import Confidence
 
 def build_map(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> CapabilityMap:
     """The capability map of one project (or one image's files: ``facts.workdir`` set)."""
+    try:
+        return _build(target, facts, build)
+    finally:
+        forget_copied()
+
+
+def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> CapabilityMap:
     agents: list[AgentCapability] = []
-    tree = build.tree if build is not None else None
+    of_step = _step_configs(facts)
+    merged = {id(c) for cs in of_step.values() for c in cs if len(cs) == 1}
     for cfg in facts.configs:
-        agents.append(_config_agent(len(agents) + 1, cfg, facts, build, target))
+        if id(cfg) not in merged:
+            agents.append(_config_agent(len(agents) + 1, cfg, facts, build, target))
     steps_done: set[tuple[str, int]] = set()
-    for step in facts.action_steps:
+    for i, step in enumerate(facts.action_steps):
         steps_done.add((step.path, step.line))
-        agents.append(_action_agent(len(agents) + 1, step, facts, tree is not None))
+        cfgs = of_step.get(i, [])
+        agents.append(
+            _action_agent(len(agents) + 1, step, facts, cfgs[0] if len(cfgs) == 1 else None)
+        )
     for run in facts.agent_runs:
-        agents.append(_run_agent(len(agents) + 1, run, facts, tree is not None))
+        agents.append(_run_agent(len(agents) + 1, run, facts))
     for policy in facts.engine_policies:
         if any(policy.path == p for p, _ in steps_done) and policy.label.endswith("inputs"):
             continue  # an agent action's inputs: that step's entry
@@ -78,6 +91,23 @@ def build_map(target: str, facts: ProjectFacts, build: BuildFileFacts | None) ->
     for (path, framework), grants in by_file.items():
         agents.append(_grant_agent(len(agents) + 1, path, framework, grants, facts, build, target))
     return CapabilityMap(target=target, agents=tuple(agents))
+
+
+def _step_configs(facts: ProjectFacts) -> dict[int, list[AgentConfig]]:
+    """The Claude configurations read from an agent action's inputs, by the index of their
+    step: a configuration of the same workflow file whose line falls within the step (at or
+    after its `uses:` line, before the next agent step of the file)."""
+    out: dict[int, list[AgentConfig]] = {}
+    for cfg in facts.configs:
+        if cfg.engine != "claude CLI":
+            continue
+        here = [
+            (s.line, i) for i, s in enumerate(facts.action_steps)
+            if s.path == cfg.path and s.line <= cfg.line
+        ]  # fmt: skip
+        if here:
+            out.setdefault(max(here)[1], []).append(cfg)
+    return out
 
 
 # -- where it runs, and in which folder ----------------------------------------------
@@ -327,7 +357,7 @@ def _job_runner(path: str, line: int, job: str, triggers: tuple[str, ...],
     )
 
 
-def _checkout(known: bool, ev: Evidence) -> Workdir:
+def _checkout(ev: Evidence) -> Workdir:
     return Workdir(
         ".",
         PROJECT,
@@ -338,17 +368,36 @@ def _checkout(known: bool, ev: Evidence) -> Workdir:
     )
 
 
-def _action_agent(n: int, step: ActionStep, facts: ProjectFacts, known: bool) -> AgentCapability:
+def _action_agent(
+    n: int, step: ActionStep, facts: ProjectFacts, cfg: AgentConfig | None
+) -> AgentCapability:
+    """An agent action's step; ``cfg``: the Claude configuration read from its inputs."""
     ev = Evidence(step.path, step.line, f"uses: {step.action}@{step.ref}")
-    site = AgentSite(WORKFLOW_STEP, step.action, "workflow step", ev)
+    site = AgentSite(WORKFLOW_STEP, step.action, f"workflow step (job {step.job})", ev)
     runner = _job_runner(step.path, step.line, step.job, step.triggers, None)
+    workdir = _checkout(ev)
+    if cfg is not None:
+        return _entry(
+            n,
+            site,
+            (runner,),
+            "",
+            workdir,
+            [],
+            facts,
+            tools=config_tools(cfg, facts),
+            tools_known=True,
+            mcp=mcp_links(cfg, facts, workdir),
+            model=model_of(cfg, facts),
+            secrets=step_secrets(step),
+        )
     tools = policy_tools([p for p in facts.engine_policies if p.path == step.path])
     return _entry(
         n,
         site,
         (runner,),
         "",
-        _checkout(known, ev),
+        workdir,
         [],
         facts,
         tools=tools,
@@ -357,13 +406,11 @@ def _action_agent(n: int, step: ActionStep, facts: ProjectFacts, known: bool) ->
     )
 
 
-def _run_agent(n: int, run: AgentRunStep, facts: ProjectFacts, known: bool) -> AgentCapability:
+def _run_agent(n: int, run: AgentRunStep, facts: ProjectFacts) -> AgentCapability:
     ev = Evidence(run.path, run.line, run.command)
     site = AgentSite(WORKFLOW_STEP, run.engine, "run: step", ev)
     runner = _job_runner(run.path, run.line, run.job, run.triggers, run.open_events)
-    return _entry(
-        n, site, (runner,), "", _checkout(known, ev), [], facts, tools=(), tools_known=False
-    )
+    return _entry(n, site, (runner,), "", _checkout(ev), [], facts, tools=(), tools_known=False)
 
 
 def _policy_agent(

@@ -189,11 +189,12 @@ def mcp_links(cfg: AgentConfig, facts: ProjectFacts, workdir: Workdir) -> list[M
                 )
             elif server is not None:
                 pinned, why = _pinned(server)
+                argv = tuple(server.safe_argv()) if isinstance(server.command, str) else ()
                 out.append(
                     McpLink(
                         str(name),
                         server.transport,
-                        tuple(server.safe_argv()),
+                        argv,
                         pinned,
                         (*ev, Evidence(server.path, server.line, server.declared_in)),
                         Confidence.HIGH,
@@ -240,7 +241,7 @@ def mcp_links(cfg: AgentConfig, facts: ProjectFacts, workdir: Workdir) -> list[M
                     McpLink(
                         m.name,
                         m.transport,
-                        tuple(m.safe_argv()),
+                        tuple(m.safe_argv()) if isinstance(m.command, str) else (),
                         pinned,
                         (Evidence(m.path, m.line, ".mcp.json"), *workdir.evidence[:1]),
                         Confidence.MEDIUM,

@@ -239,12 +239,7 @@ def holds_at(
     if place.copy is not None:
         df_path, ctx, step, ignore = place.copy
         if posixpath.normpath(step.destination_abs) == posixpath.normpath(workdir):
-            holds = ()
-            if tree is not None:
-                got = {}
-                for src in step.sources:
-                    got.update(copied_files(tree, ignore, ctx, src))
-                holds = tuple(p for paths in got.values() for p in paths)
+            holds = _copied(tree, ignore, ctx, step.sources) if tree is not None else ()
             whole = any(posixpath.normpath(s) == "." for s in step.sources)
             return (
                 PROJECT if whole else IMAGE_CONTENT,
@@ -260,6 +255,29 @@ def holds_at(
                 f"{df_path} copies {'the build context' if whole else ' '.join(step.sources)} there",
             )
     return UNKNOWN, None, (), (), "what is there is not read (the image decides)"
+
+
+# (tree, .dockerignore, context, sources) -> what of the project a COPY takes: agents in
+# one image share it (matching a tree against a .dockerignore is the map's dearest step)
+_COPIED: dict[tuple[int, int, str, tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def _copied(
+    tree: TreeFacts, ignore: DockerIgnore | None, ctx: str, sources: tuple[str, ...]
+) -> tuple[str, ...]:
+    key = (id(tree), id(ignore), ctx, sources)
+    hit = _COPIED.get(key)
+    if hit is None:
+        got: dict[str, list[str]] = {}
+        for src in sources:
+            got.update(copied_files(tree, ignore, ctx, src))
+        hit = _COPIED[key] = tuple(p for paths in got.values() for p in paths)
+    return hit
+
+
+def forget_copied() -> None:
+    """Drop the cache (the facts it is keyed on live no longer than one map)."""
+    _COPIED.clear()
 
 
 def service_paths(place: Placement) -> list[PathAccess]:

@@ -126,7 +126,7 @@ def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerS
     """The container/build-file step the folder scan runs while its children read (None:
     there were none); then what :func:`finish` needs (the agent rules, the policy) is
     imported, in the same time."""
-    scanned = scan_container_files(files, tree=tree) if files else None
+    scanned = scan_container_facts(files, tree=tree) if files else None
     import agentguard.policy
     import agentguard.rules.agent_checks  # noqa: F401
 
@@ -176,7 +176,7 @@ def finish(
     if col.container_scan is not None:
         container_findings, container_sources, container_facts, build = col.container_scan
     elif col.container_files:
-        container_findings, container_sources, container_facts, build = scan_container_files(
+        container_findings, container_sources, container_facts, build = scan_container_facts(
             col.container_files, tree=col.tree
         )
     ids = {f.rule_id for f in container_findings}
@@ -300,6 +300,18 @@ def _engine_facts(facts: ProjectFacts) -> dict[str, JSONValue]:
 
 
 def scan_container_files(
+    files: Sequence[ProjectFile],
+    *,
+    watched: frozenset[str] | None = None,
+    tree: TreeFacts | None = None,
+) -> tuple[list[Finding], list[Source], dict[str, JSONValue]]:
+    """Findings, sources and facts for the container/build files among ``files`` (see
+    :func:`scan_container_facts`, which also returns the joined build-file facts)."""
+    findings, sources, facts, _build = scan_container_facts(files, watched=watched, tree=tree)
+    return findings, sources, facts
+
+
+def scan_container_facts(
     files: Sequence[ProjectFile],
     *,
     watched: frozenset[str] | None = None,

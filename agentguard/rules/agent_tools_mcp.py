@@ -156,11 +156,19 @@ def _fix(server: McpServer, pinned: str, lock: ServerLock | None, project: bool)
     if not pinned:
         return Fix("Name the server's package with an exact version (or an image digest).")
     if project and isinstance(launch, ServerLaunch) and launch.kind != IMAGE:
+        if server.path.endswith((".json", ".jsonc")):
+            return Fix(
+                f"Pin it: run `agentguard lock --write-launch`, which resolves the version the "
+                f"launch gets today, records it in mcp.lock.json and launches `{pinned}` with "
+                "it; then update it on purpose.",
+                snippet="agentguard lock --write-launch",
+            )
+        # a launch in code, TOML or YAML: --write-launch lists it, it does not rewrite it
         return Fix(
-            f"Pin it: run `agentguard lock --write-launch`, which resolves the version the "
-            f"launch gets today, records it in mcp.lock.json and launches `{pinned}` with it; "
-            "then update it on purpose.",
-            snippet="agentguard lock --write-launch",
+            f"Pin it: run `agentguard lock`, which resolves the version the launch gets today "
+            f"and records it in mcp.lock.json; then launch `{pinned}` with that version in "
+            f"{server.path} and update it on purpose.",
+            snippet=escape.snippet(pinned),
         )
     return Fix(
         f"Pin it: launch `{pinned}` (an exact version, or an image digest) and update it on "

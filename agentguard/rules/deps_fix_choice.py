@@ -10,6 +10,8 @@ offers no snippet: a set of fixes that does not install is never offered.
 
 from __future__ import annotations
 
+import dataclasses
+
 from agentguard import escape
 from agentguard.facts.fixes import CONFLICT, RESOLVES, Cap, FixGroup, FixSetCheck
 from agentguard.findings import Fix, JSONValue
@@ -42,11 +44,8 @@ def group_fix(
     fix = _group_fix(own, group, fixes, evidence)
     if fixes is not None and evidence.get("fix_set") == "unknown":
         # the lock tried and could not say: the fix says so (offline, nothing was tried)
-        return Fix(
-            f"{fix.description} Not checked together with the other first fixes: {fixes.reason}.",
-            snippet=fix.snippet,
-            safe=fix.safe,
-        )
+        reason = f" Not checked together with the other first fixes: {fixes.reason}."
+        return dataclasses.replace(fix, description=fix.description + reason)
     return fix
 
 
@@ -73,8 +72,7 @@ def _group_fix(
             f"back, test your code with that choice, cap it, and re-lock; a cap at the locked "
             f"{child} major only once your code has been tested against it."
         )
-    snippet = escape.snippet(cap.text)
-    if snippet == own.snippet:
+    if escape.snippet(cap.text) == own.snippet:
         return own
     evidence["first_fix"] = cap.text
     cross = (
@@ -104,5 +102,5 @@ def _group_fix(
     alone = f" (this range alone would take `{own.snippet}`)" if own.snippet else ""
     return Fix(
         f"Add `{cap.text}` to your requirements{cross}: {why}{alone}.",
-        snippet=snippet,
+        snippet=escape.snippet(cap.text),
     )

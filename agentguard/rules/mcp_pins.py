@@ -230,7 +230,7 @@ def crossing_findings(
                 fix=Fix(
                     f"Review {new.package} {now}, then run `agentguard lock --allow-major "
                     f"{new.package}`; or stay on the locked major: launch `{stay}`.",
-                    snippet=f"agentguard lock --allow-major {new.package}",
+                    snippet=escape.snippet(f"agentguard lock --allow-major {new.package}"),
                 ),
                 evidence={
                     "server": launch.server,

@@ -171,6 +171,7 @@ def test_check_reads_the_uv_lock_and_runs_offline_from_the_cache(
                 "uploaded": {"parent": None, "majors": {}},  # a file index gives no times
                 "built_for": None,
                 "first_fix_basis": "locked-major",
+                "fix_set": "unknown",  # read from the uv.lock: not resolved together here
             },
             "fix": {
                 "description": "Add `mcp>=1.0,<2` to your requirements (the locked major): "
