@@ -103,6 +103,7 @@ def scan_path(
             server_lock=server_lock,
             more_sources=read,
             target=str(path),
+            root=path,
         )
     from agentguard.inspect.project.named import read_named_file
 
@@ -162,6 +163,7 @@ def finish(
     server_lock: ServerLock | None = None,
     more_sources: tuple[Source, ...] = (),
     target: str = "",
+    root: Path | None = None,
 ) -> ProjectResult:
     from agentguard.engine import run_agent_rules
     from agentguard.facts.agents import ProjectFacts
@@ -195,6 +197,11 @@ def finish(
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)
         servers += imported_servers
+    if root is not None:  # a folder: its own files may point the launchers elsewhere
+        from agentguard.inspect.project.registry_files import project_registries
+
+        servers, registry_read = project_registries(root, servers)
+        more_sources = (*more_sources, *registry_read)
     facts = ProjectFacts(
         configs=tuple(configs),
         grants=tuple(g for o in col.outcomes for g in o.grants),

@@ -122,6 +122,9 @@ class McpServer:
     image: str | None = None  # docker image named in the args, when there is one
     # literal environment of a stdio server (name, value): values may be secrets, never shown
     env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    # what the project's own files (.npmrc, uv.toml...) set for the launchers' registries:
+    # (kind, "FILE:LINE sets `KEY`"), read by agentguard.facts.launch_argv
+    registries: tuple[tuple[str, str], ...] = ()
 
     def safe_argv(self) -> list[str]:
         """command + args with secrets redacted (flag values, known key formats)."""

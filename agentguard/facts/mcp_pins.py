@@ -12,6 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agentguard.facts.launch_argv import IMAGE as IMAGE
+from agentguard.facts.launch_argv import NPM as NPM
+from agentguard.facts.launch_argv import PYPI as PYPI
+from agentguard.facts.launch_argv import parse_launch, registry_said
+
 
 class McpServer(Protocol):
     """What a launch is read from (:class:`agentguard.facts.agents.McpServer`)."""
@@ -30,25 +35,16 @@ class McpServer(Protocol):
     def command(self) -> Any: ...
     @property
     def args(self) -> Any: ...
+    @property
+    def env(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def registries(self) -> tuple[tuple[str, str], ...]: ...
 
 
-NPM, PYPI, IMAGE = "npm", "pypi", "image"
+# Why a launch was not read (:class:`Unreadable`): not a registry name (a path, a URL),
+# a line the parser cannot read, another registry, more than one package.
+NOT_A_NAME, UNKNOWN_LINE, OTHER_REGISTRY, MORE_PACKAGES = "name", "line", "registry", "packages"
 
-_NODE_LAUNCHERS = {"npx", "bunx", "pnpx"}
-_NODE_SUBCOMMANDS = {("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("bun", "x")}
-_CONTAINER = {"docker", "podman", "nerdctl"}
-# Options of `docker run` that take a value as the next argument.
-DOCKER_VALUE_FLAGS = {
-    "-e", "--env", "-v", "--volume", "--name", "--network", "--net", "-w", "--workdir",
-    "--mount", "-p", "--publish", "-u", "--user", "--entrypoint", "--env-file", "-l",
-    "--label", "--platform", "--cpus", "-m", "--memory", "--add-host", "--cap-add",
-    "--cap-drop", "--security-opt", "--pull", "-h", "--hostname", "--tmpfs", "--ulimit",
-}  # fmt: skip
-NODE_VALUE_FLAGS = {"-p", "--package", "--registry", "--cache", "--userconfig"}
-_PY_VALUE_FLAGS = {
-    "--python", "-p", "--with", "--index", "--index-url", "--extra-index-url",
-    "--default-index", "--find-links", "-f", "--from", "--spec", "--pip-args",
-}  # fmt: skip
 # What a package name may be. A launch naming anything else (a path, a URL, a git spec,
 # shell text) is not a registry package: it is not resolved, and never written back.
 NPM_NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
@@ -105,6 +101,13 @@ class Unreadable:
     line: int
     launcher: str
     why: str
+    code: str = NOT_A_NAME  # NOT_A_NAME | UNKNOWN_LINE | OTHER_REGISTRY | MORE_PACKAGES
+
+    @property
+    def unverified(self) -> bool:
+        """The line names a registry package, but not one the lock can check: the lock
+        and AG310 report it, never pin it."""
+        return self.code != NOT_A_NAME
 
 
 @dataclass(frozen=True)
@@ -213,63 +216,39 @@ def major_of(version: str) -> str | None:
 _Got = ServerLaunch | Unreadable
 
 
-def _base(command: str) -> str:
-    return command.rsplit("/", 1)[-1].lower()
-
-
-def _operand(args: Sequence[Any], start: int, value_flags: set[str]) -> int | None:
-    i = start
-    while i < len(args):
-        a = args[i]
-        if not isinstance(a, str):
-            return i
-        if a == "--":
-            return i + 1 if i + 1 < len(args) else None
-        if a.startswith("-"):
-            i += 2 if a in value_flags else 1
-            continue
-        return i
-    return None
-
-
 def launch_of(server: McpServer) -> ServerLaunch | Unreadable | None:
     """The package or image a stdio server's launch takes from a registry (None: the
-    launch runs something already there, a local file or an unknown launcher)."""
+    launch runs something already there, a local file or an unknown launcher). The line is
+    read by :func:`~agentguard.facts.launch_argv.parse_launch`, as the launcher reads it."""
     command, args = server.command, server.args
     if server.transport != "stdio" or not isinstance(command, str) or not isinstance(args, tuple):
         return None
-    base, start = _base(command), 0
-    if base in ("pnpm", "yarn", "npm", "bun") and args and (base, args[0]) in _NODE_SUBCOMMANDS:
-        base, start, launcher = "npx", 1, f"{_base(command)} {args[0]}"
-    elif base == "uv" and args[:2] == ("tool", "run"):
-        base, start, launcher = "uvx", 2, "uv tool run"
-    elif base == "pipx" and args[:1] == ("run",):
-        base, start, launcher = "uvx", 1, "pipx run"
-    else:
-        launcher = base
-    if base in _NODE_LAUNCHERS:
-        return _npm(server, args, start, launcher)
-    if base == "uvx":
-        return _pypi(server, args, start, launcher)
-    if base in _CONTAINER and args[:1] == ("run",):
-        return _image(server, args, launcher)
-    return None
+    line = parse_launch(command, args, server.env, server.registries)
+    if line is None:
+        return None
+    if line.problem is not None:
+        return _unreadable(server, line.launcher, line.problem, UNKNOWN_LINE)
+    if line.registry is not None:
+        why = f"{registry_said(line.registry)} makes it fetch from a registry, index or package cache the project chooses"
+        return _unreadable(server, line.launcher, why, OTHER_REGISTRY)
+    if line.more:
+        why = "it installs more than one package; the lock records one package per launch"
+        return _unreadable(server, line.launcher, why, MORE_PACKAGES)
+    if line.spec_at in line.inline:
+        why = "`--flag=SPEC` is not rewritten; write the flag and the package apart"
+        return _unreadable(server, line.launcher, why)
+    if line.spec_at is None:
+        what = "no image" if line.kind == IMAGE else "no package"
+        return _unreadable(server, line.launcher, f"the launch names {what}")
+    if line.kind == NPM:
+        return _npm_spec(server, args, line.spec_at, line.launcher)
+    if line.kind == PYPI:
+        return _pypi(server, args, line.spec_at, line.launcher, line.from_flag)
+    return _image(server, args, line.spec_at, line.launcher)
 
 
-def _unreadable(server: McpServer, launcher: str, why: str) -> Unreadable:
-    return Unreadable(server.name, server.path, server.line, launcher, why)
-
-
-def _npm(server: McpServer, args: tuple[Any, ...], start: int, launcher: str) -> _Got:
-    for i in range(start, len(args)):  # `npx -p pkg cmd`: the package is the flag's value
-        if args[i] in ("-p", "--package") and i + 1 < len(args):
-            return _npm_spec(server, args, i + 1, launcher)
-        if isinstance(args[i], str) and args[i].startswith("--package="):
-            return _unreadable(server, launcher, "`--package=` is not rewritten; use `-p NAME`")
-    at = _operand(args, start, NODE_VALUE_FLAGS)
-    if at is None:
-        return _unreadable(server, launcher, "the launch names no package")
-    return _npm_spec(server, args, at, launcher)
+def _unreadable(server: McpServer, launcher: str, why: str, code: str = NOT_A_NAME) -> Unreadable:
+    return Unreadable(server.name, server.path, server.line, launcher, why, code)
 
 
 def _npm_spec(server: McpServer, args: tuple[Any, ...], at: int, launcher: str) -> _Got:
@@ -288,17 +267,9 @@ def _npm_spec(server: McpServer, args: tuple[Any, ...], at: int, launcher: str) 
     )  # fmt: skip
 
 
-def _pypi(server: McpServer, args: tuple[Any, ...], start: int, launcher: str) -> _Got:
-    at, from_flag = None, False
-    for i in range(start, len(args)):
-        if args[i] in ("--from", "--spec") and i + 1 < len(args):
-            at, from_flag = i + 1, True
-        elif isinstance(args[i], str) and args[i].startswith(("--from=", "--spec=")):
-            return _unreadable(server, launcher, "`--from=` is not rewritten; use `--from SPEC`")
-    if at is None:
-        at = _operand(args, start, _PY_VALUE_FLAGS)
-    if at is None:
-        return _unreadable(server, launcher, "the launch names no package")
+def _pypi(
+    server: McpServer, args: tuple[Any, ...], at: int, launcher: str, from_flag: bool
+) -> _Got:
     spec = args[at]
     if not isinstance(spec, str):
         return _unreadable(server, launcher, "the package is not written out")
@@ -319,14 +290,13 @@ def _pypi(server: McpServer, args: tuple[Any, ...], start: int, launcher: str) -
     )  # fmt: skip
 
 
-def _image(server: McpServer, args: tuple[Any, ...], launcher: str) -> _Got:
-    at = _operand(args, 1, DOCKER_VALUE_FLAGS)
-    if at is None or not isinstance(args[at], str):
-        return _unreadable(server, f"{launcher} run", "the image is not written out")
+def _image(server: McpServer, args: tuple[Any, ...], at: int, launcher: str) -> _Got:
+    if not isinstance(args[at], str):
+        return _unreadable(server, launcher, "the image is not written out")
     m = IMAGE_REF.match(args[at])
     if m is None:
-        return _unreadable(server, f"{launcher} run", "not an image reference")
+        return _unreadable(server, launcher, "not an image reference")
     return ServerLaunch(
         IMAGE, m.group("repo"), m.group("tag"), args[at], server.name, server.path,
-        server.line, server.declared_in, f"{launcher} run", at, digest=m.group("digest"),
+        server.line, server.declared_in, launcher, at, digest=m.group("digest"),
     )  # fmt: skip

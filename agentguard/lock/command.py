@@ -173,7 +173,8 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
     servers, read = project_servers(root, exclude=config.exclude)
     from agentguard.facts.mcp_pins import registry_launches
 
-    if not registry_launches(servers)[0] and not (root / MCP_LOCK).exists():
+    found, unread = registry_launches(servers)
+    if not found and not any(u.unverified for u in unread) and not (root / MCP_LOCK).exists():
         raise UsageError(f"{root}: no pyproject.toml or requirements.in to lock")
     report = make_report(
         "lock --check" if opts.check else "lock",

@@ -210,11 +210,20 @@ class McpServerUnpinned(Rule):
     `MCPServerStdio`/`StdioServerParameters`, `claude_desktop_config.json`) and reports
     launchers that fetch code at start: `npx -y pkg` or `pkg@latest`, `uvx pkg` without
     `==`/`@version`, `pipx run pkg`, `docker run image` without a digest or with
-    `latest`.
+    `latest`. The line is read as the launcher reads it (the parser the MCP server lock
+    uses): only the launcher's options before the package count, options after it are the
+    server's. Also reported, as not verifiably pinned: a launch with an option agentguard
+    does not read (it cannot tell which argument is the package), a shell command
+    (`npx -c`), a further package without an exact version (`uvx --with x`,
+    `npx -p a -p b`), and a launch pointed at a registry, index or package cache the
+    project chooses (`--registry`, `--index-url`, `--prefix`, the server's
+    `npm_config_registry`/`UV_INDEX_URL`, the project's `.npmrc` `registry=` or `uv.toml`
+    `index`).
 
     ## Why is this bad?
     The server runs with the agent's access and is re-downloaded on every start: a new
-    release (or a hijacked one) becomes part of your agent without review.
+    release (or a hijacked one) becomes part of your agent without review. A registry the
+    pull request names serves whatever it likes under a pinned version.
 
     ## Example
     ```json

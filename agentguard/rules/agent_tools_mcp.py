@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentguard import escape
 from agentguard.facts.agents import AgentConfig, FallbackSite, McpServer, ProjectFacts
-from agentguard.facts.mcp_pins import (
-    DOCKER_VALUE_FLAGS as _DOCKER_VALUE_FLAGS,
-)
+from agentguard.facts.launch_argv import parse_launch, registry_said
 from agentguard.facts.mcp_pins import (
     IMAGE,
+    NPM,
     ServerLaunch,
     ServerLock,
     launch_of,
     pin_for,
     registry_launches,
-)
-from agentguard.facts.mcp_pins import (
-    NODE_VALUE_FLAGS as _NODE_VALUE_FLAGS,
 )
 from agentguard.facts.values import Unknown, alternatives, describe, redact_text
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
@@ -28,30 +25,16 @@ from agentguard.rules.agent_tools import McpServerUnpinned, SilentModelFallback
 from agentguard.rules.agent_tools_checks import option_syntax
 from agentguard.rules.mcp_pins import drift_findings
 
-_NODE_LAUNCHERS = {"npx", "bunx", "pnpx"}
-_NODE_SUBCOMMANDS = {("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("bun", "x")}
-_PY_LAUNCHERS = {"uvx"}
-_PY_SUBCOMMANDS = {("uv", "tool"), ("pipx", "run")}
-_CONTAINER = {"docker", "podman", "nerdctl"}
-_UV_VALUE_FLAGS = {"--python", "-p", "--with", "--index", "--index-url", "--extra-index-url"}
 _EXACT_VERSION = re.compile(r"^v?\d+(\.\d+)*([-+.][0-9A-Za-z.-]+)?$")
 
 
-def _base(command: str) -> str:
-    return command.rsplit("/", 1)[-1].lower()
-
-
-def _first_operand(args: Sequence[Any], value_flags: set[str]) -> tuple[Any, int]:
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if isinstance(a, Unknown):
-            return a, i
-        if a.startswith("-"):
-            i += 2 if a in value_flags else 1
-            continue
-        return a, i
-    return None, i
+@dataclass(frozen=True)
+class _Reason:
+    what: str  # what is launched
+    why: str  # why it is not (verifiably) pinned
+    pinned: str  # the pinned form ("" when there is none to name)
+    severity: Severity
+    fix: str | None = None  # what to do, when it is not "pin the version"
 
 
 def _npm_version(spec: str) -> str | None:
@@ -68,70 +51,90 @@ def _uv_pinned(spec: str) -> bool:
 
 def unpinned_reason(server: McpServer) -> tuple[str, str, str, Severity] | None:
     """(what is launched, why it is not pinned, the pinned form, severity), or None."""
+    got = _reason(server)
+    return None if got is None else (got.what, got.why, got.pinned, got.severity)
+
+
+def _reason(server: McpServer) -> _Reason | None:
     command = server.command
     args: Any = server.args
     if server.transport != "stdio" or command is None:
         return None
     if isinstance(command, Unknown):
-        return ("a command", f"the command is {command.describe()}", "", Severity.LOW)
+        return _Reason("a command", f"the command is {command.describe()}", "", Severity.LOW)
     if isinstance(args, Unknown):
         args = (args,)
-    base = _base(str(command))
-    rest = list(args)
-    if base in ("pnpm", "yarn", "npm", "bun", "uv", "pipx") and rest:
-        sub = rest[0] if isinstance(rest[0], str) else ""
-        if (base, sub) in _NODE_SUBCOMMANDS:
-            base, rest = "npx", rest[1:]
-        elif (base, sub) in _PY_SUBCOMMANDS:
-            rest = rest[1:]
-            if base == "uv" and rest and rest[0] == "run":
-                rest = rest[1:]
-            base = "uvx"
-    if base in _NODE_LAUNCHERS:
-        spec, _ = _first_operand(rest, _NODE_VALUE_FLAGS)
-        if isinstance(spec, Unknown) or spec is None:
-            return ("an npm package", "the package could not be read", "", Severity.LOW)
+    line = parse_launch(command, tuple(args), server.env, server.registries)
+    if line is None:
+        return None
+    noun = {NPM: "an npm package", IMAGE: "an image"}.get(line.kind, "a Python package")
+    if line.problem is not None:
+        return _Reason(
+            f"{noun} through `{line.launcher}`",
+            f"{line.problem}, so which package it runs cannot be told: it is not verifiably pinned",
+            "",
+            Severity.HIGH,
+            f"Launch the package with the launcher's plain options only (`{line.launcher}` "
+            "then an exact version; an image by digest), so that what it runs can be checked.",
+        )
+    if line.registry is not None:
+        return _Reason(
+            f"{noun} through `{line.launcher}`",
+            f"{registry_said(line.registry)} makes it fetch from a registry, index or package "
+            "cache the project chooses, not from the default registry",
+            "",
+            Severity.HIGH,
+            f"Launch from the default registry: drop {registry_said(line.registry)} (from the "
+            "launch, its `env` or the project's files); a private registry or index belongs in "
+            "CI's own configuration.",
+        )
+    main = line.text(args, line.spec_at) if line.spec_at is not None else None
+    if main is None or isinstance(main, Unknown):
+        return _Reason(noun, f"the {noun.split()[-1]} could not be read", "", Severity.LOW)
+    found = _spec_reason(line.kind, main)
+    for at in line.more:  # the package first; then every further one must be pinned too
+        extra = line.text(args, at)
+        if found is not None:
+            break
+        if not isinstance(extra, str):
+            return _Reason(noun, f"a further {noun.split()[-1]} could not be read", "",
+                           Severity.LOW)  # fmt: skip
+        found = _spec_reason(line.kind, extra)
+    if found is not None and line.more:  # the lock records one package per launch
+        fix = (
+            f"Pin it: launch `{found.pinned}` and give every further package of the launch an "
+            "exact version too (`agentguard lock` records one package per launch, so it does "
+            "not lock this one); then update them on purpose."
+        )
+        return dataclasses.replace(found, fix=fix)
+    return found
+
+
+def _spec_reason(kind: str, spec: str) -> _Reason | None:
+    if kind == NPM:
         version = _npm_version(spec)
         if version is None:
-            return (spec, "no version: the newest release is fetched on every start",
-                    f"{spec}@<version>", Severity.HIGH)  # fmt: skip
+            return _Reason(spec, "no version: the newest release is fetched on every start",
+                           f"{spec}@<version>", Severity.HIGH)  # fmt: skip
         if version == "latest" or not _EXACT_VERSION.match(version):
             name = spec[: spec.rfind("@")]
-            return (spec, f"`@{version}` is not an exact version", f"{name}@<version>",
-                    Severity.HIGH)  # fmt: skip
+            return _Reason(spec, f"`@{version}` is not an exact version", f"{name}@<version>",
+                           Severity.HIGH)  # fmt: skip
         return None
-    if base in _PY_LAUNCHERS:
-        from_spec = None
-        for i, a in enumerate(rest):
-            if a == "--from" and i + 1 < len(rest):
-                from_spec = rest[i + 1]
-            elif isinstance(a, str) and a.startswith("--from="):
-                from_spec = a.split("=", 1)[1]
-        spec = from_spec
-        if spec is None:
-            spec, _ = _first_operand(rest, _UV_VALUE_FLAGS | {"--from"})
-        if isinstance(spec, Unknown) or spec is None:
-            return ("a Python package", "the package could not be read", "", Severity.LOW)
-        if _uv_pinned(spec):
+    if kind == IMAGE:
+        if "@sha256:" in spec:
             return None
-        name = re.split(r"[<>=!~@\[]", spec, maxsplit=1)[0]
-        return (spec, "no exact version: the newest release is resolved on every start",
-                f"{name}==<version>", Severity.HIGH)  # fmt: skip
-    if base in _CONTAINER:
-        if not rest or rest[0] != "run":
-            return None
-        image, _ = _first_operand(rest[1:], _DOCKER_VALUE_FLAGS)
-        if isinstance(image, Unknown) or image is None:
-            return ("an image", "the image could not be read", "", Severity.LOW)
-        if "@sha256:" in image:
-            return None
-        repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
+        repo, _, tag = spec.rpartition(":") if ":" in spec.rsplit("/", 1)[-1] else (spec, "", "")
         if not tag or tag == "latest":
-            return (image, "no tag or `latest`: whatever the registry serves today runs",
-                    f"{repo or image}@sha256:<digest>", Severity.HIGH)  # fmt: skip
-        return (image, f"tag `{tag}` can be moved; only a digest is fixed",
-                f"{image}@sha256:<digest>", Severity.MEDIUM)  # fmt: skip
-    return None
+            return _Reason(spec, "no tag or `latest`: whatever the registry serves today runs",
+                           f"{repo or spec}@sha256:<digest>", Severity.HIGH)  # fmt: skip
+        return _Reason(spec, f"tag `{tag}` can be moved; only a digest is fixed",
+                       f"{spec}@sha256:<digest>", Severity.MEDIUM)  # fmt: skip
+    if _uv_pinned(spec):
+        return None
+    name = re.split(r"[<>=!~@\[]", spec, maxsplit=1)[0]
+    return _Reason(spec, "no exact version: the newest release is resolved on every start",
+                   f"{name}==<version>", Severity.HIGH)  # fmt: skip
 
 
 def _fix(server: McpServer, pinned: str, lock: ServerLock | None, project: bool) -> Fix:
@@ -179,16 +182,17 @@ def check_mcp_server(
 ) -> list[Finding]:
     """AG310. ``lock``: the project's MCP server lock; ``project``: the server is in a
     project folder (`agentguard lock` can pin it there), not in an image's files."""
-    found = unpinned_reason(server)
+    found = _reason(server)
     if found is None:
         return []
-    what, why, pinned, severity = found
-    what, pinned = redact_text(what), redact_text(pinned)
+    what, why, severity = redact_text(found.what), redact_text(found.why), found.severity
+    pinned = redact_text(found.pinned)
+    fix = Fix(redact_text(found.fix)) if found.fix else _fix(server, pinned, lock, project)
     return [
         McpServerUnpinned.finding(
             f"MCP server {server.name!r} ({server.declared_in}) launches {what}: {why}.",
             locations=[Location(path=server.path, line=server.line, note=server.declared_in)],
-            fix=_fix(server, pinned, lock, project),
+            fix=fix,
             evidence={
                 "server": server.name,
                 "argv": server.safe_argv()[:12],

@@ -9,8 +9,10 @@ from agentguard import escape
 from agentguard.facts.mcp_pins import (
     IMAGE,
     NPM,
+    OTHER_REGISTRY,
     ServerLaunch,
     ServerPin,
+    Unreadable,
     major_of,
 )
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
@@ -98,7 +100,10 @@ class ServerLaunchDrifts(Rule):
     configurations with `mcp.lock.json`: a launch that names another version than the
     locked one, that is not pinned (no version, a tag, a range) while the lock holds a
     version for it, that the lock does not hold, or an image whose digest differs; and a
-    lock entry whose launch is gone.
+    lock entry whose launch is gone. A launch the lock cannot check is reported by `lock`
+    and `lock --check` alike, and never pinned or rewritten: an option of the launcher
+    agentguard does not read, a registry, index or package cache the project chooses (a
+    flag, the server's `env`, the project's `.npmrc`/`uv.toml`), or more than one package.
 
     ## Why is this bad?
     The lock records what was reviewed; a launch that does not name it starts something
@@ -361,6 +366,35 @@ def image_findings(launches: Iterable[ServerLaunch]) -> list[Finding]:
                 ),
                 evidence={"server": launch.server, "image": _what(launch)},
                 severity=Severity.HIGH if moving else Severity.MEDIUM,
+            )
+        )
+    return out
+
+
+def unverified_findings(unread: Iterable[Unreadable]) -> list[Finding]:
+    """AG142 for each launch the lock cannot check: a line the parser cannot read (an
+    option it does not know), another registry or index (the project's choice), more than
+    one package. Never pinned, never rewritten: what it runs is unknown to the lock."""
+    out = []
+    for u in unread:
+        if not u.unverified:
+            continue
+        fix = (
+            "Launch from the default registry: drop the registry or index setting from the "
+            "launch and the project's files (a private one belongs in CI's own configuration), "
+            f"then `agentguard lock` and `{WRITE_LAUNCH}`."
+            if u.code == OTHER_REGISTRY
+            else f"Launch one package with `{u.launcher}`'s plain options (an exact version; "
+            f"an image by digest), then `agentguard lock` and `{WRITE_LAUNCH}`."
+        )
+        out.append(
+            ServerLaunchDrifts.finding(
+                f"MCP server {u.server!r} is launched through `{u.launcher}`, which the lock "
+                f"cannot check: {redact_text(u.why)}; it is not locked and not verifiably "
+                "pinned.",
+                locations=_where(u.path, u.line, u.server),
+                fix=Fix(fix),
+                evidence={"server": u.server, "launcher": u.launcher, "why": u.code},
             )
         )
     return out

@@ -17,6 +17,7 @@ def project_servers(
     root: Path, exclude: Sequence[str] = ()
 ) -> tuple[tuple[McpServer, ...], tuple[Source, ...]]:
     from agentguard.inspect.project.python_imports import resolve_configs
+    from agentguard.inspect.project.registry_files import project_registries
     from agentguard.inspect.project.scan import collect_folder
 
     col = collect_folder(root, exclude=exclude)
@@ -25,4 +26,5 @@ def project_servers(
         configs = [c for o in col.outcomes for c in o.configs]
         servers += resolve_configs(configs, col.loader)[1]
     sources = [*col.sources, *(s for o in col.outcomes for s in o.sources)]
-    return tuple(servers), tuple(sources)
+    servers, registry_read = project_registries(root, servers)
+    return tuple(servers), (*sources, *registry_read)

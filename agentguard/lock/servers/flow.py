@@ -36,6 +36,7 @@ from agentguard.rules.mcp_pins import (
     drift_findings,
     image_findings,
     span_findings,
+    unverified_findings,
 )
 from agentguard.safeio import MAX_LOCK_BYTES
 
@@ -70,7 +71,8 @@ def launches(
     servers: Sequence[McpServer],
 ) -> tuple[list[ServerLaunch], list[Source]]:
     """The registry launches of ``servers`` (each once), and a skipped source for each
-    launch through a package launcher whose package could not be read as a name."""
+    launch through a package launcher whose package could not be read as a name (a launch
+    the lock cannot check is a finding: :func:`unverified`)."""
     found, unread = registry_launches(servers)
     skipped = [
         Source.skipped(
@@ -79,8 +81,14 @@ def launches(
             f"`{u.launcher}` launch not locked: {u.why}",
         )
         for u in unread
+        if not u.unverified
     ]
     return found, skipped
+
+
+def unverified(servers: Sequence[McpServer]) -> tuple[Finding, ...]:
+    """AG142 for each launch the lock cannot check (never pinned, never rewritten)."""
+    return tuple(unverified_findings(registry_launches(servers)[1]))
 
 
 def previous_pin(launch: ServerLaunch, lock: ServerLock | None) -> ServerPin | None:
@@ -153,6 +161,7 @@ class Resolved:
     seen: bytes | None  # mcp.lock.json as it was read (None: there was none)
     pairs: tuple[tuple[ServerLaunch, ServerPin], ...] = ()
     failed: Source | None = None  # the previous lock could not be read
+    unverified: tuple[Finding, ...] = ()  # launches the lock cannot check
 
 
 def _raw(root: Path) -> bytes | None:
@@ -170,8 +179,9 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
     found, sources = launches(servers)
     seen = _raw(opts.root)
     previous, failed = _read_lock(opts.root)
+    odd = unverified(servers)
     if failed is not None or (not found and previous is None):
-        return Resolved(tuple(found), tuple(sources), previous, seen, failed=failed)
+        return Resolved(tuple(found), tuple(sources), previous, seen, failed=failed, unverified=odd)
     registry: npm.Registry | None = None
     if any(x.kind == NPM for x in found):
         registry, bad = _registry(opts)
@@ -208,17 +218,18 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
             sources.append(got)
         elif got is not None:
             pairs.append((launch, got))
-    return Resolved(tuple(found), tuple(sources), previous, seen, tuple(pairs))
+    return Resolved(tuple(found), tuple(sources), previous, seen, tuple(pairs), unverified=odd)
 
 
 def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
     """Gate (AG141), judge (AG140, AG143) and write ``mcp.lock.json``; run while holding
     the project's lock, and refused when the file changed since it was read."""
     found, sources, previous = resolved.found, list(resolved.sources), resolved.previous
+    odd = resolved.unverified
     if resolved.failed is not None:
-        return ServerResult(sources=(*sources, resolved.failed))
+        return ServerResult(odd, sources=(*sources, resolved.failed))
     if not found and previous is None:
-        return ServerResult(sources=tuple(sources))
+        return ServerResult(odd, sources=tuple(sources))
     if _raw(opts.root) != resolved.seen:
         sources.append(
             Source.failed(
@@ -239,11 +250,11 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
     if crossings or any(s.status.value == "failed" for s in sources):
         # the lock is left as it was: what it holds is what the findings name
         held = [(x, p, previous_pin(x, previous)) for x, p in pairs]
-        findings = [*span_findings(held), *image_findings(found), *crossings]
+        findings = [*odd, *span_findings(held), *image_findings(found), *crossings]
         why = "a server would cross a major" if crossings else "a server could not be resolved"
         note = f"{MCP_LOCK} was not written ({why}); it holds what it held before."
         return ServerResult(tuple(findings), tuple(sources), (note,))
-    findings = [*span_findings((x, p, p) for x, p in pairs), *image_findings(found)]
+    findings = [*odd, *span_findings((x, p, p) for x, p in pairs), *image_findings(found)]
     facts: dict[str, JSONValue] = {"mcp_servers_locked": [_fact(p) for p in pins]}
     written = lockfile.write(opts.root, pins)
     lock = ServerLock(MCP_LOCK, tuple(pins), "")
@@ -271,9 +282,10 @@ def check_servers(servers: Sequence[McpServer], root: Path) -> ServerResult:
     """``lock --check``: every launch against ``mcp.lock.json``, offline."""
     found, sources = launches(servers)
     lock, failed = _read_lock(root)
+    odd = unverified(servers)
     if failed is not None:
-        return ServerResult(sources=(*sources, failed))
-    findings = image_findings(found)
+        return ServerResult(odd, sources=(*sources, failed))
+    findings = [*odd, *image_findings(found)]
     lockable = [x for x in found if x.kind != IMAGE or x.digest]
     if lock is None:
         if lockable:
