@@ -193,9 +193,16 @@ def internal_failure(
     """agentguard itself failed (a bug, or an input no reader expected): still a report, with
     that one failed source, exit 3 (also under --allow-incomplete). A run that broke never
     passes, and CI that reads the JSON or SARIF finds a report that says why, not no file."""
+    _unfinished(internal_error_source(exc, target), command, fmt, output, sarif_root, sarif_output)
+
+
+def internal_error_source(exc: Exception, target: str) -> Source:
+    """agentguard's own failure as the run's one failed source (said on stderr too);
+    with AGENTGUARD_DEBUG set, the exception is raised for its traceback instead."""
     if os.environ.get("AGENTGUARD_DEBUG"):
         raise exc
-    source = Source.failed(
+    typer.echo(say(f"agentguard: internal error: {type(exc).__name__}: {exc}"), err=True)
+    return Source.failed(
         "run",
         target,
         f"agentguard failed: {type(exc).__name__}: {exc}; nothing it found is reported, since "
@@ -204,8 +211,6 @@ def internal_failure(
         retryable=False,
         remedy="Set AGENTGUARD_DEBUG=1 for the traceback, and please report it.",
     )
-    typer.echo(say(f"agentguard: internal error: {type(exc).__name__}: {exc}"), err=True)
-    _unfinished(source, command, fmt, output, sarif_root, sarif_output)
 
 
 def _unfinished(

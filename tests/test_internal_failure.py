@@ -104,3 +104,18 @@ def test_a_bad_fail_on_is_still_a_usage_error(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, [command, str(project), "--fail-on", "severe"])
         assert result.exit_code == 2, (command, result.output)
         assert "unknown severity 'severe'" in result.output
+
+
+def test_a_bug_in_the_map_run_is_a_map_with_a_failed_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _project(tmp_path / "p")
+    monkeypatch.setattr(engine, "run_agent_rules", _bug)
+    out = tmp_path / "map.json"
+    result = CliRunner().invoke(
+        app, ["map", str(project), "--format", "json", "--output", str(out)]
+    )
+
+    assert result.exit_code == 3, result.output  # was 2: a ValueError read as a bad flag
+    assert "ValueError: a value no reader expected" in out.read_text()
+    assert "internal-error" in out.read_text()

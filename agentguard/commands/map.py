@@ -20,9 +20,10 @@ from agentguard.cli_shared import (
     QuietOpt,
     TimeoutOpt,
     fail_usage,
+    internal_error_source,
     write_result,
 )
-from agentguard.engine import ExitCode, UsageError
+from agentguard.engine import ExitCode, UsageError, make_report
 from agentguard.facts.capabilities import CapabilityMap
 from agentguard.findings import Report
 
@@ -81,14 +82,15 @@ def map_cmd(
         )
         with run_deadline(timeout), progress("mapping", quiet=quiet) as step:
             report, _config, maps = run_with_maps(opts, command="map", progress=step)
-    except (UsageError, ValueError) as exc:
+    except UsageError as exc:
         fail_usage(str(exc))
     except RunDeadline as exc:
-        from agentguard.engine import make_report
         from agentguard.watchdog import deadline_source
 
-        report = make_report("map", [], [deadline_source(target, exc)], target=target)
-        maps = ()
+        report, maps = make_report("map", [], [deadline_source(target, exc)], target=target), ()
+    except Exception as exc:  # agentguard's own failure: a map that says so, exit 3
+        source = internal_error_source(exc, target)
+        report, maps = make_report("map", [], [source], target=target), ()
     write_result(render_map(report, merge_maps(maps), fmt), output)
     raise typer.Exit(int(ExitCode.INCOMPLETE if report.failed_sources else ExitCode.OK))
 

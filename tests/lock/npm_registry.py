@@ -81,7 +81,7 @@ class NpmRegistry:
 def _handler(reg: NpmRegistry) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
-            pass
+            """Nothing on stderr: the requests it served are kept in ``reg.requests``."""
 
         def _send(self, code: int, body: bytes, ctype: str = "application/json") -> None:
             self.send_response(code)
