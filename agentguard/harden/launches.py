@@ -1,7 +1,8 @@
 """``lock --write-launch``: the MCP server launches rewritten to the version
 ``mcp.lock.json`` holds, every other byte kept (comments, layout, key order, quoting, BOM and
 line ends): `.mcp.json`-style files (JSON or JSONC), TOML (Codex ``config.toml``,
-OpenHands), YAML (a workflow step's settings) and Python agent code.
+OpenHands), YAML (a workflow step's settings) and agent code (Python, TypeScript and
+JavaScript).
 
 A launch is rewritten only when exactly one server entry of the file has that name, that
 command and those arguments, and exactly one span of the file re-reads as the pinned launch
@@ -33,13 +34,15 @@ from agentguard.harden.launch_edit import (
 )
 from agentguard.harden.launch_python import plan_python
 from agentguard.harden.launch_toml import TomlFormat
+from agentguard.harden.launch_ts import plan_ts
 from agentguard.harden.launch_yaml import YamlFormat
 from agentguard.inspect.project.jsonc import load_jsonc_spans
 from agentguard.inspect.project.lined import PARSE_FAILURES, KeyPath
 from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
 
 _JSON_SUFFIXES = (".json", ".jsonc")
-_SUFFIXES = (*_JSON_SUFFIXES, ".toml", ".yml", ".yaml", ".py")
+_TS_SUFFIXES = (".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx")
+_SUFFIXES = (*_JSON_SUFFIXES, ".toml", ".yml", ".yaml", ".py", *_TS_SUFFIXES)
 
 
 def _replacement(launch: ServerLaunch, pin: ServerPin) -> str:
@@ -116,6 +119,8 @@ def _rewrite(root: Path, path: str, todo: list[Todo]) -> tuple[list[str], Source
         new, notes, count = plan_document(TomlFormat(), read.text, todo)
     elif path.endswith((".yml", ".yaml")):
         new, notes, count = plan_document(YamlFormat(), read.text, todo)
+    elif path.endswith(_TS_SUFFIXES):
+        new, notes, count = plan_ts(path, read.text, todo)
     else:
         new, notes, count = plan_python(read.text, todo)
     if isinstance(new, Source):

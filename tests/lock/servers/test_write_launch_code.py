@@ -26,11 +26,11 @@ OPTIONS = dict(
     },
 )
 '''
-AGENT_WANT = AGENT.replace(
-    "'@acme/tracker-mcp'])", "'@acme/tracker-mcp@2.0.1'])"
-).replace('[r"mcp-server-fetch"]', '[r"--from", r"mcp-server-fetch==2025.4.7", r"mcp-server-fetch"]')
+AGENT_WANT = AGENT.replace("'@acme/tracker-mcp'])", "'@acme/tracker-mcp@2.0.1'])").replace(
+    '[r"mcp-server-fetch"]', '[r"--from", r"mcp-server-fetch==2025.4.7", r"mcp-server-fetch"]'
+)
 
-REFUSED = '''\
+REFUSED = """\
 from mcp import StdioServerParameters
 
 PKG = "@acme/tracker-mcp"
@@ -39,7 +39,7 @@ A = StdioServerParameters(command="npx", args=["-y", f"@acme/{NAME}"])
 B = StdioServerParameters(command="npx", args=["-y", "@acme/" + "tracker-mcp"])
 C = StdioServerParameters(command="npx", args=["-y", PKG])
 D = StdioServerParameters(command="npx", args=["-y", "@acme/" "tracker-mcp"])
-'''
+"""
 
 
 def _result(root: Path) -> tuple[tuple[str, ...], list[tuple[str, SourceStatus]], dict[int, str]]:
@@ -81,4 +81,40 @@ def test_computed_arguments_stay_notes_with_the_reason(tmp_path: Path) -> None:
         f"agent.py:6: not rewritten (the argument is a concatenation); launch {pinned}",
         f"agent.py:7: not rewritten (the argument is a variable); launch {pinned}",
         f"agent.py:8: not rewritten (the argument is a concatenation of literals); launch {pinned}",
+    )
+
+
+# the `query()` options shape of @anthropic-ai/claude-agent-sdk (server entries written as
+# claude-code-action's base-action/test/parse-sdk-options.test.ts writes them)
+QUERY = """\
+import { query } from "@anthropic-ai/claude-agent-sdk";
+
+const PKG = "@acme/tracker-mcp";
+for await (const message of query({
+  prompt: "Triage the issue",
+  options: {
+    mcpServers: {
+      tracker: { command: "npx", args: ["-y", '@acme/tracker-mcp'] }, // "@acme/tracker-mcp"
+      fetch: { command: "uvx", args: [`mcp-server-fetch`] },
+      other: { command: "npx", args: ["-y", PKG] },
+    },
+  },
+})) {
+  console.log(message);
+}
+"""
+QUERY_WANT = QUERY.replace("'@acme/tracker-mcp'] }", "'@acme/tracker-mcp@2.0.1'] }")
+
+
+def test_typescript_literal_rewritten_template_and_variable_left(tmp_path: Path) -> None:
+    (tmp_path / "agent.ts").write_text(QUERY, encoding="utf-8")
+    notes, sources, _ = _result(tmp_path)
+    assert (tmp_path / "agent.ts").read_text(encoding="utf-8") == QUERY_WANT
+    assert sources == [("agent.ts", SourceStatus.OK)]
+    assert notes == (
+        "agent.ts:4: not rewritten (the argument is a template literal); launch "
+        "`uvx --from 'mcp-server-fetch==2025.4.7' mcp-server-fetch` there by hand.",
+        "agent.ts:4: not rewritten (the argument is a variable); launch "
+        "`npx -y @acme/tracker-mcp@2.0.1` there by hand.",
+        "agent.ts:4: MCP server 'tracker' now launches @acme/tracker-mcp@2.0.1.",
     )
