@@ -49,6 +49,13 @@ def done_note(launch: ServerLaunch, pin: ServerPin) -> str:
     )
 
 
+def unwritten_note(todo: Sequence[Todo]) -> str:
+    return (
+        f"{todo[0][0].path}: not written (the edits together did not re-read as the pinned "
+        "launches); launch the pinned commands there by hand."
+    )
+
+
 def refused_note(launch: ServerLaunch, pin: ServerPin, why: str) -> str:
     return (
         f"{launch.where}: not rewritten ({why}); launch "
@@ -218,22 +225,23 @@ def plan_document(
         done.append(done_note(launch, pin))
     if not edits:
         return None, notes, 0
-    return _final(fmt, text, edits, expected, notes, done)
+    return _final(fmt, text, edits, expected, notes, done, todo)
 
 
 def _final(
-    fmt: Format, text: str, edits: list[Edit], expected: Any, notes: list[str], done: list[str]
+    fmt: Format,
+    text: str,
+    edits: list[Edit],
+    expected: Any,
+    notes: list[str],
+    done: list[str],
+    todo: Sequence[Todo],
 ) -> tuple[str | None, list[str], int]:
     """Every edit at once, checked once more as a whole."""
     new = apply(text, edits)
     ok, got = (False, None) if new is None else _view(fmt, new)
     if not ok or got != expected:
-        why = "the edits together did not re-read as the pinned launches; the file was not written"
-        return (
-            None,
-            [*notes, *(n.replace(" now launches ", " would launch ") for n in done), why],
-            0,
-        )
+        return None, [*notes, unwritten_note(todo)], 0
     return new, [*notes, *done], len(edits)
 
 

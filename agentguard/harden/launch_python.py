@@ -24,6 +24,7 @@ from agentguard.harden.launch_edit import (
     done_note,
     pinned_args,
     refused_note,
+    unwritten_note,
 )
 from agentguard.inspect.project.lined import PARSE_FAILURES
 
@@ -52,15 +53,21 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
+def _lines(text: str) -> list[str]:
+    """The source's lines as Python counts them (``\n``, ``\r\n`` or ``\r``; never the
+    other breaks ``str.splitlines`` knows, which a hostile file may hold in a comment)."""
+    return io.StringIO(text, newline="").readlines()
+
+
 def _offsets(text: str) -> list[int]:
     starts = [0]
-    for line in text.splitlines(keepends=True):
+    for line in _lines(text):
         starts.append(starts[-1] + len(line))
     return starts
 
 
 def _span(text: str, starts: list[int], node: ast.expr) -> tuple[int, int]:
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     end_line = node.end_lineno or node.lineno
     end_col = node.end_col_offset or 0
 
@@ -124,11 +131,12 @@ def _locate(tree: ast.Module, line: int) -> list[tuple[int, ast.expr]]:
     """The args nodes (with their walk index) of the servers on ``line``."""
     found: list[tuple[int, ast.expr]] = []
     nodes = list(ast.walk(tree))
+    index = {id(n): i for i, n in enumerate(nodes)}
     for node in nodes:
         got = _args_of(node)
         if got is None or getattr(node, "lineno", None) != line or got[1] is None:
             continue
-        found.append((next(i for i, n in enumerate(nodes) if n is got[1]), got[1]))
+        found.append((index[id(got[1])], got[1]))
     return found
 
 
@@ -204,12 +212,5 @@ def plan_python(text: str, todo: Sequence[Todo]) -> tuple[str | None, list[str],
     new = apply(text, edits)
     parsed = None if new is None else _parse(new)
     if parsed is None or ast.dump(parsed) != _expected(text, targets):
-        return (
-            None,
-            [
-                *notes,
-                "The edits together did not re-read as the pinned launches; the file was not written.",
-            ],
-            0,
-        )
+        return None, [*notes, unwritten_note(todo)], 0
     return new, [*notes, *done], len(edits)

@@ -13,7 +13,13 @@ from collections.abc import Sequence
 
 import tree_sitter as ts
 
-from agentguard.harden.launch_edit import Todo, done_note, pinned_args, refused_note
+from agentguard.harden.launch_edit import (
+    Todo,
+    done_note,
+    pinned_args,
+    refused_note,
+    unwritten_note,
+)
 from agentguard.inspect.project.ts_agents import _language
 
 _WHY = {
@@ -159,6 +165,5 @@ def plan_ts(path: str, text: str, todo: Sequence[Todo]) -> tuple[str | None, lis
         return None, notes, 0
     new = _checked(path, data, edits)
     if new is None:
-        why = "the edits together did not re-read as the pinned launches; the file was not written"
-        return None, [*notes, why], 0
+        return None, [*notes, unwritten_note(todo)], 0
     return new.decode("utf-8"), [*notes, *done], len(edits)

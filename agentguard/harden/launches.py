@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.facts.agents import McpServer
-from agentguard.facts.mcp_pins import IMAGE, PYPI, ServerLaunch, ServerPin
+from agentguard.facts.mcp_pins import IMAGE, PYPI, REWRITABLE_SUFFIXES, ServerLaunch, ServerPin
 from agentguard.findings import Source
 from agentguard.harden.launch_edit import (
     ReadFile,
@@ -42,7 +42,6 @@ from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
 
 _JSON_SUFFIXES = (".json", ".jsonc")
 _TS_SUFFIXES = (".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx")
-_SUFFIXES = (*_JSON_SUFFIXES, ".toml", ".yml", ".yaml", ".py", *_TS_SUFFIXES)
 
 
 def _replacement(launch: ServerLaunch, pin: ServerPin) -> str:
@@ -96,7 +95,7 @@ def write_launches(
             launch.kind != PYPI or launch.from_flag
         ):
             continue  # already the pinned form
-        if not launch.path.endswith(_SUFFIXES):
+        if not launch.path.endswith(REWRITABLE_SUFFIXES):
             notes.append(refused_note(launch, pin, "not a file format --write-launch edits"))
             continue
         edits[launch.path].append((launch, pin, server))

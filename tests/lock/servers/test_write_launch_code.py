@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentguard.facts.mcp_pins import LockedDependency, ServerLock, ServerPin
 from agentguard.findings import SourceStatus
 from agentguard.harden.launches import write_launches
@@ -58,10 +60,14 @@ def _result(root: Path) -> tuple[tuple[str, ...], list[tuple[str, SourceStatus]]
     return notes, [(s.name, s.status) for s in sources], {s.line: s.name for s in servers}
 
 
-def test_string_literals_are_rewritten_in_their_own_quotes(tmp_path: Path) -> None:
-    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_string_literals_are_rewritten_in_their_own_quotes(tmp_path: Path, eol: str) -> None:
+    # a line separator (U+2028) in the docstring is no line end to Python, nor to the rewrite
+    text = AGENT.replace("\n", eol).replace('"""Agent', '"""\u2028Agent')
+    (tmp_path / "agent.py").write_bytes(text.encode("utf-8"))
     notes, sources, _ = _result(tmp_path)
-    assert (tmp_path / "agent.py").read_text(encoding="utf-8") == AGENT_WANT
+    want = AGENT_WANT.replace("\n", eol).replace('"""Agent', '"""\u2028Agent')
+    assert (tmp_path / "agent.py").read_bytes() == want.encode("utf-8")
     assert sources == [("agent.py", SourceStatus.OK)]
     assert notes == (
         "agent.py:5: MCP server '(unnamed)' now launches @acme/tracker-mcp@2.0.1.",
