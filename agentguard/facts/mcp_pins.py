@@ -56,6 +56,14 @@ IMAGE_REF = re.compile(
 )
 
 
+# The files whose launches `agentguard lock --write-launch` rewrites in place (each edit
+# checked by re-reading the file); a launch elsewhere is named in its notes.
+REWRITABLE_SUFFIXES = (
+    ".json", ".jsonc", ".toml", ".yml", ".yaml", ".py",
+    ".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ServerLaunch:
     """One MCP server launch that takes a package or an image from a registry at start.
