@@ -23,7 +23,10 @@ from agentguard.lock.servers.sigstore_parts import pae, promise_message
 from agentguard.lock.servers.trust_roots import ATTESTATIONS, SIGNATURES, NpmKey, TrustRoots
 
 KEYID = "SHA256:test-registry-key"
-REPO, WORKFLOW = "https://github.com/acme/tracker", "https://github.com/acme/tracker/.github/workflows/release.yml@refs/tags/v2.0.1"
+REPO, WORKFLOW = (
+    "https://github.com/acme/tracker",
+    "https://github.com/acme/tracker/.github/workflows/release.yml@refs/tags/v2.0.1",
+)
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
 
@@ -59,7 +62,12 @@ def _cert(subject: str, key: Any, issuer: str, signer: Any, *, ca: bool, start: 
         b = b.add_extension(
             x509.SubjectAlternativeName([x509.UniformResourceIdentifier(WORKFLOW)]), False
         )
-        for n, value in (("9", WORKFLOW), ("12", REPO), ("13", "ab" * 20), ("14", "refs/tags/v2.0.1")):
+        for n, value in (
+            ("9", WORKFLOW),
+            ("12", REPO),
+            ("13", "ab" * 20),
+            ("14", "refs/tags/v2.0.1"),
+        ):
             oid = x509.ObjectIdentifier(f"1.3.6.1.4.1.57264.1.{n}")
             b = b.add_extension(x509.UnrecognizedExtension(oid, _utf8(value)), False)
     return b.sign(signer, hashes.SHA384() if ca else hashes.SHA256())
@@ -75,8 +83,18 @@ class Signer:
 
     def __post_init__(self) -> None:
         start = NOW - timedelta(days=365)
-        self.root = _cert("test-root", self.root_key, "test-root", self.root_key, ca=True, start=start, days=3650)
-        self.inter = _cert("test-intermediate", self.inter_key, "test-root", self.root_key, ca=True, start=start, days=3650)
+        self.root = _cert(
+            "test-root", self.root_key, "test-root", self.root_key, ca=True, start=start, days=3650
+        )
+        self.inter = _cert(
+            "test-intermediate",
+            self.inter_key,
+            "test-root",
+            self.root_key,
+            ca=True,
+            start=start,
+            days=3650,
+        )
 
     @property
     def roots(self) -> TrustRoots:
@@ -101,8 +119,19 @@ class Signer:
         ptype = "application/vnd.in-toto+json"
         if leaf:
             key = ec.generate_private_key(ec.SECP256R1())
-            cert = _cert("leaf", key, "test-intermediate", self.inter_key, ca=False, start=when - timedelta(minutes=1), days=10 / 1440, leaf_ext=True)
-            material: dict[str, Any] = {"certificate": {"rawBytes": _b64(cert.public_bytes(serialization.Encoding.DER))}}
+            cert = _cert(
+                "leaf",
+                key,
+                "test-intermediate",
+                self.inter_key,
+                ca=False,
+                start=when - timedelta(minutes=1),
+                days=10 / 1440,
+                leaf_ext=True,
+            )
+            material: dict[str, Any] = {
+                "certificate": {"rawBytes": _b64(cert.public_bytes(serialization.Encoding.DER))}
+            }
             verifier = cert.public_bytes(serialization.Encoding.PEM)
         else:
             key = self.npm_key
@@ -113,7 +142,10 @@ class Signer:
             "apiVersion": "0.0.1",
             "kind": "dsse",
             "spec": {
-                "payloadHash": {"algorithm": "sha256", "value": hashlib.sha256(payload).hexdigest()},
+                "payloadHash": {
+                    "algorithm": "sha256",
+                    "value": hashlib.sha256(payload).hexdigest(),
+                },
                 "signatures": [{"signature": sig, "verifier": _b64(verifier)}],
             },
         }
@@ -135,7 +167,11 @@ class Signer:
         return {
             "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
             "verificationMaterial": material,
-            "dsseEnvelope": {"payload": _b64(payload), "payloadType": ptype, "signatures": [{"sig": sig, "keyid": ""}]},
+            "dsseEnvelope": {
+                "payload": _b64(payload),
+                "payloadType": ptype,
+                "signatures": [{"sig": sig, "keyid": ""}],
+            },
         }
 
     def attestations(self, name: str, version: str, integrity: str, *, when: datetime = NOW,
@@ -146,12 +182,22 @@ class Signer:
             "_type": "https://in-toto.io/Statement/v1",
             "subject": subj,
             "predicateType": "https://slsa.dev/provenance/v1",
-            "predicate": {"runDetails": {"builder": {"id": "https://github.com/actions/runner/github-hosted"}}},
+            "predicate": {
+                "runDetails": {"builder": {"id": "https://github.com/actions/runner/github-hosted"}}
+            },
         }
-        publish = {"_type": "https://in-toto.io/Statement/v1", "subject": subj, "predicateType": PUBLISH, "predicate": {}}
+        publish = {
+            "_type": "https://in-toto.io/Statement/v1",
+            "subject": subj,
+            "predicateType": PUBLISH,
+            "predicate": {},
+        }
         return {
             "attestations": [
-                {"predicateType": "https://slsa.dev/provenance/v1", "bundle": self._bundle(slsa, leaf=True, when=when)},
+                {
+                    "predicateType": "https://slsa.dev/provenance/v1",
+                    "bundle": self._bundle(slsa, leaf=True, when=when),
+                },
                 {"predicateType": PUBLISH, "bundle": self._bundle(publish, leaf=False, when=when)},
             ]
         }

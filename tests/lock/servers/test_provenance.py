@@ -31,14 +31,16 @@ REAL = Path(__file__).parents[2] / "fixtures" / "npm-attestations" / "sigstore-1
 REAL_INTEGRITY = "sha512-e+qfbn/zf1+rCza/BhIA//Awmf0v1pa5HQS8Xk8iXrn9bgytytVLqYD0P7NSqZ6IELTgq+tcDvLPkQjNHyWLNg=="
 REAL_SIG = "MEQCIBlpcHT68iWOpx8pJr3WUzD1EqQ7tb0CmY36ebbceR6IAiAVGRaxrFoyh0/5B7H1o4VFhfsHw9F8G+AxOZQq87q+lg=="
 OLD_KEY = "SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA"
-ALL_OK = tuple(
+STEPS_OK = tuple(
     (s, "ok")
     for s in ("bundle", "subject", "certificate-chain", "dsse-signature", "tlog-entry",
               "tlog-promise", "tlog-time", "publish-attestation")
-) + (
+)  # fmt: skip
+ALL_OK = (
+    *STEPS_OK,
     ("tlog-inclusion-proof", "not checked: not implemented offline"),
     ("certificate-sct", "not checked: not implemented offline"),
-)  # fmt: skip
+)
 
 
 def real() -> dict[str, Any]:
@@ -109,9 +111,13 @@ def test_a_tampered_real_bundle_fails_at_its_step(doc: dict[str, Any], step: str
     assert (got.status, got.failed_step, got.why) == ("failed", step, f"{step}: {why}")
 
 
-def test_a_real_signature_by_an_expired_key_fails_after_its_end_and_is_unknown_without_a_time() -> None:
+def test_a_real_signature_by_an_expired_key_fails_after_its_end_and_is_unknown_without_a_time() -> (
+    None
+):
     dist = {"signatures": [{"keyid": OLD_KEY, "sig": REAL_SIG}]}
-    late = npm_signature.verify("sigstore", "1.0.0", REAL_INTEGRITY, dist, "2025-02-01T00:00:00Z", bundled())
+    late = npm_signature.verify(
+        "sigstore", "1.0.0", REAL_INTEGRITY, dist, "2025-02-01T00:00:00Z", bundled()
+    )
     unknown = npm_signature.verify("sigstore", "1.0.0", REAL_INTEGRITY, dist, None, bundled())
     assert late == RegistrySignature(
         "failed", OLD_KEY, REAL_SIG, "2025-02-01T00:00:00+00:00",
@@ -142,7 +148,6 @@ def test_an_unreadable_document_is_unreadable_never_a_verdict(doc: object) -> No
 # --- the test's own CA and keys, served by the 127.0.0.1 registry ----------------------
 
 
-
 @pytest.fixture()
 def signer() -> Signer:
     return Signer()
@@ -150,7 +155,10 @@ def signer() -> Signer:
 
 @pytest.fixture()
 def registry(signer: Signer) -> Iterator[NpmRegistry]:
-    reg = NpmRegistry({NAME: ["2.0.0", "2.0.1"]}, times={"2.0.0": "2026-05-01T00:00:00Z", "2.0.1": NOW.isoformat()})
+    reg = NpmRegistry(
+        {NAME: ["2.0.0", "2.0.1"]},
+        times={"2.0.0": "2026-05-01T00:00:00Z", "2.0.1": NOW.isoformat()},
+    )
     for v in ("2.0.0", "2.0.1"):
         digest = integrity(tarball(NAME, v))
         reg.signatures[(NAME, v)] = signer.signature(NAME, v, digest)
@@ -160,9 +168,13 @@ def registry(signer: Signer) -> Iterator[NpmRegistry]:
         yield reg
 
 
-def test_a_good_answer_is_locked_as_verified_with_its_identity(registry: NpmRegistry, signer: Signer) -> None:
+def test_a_good_answer_is_locked_as_verified_with_its_identity(
+    registry: NpmRegistry, signer: Signer
+) -> None:
     pin = npm.resolve(npm.Registry(registry.url, Deadline.start(30), signer.roots), launch(), None)
-    assert pin.signature == RegistrySignature("verified", KEYID, registry.signatures[(NAME, "2.0.1")][0]["sig"], NOW.isoformat())
+    assert pin.signature == RegistrySignature(
+        "verified", KEYID, registry.signatures[(NAME, "2.0.1")][0]["sig"], NOW.isoformat()
+    )
     assert pin.attestation is not None
     assert pin.attestation == ProvenanceCheck(
         "verified", ALL_OK, None, "https://slsa.dev/provenance/v1", REPO, WORKFLOW,
@@ -180,7 +192,13 @@ def _finding(why: str, check: str, *, recorded: bool = False) -> Finding:
             f"Do not launch {NAME} 2.0.1: keep the version locked before, compare the package "
             "with its source, and lock again from the public registry once a release verifies."
         ),
-        evidence={"server": "tracker", "package": NAME, "version": "2.0.1", "check": check, "why": why},
+        evidence={
+            "server": "tracker",
+            "package": NAME,
+            "version": "2.0.1",
+            "check": check,
+            "why": why,
+        },
     )
 
 
@@ -197,20 +215,25 @@ def _lock(tmp_path: Path, registry: NpmRegistry, signer: Signer) -> Any:
     return lock_servers([_Server()], opts)  # type: ignore[list-item]
 
 
-def test_lock_writes_the_bundles_beside_it_and_check_reverifies_them(tmp_path: Path, registry: NpmRegistry, signer: Signer) -> None:
+def test_lock_writes_the_bundles_beside_it_and_check_reverifies_them(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
     result = _lock(tmp_path, registry, signer)
     assert result.findings == () and result.written
     entry = json.loads((tmp_path / "mcp.lock.json").read_text())["servers"][0]
-    assert (entry["signature"]["status"], entry["attestation"]["status"]) == ("verified", "verified")
+    assert (entry["signature"]["status"], entry["attestation"]["status"]) == (
+        "verified",
+        "verified",
+    )
     assert entry["attestation"]["repository"] == REPO and entry["attestation"]["log-index"] == 4242
     side = json.loads((tmp_path / "mcp.attestations.json").read_text())
     assert list(side["attestations"]) == [f"{NAME}@2.0.1"]
 
     checked = check_servers([_Server()], tmp_path, signer.roots)  # type: ignore[list-item]
     assert checked.findings == ()
-    assert [(s.kind, s.status.value, s.reason) for s in checked.sources if s.kind == "npm-trust"] == [
-        ("npm-trust", "ok", "signatures and attestations re-verified offline: 2 verified")
-    ]
+    assert [
+        (s.kind, s.status.value, s.reason) for s in checked.sources if s.kind == "npm-trust"
+    ] == [("npm-trust", "ok", "signatures and attestations re-verified offline: 2 verified")]
     # the sibling edited: caught by its digest in the lock
     side["attestations"][f"{NAME}@2.0.1"]["attestations"].reverse()
     (tmp_path / "mcp.attestations.json").write_text(json.dumps(side))
@@ -222,32 +245,56 @@ def test_lock_writes_the_bundles_beside_it_and_check_reverifies_them(tmp_path: P
     (tmp_path / "mcp.attestations.json").unlink()
     other = check_servers([_Server()], tmp_path, Signer().roots)  # type: ignore[list-item]
     assert [f.evidence["check"] for f in other.findings] == ["registry-signature"]
-    assert [(s.status.value, s.reason) for s in other.sources if s.kind == "npm-trust"][0] == (
-        "failed", "mcp.attestations.json is missing: the attestations the lock records are not re-verified"
-    )
+    assert [(s.status.value, s.reason) for s in other.sources if s.kind == "npm-trust"] == [
+        (
+            "failed",
+            "mcp.attestations.json is missing: the attestations the lock records are not re-verified",
+        ),
+        ("ok", "signatures and attestations re-verified offline: 1 failed"),
+    ]
 
 
-def test_a_bad_signature_or_subject_is_high_and_the_lock_is_not_written(tmp_path: Path, registry: NpmRegistry, signer: Signer) -> None:
+def test_a_bad_signature_or_subject_is_high_and_the_lock_is_not_written(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
     digest = integrity(tarball(NAME, "2.0.1"))
-    registry.signatures[(NAME, "2.0.1")] = Signer().signature(NAME, "2.0.1", digest)  # another key, same id
-    registry.attestations[(NAME, "2.0.1")] = json.dumps(signer.attestations(NAME, "2.0.1", digest, subject="pkg:npm/left-pad@2.0.1")).encode()
+    registry.signatures[(NAME, "2.0.1")] = Signer().signature(
+        NAME, "2.0.1", digest
+    )  # another key, same id
+    registry.attestations[(NAME, "2.0.1")] = json.dumps(
+        signer.attestations(NAME, "2.0.1", digest, subject="pkg:npm/left-pad@2.0.1")
+    ).encode()
     result = _lock(tmp_path, registry, signer)
     assert result.findings == (
         _finding(f"the signature does not verify (key {KEYID})", "registry-signature"),
-        _finding(f"subject: no subject is pkg:npm/%40acme/tracker-mcp@2.0.1 with its sha512", "provenance subject"),
+        _finding(
+            "subject: no subject is pkg:npm/%40acme/tracker-mcp@2.0.1 with its sha512",
+            "provenance subject",
+        ),
     )
     assert not (tmp_path / "mcp.lock.json").exists() and not result.written
 
 
-def test_garbage_attestations_are_a_failed_source_never_verified(tmp_path: Path, registry: NpmRegistry, signer: Signer) -> None:
-    registry.attestations[(NAME, "2.0.1")] = b'{"attestations": [{"predicateType": "https://slsa.dev/provenance/v1", "bundle": {"mediaType": "application/vnd.dev.sigstore.bundle+json", "dsseEnvelope": {"payloadType": "application/vnd.in-toto+json", "payload": "%%%", "signatures": [{"sig": "x"}]}}}]}'
+def test_garbage_attestations_are_a_failed_source_never_verified(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
+    registry.attestations[(NAME, "2.0.1")] = (
+        b'{"attestations": [{"predicateType": "https://slsa.dev/provenance/v1", "bundle": {"mediaType": "application/vnd.dev.sigstore.bundle+json", "dsseEnvelope": {"payloadType": "application/vnd.in-toto+json", "payload": "%%%", "signatures": [{"sig": "x"}]}}}]}'
+    )
     result = _lock(tmp_path, registry, signer)
     failed = [(s.error_code, s.reason) for s in result.sources if s.status.value == "failed"]
-    assert failed == [("npm-attestations-unreadable", f"{NAME}@2.0.1: the registry's attestations cannot be read: the envelope's payload is not base64")]
+    assert failed == [
+        (
+            "npm-attestations-unreadable",
+            f"{NAME}@2.0.1: the registry's attestations cannot be read: the envelope's payload is not base64",
+        )
+    ]
     assert not (tmp_path / "mcp.lock.json").exists()
 
 
-def test_a_release_without_provenance_after_one_with_it_is_a_medium_downgrade(tmp_path: Path, registry: NpmRegistry, signer: Signer) -> None:
+def test_a_release_without_provenance_after_one_with_it_is_a_medium_downgrade(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
     server = _Server()
     server.args = ("-y", NAME)
     registry.packages[NAME] = ["2.0.0"]
@@ -255,14 +302,25 @@ def test_a_release_without_provenance_after_one_with_it_is_a_medium_downgrade(tm
     assert lock_servers([server], opts).findings == ()  # type: ignore[list-item]
     registry.packages[NAME] = ["2.0.0", "2.0.1"]
     registry.provenance.discard((NAME, "2.0.1"))
-    result = lock_servers([server], ServerOptions(root=tmp_path, npm_registry=registry.url, trust=signer.roots, upgrade=True))  # type: ignore[list-item]
+    result = lock_servers(
+        [server],
+        ServerOptions(root=tmp_path, npm_registry=registry.url, trust=signer.roots, upgrade=True),
+    )  # type: ignore[list-item]
     assert result.findings == (
         NpmServerProvenanceFails.finding(
             f"MCP server 'tracker': {NAME} 2.0.1 has no provenance, while the locked 2.0.0 had it "
             f"(built from {REPO}) and the registry still serves it: the new release may not come from the project's CI.",
             locations=[Location(path=".mcp.json", line=3, note="MCP server 'tracker'")],
-            fix=Fix(f"Stay on {NAME} 2.0.0 (launch `{NAME}@2.0.0`) until the publisher confirms the release; lock it once a release with provenance is out."),
-            evidence={"server": "tracker", "package": NAME, "version": "2.0.1", "earlier": "2.0.0", "check": "provenance downgrade"},
+            fix=Fix(
+                f"Stay on {NAME} 2.0.0 (launch `{NAME}@2.0.0`) until the publisher confirms the release; lock it once a release with provenance is out."
+            ),
+            evidence={
+                "server": "tracker",
+                "package": NAME,
+                "version": "2.0.1",
+                "earlier": "2.0.0",
+                "check": "provenance downgrade",
+            },
             severity=Severity.MEDIUM,
         ),
     )
@@ -272,12 +330,54 @@ def test_a_release_without_provenance_after_one_with_it_is_a_medium_downgrade(tm
     assert lock_servers([server], opts).findings == ()  # type: ignore[list-item]
 
 
-def test_no_signature_and_no_provenance_are_recorded_absent_without_a_finding(tmp_path: Path, registry: NpmRegistry, signer: Signer) -> None:
+def test_no_signature_and_no_provenance_are_recorded_absent_without_a_finding(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
     registry.signatures.clear()
     registry.provenance.clear()
-    pin: ServerPin = npm.resolve(npm.Registry(registry.url, Deadline.start(30), signer.roots), launch(), None)
+    pin: ServerPin = npm.resolve(
+        npm.Registry(registry.url, Deadline.start(30), signer.roots), launch(), None
+    )
     assert (pin.signature, pin.attestation) == (
         RegistrySignature("absent", published=NOW.isoformat()),
         ProvenanceCheck("absent", why="the registry lists no provenance"),
     )
     assert _lock(tmp_path, registry, signer).findings == ()
+
+
+@pytest.mark.network
+def test_the_real_registry_sigstore_1_0_0_is_verified_or_said_absent() -> None:
+    """The real registry: sigstore@1.0.0 resolved through the whole npm path. Its integrity
+    is the one npm's bundles name, and they verify with the bundled roots (fetched from
+    the registry when it serves them, else the copy kept here). Where the registry's
+    answer carries no `dist.signatures` or attestations (a mirror strips them), the pin
+    records them absent or unchecked, never verified, and no finding."""
+    reg = npm.Registry("https://registry.npmjs.org/", Deadline.start(120))
+    spec = ServerLaunchFor("sigstore", "1.0.0")
+    pin = npm.resolve(reg, spec, None)
+    assert pin.integrity == REAL_INTEGRITY
+    dist = reg.packument("sigstore")["versions"]["1.0.0"]["dist"]
+    served = reg.attestations("sigstore", "1.0.0")
+    doc = real() if served is None else json.loads(served)
+    assert (
+        attestations.verify("sigstore", "1.0.0", REAL_INTEGRITY, doc, bundled()).status
+        == "verified"
+    )
+    assert pin.signature is not None and pin.attestation is not None
+    if "signatures" in dist:
+        assert pin.signature.status == "verified"
+    else:
+        assert pin.signature == RegistrySignature("absent", published=pin.signature.published)
+    if "attestations" in dist:
+        assert pin.attestation.status == "verified"
+        assert pin.attestation.repository == "sigstore/sigstore-js"
+    else:
+        assert pin.attestation == ProvenanceCheck("absent", why="the registry lists no provenance")
+
+
+def ServerLaunchFor(name: str, version: str) -> Any:
+    from agentguard.facts.mcp_pins import ServerLaunch
+
+    return ServerLaunch(
+        "npm", name, version, f"{name}@{version}", "s", ".mcp.json", 1, ".mcp.json", "npx", 1
+    )
