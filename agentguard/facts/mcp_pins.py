@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentguard.facts.launch_argv import IMAGE as IMAGE
 from agentguard.facts.launch_argv import NPM as NPM
 from agentguard.facts.launch_argv import PYPI as PYPI
 from agentguard.facts.launch_argv import parse_launch, registry_said
+from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 
 
 class McpServer(Protocol):
@@ -151,6 +152,14 @@ class ServerPin:
     majors: tuple[str, ...] = ()
     released_majors: tuple[str, ...] = ()
     provenance: bool | None = None  # npm: True, the registry lists an attestation; None: unknown
+    signature: RegistrySignature | None = None  # npm: dist.signatures, verified (None: not read)
+    attestation: ProvenanceCheck | None = None  # npm: the attestations, verified (None: not read)
+    # npm, at lock time: does the registry list attestations today for the version locked
+    # before (None: no earlier version, or not in the packument): tells a provenance
+    # downgrade from a registry (a mirror) that serves none at all
+    earlier_listed: bool | None = field(default=None, compare=False)
+    # npm, at lock time: the attestations document as served (kept beside the lock)
+    bundles_json: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -26,6 +26,8 @@ from agentguard.facts.mcp_pins import (
     ServerLock,
     ServerPin,
 )
+from agentguard.lock.servers import trust_record
+from agentguard.lock.servers.trust_record import ATTESTATIONS_FILE, RecordError
 from agentguard.safeio import MAX_LOCK_BYTES
 
 MCP_LOCK = "mcp.lock.json"
@@ -54,6 +56,10 @@ def _entry(pin: ServerPin) -> dict[str, Any]:
     }
     if pin.kind == NPM:
         out |= {"integrity": pin.integrity, "tarball": pin.tarball, "provenance": pin.provenance}
+        if pin.signature is not None:
+            out["signature"] = trust_record.signature_json(pin.signature)
+        if pin.attestation is not None:
+            out["attestation"] = trust_record.attestation_json(pin.attestation)
     if pin.kind == PYPI:
         out["hashes"] = list(pin.hashes)
         out["environment"] = [
@@ -82,15 +88,26 @@ def render(pins: Sequence[ServerPin]) -> str:
 
 
 def write(root: Path, pins: Sequence[ServerPin]) -> bool:
-    """Write the lock when its content changes; True when written."""
+    """Write the lock (and the attestations kept beside it, :mod:`.trust_record`) when
+    its content changes; True when the lock was written. The sibling is written first: a
+    lock never records a digest its sibling does not hold yet."""
+    side = trust_record.render_sidecar(pins)
+    if side is None and (root / ATTESTATIONS_FILE).exists():
+        safeio.remove_in(root, ATTESTATIONS_FILE)  # (no entry records a document now)
+    elif side is not None and _text(root, ATTESTATIONS_FILE) != side:
+        safeio.write_in(root, ATTESTATIONS_FILE, side)
     text = render(pins)
-    try:
-        if safeio.read_text(root / MCP_LOCK, root=root, cap=MAX_LOCK_BYTES) == text:
-            return False
-    except (OSError, UnicodeDecodeError):
-        pass
+    if _text(root, MCP_LOCK) == text:
+        return False
     safeio.write_in(root, MCP_LOCK, text)
     return True
+
+
+def _text(root: Path, name: str) -> str | None:
+    try:
+        return safeio.read_text(root / name, root=root, cap=trust_record.MAX_SIDECAR_BYTES)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _str(value: object, what: str, *, optional: bool = False) -> Any:
@@ -137,6 +154,11 @@ def _pin(i: int, e: object) -> ServerPin:
     if not _NAMES[kind].match(package) or not _VERSIONS[kind].match(version):
         raise LockReadError(f"{where}: not a valid {kind} package name and version")
     provenance = e.get("provenance")
+    try:
+        signature = trust_record.signature_of(e.get("signature"), where)
+        attestation = trust_record.attestation_of(e.get("attestation"), where)
+    except RecordError as exc:
+        raise LockReadError(str(exc)) from None
     return ServerPin(
         kind=kind,
         package=package,
@@ -153,6 +175,8 @@ def _pin(i: int, e: object) -> ServerPin:
         majors=_strs(e.get("majors", []), f"{where}.majors"),
         released_majors=_strs(e.get("released-majors", []), f"{where}.released-majors"),
         provenance=provenance if isinstance(provenance, bool) else None,
+        signature=signature,
+        attestation=attestation,
     )
 
 
