@@ -1,12 +1,15 @@
-"""MCP server definitions in TS/JS code that is not the SDK's options: modelled on
-anthropics/claude-code-action's src/mcp/install-mcp-server.ts."""
+"""MCP server definitions in TS/JS code that is not the SDK's options (modelled on
+anthropics/claude-code-action's src/mcp/install-mcp-server.ts), and Gemini CLI extension
+manifests."""
 
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.model import McpServer, Unknown
+from agentguard.inspect.project.servers import project_servers
 from agentguard.inspect.project.ts_mcp_servers import analyse_ts_servers
 
 GH_IMAGE = "ghcr.io/github/github-mcp-server:sha-23fa0dd"
@@ -210,3 +213,27 @@ def test_a_syntax_error_away_from_every_table_hides_nothing() -> None:
     assert [(s.status.value, s.reason) for s in out.sources] == [
         ("ok", "TypeScript/JavaScript MCP servers (1)")
     ]
+
+
+def test_a_gemini_extension_manifest_is_an_mcp_configuration(tmp_path: Path) -> None:
+    # gemini-cli packages/cli/src/commands/extensions/examples/mcp-server/gemini-extension.json
+    folder = tmp_path / "examples" / "mcp-server"
+    folder.mkdir(parents=True)
+    (folder / "gemini-extension.json").write_text(
+        '{\n  "name": "mcp-server-example",\n  "version": "1.0.0",\n  "mcpServers": {\n'
+        '    "nodeServer": {\n      "command": "node",\n'
+        '      "args": ["${extensionPath}${/}example.js"],\n'
+        '      "cwd": "${extensionPath}"\n    }\n  }\n}\n'
+    )
+    servers, _ = project_servers(tmp_path)
+    assert servers == (
+        McpServer(
+            "nodeServer",
+            "examples/mcp-server/gemini-extension.json",
+            5,
+            "gemini-extension.json",
+            "stdio",
+            "node",
+            ("${extensionPath}${/}example.js",),
+        ),
+    )
