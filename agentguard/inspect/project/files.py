@@ -22,6 +22,7 @@ from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
 
 if TYPE_CHECKING:
+    from agentguard.facts.agents import McpServer
     from agentguard.inspect.project.python_agents import Wanted
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
@@ -61,6 +62,7 @@ _FROM_OR_IMPORT = re.compile(
     + rb"))"
 )
 TS_NEEDLE = b"@anthropic-ai/claude"
+SERVERS_NEEDLE = b"mcpServers"  # a TS/JS server table, a here-document writing one
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
@@ -145,6 +147,8 @@ def _process(
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
+        if SERVERS_NEEDLE in data:
+            _ts_servers(path, data, out, sdk=TS_NEEDLE in data)
     elif kind in ("settings", "mcp"):
         _json_config(path, kind, data, out)
     elif kind in ("codex-config", "gemini-settings", "openhands-config"):
@@ -167,6 +171,10 @@ def _process(
         out.engine_policies.extend(engine_cli_policies(path, data))
     if kind == "script" and ACTION_NEEDLE in data and read is None:
         out.configs.extend(action_steps(path, data, origin=origin))
+    if kind in ("script", "container") and SERVERS_NEEDLE in data:
+        from agentguard.inspect.project.heredoc_servers import read_heredoc_servers
+
+        read_heredoc_servers(path, kind, data, out)
 
 
 def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None) -> None:
@@ -274,6 +282,35 @@ def _ts(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
         )
     else:
         out.sources.append(Source.ok("file", path, "TypeScript/JavaScript agent code parsed"))
+
+
+def _ts_servers(path: str, data: bytes, out: FileOutcome, *, sdk: bool) -> None:
+    """MCP server definitions anywhere in TS/JS code (:mod:`.ts_mcp_servers`). In a file
+    the SDK reader read too, a server it found in the SDK's options is not counted again."""
+    from agentguard.inspect.project.ts_mcp_servers import analyse_ts_servers
+
+    found = analyse_ts_servers(path, data)
+    known = {_launch_key(m) for m in out.mcp_servers}
+    out.mcp_servers += [m for m in found.mcp_servers if _launch_key(m) not in known]
+    if sdk:
+        return  # the SDK reader's source says how the file was read
+    if found.parse_error_line is not None:
+        out.sources.append(
+            failed_source(
+                path,
+                f"syntax error at line {found.parse_error_line}, where `mcpServers` is "
+                "written: the MCP server definitions found were read, others may be missed",
+                "parse-error",
+            )
+        )
+    elif found.mcp_servers:
+        out.parsed += 1
+        n = len(found.mcp_servers)
+        out.sources.append(Source.ok("file", path, f"TypeScript/JavaScript MCP servers ({n})"))
+
+
+def _launch_key(m: McpServer) -> tuple[object, ...]:
+    return (m.name, m.transport, repr(m.command), repr(m.args), m.env)
 
 
 def _json_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
