@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentguard.facts.launch_argv import IMAGE as IMAGE
 from agentguard.facts.launch_argv import NPM as NPM
 from agentguard.facts.launch_argv import PYPI as PYPI
 from agentguard.facts.launch_argv import parse_launch, registry_said
+from agentguard.facts.mcp_tools import ToolSnapshot
 
 
 class McpServer(Protocol):
@@ -143,6 +144,10 @@ class ServerPin:
     majors: tuple[str, ...] = ()
     released_majors: tuple[str, ...] = ()
     provenance: bool | None = None  # npm: True, the registry lists an attestation; None: unknown
+    tools: ToolSnapshot | None = (
+        None  # the server's tools/list answer, as `lock --smoke` recorded it
+    )
+    entry_line: int | None = field(default=None, compare=False)  # its line in mcp.lock.json (read)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
