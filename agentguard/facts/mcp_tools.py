@@ -21,6 +21,8 @@ MAX_NAME = 256  # characters of a tool's name
 MAX_DESCRIPTION = 4096  # characters of a description kept
 MAX_SCHEMA = 16384  # characters of an input schema's canonical JSON kept
 MAX_VERSION = 64  # characters of the server's own version (serverInfo.version)
+MAX_NOTES = 64  # lines saying what a cap cut (the last one counts the rest)
+MAX_NOTE = 512
 # The annotations that say what a tool does to the world (MCP ToolAnnotations): a tool
 # that stops being read-only, or becomes destructive, is a new power under an old name.
 HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")

@@ -15,6 +15,7 @@ from agentguard.facts.mcp_tools import (
     HINTS,
     MAX_DESCRIPTION,
     MAX_NAME,
+    MAX_NOTES,
     MAX_SCHEMA,
     MAX_TOOLS,
     MAX_VERSION,
@@ -102,6 +103,8 @@ def snapshot_of(listed: object, server_version: object = None) -> ToolSnapshot |
             "in the digest only)"
         )
         records = records[:MAX_TOOLS]
+    if len(cut) > MAX_NOTES:  # (the lock reader holds the file to the same bound)
+        cut = [*cut[: MAX_NOTES - 1], f"and {len(cut) - MAX_NOTES + 1} more cut values"]
     version = None
     if isinstance(server_version, str) and server_version:
         version = redact.text(server_version)[:MAX_VERSION]

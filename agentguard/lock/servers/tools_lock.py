@@ -12,6 +12,8 @@ from agentguard.facts.mcp_tools import (
     HINTS,
     MAX_DESCRIPTION,
     MAX_NAME,
+    MAX_NOTE,
+    MAX_NOTES,
     MAX_SCHEMA,
     MAX_TOOLS,
     MAX_VERSION,
@@ -20,8 +22,6 @@ from agentguard.facts.mcp_tools import (
 )
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-MAX_NOTES = 64  # lines of `truncated`
-MAX_NOTE = 512
 
 
 class SnapshotError(ValueError):

@@ -1,0 +1,118 @@
+"""The snapshot of a tools/list answer and AG144's comparison, as pure functions: caps,
+digests, the hints as the MCP defaults read them, and the lock's round trip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentguard.facts.mcp_tools import MAX_NOTES, ToolsCompared, ToolSnapshot
+from agentguard.findings import Finding, Fix, Location, Severity
+from agentguard.lock.servers.tools_lock import entry_lines, from_lock, to_lock
+from agentguard.rules.mcp_tools import McpToolsChanged, tools_drift_findings
+from agentguard.smoke.tools import snapshot_of
+
+TOOL: dict[str, Any] = {
+    "name": "delete_page",
+    "description": "Archive a page.",
+    "inputSchema": {"type": "object"},
+    "annotations": {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False},
+}
+
+
+def snap(*tools: Any) -> ToolSnapshot:
+    got = snapshot_of(list(tools), "1.0.0")
+    assert got is not None
+    return got
+
+
+def compared(old: ToolSnapshot, new: ToolSnapshot) -> ToolsCompared:
+    return ToolsCompared("wiki", "npm", "@acme/wiki-mcp", "2.0.1", "mcp.lock.json", 9,
+                         ".mcp.json", 4, old, new)  # fmt: skip
+
+
+def test_the_digest_is_over_the_answer_not_its_order_and_hints_must_be_booleans() -> None:
+    other = {**TOOL, "name": "read_page"}
+    assert snap(TOOL, other).digest == snap(other, TOOL).digest
+    lax = snap({**TOOL, "annotations": {"readOnlyHint": "yes", "destructiveHint": 0}})
+    assert lax.tools[0].hints == ()
+    assert snapshot_of({"tools": "not a list"}) is None
+
+
+def test_notes_are_capped_as_the_lock_reader_holds_them() -> None:
+    long = [{"name": f"t{i}", "description": "d" * 5000} for i in range(100)]
+    got = snap(*long)
+    assert len(got.truncated) == MAX_NOTES
+    assert got.truncated[-1] == "and 37 more cut values"
+    assert from_lock(to_lock(got), "tools") == got  # what is written reads back
+
+
+def test_a_tool_that_may_now_destroy_or_reach_out() -> None:
+    now = {**TOOL, "annotations": {"readOnlyHint": False, "openWorldHint": True}}
+    [destroys, reaches] = tools_drift_findings([compared(snap(TOOL), snap(now))])
+    assert (destroys.severity, reaches.severity) == (Severity.HIGH, Severity.MEDIUM)
+    assert destroys.message == (
+        "MCP server 'wiki' (@acme/wiki-mcp) changed the annotations of tool 'delete_page': "
+        "destructiveHint false -> absent (it may now destroy) since mcp.lock.json recorded its "
+        "tools/list answer."
+    )
+    assert "openWorldHint false -> true (it may now reach out)" in reaches.message
+
+
+def test_a_schema_change_and_a_removed_tool_with_their_whole_findings() -> None:
+    old = snap(TOOL, {**TOOL, "name": "read_page"})
+    old = ToolSnapshot(old.tools, old.digest, old.count, old.truncated, "1.0.0", "2.0.0")
+    new = snap({**TOOL, "inputSchema": {"type": "object", "required": ["force"]}})
+    found = tools_drift_findings([compared(old, new)])
+    accept = "agentguard lock --smoke --accept-tools @acme/wiki-mcp"
+    fix = Fix(
+        "Review the change (a tool's description is what the model reads as instructions). "
+        f"If it is expected, re-record the snapshot: `{accept}`; if not, launch the version "
+        "that was recorded, or remove the server.",
+        snippet=accept,
+    )
+    where = (
+        Location(path="mcp.lock.json", line=9, note="MCP server 'wiki': tools"),
+        Location(path=".mcp.json", line=4, note="MCP server 'wiki'"),
+    )
+    moved = " (recorded with @acme/wiki-mcp 2.0.0; the lock now holds 2.0.1)"
+    digests = {"recorded_digest": old.digest, "live_digest": new.digest}
+    assert found == [
+        McpToolsChanged.finding(
+            "MCP server 'wiki' (@acme/wiki-mcp) no longer lists 1 tool(s): 'read_page' since "
+            f"mcp.lock.json recorded its tools/list answer{moved}.",
+            locations=where, fix=fix, severity=Severity.LOW,
+            evidence={"server": "wiki", "package": "@acme/wiki-mcp", "tool": None,
+                      "change": "removed", "tools": ["read_page"], **digests},
+        ),
+        McpToolsChanged.finding(
+            "MCP server 'wiki' (@acme/wiki-mcp) changed the input schema of tool 'delete_page' "
+            f"since mcp.lock.json recorded its tools/list answer{moved}.",
+            locations=where, fix=fix, severity=Severity.MEDIUM,
+            evidence={"server": "wiki", "package": "@acme/wiki-mcp", "tool": "delete_page",
+                      "change": "input-schema", "old": '{"type":"object"}',
+                      "new": '{"required":["force"],"type":"object"}', **digests},
+        ),
+    ]  # fmt: skip
+    assert all(isinstance(f, Finding) for f in found)
+
+
+def test_a_change_outside_what_the_snapshot_shows_is_reported_not_dropped() -> None:
+    old, new = snap(TOOL, "junk"), snap(TOOL, "other junk")
+    [found] = tools_drift_findings([compared(old, new)])
+    assert found.severity is Severity.MEDIUM and found.evidence["change"] == "set"
+    assert tools_drift_findings([compared(old, old)]) == []
+
+
+def test_two_tools_of_one_name_are_never_resolved_by_taking_the_first() -> None:
+    old = snap(TOOL, {**TOOL, "description": "Archive it."})
+    new = snap(TOOL, {**TOOL, "description": "Delete everything."})
+    [found] = tools_drift_findings([compared(old, new)])
+    assert (found.severity, found.evidence["change"]) == (Severity.HIGH, "duplicate")
+
+
+def test_entry_lines_follow_the_servers_array_only() -> None:
+    text = (
+        '{\n  "note": "servers: [ {",\n  "other": [{"servers": [{}]}],\n  "servers": [\n'
+        '    {"launch": {}},\n    {\n      "tools": {"list": [{"name": "x"}]}\n    }\n  ]\n}\n'
+    )
+    assert entry_lines(text) == [5, 6]
