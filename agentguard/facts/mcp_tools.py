@@ -42,7 +42,9 @@ def sha256(text: str) -> str:
 class ToolRecord:
     """One tool as recorded. ``description``/``input_schema`` are the kept (bounded,
     redacted) text; ``*_digest`` is set only when the kept text is not the whole value (cut
-    at its cap, or a secret masked), so that a change in the part not kept is seen."""
+    at its cap, or a secret masked), so that a change in the part not kept is seen; the
+    description's also when the name shown is not the whole name. A record without either
+    shows the whole tool: its ``digest`` can be checked against what it shows."""
 
     name: str
     description: str | None
@@ -68,6 +70,7 @@ class ToolSnapshot:
     truncated: tuple[str, ...] = ()
     server_version: str | None = None  # what the server said it is (serverInfo.version)
     recorded_with: str | None = None  # the lock: the entry's version when it was recorded
+    not_tools: int = 0  # entries of the answer that are not tools (no name): digested only
 
     @property
     def cut_at_tools(self) -> bool:
@@ -79,6 +82,18 @@ class ToolSnapshot:
         for t in self.tools:
             out.setdefault(t.name, []).append(t)
         return out
+
+
+def tool_digest(name: str, description: str | None, schema: Any, hints: Any) -> str:
+    """A tool's digest: over its name, description, input schema and hints, as sent."""
+    whole = {"name": name, "description": description, "inputSchema": schema,
+             "annotations": dict(hints)}  # fmt: skip
+    return sha256(canonical(whole))
+
+
+def set_digest(digests: list[str]) -> str:
+    """The digest of a whole answer: over the sorted digests of its entries."""
+    return sha256(canonical(sorted(digests)))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ from agentguard.facts.mcp_tools import (
     ToolRecord,
     ToolSnapshot,
     canonical,
+    set_digest,
     sha256,
+    tool_digest,
 )
 
 
@@ -42,13 +44,7 @@ def _tool(entry: dict[str, object]) -> tuple[ToolRecord, list[str]]:
         for h in HINTS
         if isinstance(annotations, dict) and isinstance(v := annotations.get(h), bool)
     )
-    whole = {
-        "name": raw_name,
-        "description": text,
-        "inputSchema": schema,
-        "annotations": dict(hints),
-    }
-    digest = sha256(canonical(whole))
+    digest = tool_digest(raw_name, text, schema, hints)
     kept, description_digest = text, None
     if text is not None:
         kept = redact.text(text)
@@ -59,6 +55,11 @@ def _tool(entry: dict[str, object]) -> tuple[ToolRecord, list[str]]:
             kept = kept[:MAX_DESCRIPTION]
         if kept != text:
             description_digest = sha256(text)
+    if name != raw_name and description_digest is None:
+        # the name shown is not the one sent (cut, or a secret masked): the record is not
+        # the whole tool, and the description's digest marks it so (the lock reader then
+        # does not recompute the tool's digest from what it shows)
+        description_digest = sha256(text or "")
     schema_text, schema_digest = None, None
     if schema is not None:
         full = canonical(schema)
@@ -110,8 +111,9 @@ def snapshot_of(listed: object, server_version: object = None) -> ToolSnapshot |
         version = redact.text(server_version)[:MAX_VERSION]
     return ToolSnapshot(
         tools=tuple(records),
-        digest=sha256(canonical(sorted(digests))),
+        digest=set_digest(digests),
         count=count,
         truncated=tuple(cut),
         server_version=version,
+        not_tools=odd,
     )

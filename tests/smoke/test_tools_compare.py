@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from agentguard.facts.mcp_tools import MAX_NOTES, ToolsCompared, ToolSnapshot
 from agentguard.findings import Finding, Fix, Location, Severity
-from agentguard.lock.servers.tools_lock import entry_lines, from_lock, to_lock
+from agentguard.lock.servers.tools_lock import SnapshotError, entry_lines, from_lock, to_lock
 from agentguard.rules.mcp_tools import McpToolsChanged, tools_drift_findings
 from agentguard.smoke.tools import snapshot_of
 
@@ -44,6 +46,24 @@ def test_notes_are_capped_as_the_lock_reader_holds_them() -> None:
     assert len(got.truncated) == MAX_NOTES
     assert got.truncated[-1] == "and 37 more cut values"
     assert from_lock(to_lock(got), "tools") == got  # what is written reads back
+
+
+def test_what_is_written_reads_back_and_an_edited_snapshot_does_not() -> None:
+    odd = snap({**TOOL, "name": "bad\ud800name", "description": "key ghp_" + "a1B2" * 9}, 7)
+    assert odd.tools[0].name == "bad\\ud800name" and odd.not_tools == 1
+    assert from_lock(to_lock(odd), "tools") == odd
+    whole = snap(TOOL)
+    written = to_lock(whole)
+    assert from_lock(written, "tools") == whole
+    written["list"][0]["description"] = "Archive a page (harmless)."  # under the old digest
+    with pytest.raises(
+        SnapshotError, match=r"tools.list\[0\].digest: not the digest of the tool the entry shows"
+    ):
+        from_lock(written, "tools")
+    written = to_lock(whole)
+    written["digest"] = snap({**TOOL, "name": "other"}).digest
+    with pytest.raises(SnapshotError, match=r"tools.digest: not the digest of the tools"):
+        from_lock(written, "tools")
 
 
 def test_a_tool_that_may_now_destroy_or_reach_out() -> None:

@@ -140,7 +140,7 @@ def test_a_lock_whose_snapshot_breaks_the_caps_is_a_failed_source(tmp_path: Path
         "string of at most 4096 characters",
     )
     lock["lock-version"] = 1  # a version-1 lock never holds tools
-    lock["servers"][0]["tools"]["list"][0]["description"] = "fine"
+    lock["servers"][0]["tools"]["list"][0]["description"] = SEARCH["description"]
     path.write_text(json.dumps(lock, indent=2))
     code, report, _ = run_json("lock", "--check", str(project))
     assert code == 3

@@ -5,6 +5,7 @@ the caps the recorder keeps, and anything else is a malformed lock, never a snap
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -19,6 +20,8 @@ from agentguard.facts.mcp_tools import (
     MAX_VERSION,
     ToolRecord,
     ToolSnapshot,
+    set_digest,
+    tool_digest,
 )
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -43,7 +46,7 @@ def to_lock(snap: ToolSnapshot) -> dict[str, Any]:
         if t.schema_digest:
             out["input-schema-digest"] = t.schema_digest
         tools.append(out)
-    return {
+    out = {
         "recorded-with": snap.recorded_with,
         "server-version": snap.server_version,
         "count": snap.count,
@@ -51,6 +54,9 @@ def to_lock(snap: ToolSnapshot) -> dict[str, Any]:
         "truncated": list(snap.truncated),
         "list": tools,
     }
+    if snap.not_tools:
+        out["not-tools"] = snap.not_tools
+    return out
 
 
 def _text(value: object, what: str, cap: int, *, optional: bool = False) -> Any:
@@ -102,14 +108,40 @@ def from_lock(value: object, where: str) -> ToolSnapshot:
     notes = value.get("truncated", [])
     if not isinstance(notes, list) or len(notes) > MAX_NOTES:
         raise SnapshotError(f"{where}.truncated: not a list of notes")
-    return ToolSnapshot(
+    others = value.get("not-tools", 0)
+    if not isinstance(others, int) or isinstance(others, bool) or not 0 <= others <= 10**6:
+        raise SnapshotError(f"{where}.not-tools: not a count")
+    snap = ToolSnapshot(
         tools=tuple(_record(i, t, where) for i, t in enumerate(listed)),
         digest=_digest(value.get("digest"), f"{where}.digest"),
         count=count,
         truncated=tuple(_text(n, f"{where}.truncated", MAX_NOTE) for n in notes),
         server_version=_text(value.get("server-version"), where, MAX_VERSION, optional=True),
         recorded_with=_text(value.get("recorded-with"), where, 128, optional=True),
+        not_tools=others,
     )
+    _verify(snap, where)
+    return snap
+
+
+def _verify(snap: ToolSnapshot, where: str) -> None:
+    """The digests must be those of what the snapshot shows, wherever it shows the whole
+    value: otherwise a lock edited to show a harmless description under the digest of
+    another one would pass review and the comparison alike."""
+    for i, t in enumerate(snap.tools):
+        if t.description_digest or t.schema_digest:
+            continue  # (kept text is not the whole value: only its digest is known)
+        try:
+            schema = None if t.input_schema is None else json.loads(t.input_schema)
+        except (ValueError, RecursionError):
+            raise SnapshotError(f"{where}.list[{i}].input-schema: not JSON") from None
+        if tool_digest(t.name, t.description, schema, t.hints) != t.digest:
+            raise SnapshotError(
+                f"{where}.list[{i}].digest: not the digest of the tool the entry shows"
+            )
+    whole = not snap.cut_at_tools and not snap.not_tools
+    if whole and set_digest([t.digest for t in snap.tools]) != snap.digest:
+        raise SnapshotError(f"{where}.digest: not the digest of the tools the entry shows")
 
 
 def entry_lines(text: str) -> list[int]:
