@@ -21,6 +21,7 @@ MAX_NAME = 256  # characters of a tool's name
 MAX_DESCRIPTION = 4096  # characters of a description kept
 MAX_SCHEMA = 16384  # characters of an input schema's canonical JSON kept
 MAX_VERSION = 64  # characters of the server's own version (serverInfo.version)
+MAX_SNAPSHOT_BYTES = 512 * 1024  # one server's snapshot as written (tools past it: cut)
 MAX_NOTES = 64  # lines saying what a cap cut (the last one counts the rest)
 MAX_NOTE = 512
 # The annotations that say what a tool does to the world (MCP ToolAnnotations): a tool

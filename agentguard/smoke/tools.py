@@ -10,6 +10,8 @@ description that holds a token would put the token in the repository.
 
 from __future__ import annotations
 
+import json
+
 from agentguard import redact
 from agentguard.facts.mcp_tools import (
     HINTS,
@@ -17,6 +19,7 @@ from agentguard.facts.mcp_tools import (
     MAX_NAME,
     MAX_NOTES,
     MAX_SCHEMA,
+    MAX_SNAPSHOT_BYTES,
     MAX_TOOLS,
     MAX_VERSION,
     ToolRecord,
@@ -104,6 +107,18 @@ def snapshot_of(listed: object, server_version: object = None) -> ToolSnapshot |
             "in the digest only)"
         )
         records = records[:MAX_TOOLS]
+    size, kept = 0, 0
+    for r in records:  # written with every non-ASCII escaped: an upper bound of the bytes
+        size += len(json.dumps([r.name, r.description, r.input_schema])) + 256
+        if size > MAX_SNAPSHOT_BYTES:
+            break
+        kept += 1
+    if kept < len(records):
+        cut.append(
+            f"tools: {kept} kept, by name: the next would take the recorded answer past "
+            f"{MAX_SNAPSHOT_BYTES // 1024} KiB (the rest are in the digest only)"
+        )
+        records = records[:kept]
     if len(cut) > MAX_NOTES:  # (the lock reader holds the file to the same bound)
         cut = [*cut[: MAX_NOTES - 1], f"and {len(cut) - MAX_NOTES + 1} more cut values"]
     version = None

@@ -193,6 +193,13 @@ def _write(
             pins = [
                 dataclasses.replace(p, tools=fresh.get((p.key, p.line), p.tools)) for p in lock.pins
             ]
+            if len(lockfile.render(pins).encode()) > safeio.MAX_LOCK_BYTES:
+                return Source.failed(
+                    KIND, name, "tools not recorded: the lock would grow past what its reader "
+                    f"reads ({safeio.MAX_LOCK_BYTES // (1024 * 1024)} MiB)",
+                    error_code="mcp-lock-too-large", retryable=False,
+                    remedy="Record fewer servers' tools (exclude some launches), or none.",
+                )  # fmt: skip
             lockfile.write(root, pins)
     except (LockfileError, OSError) as exc:
         return Source.failed(KIND, name, f"tools not recorded: {exc}",

@@ -3,6 +3,7 @@ digests, the hints as the MCP defaults read them, and the lock's round trip."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -46,6 +47,20 @@ def test_notes_are_capped_as_the_lock_reader_holds_them() -> None:
     assert len(got.truncated) == MAX_NOTES
     assert got.truncated[-1] == "and 37 more cut values"
     assert from_lock(to_lock(got), "tools") == got  # what is written reads back
+
+
+def test_one_servers_snapshot_is_bounded_as_written() -> None:
+    """Escaped, a control character takes six bytes: 256 descriptions of 4096 of them would
+    outgrow what the lock reader reads; the snapshot is cut by name, and says so."""
+    loud = [{"name": f"t{i:03}", "description": "\x01" * 4096} for i in range(256)]
+    got = snap(*loud)
+    assert 0 < len(got.tools) < 256 and got.cut_at_tools
+    assert got.truncated[-1] == (
+        f"tools: {len(got.tools)} kept, by name: the next would take the recorded answer past "
+        "512 KiB (the rest are in the digest only)"
+    )
+    assert len(json.dumps(to_lock(got))) <= 512 * 1024
+    assert from_lock(to_lock(got), "tools") == got
 
 
 def test_what_is_written_reads_back_and_an_edited_snapshot_does_not() -> None:
