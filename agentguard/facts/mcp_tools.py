@@ -1,13 +1,13 @@
 """An MCP server's ``tools/list`` answer, as the smoke run read it and as ``mcp.lock.json``
 records it (:class:`ToolSnapshot`), and one recorded snapshot set beside a live one
-(:class:`ToolsCompared`), for AG144.
+(:class:`ToolsCompared`), for AG145.
 
 Everything in a snapshot came from the server, so it is bounded (:data:`MAX_TOOLS` tools,
 :data:`MAX_DESCRIPTION` characters of a description, :data:`MAX_SCHEMA` characters of an
 input schema): what a cap cut is said in ``truncated``, and the digests are computed over
 the whole answer before anything is cut, so a change past a cap still changes a digest.
 Frozen records and pure functions: the smoke run fills them, the lock file reader reads
-them back, the AG144 rule compares them."""
+them back, the AG145 rule compares them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AG144: an MCP server's live ``tools/list`` answer against the snapshot ``mcp.lock.json``
+"""AG145: an MCP server's live ``tools/list`` answer against the snapshot ``mcp.lock.json``
 records for it (the "rug pull": the same server, new instructions). Facts in, findings
 out, no I/O."""
 
@@ -49,7 +49,7 @@ class McpToolsChanged(Rule):
     was recorded (the entry's `recorded-with`) or remove the server.
     """
 
-    id = "AG144"
+    id = "AG145"
     name = "mcp-server-tools-changed"
     title = "MCP server's tools differ from the recorded tools/list snapshot"
     default_severity = Severity.HIGH

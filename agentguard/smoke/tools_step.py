@@ -1,9 +1,9 @@
 """The smoke run's stdio servers against the ``tools/list`` snapshots ``mcp.lock.json``
 records: each started server is matched to its entry (file, server name, kind, package,
-as :func:`~agentguard.facts.mcp_pins.pin_for` matches launches), compared (AG144 judges
+as :func:`~agentguard.facts.mcp_pins.pin_for` matches launches), compared (AG145 judges
 the pairs), and, in ``lock --smoke``, recorded where the entry holds none.
 
-A recorded snapshot is never replaced silently: a changed answer is AG144, and only
+A recorded snapshot is never replaced silently: a changed answer is AG145, and only
 ``--accept-tools NAME`` (the entry's package or server name) records the new one. A
 server the run did not start, or that did not answer, is a skipped source for its entry,
 never "no change". The lock is written through the lock writer (the safe-write path),
@@ -26,7 +26,7 @@ KIND = "mcp-tools"
 
 @dataclass(frozen=True)
 class ToolsResult:
-    facts: SmokeFacts  # with ``tools``: the pairs AG144 compares
+    facts: SmokeFacts  # with ``tools``: the pairs AG145 compares
     sources: tuple[Source, ...]
     notes: tuple[str, ...]
 
@@ -126,7 +126,7 @@ def compare_tools(
         said = (
             f"{live.count} tool(s), as recorded"
             if same
-            else "they differ from the snapshot (AG144)"
+            else "they differ from the snapshot (AG145)"
         )
         sources.append(Source.ok(KIND, where, f"tools compared: {said}" + _cut(live)))
     for gone in facts.not_started:

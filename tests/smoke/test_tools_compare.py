@@ -1,4 +1,4 @@
-"""The snapshot of a tools/list answer and AG144's comparison, as pure functions: caps,
+"""The snapshot of a tools/list answer and AG145's comparison, as pure functions: caps,
 digests, the hints as the MCP defaults read them, and the lock's round trip."""
 
 from __future__ import annotations

@@ -72,13 +72,13 @@ def test_a_hostile_answer_is_bounded_redacted_and_escaped_everywhere(tmp_path: P
     assert _lock_smoke(project, wheels)[0] == 0
     assert (project / "mcp.lock.json").read_bytes() == raw
 
-    # the hostile text moves: AG144 quotes old and new, and no channel carries it raw
+    # the hostile text moves: AG145 quotes old and new, and no channel carries it raw
     moved = HOSTILE.replace("Search.", "Find.")
     tracker_wheel(wheels, [{**SEARCH, "description": moved}, huge, *many, "not a tool"])
     code, out = _lock_smoke(project, wheels)
     assert code == 1
     report = json.loads(out)
-    [finding] = [f for f in report["findings"] if f["rule_id"] == "AG144"]
+    [finding] = [f for f in report["findings"] if f["rule_id"] == "AG145"]
     assert finding["severity"] == "high" and finding["evidence"]["change"] == "description"
     assert finding["message"].startswith(
         "MCP server 'tracker' (tracker-mcp) changed the description of tool 'search' from "
@@ -86,7 +86,7 @@ def test_a_hostile_answer_is_bounded_redacted_and_escaped_everywhere(tmp_path: P
     )
     for fmt in ("json", "sarif", "text"):
         code, out = _lock_smoke(project, wheels, fmt)
-        assert code == 1 and "AG144" in out
+        assert code == 1 and "AG145" in out
         assert forged(out) == [], fmt
         assert TOKEN not in out and not any(h in out for h in HIDDEN), fmt
     assert (project / "mcp.lock.json").read_bytes() == raw
@@ -96,11 +96,11 @@ def test_a_hostile_answer_is_bounded_redacted_and_escaped_everywhere(tmp_path: P
     summary = render_summary(
         make_report("check", step.findings, step.sources, target=str(project)), Severity.HIGH
     )
-    assert "AG144" in summary and forged(summary) == []
+    assert "AG145" in summary and forged(summary) == []
     assert "<img" not in summary and "](https://evil" not in summary and TOKEN not in summary
     assert not any(h in summary for h in HIDDEN)
     assert (
-        render(make_report("check", step.findings, step.sources), Format.JSON).count("AG144") >= 1
+        render(make_report("check", step.findings, step.sources), Format.JSON).count("AG145") >= 1
     )
 
 
@@ -113,7 +113,7 @@ def test_a_change_past_the_cap_is_still_a_change(tmp_path: Path) -> None:
     tracker_wheel(wheels, [{**long, "description": "a" * 4999 + "b"}])
     code, out = _lock_smoke(project, wheels)
     assert code == 1
-    [finding] = [f for f in json.loads(out)["findings"] if f["rule_id"] == "AG144"]
+    [finding] = [f for f in json.loads(out)["findings"] if f["rule_id"] == "AG145"]
     assert finding["message"].endswith(
         "(the change is in the part past the recorded cap) since mcp.lock.json recorded its "
         "tools/list answer."

@@ -53,7 +53,7 @@ def test_real_answers_are_recorded_and_a_changed_one_is_reported_by_check(tmp_pa
     path.write_text(json.dumps(lock, indent=2) + "\n")
 
     code, report, _ = run_json("check", "--smoke", str(project))
-    changed = [f for f in report["findings"] if f["rule_id"] == "AG144"]
+    changed = [f for f in report["findings"] if f["rule_id"] == "AG145"]
     assert [(f["severity"], f["evidence"]["change"], f["evidence"]["tool"]) for f in changed] == [
         ("high", "description", "read_graph")
     ]

@@ -1,5 +1,5 @@
 """`lock --smoke` records a real stdio MCP server's tools/list answer in its mcp.lock.json
-entry; the next run compares (AG144). The server is a real wheel that `uvx` runs from a
+entry; the next run compares (AG145). The server is a real wheel that `uvx` runs from a
 local folder of wheels (no network); "re-publishing" it with another answer is the rug
 pull: the same package, the same version, new instructions for the model."""
 
@@ -47,7 +47,7 @@ def lock_smoke(project: Path, wheels: Path, *extra: str) -> tuple[int, dict[str,
 
 
 def ag144(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [strip_volatile(f) for f in report["findings"] if f["rule_id"] == "AG144"]
+    return [strip_volatile(f) for f in report["findings"] if f["rule_id"] == "AG145"]
 
 
 def tools_sources(report: dict[str, Any]) -> list[tuple[str, str, str | None]]:
@@ -56,7 +56,7 @@ def tools_sources(report: dict[str, Any]) -> list[tuple[str, str, str | None]]:
 
 def _finding(severity: str, message: str, evidence: dict[str, Any]) -> dict[str, Any]:
     return {
-        "rule_id": "AG144",
+        "rule_id": "AG145",
         "title": "MCP server's tools differ from the recorded tools/list snapshot",
         "severity": severity,
         "confidence": "high",
@@ -182,7 +182,7 @@ def test_check_smoke_compares_and_never_writes(tmp_path: Path) -> None:
     step = smoke_step(project, opts, [])
     assert [(f.rule_id, f.severity.value, f.message) for f in step.findings] == [
         (
-            "AG144",
+            "AG145",
             "low",
             "MCP server 'tracker' (tracker-mcp) no longer lists 1 tool(s): 'close_issue' since "
             "mcp.lock.json recorded its tools/list answer.",
@@ -197,7 +197,7 @@ def test_check_smoke_compares_and_never_writes(tmp_path: Path) -> None:
     for old in wheels.glob("*.whl"):  # the package is gone: the server does not start
         old.unlink()
     step = smoke_step(project, opts, [])
-    assert [f.rule_id for f in step.findings if f.rule_id == "AG144"] == []
+    assert [f.rule_id for f in step.findings if f.rule_id == "AG145"] == []
     [skipped] = [s for s in step.sources if s.kind == "mcp-tools"]
     assert (skipped.name, skipped.status) == ("tracker (mcp.lock.json:6)", SourceStatus.SKIPPED)
     assert skipped.reason is not None and skipped.reason.startswith(
