@@ -62,6 +62,7 @@ def run() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _stop_early()
+        _remove_scratch()
     _leave(code)
 
 
@@ -77,6 +78,15 @@ def _stop_early() -> None:
     if children is not None:
         with contextlib.suppress(Exception):
             children.stop_all()
+
+
+def _remove_scratch() -> None:
+    """The scratch folders a step could not remove itself (the run's deadline landed inside
+    the removal, or before it): removed now, once every child that worked in one is stopped."""
+    scratch = sys.modules.get("agentguard.scratch")
+    if scratch is not None:
+        with contextlib.suppress(Exception):
+            scratch.remove_left()
 
 
 def _leave(code: object) -> None:

@@ -79,6 +79,9 @@ _ALLOWED_URL = re.compile(
     r"json-schema\.org/|json\.schemastore\.org/sarif-2\.1\.0\.json|pre-commit\.com"
     r"|[^/]*\.(invalid|example)(/|$)|host(/|$)|\.\.\./|[^/@]+@host(/|$)"
     r"|127\.0\.0\.1[:/]"
+    # protocol identifiers the provenance check must match, not links: the SLSA and npm
+    # publish predicate types of npm's attestations
+    r"|slsa\.dev/provenance/$|github\.com/npm/attestation/tree/main/specs/publish/v0\.1$"
     r")"
 )
 _URL = re.compile(r"https?://[^\s)\"'`<>\]]+")

@@ -6,8 +6,6 @@ the policy's ``fail-on-growth`` names."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,8 @@ from agentguard.facts.capabilities import CapabilityMap
 from agentguard.findings import Finding, JSONValue, Severity, Source
 from agentguard.inspect.git_base import read_base
 from agentguard.policy import apply_policy
+from agentguard.scratch import make as make_scratch
+from agentguard.scratch import remove as remove_scratch
 
 FolderSteps = Callable[[Path], tuple[list[Finding], list[Source], list[CapabilityMap]]]
 
@@ -68,7 +68,7 @@ def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSte
     """Read ``ref`` into a private folder, run ``folder_steps`` on it with ``config`` (the
     head's), compare its locks with the head's, and remove the folder. Never raises: a
     failure is a failed ``base`` source."""
-    scratch = Path(tempfile.mkdtemp(prefix="agentguard-base-"))
+    scratch = make_scratch("agentguard-base-")
     try:
         tree = read_base(project, ref, scratch)
         if tree.folder is None:
@@ -90,7 +90,7 @@ def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSte
         )
         return BaseSide(ref, None, False, sources=(failed,))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_scratch(scratch)
 
 
 def base_delta(

@@ -17,6 +17,7 @@ from agentguard.facts.launch_argv import NPM as NPM
 from agentguard.facts.launch_argv import PYPI as PYPI
 from agentguard.facts.launch_argv import parse_launch, registry_said
 from agentguard.facts.mcp_tools import ToolSnapshot
+from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 
 
 class McpServer(Protocol):
@@ -55,6 +56,14 @@ IMAGE_REF = re.compile(
     r"^(?P<repo>[a-z0-9]+(?:[._/-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)"
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
 )
+
+
+# The files whose launches `agentguard lock --write-launch` rewrites in place (each edit
+# checked by re-reading the file); a launch elsewhere is named in its notes.
+REWRITABLE_SUFFIXES = (
+    ".json", ".jsonc", ".toml", ".yml", ".yaml", ".py",
+    ".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -144,10 +153,16 @@ class ServerPin:
     majors: tuple[str, ...] = ()
     released_majors: tuple[str, ...] = ()
     provenance: bool | None = None  # npm: True, the registry lists an attestation; None: unknown
-    tools: ToolSnapshot | None = (
-        None  # the server's tools/list answer, as `lock --smoke` recorded it
-    )
+    tools: ToolSnapshot | None = None  # tools/list, as `lock --smoke` recorded it
     entry_line: int | None = field(default=None, compare=False)  # its line in mcp.lock.json (read)
+    signature: RegistrySignature | None = None  # npm: dist.signatures, verified (None: not read)
+    attestation: ProvenanceCheck | None = None  # npm: the attestations, verified (None: not read)
+    # npm, at lock time: does the registry list attestations today for the version locked
+    # before (None: no earlier version, or not in the packument): tells a provenance
+    # downgrade from a registry (a mirror) that serves none at all
+    earlier_listed: bool | None = field(default=None, compare=False)
+    # npm, at lock time: the attestations document as served (kept beside the lock)
+    bundles_json: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -1,12 +1,16 @@
-"""``lock --write-launch``: the MCP server launches of `.mcp.json`-style files (JSON or
-JSONC) rewritten to the version ``mcp.lock.json`` holds, every other byte kept (comments,
-layout, key order).
+"""``lock --write-launch``: the MCP server launches rewritten to the version
+``mcp.lock.json`` holds, every other byte kept (comments, layout, key order, quoting, BOM and
+line ends): `.mcp.json`-style files (JSON or JSONC), TOML (Codex ``config.toml``,
+OpenHands), YAML (a workflow step's settings) and agent code (Python, TypeScript and
+JavaScript).
 
 A launch is rewritten only when exactly one server entry of the file has that name, that
-command and those arguments (a file with two such entries is left alone, and said so);
-the file is read through the safe-open path and written through the safe-write path (never
-through a link, never outside the project). A launch in code, TOML or YAML is named in the
-notes with the pinned command, not edited."""
+command and those arguments, and exactly one span of the file re-reads as the pinned launch
+(:mod:`.launch_edit`); a file whose edits do not re-read as the pinned launches with nothing
+else changed is not written. The file is read through the safe-open path and written
+through the safe-write path (never through a link, never outside the project, never over a
+file that changed since it was read). A launch left alone is named in the notes with the
+reason and the pinned command."""
 
 from __future__ import annotations
 
@@ -16,16 +20,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentguard import safeio
 from agentguard.facts.agents import McpServer
-from agentguard.facts.mcp_pins import IMAGE, PYPI, ServerLaunch, ServerPin
+from agentguard.facts.mcp_pins import IMAGE, PYPI, REWRITABLE_SUFFIXES, ServerLaunch, ServerPin
 from agentguard.findings import Source
+from agentguard.harden.launch_edit import (
+    ReadFile,
+    Todo,
+    failed,
+    plan_document,
+    read_file,
+    refused_note,
+    write_checked,
+)
+from agentguard.harden.launch_python import plan_python
+from agentguard.harden.launch_toml import TomlFormat
+from agentguard.harden.launch_ts import plan_ts
+from agentguard.harden.launch_yaml import YamlFormat
 from agentguard.inspect.project.jsonc import load_jsonc_spans
-from agentguard.inspect.project.lined import DocumentError, KeyPath
+from agentguard.inspect.project.lined import PARSE_FAILURES, KeyPath
 from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
-from agentguard.safeio import MAX_FILE_BYTES
 
 _JSON_SUFFIXES = (".json", ".jsonc")
+_TS_SUFFIXES = (".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx")
 
 
 def _replacement(launch: ServerLaunch, pin: ServerPin) -> str:
@@ -68,7 +84,7 @@ def write_launches(
         return ("MCP server launches not rewritten: the MCP server lock was not written.",), ()
     found, _ = launches(servers)
     by_server = {(s.path, s.name, s.line): s for s in servers}
-    edits: dict[str, list[tuple[ServerLaunch, ServerPin, McpServer]]] = defaultdict(list)
+    edits: dict[str, list[Todo]] = defaultdict(list)
     notes: list[str] = []
     for launch in found:
         pin = previous_pin(launch, lock)
@@ -79,32 +95,47 @@ def write_launches(
             launch.kind != PYPI or launch.from_flag
         ):
             continue  # already the pinned form
-        if not launch.path.endswith(_JSON_SUFFIXES):
-            notes.append(
-                f"{launch.where}: not a JSON file; launch `{pin.pinned_command(launch.launcher, launch.extras)}` there by hand."
-            )
+        if not launch.path.endswith(REWRITABLE_SUFFIXES):
+            notes.append(refused_note(launch, pin, "not a file format --write-launch edits"))
             continue
         edits[launch.path].append((launch, pin, server))
     sources: list[Source] = []
     for path, todo in sorted(edits.items()):
-        notes_, source = _rewrite(root, path, todo)
+        notes_, source = _rewrite(root, path, sorted(todo, key=lambda t: t[0].line))
         notes += notes_
         if source is not None:
             sources.append(source)
     return tuple(notes), tuple(sources)
 
 
-def _rewrite(
-    root: Path, path: str, todo: list[tuple[ServerLaunch, ServerPin, McpServer]]
-) -> tuple[list[str], Source | None]:
+def _rewrite(root: Path, path: str, todo: list[Todo]) -> tuple[list[str], Source | None]:
+    read = read_file(root, path)
+    if isinstance(read, Source):
+        return [], read
+    if path.endswith(_JSON_SUFFIXES):
+        new, notes, count = _plan_json(read, todo)
+    elif path.endswith(".toml"):
+        new, notes, count = plan_document(TomlFormat(), read.text, todo)
+    elif path.endswith((".yml", ".yaml")):
+        new, notes, count = plan_document(YamlFormat(), read.text, todo)
+    elif path.endswith(_TS_SUFFIXES):
+        new, notes, count = plan_ts(path, read.text, todo)
+    else:
+        new, notes, count = plan_python(read.text, todo)
+    if isinstance(new, Source):
+        return [], new
+    if new is None:
+        return notes, None
+    source = write_checked(root, read, new, count)
+    return (notes if source.status.value == "ok" else []), source
+
+
+def _plan_json(read: ReadFile, todo: list[Todo]) -> tuple[str | Source | None, list[str], int]:
     try:
-        text = safeio.read_text(root / path, root=root, cap=MAX_FILE_BYTES)
-        doc, spans = load_jsonc_spans(text)
-    except (OSError, UnicodeDecodeError, DocumentError) as exc:
-        return [], Source.failed(
-            "file", path, f"MCP server launches not rewritten: {exc}",
-            error_code="rewrite-unreadable", retryable=False,
-        )  # fmt: skip
+        doc, spans = load_jsonc_spans(read.text)
+    except PARSE_FAILURES as exc:
+        why = f"MCP server launches not rewritten: {exc}"
+        return failed(read.path, why, "rewrite-unreadable"), [], 0
     edits: list[tuple[int, int, str]] = []
     notes: list[str] = []
     for launch, pin, server in todo:
@@ -122,14 +153,8 @@ def _rewrite(
             f"{pin.pinned_spec(launch.extras)}."
         )
     if not edits:
-        return notes, None
+        return None, notes, 0
+    text = read.text
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
-    try:
-        safeio.write_in(root, path, text)
-    except OSError as exc:
-        return [], Source.failed(
-            "file", path, f"MCP server launches not rewritten: {exc}",
-            error_code="rewrite-refused", retryable=False,
-        )  # fmt: skip
-    return notes, Source.ok("file", path, f"{len(edits)} MCP server launch(es) pinned")
+    return text, notes, len(edits)

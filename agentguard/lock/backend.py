@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +30,9 @@ from agentguard.lock.graph import LockedPackage
 from agentguard.lock.resolver_errors import ResolverError as ResolverError
 from agentguard.lock.resolver_errors import classify as _classify
 from agentguard.lock.urls import clean_url, split_userinfo
+from agentguard.scratch import make as make_scratch
+from agentguard.scratch import remove as remove_scratch
+from agentguard.scratch import scratch_folder
 
 RESOLVE_TIMEOUT = 600
 
@@ -237,15 +239,15 @@ class UvRun:
         if req.exclude_newer:
             cmd += ["--exclude-newer", req.exclude_newer]
         self.cmd = cmd
-        self._tmp = tempfile.TemporaryDirectory(prefix="agentguard-lock-")
+        self._tmp = make_scratch("agentguard-lock-")
         self._probe: subprocess.Popen[str] | None = None
         self._proc: subprocess.Popen[str] | None = None
         try:
-            self._out = scratch_inputs(req, Path(self._tmp.name))
+            self._out = scratch_inputs(req, self._tmp)
             # `uv --version` runs beside the resolution, not before it (it is on the clock).
             children.started(self)
-            self._probe = _popen([uv, "--version"], Path(self._tmp.name), None, text_err=False)
-            self._proc = _popen(cmd, Path(self._tmp.name), env)
+            self._probe = _popen([uv, "--version"], self._tmp, None, text_err=False)
+            self._proc = _popen(cmd, self._tmp, env)
         except BaseException:
             self.cancel()
             raise
@@ -289,7 +291,7 @@ class UvRun:
             if proc is not None:
                 with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
                     proc.communicate(timeout=5)
-        self._tmp.cleanup()
+        remove_scratch(self._tmp)
         children.finished(self)
 
 
@@ -359,8 +361,8 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
 
 def default_index_urls() -> tuple[str, ...]:
     """The index the resolver uses when none is given (asked from uv, not hard-coded)."""
-    with tempfile.TemporaryDirectory(prefix="agentguard-idx-") as tmp:
-        (Path(tmp) / "empty.in").write_text("", encoding="utf-8")
+    with scratch_folder("agentguard-idx-") as tmp:
+        (tmp / "empty.in").write_text("", encoding="utf-8")
         proc = run_resolver(
             [
                 uv_binary(),

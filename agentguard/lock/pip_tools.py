@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-import tempfile
 from pathlib import Path
 
 from agentguard import redact
@@ -26,6 +25,7 @@ from agentguard.lock.backend import (
 from agentguard.lock.graph import LockedPackage
 from agentguard.lock.resolver_errors import classify as _classify
 from agentguard.lock.urls import clean_url
+from agentguard.scratch import scratch_folder
 
 
 def resolve_pip_tools(req: ResolveRequest) -> Resolution:
@@ -76,8 +76,7 @@ def _compile(
 ) -> tuple[list[LockedPackage], list[str], list[str]]:
     """Run one resolver command in a scratch folder holding requirements.in (and the
     previous lock as requirements.txt: both resolvers prefer the pins already there)."""
-    with tempfile.TemporaryDirectory(prefix="agentguard-lock-") as tmp:
-        tmpdir = Path(tmp)
+    with scratch_folder("agentguard-lock-") as tmpdir:
         out = scratch_inputs(req, tmpdir)
         proc = run_resolver(cmd, tmpdir, env, req.deadline)
         if proc.returncode != 0:

@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,8 @@ from agentguard import safeio
 from agentguard.lock import children
 from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.safeio import MAX_CONFIG_BYTES
+from agentguard.scratch import make as make_scratch
+from agentguard.scratch import remove as remove_scratch
 
 UV_LOCK = "uv.lock"
 LOCK_TIMEOUT = 600
@@ -138,7 +139,7 @@ def _workspace(
     sibling whose own sources say ``../langgraph`` finds the copy, not the original), and
     each source the lock names is copied into its place, so uv sees what it saw."""
     real = root.resolve()
-    tmp = Path(tempfile.mkdtemp(prefix="agentguard-uvlock-"))
+    tmp = make_scratch("agentguard-uvlock-")
     rels = sorted(set(_UP_AND_OUT.findall(lock_text or "")))
     depth = max((r.count("../") for r in rels), default=0)
     if depth == 0 or depth > MAX_UP or depth >= len(real.parents):
@@ -257,6 +258,6 @@ class UvLockRun:
             with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
                 self._proc.communicate(timeout=5)
         if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            remove_scratch(self._tmp)
             self._tmp = None
         children.finished(self)

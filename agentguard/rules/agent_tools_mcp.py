@@ -13,6 +13,7 @@ from agentguard.facts.launch_argv import parse_launch, registry_said
 from agentguard.facts.mcp_pins import (
     IMAGE,
     NPM,
+    REWRITABLE_SUFFIXES,
     ServerLaunch,
     ServerLock,
     launch_of,
@@ -156,14 +157,14 @@ def _fix(server: McpServer, pinned: str, lock: ServerLock | None, project: bool)
     if not pinned:
         return Fix("Name the server's package with an exact version (or an image digest).")
     if project and isinstance(launch, ServerLaunch) and launch.kind != IMAGE:
-        if server.path.endswith((".json", ".jsonc")):
+        if server.path.endswith(REWRITABLE_SUFFIXES):
             return Fix(
                 f"Pin it: run `agentguard lock --write-launch`, which resolves the version the "
                 f"launch gets today, records it in mcp.lock.json and launches `{pinned}` with "
                 "it; then update it on purpose.",
                 snippet="agentguard lock --write-launch",
             )
-        # a launch in code, TOML or YAML: --write-launch lists it, it does not rewrite it
+        # a launch in a file --write-launch does not edit: it lists it, with the pin
         return Fix(
             f"Pin it: run `agentguard lock`, which resolves the version the launch gets today "
             f"and records it in mcp.lock.json; then launch `{pinned}` with that version in "

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,6 +23,8 @@ from agentguard.facts.smoke import (
     SmokeFacts,
 )
 from agentguard.findings import Source
+from agentguard.scratch import make as make_scratch
+from agentguard.scratch import remove as remove_scratch
 from agentguard.smoke.install import Options, install
 from agentguard.smoke.proc import Ran, child_env, run, tail
 from agentguard.smoke.targets import Target, gather
@@ -68,7 +68,7 @@ def smoke_run(
             )
         )
         targets.probes = [t for t in targets.probes if t.module.split(".")[0] not in own]
-    scratch = tempfile.mkdtemp(prefix="agentguard-smoke-")
+    scratch = str(make_scratch("agentguard-smoke-"))
     try:
         probes: list[Probe] = []
         not_started: list[NotStarted] = []
@@ -139,7 +139,7 @@ def smoke_run(
                         Source.ok("mcp-server", label, f"started: {probe.status}: {probe.detail}")
                     )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_scratch(scratch)
     for p in probes:
         if p.kind != "stdio":
             sources.append(Source.ok("smoke", f"{p.kind} {p.subject}", f"{p.status}: {p.detail}"))

@@ -200,7 +200,7 @@ def _write(
                     error_code="mcp-lock-too-large", retryable=False,
                     remedy="Record fewer servers' tools (exclude some launches), or none.",
                 )  # fmt: skip
-            lockfile.write(root, pins)
+            lockfile.write_lock_only(root, pins)
     except (LockfileError, OSError) as exc:
         return Source.failed(KIND, name, f"tools not recorded: {exc}",
                              error_code=getattr(exc, "code", "mcp-lock-unwritable"))  # fmt: skip

@@ -7,7 +7,12 @@ well: ``ok``, ``garbage`` (200, not JSON), ``huge`` (a body of :attr:`huge_bytes
 ``slow`` (a byte every :attr:`slow_interval` s), ``redirect URL`` (302 to URL),
 ``other-name`` (the packument of another package), ``bad-integrity`` (a packument whose
 integrity does not match the tarball), ``tarball-elsewhere`` (the tarball URL on another
-origin), ``sha1-only`` (no sha512 integrity), ``deep`` (JSON nested 200,000 deep)."""
+origin), ``sha1-only`` (no sha512 integrity), ``deep`` (JSON nested 200,000 deep).
+
+For the signature and provenance checks it also serves what a test made with its own
+keys and CA: :attr:`NpmRegistry.signatures` (``dist.signatures`` of a version),
+:attr:`NpmRegistry.attestations` (the body of ``-/npm/v1/attestations/NAME@VERSION``)
+and :attr:`NpmRegistry.times` (the packument's ``time``)."""
 
 from __future__ import annotations
 
@@ -51,6 +56,9 @@ class NpmRegistry:
     slow_interval: float = 0.5
     provenance: set[tuple[str, str]] = field(default_factory=set)
     requests: list[str] = field(default_factory=list)
+    signatures: dict[tuple[str, str], list[dict[str, str]]] = field(default_factory=dict)
+    attestations: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    times: dict[str, str] = field(default_factory=dict)  # version -> publish time
     port: int = 0
 
     @property
@@ -73,9 +81,14 @@ class NpmRegistry:
             }
             if (name, v) in self.provenance:
                 dist["attestations"] = {"url": f"{self.url}attestations", "provenance": {}}
+            if (name, v) in self.signatures:
+                dist["signatures"] = self.signatures[(name, v)]
             versions[v] = {"name": name, "version": v, "dist": dist}
         tags = self.tags.get(name) or {"latest": self.packages[name][-1]}
-        return {"name": name, "dist-tags": tags, "versions": versions}
+        doc: dict[str, object] = {"name": name, "dist-tags": tags, "versions": versions}
+        if self.times:
+            doc["time"] = dict(self.times)
+        return doc
 
 
 def _handler(reg: NpmRegistry) -> type[BaseHTTPRequestHandler]:
@@ -123,6 +136,11 @@ def _handler(reg: NpmRegistry) -> type[BaseHTTPRequestHandler]:
                         self.wfile.flush()
                         time.sleep(reg.slow_interval)
                 return
+            if path.startswith("-/npm/v1/attestations/"):
+                spec = path.removeprefix("-/npm/v1/attestations/")
+                name, _, version = spec.rpartition("@")
+                body = reg.attestations.get((name, version))
+                return self._send(404, b"{}") if body is None else self._send(200, body)
             if "/-/" in path:
                 name, _, file = path.partition("/-/")
                 for v in reg.packages.get(name, []):

@@ -29,8 +29,9 @@ from agentguard.facts.mcp_pins import (
 )
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.lock.deadline import Deadline
-from agentguard.lock.servers import lockfile, npm, pypi
+from agentguard.lock.servers import lockfile, npm, pypi, recheck
 from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError
+from agentguard.lock.servers.trust_roots import TrustRoots
 from agentguard.rules.mcp_pins import (
     crossing_findings,
     drift_findings,
@@ -38,6 +39,7 @@ from agentguard.rules.mcp_pins import (
     span_findings,
     unverified_findings,
 )
+from agentguard.rules.mcp_provenance import downgrade_findings, failure_findings
 from agentguard.safeio import MAX_LOCK_BYTES
 
 REGISTRY_ENV = ("AGENTGUARD_NPM_REGISTRY", "npm_config_registry", "NPM_CONFIG_REGISTRY")
@@ -55,6 +57,7 @@ class ServerOptions:
     no_index: bool = False
     only_binary: bool = False
     deadline: Deadline = field(default_factory=Deadline.start)
+    trust: TrustRoots | None = None  # None: the bundled roots (tests inject their own)
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ def _registry(opts: ServerOptions) -> tuple[npm.Registry | None, Source | None]:
             remedy="Pass --npm-registry URL (or set npm_config_registry), or install npm.",
         )
     try:
-        return npm.Registry(base, opts.deadline), None
+        return npm.Registry(base, opts.deadline, opts.trust), None
     except npm.NpmError as exc:
         return None, Source.failed(
             "npm-registry", "npm", str(exc), error_code=exc.code, retryable=False
@@ -201,7 +204,7 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
             if launch.kind == NPM:
                 if registry is None:
                     return None  # (its failed source is already there)
-                return npm.resolve(registry, launch, keep)
+                return npm.resolve(registry, launch, keep, before.version if before else None)
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))
         except npm.NpmError as exc:
@@ -249,14 +252,26 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
         [(x, b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None],
         opts.allow_major,
     )
-    if crossings or any(s.status.value == "failed" for s in sources):
+    fails = failure_findings(pins)
+    downs = downgrade_findings(
+        (b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None
+    )
+    if crossings or fails or any(s.status.value == "failed" for s in sources):
         # the lock is left as it was: what it holds is what the findings name
         held = [(x, p, previous_pin(x, previous)) for x, p in pairs]
-        findings = [*odd, *span_findings(held), *image_findings(found), *crossings]
-        why = "a server would cross a major" if crossings else "a server could not be resolved"
+        findings = [*odd, *span_findings(held), *image_findings(found), *crossings, *fails]
+        findings += downs
+        why = (
+            "a server would cross a major"
+            if crossings
+            else "a server's signature or provenance does not verify"
+            if fails
+            else "a server could not be resolved"
+        )
         note = f"{MCP_LOCK} was not written ({why}); it holds what it held before."
         return ServerResult(tuple(findings), tuple(sources), (note,))
     findings = [*odd, *span_findings((x, p, p) for x, p in pairs), *image_findings(found)]
+    findings += downs
     facts: dict[str, JSONValue] = {"mcp_servers_locked": [_fact(p) for p in pins]}
     written = lockfile.write(opts.root, pins)
     lock = ServerLock(MCP_LOCK, tuple(pins), "")
@@ -286,8 +301,11 @@ def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerRes
     return write_servers(resolve_servers(servers, opts), opts)
 
 
-def check_servers(servers: Sequence[McpServer], root: Path) -> ServerResult:
-    """``lock --check``: every launch against ``mcp.lock.json``, offline."""
+def check_servers(
+    servers: Sequence[McpServer], root: Path, trust: TrustRoots | None = None
+) -> ServerResult:
+    """``lock --check``: every launch against ``mcp.lock.json``, offline; the signatures
+    and attestations it records are verified again (:mod:`.recheck`)."""
     found, sources = launches(servers)
     lock, failed = _read_lock(root)
     odd = unverified(servers)
@@ -307,6 +325,9 @@ def check_servers(servers: Sequence[McpServer], root: Path) -> ServerResult:
             )
         return ServerResult(tuple(findings), tuple(sources))
     findings += drift_findings(lockable, lock.pins)
+    trusted = recheck.recorded(root, lock.pins, trust)
+    findings += failure_findings(trusted.pins, recorded=True)
+    sources += trusted.sources
     sources.append(
         Source.ok("lockfile", MCP_LOCK, f"{len(lockable)} MCP server launch(es) checked")
     )
@@ -331,4 +352,6 @@ def _fact(pin: ServerPin) -> JSONValue:
         "package": pin.package,
         "version": pin.version,
         "majors": list(pin.majors),
+        **({"signature": pin.signature.status} if pin.signature is not None else {}),
+        **({"provenance": pin.attestation.status} if pin.attestation is not None else {}),
     }

@@ -26,7 +26,9 @@ from agentguard.facts.mcp_pins import (
     ServerLock,
     ServerPin,
 )
+from agentguard.lock.servers import trust_record
 from agentguard.lock.servers.tools_lock import SnapshotError, entry_lines, from_lock, to_lock
+from agentguard.lock.servers.trust_record import ATTESTATIONS_FILE, RecordError
 from agentguard.safeio import MAX_LOCK_BYTES
 
 MCP_LOCK = "mcp.lock.json"
@@ -66,6 +68,10 @@ def _entry(pin: ServerPin) -> dict[str, Any]:
     }
     if pin.kind == NPM:
         out |= {"integrity": pin.integrity, "tarball": pin.tarball, "provenance": pin.provenance}
+        if pin.signature is not None:
+            out["signature"] = trust_record.signature_json(pin.signature)
+        if pin.attestation is not None:
+            out["attestation"] = trust_record.attestation_json(pin.attestation)
     if pin.kind == PYPI:
         out["hashes"] = list(pin.hashes)
         out["environment"] = [
@@ -97,15 +103,33 @@ def render(pins: Sequence[ServerPin]) -> str:
 
 
 def write(root: Path, pins: Sequence[ServerPin]) -> bool:
-    """Write the lock when its content changes; True when written."""
+    """Write the lock (and the attestations kept beside it, :mod:`.trust_record`) when
+    its content changes; True when the lock was written. The sibling is written first: a
+    lock never records a digest its sibling does not hold yet."""
+    side = trust_record.render_sidecar(pins)
+    if side is None and (root / ATTESTATIONS_FILE).exists():
+        safeio.remove_in(root, ATTESTATIONS_FILE)  # (no entry records a document now)
+    elif side is not None and _text(root, ATTESTATIONS_FILE) != side:
+        safeio.write_in(root, ATTESTATIONS_FILE, side)
+    return write_lock_only(root, pins)
+
+
+def write_lock_only(root: Path, pins: Sequence[ServerPin]) -> bool:
+    """Write ``mcp.lock.json`` alone when its content changes (the attestations beside it
+    are left as they are: pins read back from the lock do not hold those documents, only
+    their digests, which the lock keeps). True when written."""
     text = render(pins)
-    try:
-        if safeio.read_text(root / MCP_LOCK, root=root, cap=MAX_LOCK_BYTES) == text:
-            return False
-    except (OSError, UnicodeDecodeError):
-        pass
+    if _text(root, MCP_LOCK) == text:
+        return False
     safeio.write_in(root, MCP_LOCK, text)
     return True
+
+
+def _text(root: Path, name: str) -> str | None:
+    try:
+        return safeio.read_text(root / name, root=root, cap=trust_record.MAX_SIDECAR_BYTES)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _str(value: object, what: str, *, optional: bool = False) -> Any:
@@ -158,6 +182,11 @@ def _pin(i: int, e: object, lines: list[int]) -> ServerPin:
             tools = from_lock(e["tools"], f"{where}.tools")
         except SnapshotError as exc:
             raise LockReadError(str(exc)) from None
+    try:
+        signature = trust_record.signature_of(e.get("signature"), where)
+        attestation = trust_record.attestation_of(e.get("attestation"), where)
+    except RecordError as exc:
+        raise LockReadError(str(exc)) from None
     return ServerPin(
         kind=kind,
         package=package,
@@ -176,6 +205,8 @@ def _pin(i: int, e: object, lines: list[int]) -> ServerPin:
         provenance=provenance if isinstance(provenance, bool) else None,
         tools=tools,
         entry_line=lines[i] if i < len(lines) else None,
+        signature=signature,
+        attestation=attestation,
     )
 
 

@@ -13,20 +13,23 @@ import hashlib
 import json
 import re
 import subprocess
-import tempfile
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentguard.facts.mcp_pins import NPM, ServerLaunch, ServerPin
+from agentguard.facts.npm_trust import ABSENT, UNCHECKED, ProvenanceCheck
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.http import Http
 from agentguard.lock.pages import IndexError_
-from agentguard.lock.servers import semver
+from agentguard.lock.servers import attestations, npm_signature, semver, sigstore_parts
+from agentguard.lock.servers.trust_roots import TrustRoots, bundled
 from agentguard.lock.urls import UrlPolicy, clean_url, configured_hosts, origin
+from agentguard.scratch import scratch_folder
 
 MAX_PACKUMENT_BYTES = 16 * 1024 * 1024  # the abbreviated packument of a long-lived package
 MAX_TARBALL_BYTES = 64 * 1024 * 1024
+MAX_ATTESTATIONS_BYTES = 4 * 1024 * 1024  # two Sigstore bundles are ~20 KB
 _ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
 _INTEGRITY = re.compile(r"^sha512-([A-Za-z0-9+/]{86}==)$")
 _CANONICAL = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$")
@@ -57,7 +60,7 @@ class SameOrigin(UrlPolicy):
 def default_registry(deadline: Deadline) -> str | None:
     """The registry npm itself uses (asked from npm, run in an empty folder so that no
     ``.npmrc`` of the project under review is read); None when npm is not installed."""
-    with tempfile.TemporaryDirectory(prefix="agentguard-npm-") as tmp:
+    with scratch_folder("agentguard-npm-") as tmp:
         try:
             proc = subprocess.run(
                 ["npm", "config", "get", "registry"],
@@ -77,8 +80,9 @@ def default_registry(deadline: Deadline) -> str | None:
 class Registry:
     """Reads packuments and tarballs from one npm registry, within the run's deadline."""
 
-    def __init__(self, base: str, deadline: Deadline) -> None:
+    def __init__(self, base: str, deadline: Deadline, roots: TrustRoots | None = None) -> None:
         self.base = base.rstrip("/") + "/"
+        self.roots = roots or bundled()  # tests inject their own CA and keys
         here = origin(self.base)
         if here is None:
             raise NpmError(f"{clean_url(base)}: not an http(s) registry URL", "npm-bad-url")
@@ -111,6 +115,16 @@ class Registry:
         if refusal is not None:
             raise NpmError(f"the tarball URL is refused: {refusal}", "npm-bad-url")
         return hashlib.sha512(self._get(url, None, MAX_TARBALL_BYTES)).digest()
+
+    def attestations(self, name: str, version: str) -> bytes | None:
+        """The attestations document of a version (None: the registry answers 404)."""
+        url = f"{self.base}-/npm/v1/attestations/{urllib.parse.quote(name, safe='@')}@{version}"
+        try:
+            return self._get(url, "application/json", MAX_ATTESTATIONS_BYTES)
+        except NpmError as exc:
+            if exc.code == "npm-not-found":
+                return None
+            raise
 
     def _get(self, url: str, accept: str | None, limit: int) -> bytes:
         try:
@@ -164,8 +178,11 @@ def choose(
     return versions[best], admitted, released
 
 
-def resolve(registry: Registry, launch: ServerLaunch, keep: str | None) -> ServerPin:
-    """The pin of an npm launch; raises :class:`NpmError` (a failed source)."""
+def resolve(
+    registry: Registry, launch: ServerLaunch, keep: str | None, earlier: str | None = None
+) -> ServerPin:
+    """The pin of an npm launch; raises :class:`NpmError` (a failed source). ``earlier``:
+    the version locked before (whether the registry lists its attestations today)."""
     data = registry.packument(launch.package)
     version, admitted, released = choose(launch, data, keep)
     meta = data["versions"].get(version)
@@ -182,12 +199,22 @@ def resolve(registry: Registry, launch: ServerLaunch, keep: str | None) -> Serve
         )
     if not isinstance(tarball, str):
         raise NpmError(f"{launch.package}@{version}: no tarball URL", "npm-garbage")
+    integrity = str(integrity)
     if registry.tarball_digest(tarball) != base64.b64decode(m.group(1)):
         raise NpmError(
             f"{launch.package}@{version}: the tarball does not match the packument's integrity",
             "npm-integrity-mismatch",
         )
     attestations = dist.get("attestations")
+    listed = isinstance(attestations, dict) and "provenance" in attestations
+    times = data.get("time")
+    published = times.get(version) if isinstance(times, dict) else None
+    signature = npm_signature.verify(
+        launch.package, version, integrity, dist, published, registry.roots
+    )
+    check, doc = _provenance(registry, launch.package, version, integrity, listed)
+    before = data["versions"].get(earlier) if earlier and earlier != version else None
+    before_dist = before.get("dist") if isinstance(before, dict) else None
     return ServerPin(
         kind=NPM,
         package=launch.package,
@@ -203,7 +230,35 @@ def resolve(registry: Registry, launch: ServerLaunch, keep: str | None) -> Serve
         released_majors=released,
         # listed: recorded; not listed is unknown, not "none" (a mirror, or an abbreviated
         # answer, may leave attestations out)
-        provenance=True
-        if isinstance(attestations, dict) and "provenance" in attestations
+        provenance=True if listed else None,
+        signature=signature,
+        attestation=check,
+        earlier_listed=isinstance(before_dist.get("attestations"), dict)
+        if isinstance(before_dist, dict)
         else None,
+        bundles_json=doc,
     )
+
+
+def _provenance(
+    registry: Registry, name: str, version: str, integrity: str, listed: bool
+) -> tuple[ProvenanceCheck, str | None]:
+    """The verified attestations of a version and the document as served (kept beside
+    the lock); a document that does not parse is a failed source, never a verdict."""
+    if not listed:
+        return ProvenanceCheck(ABSENT, why="the registry lists no provenance"), None
+    body = registry.attestations(name, version)
+    if body is None:
+        why = "the packument lists provenance, but the registry serves none (404)"
+        return ProvenanceCheck(UNCHECKED, why=why), None
+    try:
+        doc = sigstore_parts.json_of(body, "the attestations")
+        check = attestations.verify(name, version, integrity, doc, registry.roots)
+    except attestations.Unreadable as exc:
+        raise NpmError(
+            f"{name}@{version}: the registry's attestations cannot be read: {exc}",
+            "npm-attestations-unreadable",
+        ) from None
+    digest = attestations.digest_of(doc)
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return replace(check, bundles=digest), text

@@ -116,6 +116,12 @@ def test_the_example_is_locked_pinned_and_checked(
             "integrity": integrity(tarball(NAME, "2.0.1")),
             "tarball": f"{registry.url}{NAME}/-/tracker-mcp-2.0.1.tgz",
             "provenance": None,
+            "signature": {"status": "absent"},  # (the test registry signs nothing here)
+            "attestation": {
+                "status": "absent",
+                "checks": {},
+                "why": "the registry lists no provenance",
+            },
             "registry": registry.url,
             "majors": ["1", "2"],
             "released-majors": ["1", "2"],

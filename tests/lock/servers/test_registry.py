@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentguard.facts.mcp_pins import ServerLaunch, ServerPin
+from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.servers import npm
 from tests.lock.npm_registry import NpmRegistry, integrity, serve, tarball
@@ -53,8 +54,17 @@ def test_a_good_answer_is_pinned_with_the_tarballs_integrity(registry: NpmRegist
         majors=("1", "2"),
         released_majors=("1", "2"),
         provenance=True,
+        signature=RegistrySignature("absent"),
+        # listed, but not served: never "verified", never "absent"
+        attestation=ProvenanceCheck(
+            "unchecked", why="the packument lists provenance, but the registry serves none (404)"
+        ),
     )
-    assert registry.requests == [NAME, f"{NAME}/-/tracker-mcp-2.0.1.tgz"]
+    assert registry.requests == [
+        NAME,
+        f"{NAME}/-/tracker-mcp-2.0.1.tgz",
+        f"-/npm/v1/attestations/{NAME}@2.0.1",
+    ]
 
 
 def test_a_range_gets_its_newest_and_a_locked_version_is_kept(registry: NpmRegistry) -> None:

@@ -1,0 +1,216 @@
+"""Python agent code for ``--write-launch``: ``StdioServerParameters(command="npx",
+args=["-y", "pkg"])``-style calls and ``{"command": ..., "args": [...]}`` mappings, at the
+line the reader found them on.
+
+Only a string literal that is the launch's argument itself is edited, in its own quotes
+and prefix: an argument the reader worked out (an f-string, a concatenation, a variable,
+a call, a list built elsewhere) is named in the notes with the reason. The edited source
+is parsed again and must be the original's syntax tree with exactly those list items
+replaced."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentguard.harden.launch_edit import (
+    Edit,
+    Todo,
+    apply,
+    done_note,
+    pinned_args,
+    refused_note,
+    unwritten_note,
+)
+from agentguard.inspect.project.lined import PARSE_FAILURES
+
+_FAILS: tuple[type[BaseException], ...] = (SyntaxError, *PARSE_FAILURES)
+_TOKEN_FAILS: tuple[type[BaseException], ...] = (tokenize.TokenError, *_FAILS)
+_PREFIX = re.compile(r"^([rRuU]?)('''|\"\"\"|'|\")")
+_KINDS: tuple[tuple[type[ast.AST], str], ...] = (
+    (ast.JoinedStr, "the argument is an f-string"),
+    (ast.BinOp, "the argument is a concatenation"),
+    (ast.Name, "the argument is a variable"),
+    (ast.Attribute, "the argument is a variable"),
+)
+
+
+@dataclass(frozen=True)
+class _Target:
+    list_at: int  # the args list's index in ast.walk order
+    index: int
+    values: tuple[str, ...]
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except _FAILS:
+        return None
+
+
+def _lines(text: str) -> list[str]:
+    """The source's lines as Python counts them (``\n``, ``\r\n`` or ``\r``; never the
+    other breaks ``str.splitlines`` knows, which a hostile file may hold in a comment)."""
+    return io.StringIO(text, newline="").readlines()
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for line in _lines(text):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _span(text: str, starts: list[int], node: ast.expr) -> tuple[int, int]:
+    lines = _lines(text)
+    end_line = node.end_lineno or node.lineno
+    end_col = node.end_col_offset or 0
+
+    def at(line: int, col: int) -> int:  # ast columns count UTF-8 bytes
+        return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:col].decode("utf-8"))
+
+    return at(node.lineno, node.col_offset), at(end_line, end_col)
+
+
+def _args_of(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None] | None:
+    """(command, args) of a server call or mapping; None when ``node`` is neither."""
+    if isinstance(node, ast.Call):
+        kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+        if "command" in kws and "args" in kws:
+            return kws["command"], kws["args"]
+    if isinstance(node, ast.Dict):
+        pairs = {
+            k.value: v
+            for k, v in zip(node.keys, node.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        }
+        if "command" in pairs and "args" in pairs:
+            return pairs["command"], pairs["args"]
+    return None
+
+
+def _literal(text: str, node: ast.Constant, starts: list[int]) -> tuple[int, int, str, str] | str:
+    """The span and quote (prefix included) of a one-token string literal, or why not."""
+    start, end = _span(text, starts, node)
+    segment = text[start:end]
+    try:
+        kinds = [
+            t.type
+            for t in tokenize.generate_tokens(io.StringIO(segment).readline)
+            if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.COMMENT)
+        ]
+    except _TOKEN_FAILS:
+        return "the argument's source could not be read"
+    m = _PREFIX.match(segment)
+    if kinds != [tokenize.STRING] or m is None:
+        return "the argument is a concatenation of literals"
+    return start, end, m.group(1), m.group(2)
+
+
+def _encode(prefix: str, quote: str, values: Sequence[str]) -> str | None:
+    out: list[str] = []
+    for v in values:
+        if any(ord(c) < 0x20 or c == "\x7f" for c in v):
+            return None
+        if prefix.lower() == "r":
+            if "\\" in v or quote[0] in v:
+                return None
+            body = v
+        else:
+            body = v.replace("\\", "\\\\").replace(quote[0], "\\" + quote[0])
+        out.append(f"{prefix}{quote}{body}{quote}")
+    return ", ".join(out)
+
+
+def _locate(tree: ast.Module, line: int) -> list[tuple[int, ast.expr]]:
+    """The args nodes (with their walk index) of the servers on ``line``."""
+    found: list[tuple[int, ast.expr]] = []
+    nodes = list(ast.walk(tree))
+    index = {id(n): i for i, n in enumerate(nodes)}
+    for node in nodes:
+        got = _args_of(node)
+        if got is None or getattr(node, "lineno", None) != line or got[1] is None:
+            continue
+        found.append((index[id(got[1])], got[1]))
+    return found
+
+
+def _one(text: str, tree: ast.Module, todo: Todo, starts: list[int]) -> tuple[Edit, _Target] | str:
+    launch, pin, server = todo
+    found = _locate(tree, server.line)
+    if len(found) != 1:
+        return f"{len(found)} server definitions on that line (one is needed)"
+    at, args = found[0]
+    if not isinstance(args, ast.List | ast.Tuple):
+        return "the arguments are not a list written there"
+    elts = args.elts[: launch.operand + 1]
+    if len(elts) <= launch.operand or any(isinstance(e, ast.Starred) for e in elts):
+        return "the arguments are built with `*`"
+    item = elts[launch.operand]
+    for kind, why in _KINDS:
+        if isinstance(item, kind):
+            return why
+    if not isinstance(item, ast.Constant) or item.value != launch.spec:
+        return "the argument is not a string written there"
+    lit = _literal(text, item, starts)
+    if isinstance(lit, str):
+        return lit
+    start, end, prefix, quote = lit
+    values = pinned_args(launch, pin)
+    new = _encode(prefix, quote, values)
+    if new is None:
+        return "its quotes cannot hold the pinned argument"
+    return Edit(start, end, new), _Target(at, launch.operand, tuple(values))
+
+
+def _expected(text: str, targets: Sequence[_Target]) -> str | None:
+    tree = _parse(text)
+    if tree is None:
+        return None
+    nodes = list(ast.walk(tree))
+    for t in sorted(targets, key=lambda t: t.index, reverse=True):
+        node = nodes[t.list_at]
+        assert isinstance(node, ast.List | ast.Tuple)
+        kind = getattr(node.elts[t.index], "kind", None)
+        node.elts[t.index : t.index + 1] = [ast.Constant(v, kind=kind) for v in t.values]
+    return ast.dump(tree)
+
+
+def plan_python(text: str, todo: Sequence[Todo]) -> tuple[str | None, list[str], int]:
+    """The edited source (None: nothing to write), the notes, how many launches it pins."""
+    tree = _parse(text)
+    if tree is None:
+        return None, [refused_note(x, p, "the Python file cannot be parsed") for x, p, _ in todo], 0
+    starts = _offsets(text)
+    edits: list[Edit] = []
+    targets: list[_Target] = []
+    notes: list[str] = []
+    done: list[str] = []
+    for item in todo:
+        got = _one(text, tree, item, starts)
+        if isinstance(got, str):
+            notes.append(refused_note(item[0], item[1], got))
+            continue
+        edit, target = got
+        alone = apply(text, [edit])
+        parsed = None if alone is None else _parse(alone)
+        if parsed is None or ast.dump(parsed) != _expected(text, [target]):
+            notes.append(
+                refused_note(item[0], item[1], "the edit did not re-read as the pinned launch")
+            )
+            continue
+        edits.append(edit)
+        targets.append(target)
+        done.append(done_note(item[0], item[1]))
+    if not edits:
+        return None, notes, 0
+    new = apply(text, edits)
+    parsed = None if new is None else _parse(new)
+    if parsed is None or ast.dump(parsed) != _expected(text, targets):
+        return None, [*notes, unwritten_note(todo)], 0
+    return new, [*notes, *done], len(edits)
