@@ -4,6 +4,7 @@ digests, the hints as the MCP defaults read them, and the lock's round trip."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,3 +152,27 @@ def test_entry_lines_follow_the_servers_array_only() -> None:
         '    {"launch": {}},\n    {\n      "tools": {"list": [{"name": "x"}]}\n    }\n  ]\n}\n'
     )
     assert entry_lines(text) == [5, 6]
+
+
+def test_recording_tools_leaves_the_attestations_beside_the_lock_as_they_are(
+    tmp_path: Path,
+) -> None:
+    """The pins read back from the lock hold the attestations' digests, not the documents:
+    recording a snapshot rewrites mcp.lock.json alone."""
+    from agentguard.facts.mcp_pins import NPM, ServerPin
+    from agentguard.facts.smoke import OK, Probe, SmokeFacts
+    from agentguard.lock.servers import lockfile
+    from agentguard.smoke.tools_step import compare_tools
+
+    pin = ServerPin(NPM, "@acme/wiki-mcp", "2.0.1", "wiki", ".mcp.json", 4)
+    lockfile.write_lock_only(tmp_path, [pin])
+    sibling = tmp_path / "mcp.attestations.json"
+    sibling.write_text('{"kept": "as it is"}\n')
+    probe = Probe("stdio", "wiki", OK, "list-tools", ".mcp.json", 4, snapshot=snap(TOOL),
+                  lock_key=pin.key)  # fmt: skip
+    got = compare_tools(tmp_path, SmokeFacts(str(tmp_path), None, (probe,)), record=True)
+    assert [(s.name, s.status.value) for s in got.sources] == [("mcp.lock.json", "ok")]
+    assert sibling.read_text() == '{"kept": "as it is"}\n'
+    recorded = lockfile.read(tmp_path)
+    assert recorded is not None and recorded.pins[0].tools is not None
+    assert recorded.pins[0].tools.digest == snap(TOOL).digest
