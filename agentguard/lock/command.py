@@ -189,6 +189,7 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
         target=str(root),
     )
     report = _servers(report, opts, config, deadline, gathered=(servers, read))
+    report = _smoke(report, opts, config)
     return _apply(report, config, root), config.fail_on
 
 
@@ -309,16 +310,34 @@ def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
     if note:
         report = dataclasses.replace(report, notes=(*report.notes, note))
     if not run:
+        if opts.accept_tools:
+            raise UsageError("--accept-tools re-records what the smoke run saw: it needs --smoke")
         return report
+    from agentguard.lock.servers.lockfile import MCP_LOCK
     from agentguard.smoke.install import Options
     from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
     from agentguard.smoke.step import add_smoke
 
+    # tools are recorded only into a server lock this run wrote (or found up to date): one
+    # left as it was (a refused re-lock, a failed resolution) holds what the findings name
+    written = any(
+        s.kind == "lockfile" and s.name == MCP_LOCK and s.status.value == "ok"
+        for s in report.sources
+    )
     smoke = SmokeOptions(
         index=Options(opts.index_url, opts.find_links, opts.no_index),
         timeout=opts.smoke_timeout or DEFAULT_TIMEOUT,
         exclude=config.exclude,
+        record_tools=written and not opts.check,
+        accept_tools=opts.accept_tools,
     )
+    if opts.accept_tools and not smoke.record_tools:
+        note = (
+            "--accept-tools: nothing re-recorded (lock --check compares only)"
+            if opts.check
+            else f"--accept-tools: nothing re-recorded ({MCP_LOCK} was not written in this run)"
+        )
+        report = dataclasses.replace(report, notes=(*report.notes, note))
     return add_smoke(report, opts.project, smoke)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentguard import safeio
@@ -244,7 +244,9 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
                 remedy="Run `agentguard lock` again.",
             )
         )
-    pairs = resolved.pairs
+    # a recorded tools snapshot stays with its entry (`lock --smoke` compares and re-records
+    # it; a re-lock without the smoke run cannot see the tools, so it keeps what it has)
+    pairs = tuple((x, _with_tools(p, previous_pin(x, previous))) for x, p in resolved.pairs)
     pins = [p for _, p in pairs]
     crossings = crossing_findings(
         [(x, b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None],
@@ -288,6 +290,12 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
     return ServerResult(tuple(findings), tuple(sources), (note,), facts, written, lock)
 
 
+def _with_tools(pin: ServerPin, before: ServerPin | None) -> ServerPin:
+    if before is None or before.tools is None or pin.tools is not None:
+        return pin
+    return replace(pin, tools=before.tools)
+
+
 def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerResult:
     """Resolve, gate, judge and write the MCP server lock."""
     return write_servers(resolve_servers(servers, opts), opts)
@@ -323,6 +331,16 @@ def check_servers(
     sources.append(
         Source.ok("lockfile", MCP_LOCK, f"{len(lockable)} MCP server launch(es) checked")
     )
+    sources += [
+        Source.skipped(
+            "mcp-tools",
+            f"{p.server} ({MCP_LOCK}" + (f":{p.entry_line})" if p.entry_line else ")"),
+            "tools not compared with the recorded tools/list snapshot: that needs the server "
+            "started (`agentguard check --smoke` or `agentguard lock --smoke`)",
+        )
+        for p in lock.pins
+        if p.tools is not None
+    ]
     return ServerResult(tuple(findings), tuple(sources))
 
 
