@@ -20,6 +20,7 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.servers_needle import names_servers
 
 if TYPE_CHECKING:
     from agentguard.facts.agents import McpServer
@@ -62,7 +63,6 @@ _FROM_OR_IMPORT = re.compile(
     + rb"))"
 )
 TS_NEEDLE = b"@anthropic-ai/claude"
-SERVERS_NEEDLE = b"mcpServers"  # a TS/JS server table, a here-document writing one
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
@@ -147,7 +147,7 @@ def _process(
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
-        if SERVERS_NEEDLE in data:
+        if names_servers(data):  # a TS/JS server table
             _ts_servers(path, data, out, sdk=TS_NEEDLE in data)
     elif kind in ("settings", "mcp"):
         _json_config(path, kind, data, out)
@@ -171,7 +171,7 @@ def _process(
         out.engine_policies.extend(engine_cli_policies(path, data))
     if kind == "script" and ACTION_NEEDLE in data and read is None:
         out.configs.extend(action_steps(path, data, origin=origin))
-    if kind in ("script", "container") and SERVERS_NEEDLE in data:
+    if kind in ("script", "container") and names_servers(data):  # a here-document writing one
         from agentguard.inspect.project.heredoc_servers import read_heredoc_servers
 
         read_heredoc_servers(path, kind, data, out)

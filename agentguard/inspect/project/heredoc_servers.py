@@ -23,8 +23,10 @@ from agentguard.inspect.project.lined import PARSE_FAILURES, LinedDoc, document_
 from agentguard.inspect.project.model import McpServer, Unknown
 from agentguard.inspect.project.outcome import failed_source
 from agentguard.inspect.project.python_agents import mcp_server_from_mapping
+from agentguard.inspect.project.servers_needle import text_names_servers
 from agentguard.inspect.project.shell_heredocs import (
     MAX_HEREDOCS,
+    MAX_NESTING,
     Heredoc,
     Line,
     heredocs,
@@ -34,11 +36,14 @@ from agentguard.inspect.project.shell_heredocs import (
 if TYPE_CHECKING:
     from agentguard.inspect.project.outcome import FileOutcome
 
-NEEDLE = b"mcpServers"
 MAX_BODY_CHARS = 1 << 20  # one here-document's body read as JSON
 _EXPR = re.compile(r"\$\{\{.*?\}\}", re.S)
 # where a `${{ }}` stood: a private-use character, valid inside a JSON string
 _MARK = re.compile("\ue000(\\d{1,6})\ue000")
+
+# what may stand before a JSON object: a byte-order mark, blanks, JSONC comments (Gemini CLI
+# and VS Code read commented settings)
+_PRELUDE = re.compile(r"\ufeff?(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
 
 Found = tuple[list[McpServer], list[Source]]
 
@@ -61,7 +66,19 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
             )
             break
         text = doc.text
-        if "mcpServers" not in text or not text.lstrip().startswith("{"):
+        if not text_names_servers(text):
+            continue
+        if doc.too_deep:
+            failed.append(
+                failed_source(
+                    path,
+                    f"the here-document opened at line {doc.opened_at} holds `mcpServers` and "
+                    f"here-documents nested more than {MAX_NESTING} deep: they were not read",
+                    "cap-heredoc-nesting",
+                )
+            )
+            continue
+        if not _json_object(text):
             continue  # (a script holding one: its own heredocs are scanned on their own)
         if len(text) > MAX_BODY_CHARS:
             failed.append(
@@ -79,6 +96,12 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
         else:
             servers += got
     return servers, failed
+
+
+def _json_object(text: str) -> bool:
+    """The body is a JSON object, maybe after a byte-order mark and comments."""
+    m = _PRELUDE.match(text)
+    return text.startswith("{", m.end() if m else 0)
 
 
 def _servers(path: str, doc: Heredoc, where: str, workflow: bool) -> list[McpServer] | Source:
@@ -156,7 +179,7 @@ def workflow_heredoc_servers(path: str, data: bytes) -> Found:
     servers: list[McpServer] = []
     failed: list[Source] = []
     for keys, script in _run_steps(doc.value, ()):
-        if "mcpServers" not in script:
+        if not text_names_servers(script):
             continue
         got, bad = heredoc_servers(
             path, _script_lines(raw, doc.line(*keys) or 1, script), where="a run step",
@@ -208,7 +231,7 @@ def file_heredoc_servers(path: str, data: bytes, where: str) -> Found:
 def read_heredoc_servers(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
     """Into ``out``: the servers here-documents write in a workflow, a composite action, a
     Dockerfile or a shell script that names ``mcpServers`` (the caller checked
-    :data:`NEEDLE`), with a source saying what was read."""
+    :func:`.servers_needle.names_servers`), with a source saying what was read."""
     from agentguard.inspect.project.composite import is_action_file
     from agentguard.inspect.project.lined import DocumentError
     from agentguard.inspect.project.workflows import is_workflow
