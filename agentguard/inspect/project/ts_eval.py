@@ -3,6 +3,7 @@ resolution (``const`` in enclosing blocks, parameters are unknown), literal eval
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import tree_sitter as ts
@@ -27,16 +28,74 @@ def _short(node: ts.Node, limit: int = 80) -> str:
 
 
 def _string(node: ts.Node) -> str | None:
-    if node.type == "string":
-        return (
-            "".join(_text(c) for c in node.named_children if c.type != "escape_sequence")
-            or (_text(node)[1:-1])
-        )
-    if node.type == "template_string" and not any(
-        c.type == "template_substitution" for c in node.named_children
+    """The value of a string literal, or of a template without substitutions, with its
+    escapes decoded as node decodes them (``"evil\\x2dpkg"`` is ``evil-pkg``); None for
+    anything else, and for a string holding a lone surrogate (no text can carry it)."""
+    if node.type == "string" or (
+        node.type == "template_string"
+        and not any(c.type == "template_substitution" for c in node.named_children)
     ):
-        return _text(node)[1:-1]
+        parts = [
+            _escape(_text(c)) if c.type == "escape_sequence" else _text(c)
+            for c in node.named_children
+        ]
+        return _whole("".join(parts))
     return None
+
+
+def _key_name(key: ts.Node) -> str | None:
+    """A property key as node reads it: a name, a string, a number, or a computed key that
+    is a string literal (``["mcpServers"]``); None for a key known only when it runs."""
+    if key.type in ("property_identifier", "identifier", "private_property_identifier"):
+        return _name(key)
+    if key.type == "number":
+        try:
+            return str(int(_text(key), 0))
+        except ValueError:
+            return None
+    if key.type == "computed_property_name" and len(key.named_children) == 1:
+        key = key.named_children[0]
+    return _string(key)
+
+
+def _name(node: ts.Node) -> str:
+    """An identifier's name: ``mcp\\u0053ervers`` is ``mcpServers``."""
+    text = _text(node)
+    if "\\" not in text:
+        return text
+    return _IDENT_ESCAPE.sub(lambda m: _escape(m.group(0)), text)
+
+
+_IDENT_ESCAPE = re.compile(r"\\u(?:[0-9a-fA-F]{4}|\{[0-9a-fA-F]{1,8}\})")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
+
+
+def _escape(seq: str) -> str:
+    """One JavaScript escape sequence's character(s)."""
+    body = seq[1:]
+    if not body or body[0] in "\r\n\u2028\u2029":
+        return ""  # a line continuation
+    try:
+        if body[0] == "x" and len(body) == 3:
+            return chr(int(body[1:], 16))
+        if body[0] == "u":
+            code = int(body[2:-1] if body.startswith("u{") else body[1:], 16)
+            return chr(code) if code <= 0x10FFFF else seq
+        if body[0] in "01234567":  # (legacy octal; `\\0` is NUL)
+            return chr(int(body, 8))
+    except ValueError:
+        return seq
+    return _SIMPLE_ESCAPES.get(body[0], body[0])
+
+
+def _whole(text: str) -> str | None:
+    """``text`` with surrogate pairs joined; None when a lone surrogate is left."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    try:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        return None
 
 
 class TSModule:
@@ -188,8 +247,11 @@ class TSModule:
                 value = c.child_by_field_name("value")
                 if key is None or value is None:
                     continue
-                k = _string(key) if key.type in ("string", "template_string") else _text(key)
-                out[k or _text(key)] = self.eval(value, depth)
+                k = _key_name(key)
+                if k is None:  # `[expr]: ...`: any key, `command` as well
+                    out["**"] = Unknown(_short(c), "a key known only when the code runs")
+                else:
+                    out[k] = self.eval(value, depth)
             elif c.type == "shorthand_property_identifier":
                 found = self._resolve(c, _text(c))
                 out[_text(c)] = self.eval(found, depth) if isinstance(found, ts.Node) else found
