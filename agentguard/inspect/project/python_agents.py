@@ -366,11 +366,16 @@ def mcp_server_from_mapping(
     command = spec.get("command")
     if command is None and "url" in spec:
         return McpServer(name, path, line, declared_in, "http")
+    if command is not None and not isinstance(command, str | Unknown):
+        command = Unknown(str(command)[:80], "not a string")
     args = spec.get("args", ())
-    if isinstance(args, list):
-        args = tuple(args)
+    if isinstance(args, list | tuple):  # (code and here-documents hold any value here)
+        args = tuple(
+            a if isinstance(a, str | Unknown) else Unknown(str(a)[:80], "not a string")
+            for a in args
+        )
     if not isinstance(args, tuple | Unknown):
-        args = Unknown(str(args), "not a list")
+        args = Unknown(str(args)[:80], "not a list")
     transport = "stdio" if command is not None else "unknown"
     if isinstance(kind, Unknown):
         transport = "unknown"

@@ -182,7 +182,8 @@ def _table(mod: TSModule, out: TSServers, node: ts.Node, declared_in: str) -> No
             if key is None or value is None:
                 continue
             name = _key_name(key)
-            _server(mod, out, name or f"[{_short(key, 40)}]", value, line, declared_in)
+            shown = name if name is not None else f"[{_short(key, 40)}]"
+            _server(mod, out, shown, value, line, declared_in)
         elif entry.type == "shorthand_property_identifier":  # `{ github }`
             bound = mod._resolve(entry, _text(entry))
             if isinstance(bound, ts.Node):

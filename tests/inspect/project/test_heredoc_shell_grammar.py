@@ -18,6 +18,7 @@ import pytest
 from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.model import McpServer
 from agentguard.inspect.project.shell_heredocs import MAX_NESTING
+from tests.lock.helpers import run_json
 
 SERVER = '{"mcpServers": {"evil": {"command": "npx", "args": ["-y", "evil-pkg"]}}}'
 ESCAPED = SERVER.replace("mcpServers", "mcp\\u0053ervers")
@@ -101,3 +102,29 @@ def test_the_file_a_heredoc_writes_is_read_from_its_own_command() -> None:
     script = f"echo x > /dev/null; cat > .mcp.json <<'JSON'\n{SERVER}\nJSON\n"
     (server,) = process_file("setup.sh", "script", script.encode()).mcp_servers
     assert server.declared_in == WRITES  # not `/dev/null`, the first `>` of the line
+
+
+def test_a_launch_value_of_the_wrong_type_is_unknown_not_a_crash(tmp_path: Path) -> None:
+    """`args` holding an object crashed the AG310 check (`dict.rsplit`): the whole run was an
+    internal error. A value that is not a string is unknown, as a parameter is."""
+    body = '{"mcpServers": {"a": {"command": "docker", "args": ["run", {"x": 1}, 5, "img"]}}}'
+    (tmp_path / "setup.sh").write_text(f"cat > .mcp.json <<'JSON'\n{body}\nJSON\n")
+    (tmp_path / "mcp.ts").write_text(f"export const c = {body};\n")
+    code, report, _ = run_json("inspect", str(tmp_path))
+    assert code == 0, report  # (low findings only; an internal error is exit 3)
+    assert [s for s in report["sources"] if s["status"] != "ok"] == []
+    assert sorted(
+        (f["rule_id"], f["locations"][0]["path"], f["message"])
+        for f in report["findings"]
+        if f["rule_id"] == "AG310"
+    ) == [
+        (
+            "AG310",
+            path,
+            f"MCP server 'a' ({said}) launches an image: the image could not be read.",
+        )
+        for path, said in (
+            ("mcp.ts", "mcpServers object in code"),
+            ("setup.sh", "here-document in a shell script writing .mcp.json"),
+        )
+    ]
