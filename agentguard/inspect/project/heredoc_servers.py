@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import Source, SourceStatus
+from agentguard.inspect.project.gha_expr import evaluate, to_text
 from agentguard.inspect.project.jsonc import load_jsonc
 from agentguard.inspect.project.lined import PARSE_FAILURES, LinedDoc, document_error
 from agentguard.inspect.project.model import McpServer, Unknown
@@ -54,7 +55,7 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
     ("a run step", "a Dockerfile"); ``workflow``: ``${{ }}`` are workflow expressions."""
     servers: list[McpServer] = []
     failed: list[Source] = []
-    for count, doc in enumerate(heredocs(lines)):
+    for count, doc in enumerate(heredocs(lines, shell=_known_expressions if workflow else None)):
         if count == MAX_HEREDOCS:
             failed.append(
                 failed_source(
@@ -96,6 +97,20 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
         else:
             servers += got
     return servers, failed
+
+
+def _known_expressions(line: str) -> str:
+    """A run step's line as the shell gets it where Actions' replacement is known:
+    ``${{ '<<' }}EOF`` is an operator by the time bash reads it. An expression whose value
+    is not known stays as written."""
+    if "${{" not in line:
+        return line
+
+    def known(m: re.Match[str]) -> str:
+        value = to_text(evaluate(m.group(0)[3:-2], {}))
+        return m.group(0) if value is None else value
+
+    return _EXPR.sub(known, line)
 
 
 def _json_object(text: str) -> bool:
@@ -246,7 +261,7 @@ def read_heredoc_servers(path: str, kind: str, data: bytes, out: FileOutcome) ->
                 where = f" (line {err.line})" if err.line else ""
                 out.sources.append(failed_source(path, f"{err}{where}", f"workflow-{err.code}"))
             return
-    elif kind == "script" and low.endswith((".sh", ".bash")):
+    elif kind == "script" and low.endswith((".sh", ".bash", ".zsh")):
         servers, failed = file_heredoc_servers(path, data, "a shell script")
     elif kind == "container" and _dockerfile(low):
         servers, failed = file_heredoc_servers(path, data, "a Dockerfile")

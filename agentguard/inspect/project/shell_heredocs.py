@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from agentguard.inspect.project.shell_lexer import MAX_HEREDOCS as MAX_HEREDOCS
@@ -50,23 +50,29 @@ class Heredoc:
         return "".join(f"{t}\n" for _, t in self.body)
 
 
-def heredocs(lines: Sequence[Line], depth: int = 0) -> Iterator[Heredoc]:
+def heredocs(
+    lines: Sequence[Line], depth: int = 0, shell: Callable[[str], str] | None = None
+) -> Iterator[Heredoc]:
     """Every here-document of the shell text ``lines``, and those inside their bodies. A
     body at :data:`MAX_NESTING` that holds ``<<`` is not read again: it is marked
-    ``too_deep``, so that a caller says so instead of reading nothing."""
+    ``too_deep``, so that a caller says so instead of reading nothing. ``shell``: what is
+    done to a line before the shell reads it (a workflow's expressions replaced), applied
+    to the lines read as commands, never to bodies."""
     lexer = Lexer()
+    read = shell or str
     pending: list[tuple[Opening, int, str | None]] = []
     i = 0
     while i < len(lines):
-        number, text = lines[i]
+        number, text = lines[i][0], read(lines[i][1])
         i += 1
         before = list(lexer.stack)
         ops, continued = lexer.line(text)
         if continued and i < len(lines):  # `\` newline: one line with the next, read again whole
             parts = [text[:-1]]
             while continued and i < len(lines):
-                _, continued = lexer.line(lines[i][1])
-                parts.append(lines[i][1][:-1] if continued else lines[i][1])
+                more = read(lines[i][1])
+                _, continued = lexer.line(more)
+                parts.append(more[:-1] if continued else more)
                 i += 1
             if continued:  # (the text's last line ends in `\`: kept)
                 parts[-1] += "\\"
@@ -100,7 +106,7 @@ def heredocs(lines: Sequence[Line], depth: int = 0) -> Iterator[Heredoc]:
                 op.delimiter, op.quoted, opened_at, tuple(body), terminated, where, depth, too_deep
             )
             if not deep and body:
-                yield from heredocs(body, depth + 1)
+                yield from heredocs(body, depth + 1, shell)
         pending = []
 
 

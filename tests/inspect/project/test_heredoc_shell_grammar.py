@@ -128,3 +128,36 @@ def test_a_launch_value_of_the_wrong_type_is_unknown_not_a_crash(tmp_path: Path)
             ("setup.sh", "here-document in a shell script writing .mcp.json"),
         )
     ]
+
+
+def test_an_operator_a_workflow_expression_writes_is_an_operator() -> None:
+    """Actions replaces `${{ }}` before bash reads the step: `${{ '<<' }}JSON` is `<<JSON`."""
+    workflow = (
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n"
+        "          cat > .mcp.json ${{ '<<' }}JSON\n"
+        f"          {SERVER}\n"
+        "          JSON\n"
+    )
+    out = process_file(".github/workflows/w.yml", "script", workflow.encode())
+    assert out.mcp_servers == [
+        McpServer(
+            "evil",
+            ".github/workflows/w.yml",
+            8,
+            "here-document in a run step writing .mcp.json",
+            "stdio",
+            "npx",
+            ("-y", "evil-pkg"),
+        )
+    ]
+
+
+def test_a_zsh_script_is_read_as_a_shell_script() -> None:
+    script = f"cat > .mcp.json <<'JSON'\n{SERVER}\nJSON\n"
+    (server,) = process_file("setup.zsh", "script", script.encode()).mcp_servers
+    assert (server.name, server.path, server.line, server.args) == (
+        "evil",
+        "setup.zsh",
+        2,
+        ("-y", "evil-pkg"),
+    )
