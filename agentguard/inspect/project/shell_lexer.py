@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 MAX_HEREDOCS = 500  # read per text by the callers: a generated file of a million `<<` stops
+MAX_CONTEXTS = 64  # quotes and substitutions nested in one another, kept between lines
 _WORD_END = re.compile(r"[\s;&|()<>]")
 _WORD_START = frozenset(" \t;&|()<>")
 # contexts where the shell reads commands: a `<<` is an operator, a newline ends a command
@@ -69,7 +70,12 @@ class Lexer:
         return self.stack[-1] in _COMMANDS
 
     def line(self, text: str) -> tuple[list[Opening], bool]:
-        """The operators of one line, in order, and whether it ends in a line continuation."""
+        """The operators of one line, in order, and whether it ends in a line continuation.
+        Contexts nested past :data:`MAX_CONTEXTS` are dropped at the line's end: the reading
+        starts again at plain commands, where every ``<<`` counts (and the state stays small
+        enough to copy at every line)."""
+        if len(self.stack) > MAX_CONTEXTS:
+            self.stack = ["sh"]
         start = list(self.stack)
         got = self._scan(text, arith=True)
         if (

@@ -18,6 +18,7 @@ import pytest
 from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.model import McpServer
 from agentguard.inspect.project.shell_heredocs import MAX_NESTING
+from agentguard.inspect.project.shell_lexer import MAX_CONTEXTS
 from tests.lock.helpers import run_json
 
 SERVER = '{"mcpServers": {"evil": {"command": "npx", "args": ["-y", "evil-pkg"]}}}'
@@ -161,3 +162,11 @@ def test_a_zsh_script_is_read_as_a_shell_script() -> None:
         2,
         ("-y", "evil-pkg"),
     )
+
+
+def test_contexts_nested_past_the_cap_start_the_reading_again() -> None:
+    """A million unclosed `"$(` on line 1 made every later line copy the million-deep state.
+    Past the cap the reading starts again at plain commands, where `<<` is an operator."""
+    script = '"$(' * (MAX_CONTEXTS + 1) + f"\ncat > .mcp.json <<'JSON'\n{SERVER}\nJSON\n"
+    (server,) = process_file("setup.sh", "script", script.encode()).mcp_servers
+    assert (server.name, server.line) == ("evil", 3)
