@@ -18,7 +18,7 @@ import pytest
 from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.model import McpServer
 from agentguard.inspect.project.shell_heredocs import MAX_NESTING
-from agentguard.inspect.project.shell_lexer import MAX_CONTEXTS
+from agentguard.inspect.project.shell_lexer import MAX_CONTEXTS, Lexer, Opening
 from tests.lock.helpers import run_json
 
 SERVER = '{"mcpServers": {"evil": {"command": "npx", "args": ["-y", "evil-pkg"]}}}'
@@ -167,6 +167,7 @@ def test_a_zsh_script_is_read_as_a_shell_script() -> None:
 def test_contexts_nested_past_the_cap_start_the_reading_again() -> None:
     """A million unclosed `"$(` on line 1 made every later line copy the million-deep state.
     Past the cap the reading starts again at plain commands, where `<<` is an operator."""
-    script = '"$(' * (MAX_CONTEXTS + 1) + f"\ncat > .mcp.json <<'JSON'\n{SERVER}\nJSON\n"
-    (server,) = process_file("setup.sh", "script", script.encode()).mcp_servers
-    assert (server.name, server.line) == ("evil", 3)
+    lexer = Lexer()
+    lexer.line('"$(' * (MAX_CONTEXTS + 1))
+    assert lexer.line("cat > .mcp.json <<'JSON'") == ([Opening("JSON", True, False, 16)], False)
+    assert lexer.stack == ["sh"]
