@@ -6,10 +6,13 @@ characters: `"evil\\x2dpkg"` launches `evil-pkg`, never `evilpkg`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.model import McpServer, Unknown
+from tests.lock.helpers import run_json
 
 PATH = "src/config.ts"
 LAUNCH = '{ command: "npx", args: ["-y", "evil-pkg"] }'
@@ -110,3 +113,21 @@ def test_a_lone_surrogate_is_not_a_string() -> None:
     source = 'export const c = { mcpServers: { evil: { command: "npx", args: ["\\uD800"] } } };'
     (server,) = process_file(PATH, "ts", source.encode()).mcp_servers
     assert server.args == (Unknown('"\\uD800"', "expression"),)
+
+
+@pytest.mark.parametrize("entry", ["s{i}", "s{i}: s{i}", "s{i}: {{ command: 'npx', args: f() }}"])
+def test_a_table_of_20000_names_is_read_within_the_deadline(entry: str, tmp_path: Path) -> None:
+    """Each name resolved by a walk of its block, and each `args: f()` by a walk of the file,
+    made these tables quadratic (over 600 s and 300 s); the run's deadline here is 60 s."""
+    n = 20_000
+    consts = "".join(f"const s{i} = {{ command: 'npx', args: ['-y', 'p'] }};\n" for i in range(n))
+    table = ", ".join(entry.format(i=i) for i in range(n))
+    source = f"function f() {{ return ['-y', 'p']; }}\n{consts}export const c = {{ mcpServers: {{ {table} }} }};\n"
+    (tmp_path / "a.ts").write_text(source)
+    _, report, _ = run_json("inspect", str(tmp_path), "--timeout", "60")
+    assert [(s["name"], s["reason"]) for s in report["sources"] if s["status"] != "ok"] == [
+        (
+            "a.ts",
+            f"{n} MCP servers in one file, over the cap of 200: only the first 200 of each were checked",
+        )
+    ]
