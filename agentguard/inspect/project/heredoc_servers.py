@@ -138,23 +138,42 @@ def _servers(path: str, doc: Heredoc, where: str, workflow: bool) -> list[McpSer
             f"JSON agentguard reads (line {at}: {err}): its MCP servers were not read",
             f"heredoc-{err.code}",
         )
-    table = parsed.value.get("mcpServers") if isinstance(parsed.value, dict) else None
-    if not isinstance(table, dict):
-        return []  # `mcpServers` elsewhere than the top level: not a configuration it names
+    tables = _tables(parsed.value)
+    if not tables:
+        return []  # `mcpServers` elsewhere: not a configuration a client reads
     declared_in = f"here-document in {where}" + (
         f" writing {posixpath.basename(doc.target)}" if doc.target else ""
     )
     if not doc.terminated:
         declared_in += f" (no closing `{doc.delimiter}`: it runs to the end)"
     out: list[McpServer] = []
-    for name, spec in table.items():
-        line = _file_line(parsed, doc, "mcpServers", name)
-        value = _unexpanded(spec, exprs, doc.quoted)
-        if not isinstance(value, dict):
-            value = {"command": Unknown(str(spec)[:80], "the server entry is not an object")}
-        out.append(
-            mcp_server_from_mapping(str(name), value, path=path, line=line, declared_in=declared_in)
-        )
+    for keys, table in tables:
+        for name, spec in table.items():
+            line = _file_line(parsed, doc, *keys, name)
+            value = _unexpanded(spec, exprs, doc.quoted)
+            if not isinstance(value, dict):
+                value = {"command": Unknown(str(spec)[:80], "the server entry is not an object")}
+            out.append(
+                mcp_server_from_mapping(
+                    str(name), value, path=path, line=line, declared_in=declared_in
+                )
+            )
+    return out
+
+
+def _tables(root: Any) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    """The server tables a client reads in the body: top-level ``mcpServers``, and each
+    ``projects.PATH.mcpServers`` (Claude Code's ``~/.claude.json``, which a here-document
+    writing to ``$HOME`` names only through a variable)."""
+    if not isinstance(root, dict):
+        return []
+    out: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    if isinstance(root.get("mcpServers"), dict):
+        out.append((("mcpServers",), root["mcpServers"]))
+    projects = root.get("projects")
+    for proj, cfg in projects.items() if isinstance(projects, dict) else ():
+        if isinstance(cfg, dict) and isinstance(cfg.get("mcpServers"), dict):
+            out.append((("projects", str(proj), "mcpServers"), cfg["mcpServers"]))
     return out
 
 

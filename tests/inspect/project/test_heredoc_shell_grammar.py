@@ -171,3 +171,21 @@ def test_contexts_nested_past_the_cap_start_the_reading_again() -> None:
     lexer.line('"$(' * (MAX_CONTEXTS + 1))
     assert lexer.line("cat > .mcp.json <<'JSON'") == ([Opening("JSON", True, False, 16)], False)
     assert lexer.stack == ["sh"]
+
+
+def test_a_claude_json_body_has_its_servers_under_projects() -> None:
+    """Claude Code reads `projects.PATH.mcpServers` of `~/.claude.json`: a here-document
+    writing `$HOME/.claude.json` launches them, and was read as holding no server."""
+    body = f'{{"projects": {{"/work": {SERVER}}}}}'
+    script = f"cat > \"$HOME/.claude.json\" <<'JSON'\n{body}\nJSON\n"
+    assert process_file("setup.sh", "script", script.encode()).mcp_servers == [
+        McpServer(
+            "evil",
+            "setup.sh",
+            2,
+            "here-document in a shell script writing .claude.json",
+            "stdio",
+            "npx",
+            ("-y", "evil-pkg"),
+        )
+    ]
