@@ -354,6 +354,10 @@ def _regated(
 _STDIO_CALLEES = ("stdio", "mcp")
 
 
+# values a literal holds that no launch argument is (an evaluated name, a OneOf, is kept)
+_NOT_TEXT = (dict, list, tuple, int, float, bool)
+
+
 def mcp_server_from_mapping(
     name: str, spec: dict[str, Any], *, path: str, line: int, declared_in: str
 ) -> McpServer:
@@ -366,12 +370,10 @@ def mcp_server_from_mapping(
     command = spec.get("command")
     if command is None and "url" in spec:
         return McpServer(name, path, line, declared_in, "http")
-    if command is not None and not isinstance(command, str | Unknown):
-        command = Unknown(str(command)[:80], "not a string")
     args = spec.get("args", ())
-    if isinstance(args, list | tuple):  # (code and here-documents hold any value here)
+    if isinstance(args, list | tuple):  # (JSON and TS literals can hold any value here)
         args = tuple(
-            a if isinstance(a, str | Unknown) else Unknown(str(a)[:80], "not a string")
+            Unknown(str(a)[:80], "not a string") if a is None or isinstance(a, _NOT_TEXT) else a
             for a in args
         )
     if not isinstance(args, tuple | Unknown):

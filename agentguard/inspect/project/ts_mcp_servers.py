@@ -52,6 +52,7 @@ _ASSIGNS = frozenset({"=", "??=", "||=", "&&="})
 _WRAPPERS = frozenset(
     {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
 )
+_WRITTEN_LAUNCH_KEYS = _LAUNCH_KEYS - {"**"}
 _FUNCTIONS = ("function_declaration", "function_expression", "arrow_function", "function")
 
 
@@ -90,7 +91,13 @@ def analyse_ts_servers(path: str, data: bytes) -> TSServers:
                 continue
             said = f"{_short(left, 60)} {_text(op) if op is not None else '='} ..."
             if len(chain) >= 2 and chain[-2] == _TABLE:
-                _server(mod, out, chain[-1], right, node.start_point[0] + 1, said)
+                name = chain[-1]
+                if name is None:  # `x.mcpServers[key] = ...`: kept when it writes a launch
+                    spec = mod.eval(right)
+                    if not (isinstance(spec, dict) and _WRITTEN_LAUNCH_KEYS & spec.keys()):
+                        continue  # (`{...server, extension}`: a copy of servers read elsewhere)
+                    name = f"[{_short(_index(left), 40)}]"
+                _server(mod, out, name, right, node.start_point[0] + 1, said)
             elif chain[-1] == _TABLE:
                 _table(mod, out, right, said)
         elif node.type == "call_expression":
@@ -116,12 +123,10 @@ def _statement(node: ts.Node) -> bool:
     return node.type.endswith(("statement", "declaration")) or node.type in ("program", "ERROR")
 
 
-def _chain(mod: TSModule, node: ts.Node) -> list[str] | None:
+def _chain(mod: TSModule, node: ts.Node) -> list[str | None] | None:
     """``a.b["c"]`` as ``["a", "b", "c"]``; None when the node is not a chain of names. A
-    key not written out (``a.b[name]``) is its value when it is a known string, else the
-    text between its brackets: the server is kept under that name, never dropped."""
-    while node.type in _WRAPPERS and node.named_children:
-        node = node.named_children[0]
+    key not written out (``a.b[name]``) is its value when it is a known string, else None."""
+    node = _unwrapped(node)
     if node.type in ("identifier", "this"):
         return [_name(node)]
     if node.type == "member_expression":
@@ -136,8 +141,19 @@ def _chain(mod: TSModule, node: ts.Node) -> list[str] | None:
         if head is None or index is None:
             return None
         key = mod.eval(index)
-        return [*head, key if isinstance(key, str) else f"[{_short(index, 40)}]"]
+        return [*head, key if isinstance(key, str) else None]
     return None
+
+
+def _unwrapped(node: ts.Node) -> ts.Node:
+    while node.type in _WRAPPERS and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _index(node: ts.Node) -> ts.Node:
+    """The key of ``a[key]`` (the node itself when it has none)."""
+    return _unwrapped(node).child_by_field_name("index") or node
 
 
 def _assigned(mod: TSModule, out: TSServers, call: ts.Node) -> None:

@@ -131,3 +131,11 @@ def test_a_table_of_20000_names_is_read_within_the_deadline(entry: str, tmp_path
             f"{n} MCP servers in one file, over the cap of 200: only the first 200 of each were checked",
         )
     ]
+
+
+def test_a_copy_under_a_name_not_known_is_not_a_launch() -> None:
+    """gemini-cli's `mcp list` copies each extension's servers: `mcpServers[key] = {...server,
+    extension}` writes no launch of its own (the servers are read where they are defined)."""
+    source = "for (const [key, server] of all) { mcpServers[key] = { ...server, extension }; }"
+    out = process_file(PATH, "ts", source.encode())
+    assert (out.mcp_servers, [s for s in out.sources if s.status.value != "ok"]) == ([], [])
