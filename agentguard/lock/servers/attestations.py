@@ -97,7 +97,8 @@ def _leaf_der(material: object) -> bytes:
     return sp.b64(raw, "the leaf certificate")
 
 
-def _tlog(bundle: dict[str, Any]) -> dict[str, Any]:
+def _tlog(bundle: dict[str, Any]) -> tuple[dict[str, Any], datetime]:
+    """The bundle's one log entry, and its integratedTime as a time."""
     entries = sp.field(bundle, "verificationMaterial", "tlogEntries")
     if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
         raise Unreadable("the bundle does not hold one transparency-log entry")
@@ -105,7 +106,11 @@ def _tlog(bundle: dict[str, Any]) -> dict[str, Any]:
     for key in ("logIndex", "integratedTime"):
         if not str(entry.get(key, "")).isdigit() or len(str(entry[key])) > 20:
             raise Unreadable(f"the log entry's {key} is not a number")
-    return entry
+    try:  # (twenty digits are a number, not a time any clock holds)
+        when = datetime.fromtimestamp(int(entry["integratedTime"]), timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise Unreadable("the log entry's integratedTime is not a time") from None
+    return entry, when
 
 
 def _check(
@@ -113,7 +118,7 @@ def _check(
     checks: dict[str, str], *, leaf: bool,
 ) -> _Bundle:  # fmt: skip
     ptype, payload, sig_text, sig = _envelope(bundle)
-    entry = _tlog(bundle)
+    entry, when = _tlog(bundle)
     statement = sp.json_of(payload, "the in-toto statement")
     wanted = sp.b64(integrity.removeprefix("sha512-"), "dist.integrity").hex()
     subjects = sp.field(statement, "subject")
@@ -124,7 +129,6 @@ def _check(
         raise StepFailed("subject", f"no subject is {purl(name, version)} with its sha512")
     checks["subject"] = "ok"
     material = sp.field(bundle, "verificationMaterial")
-    when = datetime.fromtimestamp(int(entry["integratedTime"]), timezone.utc)
     cert = None
     if leaf:
         cert = sp.load_cert(_leaf_der(material), "the leaf certificate")

@@ -1,0 +1,78 @@
+"""The provenance and registry-signature checks attacked: each answer here is one a hostile
+registry (or a pull request that edits mcp.lock.json and mcp.attestations.json) could
+serve, built with real cryptography on npm's real bundles or the test's own CA. Each must
+end as a failed step, a failed source or a failed re-verification: never `verified`,
+never a crash."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentguard.facts.npm_trust import RegistrySignature
+from agentguard.findings import Source
+from agentguard.lock.servers import attestations, npm_signature
+from agentguard.lock.servers.flow import check_servers
+from agentguard.lock.servers.trust_roots import bundled
+from tests.lock.npm_registry import NpmRegistry, integrity, serve, tarball
+from tests.lock.servers.test_provenance import (
+    NAME,
+    REAL_INTEGRITY,
+    _finding,
+    _lock,
+    _Server,
+    real,
+)
+from tests.lock.sigstore_signer import KEYID, NOW, Signer
+
+DIGEST = integrity(tarball(NAME, "2.0.1"))
+
+
+@pytest.fixture()
+def signer() -> Signer:
+    return Signer()
+
+
+@pytest.fixture()
+def registry(signer: Signer) -> Iterator[NpmRegistry]:
+    reg = NpmRegistry({NAME: ["2.0.1"]}, times={"2.0.1": NOW.isoformat()})
+    reg.signatures[(NAME, "2.0.1")] = signer.signature(NAME, "2.0.1", DIGEST)
+    reg.provenance.add((NAME, "2.0.1"))
+    reg.attestations[(NAME, "2.0.1")] = json.dumps(
+        signer.attestations(NAME, "2.0.1", DIGEST)
+    ).encode()
+    with serve(reg):
+        yield reg
+
+
+def _failed(sources: tuple[Source, ...]) -> list[tuple[str | None, str]]:
+    return [(s.error_code, s.reason) for s in sources if s.status.value == "failed"]
+
+
+def _entry(doc: dict[str, Any], which: int = 0) -> dict[str, Any]:
+    entry: dict[str, Any] = doc["attestations"][which]["bundle"]["verificationMaterial"][
+        "tlogEntries"
+    ][0]
+    return entry
+
+
+# --- integratedTime no clock can hold ---------------------------------------------------
+
+
+def test_an_integrated_time_no_clock_holds_is_unreadable_never_a_crash(signer: Signer) -> None:
+    """Twenty digits pass "a number": the SET (here signed again over it) does not make it
+    a time. It was an OverflowError out of the verifier (and out of `lock --check`)."""
+    doc = real()
+    _entry(doc)["integratedTime"] = "9" * 20
+    with pytest.raises(attestations.Unreadable, match="integratedTime is not a time"):
+        attestations.verify("sigstore", "1.0.0", REAL_INTEGRITY, doc, bundled())
+    own = signer.attestations(NAME, "2.0.1", DIGEST)
+    _entry(own)["integratedTime"] = "9" * 20
+    signer.sign_again(_entry(own))
+    with pytest.raises(attestations.Unreadable, match="integratedTime is not a time"):
+        attestations.verify(NAME, "2.0.1", DIGEST, own, signer.roots)
