@@ -61,8 +61,11 @@ def verify(
     unchecked: RegistrySignature | None = None
     for entry in sigs:
         keyid, sig = (entry.get("keyid"), entry.get("sig")) if isinstance(entry, dict) else (0, 0)
-        if not isinstance(keyid, str) or not isinstance(sig, str) or len(sig) > 512:
-            return RegistrySignature(FAILED, why="a signature is not {keyid, sig} strings")
+        # (ASCII: an unknown keyid is recorded in the lock, and a file holds only UTF-8)
+        if not (isinstance(keyid, str) and isinstance(sig, str) and keyid.isascii()) or (
+            len(sig) > 512 or not sig.isascii()
+        ):
+            return RegistrySignature(FAILED, why="a signature is not {keyid, sig} ASCII strings")
         got = check_one(message, keyid[:128], sig, when, roots)
         if got.status in (VERIFIED, FAILED):
             return got

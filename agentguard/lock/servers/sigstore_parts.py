@@ -62,6 +62,10 @@ def json_of(raw: bytes, what: str) -> Any:
         raise Unreadable(f"{what} is not JSON") from None
     if not depth_ok(data):
         raise Unreadable(f"{what} is nested deeper than {MAX_DEPTH}")
+    try:  # JSON's "\\ud800" parses into text no file holds (the lock and its digests)
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Unreadable(f"{what}: a string is not UTF-8 (a lone surrogate)") from None
     return data
 
 

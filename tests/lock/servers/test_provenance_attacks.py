@@ -76,3 +76,57 @@ def test_an_integrated_time_no_clock_holds_is_unreadable_never_a_crash(signer: S
     signer.sign_again(_entry(own))
     with pytest.raises(attestations.Unreadable, match="integratedTime is not a time"):
         attestations.verify(NAME, "2.0.1", DIGEST, own, signer.roots)
+
+
+# --- text that is not UTF-8 (a lone surrogate, legal in JSON) ---------------------------
+
+
+def test_a_lone_surrogate_in_the_attestations_is_a_failed_source_never_a_crash(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
+    """`"\\ud800"` parses (JSON allows the escape) into text no file can hold: the digest
+    of the document and the sibling file could not be written (a UnicodeEncodeError out
+    of `lock`, after the sibling was written and before the lock)."""
+    doc = signer.attestations(NAME, "2.0.1", DIGEST)
+    doc["note"] = "\ud800"
+    registry.attestations[(NAME, "2.0.1")] = json.dumps(doc).encode()
+    result = _lock(tmp_path, registry, signer)
+    assert _failed(result.sources) == [
+        (
+            "npm-attestations-unreadable",
+            f"{NAME}@2.0.1: the registry's attestations cannot be read: the attestations: "
+            "a string is not UTF-8 (a lone surrogate)",
+        )
+    ]
+    assert not (tmp_path / "mcp.lock.json").exists()
+    assert not (tmp_path / "mcp.attestations.json").exists()
+
+
+def test_a_lone_surrogate_in_a_registry_signature_is_failed_never_a_crash(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
+    """An unknown keyid is recorded (unchecked) in the lock: one that is not text a file
+    holds crashed the lock's write."""
+    registry.signatures[(NAME, "2.0.1")] = [{"keyid": "SHA256:\ud800", "sig": "AAAA"}]
+    result = _lock(tmp_path, registry, signer)
+    why = "a signature is not {keyid, sig} ASCII strings"
+    assert result.findings == (_finding(why, "registry-signature"),)
+    assert not (tmp_path / "mcp.lock.json").exists()
+
+
+def test_a_lone_surrogate_in_the_checkouts_sibling_is_a_failed_source_never_a_crash(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
+    assert _lock(tmp_path, registry, signer).written
+    side = tmp_path / "mcp.attestations.json"
+    data = json.loads(side.read_text())
+    data["attestations"][f"{NAME}@2.0.1"]["note"] = "\ud800"
+    side.write_text(json.dumps(data))  # (ASCII: the escape, as a pull request commits it)
+    checked = check_servers([_Server()], tmp_path, signer.roots)  # type: ignore[list-item]
+    assert _failed(checked.sources) == [
+        (
+            "mcp-attestations-unreadable",
+            "mcp.attestations.json could not be read: mcp.attestations.json: a string is not "
+            "UTF-8 (a lone surrogate)",
+        )
+    ]
