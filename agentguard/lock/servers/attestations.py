@@ -37,6 +37,7 @@ SLSA = "https://slsa.dev/provenance/"
 PUBLISH = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"
 MAX_ATTESTATIONS = 8
 _IN_TOTO = "application/vnd.in-toto+json"
+_STATEMENTS = ("https://in-toto.io/Statement/v0.1", "https://in-toto.io/Statement/v1")
 
 __all__ = ["Unreadable", "digest_of", "purl", "verify"]
 
@@ -115,11 +116,19 @@ def _tlog(bundle: dict[str, Any]) -> tuple[dict[str, Any], datetime]:
 
 def _check(
     bundle: dict[str, Any], name: str, version: str, integrity: str, roots: TrustRoots,
-    checks: dict[str, str], *, leaf: bool,
+    checks: dict[str, str], *, leaf: bool, filed_as: str,
 ) -> _Bundle:  # fmt: skip
     ptype, payload, sig_text, sig = _envelope(bundle)
     entry, when = _tlog(bundle)
     statement = sp.json_of(payload, "the in-toto statement")
+    # what the statement is, signed; what it is listed as is the registry's unsigned label
+    if sp.field(statement, "_type") not in _STATEMENTS:
+        raise StepFailed("bundle", "the envelope does not hold an in-toto statement")
+    kind = sp.field(statement, "predicateType")
+    if kind != filed_as:
+        raise StepFailed(
+            "bundle", f"the statement filed as {filed_as} is a {str(kind)[:128]} statement"
+        )
     wanted = sp.b64(integrity.removeprefix("sha512-"), "dist.integrity").hex()
     subjects = sp.field(statement, "subject")
     if not isinstance(subjects, list) or not any(
@@ -206,14 +215,15 @@ def verify(
         extra["predicate_type"] = ptype
         if prov is None:
             return _result(UNCHECKED, checks, "the registry serves no SLSA provenance", extra)
-        got = _check(prov, name, version, integrity, roots, checks, leaf=True)
+        assert ptype is not None
+        got = _check(prov, name, version, integrity, roots, checks, leaf=True, filed_as=ptype)
         extra |= _identity(got)
         if pub is None:
             checks["publish-attestation"] = "not checked: the registry serves none"
         else:
             inner: dict[str, str] = {}
             try:
-                _check(pub, name, version, integrity, roots, inner, leaf=False)
+                _check(pub, name, version, integrity, roots, inner, leaf=False, filed_as=PUBLISH)
             except StepFailed as exc:
                 raise StepFailed("publish-attestation", f"{exc.step}: {exc.why}") from None
             bad = [f"{s} {o}" for s, o in inner.items() if o != "ok"]

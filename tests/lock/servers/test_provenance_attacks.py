@@ -130,3 +130,35 @@ def test_a_lone_surrogate_in_the_checkouts_sibling_is_a_failed_source_never_a_cr
             "UTF-8 (a lone surrogate)",
         )
     ]
+
+
+# --- what the registry files a statement as, and what the statement says it is -------
+
+
+@pytest.mark.parametrize(
+    ("which", "key", "value", "why"),
+    [
+        (0, "predicateType", "https://in-toto.io/attestation/test-result/v0.1",
+         "the statement filed as https://slsa.dev/provenance/v1 is a "
+         "https://in-toto.io/attestation/test-result/v0.1 statement"),
+        (1, "predicateType", "https://slsa.dev/provenance/v1",
+         "the statement filed as https://github.com/npm/attestation/tree/main/specs/publish/v0.1 "
+         "is a https://slsa.dev/provenance/v1 statement"),
+        (0, "_type", "https://example.com/Statement/v1",
+         "the envelope does not hold an in-toto statement"),
+    ],
+    ids=["test-result-filed-as-provenance", "provenance-filed-as-publish", "not-in-toto"],
+)  # fmt: skip
+def test_a_statement_is_what_it_says_it_is_not_what_the_registry_files_it_as(
+    signer: Signer, which: int, key: str, value: str, why: str
+) -> None:
+    """The label an attestation is listed under is the registry's unsigned text: a
+    statement of another kind (a test result the project's CI attested for the same
+    tarball, signed by the same workflow) listed as provenance was `verified` provenance,
+    with the registry's label recorded as its predicate type."""
+    statements = signer.statements(NAME, "2.0.1", DIGEST)
+    statements[which][key] = value
+    got = attestations.verify(NAME, "2.0.1", DIGEST, signer.document(*statements), signer.roots)
+    step = "bundle" if which == 0 else "publish-attestation"
+    said = why if which == 0 else f"bundle: {why}"
+    assert (got.status, got.failed_step, got.why) == ("failed", step, f"{step}: {said}")
