@@ -58,7 +58,9 @@ def verify(
     if not isinstance(sigs, list) or len(sigs) > MAX_SIGNATURES:
         return RegistrySignature(FAILED, published=shown, why="dist.signatures is not a list")
     message = f"{name}@{version}:{integrity}".encode()
-    unchecked: RegistrySignature | None = None
+    # every one is checked: one that fails fails the version (as npm does), whatever its
+    # place in the list; one with a key the roots do not hold stands beside a verified one
+    got: list[RegistrySignature] = []
     for entry in sigs:
         keyid, sig = (entry.get("keyid"), entry.get("sig")) if isinstance(entry, dict) else (0, 0)
         # (ASCII: an unknown keyid is recorded in the lock, and a file holds only UTF-8)
@@ -66,12 +68,8 @@ def verify(
             len(sig) > 512 or not sig.isascii()
         ):
             return RegistrySignature(FAILED, why="a signature is not {keyid, sig} ASCII strings")
-        got = check_one(message, keyid[:128], sig, when, roots)
-        if got.status in (VERIFIED, FAILED):
-            return got
-        unchecked = unchecked or got
-    assert unchecked is not None
-    return unchecked
+        got.append(check_one(message, keyid[:128], sig, when, roots))
+    return min(got, key=lambda g: (FAILED, VERIFIED, UNCHECKED).index(g.status))
 
 
 def check_one(

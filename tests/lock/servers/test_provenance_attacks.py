@@ -162,3 +162,28 @@ def test_a_statement_is_what_it_says_it_is_not_what_the_registry_files_it_as(
     step = "bundle" if which == 0 else "publish-attestation"
     said = why if which == 0 else f"bundle: {why}"
     assert (got.status, got.failed_step, got.why) == ("failed", step, f"{step}: {said}")
+
+
+# --- dist.signatures: every one listed is checked, in any order ------------------------
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["good-first", "bad-first"])
+def test_every_registry_signature_is_checked_not_the_first_that_holds(
+    signer: Signer, order: int
+) -> None:
+    """Two signatures of one keyid, one by the key and one not: the verdict was the first
+    one's (verified when the good one came first); npm fails a version any of whose
+    signatures does not verify. One the roots hold no key for stays beside a verified one."""
+    good = signer.signature(NAME, "2.0.1", DIGEST)[0]
+    bad = Signer().signature(NAME, "2.0.1", DIGEST)[0]
+    unknown = {"keyid": "SHA256:another", "sig": good["sig"]}
+    dist = {"signatures": [unknown, good, bad][::order]}
+    got = npm_signature.verify(NAME, "2.0.1", DIGEST, dist, NOW.isoformat(), signer.roots)
+    assert got == RegistrySignature(
+        "failed", KEYID, bad["sig"], NOW.isoformat(),
+        f"the signature does not verify (key {KEYID})",
+    )  # fmt: skip
+    dist = {"signatures": [unknown, good][::order]}
+    assert npm_signature.verify(
+        NAME, "2.0.1", DIGEST, dist, NOW.isoformat(), signer.roots
+    ) == RegistrySignature("verified", KEYID, good["sig"], NOW.isoformat())
