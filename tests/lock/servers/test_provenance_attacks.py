@@ -187,3 +187,48 @@ def test_every_registry_signature_is_checked_not_the_first_that_holds(
     assert npm_signature.verify(
         NAME, "2.0.1", DIGEST, dist, NOW.isoformat(), signer.roots
     ) == RegistrySignature("verified", KEYID, good["sig"], NOW.isoformat())
+
+
+# --- lock --check: what the pull request's lock claims ---------------------------------
+
+
+def _edit_lock(root: Path, edit: Any) -> None:
+    path = root / "mcp.lock.json"
+    data = json.loads(path.read_text())
+    edit(data["servers"][0])
+    path.write_text(json.dumps(data, indent=2))
+
+
+@pytest.mark.parametrize(
+    ("edit", "reasons"),
+    [
+        (
+            lambda e: (e["signature"].pop("sig"), e["attestation"].pop("bundles")),
+            [
+                f"{NAME}@2.0.1: the lock records a verified registry signature that is not "
+                "verified again: the lock records no keyid, sig or integrity for it",
+                f"{NAME}@2.0.1: the lock records a verified attestation that is not verified "
+                "again: the lock records no document digest or integrity for it",
+            ],
+        ),
+        (
+            lambda e: e["signature"].update(keyid="SHA256:not-a-bundled-key"),
+            [
+                f"{NAME}@2.0.1: the lock records a verified registry signature that is not "
+                "verified again: signed with key SHA256:not-a-bundled-key, which agentguard's "
+                "trust roots do not hold",
+            ],
+        ),
+    ],
+    ids=["material-removed", "keyid-changed"],
+)
+def test_lock_check_never_drops_a_verified_claim_it_cannot_verify_again(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer, edit: Any, reasons: list[str]
+) -> None:
+    """A pull request that keeps `"status": "verified"` and removes what would re-verify it
+    (or names a key no root holds) made `lock --check` re-verify nothing and say nothing:
+    the claim silently left the count."""
+    assert _lock(tmp_path, registry, signer).written
+    _edit_lock(tmp_path, edit)
+    checked = check_servers([_Server()], tmp_path, signer.roots)  # type: ignore[list-item]
+    assert _failed(checked.sources) == [("mcp-trust-not-reverified", r) for r in reasons]
