@@ -138,9 +138,10 @@ def _check(
         raise StepFailed("subject", f"no subject is {purl(name, version)} with its sha512")
     checks["subject"] = "ok"
     material = sp.field(bundle, "verificationMaterial")
-    cert = None
+    cert, leaf_der = None, None
     if leaf:
         cert = sp.load_cert(_leaf_der(material), "the leaf certificate")
+        leaf_der = sp.cert_der(cert)
         sp.check_chain(cert, roots.fulcio_intermediate, roots.fulcio_root)
         checks["certificate-chain"] = "ok"
         key_pem = sp.spki_pem(cert)
@@ -161,7 +162,7 @@ def _check(
     checks["dsse-signature"] = "ok"
     sp.entry_matches(
         sp.json_of(sp.b64(entry.get("canonicalizedBody"), "the log entry's body"), "the log entry's body"),
-        payload, sig_text, sp.spki_der_of_pem(key_pem) or b"",
+        payload, sig_text, sp.spki_der_of_pem(key_pem) or b"", leaf_der,
     )  # fmt: skip
     checks["tlog-entry"] = "ok"
     _promise(entry, roots, checks)

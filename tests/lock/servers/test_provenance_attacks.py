@@ -232,3 +232,21 @@ def test_lock_check_never_drops_a_verified_claim_it_cannot_verify_again(
     _edit_lock(tmp_path, edit)
     checked = check_servers([_Server()], tmp_path, signer.roots)  # type: ignore[list-item]
     assert _failed(checked.sources) == [("mcp-trust-not-reverified", r) for r in reasons]
+
+
+# --- the log entry holds the certificate the bundle presents ---------------------------
+
+
+def test_the_log_entry_holds_the_bundles_certificate_not_only_its_key(signer: Signer) -> None:
+    """Fulcio certifies any key its holder proves: two leaves for one key, naming two
+    repositories. The log entry held one (acme/other), the bundle presented the other
+    (acme/tracker), and the identity recorded was one the log never held."""
+    statements = signer.statements(NAME, "2.0.1", DIGEST)
+    doc = signer.document(*statements, logged_repo="https://github.com/acme/other")
+    got = attestations.verify(NAME, "2.0.1", DIGEST, doc, signer.roots)
+    why = "the log entry holds another certificate than the bundle's"
+    assert (got.status, got.failed_step, got.why) == (
+        "failed",
+        "tlog-entry",
+        f"tlog-entry: {why}",
+    )
