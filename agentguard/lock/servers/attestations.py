@@ -58,6 +58,7 @@ class _Bundle:
     statement: dict[str, Any]
     log_index: int
     cert: Any  # the Fulcio leaf (None: signed with a key)
+    logged: datetime | None  # integratedTime, when the signed entry timestamp verified
 
 
 def _pick(doc: object) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
@@ -172,7 +173,8 @@ def _check(
             f"the log entry's time {when.isoformat()} is outside the signing key's validity",
         )
     checks["tlog-time"] = "ok"
-    return _Bundle(statement, int(entry["logIndex"]), cert)
+    logged = when if checks.get("tlog-promise") == "ok" else None
+    return _Bundle(statement, int(entry["logIndex"]), cert, logged)
 
 
 def _promise(entry: dict[str, Any], roots: TrustRoots, checks: dict[str, str]) -> None:
@@ -252,6 +254,7 @@ def _identity(got: _Bundle) -> dict[str, Any]:
         "commit": sp.extension(got.cert, sp.COMMIT),
         "builder": str(builder)[:512] if isinstance(builder, str) else None,
         "log_index": got.log_index,
+        "logged": got.logged.isoformat() if got.logged is not None else None,
     }
 
 

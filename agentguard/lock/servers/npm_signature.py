@@ -48,8 +48,10 @@ def ecdsa_verifies(pem: bytes, sig: bytes, message: bytes) -> bool | str:
 
 def verify(
     name: str, version: str, integrity: str, dist: dict[str, Any], published: object,
-    roots: TrustRoots,
+    roots: TrustRoots, logged: str | None = None,
 ) -> RegistrySignature:  # fmt: skip
+    """``published``: the packument's ``time`` of the version (the registry's word);
+    ``logged``: the provenance's integratedTime Rekor signed, when there is one."""
     sigs = dist.get("signatures")
     when = parse_time(published)
     shown = when.isoformat() if when else None
@@ -68,16 +70,24 @@ def verify(
             len(sig) > 512 or not sig.isascii()
         ):
             return RegistrySignature(FAILED, why="a signature is not {keyid, sig} ASCII strings")
-        got.append(check_one(message, keyid[:128], sig, when, roots))
+        got.append(check_one(message, keyid[:128], sig, when, roots, parse_time(logged)))
     return min(got, key=lambda g: (FAILED, VERIFIED, UNCHECKED).index(g.status))
 
 
 def check_one(
-    message: bytes, keyid: str, sig: str, when: datetime | None, roots: TrustRoots
-) -> RegistrySignature:
-    """One ``{keyid, sig}`` against the trust roots (also what ``lock --check`` re-runs)."""
-    shown = when.isoformat() if when is not None else None
-    out = {"keyid": keyid, "sig": sig, "published": shown}
+    message: bytes, keyid: str, sig: str, when: datetime | None, roots: TrustRoots,
+    logged: datetime | None = None,
+) -> RegistrySignature:  # fmt: skip
+    """One ``{keyid, sig}`` against the trust roots (also what ``lock --check`` re-runs).
+    ``when``: the publish time stated (the packument's, or the lock's); ``logged``: the
+    one Rekor signed. The registry signs what it receives after the provenance is logged,
+    so the later of the two bounds when the signature was made."""
+    out = {"keyid": keyid, "sig": sig, "published": when.isoformat() if when else None}
+    if logged is not None and (when is None or logged > when):
+        when = logged
+        shown = f"{logged.isoformat()}, logged by Rekor"
+    else:
+        shown = when.isoformat() if when is not None else None
     key = roots.npm_key(keyid, SIGNATURES)
     if key is None:
         why = f"signed with key {keyid}, which agentguard's trust roots do not hold"

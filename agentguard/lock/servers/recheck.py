@@ -49,7 +49,6 @@ def recorded(root: Path, pins: Sequence[ServerPin], trust: TrustRoots | None) ->
     again: list[ServerPin] = []
     counts = {VERIFIED: 0, FAILED: 0, UNCHECKED: 0}
     for pin in npm_pins:
-        sig = trust_record.recheck_signature(pin, roots)
         att, said = None, not docs_read
         if pin in wants_docs:
             try:
@@ -57,6 +56,7 @@ def recorded(root: Path, pins: Sequence[ServerPin], trust: TrustRoots | None) ->
             except RecordError as exc:
                 sources.append(_failed(f"{pin.package}@{pin.version}: {exc}"))
                 said = True
+        sig = trust_record.recheck_signature(pin, roots, att.logged if att else None)
         if pin.signature is not None and pin.signature.status == VERIFIED:
             if sig is None or sig.status == UNCHECKED:
                 why = (

@@ -10,6 +10,7 @@ import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -250,3 +251,50 @@ def test_the_log_entry_holds_the_bundles_certificate_not_only_its_key(signer: Si
         "tlog-entry",
         f"tlog-entry: {why}",
     )
+
+
+# --- the publish time a registry (or a lock) states, and the one Rekor signed ---------
+
+
+def _provenance_only(signer: Signer) -> bytes:
+    doc = signer.attestations(NAME, "2.0.1", DIGEST)
+    doc["attestations"].pop()  # npm's publish attestation left out: the check is unchecked
+    return json.dumps(doc).encode()
+
+
+def test_a_moved_publish_time_does_not_fit_a_signature_to_a_key_that_had_ended(
+    tmp_path: Path, signer: Signer
+) -> None:
+    """The registry key ended a day before the release; the registry moves the version's
+    `time` before the end (and leaves the publish attestation, which the key's end would
+    fail, out). The provenance's log entry, whose time Rekor signed, says when it was
+    published: the signature was verified on the registry's word alone."""
+    signer.npm_key_end = NOW - timedelta(days=1)
+    reg = NpmRegistry({NAME: ["2.0.1"]}, times={"2.0.1": "2026-05-01T00:00:00Z"})
+    reg.signatures[(NAME, "2.0.1")] = signer.signature(NAME, "2.0.1", DIGEST)
+    reg.provenance.add((NAME, "2.0.1"))
+    reg.attestations[(NAME, "2.0.1")] = _provenance_only(signer)
+    with serve(reg):
+        result = _lock(tmp_path, reg, signer)
+    why = (
+        f"key {KEYID} had expired (2026-05-31) when the version was published "
+        f"({NOW.isoformat()}, logged by Rekor)"
+    )
+    assert result.findings == (_finding(why, "registry-signature"),)
+
+
+def test_lock_check_reads_the_publish_time_rekor_signed_not_the_one_the_lock_states(
+    tmp_path: Path, registry: NpmRegistry, signer: Signer
+) -> None:
+    """Locked while the key was current; the roots then end it before the release. A pull
+    request that moves the lock's `published` before the end made the signature verify."""
+    registry.attestations[(NAME, "2.0.1")] = _provenance_only(signer)
+    assert _lock(tmp_path, registry, signer).written
+    _edit_lock(tmp_path, lambda e: e["signature"].update(published="2026-05-01T00:00:00+00:00"))
+    signer.npm_key_end = NOW - timedelta(days=1)
+    checked = check_servers([_Server()], tmp_path, signer.roots)  # type: ignore[list-item]
+    why = (
+        f"key {KEYID} had expired (2026-05-31) when the version was published "
+        f"({NOW.isoformat()}, logged by Rekor)"
+    )
+    assert checked.findings == (_finding(why, "registry-signature", recorded=True),)
