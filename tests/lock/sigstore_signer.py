@@ -46,7 +46,9 @@ def _utf8(text: str) -> bytes:
 
 
 def _cert(subject: str, key: Any, issuer: str, signer: Any, *, ca: bool, start: datetime,
-          days: float, leaf_ext: bool = False, repo: str = REPO) -> x509.Certificate:  # fmt: skip
+          days: float, leaf_ext: bool = False, repo: str = REPO,
+          eku: tuple[x509.ObjectIdentifier, ...] = (ExtendedKeyUsageOID.CODE_SIGNING,),
+          ) -> x509.Certificate:  # fmt: skip
     b = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
@@ -58,7 +60,7 @@ def _cert(subject: str, key: Any, issuer: str, signer: Any, *, ca: bool, start: 
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
     )
     if leaf_ext:
-        b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), False)
+        b = b.add_extension(x509.ExtendedKeyUsage(list(eku)), False)
         b = b.add_extension(
             x509.SubjectAlternativeName([x509.UniformResourceIdentifier(WORKFLOW)]), False
         )
@@ -80,6 +82,7 @@ class Signer:
     rekor_key: Any = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
     npm_key: Any = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
     npm_key_end: datetime | None = None
+    leaf_eku: tuple[x509.ObjectIdentifier, ...] = (ExtendedKeyUsageOID.CODE_SIGNING,)
 
     def __post_init__(self) -> None:
         start = NOW - timedelta(days=365)
@@ -126,6 +129,7 @@ class Signer:
             days=10 / 1440,
             leaf_ext=True,
             repo=repo,
+            eku=self.leaf_eku,
         )
 
     def bundle(self, statement: dict[str, Any], *, leaf: bool, when: datetime,

@@ -83,11 +83,9 @@ def check_one(
     one Rekor signed. The registry signs what it receives after the provenance is logged,
     so the later of the two bounds when the signature was made."""
     out = {"keyid": keyid, "sig": sig, "published": when.isoformat() if when else None}
+    shown: str | None = when.isoformat() if when is not None else None
     if logged is not None and (when is None or logged > when):
-        when = logged
-        shown = f"{logged.isoformat()}, logged by Rekor"
-    else:
-        shown = when.isoformat() if when is not None else None
+        when, shown = logged, f"{logged.isoformat()}, logged by Rekor"
     key = roots.npm_key(keyid, SIGNATURES)
     if key is None:
         why = f"signed with key {keyid}, which agentguard's trust roots do not hold"

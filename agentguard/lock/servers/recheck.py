@@ -57,12 +57,10 @@ def recorded(root: Path, pins: Sequence[ServerPin], trust: TrustRoots | None) ->
                 sources.append(_failed(f"{pin.package}@{pin.version}: {exc}"))
                 said = True
         sig = trust_record.recheck_signature(pin, roots, att.logged if att else None)
-        if pin.signature is not None and pin.signature.status == VERIFIED:
-            if sig is None or sig.status == UNCHECKED:
-                why = (
-                    "the lock records no keyid, sig or integrity for it" if sig is None else sig.why
-                )
-                sources.append(_not_again(pin, "registry signature", str(why)))
+        was_verified = pin.signature is not None and pin.signature.status == VERIFIED
+        if was_verified and (sig is None or sig.status == UNCHECKED):
+            said_sig = sig.why if sig else "the lock records no keyid, sig or integrity for it"
+            sources.append(_not_again(pin, "registry signature", str(said_sig)))
         if pin.attestation is not None and pin.attestation.status == VERIFIED and not said:
             if att is None:
                 why = "the lock records no document digest or integrity for it"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -298,3 +298,109 @@ def test_lock_check_reads_the_publish_time_rekor_signed_not_the_one_the_lock_sta
         f"({NOW.isoformat()}, logged by Rekor)"
     )
     assert checked.findings == (_finding(why, "registry-signature", recorded=True),)
+
+
+# --- attacks that hold: each ends at its step, or as unreadable ------------------------
+
+
+def _bundle_of(doc: dict[str, Any], which: int = 0) -> dict[str, Any]:
+    bundle: dict[str, Any] = doc["attestations"][which]["bundle"]
+    return bundle
+
+
+def _body(doc: dict[str, Any], signer: Signer, edit: Any) -> None:
+    entry = _entry(doc)
+    body = json.loads(base64.b64decode(entry["canonicalizedBody"]))
+    edit(body)
+    entry["canonicalizedBody"] = base64.b64encode(json.dumps(body).encode()).decode()
+    signer.sign_again(entry)  # (a log that signs anything: the body is what fails)
+
+
+def _sig(doc: dict[str, Any], edit: Any) -> None:
+    env = _bundle_of(doc)["dsseEnvelope"]["signatures"][0]
+    env["sig"] = base64.b64encode(edit(base64.b64decode(env["sig"]))).decode()
+
+
+def _high_s(der: bytes) -> bytes:
+    from cryptography.hazmat.primitives.asymmetric import utils
+
+    r, s = utils.decode_dss_signature(der)
+    n = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551  # P-256's order
+    return utils.encode_dss_signature(r, n - s)
+
+
+def _statements(edit: Any) -> Any:
+    def make(signer: Signer) -> dict[str, Any]:
+        slsa, publish = signer.statements(NAME, "2.0.1", DIGEST)
+        edit(slsa)
+        return signer.document(slsa, publish)
+
+    return make
+
+
+def _doc(edit: Any) -> Any:
+    def make(signer: Signer) -> dict[str, Any]:
+        doc = signer.attestations(NAME, "2.0.1", DIGEST)
+        edit(doc, signer)
+        return doc
+
+    return make
+
+
+_SHA512 = base64.b64decode(DIGEST.removeprefix("sha512-")).hex()
+HELD = {
+    "replayed-other-name": (
+        _statements(lambda s: s["subject"][0].update(name="pkg:npm/left-pad@2.0.1")), "subject"),
+    "replayed-other-version": (
+        _statements(lambda s: s["subject"][0].update(name=f"pkg:npm/{NAME}@2.0.0")), "subject"),
+    "unencoded-scope": (
+        _statements(lambda s: s["subject"][0].update(name=f"pkg:npm/{NAME}@2.0.1")), "subject"),
+    "other-digest": (
+        _statements(lambda s: s["subject"][0]["digest"].update(sha512="00" * 64)), "subject"),
+    "digest-in-sha256-only": (
+        _statements(lambda s: s["subject"][0].update(digest={"sha256": _SHA512[:64]})), "subject"),
+    "leaf-without-code-signing": ("no-eku", "certificate-chain"),
+    "time-outside-the-leaf-signed-by-the-log": (
+        _doc(lambda d, s: (_entry(d).update(integratedTime=str(int(NOW.timestamp()) + 3600)),
+                           s.sign_again(_entry(d)))), "tlog-time"),
+    "set-over-another-log-index": (
+        _doc(lambda d, s: _entry(d).update(logIndex="4243")), "tlog-promise"),
+    "body-hashes-another-payload": (
+        _doc(lambda d, s: _body(d, s, lambda b: b["spec"]["payloadHash"].update(value="0" * 64))),
+        "tlog-entry"),
+    "envelope-sig-high-s": (_doc(lambda d, s: _sig(d, _high_s)), "tlog-entry"),
+    "envelope-sig-trailing-byte": (_doc(lambda d, s: _sig(d, lambda b: b + b"\0")), "dsse-signature"),
+    "two-provenance-attestations": (
+        _doc(lambda d, s: d["attestations"].insert(0, d["attestations"][0])), "bundle"),
+    "other-ca-same-names": ("other-ca", "certificate-chain"),
+    "payload-type-changed": (
+        _doc(lambda d, s: _bundle_of(d)["dsseEnvelope"].update(payloadType="text/plain")), None),
+    "payload-url-safe-base64": (
+        _doc(lambda d, s: _bundle_of(d)["dsseEnvelope"].update(
+            payload=_bundle_of(d)["dsseEnvelope"]["payload"].replace("+", "-").replace("/", "_")
+            + "-")), None),
+    "payload-with-newlines": (
+        _doc(lambda d, s: _bundle_of(d)["dsseEnvelope"].update(
+            payload="\n".join(_bundle_of(d)["dsseEnvelope"]["payload"]))), None),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("attack", list(HELD))
+def test_an_attack_that_holds_ends_at_its_step_or_unreadable(signer: Signer, attack: str) -> None:
+    make, step = HELD[attack]
+    roots = signer.roots
+    if make == "no-eku":
+        from cryptography.x509.oid import ExtendedKeyUsageOID
+
+        signer.leaf_eku = (ExtendedKeyUsageOID.CLIENT_AUTH,)
+        doc = signer.attestations(NAME, "2.0.1", DIGEST)
+    elif make == "other-ca":
+        doc = Signer().attestations(NAME, "2.0.1", DIGEST)  # its root and intermediate: same names
+    else:
+        doc = make(signer)
+    if step is None:
+        with pytest.raises(attestations.Unreadable):
+            attestations.verify(NAME, "2.0.1", DIGEST, doc, roots)
+        return
+    got = attestations.verify(NAME, "2.0.1", DIGEST, doc, roots)
+    assert (got.status, got.failed_step) == ("failed", step), got.why
