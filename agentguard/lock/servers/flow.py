@@ -94,6 +94,20 @@ def unverified(servers: Sequence[McpServer]) -> tuple[Finding, ...]:
     return tuple(unverified_findings(registry_launches(servers)[1]))
 
 
+def _same_tarball(before: ServerPin | None, now: ServerPin) -> None:
+    """A version the lock kept must still be the tarball it recorded: a registry answering
+    another integrity for the same version (npm never lets a version be published twice)
+    replaced it. Nothing is re-pinned; the Python side holds its files the same way."""
+    if before is None or before.version != now.version or not before.integrity:
+        return
+    if now.integrity != before.integrity:
+        raise npm.NpmError(
+            f"{now.package}@{now.version}: the registry's integrity for this version is not "
+            f"the one {MCP_LOCK} recorded (the version was replaced); nothing was re-pinned",
+            "npm-integrity-changed",
+        )
+
+
 def previous_pin(launch: ServerLaunch, lock: ServerLock | None) -> ServerPin | None:
     return None if lock is None else pin_for(launch, lock.pins)
 
@@ -204,7 +218,9 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
             if launch.kind == NPM:
                 if registry is None:
                     return None  # (its failed source is already there)
-                return npm.resolve(registry, launch, keep, before.version if before else None)
+                pin = npm.resolve(registry, launch, keep, before.version if before else None)
+                _same_tarball(before, pin)
+                return pin
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))
         except npm.NpmError as exc:

@@ -1,4 +1,4 @@
-"""A Python MCP server's kept version is held to the files the lock recorded, as the
+"""An MCP server's kept version (PyPI and npm) is held to the files the lock recorded, as the
 Python lock holds its pins: an index that replaced a release's files (same version, other
 content) is a failed source and nothing is re-pinned; an index that added a file to the
 release (a new platform's wheel) is no change to refuse. (Before, the resolver was handed
@@ -85,3 +85,29 @@ def test_a_file_added_to_a_release_is_recorded(tmp_path: Path, served: tuple[Pat
     [entry] = json.loads((project / "mcp.lock.json").read_text())["servers"]
     assert entry["hashes"] == sorted(_sha(p) for p in wheels.glob("mcp_server_demo-2.0.0-*.whl"))
     assert len(entry["hashes"]) == 2
+
+
+def test_an_npm_version_served_with_another_tarball_is_refused(tmp_path: Path) -> None:
+    from tests.lock.npm_registry import NpmRegistry, serve
+
+    name = "@acme/tracker-mcp"
+    project = tmp_path / "agent"
+    project.mkdir()
+    launch = {"command": "npx", "args": ["-y", f"{name}@1.4.2"]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": launch}}) + "\n")
+    with serve(NpmRegistry({name: ["1.4.2"]})) as registry:
+        code, _, _ = run_json("lock", str(project), "--npm-registry", registry.url)
+        assert code == 0
+        before = (project / "mcp.lock.json").read_bytes()
+        registry.replaced.add((name, "1.4.2"))
+        code, report, _ = run_json("lock", str(project), "--npm-registry", registry.url)
+    assert code == 3
+    [failed] = [s for s in report["sources"] if s["status"] == "failed"]
+    assert {k: failed[k] for k in ("kind", "name", "error_code", "reason")} == {
+        "kind": "npm-registry",
+        "name": f"{name} (.mcp.json:1)",
+        "error_code": "npm-integrity-changed",
+        "reason": f"{name}@1.4.2: the registry's integrity for this version is not the one "
+        "mcp.lock.json recorded (the version was replaced); nothing was re-pinned",
+    }
+    assert (project / "mcp.lock.json").read_bytes() == before
