@@ -107,7 +107,7 @@ def test_a_changed_description_is_ag144_and_only_accept_tools_re_records_it(
     ]
     assert (project / "mcp.lock.json").read_bytes() == first
 
-    # re-published: the description is a prompt injection, a new tool, no longer read-only
+    # the same release answers otherwise: a prompt injection, a new tool, no longer read-only
     rug = {**SEARCH, "description": RUG, "annotations": {"readOnlyHint": False}}
     tracker_wheel(wheels, [rug, CLOSE])
     code, report = lock_smoke(project, wheels)

@@ -24,6 +24,7 @@ from agentguard.facts.mcp_pins import (
     ServerLaunch,
     ServerLock,
     ServerPin,
+    major_of,
     pin_for,
     registry_launches,
 )
@@ -371,3 +372,24 @@ def _fact(pin: ServerPin) -> JSONValue:
         **({"signature": pin.signature.status} if pin.signature is not None else {}),
         **({"provenance": pin.attestation.status} if pin.attestation is not None else {}),
     }
+
+
+def relocated(lock: ServerLock, servers: Sequence[McpServer]) -> tuple[ServerPin, ...] | None:
+    """The lock's pins with each launch's line and request as ``servers`` (read again once
+    ``--write-launch`` rewrote them) now spell them, so that the lock written by the run
+    that pinned the launches is the one a re-lock writes; None when nothing moved. A pin
+    whose key now has no launch, or two, keeps what it recorded."""
+    found, _ = launches(servers)
+    moved = False
+    out: list[ServerPin] = []
+    for pin in lock.pins:
+        same = [x for x in found if x.key == pin.key]
+        if len(same) == 1 and (same[0].line, same[0].requested) != (pin.line, pin.requested):
+            launch, majors = same[0], pin.majors
+            own = major_of(pin.version)
+            if launch.spec == pin.pinned_spec(launch.extras) and own in pin.released_majors:
+                majors = (own,)  # the exact pin admits its own major only, as a re-lock finds
+            pin = replace(pin, line=launch.line, requested=launch.requested, majors=majors)
+            moved = True
+        out.append(pin)
+    return tuple(out) if moved else None
