@@ -46,6 +46,26 @@ class GateVerdict:
 
 
 @dataclass(frozen=True)
+class FirewallContainer:
+    """The container a wrapper command starts a command line in, as the same file shows it:
+    GitHub Agentic Workflows' Agent Workflow Firewall (``awf [flags] -- CMD``). Only what
+    the compiled file writes down is here; what it does not show is None, never assumed.
+
+    ``allow_domains``: the network egress allow-list of the config file ``awf`` reads,
+    from the JSON the step writes to it (None: not read, ``domains_unread`` says why)."""
+
+    wrapper: str  # "awf"
+    line: int  # where the wrapper is invoked
+    allow_domains: tuple[str, ...] | None = None
+    domains_line: int | None = None  # where the allow-list is written
+    domains_unread: str | None = None  # why the allow-list is not known
+    workdir: str | None = None  # `--container-workdir` as written
+    env_all: bool = False  # `--env-all`: the step's whole environment goes in
+    excluded_env: tuple[str, ...] = ()  # `--exclude-env` names
+    mounts: tuple[str, ...] = ()  # `--mount` values as written
+
+
+@dataclass(frozen=True)
 class AgentConfig:
     """One configuration of a Claude agent engine: SDK options or a CLI invocation.
 
@@ -67,6 +87,8 @@ class AgentConfig:
     origin: str = "project"
     open_ended: str | None = None  # options also set by something not known (``**kwargs``)
     gates: tuple[GateVerdict, ...] = ()  # what its callback and hooks do (read from code)
+    # the container a wrapper in the same file starts this command line in (gh-aw's awf)
+    confined_by: FirewallContainer | None = None
 
     def gate(self, option: str) -> GateVerdict | None:
         return next((g for g in self.gates if g.option == option), None)

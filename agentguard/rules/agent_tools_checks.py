@@ -11,7 +11,10 @@ from agentguard.facts.agents import AgentConfig, ClaudeSettings, ToolGrant
 from agentguard.facts.values import Unknown, alternatives, describe, to_json
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.agent_mitigations import (
+    ACCEPT_EDITS_APPROVES,
     approval_gates,
+    firewall_credit,
+    firewall_text,
     headless_sdk,
     headless_workflow,
     sandboxed,
@@ -157,6 +160,9 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
         else:
             not_gates: list[str] = []
             gates = approval_gates(cfg, names, not_gates)
+            if category == "shell" and cfg.confined_by is not None:
+                severity = firewall_credit(cfg.confined_by, severity, evidence_extra)
+                message += firewall_text(cfg.confined_by)
             if gates:
                 # each call is seen by code the project wrote before it runs: lower, and say so
                 severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
@@ -302,7 +308,11 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
     bases = [n.split("(", 1)[0] for n in written if isinstance(n, str)]
     listed = [t for t in dict.fromkeys(bases) if t in BUILTIN_TOOLS]
     others = [t for t in BUILTIN_TOOLS if t not in names]
-    headless = headless_workflow(cfg)
+    # in `acceptEdits` the mode itself approves the edit tools among the others
+    by_mode = [t for t in others if t in ACCEPT_EDITS_APPROVES]
+    headless = headless_workflow(cfg, [t for t in others if t not in by_mode])
+    if headless and by_mode and headless_workflow(cfg, by_mode):
+        by_mode = []  # the default mode: the mode approves none of them
     sdk = not headless and headless_sdk(cfg)
     return [
         AllowListWithoutRemoval.finding(
@@ -312,7 +322,14 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             f"({', '.join(others[:8])}{', ...' if len(others) > 8 else ''})."
             + (
                 " In a workflow run nobody answers a permission prompt, so a call of the "
-                "others is denied; `--tools` would say so in the file."
+                "others is denied"
+                + (
+                    f", but `--permission-mode acceptEdits` approves {', '.join(by_mode)} "
+                    "without one"
+                    if by_mode
+                    else ""
+                )
+                + "; `--tools` would say so in the file."
                 if headless
                 else f" With no `{option_syntax(cfg, 'can_use_tool')}`, the default permission "
                 f"mode and `{option_syntax(cfg, 'setting_sources')}` empty, nobody answers a "
@@ -321,7 +338,11 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
                 if sdk
                 else ""
             ),
-            severity=Severity.LOW if headless or sdk else None,
+            severity=(Severity.MEDIUM if by_mode else Severity.LOW)
+            if headless
+            else Severity.LOW
+            if sdk
+            else None,
             locations=[_loc(cfg, allowed.line)],
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "
