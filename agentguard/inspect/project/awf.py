@@ -120,6 +120,8 @@ def _allow_list(
             if not _keeps_network(lines, n, r, config, split):
                 return None, None, f"line {r} rewrites the config with content not read"
         return tuple(domains), n, None
+    if rewrites:
+        return None, None, f"line {rewrites[0]} writes the config with content not read"
     return None, None, f"nothing above line {line} writes the config {config}"
 
 

@@ -182,7 +182,7 @@ def _words(line: str) -> list[tuple[str, bool]]:
     return out
 
 
-_EMBEDDED = re.compile(r"(?:^|\s)(?:\S*/)?claude(?:\s|$)")
+_EMBEDDED = re.compile(r"(?:^|[\s'\"])(?:\S*/)?claude(?:[\s'\"]|$)")
 
 
 def _tokens(line: str, depth: int = 0) -> list[str]:
