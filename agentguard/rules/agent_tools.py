@@ -31,7 +31,12 @@ class BuiltinShellTools(Rule):
     smolagents `CodeAgent` with the local executor, AutoGen's local command-line
     executor, crewAI's unsafe code execution. A value that cannot be read statically is
     reported with low confidence, never taken as safe. A shell confined by the engine's
-    sandbox (`sandbox={"enabled": True}`) is reported at medium severity. In a workflow
+    sandbox (`sandbox={"enabled": True}`) is reported at medium severity, and so is one
+    started inside GitHub Agentic Workflows' firewall container (`awf ... -- CMD` in a
+    compiled `*.lock.yml`) when the file writes the network allow-list awf reads: the
+    message names the domains, the working directory and `--env-all`, since a shell there
+    still runs any command and can send what it reads to those domains; an awf whose
+    allow-list the file does not show is said and not credited. In a workflow
     run (claude-code-action's `allowed_tools:`, `settings:` and `claude_args:` inputs, a
     `claude -p` step) nobody answers a prompt, so a shell whose pre-approved commands
     cannot start other code (`Bash(git diff:*)`, `Bash(ls:*)`) is medium; one that
@@ -139,7 +144,9 @@ class AllowListWithoutRemoval(Rule):
     ## Why is this bad?
     "An allow-list of what is allowed without asking governs permissions, not what
     exists." Every other built-in tool is still live; users report `--allowedTools` not
-    restricting tools while `--disallowedTools` does.
+    restricting tools while `--disallowedTools` does. In a workflow run nobody answers a
+    prompt, so the others are denied (low), except those `--permission-mode acceptEdits`
+    approves itself (the edit tools: medium).
 
     ## Example
     ```python

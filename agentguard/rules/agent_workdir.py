@@ -24,7 +24,12 @@ class AgentWorkdirIsProject(Rule):
     `claude` command runs in. Reports `"."`, `os.getcwd()`, `process.cwd()`,
     `Path(__file__).parent` and its parents (the repository root), the image's working
     directory, and an unset `cwd` (the process's directory: usually the checkout; low
-    confidence). A value that cannot be read statically is reported with low confidence.
+    confidence). A value that cannot be read statically is reported with low confidence
+    as a directory that may be the project, citing none of the project's files (what it
+    reads is not known). A folder made at run time (`tempfile.mkdtemp()`,
+    `tempfile.gettempdir()`, a `tempfile.TemporaryDirectory()` entered with `with`,
+    pytest's `tmp_path` in a test) is not the project and is not reported; AG211 then
+    cites none of the checkout's settings files either.
 
     ## Why is this bad?
     Inside its working directory the engine's `Read`, `Grep` and `Glob` need no
