@@ -131,6 +131,23 @@ class ToolGrant:
 
 
 @dataclass(frozen=True)
+class ContainerHarness:
+    """Code that starts a container for scripts of its own package (a benchmark harness:
+    agbench's ``run_cmd.py`` copies a task's template folder in and runs its
+    ``scenario.py`` there). Only what its file shows, each with its line.
+
+    ``scripts``: (file name, line) of each string literal in the file that runs a Python
+    script (``python scenario.py``): the commands it writes for the container, or for
+    another way it runs them; the file does not say which literal goes where."""
+
+    path: str
+    line: int  # the container start: ``<client>.containers.run(...)``/``.create(...)``
+    scripts: tuple[tuple[str, int], ...] = ()
+    socket_line: int | None = None  # where it binds the host's Docker socket into it
+    host_network_line: int | None = None  # ``network="host"``/``network_mode="host"``
+
+
+@dataclass(frozen=True)
 class McpServer:
     """An MCP server definition: from ``.mcp.json``, ``mcp_servers=``, ``MCPServerStdio``..."""
 
@@ -240,6 +257,10 @@ class ProjectFacts:
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown
     project_mounted: bool | None = None  # from the container files (AG202/AG201/AG212)
     server_lock: ServerLock | None = None  # the project's mcp.lock.json (None: none read)
+    harnesses: tuple[
+        ContainerHarness, ...
+    ] = ()  # code that runs its package's scripts in a container
+    package_roots: tuple[str, ...] = ()  # folders with a pyproject.toml ("" = the root)
 
     def iter_configs(self) -> Iterator[AgentConfig]:
         return iter(self.configs)

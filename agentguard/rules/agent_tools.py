@@ -36,7 +36,13 @@ class BuiltinShellTools(Rule):
     compiled `*.lock.yml`) when the file writes the network allow-list awf reads: the
     message names the domains, the working directory and `--env-all`, since a shell there
     still runs any command and can send what it reads to those domains; an awf whose
-    allow-list the file does not show is said and not credited. In a workflow
+    allow-list the file does not show is said and not credited. A local executor in a
+    script its own package's harness runs in a container (agbench's `run_cmd.py` starts a
+    Docker container whose `run.sh` runs `python scenario.py`; the package is the nearest
+    folder with a `pyproject.toml`) names that harness: it is medium (confidence medium,
+    the join is by the file's name) only when the harness binds no Docker socket into the
+    container and runs the script from one literal; otherwise it stays high and says why.
+    In a workflow
     run (claude-code-action's `allowed_tools:`, `settings:` and `claude_args:` inputs, a
     `claude -p` step) nobody answers a prompt, so a shell whose pre-approved commands
     cannot start other code (`Bash(git diff:*)`, `Bash(ls:*)`) is medium; one that

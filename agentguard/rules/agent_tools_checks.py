@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentguard import escape
-from agentguard.facts.agents import AgentConfig, ClaudeSettings, ToolGrant
+from agentguard.facts.agents import AgentConfig, ClaudeSettings
 from agentguard.facts.values import Unknown, alternatives, describe, to_json
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.agent_mitigations import (
@@ -226,58 +226,6 @@ def _arbitrary_code(cfg: AgentConfig, evidence: dict[str, JSONValue]) -> str:
             f"({', '.join(names)}, from `claude_env`)."
         )
     return text
-
-
-_GRANT_FIX = {
-    "smolagents": 'Use a remote executor: `CodeAgent(..., executor_type="docker")` '
-    "(or e2b, modal, wasm) instead of the local one.",
-    "autogen": "Use `DockerCommandLineCodeExecutor` (a throwaway container without the "
-    "project or credentials) instead of the local executor.",
-    "crewai": 'Use `code_execution_mode="safe"` (Docker) instead of "unsafe".',
-    "anthropic API": "Run the loop that executes the model's tool calls in a disposable "
-    "container without the project or credentials (non-root, read-only, no network it does "
-    "not need), or leave the tool out of `tools=`.",
-    "openai API": "Run the loop that executes the model's tool calls in a disposable "
-    "container without the project or credentials (non-root, read-only, no network it does "
-    "not need), or leave the tool out of `tools=`.",
-}
-_CATEGORY_FIX = {
-    "shell": "Remove the tool, or give it an executor that runs commands in a disposable "
-    "container without the project or credentials.",
-    "file": "Give the tool a dedicated scratch folder (`root_dir=`), not the project, or "
-    "remove it.",
-    "web": "Remove the tool, or restrict it to an allow-list of hosts.",
-}
-
-
-def check_grants(grants: Iterable[ToolGrant]) -> list[Finding]:
-    """AG301/AG302/AG303 for tools handed over by other agent frameworks."""
-    out: list[Finding] = []
-    for g in grants:
-        rule = CATEGORY_RULES[g.category][0]
-        message = f"{g.framework} {g.tool}: {g.detail}."
-        evidence: dict[str, JSONValue] = {
-            "framework": g.framework,
-            "tool": g.tool,
-            "category": g.category,
-        }
-        severity = None
-        if g.mitigated:
-            # an approval step or the provider's sandbox confines it: graded lower, said so
-            severity = min(rule.default_severity, Severity.LOW if g.hosted else Severity.MEDIUM)
-            message += f" Mitigated: {g.mitigated}."
-            evidence["mitigated_by"] = g.mitigated
-        out.append(
-            rule.finding(
-                message,
-                locations=[Location(path=g.path, line=g.line, note=g.framework)],
-                fix=_GRANT_FIX.get(g.framework, _CATEGORY_FIX[g.category]),
-                evidence=evidence,
-                severity=severity,
-                confidence=Confidence.HIGH if g.certain else Confidence.LOW,
-            )
-        )
-    return out
 
 
 def _empty(value: Any) -> bool:

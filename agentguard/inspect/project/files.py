@@ -46,6 +46,7 @@ PY_MODULES = (
     b"llama_index",
     b"agno",
     b"pydantic_ai",
+    b"docker",  # a harness that starts containers for its package's scripts
 )
 _MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
 # ``from[ \t]+<module>`` and ``import[ \t]+(?:[\w. \t]*,[ \t]*)*<module>`` (``import a as b,
@@ -110,6 +111,7 @@ def _cap(path: str, out: FileOutcome) -> None:
         for what, facts in (
             ("agent configurations", out.configs),
             ("tool grants", out.grants),
+            ("container harnesses", out.harnesses),
             ("MCP servers", out.mcp_servers),
             ("fallback sites", out.fallbacks),
         )
@@ -119,6 +121,7 @@ def _cap(path: str, out: FileOutcome) -> None:
         return
     del out.configs[MAX_FACTS_PER_FILE:]
     del out.grants[MAX_FACTS_PER_FILE:]
+    del out.harnesses[MAX_FACTS_PER_FILE:]
     del out.mcp_servers[MAX_FACTS_PER_FILE:]
     del out.fallbacks[MAX_FACTS_PER_FILE:]
     found = ", ".join(f"{n} {what}" for what, n in cut.items())
@@ -215,6 +218,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
     out.parsed += 1
     out.configs += facts.configs
     out.grants += facts.grants
+    out.harnesses += facts.harnesses
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
     out.sources.append(

@@ -8,6 +8,7 @@ from agentguard.engine.project import scan_files
 from agentguard.findings import Confidence, Fix, Location, Severity
 from agentguard.inspect.facts import ProjectFile
 from agentguard.rules.agent_tools import BuiltinShellTools
+from tests.inspect.project.support import FIXTURES
 
 
 def _findings(source: str, rule: str = "AG301") -> list[tuple[str, str, str]]:
@@ -476,3 +477,29 @@ def test_awf_container_whose_allow_list_is_not_read_keeps_the_shell_high() -> No
             confidence=Confidence.HIGH,
         ).with_subject(subject)
     ]
+
+
+def test_a_harness_of_another_package_or_another_script_is_not_joined() -> None:
+    base = FIXTURES / "AG301" / "fail" / "harness-container-credited" / "python/packages/agbench"
+    harness = (base / "src/agbench/run_cmd.py").read_bytes()
+    scenario = (base / "benchmarks/HumanEval/Templates/AgentChat/scenario.py").read_bytes()
+    alone = "autogen LocalCommandLineCodeExecutor: runs model-written code as local processes, no container."
+    for files in (
+        # the harness in its own package, the scenario in another
+        [
+            ("a/pyproject.toml", b"[project]\nname='a'\n"),
+            ("a/run_cmd.py", harness),
+            ("b/pyproject.toml", b"[project]\nname='b'\n"),
+            ("b/scenario.py", scenario),
+        ],
+        # one package, but the harness runs another script
+        [
+            ("pyproject.toml", b"[project]\nname='a'\n"),
+            ("run_cmd.py", harness.replace(b"scenario.py", b"main.py")),
+            ("t/scenario.py", scenario),
+        ],
+    ):
+        result = scan_files([ProjectFile(p, d) for p, d in files], workdir=None)
+        assert [(f.severity, f.message) for f in result.findings if f.rule_id == "AG301"] == [
+            (Severity.HIGH, alone)
+        ]
