@@ -46,7 +46,6 @@ PY_MODULES = (
     b"llama_index",
     b"agno",
     b"pydantic_ai",
-    b"docker",  # a harness that starts containers for its package's scripts
 )
 _MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
 # ``from[ \t]+<module>`` and ``import[ \t]+(?:[\w. \t]*,[ \t]*)*<module>`` (``import a as b,
@@ -68,8 +67,20 @@ _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 def python_may_matter(data: bytes) -> bool:
     """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
     or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
-    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count)."""
-    return b"claude" in data or _FROM_OR_IMPORT.search(data) is not None
+    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count), or
+    an import of ``docker`` followed by a ``containers.run(``/``.create(`` call."""
+    return (
+        b"claude" in data
+        or _FROM_OR_IMPORT.search(data) is not None
+        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+    )
+
+
+# a harness that starts containers for its package's scripts (agbench's run_cmd.py) imports
+# no agent module: it is read when it imports the Docker SDK and calls a container start
+_DOCKER_HARNESS = re.compile(
+    rb"(?m)^[ \t]*(?:import|from)[ \t]+docker\b[^\n]*$[\s\S]*containers\.(?:run|create)\("
+)
 
 
 def process_file(
