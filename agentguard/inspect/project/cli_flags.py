@@ -132,57 +132,43 @@ def _words(line: str) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     word: list[str] = []
     quoted = in_word = False
-    i, n = 0, len(line)
-
-    def close() -> None:
-        nonlocal quoted, in_word
-        if in_word:
-            out.append(("".join(word), quoted))
-        word.clear()
-        quoted = in_word = False
-
-    while i < n:
-        ch = line[i]
-        if ch.isspace() or ch in _WORD_END or ch == "`":
-            close()
-            i += 1
-        elif ch == "\\":
-            if i + 1 < n:
-                word.append(line[i + 1])
-            in_word = True
-            i += 2
-        elif ch == "'":
-            end = line.find("'", i + 1)
-            if end < 0:
-                i += 1  # never closed: not a quote
-                continue
-            word.append(line[i + 1 : end])
-            quoted = in_word = True
-            i = end + 1
-        elif ch == '"':
-            j, part = i + 1, []
-            while j < n and line[j] != '"':
-                if line[j] == "\\" and j + 1 < n:
-                    part.append(line[j + 1] if line[j + 1] in _DQ_ESCAPES else line[j : j + 2])
-                    j += 2
-                else:
-                    part.append(line[j])
-                    j += 1
-            if j >= n:
-                i += 1  # never closed: not a quote
-                continue
-            word.append("".join(part))
-            quoted = in_word = True
-            i = j + 1
+    for m in _SEGMENT.finditer(line):
+        single, double, escaped, bare, gap = m.groups()
+        if gap is not None:
+            if in_word:
+                out.append(("".join(word), quoted))
+            word, quoted, in_word = [], False, False
+            continue
+        if single is not None or double is not None:
+            word.append(single if single is not None else _DQ_ESCAPE.sub(_dq_unescape, double))
+            quoted = True
+        elif escaped is not None:
+            word.append(escaped)
+        elif bare is not None:
+            word.append(bare)
         else:
-            word.append(ch)
-            in_word = True
-            i += 1
-    close()
+            continue  # a quote never closed (skipped), or a backslash at the very end
+        in_word = True
+    if in_word:
+        out.append(("".join(word), quoted))
     return out
 
 
-_EMBEDDED = re.compile(r"(?:^|[\s'\"])(?:\S*/)?claude(?:[\s'\"]|$)")
+# one segment of a word (single-quoted, double-quoted, a backslash escape, a bare run), or
+# what ends a word; a quote that is never closed matches alone and is skipped
+_SEGMENT = re.compile(
+    r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^\s"'`\\,\[\](){};]+)|([\s`,\[\](){};]+)|['"\\]""",
+    re.S,
+)
+_DQ_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
+def _dq_unescape(m: re.Match[str]) -> str:
+    return m.group(1) if m.group(1) in _DQ_ESCAPES else m.group(0)
+
+
+# `claude` as a command word inside a script: at a word's start or after a path's `/`
+_EMBEDDED = re.compile(r"(?:^|[\s'\"/])claude(?:[\s'\"]|$)")
 
 
 def _tokens(line: str, depth: int = 0) -> list[str]:
@@ -191,7 +177,7 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
     again as the shell that runs it would, once or twice (`bash -c` inside `bash -c`)."""
     out: list[str] = []
     for text, quoted in _words(line):
-        if quoted and depth < 2 and _EMBEDDED.search(text):
+        if quoted and depth < 2 and "claude" in text and _EMBEDDED.search(text):
             out.extend(_tokens(text, depth + 1))
         else:
             out.append(text)
@@ -240,7 +226,9 @@ def _firewall(physical: list[str], line_no: int, line: str) -> FirewallContainer
         (
             k
             for k, (w, quoted) in enumerate(words)
-            if w == "claude" or w.endswith("/claude") or (quoted and _EMBEDDED.search(w))
+            if w == "claude"
+            or w.endswith("/claude")
+            or (quoted and "claude" in w and _EMBEDDED.search(w))
         ),
         None,
     )
