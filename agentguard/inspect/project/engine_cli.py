@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import re
 
-from agentguard.inspect.project.cli_flags import _TOKEN as TOKEN
 from agentguard.inspect.project.engine_model import CODEX, GEMINI, EnginePolicy
 from agentguard.inspect.project.model import Option, Unknown
 
+# A quoted string is one token (quotes dropped); otherwise runs of non-separators.
+TOKEN = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s"'`,\[\](){};]+)""")
 _COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])(?:codex|gemini|@openai/codex|@google/gemini-cli)\b")
 _SEPARATORS = {"&&", "||", "|", ";", "&", "(", ")"}
 _PACKAGES = {"@openai/codex": CODEX, "@google/gemini-cli": GEMINI}

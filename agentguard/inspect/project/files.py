@@ -69,8 +69,20 @@ _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 def python_may_matter(data: bytes) -> bool:
     """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
     or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
-    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count)."""
-    return b"claude" in data or _FROM_OR_IMPORT.search(data) is not None
+    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count), or
+    an import of ``docker`` followed by a ``containers.run(``/``.create(`` call."""
+    return (
+        b"claude" in data
+        or _FROM_OR_IMPORT.search(data) is not None
+        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+    )
+
+
+# a harness that starts containers for its package's scripts (agbench's run_cmd.py) imports
+# no agent module: it is read when it imports the Docker SDK and calls a container start
+_DOCKER_HARNESS = re.compile(
+    rb"(?m)^[ \t]*(?:import|from)[ \t]+docker\b[^\n]*$[\s\S]*containers\.(?:run|create)\("
+)
 
 
 def process_file(
@@ -112,6 +124,7 @@ def _cap(path: str, out: FileOutcome) -> None:
         for what, facts in (
             ("agent configurations", out.configs),
             ("tool grants", out.grants),
+            ("container harnesses", out.harnesses),
             ("MCP servers", out.mcp_servers),
             ("fallback sites", out.fallbacks),
         )
@@ -121,6 +134,7 @@ def _cap(path: str, out: FileOutcome) -> None:
         return
     del out.configs[MAX_FACTS_PER_FILE:]
     del out.grants[MAX_FACTS_PER_FILE:]
+    del out.harnesses[MAX_FACTS_PER_FILE:]
     del out.mcp_servers[MAX_FACTS_PER_FILE:]
     del out.fallbacks[MAX_FACTS_PER_FILE:]
     found = ", ".join(f"{n} {what}" for what, n in cut.items())
@@ -223,6 +237,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
     out.parsed += 1
     out.configs += facts.configs
     out.grants += facts.grants
+    out.harnesses += facts.harnesses
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
     out.sources.append(
