@@ -17,12 +17,12 @@ from dataclasses import replace
 from agentguard.facts.agents import FirewallContainer
 from agentguard.inspect.project.awf import read_awf, wrapper_of
 from agentguard.inspect.project.model import AgentConfig, Option
+from agentguard.inspect.project.shell_words import shell_words
 
 # What ends an unquoted word besides white space: the brackets and commas of an argv list
 # written in code (JSON, YAML, Python), and the shell's `;`.
 _WORD_END = frozenset(",[](){};")
 # inside double quotes a backslash escapes only these (POSIX); elsewhere it stays
-_DQ_ESCAPES = frozenset('$`"\\\n')
 _COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])claude(?:[\s\"'`,\])]|$)|claude_args:")
 _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _CLAUDE_PACKAGES = ("@anthropic-ai/claude-code",)
@@ -121,52 +121,6 @@ def _split_values(values: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _words(line: str) -> list[tuple[str, bool]]:
-    """The words of a line as a POSIX shell reads them, each with whether any part of it
-    was quoted: adjacent quoted and unquoted parts are one word (`'a'\\''b'` is `a'b`,
-    the idiom that puts a quote inside `bash -c '...'`), a backslash outside quotes keeps
-    the next character, inside double quotes only before a dollar, a backtick, a double
-    quote, a backslash or a newline. An unquoted word also
-    ends at a comma or bracket (an argv list in code). A quote that is never closed is
-    skipped, not read to the end of the line (prose: `claude can't`)."""
-    out: list[tuple[str, bool]] = []
-    word: list[str] = []
-    quoted = in_word = False
-    for m in _SEGMENT.finditer(line):
-        single, double, escaped, bare, gap = m.groups()
-        if gap is not None:
-            if in_word:
-                out.append(("".join(word), quoted))
-            word, quoted, in_word = [], False, False
-            continue
-        if single is not None or double is not None:
-            word.append(single if single is not None else _DQ_ESCAPE.sub(_dq_unescape, double))
-            quoted = True
-        elif escaped is not None:
-            word.append(escaped)
-        elif bare is not None:
-            word.append(bare)
-        else:
-            continue  # a quote never closed (skipped), or a backslash at the very end
-        in_word = True
-    if in_word:
-        out.append(("".join(word), quoted))
-    return out
-
-
-# one segment of a word (single-quoted, double-quoted, a backslash escape, a bare run), or
-# what ends a word; a quote that is never closed matches alone and is skipped
-_SEGMENT = re.compile(
-    r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^\s"'`\\,\[\](){};]+)|([\s`,\[\](){};]+)|['"\\]""",
-    re.S,
-)
-_DQ_ESCAPE = re.compile(r"\\(.)", re.S)
-
-
-def _dq_unescape(m: re.Match[str]) -> str:
-    return m.group(1) if m.group(1) in _DQ_ESCAPES else m.group(0)
-
-
 # `claude` as a command word inside a script: at a word's start or after a path's `/`
 _EMBEDDED = re.compile(r"(?:^|[\s'\"/])claude(?:[\s'\"]|$)")
 
@@ -176,7 +130,7 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
     package.json script, a YAML `run:` value, the script of `bash -c '...'`) is split
     again as the shell that runs it would, once or twice (`bash -c` inside `bash -c`)."""
     out: list[str] = []
-    for text, quoted in _words(line):
+    for text, quoted in shell_words(line):
         if quoted and depth < 2 and "claude" in text and _EMBEDDED.search(text):
             out.extend(_tokens(text, depth + 1))
         else:
@@ -221,7 +175,7 @@ def _firewall(physical: list[str], line_no: int, line: str) -> FirewallContainer
     while first > 1 and line_no - first < MAX_JOIN and physical[first - 2].rstrip().endswith("\\"):
         first -= 1
     head = [physical[n - 1].rstrip().rstrip("\\") for n in range(first, line_no)]
-    words = _words(" ".join([*head, line]))
+    words = shell_words(" ".join([*head, line]))
     at = next(
         (
             k
@@ -238,7 +192,7 @@ def _firewall(physical: list[str], line_no: int, line: str) -> FirewallContainer
     awf_line = next(
         (n for n in range(first, line_no + 1) if _AWF_WORD.search(physical[n - 1])), line_no
     )
-    return read_awf(physical, awf_line, words, wrapper, _words)
+    return read_awf(physical, awf_line, words, wrapper, shell_words)
 
 
 def read_flag_text(text: str, line: int, hole: str = "") -> tuple[dict[str, Option], bool]:
