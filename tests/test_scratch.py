@@ -88,3 +88,18 @@ def test_the_deadline_inside_the_base_folders_removal_leaves_no_folder(tmp_path:
     failed = [s for s in json.loads(done.stdout)["sources"] if s["status"] == "failed"]
     assert [s["error_code"] for s in failed] == ["deadline-exceeded"]
     assert sorted(p.name for p in tmp.iterdir() if p.name.startswith("agentguard-")) == []
+
+
+def test_every_temporary_folder_comes_from_the_one_maker() -> None:
+    """A folder made elsewhere would not be removed at the end: the mechanism holds only if
+    it is the one way (anonymous temporary files are removed by the system on close)."""
+    root = Path(__file__).parents[1] / "agentguard"
+    makers = ("mkdtemp(", "TemporaryDirectory(")
+    found = [
+        f"{p.relative_to(root)}:{n}"
+        for p in sorted(root.rglob("*.py"))
+        if p.name != "scratch.py"
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if any(m in line for m in makers)
+    ]
+    assert found == []

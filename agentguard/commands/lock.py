@@ -115,6 +115,14 @@ def lock(
     ] = False,
     smoke: SmokeOpt = None,
     smoke_timeout: SmokeTimeoutOpt = None,
+    accept_tools: Annotated[
+        list[str],
+        typer.Option(
+            "--accept-tools",
+            help="With --smoke: re-record this MCP server's changed tools/list answer "
+            "(package or server name; after review).",
+        ),
+    ] = [],  # noqa: B006
     fmt: FormatOpt = Format.TEXT,
     output: OutputOpt = None,
     fail_on: FailOnOpt = None,
@@ -148,6 +156,7 @@ def lock(
         smoke_timeout=smoke_timeout,
         npm_registry=npm_registry,
         write_launch=write_launch,
+        accept_tools=tuple(accept_tools),
     )
     if fail_on is not None:
         parse_severity(fail_on)

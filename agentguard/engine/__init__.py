@@ -76,10 +76,12 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
 
 
 def run_smoke_rules(facts: SmokeFacts) -> list[Finding]:
-    """AG601-AG605 over what a smoke run observed."""
+    """AG601-AG605 over what a smoke run observed, and AG145 over the servers' tools
+    against the snapshots ``mcp.lock.json`` records."""
+    from agentguard.rules.mcp_tools import tools_drift_findings
     from agentguard.rules.smoke import check_smoke
 
-    return check_smoke(facts)
+    return [*check_smoke(facts), *tools_drift_findings(facts.tools)]
 
 
 def lock_questions(

@@ -217,6 +217,16 @@ def finish(
         runs_as_root=True if "AG401" in ids else None,
         project_mounted=True if ids & {"AG201", "AG202", "AG212"} else None,
         server_lock=server_lock,
+        harnesses=tuple(h for o in col.outcomes for h in o.harnesses),
+        package_roots=tuple(
+            sorted(
+                {
+                    f.path.rpartition("/")[0]
+                    for f in col.container_files
+                    if f.path.rpartition("/")[2] == "pyproject.toml"
+                }
+            )
+        ),
     )
     findings = [*container_findings, *run_agent_rules(facts)]
     sources = [

@@ -46,6 +46,26 @@ class GateVerdict:
 
 
 @dataclass(frozen=True)
+class FirewallContainer:
+    """The container a wrapper command starts a command line in, as the same file shows it:
+    GitHub Agentic Workflows' Agent Workflow Firewall (``awf [flags] -- CMD``). Only what
+    the compiled file writes down is here; what it does not show is None, never assumed.
+
+    ``allow_domains``: the network egress allow-list of the config file ``awf`` reads,
+    from the JSON the step writes to it (None: not read, ``domains_unread`` says why)."""
+
+    wrapper: str  # "awf"
+    line: int  # where the wrapper is invoked
+    allow_domains: tuple[str, ...] | None = None
+    domains_line: int | None = None  # where the allow-list is written
+    domains_unread: str | None = None  # why the allow-list is not known
+    workdir: str | None = None  # `--container-workdir` as written
+    env_all: bool = False  # `--env-all`: the step's whole environment goes in
+    excluded_env: tuple[str, ...] = ()  # `--exclude-env` names
+    mounts: tuple[str, ...] = ()  # `--mount` values as written
+
+
+@dataclass(frozen=True)
 class AgentConfig:
     """One configuration of a Claude agent engine: SDK options or a CLI invocation.
 
@@ -67,6 +87,8 @@ class AgentConfig:
     origin: str = "project"
     open_ended: str | None = None  # options also set by something not known (``**kwargs``)
     gates: tuple[GateVerdict, ...] = ()  # what its callback and hooks do (read from code)
+    # the container a wrapper in the same file starts this command line in (gh-aw's awf)
+    confined_by: FirewallContainer | None = None
 
     def gate(self, option: str) -> GateVerdict | None:
         return next((g for g in self.gates if g.option == option), None)
@@ -106,6 +128,23 @@ class ToolGrant:
     certain: bool = True  # False: depends on a value that could not be determined
     mitigated: str | None = None  # what confines it (an approval step), in words
     hosted: bool = False  # runs on the provider's side, not in this process or container
+
+
+@dataclass(frozen=True)
+class ContainerHarness:
+    """Code that starts a container for scripts of its own package (a benchmark harness:
+    agbench's ``run_cmd.py`` copies a task's template folder in and runs its
+    ``scenario.py`` there). Only what its file shows, each with its line.
+
+    ``scripts``: (file name, line) of each string literal in the file that runs a Python
+    script (``python scenario.py``): the commands it writes for the container, or for
+    another way it runs them; the file does not say which literal goes where."""
+
+    path: str
+    line: int  # the container start: ``<client>.containers.run(...)``/``.create(...)``
+    scripts: tuple[tuple[str, int], ...] = ()
+    socket_line: int | None = None  # where it binds the host's Docker socket into it
+    host_network_line: int | None = None  # ``network="host"``/``network_mode="host"``
 
 
 @dataclass(frozen=True)
@@ -218,6 +257,10 @@ class ProjectFacts:
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown
     project_mounted: bool | None = None  # from the container files (AG202/AG201/AG212)
     server_lock: ServerLock | None = None  # the project's mcp.lock.json (None: none read)
+    harnesses: tuple[
+        ContainerHarness, ...
+    ] = ()  # code that runs its package's scripts in a container
+    package_roots: tuple[str, ...] = ()  # folders with a pyproject.toml ("" = the root)
 
     def iter_configs(self) -> Iterator[AgentConfig]:
         return iter(self.configs)

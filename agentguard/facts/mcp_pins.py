@@ -16,6 +16,7 @@ from agentguard.facts.launch_argv import IMAGE as IMAGE
 from agentguard.facts.launch_argv import NPM as NPM
 from agentguard.facts.launch_argv import PYPI as PYPI
 from agentguard.facts.launch_argv import parse_launch, registry_said
+from agentguard.facts.mcp_tools import ToolSnapshot
 from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 
 
@@ -152,6 +153,8 @@ class ServerPin:
     majors: tuple[str, ...] = ()
     released_majors: tuple[str, ...] = ()
     provenance: bool | None = None  # npm: True, the registry lists an attestation; None: unknown
+    tools: ToolSnapshot | None = None  # tools/list, as `lock --smoke` recorded it
+    entry_line: int | None = field(default=None, compare=False)  # its line in mcp.lock.json (read)
     signature: RegistrySignature | None = None  # npm: dist.signatures, verified (None: not read)
     attestation: ProvenanceCheck | None = None  # npm: the attestations, verified (None: not read)
     # npm, at lock time: does the registry list attestations today for the version locked

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agentguard.facts.mcp_tools import ToolsCompared, ToolSnapshot
 from agentguard.findings import JSONValue
 
 # statuses of a probe
@@ -53,6 +54,10 @@ class Probe:
     package: str | None = None  # the distribution probed (claude-agent-sdk, an npm package)
     version: str | None = None
     output: tuple[str, ...] = ()  # the last lines the child or the server wrote (redacted)
+    # a stdio server: its tools/list answer (bounded), and the key of the mcp.lock.json
+    # entry its launch matches (file, server, kind, package; None: not a registry launch)
+    snapshot: ToolSnapshot | None = None
+    lock_key: tuple[str, str, str, str] | None = None
 
     def to_json(self) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {
@@ -69,6 +74,12 @@ class Probe:
         }
         if self.crash is not None:
             out["crash"] = self.crash.to_json()
+        if self.snapshot is not None:
+            out["tools_snapshot"] = {
+                "digest": self.snapshot.digest,
+                "count": self.snapshot.count,
+                "truncated": list(self.snapshot.truncated),
+            }
         return out
 
 
@@ -99,12 +110,26 @@ class Install:
 
 
 @dataclass(frozen=True)
+class NotStarted:
+    """A stdio server the smoke run did not start, and why (its source says it too)."""
+
+    server: str
+    path: str
+    line: int
+    reason: str
+    lock_key: tuple[str, str, str, str] | None = None
+
+
+@dataclass(frozen=True)
 class SmokeFacts:
     root: str
     install: Install | None
     probes: tuple[Probe, ...] = ()
     crossings: tuple[Crossing, ...] = ()
     versions: tuple[tuple[str, str], ...] = field(default=())  # (name, version) installed
+    # each mcp.lock.json entry holding a tools snapshot, beside its server's live answer
+    tools: tuple[ToolsCompared, ...] = ()
+    not_started: tuple[NotStarted, ...] = ()
 
     def version_of(self, name: str) -> str | None:
         from agentguard.facts.names import canonical_name

@@ -27,7 +27,7 @@ from agentguard.lock.start import settings_for
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
     from agentguard.facts.agents import McpServer
-    from agentguard.lock.servers.flow import Resolved, ServerOptions
+    from agentguard.lock.servers.flow import Resolved, ServerOptions, ServerResult
 
 PYTHON_INPUTS = ("pyproject.toml", "requirements.in")
 
@@ -189,6 +189,7 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
         target=str(root),
     )
     report = _servers(report, opts, config, deadline, gathered=(servers, read))
+    report = _smoke(report, opts, config)
     return _apply(report, config, root), config.fail_on
 
 
@@ -289,6 +290,8 @@ def _servers(
 
         rewritten, more = write_launches(opts.project, servers, result)
         notes, read = (*notes, *rewritten), (*read, *more)
+        if any(s.status.value == "ok" for s in more):
+            _record_rewritten(opts, config, result)
     # a file the lock flow already reported (a uv.lock that is a link) is reported once
     named = {s.name for s in report.sources if s.status.value != "ok"}
     failed_reads = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
@@ -301,6 +304,22 @@ def _servers(
     )
 
 
+def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -> None:
+    """The launches ``--write-launch`` pinned, recorded as they now read (their request, a
+    line a longer launch moved), so that a re-lock right after writes nothing new."""
+    from agentguard.inspect.project.servers import project_servers
+    from agentguard.lock.servers import lockfile
+    from agentguard.lock.servers.flow import relocated
+
+    if result.lock is None:
+        return
+    servers, _ = project_servers(opts.project, exclude=config.exclude)
+    pins = relocated(result.lock, servers)
+    if pins is not None:
+        with project_lock(opts.project):
+            lockfile.write(opts.project, pins)
+
+
 def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
     """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) on the lock."""
     from agentguard.smoke.step import wanted
@@ -309,16 +328,34 @@ def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
     if note:
         report = dataclasses.replace(report, notes=(*report.notes, note))
     if not run:
+        if opts.accept_tools:
+            raise UsageError("--accept-tools re-records what the smoke run saw: it needs --smoke")
         return report
+    from agentguard.lock.servers.lockfile import MCP_LOCK
     from agentguard.smoke.install import Options
     from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
     from agentguard.smoke.step import add_smoke
 
+    # tools are recorded only into a server lock this run wrote (or found up to date): one
+    # left as it was (a refused re-lock, a failed resolution) holds what the findings name
+    written = any(
+        s.kind == "lockfile" and s.name == MCP_LOCK and s.status.value == "ok"
+        for s in report.sources
+    )
     smoke = SmokeOptions(
         index=Options(opts.index_url, opts.find_links, opts.no_index),
         timeout=opts.smoke_timeout or DEFAULT_TIMEOUT,
         exclude=config.exclude,
+        record_tools=written and not opts.check,
+        accept_tools=opts.accept_tools,
     )
+    if opts.accept_tools and not smoke.record_tools:
+        note = (
+            "--accept-tools: nothing re-recorded (lock --check compares only)"
+            if opts.check
+            else f"--accept-tools: nothing re-recorded ({MCP_LOCK} was not written in this run)"
+        )
+        report = dataclasses.replace(report, notes=(*report.notes, note))
     return add_smoke(report, opts.project, smoke)
 
 

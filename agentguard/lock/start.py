@@ -47,6 +47,7 @@ class LockOptions:
     smoke_timeout: float | None = None  # seconds for the smoke run (None: its default)
     npm_registry: str | None = None  # --npm-registry: where npm server launches resolve
     write_launch: bool = False  # --write-launch: rewrite MCP server launches to the lock
+    accept_tools: tuple[str, ...] = ()  # --accept-tools: re-record these servers' changed tools
 
 
 @dataclass(frozen=True)

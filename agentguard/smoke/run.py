@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentguard.facts.agents import McpServer
-from agentguard.facts.smoke import FAILED, NEEDS_CREDENTIALS, Crash, Crossing, Probe, SmokeFacts
+from agentguard.facts.smoke import (
+    FAILED,
+    NEEDS_CREDENTIALS,
+    Crash,
+    Crossing,
+    NotStarted,
+    Probe,
+    SmokeFacts,
+)
 from agentguard.findings import Source
 from agentguard.scratch import make as make_scratch
 from agentguard.scratch import remove as remove_scratch
@@ -33,6 +41,10 @@ class SmokeOptions:
     server_timeout: float = SERVER_TIMEOUT
     probe_timeout: float = PROBE_TIMEOUT
     exclude: tuple[str, ...] = ()
+    # `lock --smoke`: record each started server's tools/list answer in its mcp.lock.json
+    # entry (where it holds none, or where --accept-tools names a changed one)
+    record_tools: bool = False
+    accept_tools: tuple[str, ...] = ()
 
 
 def smoke_run(
@@ -59,12 +71,15 @@ def smoke_run(
     scratch = str(make_scratch("agentguard-smoke-"))
     try:
         probes: list[Probe] = []
+        not_started: list[NotStarted] = []
         versions: tuple[tuple[str, str], ...] = ()
         # the servers started by a launcher (npx, uvx) run beside the install; the probe
         # child and the `python -m` servers once it is done (each thread waits on a process)
         with ThreadPoolExecutor(max_workers=4) as pool:
             launched, rest = _split(targets.servers)
-            started = _start_servers(pool, root, launched, None, scratch, opts, ends, sources)
+            started = _start_servers(
+                pool, root, launched, None, scratch, opts, ends, sources, not_started
+            )
             installed, python, src = install(
                 root, scratch, requires_python, opts.index, opts.timeout * 0.8
             )
@@ -90,7 +105,9 @@ def smoke_run(
                         "the project's code imports no agent SDK or MCP library: nothing to import",
                     )
                 )
-            started += _start_servers(pool, root, rest, python, scratch, opts, ends, sources)
+            started += _start_servers(
+                pool, root, rest, python, scratch, opts, ends, sources, not_started
+            )
             if child is not None:
                 got, versions, not_tried = child.result()
                 sources += not_tried
@@ -126,7 +143,9 @@ def smoke_run(
     for p in probes:
         if p.kind != "stdio":
             sources.append(Source.ok("smoke", f"{p.kind} {p.subject}", f"{p.status}: {p.detail}"))
-    facts = SmokeFacts(str(root), installed, tuple(probes), crossings, versions)
+    facts = SmokeFacts(
+        str(root), installed, tuple(probes), crossings, versions, not_started=tuple(not_started)
+    )
     return facts, sources
 
 
@@ -161,23 +180,27 @@ def _start_servers(
     opts: SmokeOptions,
     ends: float,
     sources: list[Source],
+    not_started: list[NotStarted],
 ) -> list[tuple[str, Future[Probe]]]:
     """Each stdio server agentguard can start, started in ``pool``; the others skipped."""
-    from agentguard.smoke.stdio import launch_argv, start_server
+    from agentguard.smoke.stdio import launch_argv, lock_key, start_server
+
+    def skip(server: McpServer, why: str) -> None:
+        label = f"{server.name} ({server.path})"
+        sources.append(Source.skipped("mcp-server", label, f"not started: {why}"))
+        not_started.append(NotStarted(server.name, server.path, server.line, why, lock_key(server)))
 
     modules = _project_modules(root)
     out: list[tuple[str, Future[Probe]]] = []
     for server in servers:
-        argv = launch_argv(server, python, modules)
+        argv = launch_argv(server, python, modules, opts.index)
         label = f"{server.name} ({server.path})"
         if isinstance(argv, str):
-            sources.append(Source.skipped("mcp-server", label, f"not started: {argv}"))
+            skip(server, argv)
             continue
         left = ends - time.monotonic()
         if left < 5:
-            sources.append(
-                Source.skipped("mcp-server", label, "not started: the smoke run's deadline passed")
-            )
+            skip(server, "the smoke run's deadline passed")
             continue
         timeout = min(opts.server_timeout, left)
         cwd = os.path.join(scratch, "tmp")

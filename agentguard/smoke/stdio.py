@@ -27,7 +27,9 @@ from typing import Any
 
 from agentguard.facts.agents import McpServer
 from agentguard.facts.smoke import FAILED, NEEDS_CREDENTIALS, NOT_IN_REGISTRY, OK, Probe
+from agentguard.smoke.install import Options
 from agentguard.smoke.proc import child_env, kill_group, tail
+from agentguard.smoke.tools import snapshot_of
 
 PROTOCOL = "2025-06-18"
 MAX_LINE = 4 * 1024 * 1024
@@ -46,9 +48,14 @@ LAUNCHERS = ("npx", "uvx")
 
 
 def launch_argv(
-    server: McpServer, python: str | None, project_modules: frozenset[str]
+    server: McpServer,
+    python: str | None,
+    project_modules: frozenset[str],
+    index: Options | None = None,
 ) -> list[str] | str:
-    """The argv agentguard starts for ``server``, or why it starts none."""
+    """The argv agentguard starts for ``server``, or why it starts none. ``index``: the
+    indexes this run resolved the lock with (``lock --index-url/--find-links/--no-index``),
+    which a ``uvx`` server is fetched from too: the lock's entry for it was resolved there."""
     command, args = server.command, server.args
     if (
         not isinstance(command, str)
@@ -56,17 +63,17 @@ def launch_argv(
         or not all(isinstance(a, str) for a in args)
     ):
         return "its command or arguments are not known from the files (built at run time)"
-    argv = [command, *args]
     name = os.path.basename(command)
     if name in LAUNCHERS:
         if command != name:  # `./bin/npx`: a file of the project's, not the launcher
             return f"`{command}` is a path, not the `{name}` launcher on PATH"
+        flags = _index_flags(index, args) if name == "uvx" else []
         if shutil.which(command):
-            return argv
+            return [command, *flags, *args]
         if name == "uvx":  # agentguard's own uv runs it
             from agentguard.lock.backend import uv_binary
 
-            return [uv_binary(), "tool", "run", *args]
+            return [uv_binary(), "tool", "run", *flags, *args]
         return f"`{command}` is not on this machine's PATH"
     if name.startswith("python") and len(args) >= 2 and args[0] == "-m":
         if args[1].split(".")[0] in project_modules:
@@ -77,6 +84,21 @@ def launch_argv(
     if name == "docker" or name == "podman":
         return "it starts a container; the smoke run starts no container (use `agentguard harden --verify`)"
     return f"`{name}` is not a package launcher the smoke run starts (npx, uvx, python -m)"
+
+
+_INDEX_FLAGS = ("--index-url", "--index", "--default-index", "--extra-index-url", "--find-links",
+                "-f", "-i", "--no-index")  # fmt: skip
+
+
+def _index_flags(index: Options | None, args: Sequence[str]) -> list[str]:
+    """uv's flags for the run's indexes; none when the launch names its own (then it is
+    not in the lock either: another index is the project's choice, AG142)."""
+    if index is None or any(a.split("=", 1)[0] in _INDEX_FLAGS for a in args):
+        return []
+    out = ["--index-url", index.index_url] if index.index_url else []
+    for link in index.find_links:
+        out += ["--find-links", link]
+    return [*out, "--no-index"] if index.no_index else out
 
 
 class _Lines(threading.Thread):
@@ -119,8 +141,8 @@ def _answer(
             return "exited"
         try:
             msg = json.loads(line)
-        except ValueError:
-            continue  # a log line on stdout: not protocol, not fatal
+        except (ValueError, RecursionError):
+            continue  # a log line on stdout (or nested past reading): not protocol, not fatal
         if not isinstance(msg, dict):
             continue
         if "method" in msg and "id" in msg:  # a request of the server's (roots, sampling)
@@ -146,8 +168,9 @@ def start_server(
     )
     declared = tuple(k for k, _ in server.env)
     base = Probe(
-        "stdio", server.name, FAILED, "start", server.path, server.line, package=_package(argv)
-    )
+        "stdio", server.name, FAILED, "start", server.path, server.line, package=_package(argv),
+        lock_key=lock_key(server),
+    )  # fmt: skip
     err_path = os.path.join(scratch, f"stderr-{os.getpid()}-{time.monotonic_ns()}")
     with open(err_path, "w+b") as err:
         try:
@@ -196,6 +219,15 @@ def start_server(
     with contextlib.suppress(OSError):
         os.unlink(err_path)
     return _verdict(base, init, tools, output, declared, proc.returncode, timeout)
+
+
+def lock_key(server: McpServer) -> tuple[str, str, str, str] | None:
+    """The key of the ``mcp.lock.json`` entry this launch matches (None: the launch takes
+    nothing from a registry, or its package is not a name the lock records)."""
+    from agentguard.facts.mcp_pins import ServerLaunch, launch_of
+
+    got = launch_of(server)
+    return got.key if isinstance(got, ServerLaunch) else None
 
 
 def _package(argv: Sequence[str]) -> str | None:
@@ -252,6 +284,12 @@ def _verdict(
             version = (
                 str(info.get("version")) if isinstance(info, dict) and info.get("version") else None
             )
+            try:
+                snapshot = snapshot_of(
+                    listed, info.get("version") if isinstance(info, dict) else None
+                )
+            except RecursionError:  # (nested past what the encoder writes: not recorded)
+                snapshot = None
             return replace(
                 base,
                 version=version,
@@ -260,6 +298,7 @@ def _verdict(
                 tools=names,
                 detail=f"initialized and listed {len(names)} tool(s)",
                 output=output,
+                snapshot=snapshot,
             )
         why = _why(tools, timeout, "tools/list")
         return replace(base, status=FAILED, stage="list-tools", detail=why, output=output)

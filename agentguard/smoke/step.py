@@ -87,12 +87,20 @@ def smoke_step(
     """The smoke run on ``root`` and its findings; ``prior``: the lock's findings (AG101)."""
     from agentguard.engine import run_smoke_rules
     from agentguard.smoke.run import smoke_run
+    from agentguard.smoke.tools_step import compare_tools
 
     facts, sources = smoke_run(root, requires_python(root), opts, crossings(prior))
+    tools = compare_tools(root, facts, record=opts.record_tools, accept=opts.accept_tools)
+    facts = tools.facts
     notes = []
     if facts.install is not None and facts.install.interpreter_note:
         notes.append(f"smoke: {facts.install.interpreter_note}")
-    return SmokeStep(tuple(run_smoke_rules(facts)), tuple(sources), facts.to_json(), tuple(notes))
+    return SmokeStep(
+        tuple(run_smoke_rules(facts)),
+        (*sources, *tools.sources),
+        facts.to_json(),
+        (*notes, *tools.notes),
+    )
 
 
 def add_smoke(report: Report, root: Path, opts: SmokeOptions) -> Report:

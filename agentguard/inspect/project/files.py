@@ -22,6 +22,7 @@ from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
 
 if TYPE_CHECKING:
+    from agentguard.facts.agents import McpServer
     from agentguard.inspect.project.python_agents import Wanted
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
@@ -61,14 +62,27 @@ _FROM_OR_IMPORT = re.compile(
     + rb"))"
 )
 TS_NEEDLE = b"@anthropic-ai/claude"
+SERVERS_NEEDLE = b"mcpServers"  # a TS/JS server table, a here-document writing one
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def python_may_matter(data: bytes) -> bool:
     """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
     or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
-    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count)."""
-    return b"claude" in data or _FROM_OR_IMPORT.search(data) is not None
+    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count), or
+    an import of ``docker`` followed by a ``containers.run(``/``.create(`` call."""
+    return (
+        b"claude" in data
+        or _FROM_OR_IMPORT.search(data) is not None
+        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+    )
+
+
+# a harness that starts containers for its package's scripts (agbench's run_cmd.py) imports
+# no agent module: it is read when it imports the Docker SDK and calls a container start
+_DOCKER_HARNESS = re.compile(
+    rb"(?m)^[ \t]*(?:import|from)[ \t]+docker\b[^\n]*$[\s\S]*containers\.(?:run|create)\("
+)
 
 
 def process_file(
@@ -110,6 +124,7 @@ def _cap(path: str, out: FileOutcome) -> None:
         for what, facts in (
             ("agent configurations", out.configs),
             ("tool grants", out.grants),
+            ("container harnesses", out.harnesses),
             ("MCP servers", out.mcp_servers),
             ("fallback sites", out.fallbacks),
         )
@@ -119,6 +134,7 @@ def _cap(path: str, out: FileOutcome) -> None:
         return
     del out.configs[MAX_FACTS_PER_FILE:]
     del out.grants[MAX_FACTS_PER_FILE:]
+    del out.harnesses[MAX_FACTS_PER_FILE:]
     del out.mcp_servers[MAX_FACTS_PER_FILE:]
     del out.fallbacks[MAX_FACTS_PER_FILE:]
     found = ", ".join(f"{n} {what}" for what, n in cut.items())
@@ -145,6 +161,8 @@ def _process(
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
+        if SERVERS_NEEDLE in data:
+            _ts_servers(path, data, out, sdk=TS_NEEDLE in data)
     elif kind in ("settings", "mcp"):
         _json_config(path, kind, data, out)
     elif kind in ("codex-config", "gemini-settings", "openhands-config"):
@@ -167,6 +185,10 @@ def _process(
         out.engine_policies.extend(engine_cli_policies(path, data))
     if kind == "script" and ACTION_NEEDLE in data and read is None:
         out.configs.extend(action_steps(path, data, origin=origin))
+    if kind in ("script", "container") and SERVERS_NEEDLE in data:
+        from agentguard.inspect.project.heredoc_servers import read_heredoc_servers
+
+        read_heredoc_servers(path, kind, data, out)
 
 
 def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None) -> None:
@@ -215,6 +237,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
     out.parsed += 1
     out.configs += facts.configs
     out.grants += facts.grants
+    out.harnesses += facts.harnesses
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
     out.sources.append(
@@ -274,6 +297,35 @@ def _ts(path: str, data: bytes, origin: str, out: FileOutcome) -> None:
         )
     else:
         out.sources.append(Source.ok("file", path, "TypeScript/JavaScript agent code parsed"))
+
+
+def _ts_servers(path: str, data: bytes, out: FileOutcome, *, sdk: bool) -> None:
+    """MCP server definitions anywhere in TS/JS code (:mod:`.ts_mcp_servers`). In a file
+    the SDK reader read too, a server it found in the SDK's options is not counted again."""
+    from agentguard.inspect.project.ts_mcp_servers import analyse_ts_servers
+
+    found = analyse_ts_servers(path, data)
+    known = {_launch_key(m) for m in out.mcp_servers}
+    out.mcp_servers += [m for m in found.mcp_servers if _launch_key(m) not in known]
+    if sdk:
+        return  # the SDK reader's source says how the file was read
+    if found.parse_error_line is not None:
+        out.sources.append(
+            failed_source(
+                path,
+                f"syntax error at line {found.parse_error_line}, where `mcpServers` is "
+                "written: the MCP server definitions found were read, others may be missed",
+                "parse-error",
+            )
+        )
+    elif found.mcp_servers:
+        out.parsed += 1
+        n = len(found.mcp_servers)
+        out.sources.append(Source.ok("file", path, f"TypeScript/JavaScript MCP servers ({n})"))
+
+
+def _launch_key(m: McpServer) -> tuple[object, ...]:
+    return (m.name, m.transport, repr(m.command), repr(m.args), m.env)
 
 
 def _json_config(path: str, kind: str, data: bytes, out: FileOutcome) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from agentguard.facts.agents import (
     AgentConfig,
     ClaudeSettings,
+    ContainerHarness,
     EnginePolicy,
     FallbackSite,
     McpServer,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a
 class FileOutcome:
     configs: list[AgentConfig] = field(default_factory=list)
     grants: list[ToolGrant] = field(default_factory=list)
+    harnesses: list[ContainerHarness] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
     settings: list[ClaudeSettings] = field(default_factory=list)

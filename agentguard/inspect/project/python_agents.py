@@ -14,6 +14,7 @@ from typing import Any
 
 from agentguard.inspect.project.model import (
     AgentConfig,
+    ContainerHarness,
     FallbackSite,
     GateVerdict,
     McpServer,
@@ -51,6 +52,7 @@ def _sdk_of(qualname: str) -> str:
 class PythonFacts:
     configs: list[AgentConfig] = field(default_factory=list)
     grants: list[ToolGrant] = field(default_factory=list)
+    harnesses: list[ContainerHarness] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
     parsed: bool = True  # False: no reader could find anything in it, so it was not parsed
@@ -67,6 +69,7 @@ class Wanted:
     grants: bool
     fallbacks: bool
     option_fallbacks: bool
+    harnesses: bool = False
 
     @classmethod
     def of(cls, data: bytes) -> Wanted:
@@ -74,6 +77,7 @@ class Wanted:
         from agentguard.inspect.project.python_fallback import may_switch_model
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
+        from agentguard.inspect.project.python_harness import may_start_containers
 
         lower = data.lower()
         return cls(
@@ -82,16 +86,24 @@ class Wanted:
             grants=may_grant(data) or may_declare(data),
             fallbacks=b"except" in data and may_switch_model(data),
             option_fallbacks=may_take_fallbacks(data),
+            harnesses=may_start_containers(data),
         )
 
     @classmethod
     def every(cls, data: bytes) -> Wanted:
         """Every reader, each under its own rule only (the MCP reader's: a file that never
         names MCP declares no server): what the pre-filter must equal."""
-        return cls(True, b"mcp" in data.lower(), True, True, True)
+        return cls(True, b"mcp" in data.lower(), True, True, True, True)
 
     def any(self) -> bool:
-        return self.claude or self.mcp or self.grants or self.fallbacks or self.option_fallbacks
+        return (
+            self.claude
+            or self.mcp
+            or self.grants
+            or self.fallbacks
+            or self.option_fallbacks
+            or self.harnesses
+        )
 
 
 def analyse_python(
@@ -126,6 +138,10 @@ def analyse_python(
         out.fallbacks.extend(fallback_sites(path, index, ev))
     if wanted.option_fallbacks:
         out.fallbacks.extend(option_fallbacks(path, index, ev))
+    if wanted.harnesses:
+        from agentguard.inspect.project.python_harness import container_harnesses
+
+        out.harnesses.extend(container_harnesses(path, tree))
     return out
 
 

@@ -74,8 +74,16 @@ PYTHON_EXT = (".py", ".pyw")
 TS_EXT = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 SCRIPT_EXT = (".sh", ".bash", ".zsh", ".yml", ".yaml", ".toml")
 SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Procfile"})
+# (`gemini-extension.json`: a Gemini CLI extension's manifest, whose `mcpServers` start
+# when the extension is installed)
 MCP_NAMES = frozenset(
-    {".mcp.json", "claude_desktop_config.json", ".claude.json", "managed-mcp.json"}
+    {
+        ".mcp.json",
+        "claude_desktop_config.json",
+        ".claude.json",
+        "managed-mcp.json",
+        "gemini-extension.json",
+    }
 )
 SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
 MARKER_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"})

@@ -27,11 +27,23 @@ from agentguard.facts.mcp_pins import (
     ServerPin,
 )
 from agentguard.lock.servers import trust_record
+from agentguard.lock.servers.tools_lock import SnapshotError, entry_lines, from_lock, to_lock
 from agentguard.lock.servers.trust_record import ATTESTATIONS_FILE, RecordError
 from agentguard.safeio import MAX_LOCK_BYTES
 
 MCP_LOCK = "mcp.lock.json"
 LOCK_VERSION = 1
+# 2: an entry may hold `tools` (the server's tools/list answer, recorded by `lock --smoke`).
+# A lock with no snapshot is still written as 1, byte for byte as before; one with a
+# snapshot is 2, which an agentguard that does not know snapshots refuses to read (and so
+# never re-writes it without them).
+TOOLS_LOCK_VERSION = 2
+READ_VERSIONS = (LOCK_VERSION, TOOLS_LOCK_VERSION)
+# Characters written as \uXXXX escapes although JSON allows them raw: C1 controls, DEL,
+# the invisible format characters (bidi overrides, zero-width, the line and paragraph
+# separators) and lone surrogates. A server's description holding them reaches a diff of
+# a committed file; escaped, it reads as the same string and shows nothing hidden.
+_HIDDEN = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 _NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}$")}
 _VERSIONS = {
     NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$"),
@@ -72,6 +84,8 @@ def _entry(pin: ServerPin) -> dict[str, Any]:
             "majors": list(pin.majors),
             "released-majors": list(pin.released_majors),
         }
+    if pin.tools is not None:
+        out["tools"] = to_lock(pin.tools)
     return out
 
 
@@ -79,12 +93,13 @@ def render(pins: Sequence[ServerPin]) -> str:
     entries = [_entry(p) for p in sorted(pins, key=lambda p: (*p.key, p.line))]
     digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
     data = {
-        "lock-version": LOCK_VERSION,
+        "lock-version": TOOLS_LOCK_VERSION if any(p.tools for p in pins) else LOCK_VERSION,
         "created-by": f"agentguard {__version__}",
         "digest": f"sha256:{digest}",
         "servers": entries,
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def write(root: Path, pins: Sequence[ServerPin]) -> bool:
@@ -96,6 +111,13 @@ def write(root: Path, pins: Sequence[ServerPin]) -> bool:
         safeio.remove_in(root, ATTESTATIONS_FILE)  # (no entry records a document now)
     elif side is not None and _text(root, ATTESTATIONS_FILE) != side:
         safeio.write_in(root, ATTESTATIONS_FILE, side)
+    return write_lock_only(root, pins)
+
+
+def write_lock_only(root: Path, pins: Sequence[ServerPin]) -> bool:
+    """Write ``mcp.lock.json`` alone when its content changes (the attestations beside it
+    are left as they are: pins read back from the lock do not hold those documents, only
+    their digests, which the lock keeps). True when written."""
     text = render(pins)
     if _text(root, MCP_LOCK) == text:
         return False
@@ -124,7 +146,7 @@ def _strs(value: object, what: str) -> tuple[str, ...]:
     return tuple(_str(v, what) for v in value)
 
 
-def _pin(i: int, e: object) -> ServerPin:
+def _pin(i: int, e: object, lines: list[int]) -> ServerPin:
     where = f"servers[{i}]"
     if not isinstance(e, dict) or not isinstance(e.get("launch"), dict):
         raise LockReadError(f"{where}: not an entry with a launch")
@@ -154,6 +176,12 @@ def _pin(i: int, e: object) -> ServerPin:
     if not _NAMES[kind].match(package) or not _VERSIONS[kind].match(version):
         raise LockReadError(f"{where}: not a valid {kind} package name and version")
     provenance = e.get("provenance")
+    tools = None
+    if e.get("tools") is not None:
+        try:
+            tools = from_lock(e["tools"], f"{where}.tools")
+        except SnapshotError as exc:
+            raise LockReadError(str(exc)) from None
     try:
         signature = trust_record.signature_of(e.get("signature"), where)
         attestation = trust_record.attestation_of(e.get("attestation"), where)
@@ -175,6 +203,8 @@ def _pin(i: int, e: object) -> ServerPin:
         majors=_strs(e.get("majors", []), f"{where}.majors"),
         released_majors=_strs(e.get("released-majors", []), f"{where}.released-majors"),
         provenance=provenance if isinstance(provenance, bool) else None,
+        tools=tools,
+        entry_line=lines[i] if i < len(lines) else None,
         signature=signature,
         attestation=attestation,
     )
@@ -190,10 +220,20 @@ def read(root: Path) -> ServerLock | None:
         data = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise LockReadError(f"not JSON ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or data.get("lock-version") != LOCK_VERSION:
-        raise LockReadError(f"not an MCP server lock of version {LOCK_VERSION}")
+    version = data.get("lock-version") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or version not in READ_VERSIONS or isinstance(version, bool):
+        raise LockReadError(
+            f"not an MCP server lock of version {LOCK_VERSION} or {TOOLS_LOCK_VERSION}"
+        )
     servers = data.get("servers")
     if not isinstance(servers, list):
         raise LockReadError("`servers` is not a list")
-    pins = tuple(_pin(i, e) for i, e in enumerate(servers))
+    lines = entry_lines(text)
+    if len(lines) != len(servers):
+        lines = []  # (a layout the scan does not follow: no line, rather than a wrong one)
+    pins = tuple(_pin(i, e, lines) for i, e in enumerate(servers))
+    if version == LOCK_VERSION and any(p.tools for p in pins):
+        raise LockReadError(
+            f"an entry holds `tools`, which a lock of version {LOCK_VERSION} never does"
+        )
     return ServerLock(MCP_LOCK, pins, str(data.get("digest", "")))

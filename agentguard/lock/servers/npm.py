@@ -13,7 +13,6 @@ import hashlib
 import json
 import re
 import subprocess
-import tempfile
 import urllib.parse
 from dataclasses import dataclass, replace
 from typing import Any
@@ -26,6 +25,7 @@ from agentguard.lock.pages import IndexError_
 from agentguard.lock.servers import attestations, npm_signature, semver, sigstore_parts
 from agentguard.lock.servers.trust_roots import TrustRoots, bundled
 from agentguard.lock.urls import UrlPolicy, clean_url, configured_hosts, origin
+from agentguard.scratch import scratch_folder
 
 MAX_PACKUMENT_BYTES = 16 * 1024 * 1024  # the abbreviated packument of a long-lived package
 MAX_TARBALL_BYTES = 64 * 1024 * 1024
@@ -60,7 +60,7 @@ class SameOrigin(UrlPolicy):
 def default_registry(deadline: Deadline) -> str | None:
     """The registry npm itself uses (asked from npm, run in an empty folder so that no
     ``.npmrc`` of the project under review is read); None when npm is not installed."""
-    with tempfile.TemporaryDirectory(prefix="agentguard-npm-") as tmp:
+    with scratch_folder("agentguard-npm-") as tmp:
         try:
             proc = subprocess.run(
                 ["npm", "config", "get", "registry"],

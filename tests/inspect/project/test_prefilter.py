@@ -87,11 +87,28 @@ _FROM_BEFORE = re.compile(rb"from[ \t]+(?:" + _MODULES + rb")")
 _IMPORT_BEFORE = re.compile(rb"import[ \t]+(?:[\w. \t]*,[ \t]*)*(?:" + _MODULES + rb")")
 
 
+def _docker_harness(data: bytes) -> bool:
+    """An `import docker`/`from docker` line with a container start after it, line by line."""
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        words = line.lstrip(b" \t")
+        for kw in (b"import", b"from"):
+            rest = words[len(kw) :]
+            if words.startswith(kw) and rest[:1] in (b" ", b"\t"):
+                name = rest.lstrip(b" \t")
+                if name.startswith(b"docker") and not name[6:7].isalnum() and name[6:7] != b"_":
+                    after = b"\n".join(lines[i + 1 :]) if i + 1 < len(lines) else b""
+                    if b"containers.run(" in after or b"containers.create(" in after:
+                        return True
+    return False
+
+
 def _three_scans(data: bytes) -> bool:
     return (
         b"claude" in data
         or _FROM_BEFORE.search(data) is not None
         or _IMPORT_BEFORE.search(data) is not None
+        or _docker_harness(data)
     )
 
 
@@ -103,6 +120,11 @@ def _three_scans(data: bytes) -> bool:
         (b"from\tmcp import x\n", True),
         (b"from \t mcp import x\n", True),
         (b"fromage = mcp\n", False),
+        (b"import docker\nc = client.containers.run(image)\n", True),
+        (b"from docker.errors import APIError\nclient.containers.create(i)\n", True),
+        (b"import docker\n", False),
+        (b"client.containers.run(image)\nimport docker\n", False),
+        (b"import dockerfile\nclient.containers.run(image)\n", False),
         (b"frommcp = 1\n", False),
         (b"frompmcp = 1\n", False),  # the byte after `m` is `p`, but this is not `import`
         (b"fromp agents\n", False),

@@ -1,0 +1,245 @@
+"""MCP servers a here-document writes: a workflow ``run:`` step, a Dockerfile or a shell
+script that does ``cat > mcp-servers.json << 'EOF'`` with a JSON body holding
+``mcpServers`` (claude-code-action's issue-triage example does). Each server is a launch
+with the file line of its name, as an ``.mcp.json`` server is.
+
+What the shell does to the body is kept as unknown, never guessed: in a body whose
+delimiter is not quoted, a value with ``$`` or a backquote is expanded when the file is
+written, so it is unknown; a workflow's ``${{ }}`` is replaced by Actions before any shell
+runs, quoted or not, so it is unknown too. A body that holds ``mcpServers`` and is not
+JSON agentguard reads, or is over :data:`MAX_BODY_CHARS`, is a failed source: its servers
+may be missed."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentguard.findings import Source, SourceStatus
+from agentguard.inspect.project.jsonc import load_jsonc
+from agentguard.inspect.project.lined import PARSE_FAILURES, LinedDoc, document_error
+from agentguard.inspect.project.model import McpServer, Unknown
+from agentguard.inspect.project.outcome import failed_source
+from agentguard.inspect.project.python_agents import mcp_server_from_mapping
+from agentguard.inspect.project.shell_heredocs import (
+    MAX_HEREDOCS,
+    Heredoc,
+    Line,
+    heredocs,
+    text_lines,
+)
+
+if TYPE_CHECKING:
+    from agentguard.inspect.project.outcome import FileOutcome
+
+NEEDLE = b"mcpServers"
+MAX_BODY_CHARS = 1 << 20  # one here-document's body read as JSON
+_EXPR = re.compile(r"\$\{\{.*?\}\}", re.S)
+# where a `${{ }}` stood: a private-use character, valid inside a JSON string
+_MARK = re.compile("\ue000(\\d{1,6})\ue000")
+
+Found = tuple[list[McpServer], list[Source]]
+
+
+def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: bool) -> Found:
+    """The servers of every here-document in ``lines`` whose body holds ``mcpServers``,
+    and the failed sources of those that could not be read. ``where``: what the text is
+    ("a run step", "a Dockerfile"); ``workflow``: ``${{ }}`` are workflow expressions."""
+    servers: list[McpServer] = []
+    failed: list[Source] = []
+    for count, doc in enumerate(heredocs(lines)):
+        if count == MAX_HEREDOCS:
+            failed.append(
+                failed_source(
+                    path,
+                    f"more than {MAX_HEREDOCS} here-documents (the next opened at line "
+                    f"{doc.opened_at}): the rest were not read for MCP servers",
+                    "cap-heredocs",
+                )
+            )
+            break
+        text = doc.text
+        if "mcpServers" not in text or not text.lstrip().startswith("{"):
+            continue  # (a script holding one: its own heredocs are scanned on their own)
+        if len(text) > MAX_BODY_CHARS:
+            failed.append(
+                failed_source(
+                    path,
+                    f"the here-document opened at line {doc.opened_at} holds `mcpServers` and "
+                    f"is over {MAX_BODY_CHARS} characters: its MCP servers were not read",
+                    "heredoc-too-large",
+                )
+            )
+            continue
+        got = _servers(path, doc, where, workflow)
+        if isinstance(got, Source):
+            failed.append(got)
+        else:
+            servers += got
+    return servers, failed
+
+
+def _servers(path: str, doc: Heredoc, where: str, workflow: bool) -> list[McpServer] | Source:
+    exprs: list[str] = []
+
+    def mark(m: re.Match[str]) -> str:
+        exprs.append(m.group(0))
+        return f"\ue000{len(exprs) - 1}\ue000"
+
+    text = _EXPR.sub(mark, doc.text) if workflow else doc.text
+    try:
+        parsed = load_jsonc(text)
+    except PARSE_FAILURES as exc:
+        err = document_error(exc)
+        at = doc.body[err.line - 1][0] if err.line and err.line <= len(doc.body) else doc.opened_at
+        return failed_source(
+            path,
+            f"the here-document opened at line {doc.opened_at} holds `mcpServers` and is not "
+            f"JSON agentguard reads (line {at}: {err}): its MCP servers were not read",
+            f"heredoc-{err.code}",
+        )
+    table = parsed.value.get("mcpServers") if isinstance(parsed.value, dict) else None
+    if not isinstance(table, dict):
+        return []  # `mcpServers` elsewhere than the top level: not a configuration it names
+    declared_in = f"here-document in {where}" + (
+        f" writing {posixpath.basename(doc.target)}" if doc.target else ""
+    )
+    if not doc.terminated:
+        declared_in += f" (no closing `{doc.delimiter}`: it runs to the end)"
+    out: list[McpServer] = []
+    for name, spec in table.items():
+        line = _file_line(parsed, doc, "mcpServers", name)
+        value = _unexpanded(spec, exprs, doc.quoted)
+        if not isinstance(value, dict):
+            value = {"command": Unknown(str(spec)[:80], "the server entry is not an object")}
+        out.append(
+            mcp_server_from_mapping(str(name), value, path=path, line=line, declared_in=declared_in)
+        )
+    return out
+
+
+def _file_line(parsed: LinedDoc, doc: Heredoc, *keys: str) -> int:
+    at = parsed.line(*keys)
+    return doc.body[at - 1][0] if at and at <= len(doc.body) else doc.opened_at
+
+
+def _unexpanded(value: Any, exprs: list[str], quoted: bool) -> Any:
+    """``value`` with what the shell or Actions replace made unknown."""
+    if isinstance(value, dict):
+        return {k: _unexpanded(v, exprs, quoted) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unexpanded(v, exprs, quoted) for v in value]
+    if not isinstance(value, str):
+        return value
+    marks = [int(m.group(1)) for m in _MARK.finditer(value)]
+    if marks and all(n < len(exprs) for n in marks):  # (the body's own U+E000 is its text)
+        shown = _MARK.sub(lambda m: exprs[int(m.group(1))], value)
+        return Unknown(shown[:80], "a workflow expression, known only when the workflow runs")
+    if not quoted and ("$" in value or "`" in value):
+        return Unknown(value[:80], "expanded by the shell when the here-document is written")
+    return value
+
+
+# -- the files they are read from -------------------------------------------------------
+
+
+def workflow_heredoc_servers(path: str, data: bytes) -> Found:
+    """The servers written by here-documents in the ``run:`` steps of a workflow or a
+    composite action. Raises :class:`~agentguard.inspect.project.lined.DocumentError`."""
+    from agentguard.inspect.project.yaml_lined import load_yaml
+
+    text = data.decode("utf-8-sig")
+    doc = load_yaml(text)
+    raw = text.split("\n")
+    servers: list[McpServer] = []
+    failed: list[Source] = []
+    for keys, script in _run_steps(doc.value, ()):
+        if "mcpServers" not in script:
+            continue
+        got, bad = heredoc_servers(
+            path, _script_lines(raw, doc.line(*keys) or 1, script), where="a run step",
+            workflow=True,
+        )  # fmt: skip
+        servers += got
+        failed += bad
+    return servers, failed
+
+
+def _run_steps(value: Any, keys: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+    """(key path, script) of every ``steps[i].run`` written as text, in document order
+    (the YAML reader bounds the depth)."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _run_steps(v, (*keys, k))
+    elif isinstance(value, list):
+        for i, step in enumerate(value):
+            run = step.get("run") if isinstance(step, dict) else None
+            if keys and keys[-1] == "steps" and isinstance(run, str):
+                out.append(((*keys, i, "run"), run))
+            else:
+                out += _run_steps(step, (*keys, i))
+    return out
+
+
+def _script_lines(raw: list[str], key_line: int, script: str) -> list[Line]:
+    """The script's lines with their file lines: a literal block (``run: |``) starts on
+    the line after its key, line for line; any other form (folded, quoted) is given the
+    key's line throughout, since its lines are not the file's."""
+    lines = script.split("\n")
+    literal = key_line + len(lines) - 1 <= len(raw) + 1 and all(
+        key_line + k < len(raw) and raw[key_line + k].strip() == t.strip()
+        for k, t in enumerate(lines)
+        if t.strip()
+    )
+    if literal:
+        return text_lines(script, key_line + 1)
+    return [(key_line, t) for t in lines]
+
+
+def file_heredoc_servers(path: str, data: bytes, where: str) -> Found:
+    """The servers written by here-documents of a Dockerfile or a shell script."""
+    text = data.decode("utf-8", "replace")
+    return heredoc_servers(path, text_lines(text), where=where, workflow=False)
+
+
+def read_heredoc_servers(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
+    """Into ``out``: the servers here-documents write in a workflow, a composite action, a
+    Dockerfile or a shell script that names ``mcpServers`` (the caller checked
+    :data:`NEEDLE`), with a source saying what was read."""
+    from agentguard.inspect.project.composite import is_action_file
+    from agentguard.inspect.project.lined import DocumentError
+    from agentguard.inspect.project.workflows import is_workflow
+
+    low = posixpath.basename(path).lower()
+    if kind == "script" and (is_workflow(path, data) or is_action_file(path)):
+        try:
+            servers, failed = workflow_heredoc_servers(path, data)
+        except (DocumentError, UnicodeDecodeError) as exc:
+            if not any(s.name == path and s.status is SourceStatus.FAILED for s in out.sources):
+                err = document_error(exc)
+                where = f" (line {err.line})" if err.line else ""
+                out.sources.append(failed_source(path, f"{err}{where}", f"workflow-{err.code}"))
+            return
+    elif kind == "script" and low.endswith((".sh", ".bash")):
+        servers, failed = file_heredoc_servers(path, data, "a shell script")
+    elif kind == "container" and _dockerfile(low):
+        servers, failed = file_heredoc_servers(path, data, "a Dockerfile")
+    else:
+        return
+    out.mcp_servers += servers
+    out.sources += failed
+    if servers:
+        out.sources.append(
+            Source.ok("file", path, f"MCP servers written by here-documents ({len(servers)})")
+        )
+
+
+def _dockerfile(low: str) -> bool:
+    return (
+        low in ("dockerfile", "containerfile")
+        or low.startswith(("dockerfile.", "containerfile."))
+        or low.endswith((".dockerfile", ".containerfile"))
+    )
