@@ -209,10 +209,10 @@ def resolve(
     listed = isinstance(attestations, dict) and "provenance" in attestations
     times = data.get("time")
     published = times.get(version) if isinstance(times, dict) else None
-    signature = npm_signature.verify(
-        launch.package, version, integrity, dist, published, registry.roots
-    )
     check, doc = _provenance(registry, launch.package, version, integrity, listed)
+    signature = npm_signature.verify(
+        launch.package, version, integrity, dist, published, registry.roots, check.logged
+    )
     before = data["versions"].get(earlier) if earlier and earlier != version else None
     before_dist = before.get("dist") if isinstance(before, dict) else None
     return ServerPin(
