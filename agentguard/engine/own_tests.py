@@ -1,0 +1,46 @@
+"""A library's tests of its own fallback class are not a deployment's fallback.
+
+pydantic-ai's tests build ``FallbackModel(...)`` a hundred times to test the class they
+ship: every one is the library exercising its own API, not a model some deployment falls
+back to silently. A fallback site is set aside here when both hold: the call that takes
+the fallback (its ``callee``) resolves into one of the project's own top-level modules
+(:func:`~agentguard.inspect.project.own_modules.project_modules`), and the site's file
+is test code (the context the policy would give it, configured globs included). The
+same call in the library's examples or docs, or in another project's tests, stays a
+finding. Nothing is dropped unsaid: the sites set aside become one skipped source per
+class, with their count and why."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from agentguard.context import context_of
+from agentguard.facts.agents import FallbackSite
+from agentguard.findings import Source
+
+
+def own_api_tests(
+    sites: Sequence[FallbackSite],
+    own_modules: frozenset[str],
+    contexts: Mapping[str, tuple[str, ...]],
+) -> tuple[tuple[FallbackSite, ...], tuple[Source, ...]]:
+    """The sites to judge, and a skipped source for each class whose tests were set aside."""
+    kept: list[FallbackSite] = []
+    set_aside: Counter[str] = Counter()
+    for site in sites:
+        top = site.callee.split(".")[0]
+        if top and top in own_modules and context_of([site.path], contexts) == "test":
+            set_aside[site.callee] += 1
+        else:
+            kept.append(site)
+    sources = tuple(
+        Source.skipped(
+            "fallbacks",
+            callee,
+            f"{n} fallback site(s) in the tests of the library that defines {callee}: the "
+            "library testing its own class, not a deployment's fallback (not reported)",
+        )
+        for callee, n in sorted(set_aside.items())
+    )
+    return tuple(kept), sources
