@@ -27,20 +27,26 @@ def own_api_tests(
 ) -> tuple[tuple[FallbackSite, ...], tuple[Source, ...]]:
     """The sites to judge, and a skipped source for each class whose tests were set aside."""
     kept: list[FallbackSite] = []
-    set_aside: Counter[str] = Counter()
+    set_aside: dict[str, Counter[str]] = {}  # own top-level module -> callee -> sites
     for site in sites:
         top = site.callee.split(".")[0]
         if top and top in own_modules and context_of([site.path], contexts) == "test":
-            set_aside[site.callee] += 1
+            set_aside.setdefault(top, Counter())[site.callee] += 1
         else:
             kept.append(site)
-    sources = tuple(
-        Source.skipped(
-            "fallbacks",
-            callee,
-            f"{n} fallback site(s) in the tests of the library that defines {callee}: the "
-            "library testing its own class, not a deployment's fallback (not reported)",
-        )
-        for callee, n in sorted(set_aside.items())
+    return tuple(kept), tuple(_source(c) for _, c in sorted(set_aside.items()))
+
+
+def _source(callees: Counter[str]) -> Source:
+    """One skipped source for the sites of one own module (each spelling of its classes
+    named: a re-export is the same class under another name, and neither is picked)."""
+    n = sum(callees.values())
+    names = sorted(callees)
+    counts = "" if len(names) == 1 else f" ({', '.join(f'{c}: {callees[c]}' for c in names)})"
+    return Source.skipped(
+        "fallbacks",
+        ", ".join(names),
+        f"{n} fallback site(s) in the tests of the library that defines {' and '.join(names)}"
+        f"{counts}: the library testing its own class, not a deployment's fallback (not "
+        "reported)",
     )
-    return tuple(kept), sources

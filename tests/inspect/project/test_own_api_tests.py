@@ -1,0 +1,60 @@
+"""AG320 over a library's tests of its own fallback class (pydantic-ai's ``FallbackModel``
+in its ``tests/``): set aside as one skipped source that says how many and why; the same
+call in the library's examples, or in another project's tests, stays a finding."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from agentguard.engine.project import inspect_project
+from agentguard.findings import Source
+from agentguard.inspect.project.own_modules import project_modules
+from tests.inspect.project.support import FIXTURES, assert_expected
+
+CASES = FIXTURES / "AG320" / "own-tests"
+SET_ASIDE = Source.skipped(
+    "fallbacks",
+    "pydantic_ai.FallbackModel, pydantic_ai.models.fallback.FallbackModel",
+    "3 fallback site(s) in the tests of the library that defines pydantic_ai.FallbackModel "
+    "and pydantic_ai.models.fallback.FallbackModel (pydantic_ai.FallbackModel: 1, "
+    "pydantic_ai.models.fallback.FallbackModel: 2): the library testing its own class, not a "
+    "deployment's fallback (not reported)",
+)
+
+
+def _not_ok(case: Path, **kwargs: object) -> list[Source]:
+    result = inspect_project(case, **kwargs)  # type: ignore[arg-type]
+    return [s for s in result.sources if s.status.value != "ok"]
+
+
+def test_the_library_testing_its_own_class_is_one_skipped_source() -> None:
+    case = CASES / "library"
+    found = assert_expected(case, "AG320")  # the example's use only
+    assert [f["locations"][0]["path"] for f in found] == ["examples/fallback_demo.py"]
+    assert _not_ok(case) == [SET_ASIDE]
+
+
+def test_another_projects_tests_of_the_class_are_reported() -> None:
+    case = CASES / "outside"
+    found = assert_expected(case, "AG320")
+    assert [f["locations"][0]["path"] for f in found] == ["tests/test_agent.py"]
+    assert _not_ok(case) == []
+
+
+def test_configured_test_globs_decide_as_the_policy_does(tmp_path: Path) -> None:
+    case = tmp_path / "library"
+    shutil.copytree(CASES / "library", case)
+    (case / "qa").mkdir()  # neither `qa/` nor the file's name says test
+    (case / "tests" / "models" / "test_fallback.py").rename(case / "qa" / "fallback_checks.py")
+    lib = inspect_project(case)
+    assert sorted(f.locations[0].path for f in lib.findings if f.rule_id == "AG320") == [
+        "examples/fallback_demo.py",
+        *["qa/fallback_checks.py"] * 3,
+    ]
+    assert _not_ok(case, contexts={"test": ("qa/**",)}) == [SET_ASIDE]
+
+
+def test_own_modules_include_workspace_members() -> None:
+    assert project_modules(CASES / "library") == {"pydantic_ai"}
+    assert project_modules(CASES / "outside") == {"shop_bot"}
