@@ -5,7 +5,9 @@ ship: every one is the library exercising its own API, not a model some deployme
 back to silently. A fallback site is set aside here when both hold: the call that takes
 the fallback (its ``callee``) resolves into one of the project's own top-level modules
 (:func:`~agentguard.inspect.project.own_modules.project_modules`), and the site's file
-is test code (the context the policy would give it, configured globs included). The
+is test code by its own path's names *and* by the configured context globs. The
+configuration is the scanned project's on a pull request: a glob may keep a site reported
+(``context = {production = ["tests/e2e/**"]}``), never set one aside. The
 same call in the library's examples or docs, or in another project's tests, stays a
 finding. Nothing is dropped unsaid: the sites set aside become one skipped source per
 class, with their count and why."""
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from agentguard.context import context_of
+from agentguard.context import context_of, path_context
 from agentguard.facts.agents import FallbackSite
 from agentguard.findings import Source
 
@@ -30,11 +32,16 @@ def own_api_tests(
     set_aside: dict[str, Counter[str]] = {}  # own top-level module -> callee -> sites
     for site in sites:
         top = site.callee.split(".")[0]
-        if top and top in own_modules and context_of([site.path], contexts) == "test":
+        if top in own_modules and _test_code(site.path, contexts):
             set_aside.setdefault(top, Counter())[site.callee] += 1
         else:
             kept.append(site)
     return tuple(kept), tuple(_source(c) for _, c in sorted(set_aside.items()))
+
+
+def _test_code(path: str, contexts: Mapping[str, tuple[str, ...]]) -> bool:
+    rel = path.removeprefix("./")
+    return path_context(rel) == "test" and context_of([rel], contexts) == "test"
 
 
 def _source(callees: Counter[str]) -> Source:

@@ -42,17 +42,40 @@ def test_another_projects_tests_of_the_class_are_reported() -> None:
     assert _not_ok(case) == []
 
 
-def test_configured_test_globs_decide_as_the_policy_does(tmp_path: Path) -> None:
+def _reported(case: Path, **kwargs: object) -> list[str]:
+    result = inspect_project(case, **kwargs)  # type: ignore[arg-type]
+    return sorted(
+        f"{f.locations[0].path}:{f.locations[0].line}"
+        for f in result.findings
+        if f.rule_id == "AG320"
+    )
+
+
+ALL_FOUR = [
+    "examples/fallback_demo.py:6",
+    "tests/models/test_fallback.py:14",
+    "tests/models/test_fallback.py:19",
+    "tests/models/test_fallback.py:24",
+]
+
+
+def test_configuration_may_keep_a_site_reported_never_set_one_aside(tmp_path: Path) -> None:
+    """The configuration is the pull request's: calling the tests production keeps them
+    reported; calling a folder whose names do not say test (`qa/`) test sets nothing aside."""
+    lib = CASES / "library"
+    assert _reported(lib, contexts={"production": ("tests/**",)}) == ALL_FOUR
+    assert _not_ok(lib, contexts={"production": ("tests/**",)}) == []
     case = tmp_path / "library"
-    shutil.copytree(CASES / "library", case)
-    (case / "qa").mkdir()  # neither `qa/` nor the file's name says test
+    shutil.copytree(lib, case)
+    (case / "qa").mkdir()
     (case / "tests" / "models" / "test_fallback.py").rename(case / "qa" / "fallback_checks.py")
-    lib = inspect_project(case)
-    assert sorted(f.locations[0].path for f in lib.findings if f.rule_id == "AG320") == [
-        "examples/fallback_demo.py",
-        *["qa/fallback_checks.py"] * 3,
+    assert _reported(case, contexts={"test": ("qa/**",)}) == [
+        "examples/fallback_demo.py:6",
+        "qa/fallback_checks.py:14",
+        "qa/fallback_checks.py:19",
+        "qa/fallback_checks.py:24",
     ]
-    assert _not_ok(case, contexts={"test": ("qa/**",)}) == [SET_ASIDE]
+    assert _not_ok(case, contexts={"test": ("qa/**",)}) == []
 
 
 def test_own_modules_include_workspace_members() -> None:
