@@ -32,7 +32,7 @@ def own_api_tests(
     set_aside: dict[str, Counter[str]] = {}  # own top-level module -> callee -> sites
     for site in sites:
         top = site.callee.split(".")[0]
-        if top in own_modules and _test_code(site.path, contexts):
+        if site.callee and top in own_modules and _test_code(site.path, contexts):
             set_aside.setdefault(top, Counter())[site.callee] += 1
         else:
             kept.append(site)

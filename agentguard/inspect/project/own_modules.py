@@ -32,4 +32,5 @@ def project_modules(root: Path) -> frozenset[str]:
     for member in _names(root):
         if os.path.isfile(root / member / "pyproject.toml"):
             out |= _top_names(root / member)
-    return frozenset(out)
+    # (a file named `.py` or `my-tool.py` is no module anything imports)
+    return frozenset(n for n in out if n.isidentifier())

@@ -7,7 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from agentguard.engine.own_tests import own_api_tests
 from agentguard.engine.project import inspect_project
+from agentguard.facts.agents import FallbackSite
 from agentguard.findings import Source
 from agentguard.inspect.project.own_modules import project_modules
 from tests.inspect.project.support import FIXTURES, assert_expected
@@ -81,3 +83,13 @@ def test_configuration_may_keep_a_site_reported_never_set_one_aside(tmp_path: Pa
 def test_own_modules_include_workspace_members() -> None:
     assert project_modules(CASES / "library") == {"pydantic_ai"}
     assert project_modules(CASES / "outside") == {"shop_bot"}
+
+
+def test_a_site_without_a_callee_is_never_set_aside(tmp_path: Path) -> None:
+    """An `except` handler names no class: even a checkout whose root holds a file named
+    `.py` (an empty module name) cannot make it the library's own."""
+    for name in (".py", "my-tool.py", "ok.py"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    assert project_modules(tmp_path) == {"ok"}
+    site = FallbackSite("except-handler", "tests/test_bot.py", 3, "`except Exception` handler")
+    assert own_api_tests([site], frozenset({"", "ok"}), {}) == ((site,), ())
