@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -113,14 +113,18 @@ def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
 
 
 def project_step(
-    project: Path, exclude: tuple[str, ...] = (), beside: Callable[[], None] | None = None
+    project: Path,
+    exclude: tuple[str, ...] = (),
+    beside: Callable[[], None] | None = None,
+    contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> StepResult:
     """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files).
 
-    ``beside``: another step, run while forked children read a large folder."""
+    ``beside``: another step, run while forked children read a large folder;
+    ``contexts``: the configured context globs."""
     from agentguard.engine.project import inspect_project
 
-    result = inspect_project(project, exclude=exclude, beside=beside)
+    result = inspect_project(project, exclude=exclude, beside=beside, contexts=contexts)
     maps = (result.capabilities,) if result.capabilities is not None else ()
     return StepResult(result.findings, result.sources, dict(result.facts), maps=maps)
 
@@ -309,7 +313,11 @@ def _base_steps(
             ("lock", _guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
             (
                 "project",
-                _guarded("project", str(folder), partial(project_step, folder, config.exclude)),
+                _guarded(
+                    "project",
+                    str(folder),
+                    partial(project_step, folder, config.exclude, contexts=config.contexts),
+                ),
             ),
         ]
         sources = [src for _, s in steps for src in s.sources]
@@ -340,7 +348,9 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     # The lock step runs beside the scan (while forked children read a large folder), or
     # before it; once the scan has ended, at the latest. Its result is reported first.
     progress("scanning the project folder")
-    scan = partial(project_step, project, config.exclude, beside=lock_once)
+    scan = partial(
+        project_step, project, config.exclude, beside=lock_once, contexts=config.contexts
+    )
     if opts.base is None:
         scanned = _guarded("project", str(project), scan)
     else:  # the head, then the base: a file the change left alone is parsed once

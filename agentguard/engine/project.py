@@ -9,7 +9,7 @@ and facts for JSON readers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,13 +43,15 @@ def inspect_project(
     beside: Callable[[], None] | None = None,
     use_cache: bool = False,
     cache_dir: Path | None = None,
+    contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     """Walk a project folder (or read one file) and run the agent-configuration rules.
 
     ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
     ``beside``: other work of the run, done while forked children read a large folder
     (see :func:`scan_path`; not called for a file); ``use_cache``, ``cache_dir``: the
-    content cache of a folder (:mod:`agentguard.inspect.project.cache`)."""
+    content cache of a folder (:mod:`agentguard.inspect.project.cache`); ``contexts``:
+    the configured context globs (which tests are the library's own, :mod:`.own_tests`)."""
     return scan_path(
         path,
         file_kind=file_kind,
@@ -57,6 +59,7 @@ def inspect_project(
         beside=beside,
         use_cache=use_cache,
         cache_dir=cache_dir,
+        contexts=contexts,
     )
 
 
@@ -79,6 +82,7 @@ def scan_path(
     beside: Callable[[], None] | None = None,
     use_cache: bool = False,
     cache_dir: Path | None = None,
+    contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     """A folder (walked, minus ``exclude``) or one file named on the command line.
 
@@ -104,6 +108,7 @@ def scan_path(
             more_sources=read,
             target=str(path),
             root=path,
+            contexts=contexts,
         )
     from agentguard.inspect.project.named import read_named_file
 
@@ -164,6 +169,7 @@ def finish(
     more_sources: tuple[Source, ...] = (),
     target: str = "",
     root: Path | None = None,
+    contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     from agentguard.engine import run_agent_rules
     from agentguard.facts.agents import ProjectFacts
@@ -202,11 +208,18 @@ def finish(
 
         servers, registry_read = project_registries(root, servers)
         more_sources = (*more_sources, *registry_read)
+    fallbacks = tuple(s for o in col.outcomes for s in o.fallbacks)
+    if root is not None and fallbacks:  # a library's tests of its own fallback class
+        from agentguard.engine.own_tests import own_api_tests
+        from agentguard.inspect.project.own_modules import project_modules
+
+        fallbacks, own_tests = own_api_tests(fallbacks, project_modules(root), contexts or {})
+        more_sources = (*more_sources, *own_tests)
     facts = ProjectFacts(
         configs=tuple(configs),
         grants=tuple(g for o in col.outcomes for g in o.grants),
         mcp_servers=tuple(servers),
-        fallbacks=tuple(s for o in col.outcomes for s in o.fallbacks),
+        fallbacks=fallbacks,
         settings=tuple(s for o in col.outcomes for s in o.settings),
         engine_policies=tuple(p for o in col.outcomes for p in o.engine_policies),
         action_steps=tuple(s for o in col.outcomes for s in o.action_steps),

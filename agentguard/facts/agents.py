@@ -215,6 +215,9 @@ class FallbackSite:
     # the calls that build the primary path (the try body) and the fallback (the handler)
     primary: tuple[PathBuild, ...] = ()
     fallback: tuple[PathBuild, ...] = ()
+    # the qualified name of the class or function that takes the fallback as an option
+    # (`pydantic_ai.models.fallback.FallbackModel`); "" where no call names one
+    callee: str = ""
 
 
 @dataclass(frozen=True)

@@ -272,6 +272,11 @@ class SilentModelFallback(Rule):
     Python `except` handlers that switch to another model or construct another client
     without logging or re-raising.
 
+    A library's tests of its own fallback class (pydantic-ai's `tests/` building the
+    `FallbackModel` it ships) are the library testing itself, not a deployment's fallback:
+    they are not reported, and one skipped `fallbacks` source names the class and says how
+    many. The same call in the library's examples, or in another project's tests, is.
+
     ## Why is this bad?
     A start-up failure (an SDK whose protocol dependency crossed a major, a revoked key)
     turns into a quietly worse bot: answers keep coming, from a model nobody chose for
