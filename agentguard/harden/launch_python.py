@@ -17,6 +17,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentguard.facts.agents import McpServer
 from agentguard.harden.launch_edit import (
     Edit,
     Todo,
@@ -27,6 +28,7 @@ from agentguard.harden.launch_edit import (
     unwritten_note,
 )
 from agentguard.inspect.project.lined import PARSE_FAILURES
+from agentguard.inspect.project.python_imports import IMPORTED_DECLARATION
 
 _FAILS: tuple[type[BaseException], ...] = (SyntaxError, *PARSE_FAILURES)
 _TOKEN_FAILS: tuple[type[BaseException], ...] = (tokenize.TokenError, *_FAILS)
@@ -127,22 +129,59 @@ def _encode(prefix: str, quote: str, values: Sequence[str]) -> str | None:
     return ", ".join(out)
 
 
-def _locate(tree: ast.Module, line: int) -> list[tuple[int, ast.expr]]:
-    """The args nodes (with their walk index) of the servers on ``line``."""
+def _may_be(
+    node: ast.AST,
+    command: ast.expr | None,
+    args: ast.expr | None,
+    names: dict[int, str],
+    server: McpServer,
+) -> bool:
+    """Whether a definition may be ``server`` as the reader read it: its name (the key it
+    is the value of, as the reader names mappings), and every literal of its command and
+    arguments, equal to the reader's. What is not a literal may evaluate to anything, so it
+    does not rule the definition out."""
+    if names.get(id(node), "(unnamed)") != server.name:
+        return False
+    if isinstance(command, ast.Constant) and command.value != server.command:
+        return False
+    if not isinstance(args, ast.List | ast.Tuple) or not isinstance(server.args, tuple):
+        return True
+    if any(isinstance(e, ast.Starred) for e in args.elts):
+        return True
+    return len(args.elts) == len(server.args) and all(
+        not isinstance(e, ast.Constant) or e.value == want
+        for e, want in zip(args.elts, server.args, strict=True)
+    )
+
+
+def _locate(tree: ast.Module, server: McpServer) -> list[tuple[int, ast.expr]]:
+    """The args nodes (with their walk index) of the definitions on the server's line
+    that may be this server (:func:`_may_be`): a definition that is not is never edited."""
     found: list[tuple[int, ast.expr]] = []
     nodes = list(ast.walk(tree))
     index = {id(n): i for i, n in enumerate(nodes)}
+    names = {
+        id(v): k.value
+        for n in nodes
+        if isinstance(n, ast.Dict)
+        for k, v in zip(n.keys, n.values, strict=True)
+        if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Dict)
+    }
     for node in nodes:
         got = _args_of(node)
-        if got is None or getattr(node, "lineno", None) != line or got[1] is None:
+        if got is None or getattr(node, "lineno", None) != server.line or got[1] is None:
             continue
-        found.append((index[id(got[1])], got[1]))
+        if _may_be(node, *got, names, server):
+            found.append((index[id(got[1])], got[1]))
     return found
 
 
 def _one(text: str, tree: ast.Module, todo: Todo, starts: list[int]) -> tuple[Edit, _Target] | str:
     launch, pin, server = todo
-    found = _locate(tree, server.line)
+    if server.declared_in.endswith(IMPORTED_DECLARATION):
+        # its path and line are where the imported name is used, not where it is written
+        return "the server is defined in another module"
+    found = _locate(tree, server)
     if len(found) != 1:
         return f"{len(found)} server definitions on that line (one is needed)"
     at, args = found[0]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import tree_sitter as ts
 
+from agentguard.facts.agents import McpServer
 from agentguard.harden.launch_edit import (
     Todo,
     done_note,
@@ -65,27 +66,52 @@ def _pairs(obj: ts.Node, data: bytes) -> dict[str, ts.Node]:
     return out
 
 
-def _servers(root: ts.Node, data: bytes, name: str) -> list[ts.Node]:
-    """The ``args`` arrays of the objects named ``name`` that hold a command and args."""
+def _servers(root: ts.Node, data: bytes, server: McpServer) -> list[ts.Node]:
+    """The ``args`` of every object of the file that holds a command and args and may be
+    ``server`` as the reader read it (the reader also follows a ``const``, so an object
+    that is no pair's value may be it too; :func:`_may_be`)."""
     found: list[ts.Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
         stack.extend(node.children)
-        parent = node.parent
-        if node.type != "object" or parent is None or parent.type != "pair":
+        if node.type != "object":
             continue
         pairs = _pairs(node, data)
-        if _key(parent, data) == name and "command" in pairs and "args" in pairs:
+        if "command" in pairs and "args" in pairs and _may_be(node, pairs, data, server):
             found.append(pairs["args"])
     return found
 
 
+def _may_be(obj: ts.Node, pairs: dict[str, ts.Node], data: bytes, server: McpServer) -> bool:
+    """Whether an object may be ``server``: the key it is the value of (when it is one),
+    and every plain literal of its command and arguments, equal to the reader's. What is
+    not a plain literal may evaluate to anything, so it does not rule the object out."""
+    parent = obj.parent
+    if parent is not None and parent.type == "pair" and _key(parent, data) != server.name:
+        return False
+    command = _plain_string(pairs["command"], data)
+    if command is not None and command != server.command:
+        return False
+    args = pairs["args"]
+    if args.type != "array" or not isinstance(server.args, tuple):
+        return True
+    elts = [c for c in args.named_children if c.type != "comment"]
+    if any(e.type == "spread_element" for e in elts):
+        return True
+    if len(elts) != len(server.args):
+        return False
+    return all(
+        (got := _plain_string(e, data)) is None or got == want
+        for e, want in zip(elts, server.args, strict=True)
+    )
+
+
 def _one(path: str, data: bytes, root: ts.Node, todo: Todo) -> tuple[int, int, str] | str:
     launch, pin, server = todo
-    found = _servers(root, data, server.name)
+    found = _servers(root, data, server)
     if len(found) != 1:
-        return f"{len(found)} entries of the file are this server (one is needed)"
+        return f"{len(found)} entries of the file may be this server (one is needed)"
     args = found[0]
     if args.type != "array":
         return "the arguments are not a list written there"

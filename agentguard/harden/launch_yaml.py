@@ -37,11 +37,14 @@ def _embedded(value: Any) -> Any:
         return {k: _embedded(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_embedded(v) for v in value]
-    if isinstance(value, str) and value.lstrip().startswith("{"):
+    if isinstance(value, str):
+        # every string, as the workflow reader parses it (a comment or a BOM may come
+        # before the `{`): a text the reader takes for servers is never hidden from the view
         try:
-            return {EMBEDDED: load_jsonc(value).value}
+            doc = load_jsonc(value).value
         except PARSE_FAILURES:
             return value
+        return {EMBEDDED: doc} if isinstance(doc, dict) else value
     return value
 
 
