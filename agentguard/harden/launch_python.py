@@ -48,6 +48,22 @@ class _Target:
     values: tuple[str, ...]
 
 
+def _encoding_problem(text: str) -> str | None:
+    """Why the file's ``# coding:`` declaration makes its bytes another text than the one
+    read as UTF-8 (None: the same text). This module reads the source as UTF-8,
+    and Python (the reader, the interpreter) by its declaration: under ``utf-7`` the same
+    bytes hold other strings and comments, so an edit checked here is not checked at all."""
+    data = text.encode("utf-8")
+    try:
+        found, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        same = data.decode(found) == text
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return "the file declares an encoding its bytes do not read in"
+    return (
+        None if same else f"the file declares the encoding {found}; only UTF-8 source is rewritten"
+    )
+
+
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
@@ -222,6 +238,9 @@ def _expected(text: str, targets: Sequence[_Target]) -> str | None:
 
 def plan_python(text: str, todo: Sequence[Todo]) -> tuple[str | None, list[str], int]:
     """The edited source (None: nothing to write), the notes, how many launches it pins."""
+    why = _encoding_problem(text)
+    if why is not None:
+        return None, [refused_note(x, p, why) for x, p, _ in todo], 0
     tree = _parse(text)
     if tree is None:
         return None, [refused_note(x, p, "the Python file cannot be parsed") for x, p, _ in todo], 0

@@ -138,3 +138,39 @@ def test_yaml_settings_starting_with_a_comment_are_seen_so_a_decoy_is_not_pinned
         ".github/workflows/t.yml:12: not rewritten (2 entries of the file are this server "
         f"(one is needed)); {BY_HAND}",
     )
+
+
+# Python reads this file as UTF-7 (`+ACM-` is `#`, `+AEA-` is `@`): the server it runs is
+# `A`, unpinned, and `B` is a comment; read as UTF-8, `B` is the one literal that spells
+# the launch
+UTF7 = (
+    "# coding: utf-7\n"
+    "from mcp import StdioServerParameters\n"
+    'A = StdioServerParameters(command="npx", args=["-y", "+AEA-acme/tracker-mcp"]) +ACM-0; '
+    f'B = StdioServerParameters(command="npx", args=["-y", "{NAME}"])\n'
+)
+
+
+def test_python_source_in_another_encoding_is_not_rewritten(tmp_path: Path) -> None:
+    _write(tmp_path, {"agent.py": UTF7})
+    notes, sources = _run(tmp_path)
+    assert (tmp_path / "agent.py").read_text(encoding="utf-8") == UTF7
+    assert sources == []
+    assert notes == (
+        "agent.py:3: not rewritten (the file declares the encoding utf-7; only UTF-8 "
+        f"source is rewritten); {BY_HAND}",
+    )
+
+
+def test_python_declared_latin1_that_reads_the_same_is_rewritten(tmp_path: Path) -> None:
+    text = (
+        "# -*- coding: latin-1 -*-\n"
+        "from mcp import StdioServerParameters\n"
+        f'A = StdioServerParameters(command="npx", args=["-y", "{NAME}"])\n'
+    )
+    _write(tmp_path, {"agent.py": text})
+    notes, sources = _run(tmp_path)
+    want = text.replace(f'"{NAME}"', f'"{NAME}@2.0.1"')
+    assert (tmp_path / "agent.py").read_text(encoding="utf-8") == want
+    assert sources == [("agent.py", SourceStatus.OK)]
+    assert notes == (f"agent.py:3: MCP server '(unnamed)' now launches {NAME}@2.0.1.",)
