@@ -24,7 +24,7 @@ from agentguard.inspect.project.yaml_lined import load_yaml
 
 DOUBLE, SINGLE, PLAIN = "double-quoted string", "single-quoted string", "plain scalar"
 EMBEDDED = "\x00json"  # the key under which a view holds a JSON text's value
-_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9@_./+~=-][A-Za-z0-9@_./+~=,\[\]-]*$")
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9@_./+~=-][A-Za-z0-9@_./+~=,\[\]-]*\Z")
 _ITEM = re.compile(r"^(\s*)-\s+$")  # a block sequence item's lead, before its scalar
 _BEFORE = " \t[,{:\n"
 _AFTER = " \t],}\r\n#"

@@ -32,11 +32,11 @@ from agentguard.safeio import MAX_LOCK_BYTES
 
 MCP_LOCK = "mcp.lock.json"
 LOCK_VERSION = 1
-_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}$")}
+_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}\Z")}
 _VERSIONS = {
-    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$"),
-    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}$"),
-    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}$"),
+    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?\Z"),
+    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}\Z"),
+    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}\Z"),
 }
 
 
