@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from agentguard.facts.agents import McpServer
 from agentguard.harden.launch_edit import (
+    OVER_BUDGET,
+    Budget,
     Edit,
     Todo,
     apply,
@@ -77,15 +79,47 @@ def _lines(text: str) -> list[str]:
     return io.StringIO(text, newline="").readlines()
 
 
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for line in _lines(text):
-        starts.append(starts[-1] + len(line))
-    return starts
+@dataclass
+class _Source:
+    """The source read once for all its launches (a file of many launches is walked and
+    split into lines once, not once per launch): its lines, where each starts, and the
+    server definitions on each line with their walk index."""
+
+    text: str
+    tree: ast.Module
+    lines: list[str]
+    starts: list[int]
+    on_line: dict[int, list[tuple[ast.AST, int]]]  # line -> (definition, args' walk index)
+    names: dict[int, str]  # id of a mapping -> the key it is the value of
 
 
-def _span(text: str, starts: list[int], node: ast.expr) -> tuple[int, int]:
+def _source(text: str, tree: ast.Module) -> _Source:
     lines = _lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    nodes = list(ast.walk(tree))
+    index = {id(n): i for i, n in enumerate(nodes)}
+    on_line: dict[int, list[tuple[ast.AST, int]]] = {}
+    names: dict[int, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values, strict=True):
+                if (
+                    isinstance(k, ast.Constant)
+                    and isinstance(k.value, str)
+                    and isinstance(v, ast.Dict)
+                ):
+                    names[id(v)] = k.value
+        got = _args_of(node)
+        at = getattr(node, "lineno", None)
+        if got is not None and got[1] is not None and isinstance(at, int):
+            on_line.setdefault(at, []).append((node, index[id(got[1])]))
+    return _Source(text, tree, lines, starts, on_line, names)
+
+
+def _span(src: _Source, node: ast.expr) -> tuple[int, int]:
+    lines, starts = src.lines, src.starts
     end_line = node.end_lineno or node.lineno
     end_col = node.end_col_offset or 0
 
@@ -112,10 +146,10 @@ def _args_of(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None] | None:
     return None
 
 
-def _literal(text: str, node: ast.Constant, starts: list[int]) -> tuple[int, int, str, str] | str:
+def _literal(src: _Source, node: ast.Constant) -> tuple[int, int, str, str] | str:
     """The span and quote (prefix included) of a one-token string literal, or why not."""
-    start, end = _span(text, starts, node)
-    segment = text[start:end]
+    start, end = _span(src, node)
+    segment = src.text[start:end]
     try:
         kinds = [
             t.type
@@ -170,34 +204,23 @@ def _may_be(
     )
 
 
-def _locate(tree: ast.Module, server: McpServer) -> list[tuple[int, ast.expr]]:
+def _locate(src: _Source, server: McpServer) -> list[tuple[int, ast.expr]]:
     """The args nodes (with their walk index) of the definitions on the server's line
     that may be this server (:func:`_may_be`): a definition that is not is never edited."""
     found: list[tuple[int, ast.expr]] = []
-    nodes = list(ast.walk(tree))
-    index = {id(n): i for i, n in enumerate(nodes)}
-    names = {
-        id(v): k.value
-        for n in nodes
-        if isinstance(n, ast.Dict)
-        for k, v in zip(n.keys, n.values, strict=True)
-        if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Dict)
-    }
-    for node in nodes:
+    for node, at in src.on_line.get(server.line, []):
         got = _args_of(node)
-        if got is None or getattr(node, "lineno", None) != server.line or got[1] is None:
-            continue
-        if _may_be(node, *got, names, server):
-            found.append((index[id(got[1])], got[1]))
+        if got is not None and got[1] is not None and _may_be(node, *got, src.names, server):
+            found.append((at, got[1]))
     return found
 
 
-def _one(text: str, tree: ast.Module, todo: Todo, starts: list[int]) -> tuple[Edit, _Target] | str:
+def _one(src: _Source, todo: Todo) -> tuple[Edit, _Target] | str:
     launch, pin, server = todo
     if server.declared_in.endswith(IMPORTED_DECLARATION):
         # its path and line are where the imported name is used, not where it is written
         return "the server is defined in another module"
-    found = _locate(tree, server)
+    found = _locate(src, server)
     if len(found) != 1:
         return f"{len(found)} server definitions on that line (one is needed)"
     at, args = found[0]
@@ -212,7 +235,7 @@ def _one(text: str, tree: ast.Module, todo: Todo, starts: list[int]) -> tuple[Ed
             return why
     if not isinstance(item, ast.Constant) or item.value != launch.spec:
         return "the argument is not a string written there"
-    lit = _literal(text, item, starts)
+    lit = _literal(src, item)
     if isinstance(lit, str):
         return lit
     start, end, prefix, quote = lit
@@ -244,13 +267,15 @@ def plan_python(text: str, todo: Sequence[Todo]) -> tuple[str | None, list[str],
     tree = _parse(text)
     if tree is None:
         return None, [refused_note(x, p, "the Python file cannot be parsed") for x, p, _ in todo], 0
-    starts = _offsets(text)
+    src = _source(text, tree)
     edits: list[Edit] = []
     targets: list[_Target] = []
     notes: list[str] = []
     done: list[str] = []
+    budget = Budget(text)
+    budget.take(2)  # the check of every edit at once
     for item in todo:
-        got = _one(text, tree, item, starts)
+        got = _one(src, item) if budget.take(2) else OVER_BUDGET
         if isinstance(got, str):
             notes.append(refused_note(item[0], item[1], got))
             continue

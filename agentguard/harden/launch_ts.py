@@ -15,6 +15,8 @@ import tree_sitter as ts
 
 from agentguard.facts.agents import McpServer
 from agentguard.harden.launch_edit import (
+    OVER_BUDGET,
+    Budget,
     Todo,
     done_note,
     pinned_args,
@@ -172,11 +174,15 @@ def plan_ts(path: str, text: str, todo: Sequence[Todo]) -> tuple[str | None, lis
     notes: list[str] = []
     done: list[str] = []
     edits: list[tuple[int, int, str]] = []
+    budget = Budget(text)
+    budget.take(2)  # the check of every edit at once
     for item in todo:
         got = (
             "the file does not parse"
             if tree.root_node.has_error
             else _one(path, data, tree.root_node, item)
+            if budget.take(2)
+            else OVER_BUDGET
         )
         if isinstance(got, str):
             notes.append(refused_note(item[0], item[1], got))

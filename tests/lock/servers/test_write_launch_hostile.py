@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentguard.facts.mcp_pins import ServerLock, ServerPin
 from agentguard.findings import SourceStatus
 from agentguard.harden.launches import write_launches
@@ -174,3 +176,33 @@ def test_python_declared_latin1_that_reads_the_same_is_rewritten(tmp_path: Path)
     assert (tmp_path / "agent.py").read_text(encoding="utf-8") == want
     assert sources == [("agent.py", SourceStatus.OK)]
     assert notes == (f"agent.py:3: MCP server '(unnamed)' now launches {NAME}@2.0.1.",)
+
+
+def test_a_file_of_many_launches_is_checked_within_a_bound_then_on_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every launch and every token tried costs a parse of the whole file: a hostile 4 MiB
+    # file of 200 launches held the run for over fourteen minutes. The bound (shrunk here
+    # to this small file's scale) leaves the rest to a note, and to the next run
+    from agentguard.harden import launch_edit
+
+    lines = ["from mcp import StdioServerParameters"] + [
+        f'S{i} = StdioServerParameters(command="npx", args=["-y", "{NAME}"])' for i in range(5)
+    ]
+    text = "\n".join(lines) + "\n"
+    _write(tmp_path, {"agent.py": text})
+    monkeypatch.setattr(launch_edit, "MAX_REPARSED_CHARS", len(text) * 6)
+    notes, sources = _run(tmp_path)
+    pinned = text.replace(f'"{NAME}"', f'"{NAME}@2.0.1"', 2)
+    assert (tmp_path / "agent.py").read_text(encoding="utf-8") == pinned
+    assert sources == [("agent.py", SourceStatus.OK)]
+    too_large = "the file is too large to check this many edits in one run"
+    assert notes == (
+        *(f"agent.py:{n}: not rewritten ({too_large}); {BY_HAND}" for n in (4, 5, 6)),
+        *(f"agent.py:{n}: MCP server '(unnamed)' now launches {NAME}@2.0.1." for n in (2, 3)),
+    )
+    for _ in range(4):  # each run pins what its bound allows (the pinned file is longer)
+        _run(tmp_path)
+    assert (tmp_path / "agent.py").read_text(encoding="utf-8") == text.replace(
+        f'"{NAME}"', f'"{NAME}@2.0.1"'
+    )
