@@ -23,6 +23,7 @@ from agentguard.harden.launch_edit import (
     refused_note,
     unwritten_note,
 )
+from agentguard.inspect.project.js_strings import cooked
 from agentguard.inspect.project.ts_agents import _language
 
 _WHY = {
@@ -44,7 +45,7 @@ def _key(pair: ts.Node, data: bytes) -> str | None:
         return None
     text = data[key.start_byte : key.end_byte].decode("utf-8", "replace")
     if key.type == "string":
-        return _plain_string(key, data)
+        return cooked(text[1:-1])  # as the reader reads a key: its escapes decoded
     return text if key.type == "property_identifier" else None
 
 
@@ -90,8 +91,9 @@ def _may_be(obj: ts.Node, pairs: dict[str, ts.Node], data: bytes, server: McpSer
     and every plain literal of its command and arguments, equal to the reader's. What is
     not a plain literal may evaluate to anything, so it does not rule the object out."""
     parent = obj.parent
-    if parent is not None and parent.type == "pair" and _key(parent, data) != server.name:
-        return False
+    key = _key(parent, data) if parent is not None and parent.type == "pair" else None
+    if key is not None and key != server.name:
+        return False  # (a key not read here, a computed one, does not rule it out)
     command = _plain_string(pairs["command"], data)
     if command is not None and command != server.command:
         return False

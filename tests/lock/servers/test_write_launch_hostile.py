@@ -206,3 +206,23 @@ def test_a_file_of_many_launches_is_checked_within_a_bound_then_on_the_next_run(
     assert (tmp_path / "agent.py").read_text(encoding="utf-8") == text.replace(
         f'"{NAME}"', f'"{NAME}@2.0.1"'
     )
+
+
+TS_ESCAPED = """\
+import { query } from "@anthropic-ai/claude-agent-sdk";
+for await (const m of query({ prompt: "hi", options: { mcpServers: {
+  tracker: { command: "npx", args: ["-y", "@acme/tracker\\u002dmcp"] },
+} } })) {}
+"""
+
+
+def test_typescript_escaped_argument_names_the_package_node_runs(tmp_path: Path) -> None:
+    # read as `@acme/trackermcp` once: the lock pinned another package than node runs, and
+    # the note told the user to launch that one by hand
+    _write(tmp_path, {"agent.ts": TS_ESCAPED})
+    notes, sources = _run(tmp_path)
+    assert (tmp_path / "agent.ts").read_text(encoding="utf-8") == TS_ESCAPED
+    assert sources == []
+    assert notes == (
+        f"agent.ts:2: not rewritten (the argument is not a plain string written there); {BY_HAND}",
+    )
