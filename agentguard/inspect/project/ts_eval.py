@@ -7,6 +7,7 @@ from typing import Any
 
 import tree_sitter as ts
 
+from agentguard.inspect.project.js_strings import cooked
 from agentguard.inspect.project.model import OneOf, PathSym, Unknown
 from agentguard.inspect.project.python_eval import join_path, parent_path
 
@@ -27,15 +28,14 @@ def _short(node: ts.Node, limit: int = 80) -> str:
 
 
 def _string(node: ts.Node) -> str | None:
+    """A string literal's or a plain template's value, its escapes decoded as the engine
+    decodes them (None: not one, or an escape with no certain value)."""
     if node.type == "string":
-        return (
-            "".join(_text(c) for c in node.named_children if c.type != "escape_sequence")
-            or (_text(node)[1:-1])
-        )
+        return cooked(_text(node)[1:-1])
     if node.type == "template_string" and not any(
         c.type == "template_substitution" for c in node.named_children
     ):
-        return _text(node)[1:-1]
+        return cooked(_text(node)[1:-1], template=True)
     return None
 
 

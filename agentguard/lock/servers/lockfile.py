@@ -44,11 +44,11 @@ READ_VERSIONS = (LOCK_VERSION, TOOLS_LOCK_VERSION)
 # separators) and lone surrogates. A server's description holding them reaches a diff of
 # a committed file; escaped, it reads as the same string and shows nothing hidden.
 _HIDDEN = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
-_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}$")}
+_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}\Z")}
 _VERSIONS = {
-    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$"),
-    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}$"),
-    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}$"),
+    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?\Z"),
+    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}\Z"),
+    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}\Z"),
 }
 
 
