@@ -104,8 +104,9 @@ def tools_drift_findings(items: Iterable[ToolsCompared]) -> list[Finding]:
 
 def _compare(c: ToolsCompared) -> list[Finding]:
     rec, live = c.recorded, c.live
+    forged = _shown_otherwise(c)
     if rec.digest == live.digest:
-        return []
+        return forged
     old, new = rec.by_name(), live.by_name()
     # past a cap only the digest is known: names beyond the last one kept are not compared
     ends = [s.tools[-1].name for s in (rec, live) if s.cut_at_tools and s.tools]
@@ -114,7 +115,7 @@ def _compare(c: ToolsCompared) -> list[Finding]:
     def within(name: str) -> bool:
         return limit is None or name <= limit
 
-    out: list[Finding] = []
+    out: list[Finding] = list(forged)
     added = sorted(n for n in new if n not in old and within(n))
     removed = sorted(n for n in old if n not in new and within(n))
     if added:
@@ -132,7 +133,7 @@ def _compare(c: ToolsCompared) -> list[Finding]:
                                 "those entries changed", Severity.HIGH, {"change": "duplicate"}))  # fmt: skip
             continue
         out += _tool_changes(c, was[0], now[0])
-    if not out:
+    if len(out) == len(forged):  # (nothing the snapshot shows changed)
         out.append(
             _finding(
                 c, None, f"answers a tool set whose digest changed ({rec.digest[:19]}... -> "
@@ -141,6 +142,45 @@ def _compare(c: ToolsCompared) -> list[Finding]:
             )
         )  # fmt: skip
     return out
+
+
+def _shown_otherwise(c: ToolsCompared) -> list[Finding]:
+    """The recorder is deterministic: an answer with a tool's digest is recorded as one
+    record, and a whole answer with the set's digest as one snapshot. A recorded tool that
+    carries a live tool's digest but shows something else (a description, a schema, a name,
+    hints), or a set digest equal to the live one over other records, count or notes, is a
+    snapshot whose shown values are not what its digests stand for: the lock was edited to
+    show one answer under the digest of another (where the reader alone cannot tell: the
+    shown text is cut or redacted), and the digest comparison would call it unchanged."""
+    rec, live = c.recorded, c.live
+    answered: dict[str, list[ToolRecord]] = {}
+    for t in live.tools:
+        answered.setdefault(t.digest, []).append(t)
+    names = sorted(
+        {t.name for t in rec.tools if t.digest in answered and t not in answered[t.digest]}
+    )
+    whole = (rec.tools, rec.count, rec.not_tools, rec.truncated)
+    if not names and (
+        rec.digest != live.digest
+        or whole == (live.tools, live.count, live.not_tools, live.truncated)
+    ):
+        return []
+    what = f"tool(s) {_names(names)}" if names else "a tool list, count or notes"
+    return [
+        _finding(
+            c, names[0] if len(names) == 1 else None,
+            f"is recorded with {what} other than the server answers under the same digest "
+            f"(the snapshot in {c.lock_path} was edited, or recorded by an agentguard that "
+            "redacts or cuts differently): what the lock shows is not what it compares",
+            Severity.HIGH, {"change": "snapshot-not-as-answered", "tools": names[:NAMES]},
+            fix=Fix(
+                f"Do not trust the recorded snapshot: restore {c.lock_path} from the base "
+                "branch, or review the server's live tools/list answer and re-record it: "
+                f"`agentguard lock --smoke --accept-tools {c.package}`.",
+                snippet=escape.snippet(f"agentguard lock --smoke --accept-tools {c.package}"),
+            ),
+        )
+    ]  # fmt: skip
 
 
 def _tool_changes(c: ToolsCompared, was: ToolRecord, now: ToolRecord) -> list[Finding]:
@@ -177,6 +217,7 @@ def _finding(
     what: str,
     severity: Severity,
     evidence: dict[str, JSONValue],
+    fix: Fix | None = None,
 ) -> Finding:
     recorded = c.recorded.recorded_with
     moved = (
@@ -192,7 +233,8 @@ def _finding(
             Location(path=c.lock_path, line=c.lock_line, note=f"MCP server {c.server!r}: tools"),
             Location(path=c.launch_path, line=c.launch_line, note=f"MCP server {c.server!r}"),
         ],
-        fix=Fix(
+        fix=fix
+        or Fix(
             "Review the change (a tool's description is what the model reads as "
             f"instructions). If it is expected, re-record the snapshot: `{accept}`; if not, "
             "launch the version that was recorded, or remove the server.",
