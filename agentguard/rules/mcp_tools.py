@@ -4,9 +4,11 @@ out, no I/O."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable
 
-from agentguard import escape
+from agentguard import escape, redact
 from agentguard.facts.mcp_tools import ToolRecord, ToolsCompared
 from agentguard.findings import Finding, Fix, JSONValue, Location, Severity
 from agentguard.redact import quote
@@ -29,8 +31,12 @@ class McpToolsChanged(Rule):
     next `check --smoke` or `lock --smoke` compares the live answer with it and reports
     each change: a description that changed (high: it is what the model reads and obeys;
     old and new are shown), a tool that stopped being read-only or became destructive
-    (high), a changed input schema (medium), a new tool (medium), a tool that is gone
-    (low). A server the smoke run did not start is a skipped source, never "no change".
+    (high), a changed input schema (medium), a new tool (medium; high when its name reads
+    as a recorded tool's: it differs only in case, width, invisible or look-alike
+    characters), a tool that is gone (low). A recorded snapshot that shows other values
+    than the live answer with the same digest is high too: the lock was edited to show
+    one answer under the digest of another. A server the smoke run did not start is a
+    skipped source, never "no change".
 
     ## Why is this bad?
     A server reviewed once can change what it tells the agent without a new name or a
@@ -118,6 +124,9 @@ def _compare(c: ToolsCompared) -> list[Finding]:
     out: list[Finding] = list(forged)
     added = sorted(n for n in new if n not in old and within(n))
     removed = sorted(n for n in old if n not in new and within(n))
+    looks = _lookalikes(added, old)
+    out += [_lookalike(c, new[name][0], old[like][0]) for name, like in looks]
+    added = [n for n in added if n not in {name for name, _ in looks}]
     if added:
         out.append(_finding(c, None, f"lists {len(added)} new tool(s): {_names(added)}",
                             Severity.MEDIUM, {"change": "added", "tools": added[:NAMES]}))  # fmt: skip
@@ -142,6 +151,43 @@ def _compare(c: ToolsCompared) -> list[Finding]:
             )
         )  # fmt: skip
     return out
+
+
+# Latin letters' look-alikes in the Cyrillic and Greek lower case (after casefold): the
+# common ones, not Unicode's whole confusables table.
+_LOOKALIKE = str.maketrans("асԁеһіјӏоԛрѕухԝαικνορτυχɡ", "acdehijloqpsyxwaikvoptuxg")
+_INVISIBLE = re.compile(f"[{escape.INVISIBLE}]")
+
+
+def _fold(name: str) -> str:
+    """A tool name as a reader (or a model) takes it in: compatibility forms and width
+    folded, case folded, invisible characters gone, look-alike letters as the Latin ones."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", name)).casefold().translate(_LOOKALIKE)
+
+
+def _lookalikes(added: list[str], old: dict[str, list[ToolRecord]]) -> list[tuple[str, str]]:
+    """Each new name that reads as a recorded one (two of them: the first by name, shown
+    as such; the finding names the new tool, which is the change)."""
+    folded: dict[str, list[str]] = {}
+    for n in sorted(old):
+        folded.setdefault(_fold(n), []).append(n)
+    return [(n, folded[_fold(n)][0]) for n in added if _fold(n) in folded]
+
+
+def _lookalike(c: ToolsCompared, now: ToolRecord, was: ToolRecord) -> Finding:
+    """A new tool named as a recorded one reads: the agent is handed new instructions
+    under a name it (and a reviewer) takes for the reviewed tool, so it is judged as a
+    changed description is, never as just another tool."""
+    shown, like = ascii(redact.text(now.name)[:64]), ascii(redact.text(was.name)[:64])
+    return _finding(
+        c, now.name,
+        f"lists a new tool {shown} whose name reads as the recorded tool {like} (it differs "
+        f"only in case, width, invisible or look-alike characters), described as "
+        f"{_shown(now.description)} (the recorded one: {_shown(was.description)})",
+        Severity.HIGH,
+        {"change": "look-alike", "like": was.name, "old": _kept(was.description),
+         "new": _kept(now.description)},
+    )  # fmt: skip
 
 
 def _shown_otherwise(c: ToolsCompared) -> list[Finding]:
