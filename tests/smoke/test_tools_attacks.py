@@ -19,7 +19,8 @@ from agentguard.smoke.step import smoke_step
 from agentguard.smoke.tools import snapshot_of
 from tests.lock.helpers import run_cli
 from tests.smoke.test_tools_snapshot import ag144, lock_smoke
-from tests.smoke.tools_servers import SEARCH, tracker_project, tracker_wheel
+from tests.smoke.tools_servers import SEARCH, SERVER, tracker_project, tracker_wheel
+from tests.wheelhouse import build_wheel
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 
@@ -161,3 +162,48 @@ def test_a_new_tool_named_like_a_recorded_one_is_judged_as_a_changed_description
     assert {k: finding["evidence"][k] for k in ("change", "like", "old", "new")} == {
         "change": "look-alike", "like": "search", "old": SEARCH["description"], "new": rug,
     }  # fmt: skip
+
+
+def test_accept_tools_with_a_name_of_several_packages_accepts_none(tmp_path: Path) -> None:
+    """The pull request names its own server after the reviewed package: `--accept-tools
+    tracker-mcp` (what AG145's fix says to run for the tracker) re-recorded both."""
+    wheels = tmp_path / "wheels"
+    tracker_wheel(wheels, [SEARCH])
+    _other_wheel(wheels, [SEARCH])
+    project = tracker_project(tmp_path / "agent")
+    servers = {
+        "tracker": {"command": "uvx", "args": ["--from", "tracker-mcp==1.0.0", "tracker-mcp"]},
+        "tracker-mcp": {"command": "uvx", "args": ["--from", "other-mcp==1.0.0", "other-mcp"]},
+    }
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=2) + "\n")
+    assert lock_smoke(project, wheels)[0] == 0
+    before = (project / "mcp.lock.json").read_bytes()
+    rug = [{**SEARCH, "description": SEARCH["description"] + EXFIL}]
+    tracker_wheel(wheels, rug)
+    _other_wheel(wheels, rug)
+    code, report = lock_smoke(project, wheels, "--accept-tools", "tracker-mcp")
+    assert code == 1
+    assert sorted(f["evidence"]["package"] for f in ag144(report)) == ["other-mcp", "tracker-mcp"]
+    assert (
+        "--accept-tools 'tracker-mcp' names entries of several packages (other-mcp "
+        "(tracker-mcp, .mcp.json); tracker-mcp (tracker, .mcp.json)): none of them was "
+        "accepted; give the package of the one reviewed." in report["notes"]
+    )
+    assert (project / "mcp.lock.json").read_bytes() == before
+    code, report = lock_smoke(project, wheels, "--accept-tools", "other-mcp")
+    assert sorted(f["evidence"]["package"] for f in ag144(report)) == ["tracker-mcp"]
+
+
+def _other_wheel(folder: Path, tools: list[dict[str, Any]]) -> None:
+    """``other-mcp`` 1.0.0: the same server under another package's name."""
+    for old in folder.glob("other_mcp-1.0.0-*.whl"):
+        old.unlink()
+    build_wheel(
+        folder, "other-mcp", "1.0.0",
+        files={
+            "other_mcp/server.py": SERVER.format(tools=json.dumps(tools)),
+            "other_mcp-1.0.0.dist-info/entry_points.txt": (
+                "[console_scripts]\nother-mcp = other_mcp.server:main\n"
+            ),
+        },
+    )  # fmt: skip
