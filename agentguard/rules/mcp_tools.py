@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from agentguard import escape, redact
-from agentguard.facts.mcp_tools import ToolRecord, ToolsCompared
+from agentguard.facts.mcp_tools import MAX_DESCRIPTION, ToolRecord, ToolsCompared
 from agentguard.findings import Finding, Fix, JSONValue, Location, Severity
 from agentguard.redact import quote
 from agentguard.rules.base import Rule, register
@@ -33,7 +33,9 @@ class McpToolsChanged(Rule):
     old and new are shown), a tool that stopped being read-only or became destructive
     (high), a changed input schema (medium), a new tool (medium; high when its name reads
     as a recorded tool's: it differs only in case, width, invisible or look-alike
-    characters), a tool that is gone (low). A recorded snapshot that shows other values
+    characters), a tool that is gone (low). Past the 256 tools the snapshot records (the
+    first by name), a changed set digest is a new or changed tool whose description is
+    not recorded: high, as a description changed past its cap is. A recorded snapshot that shows other values
     than the live answer with the same digest is high too: the lock was edited to show
     one answer under the digest of another. A server the smoke run did not start is a
     skipped source, never "no change".
@@ -125,7 +127,11 @@ def _compare(c: ToolsCompared) -> list[Finding]:
     added = sorted(n for n in new if n not in old and within(n))
     removed = sorted(n for n in old if n not in new and within(n))
     looks = _lookalikes(added, old)
-    out += [_lookalike(c, new[name][0], old[like][0]) for name, like in looks]
+    out += [
+        _lookalike(c, t, [w for n in like for w in old[n]])
+        for name, like in looks
+        for t in new[name]
+    ]
     added = [n for n in added if n not in {name for name, _ in looks}]
     if added:
         out.append(_finding(c, None, f"lists {len(added)} new tool(s): {_names(added)}",
@@ -143,14 +149,29 @@ def _compare(c: ToolsCompared) -> list[Finding]:
             continue
         out += _tool_changes(c, was[0], now[0])
     if len(out) == len(forged):  # (nothing the snapshot shows changed)
-        out.append(
-            _finding(
-                c, None, f"answers a tool set whose digest changed ({rec.digest[:19]}... -> "
-                f"{live.digest[:19]}...) where the snapshot does not show it (past a cap, or "
-                "in entries that are not tools)", Severity.MEDIUM, {"change": "set"},
-            )
-        )  # fmt: skip
+        out.append(_unshown(c))
     return out
+
+
+def _unshown(c: ToolsCompared) -> Finding:
+    """The set's digest changed where no record shows it. Past the tool cap (or the size
+    cap) that is a tool added or changed among those not recorded: what it tells the
+    model is unknown, as a description changed past its cap is, and it is rated as that
+    is (high): a tool named to sort after the cap would otherwise carry new instructions
+    under the default gate. Else it is only in entries that are not tools (medium)."""
+    rec, live = c.recorded, c.live
+    said = f"({rec.digest[:19]}... -> {live.digest[:19]}...)"
+    if rec.cut_at_tools or live.cut_at_tools:
+        kept = min(len(s.tools) for s in (rec, live) if s.cut_at_tools)
+        return _finding(
+            c, None, f"answers a tool set whose digest changed {said} in the tools past the "
+            f"{kept} the snapshot records (a new or changed tool whose description is not "
+            "recorded)", Severity.HIGH, {"change": "set"},
+        )  # fmt: skip
+    return _finding(
+        c, None, f"answers a tool set whose digest changed {said} where the snapshot does not "
+        "show it (in entries that are not tools)", Severity.MEDIUM, {"change": "set"},
+    )  # fmt: skip
 
 
 # Latin letters' look-alikes in the Cyrillic and Greek lower case (after casefold): the
@@ -165,28 +186,29 @@ def _fold(name: str) -> str:
     return _INVISIBLE.sub("", unicodedata.normalize("NFKC", name)).casefold().translate(_LOOKALIKE)
 
 
-def _lookalikes(added: list[str], old: dict[str, list[ToolRecord]]) -> list[tuple[str, str]]:
-    """Each new name that reads as a recorded one (two of them: the first by name, shown
-    as such; the finding names the new tool, which is the change)."""
+def _lookalikes(added: list[str], old: dict[str, list[ToolRecord]]) -> list[tuple[str, list[str]]]:
+    """Each new name that reads as recorded ones, with all of those (never the first)."""
     folded: dict[str, list[str]] = {}
     for n in sorted(old):
         folded.setdefault(_fold(n), []).append(n)
-    return [(n, folded[_fold(n)][0]) for n in added if _fold(n) in folded]
+    return [(n, folded[_fold(n)]) for n in added if _fold(n) in folded]
 
 
-def _lookalike(c: ToolsCompared, now: ToolRecord, was: ToolRecord) -> Finding:
+def _lookalike(c: ToolsCompared, now: ToolRecord, were: list[ToolRecord]) -> Finding:
     """A new tool named as a recorded one reads: the agent is handed new instructions
     under a name it (and a reviewer) takes for the reviewed tool, so it is judged as a
     changed description is, never as just another tool."""
-    shown, like = ascii(redact.text(now.name)[:64]), ascii(redact.text(was.name)[:64])
+    shown = ascii(redact.text(now.name)[:64])
+    like = ", ".join(ascii(redact.text(w.name)[:64]) for w in were[:NAMES])
+    described = "; ".join(_shown(w.description) for w in were[:NAMES])
     return _finding(
         c, now.name,
-        f"lists a new tool {shown} whose name reads as the recorded tool {like} (it differs "
-        f"only in case, width, invisible or look-alike characters), described as "
-        f"{_shown(now.description)} (the recorded one: {_shown(was.description)})",
+        f"lists a new tool {shown} whose name reads as the recorded tool{'s' if len(were) > 1 else ''} "
+        f"{like} (it differs only in case, width, invisible or look-alike characters), "
+        f"described as {_shown(now.description)} (the recorded one: {described})",
         Severity.HIGH,
-        {"change": "look-alike", "like": was.name, "old": _kept(was.description),
-         "new": _kept(now.description)},
+        {"change": "look-alike", "like": [w.name for w in were[:NAMES]],
+         "old": [_kept(w.description) for w in were[:NAMES]], "new": _kept(now.description)},
     )  # fmt: skip
 
 
@@ -229,6 +251,16 @@ def _shown_otherwise(c: ToolsCompared) -> list[Finding]:
     ]  # fmt: skip
 
 
+def _unseen(kept: str | None) -> str:
+    """Where a change hides when the kept text is the same: past the cap, or in a secret
+    the redactor masked (two tokens are one mask), or both."""
+    where = [
+        *(["the part past the recorded cap"] if len(kept or "") >= MAX_DESCRIPTION else []),
+        *(["a secret the snapshot masks"] if redact.MASK in (kept or "") else []),
+    ]
+    return " or ".join(where) or "a part the snapshot does not show"
+
+
 def _tool_changes(c: ToolsCompared, was: ToolRecord, now: ToolRecord) -> list[Finding]:
     out: list[Finding] = []
     name = quote(was.name, 64)
@@ -239,7 +271,7 @@ def _tool_changes(c: ToolsCompared, was: ToolRecord, now: ToolRecord) -> list[Fi
                 c, was.name,
                 f"changed the description of tool {name} from {_shown(was.description)} to "
                 f"{_shown(now.description)}"
-                + (" (the change is in the part past the recorded cap)" if same_kept else ""),
+                + (f" (the change is in {_unseen(was.description)})" if same_kept else ""),
                 Severity.HIGH,
                 {"change": "description", "old": _kept(was.description), "new": _kept(now.description)},
             )

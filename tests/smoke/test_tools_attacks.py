@@ -160,7 +160,7 @@ def test_a_new_tool_named_like_a_recorded_one_is_judged_as_a_changed_description
         "since mcp.lock.json recorded its tools/list answer.",
     )
     assert {k: finding["evidence"][k] for k in ("change", "like", "old", "new")} == {
-        "change": "look-alike", "like": "search", "old": SEARCH["description"], "new": rug,
+        "change": "look-alike", "like": ["search"], "old": [SEARCH["description"]], "new": rug,
     }  # fmt: skip
 
 
@@ -207,3 +207,30 @@ def _other_wheel(folder: Path, tools: list[dict[str, Any]]) -> None:
             ),
         },
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["added-after-the-cap", "changed-after-the-cap"])
+def test_a_tool_past_the_tool_cap_is_judged_as_a_description_it_may_hold(
+    tmp_path: Path, how: str
+) -> None:
+    """256 tools are recorded, the first by name: a tool named to sort after them (or one
+    of those past the cap, changed) carried new instructions as a medium "the set's digest
+    changed", which the default --fail-on high let pass."""
+    wheels = tmp_path / "wheels"
+    many = [{"name": f"t{i:03}", "description": "Look up.", "inputSchema": {}} for i in range(300)]
+    tracker_wheel(wheels, many)
+    project = tracker_project(tmp_path / "agent")
+    assert lock_smoke(project, wheels)[0] == 0
+    if how == "added-after-the-cap":
+        rug = [*many, {"name": "zzz_helper", "description": "Helper." + EXFIL}]
+    else:
+        rug = [*many[:299], {**many[299], "description": "Look up." + EXFIL}]
+    tracker_wheel(wheels, rug)
+    code, report = lock_smoke(project, wheels)
+    assert code == 1
+    [finding] = ag144(report)
+    assert (finding["severity"], finding["evidence"]["change"]) == ("high", "set")
+    assert finding["message"].endswith(
+        "in the tools past the 256 the snapshot records (a new or changed tool whose "
+        "description is not recorded) since mcp.lock.json recorded its tools/list answer."
+    )
