@@ -304,9 +304,21 @@ def _finding(
         else ""
     )
     accept = f"agentguard lock --smoke --accept-tools {c.package}"
-    return McpToolsChanged.finding(
-        f"MCP server {c.server!r} ({c.package}) {what} since {c.lock_path} recorded its "
-        f"tools/list answer{moved}.",
+    rule: type[Rule] = McpToolsChanged
+    said = f"since {c.lock_path} recorded its tools/list answer{moved}"
+    if c.base_ref is not None:  # check --base: the change re-recorded the snapshot (AG146)
+        from agentguard.rules.mcp_tools_edit import McpToolsSnapshotEdited
+
+        rule = McpToolsSnapshotEdited
+        said = f"in the tools/list snapshot {c.lock_path} records, re-recorded in this change (against {c.base_ref})"
+        fix = fix or Fix(
+            "Review the re-recorded tools as you would the server's own change (a tool's "
+            "description is what the model reads as instructions): keep them only if the "
+            f"server's new answer is expected; else restore the entry's `tools` in {c.lock_path} "
+            f"from {c.base_ref}."
+        )
+    return rule.finding(
+        f"MCP server {c.server!r} ({c.package}) {what} {said}.",
         locations=[
             Location(path=c.lock_path, line=c.lock_line, note=f"MCP server {c.server!r}: tools"),
             Location(path=c.launch_path, line=c.launch_line, note=f"MCP server {c.server!r}"),

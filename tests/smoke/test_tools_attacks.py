@@ -17,7 +17,7 @@ from agentguard.smoke.install import Options
 from agentguard.smoke.run import SmokeOptions
 from agentguard.smoke.step import smoke_step
 from agentguard.smoke.tools import snapshot_of
-from tests.lock.helpers import run_cli
+from tests.lock.helpers import run_cli, run_json, strip_volatile
 from tests.smoke.test_tools_snapshot import ag144, lock_smoke
 from tests.smoke.tools_servers import SEARCH, SERVER, tracker_project, tracker_wheel
 from tests.wheelhouse import build_wheel
@@ -234,3 +234,51 @@ def test_a_tool_past_the_tool_cap_is_judged_as_a_description_it_may_hold(
         "in the tools past the 256 the snapshot records (a new or changed tool whose "
         "description is not recorded) since mcp.lock.json recorded its tools/list answer."
     )
+
+
+@pytest.mark.parametrize("how", ["re-recorded", "dropped"])
+def test_check_base_shows_a_snapshot_the_change_re_records_or_drops(
+    tmp_path: Path, how: str
+) -> None:
+    """The pull request's right is to change the snapshot; the reviewer's is to see it. A
+    change re-recording the malicious answer (or dropping the record) made every later
+    smoke run agree with the server, and `check --base` showed nothing of it."""
+    from tests.test_check_base import commit, git
+
+    wheels = tmp_path / "wheels"
+    tracker_wheel(wheels, [SEARCH])
+    project = tracker_project(tmp_path / "repo")
+    git(project, "init", "-q", "-b", "main")
+    assert lock_smoke(project, wheels)[0] == 0
+    commit(project, {}, "record the tools")
+    git(project, "checkout", "-q", "-b", "pr")
+    rug = SEARCH["description"] + EXFIL
+    if how == "re-recorded":
+        tracker_wheel(wheels, [{**SEARCH, "description": rug}])
+        assert lock_smoke(project, wheels, "--accept-tools", "tracker-mcp")[0] == 0
+    else:
+        lock = _lock(project)
+        del lock["servers"][0]["tools"]
+        lock["lock-version"] = 1
+        _write(project, lock)
+    commit(project, {}, "the pull request")
+    code, report, _ = run_json("check", str(project), "--base", "main")
+    [finding] = [strip_volatile(f) for f in report["findings"] if f["rule_id"] == "AG146"]
+    assert code == 1 and finding["severity"] == "high"
+    if how == "re-recorded":
+        assert finding["message"] == (
+            "MCP server 'tracker' (tracker-mcp) changed the description of tool 'search' from "
+            f"'Search the issue tracker.' to {rug!r} in the tools/list snapshot mcp.lock.json "
+            "records, re-recorded in this change (against main)."
+        )
+        assert (finding["evidence"]["old"], finding["evidence"]["new"]) == (
+            SEARCH["description"],
+            rug,
+        )
+    else:
+        assert finding["message"] == (
+            "MCP server 'tracker' (tracker-mcp): this change removes the tools/list snapshot "
+            "mcp.lock.json records for it (1 tool(s) at main), so the next `agentguard lock "
+            "--smoke` records whatever the server answers then, unreviewed."
+        )
+    assert finding["locations"][0]["path"] == "mcp.lock.json"
