@@ -282,3 +282,24 @@ def test_check_base_shows_a_snapshot_the_change_re_records_or_drops(
             "--smoke` records whatever the server answers then, unreviewed."
         )
     assert finding["locations"][0]["path"] == "mcp.lock.json"
+
+
+def test_a_schema_nested_past_the_redactor_still_compares_the_description(
+    tmp_path: Path,
+) -> None:
+    """An input schema nested 600 deep parses, but the redactor recursed past Python's
+    limit: the whole answer became "no snapshot", a skipped source, and a server could
+    turn off the comparison (with a new description beside it) at will."""
+    wheels = tmp_path / "wheels"
+    tracker_wheel(wheels, [SEARCH])
+    project = tracker_project(tmp_path / "agent")
+    assert lock_smoke(project, wheels)[0] == 0
+    deep: dict[str, Any] = {}
+    for _ in range(600):
+        deep = {"a": deep}
+    rug = SEARCH["description"] + EXFIL
+    tracker_wheel(wheels, [{**SEARCH, "description": rug, "inputSchema": deep}])
+    code, report = lock_smoke(project, wheels)
+    assert code == 1
+    found = {(f["severity"], f["evidence"]["change"]) for f in ag144(report)}
+    assert found == {("high", "description"), ("medium", "input-schema")}
