@@ -303,3 +303,24 @@ def test_a_schema_nested_past_the_redactor_still_compares_the_description(
     assert code == 1
     found = {(f["severity"], f["evidence"]["change"]) for f in ag144(report)}
     assert found == {("high", "description"), ("medium", "input-schema")}
+
+
+def test_a_lock_with_a_key_twice_in_one_table_is_malformed(tmp_path: Path) -> None:
+    """The diff shows the first `description` (harmless, written above), the reader took
+    the last one (the answer the digest is of): the reviewer and the comparison read two
+    different snapshots, and the digests verified the one nobody read."""
+    wheels = tmp_path / "wheels"
+    tracker_wheel(wheels, [SEARCH])
+    project = tracker_project(tmp_path / "agent")
+    assert lock_smoke(project, wheels)[0] == 0
+    path = project / "mcp.lock.json"
+    text = path.read_text(encoding="utf-8")
+    shown = '"description": "Search the issue tracker.",'
+    assert text.count(shown) == 1
+    path.write_text(text.replace(shown, f'"description": "Only reads.", {shown}'))
+    code, report, _ = run_json("lock", "--check", str(project))
+    assert code == 3
+    assert [(s["error_code"], s["reason"]) for s in report["sources"] if s["status"] == "failed"] == [
+        ("mcp-lock-malformed", "the MCP server lock could not be read: the key 'description' "
+         "stands twice in one table"),
+    ]  # fmt: skip

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentguard import __version__, escape, safeio
+from agentguard import __version__, escape, redact, safeio
 from agentguard.facts.mcp_pins import (
     IMAGE,
     NPM,
@@ -206,6 +206,22 @@ def _pin(i: int, e: object, lines: list[int]) -> ServerPin:
     )
 
 
+class _TwiceError(ValueError):
+    pass
+
+
+def _table(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of the lock, refused when a key stands twice in it: a reader takes the
+    last value, a reviewer of the diff reads the first (a harmless description above the
+    one compared), so two candidates are never resolved by taking either."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _TwiceError(f"the key {redact.quote(key, 64)} stands twice in one table")
+        out[key] = value
+    return out
+
+
 def read(root: Path) -> ServerLock | None:
     """The lock (None: there is none). Raises :class:`LockReadError` (or OSError)."""
     path = root / MCP_LOCK
@@ -213,7 +229,9 @@ def read(root: Path) -> ServerLock | None:
         return None
     try:
         text = safeio.read_text(path, root=root, cap=MAX_LOCK_BYTES)
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_table)
+    except _TwiceError as exc:
+        raise LockReadError(str(exc)) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise LockReadError(f"not JSON ({type(exc).__name__})") from None
     version = data.get("lock-version") if isinstance(data, dict) else None
