@@ -120,7 +120,8 @@ def lock(
         typer.Option(
             "--accept-tools",
             help="With --smoke: re-record this MCP server's changed tools/list answer "
-            "(package or server name; after review).",
+            "(package or server name; after review). NAME@sha256:DIGEST (as AG145's fix "
+            "gives it) records only the answer of that digest.",
         ),
     ] = [],  # noqa: B006
     fmt: FormatOpt = Format.TEXT,

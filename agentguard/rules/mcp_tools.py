@@ -53,7 +53,9 @@ class McpToolsChanged(Rule):
 
     ## Use instead
     Review the change. If it is what you expect, re-record it:
-    `agentguard lock --smoke --accept-tools <package>`. If not, launch the version that
+    `agentguard lock --smoke --accept-tools <package>@<live digest>` (the finding's fix
+    gives it: only the answer reviewed is recorded, not another one the server gives in
+    the accepting run). If not, launch the version that
     was recorded (the entry's `recorded-with`) or remove the server.
     """
 
@@ -303,7 +305,9 @@ def _finding(
         if recorded and recorded != c.version
         else ""
     )
-    accept = f"agentguard lock --smoke --accept-tools {c.package}"
+    # bound to the answer this finding shows: a server that answers otherwise in the
+    # accepting run is not recorded (the review was of this one)
+    accept = f"agentguard lock --smoke --accept-tools {c.package}@{c.live.digest}"
     rule: type[Rule] = McpToolsChanged
     said = f"since {c.lock_path} recorded its tools/list answer{moved}"
     if c.base_ref is not None:  # check --base: the change re-recorded the snapshot (AG146)

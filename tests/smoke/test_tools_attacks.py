@@ -64,7 +64,6 @@ def test_a_snapshot_showing_one_answer_under_another_answers_digest_is_ag145(
     tracker_wheel(wheels, rug)
     code, report = lock_smoke(project, wheels)
     assert code == 1
-    accept = "agentguard lock --smoke --accept-tools tracker-mcp"
     what = "tool(s) 'search'" if how == "redacted-description" else "a tool list, count or notes"
     [finding] = ag144(report)
     assert {k: finding[k] for k in ("severity", "message", "fix")} == {
@@ -76,9 +75,9 @@ def test_a_snapshot_showing_one_answer_under_another_answers_digest_is_ag145(
         "fix": {
             "description": "Do not trust the recorded snapshot: restore mcp.lock.json from the "
             "base branch, or review the server's live tools/list answer and re-record it: "
-            f"`{accept}`.",
+            "`agentguard lock --smoke --accept-tools tracker-mcp`.",
             "safe": False,
-            "snippet": accept,
+            "snippet": "agentguard lock --smoke --accept-tools tracker-mcp",
         },
     }
     assert finding["evidence"]["change"] == "snapshot-not-as-answered"
@@ -324,3 +323,39 @@ def test_a_lock_with_a_key_twice_in_one_table_is_malformed(tmp_path: Path) -> No
         ("mcp-lock-malformed", "the MCP server lock could not be read: the key 'description' "
          "stands twice in one table"),
     ]  # fmt: skip
+
+
+def test_accept_tools_is_bound_to_the_answer_the_review_saw(tmp_path: Path) -> None:
+    """The reviewer read AG145's finding for one answer and ran its fix; the server answered
+    another in the accepting run (it answers otherwise from run to run, or changed again),
+    and `--accept-tools NAME` recorded that one unseen: the accepting run shows no finding."""
+    wheels = tmp_path / "wheels"
+    tracker_wheel(wheels, [SEARCH])
+    project = tracker_project(tmp_path / "agent")
+    assert lock_smoke(project, wheels)[0] == 0
+    before = (project / "mcp.lock.json").read_bytes()
+    tracker_wheel(wheels, [{**SEARCH, "description": "Search the issue tracker, fast."}])
+    code, report = lock_smoke(project, wheels)
+    [seen] = ag144(report)
+    fix = seen["fix"]["snippet"]
+    assert code == 1 and fix == f"agentguard lock --smoke --accept-tools tracker-mcp@{seen['evidence']['live_digest']}"  # fmt: skip
+    rug = SEARCH["description"] + EXFIL
+    tracker_wheel(wheels, [{**SEARCH, "description": rug}])  # between the review and the fix
+    code, report = lock_smoke(project, wheels, "--accept-tools", fix.rsplit(" ", 1)[1])
+    assert code == 1 and (project / "mcp.lock.json").read_bytes() == before
+    [finding] = ag144(report)
+    assert finding["evidence"]["new"] == rug
+    [source] = [s for s in report["sources"] if s["kind"] == "mcp-tools" and s["status"] == "skipped"]  # fmt: skip
+    assert (source["name"], source["reason"]) == (
+        "tracker (mcp.lock.json:6)",
+        f"tools not re-recorded: --accept-tools named the answer {seen['evidence']['live_digest'][:19]}..., "
+        f"and the server now answers {finding['evidence']['live_digest'][:19]}... (it answers "
+        "otherwise from run to run, or changed again since the review)",
+    )
+    # the answer reviewed, accepted by its digest: recorded
+    tracker_wheel(wheels, [{**SEARCH, "description": "Search the issue tracker, fast."}])
+    code, report = lock_smoke(project, wheels, "--accept-tools", fix.rsplit(" ", 1)[1])
+    assert (code, ag144(report)) == (0, [])
+    assert _lock(project)["servers"][0]["tools"]["list"][0]["description"] == (
+        "Search the issue tracker, fast."
+    )

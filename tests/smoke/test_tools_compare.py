@@ -99,7 +99,7 @@ def test_a_schema_change_and_a_removed_tool_with_their_whole_findings() -> None:
     old = ToolSnapshot(old.tools, old.digest, old.count, old.truncated, "1.0.0", "2.0.0")
     new = snap({**TOOL, "inputSchema": {"type": "object", "required": ["force"]}})
     found = tools_drift_findings([compared(old, new)])
-    accept = "agentguard lock --smoke --accept-tools @acme/wiki-mcp"
+    accept = f"agentguard lock --smoke --accept-tools @acme/wiki-mcp@{new.digest}"
     fix = Fix(
         "Review the change (a tool's description is what the model reads as instructions). "
         f"If it is expected, re-record the snapshot: `{accept}`; if not, launch the version "
