@@ -120,8 +120,7 @@ def lock(
         typer.Option(
             "--accept-tools",
             help="With --smoke: re-record this MCP server's changed tools/list answer "
-            "(package or server name; after review). NAME@sha256:DIGEST (as AG145's fix "
-            "gives it) records only the answer of that digest.",
+            "(package or server name, after review; NAME@sha256:DIGEST: that answer only).",
         ),
     ] = [],  # noqa: B006
     fmt: FormatOpt = Format.TEXT,
