@@ -194,13 +194,17 @@ def test_accept_tools_with_a_name_of_several_packages_accepts_none(tmp_path: Pat
 
 
 def _other_wheel(folder: Path, tools: list[dict[str, Any]]) -> None:
-    """``other-mcp`` 1.0.0: the same server under another package's name."""
-    for old in folder.glob("other_mcp-1.0.0-*.whl"):
-        old.unlink()
+    """``other-mcp`` 1.0.0: the same server under another package's name (its answer file
+    written anew, the wheel built once, as :func:`tracker_wheel` does)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    answer = folder.parent / "other-answer-1.0.0.json"
+    answer.write_text(json.dumps(tools), encoding="utf-8")
+    if sorted(folder.glob("other_mcp-1.0.0-*.whl")):
+        return
     build_wheel(
         folder, "other-mcp", "1.0.0",
         files={
-            "other_mcp/server.py": SERVER.format(tools=json.dumps(tools)),
+            "other_mcp/server.py": SERVER.format(answer=str(answer)),
             "other_mcp-1.0.0.dist-info/entry_points.txt": (
                 "[console_scripts]\nother-mcp = other_mcp.server:main\n"
             ),
