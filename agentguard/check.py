@@ -196,6 +196,11 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         inspect = partial(image_step, ref, project=project, config=config, progress=progress)
         steps.append((f"image:{ref}", guarded("image", ref, inspect)))
 
+    if opts.base is not None and side.compared:  # the snapshots the change re-records
+        from agentguard.engine import run_snapshot_edit_rules
+
+        edited = run_snapshot_edit_rules(side.tools_edits, side.tools_dropped)
+        steps.append(("delta", StepResult(tuple(edited), side.tools_sources)))
     findings = same_finding_once(steps)
     notes = [*config.notes, *(n for _, s in steps for n in s.notes)]
     if opts.write_baseline is not None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agentguard import safeio
+from agentguard import escape, safeio
 from agentguard.facts.mcp_pins import NPM, ServerPin
 from agentguard.facts.npm_trust import (
     STATUSES,
@@ -105,7 +105,7 @@ def render_sidecar(pins: Sequence[ServerPin]) -> str | None:
     if not docs:
         return None
     data = {"attestations-version": 1, "attestations": dict(sorted(docs.items()))}
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return escape.json_hidden(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def read_sidecar(root: Path) -> dict[str, Any] | None:
