@@ -90,7 +90,10 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
         by_file.setdefault((g.path, g.framework), []).append(g)
     for (path, framework), grants in by_file.items():
         agents.append(_grant_agent(len(agents) + 1, path, framework, grants, facts, build, target))
-    return CapabilityMap(target=target, agents=tuple(agents))
+    from agentguard.engine.capability_defs import definition_agents, definition_notes
+
+    agents += definition_agents(len(agents), set(by_file), facts, build, target)
+    return CapabilityMap(target=target, agents=tuple(agents), notes=definition_notes(facts))
 
 
 def _step_configs(facts: ProjectFacts) -> dict[int, list[AgentConfig]]:

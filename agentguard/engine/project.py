@@ -218,6 +218,10 @@ def finish(
         project_mounted=True if ids & {"AG201", "AG202", "AG212"} else None,
         server_lock=server_lock,
         harnesses=tuple(h for o in col.outcomes for h in o.harnesses),
+        definitions=tuple(d for o in col.outcomes for d in o.definitions),
+        definitions_cut=tuple(
+            (o.definitions[0].path, o.definitions_cut) for o in col.outcomes if o.definitions_cut
+        ),
         package_roots=tuple(
             sorted(
                 {

@@ -14,6 +14,7 @@ from typing import Any
 
 from agentguard.inspect.project.model import (
     AgentConfig,
+    AgentDefinition,
     ContainerHarness,
     FallbackSite,
     GateVerdict,
@@ -55,6 +56,7 @@ class PythonFacts:
     harnesses: list[ContainerHarness] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
+    definitions: list[AgentDefinition] = field(default_factory=list)
     parsed: bool = True  # False: no reader could find anything in it, so it was not parsed
 
 
@@ -70,15 +72,23 @@ class Wanted:
     fallbacks: bool
     option_fallbacks: bool
     harnesses: bool = False
+    definitions: bool = False  # agent definitions for the map (no rule reads them)
 
     @classmethod
-    def of(cls, data: bytes) -> Wanted:
+    def of(cls, data: bytes, *, risk_readers: bool = True) -> Wanted:
+        """``risk_readers`` False: the file passed the first pre-filter for the map's
+        definitions alone (:func:`~agentguard.inspect.project.files.python_risk_may_matter`
+        said no), so only that reader may read it."""
         from agentguard.inspect.project.python_api_tools import may_declare
+        from agentguard.inspect.project.python_definitions import may_define
         from agentguard.inspect.project.python_fallback import may_switch_model
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
         from agentguard.inspect.project.python_harness import may_start_containers
 
+        defines = may_define(data)
+        if not risk_readers:
+            return cls(False, False, False, False, False, False, defines)
         lower = data.lower()
         return cls(
             claude=any(m.encode() in data for m in SDK_MODULES),
@@ -87,13 +97,14 @@ class Wanted:
             fallbacks=b"except" in data and may_switch_model(data),
             option_fallbacks=may_take_fallbacks(data),
             harnesses=may_start_containers(data),
+            definitions=defines,
         )
 
     @classmethod
     def every(cls, data: bytes) -> Wanted:
         """Every reader, each under its own rule only (the MCP reader's: a file that never
         names MCP declares no server): what the pre-filter must equal."""
-        return cls(True, b"mcp" in data.lower(), True, True, True, True)
+        return cls(True, b"mcp" in data.lower(), True, True, True, True, True)
 
     def any(self) -> bool:
         return (
@@ -103,6 +114,7 @@ class Wanted:
             or self.fallbacks
             or self.option_fallbacks
             or self.harnesses
+            or self.definitions
         )
 
 
@@ -142,6 +154,10 @@ def analyse_python(
         from agentguard.inspect.project.python_harness import container_harnesses
 
         out.harnesses.extend(container_harnesses(path, tree))
+    if wanted.definitions:
+        from agentguard.inspect.project.python_definitions import agent_definitions
+
+        out.definitions.extend(agent_definitions(path, index, ev))
     return out
 
 
