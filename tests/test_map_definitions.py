@@ -345,3 +345,18 @@ def test_the_byte_condition_keeps_every_shape_the_reader_resolves(code: bytes) -
     full = analyse_python("a.py", code, wanted=Wanted.every(code)).definitions
     assert len(full) == 1
     assert analyse_python("a.py", code).definitions == full
+
+
+def test_a_composite_action_that_runs_codex_through_its_script_is_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """openai/codex-action's action.yml installs the Codex CLI and runs it from its own
+    `dist/main.js`: no install command a rule reads, no `codex exec` line."""
+    shutil.copytree(FIXTURE.parent / "definitions-action", tmp_path / "p")
+    monkeypatch.chdir(tmp_path)
+    expected = _entry(
+        1, "@openai/codex", "composite action Codex Exec Action", "action.yml", 13,
+        "composite action", f"{_FRAMEWORKS}; it is a composite action: it runs in the job of "
+        "each workflow that uses it", "low", ([], "unknown", "no model given"),
+    )  # fmt: skip
+    assert _map("p")["map"]["agents"] == [expected]

@@ -11,9 +11,8 @@ list computed at run time, or tools added elsewhere, are not read: unknown).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from agentguard.engine.capability_map import _entry, _runners, _workdir
 from agentguard.facts.agents import AgentDefinition, ProjectFacts
 from agentguard.facts.capabilities import (
     DECLARED,
@@ -25,18 +24,19 @@ from agentguard.facts.capabilities import (
     ModelChoice,
     ToolAccess,
 )
-from agentguard.facts.project import BuildFileFacts
 from agentguard.findings import Confidence
 
 ROWS = 10  # definitions of one file drawn one by one; the rest share one row
+
+# (number, site, tools, model) -> the entry, joined to its containers and folder
+Draw = Callable[[int, AgentSite, tuple[ToolAccess, ...], ModelChoice], AgentCapability]
 
 
 def definition_agents(
     drawn: int,
     granted: set[tuple[str, str]],
     facts: ProjectFacts,
-    build: BuildFileFacts | None,
-    target: str,
+    draw: Draw,
 ) -> list[AgentCapability]:
     """One entry per file and framework, numbered after the ``drawn`` entries; a file
     whose agent is drawn with its risky tools (``granted``: its file and framework) is
@@ -45,10 +45,7 @@ def definition_agents(
     for d in facts.definitions:
         if (d.path, d.framework) not in granted:
             by_file.setdefault((d.path, d.framework), []).append(d)
-    return [
-        definition_agent(drawn + i, defs, facts, build, target)
-        for i, defs in enumerate(by_file.values(), 1)
-    ]
+    return [definition_agent(drawn + i, defs, draw) for i, defs in enumerate(by_file.values(), 1)]
 
 
 def definition_notes(facts: ProjectFacts) -> tuple[str, ...]:
@@ -59,19 +56,11 @@ def definition_notes(facts: ProjectFacts) -> tuple[str, ...]:
     )
 
 
-def definition_agent(
-    n: int,
-    defs: Sequence[AgentDefinition],
-    facts: ProjectFacts,
-    build: BuildFileFacts | None,
-    target: str,
-) -> AgentCapability:
+def definition_agent(n: int, defs: Sequence[AgentDefinition], draw: Draw) -> AgentCapability:
     first = defs[0]
     counts = Counter(d.label for d in defs)
     label = ", ".join(f"{lb} x{k}" if k > 1 else lb for lb, k in counts.items())
     site = AgentSite(DEFINITION, first.framework, label, _ev(first))
-    places, runners, note = _runners(first.path, facts, build, target)
-    workdir = _workdir(None, first.path, places, facts, build)
     rows = [_tools(d, len(defs) > 1) for d in defs[:ROWS]]
     if len(defs) > ROWS:
         rest = defs[ROWS:]
@@ -86,18 +75,7 @@ def definition_agent(
                 how=f"{len(rest)} more definitions in this file, not drawn one by one",
             )
         )
-    return _entry(
-        n,
-        site,
-        runners,
-        note,
-        workdir,
-        places,
-        facts,
-        tools=tuple(rows),
-        tools_known=True,
-        model=_model(defs),
-    )
+    return draw(n, site, tuple(rows), _model(defs))
 
 
 def _ev(d: AgentDefinition) -> Evidence:

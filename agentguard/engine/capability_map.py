@@ -48,6 +48,7 @@ from agentguard.facts.capabilities import (
     AgentSite,
     CapabilityMap,
     Evidence,
+    ModelChoice,
     Runner,
     Workdir,
 )
@@ -92,7 +93,13 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
         agents.append(_grant_agent(len(agents) + 1, path, framework, grants, facts, build, target))
     from agentguard.engine.capability_defs import definition_agents, definition_notes
 
-    agents += definition_agents(len(agents), set(by_file), facts, build, target)
+    def draw(n: int, site: AgentSite, tools: Any, model: ModelChoice) -> AgentCapability:
+        places, runners, note = _runners(site.evidence.path, facts, build, target)
+        workdir = _workdir(None, site.evidence.path, places, facts, build)
+        return _entry(n, site, runners, note, workdir, places, facts, tools=tools,
+                      tools_known=True, model=model)  # fmt: skip
+
+    agents += definition_agents(len(agents), set(by_file), facts, draw)
     return CapabilityMap(target=target, agents=tuple(agents), notes=definition_notes(facts))
 
 
