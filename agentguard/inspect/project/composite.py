@@ -45,7 +45,7 @@ class CompositeAction:
     installs: tuple[InstallCommand, ...]  # pip/uv installs of its `run:` steps
     tool_installs: tuple[ToolInstall, ...]  # npm -g / npx / curl | sh of its `run:` steps
     agent_in_run: str | None  # an agent its `run:` steps start or install, by name
-    agent_line: int | None = None  # the `run:` step that names it
+    agent_line: int | None = None  # the line of a `run:` step that installs it (None: none)
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def read_composite(path: str, doc: LinedDoc) -> CompositeAction | None:
             found = find_tool_installs(run, path=path, line=start, phase="ci")
             tools += found
             if agent_in_run is None and (agent_in_run := _agent_in(run)) is not None:
-                agent_line = line
+                agent_line = _install_line(run, agent_in_run, start)
     folder = posixpath.dirname(path.replace("\\", "/").removeprefix("./"))
     return CompositeAction(
         path=path,
@@ -134,6 +134,18 @@ def read_composite(path: str, doc: LinedDoc) -> CompositeAction | None:
         agent_in_run=agent_in_run,
         agent_line=agent_line,
     )
+
+
+# a command line that installs or fetches a package (the one a composite runs its agent from)
+_INSTALL = re.compile(r"\b(?:(?:npm|pnpm|yarn|bun)\s+(?:install|i|add|global\s+add)\b|npx\s)")
+
+
+def _install_line(script: str, agent: str, start: int) -> int | None:
+    """The line of ``script`` (its first at ``start``) that installs ``agent``, if any."""
+    for i, text in enumerate(script.splitlines()):
+        if agent in text and _INSTALL.search(text):
+            return start + i
+    return None
 
 
 def _agent_in(script: str) -> str | None:
@@ -258,11 +270,11 @@ def composite_definitions(
             "composite action",
             f"composite action {c.name}",
             c.path,
-            c.agent_line or 1,
+            c.agent_line,
             tools=None,
             builtin="is a composite action: it runs in the job of each workflow that uses it",
         )
         for c in composites
-        if c.agent_in_run is not None and c.agent_in_run != "claude CLI" and c.path not in drawn
+        if c.agent_in_run is not None and c.agent_line is not None and c.path not in drawn
         if not c.agent_steps and not (c.installs or c.tool_installs)
     ]
