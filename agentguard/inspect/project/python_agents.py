@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentguard.context import path_context
 from agentguard.inspect.project.model import (
     AgentConfig,
     AgentDefinition,
@@ -126,6 +127,10 @@ def analyse_python(
     A file in which no reader can find anything (``wanted``, from its bytes unless given)
     is not parsed: ``parsed`` is then False and the facts are empty."""
     wanted = Wanted.of(data) if wanted is None else wanted
+    if wanted.definitions and path_context(path) == "test":
+        # the map's plain agents (no risky tool) in a test suite are the suite's fixtures,
+        # not agents anyone runs: not drawn, and a test file is not parsed for them alone
+        wanted = dataclasses.replace(wanted, definitions=False)
     if not wanted.any():
         return PythonFacts(parsed=False)
     with warnings.catch_warnings():  # the project's own warnings (bad escapes) are not ours
