@@ -189,6 +189,7 @@ def finish(
     configs = [c for o in col.outcomes for c in o.configs]
     agent_runs = [r for o in col.outcomes for r in o.agent_runs]
     composites = [c for o in col.outcomes for c in o.composites]
+    definitions = [d for o in col.outcomes for d in o.definitions]
     if composites:
         from agentguard.inspect.project.composite import join
 
@@ -199,6 +200,12 @@ def finish(
         )
         configs += joined
         agent_runs += composite_runs
+        from agentguard.inspect.project.composite import composite_definitions
+
+        drawn = {c.path for c in configs} | {
+            p.path for o in col.outcomes for p in o.engine_policies
+        }
+        definitions += composite_definitions(composites, drawn)
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)
@@ -231,6 +238,10 @@ def finish(
         project_mounted=True if ids & {"AG201", "AG202", "AG212"} else None,
         server_lock=server_lock,
         harnesses=tuple(h for o in col.outcomes for h in o.harnesses),
+        definitions=tuple(definitions),
+        definitions_cut=tuple(
+            (o.definitions[0].path, o.definitions_cut) for o in col.outcomes if o.definitions_cut
+        ),
         package_roots=tuple(
             sorted(
                 {

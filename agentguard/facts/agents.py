@@ -131,6 +131,30 @@ class ToolGrant:
 
 
 @dataclass(frozen=True)
+class AgentDefinition:
+    """An agent a framework's constructor defines (``pydantic_ai.Agent(...)``,
+    ``create_react_agent(...)``, ``StateGraph(...).compile()``), read whatever its tools:
+    the map draws it; no rule reads it (its risky tools, if any, are :class:`ToolGrant`).
+
+    ``model``: the model as written when a literal (None: not read, or not set).
+    ``tools``: each tool as written (text), or None when the list is computed (unknown);
+    ``tools_set`` False: the call hands no tools (others may be added elsewhere: unknown).
+    ``builtin``: what the class does by itself, in words ("drives a web browser")."""
+
+    framework: str  # "pydantic-ai", "openai-agents", "langgraph", ...
+    callee: str  # the qualified name as resolved: "pydantic_ai.Agent"
+    label: str  # "Agent(...)", "StateGraph(...).compile()"
+    path: str
+    line: int
+    model: str | None = None
+    model_expr: str = ""  # the model argument as written ("" when not given)
+    tools: tuple[str, ...] | None = ()
+    tools_expr: str = ""  # the tools argument as written ("" when not given)
+    tools_set: bool = False
+    builtin: str = ""
+
+
+@dataclass(frozen=True)
 class ContainerHarness:
     """Code that starts a container for scripts of its own package (a benchmark harness:
     agbench's ``run_cmd.py`` copies a task's template folder in and runs its
@@ -264,9 +288,16 @@ class ProjectFacts:
         ContainerHarness, ...
     ] = ()  # code that runs its package's scripts in a container
     package_roots: tuple[str, ...] = ()  # folders with a pyproject.toml ("" = the root)
+    # agents a framework's constructor defines, risky tools or not (drawn by the map only)
+    definitions: tuple[AgentDefinition, ...] = ()
+    # (file, how many it defines) where only the first of them are kept (the per-file cap)
+    definitions_cut: tuple[tuple[str, int], ...] = ()
 
     def iter_configs(self) -> Iterator[AgentConfig]:
         return iter(self.configs)
+
+    def definitions_of(self, path: str) -> tuple[AgentDefinition, ...]:
+        return tuple(d for d in self.definitions if d.path == path)
 
 
 CODEX = "Codex CLI"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from agentguard.facts.agents import (
     AgentConfig,
+    AgentDefinition,
     ClaudeSettings,
     ContainerHarness,
     EnginePolicy,
@@ -31,6 +32,8 @@ class FileOutcome:
     harnesses: list[ContainerHarness] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
+    definitions: list[AgentDefinition] = field(default_factory=list)  # drawn by the map only
+    definitions_cut: int = 0  # how many it held, when over the cap (the first ones are kept)
     settings: list[ClaudeSettings] = field(default_factory=list)
     engine_policies: list[EnginePolicy] = field(default_factory=list)
     action_steps: list[ActionStep] = field(default_factory=list)
