@@ -8,29 +8,33 @@ configuration (policy, ignores, inline comments) and the baseline are applied.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from agentguard import safeio
 from agentguard.baseline import Baseline, entry_for, read_baseline, write_baseline
-from agentguard.config import Config, DepsPolicy, load_target_config
+from agentguard.check_steps import (
+    Progress,
+    StepResult,
+    guarded,
+    image_step,
+    lock_step,
+    project_step,
+    same_finding_once,
+)
+from agentguard.config import Config, load_target_config
 from agentguard.engine import UsageError, make_report
 from agentguard.facts.capabilities import CapabilityMap
 from agentguard.facts.capabilities_json import map_json
-from agentguard.findings import Finding, JSONValue, Location, Report, Severity, Source
+from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.policy import apply_policy
-from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover
-    import tomli as tomllib
-
-Progress = Callable[[str], None]
+    pass
 
 
 @dataclass(frozen=True)
@@ -49,15 +53,6 @@ class CheckOptions:
 
 
 @dataclass(frozen=True)
-class StepResult:
-    findings: tuple[Finding, ...] = ()
-    sources: tuple[Source, ...] = ()
-    facts: dict[str, JSONValue] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    maps: tuple[CapabilityMap, ...] = ()  # agent capability maps (project, images)
-
-
-@dataclass(frozen=True)
 class CheckResult:
     report: Report
     config: Config
@@ -66,125 +61,6 @@ class CheckResult:
     @property
     def fail_on(self) -> Severity:
         return self.config.fail_on or Severity.HIGH
-
-
-def _declares_dependencies(project: Path) -> bool:
-    if (project / "requirements.in").is_file():
-        return True
-    pyproject = project / "pyproject.toml"
-    if not pyproject.is_file():
-        return False
-    try:
-        data = tomllib.loads(safeio.read_text(pyproject, root=project, cap=MAX_CONFIG_BYTES))
-        poetry = data.get("tool", {}).get("poetry", {})
-        from agentguard.lock.inputs import is_virtual_workspace
-
-        return (
-            "project" in data
-            or (isinstance(poetry, dict) and "dependencies" in poetry)
-            or is_virtual_workspace(data)
-        )
-    except (OSError, ValueError, RecursionError, MemoryError):  # (a TOML error, a long int)
-        return True  # let the lock step report the problem with the file
-
-
-def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
-    """``lock --check``: offline, reads the inputs and the two lock files."""
-    if not _declares_dependencies(project):
-        return StepResult(
-            sources=(
-                Source.skipped(
-                    "lock",
-                    str(project),
-                    "no pyproject.toml [project] or requirements.in: no dependencies to check",
-                ),
-            )
-        )
-    from agentguard.lock.every_lock import check_every_lock, locks_to_check
-    from agentguard.lock.inputs import read_inputs
-
-    # every lock the project holds (its own uv.lock / poetry.lock / pylock.toml, and
-    # agentguard's pair beside them): each is checked, none hides another
-    own, foreign = locks_to_check(project)
-    inputs = read_inputs(project, allow_urls=bool(foreign))
-    report = check_every_lock(project, inputs, deps, foreign, own)
-    facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
-    return StepResult(report.findings, report.sources, facts, report.notes)
-
-
-def project_step(
-    project: Path, exclude: tuple[str, ...] = (), beside: Callable[[], None] | None = None
-) -> StepResult:
-    """The agent-configuration and project-folder rules (AG2xx/AG3xx/AG4xx from files).
-
-    ``beside``: another step, run while forked children read a large folder."""
-    from agentguard.engine.project import inspect_project
-
-    result = inspect_project(project, exclude=exclude, beside=beside)
-    maps = (result.capabilities,) if result.capabilities is not None else ()
-    return StepResult(result.findings, result.sources, dict(result.facts), maps=maps)
-
-
-def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -> StepResult:
-    """Inspect one image: a saved tarball or OCI layout when ``ref`` is a local path, else an
-    image the engine knows. The project's ``pylock.toml`` (when present) is what the
-    installed packages are compared with (AG110)."""
-    from agentguard.engine.inspect_run import InspectOptions, inspect_target
-    from agentguard.inspect.targets import Kind, classify_path
-
-    path = Path(ref).expanduser()
-    if path.exists():
-        kind = classify_path(path)
-        if not kind.is_image_file:
-            raise UsageError(
-                f"--image {ref}: a local {kind.value}, not a saved image (a `docker save` "
-                "tarball or an OCI layout)"
-            )
-    else:
-        kind = Kind.IMAGE
-    from agentguard.inspect.lock_input import LOCK_NAME, OTHER_LOCKS
-
-    found = [project / n for n in (LOCK_NAME, *OTHER_LOCKS) if (project / n).is_file()]
-    lock = found[0] if len(found) == 1 else None
-    if len(found) > 1 and found[0].name == LOCK_NAME:
-        from agentguard.lock.existing_flow import derived_pylock
-
-        # a pylock.toml exported from the uv.lock/poetry.lock beside it holds the same pins
-        lock = found[0] if derived_pylock(found[0]) else None
-    opts = InspectOptions(
-        target=ref,
-        kind=kind,
-        lock=lock,
-        discover_lock=False,
-    )
-    result = inspect_target(opts, config=config, progress=progress)
-    facts: dict[str, JSONValue] = {**result.facts, "inputs": dict(result.inputs)}
-    return StepResult(result.findings, result.sources, facts, result.notes, result.maps)
-
-
-def _guarded(kind: str, name: str, step: Callable[[], StepResult]) -> StepResult:
-    """Run one step; a crash in it is a failed source (exit 3), never a verdict on its own.
-
-    Usage errors (exit 2) pass through. Anything else would otherwise end the process with
-    Python's exit status 1, which the exit-code table reserves for findings.
-    """
-    try:
-        return step()
-    except UsageError:
-        raise
-    except Exception as exc:
-        return StepResult(
-            sources=(
-                Source.failed(
-                    kind,
-                    name,
-                    f"agentguard failed in this step: {type(exc).__name__}: {exc}",
-                    error_code="internal-error",
-                    retryable=False,
-                    remedy="report it as a bug; the other steps' findings are still reported",
-                ),
-            )
-        )
 
 
 def _smoke(
@@ -213,7 +89,7 @@ def _smoke(
         return StepResult(done.findings, done.sources, done.facts, done.notes)
 
     progress("smoke run: installing the lock and starting the agent stack")
-    steps.append(("smoke", _guarded("smoke", str(project), step)))
+    steps.append(("smoke", guarded("smoke", str(project), step)))
 
 
 def _images(opts: CheckOptions) -> tuple[list[str], list[Source]]:
@@ -250,54 +126,6 @@ def _something_to_check(
         )
 
 
-def _image_copy_of(image_path: str, folder_path: str) -> bool:
-    """An image file that is the folder's file copied in (``/app/bot.py`` <- ``bot.py``)."""
-    return image_path.startswith("/") and image_path.endswith("/" + folder_path.removeprefix("./"))
-
-
-def same_finding_once(steps: list[tuple[str, StepResult]]) -> list[Finding]:
-    """Every step's findings, where an image's finding about a file copied from the project
-    (same rule, same line, its path the folder's path below the image's folder) is the
-    folder's finding: reported once, with the image's location added to it."""
-    folder = [f for name, s in steps if not name.startswith("image:") for f in s.findings]
-    out = list(folder)
-    index = {
-        (f.rule_id, f.locations[0].line, f.locations[0].path): n
-        for n, f in enumerate(out)
-        if f.locations and f.locations[0].path and f.locations[0].line
-    }
-    by_key: dict[tuple[str, int], list[tuple[str, int]]] = {}
-    for (rule, line, path), n in index.items():
-        by_key.setdefault((rule, line), []).append((path, n))
-    for name, s in steps:
-        if not name.startswith("image:"):
-            continue
-        for f in s.findings:
-            loc = f.locations[0] if f.locations else None
-            hit = None
-            if loc is not None and loc.path and loc.line:
-                hit = next(
-                    (
-                        n
-                        for p, n in by_key.get((f.rule_id, loc.line), [])
-                        if _image_copy_of(loc.path, p)
-                    ),
-                    None,
-                )
-            if hit is None:
-                out.append(f)
-                continue
-            where = Location(
-                path=loc.path if loc else None,
-                line=loc.line if loc else None,
-                layer=loc.layer if loc else None,
-                note=f"the same in {name.removeprefix('image:')}",
-            )
-            base = out[hit]
-            out[hit] = dataclasses.replace(base, locations=(*base.locations, where))
-    return out
-
-
 def _base_steps(
     config: Config,
 ) -> Callable[[Path], tuple[list[Finding], list[Source], list[CapabilityMap]]]:
@@ -306,10 +134,14 @@ def _base_steps(
 
     def run(folder: Path) -> tuple[list[Finding], list[Source], list[CapabilityMap]]:
         steps = [
-            ("lock", _guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
+            ("lock", guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
             (
                 "project",
-                _guarded("project", str(folder), partial(project_step, folder, config.exclude)),
+                guarded(
+                    "project",
+                    str(folder),
+                    partial(project_step, folder, config.exclude, contexts=config.contexts),
+                ),
             ),
         ]
         sources = [src for _, s in steps for src in s.sources]
@@ -335,20 +167,22 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     def lock_once() -> None:
         if not locked:
             progress("checking the lock files")
-            locked.append(_guarded("lock", str(project), partial(lock_step, project, config.deps)))
+            locked.append(guarded("lock", str(project), partial(lock_step, project, config.deps)))
 
     # The lock step runs beside the scan (while forked children read a large folder), or
     # before it; once the scan has ended, at the latest. Its result is reported first.
     progress("scanning the project folder")
-    scan = partial(project_step, project, config.exclude, beside=lock_once)
+    scan = partial(
+        project_step, project, config.exclude, beside=lock_once, contexts=config.contexts
+    )
     if opts.base is None:
-        scanned = _guarded("project", str(project), scan)
+        scanned = guarded("project", str(project), scan)
     else:  # the head, then the base: a file the change left alone is parsed once
         from agentguard.delta.run import gather_base
         from agentguard.inspect.project.scan import outcomes_shared
 
         with outcomes_shared():
-            scanned = _guarded("project", str(project), scan)
+            scanned = guarded("project", str(project), scan)
             progress(f"reading and scanning the base revision {opts.base}")
             side = gather_base(opts.base, project, config, _base_steps(config))
     lock_once()
@@ -360,8 +194,13 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     for i, ref in enumerate(images, 1):
         progress(f"inspecting image {i}/{len(images)}: {ref}")
         inspect = partial(image_step, ref, project=project, config=config, progress=progress)
-        steps.append((f"image:{ref}", _guarded("image", ref, inspect)))
+        steps.append((f"image:{ref}", guarded("image", ref, inspect)))
 
+    if opts.base is not None and side.compared:  # the snapshots the change re-records
+        from agentguard.engine import run_snapshot_edit_rules
+
+        edited = run_snapshot_edit_rules(side.tools_edits, side.tools_dropped)
+        steps.append(("delta", StepResult(tuple(edited), side.tools_sources)))
     findings = same_finding_once(steps)
     notes = [*config.notes, *(n for _, s in steps for n in s.notes)]
     if opts.write_baseline is not None:

@@ -32,12 +32,22 @@ import re
 from collections.abc import Iterable
 
 # Shown as escapes, never sent raw: C0/C1 controls (ESC starts every terminal sequence:
-# OSC 52 writes the clipboard, OSC 0 the title; CR, LF and NEL forge lines), DEL, and the
-# invisible format characters that reorder or hide text (bidi overrides, zero-width, the
-# line and paragraph separators U+2028/U+2029), and lone surrogates.
-_CONTROL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+# OSC 52 writes the clipboard, OSC 0 the title; CR, LF and NEL forge lines), DEL, the line
+# and paragraph separators U+2028/U+2029, lone surrogates, and every character that is
+# invisible or reorders text: Unicode's Default_Ignorable_Code_Point set (bidi controls,
+# zero-width characters, soft hyphen, fillers, variation selectors, and the tag characters
+# U+E0000..U+E007F that spell ASCII no one sees but a model reads: "ASCII smuggling")
+# and the interlinear annotation marks. One definition, for every channel and the
+# committed files agentguard writes (:data:`HIDDEN_IN_JSON`).
+INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
 )
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{INVISIBLE}\ud800-\udfff]")
+# The same in JSON text agentguard writes with ``ensure_ascii=False`` (the encoder has
+# escaped C0 already; a raw newline there is the layout's): see :func:`json_hidden`.
+HIDDEN_IN_JSON = re.compile(f"[\x7f-\x9f\u2028\u2029{INVISIBLE}\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # The runner's legacy form ``##[command]data`` is found anywhere in a line.
 _LEGACY = "##["
@@ -63,7 +73,24 @@ def _escape(m: re.Match[str]) -> str:
         return _NAMED[ch]
     if 0xDC80 <= code <= 0xDCFF:  # a non-UTF-8 byte of a file name (surrogateescape)
         return f"\\x{code - 0xDC00:02x}"
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def json_hidden(text: str) -> str:
+    """JSON text (written with non-ASCII as itself) with every hidden character of
+    :data:`HIDDEN_IN_JSON` written as its ``\\uXXXX`` escape (a surrogate pair past the
+    BMP): the same strings to every JSON reader, and nothing hidden in a diff of it."""
+    return HIDDEN_IN_JSON.sub(_json_escape, text) if HIDDEN_IN_JSON.search(text) else text
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def commands(text: str) -> str:

@@ -10,6 +10,9 @@ import pytest
 
 from tests.wheelhouse import build_wheel, write_simple_index
 
+# The fixtures are inputs (a project's own tests/test_*.py among them), never tests to run.
+collect_ignore_glob = ["fixtures/*"]
+
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 PACKAGE_SCHEMAS = Path(__file__).resolve().parent.parent / "agentguard" / "schemas"
 

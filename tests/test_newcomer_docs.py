@@ -80,8 +80,9 @@ _ALLOWED_URL = re.compile(
     r"|[^/]*\.(invalid|example)(/|$)|host(/|$)|\.\.\./|[^/@]+@host(/|$)"
     r"|127\.0\.0\.1[:/]"
     # protocol identifiers the provenance check must match, not links: the SLSA and npm
-    # publish predicate types of npm's attestations
+    # publish predicate types of npm's attestations, and the in-toto statement types
     r"|slsa\.dev/provenance/$|github\.com/npm/attestation/tree/main/specs/publish/v0\.1$"
+    r"|in-toto\.io/Statement/v(0\.1|1)$"
     r")"
 )
 _URL = re.compile(r"https?://[^\s)\"'`<>\]]+")

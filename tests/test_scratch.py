@@ -93,13 +93,18 @@ def test_the_deadline_inside_the_base_folders_removal_leaves_no_folder(tmp_path:
 def test_every_temporary_folder_comes_from_the_one_maker() -> None:
     """A folder made elsewhere would not be removed at the end: the mechanism holds only if
     it is the one way (anonymous temporary files are removed by the system on close)."""
+    import ast
+
     root = Path(__file__).parents[1] / "agentguard"
-    makers = ("mkdtemp(", "TemporaryDirectory(")
-    found = [
-        f"{p.relative_to(root)}:{n}"
-        for p in sorted(root.rglob("*.py"))
-        if p.name != "scratch.py"
-        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-        if any(m in line for m in makers)
-    ]
+    makers = {"mkdtemp", "TemporaryDirectory"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "scratch.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name in makers:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
     assert found == []

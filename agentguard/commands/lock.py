@@ -120,7 +120,7 @@ def lock(
         typer.Option(
             "--accept-tools",
             help="With --smoke: re-record this MCP server's changed tools/list answer "
-            "(package or server name; after review).",
+            "(package or server name, after review; NAME@sha256:DIGEST: that answer only).",
         ),
     ] = [],  # noqa: B006
     fmt: FormatOpt = Format.TEXT,

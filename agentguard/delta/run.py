@@ -15,7 +15,9 @@ from agentguard.config import Config
 from agentguard.delta.capabilities import capability_delta
 from agentguard.delta.compare import Delta, finding_delta, growth_of
 from agentguard.delta.locks import LockDelta, lock_delta
+from agentguard.delta.tools import snapshot_edits
 from agentguard.facts.capabilities import CapabilityMap
+from agentguard.facts.mcp_tools import ToolsCompared, ToolsDropped
 from agentguard.findings import Finding, JSONValue, Severity, Source
 from agentguard.inspect.git_base import read_base
 from agentguard.policy import apply_policy
@@ -62,6 +64,10 @@ class BaseSide:
     sources: tuple[Source, ...] = ()
     locks: tuple[LockDelta, ...] = ()
     maps: tuple[CapabilityMap, ...] = ()
+    # the tools/list snapshots the change re-records or drops (AG146), and why not known
+    tools_edits: tuple[ToolsCompared, ...] = ()
+    tools_dropped: tuple[ToolsDropped, ...] = ()
+    tools_sources: tuple[Source, ...] = ()
 
 
 def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSteps) -> BaseSide:
@@ -79,7 +85,9 @@ def gather_base(ref: str, project: Path, config: Config, folder_steps: FolderSte
         base = apply_policy(found, plain, root=tree.folder).findings
         renamed = (*tree.sources, *(_renamed(s, tree.folder, ref) for s in sources))
         locks = lock_delta(tree.folder, project)
-        return BaseSide(ref, tree.commit, True, tuple(base), renamed, locks, tuple(maps))
+        edits, dropped, why = snapshot_edits(tree.folder, project, ref)
+        return BaseSide(ref, tree.commit, True, tuple(base), renamed, locks, tuple(maps),
+                        edits, dropped, why)  # fmt: skip
     except Exception as exc:  # a crash is a failed source, never "no change"
         failed = Source.failed(
             "base",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from agentguard.facts.image import ContainerFacts, ImageFacts
     from agentguard.facts.installs import RequirementDecl
     from agentguard.facts.lock import LockInput
+    from agentguard.facts.mcp_tools import ToolsCompared, ToolsDropped
     from agentguard.facts.project import BuildFileFacts
     from agentguard.facts.smoke import SmokeFacts
 from agentguard.errors import UsageError as UsageError
@@ -82,6 +83,15 @@ def run_smoke_rules(facts: SmokeFacts) -> list[Finding]:
     from agentguard.rules.smoke import check_smoke
 
     return [*check_smoke(facts), *tools_drift_findings(facts.tools)]
+
+
+def run_snapshot_edit_rules(
+    edits: Sequence[ToolsCompared], dropped: Sequence[ToolsDropped]
+) -> list[Finding]:
+    """AG146 over the tools/list snapshots a change (``check --base``) re-records or drops."""
+    from agentguard.rules.mcp_tools_edit import snapshot_edit_findings
+
+    return snapshot_edit_findings(edits, dropped)
 
 
 def lock_questions(

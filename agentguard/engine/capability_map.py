@@ -48,6 +48,7 @@ from agentguard.facts.capabilities import (
     AgentSite,
     CapabilityMap,
     Evidence,
+    ModelChoice,
     Runner,
     Workdir,
 )
@@ -90,7 +91,16 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
         by_file.setdefault((g.path, g.framework), []).append(g)
     for (path, framework), grants in by_file.items():
         agents.append(_grant_agent(len(agents) + 1, path, framework, grants, facts, build, target))
-    return CapabilityMap(target=target, agents=tuple(agents))
+    from agentguard.engine.capability_defs import definition_agents, definition_notes
+
+    def draw(n: int, site: AgentSite, tools: Any, model: ModelChoice) -> AgentCapability:
+        places, runners, note = _runners(site.evidence.path, facts, build, target)
+        workdir = _workdir(None, site.evidence.path, places, facts, build)
+        return _entry(n, site, runners, note, workdir, places, facts, tools=tools,
+                      tools_known=True, model=model)  # fmt: skip
+
+    agents += definition_agents(len(agents), set(by_file), facts, draw)
+    return CapabilityMap(target=target, agents=tuple(agents), notes=definition_notes(facts))
 
 
 def _step_configs(facts: ProjectFacts) -> dict[int, list[AgentConfig]]:

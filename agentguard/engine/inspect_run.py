@@ -12,7 +12,7 @@ project-folder scan, which finds its own files.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -210,7 +210,14 @@ def inspect_target(
     if target.kind in (Kind.PROJECT, Kind.COMPOSE, Kind.FILE):
         file_kind = opts.file_kind or ("compose" if target.kind is Kind.COMPOSE else None)
         return _merge(
-            head, _project(target, file_kind=file_kind, exclude=config.exclude, opts=opts)
+            head,
+            _project(
+                target,
+                file_kind=file_kind,
+                exclude=config.exclude,
+                opts=opts,
+                contexts=config.contexts,
+            ),
         )
     if target.kind.is_image_file:
         assert target.path is not None
@@ -322,7 +329,12 @@ def _container_agent_args(facts: Any) -> dict[str, Any]:
 
 
 def _project(
-    target: Target, *, file_kind: str | None, exclude: tuple[str, ...], opts: InspectOptions
+    target: Target,
+    *,
+    file_kind: str | None,
+    exclude: tuple[str, ...],
+    opts: InspectOptions,
+    contexts: Mapping[str, tuple[str, ...]],
 ) -> InspectResult:
     assert target.path is not None
     from agentguard.engine.project import inspect_project
@@ -335,6 +347,7 @@ def _project(
             exclude=exclude,
             use_cache=opts.cache,
             cache_dir=opts.cache_dir,
+            contexts=contexts,
         )
     except CacheDirInside as exc:
         raise UsageError(str(exc)) from None

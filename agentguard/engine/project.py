@@ -9,7 +9,7 @@ and facts for JSON readers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,13 +43,15 @@ def inspect_project(
     beside: Callable[[], None] | None = None,
     use_cache: bool = False,
     cache_dir: Path | None = None,
+    contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     """Walk a project folder (or read one file) and run the agent-configuration rules.
 
     ``file_kind``: what a named file is (``--kind``); ``exclude``: globs not read;
     ``beside``: other work of the run, done while forked children read a large folder
     (see :func:`scan_path`; not called for a file); ``use_cache``, ``cache_dir``: the
-    content cache of a folder (:mod:`agentguard.inspect.project.cache`)."""
+    content cache of a folder (:mod:`agentguard.inspect.project.cache`); ``contexts``:
+    the configured context globs (which tests are the library's own, :mod:`.own_tests`)."""
     return scan_path(
         path,
         file_kind=file_kind,
@@ -57,6 +59,7 @@ def inspect_project(
         beside=beside,
         use_cache=use_cache,
         cache_dir=cache_dir,
+        contexts=contexts,
     )
 
 
@@ -79,6 +82,7 @@ def scan_path(
     beside: Callable[[], None] | None = None,
     use_cache: bool = False,
     cache_dir: Path | None = None,
+    contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     """A folder (walked, minus ``exclude``) or one file named on the command line.
 
@@ -104,6 +108,7 @@ def scan_path(
             more_sources=read,
             target=str(path),
             root=path,
+            contexts=contexts,
         )
     from agentguard.inspect.project.named import read_named_file
 
@@ -164,6 +169,7 @@ def finish(
     more_sources: tuple[Source, ...] = (),
     target: str = "",
     root: Path | None = None,
+    contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     from agentguard.engine import run_agent_rules
     from agentguard.facts.agents import ProjectFacts
@@ -183,6 +189,7 @@ def finish(
     configs = [c for o in col.outcomes for c in o.configs]
     agent_runs = [r for o in col.outcomes for r in o.agent_runs]
     composites = [c for o in col.outcomes for c in o.composites]
+    definitions = [d for o in col.outcomes for d in o.definitions]
     if composites:
         from agentguard.inspect.project.composite import join
 
@@ -193,6 +200,12 @@ def finish(
         )
         configs += joined
         agent_runs += composite_runs
+        from agentguard.inspect.project.composite import composite_definitions
+
+        drawn = {c.path for c in configs} | {
+            p.path for o in col.outcomes for p in o.engine_policies
+        }
+        definitions += composite_definitions(composites, drawn)
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)
@@ -202,11 +215,18 @@ def finish(
 
         servers, registry_read = project_registries(root, servers)
         more_sources = (*more_sources, *registry_read)
+    fallbacks = tuple(s for o in col.outcomes for s in o.fallbacks)
+    if root is not None and fallbacks:  # a library's tests of its own fallback class
+        from agentguard.engine.own_tests import own_api_tests
+        from agentguard.inspect.project.own_modules import project_modules
+
+        fallbacks, own_tests = own_api_tests(fallbacks, project_modules(root), contexts or {})
+        more_sources = (*more_sources, *own_tests)
     facts = ProjectFacts(
         configs=tuple(configs),
         grants=tuple(g for o in col.outcomes for g in o.grants),
         mcp_servers=tuple(servers),
-        fallbacks=tuple(s for o in col.outcomes for s in o.fallbacks),
+        fallbacks=fallbacks,
         settings=tuple(s for o in col.outcomes for s in o.settings),
         engine_policies=tuple(p for o in col.outcomes for p in o.engine_policies),
         action_steps=tuple(s for o in col.outcomes for s in o.action_steps),
@@ -217,6 +237,20 @@ def finish(
         runs_as_root=True if "AG401" in ids else None,
         project_mounted=True if ids & {"AG201", "AG202", "AG212"} else None,
         server_lock=server_lock,
+        harnesses=tuple(h for o in col.outcomes for h in o.harnesses),
+        definitions=tuple(definitions),
+        definitions_cut=tuple(
+            (o.definitions[0].path, o.definitions_cut) for o in col.outcomes if o.definitions_cut
+        ),
+        package_roots=tuple(
+            sorted(
+                {
+                    f.path.rpartition("/")[0]
+                    for f in col.container_files
+                    if f.path.rpartition("/")[2] == "pyproject.toml"
+                }
+            )
+        ),
     )
     findings = [*container_findings, *run_agent_rules(facts)]
     sources = [

@@ -46,6 +46,26 @@ class GateVerdict:
 
 
 @dataclass(frozen=True)
+class FirewallContainer:
+    """The container a wrapper command starts a command line in, as the same file shows it:
+    GitHub Agentic Workflows' Agent Workflow Firewall (``awf [flags] -- CMD``). Only what
+    the compiled file writes down is here; what it does not show is None, never assumed.
+
+    ``allow_domains``: the network egress allow-list of the config file ``awf`` reads,
+    from the JSON the step writes to it (None: not read, ``domains_unread`` says why)."""
+
+    wrapper: str  # "awf"
+    line: int  # where the wrapper is invoked
+    allow_domains: tuple[str, ...] | None = None
+    domains_line: int | None = None  # where the allow-list is written
+    domains_unread: str | None = None  # why the allow-list is not known
+    workdir: str | None = None  # `--container-workdir` as written
+    env_all: bool = False  # `--env-all`: the step's whole environment goes in
+    excluded_env: tuple[str, ...] = ()  # `--exclude-env` names
+    mounts: tuple[str, ...] = ()  # `--mount` values as written
+
+
+@dataclass(frozen=True)
 class AgentConfig:
     """One configuration of a Claude agent engine: SDK options or a CLI invocation.
 
@@ -67,6 +87,8 @@ class AgentConfig:
     origin: str = "project"
     open_ended: str | None = None  # options also set by something not known (``**kwargs``)
     gates: tuple[GateVerdict, ...] = ()  # what its callback and hooks do (read from code)
+    # the container a wrapper in the same file starts this command line in (gh-aw's awf)
+    confined_by: FirewallContainer | None = None
 
     def gate(self, option: str) -> GateVerdict | None:
         return next((g for g in self.gates if g.option == option), None)
@@ -106,6 +128,47 @@ class ToolGrant:
     certain: bool = True  # False: depends on a value that could not be determined
     mitigated: str | None = None  # what confines it (an approval step), in words
     hosted: bool = False  # runs on the provider's side, not in this process or container
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """An agent a framework's constructor defines (``pydantic_ai.Agent(...)``,
+    ``create_react_agent(...)``, ``StateGraph(...).compile()``), read whatever its tools:
+    the map draws it; no rule reads it (its risky tools, if any, are :class:`ToolGrant`).
+
+    ``model``: the model as written when a literal (None: not read, or not set).
+    ``tools``: each tool as written (text), or None when the list is computed (unknown);
+    ``tools_set`` False: the call hands no tools (others may be added elsewhere: unknown).
+    ``builtin``: what the class does by itself, in words ("drives a web browser")."""
+
+    framework: str  # "pydantic-ai", "openai-agents", "langgraph", ...
+    callee: str  # the qualified name as resolved: "pydantic_ai.Agent"
+    label: str  # "Agent(...)", "StateGraph(...).compile()"
+    path: str
+    line: int
+    model: str | None = None
+    model_expr: str = ""  # the model argument as written ("" when not given)
+    tools: tuple[str, ...] | None = ()
+    tools_expr: str = ""  # the tools argument as written ("" when not given)
+    tools_set: bool = False
+    builtin: str = ""
+
+
+@dataclass(frozen=True)
+class ContainerHarness:
+    """Code that starts a container for scripts of its own package (a benchmark harness:
+    agbench's ``run_cmd.py`` copies a task's template folder in and runs its
+    ``scenario.py`` there). Only what its file shows, each with its line.
+
+    ``scripts``: (file name, line) of each string literal in the file that runs a Python
+    script (``python scenario.py``): the commands it writes for the container, or for
+    another way it runs them; the file does not say which literal goes where."""
+
+    path: str
+    line: int  # the container start: ``<client>.containers.run(...)``/``.create(...)``
+    scripts: tuple[tuple[str, int], ...] = ()
+    socket_line: int | None = None  # where it binds the host's Docker socket into it
+    host_network_line: int | None = None  # ``network="host"``/``network_mode="host"``
 
 
 @dataclass(frozen=True)
@@ -176,6 +239,9 @@ class FallbackSite:
     # the calls that build the primary path (the try body) and the fallback (the handler)
     primary: tuple[PathBuild, ...] = ()
     fallback: tuple[PathBuild, ...] = ()
+    # the qualified name of the class or function that takes the fallback as an option
+    # (`pydantic_ai.models.fallback.FallbackModel`); "" where no call names one
+    callee: str = ""
 
 
 @dataclass(frozen=True)
@@ -218,9 +284,20 @@ class ProjectFacts:
     runs_as_root: bool | None = None  # from the container files (AG401), None unknown
     project_mounted: bool | None = None  # from the container files (AG202/AG201/AG212)
     server_lock: ServerLock | None = None  # the project's mcp.lock.json (None: none read)
+    harnesses: tuple[
+        ContainerHarness, ...
+    ] = ()  # code that runs its package's scripts in a container
+    package_roots: tuple[str, ...] = ()  # folders with a pyproject.toml ("" = the root)
+    # agents a framework's constructor defines, risky tools or not (drawn by the map only)
+    definitions: tuple[AgentDefinition, ...] = ()
+    # (file, how many it defines) where only the first of them are kept (the per-file cap)
+    definitions_cut: tuple[tuple[str, int], ...] = ()
 
     def iter_configs(self) -> Iterator[AgentConfig]:
         return iter(self.configs)
+
+    def definitions_of(self, path: str) -> tuple[AgentDefinition, ...]:
+        return tuple(d for d in self.definitions if d.path == path)
 
 
 CODEX = "Codex CLI"

@@ -24,6 +24,10 @@ CLI = "cli"  # a `claude`/`codex`/`gemini` command line, or an engine's config f
 WORKFLOW_STEP = "workflow-step"  # an agent action (`uses:`) or a `run:` step in CI
 IMAGE_PATH = "image-path"  # a file found in an image's layers
 FRAMEWORK = "framework"  # tools handed to a model by another framework (LangChain...)
+DEFINITION = "definition"  # an agent a framework's constructor defines, no risky tool seen
+
+# ToolAccess.category of a DEFINITION: the tools it is handed, as written (state UNKNOWN)
+DECLARED = "declared"
 
 # Runner.kind
 COMPOSE_SERVICE = "compose-service"

@@ -49,12 +49,14 @@ NOT_A_NAME, UNKNOWN_LINE, OTHER_REGISTRY, MORE_PACKAGES = "name", "line", "regis
 
 # What a package name may be. A launch naming anything else (a path, a URL, a git spec,
 # shell text) is not a registry package: it is not resolved, and never written back.
-NPM_NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
-PYPI_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+# (`\Z`, never `$`: `$` also matches before a last newline, and a name or a version with
+# one would be written into a launch as it is)
+NPM_NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*\Z")
+PYPI_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
 _PY_EXTRAS = re.compile(r"^\[[A-Za-z0-9._,\s-]*\]")
 IMAGE_REF = re.compile(
     r"^(?P<repo>[a-z0-9]+(?:[._/-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)"
-    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?\Z"
 )
 
 

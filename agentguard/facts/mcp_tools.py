@@ -111,3 +111,19 @@ class ToolsCompared:
     launch_line: int
     recorded: ToolSnapshot
     live: ToolSnapshot
+    # `check --base REF`: ``recorded`` is the snapshot REF's lock records and ``live`` the
+    # one the head's lock records (the change re-recorded it: AG146, not AG145)
+    base_ref: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolsDropped:
+    """`check --base REF`: an entry whose snapshot REF's lock records and the head's lock
+    holds without one (the next ``lock --smoke`` records whatever the server answers)."""
+
+    server: str
+    package: str
+    lock_path: str
+    lock_line: int | None
+    base_ref: str
+    recorded: ToolSnapshot

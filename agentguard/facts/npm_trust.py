@@ -58,6 +58,9 @@ class ProvenanceCheck:
     builder: str | None = None  # the SLSA predicate's builder id
     log_index: int | None = None  # the Rekor entry of the provenance bundle
     bundles: str | None = None  # sha256 of the attestations document kept beside the lock
+    # the provenance's Rekor integratedTime, when its signed entry timestamp verified: a
+    # publish time the registry cannot move (npm logs the provenance before it publishes)
+    logged: str | None = None
 
     @property
     def failed_step(self) -> str | None:

@@ -34,7 +34,9 @@ class PathSym:
     """A path known by what it is, not by its text.
 
     ``base``: "process-cwd" (``"."``, ``os.getcwd()``, ``process.cwd()``), "source-dir"
-    (the folder of the file that holds the code; ``up`` folders above it), "home".
+    (the folder of the file that holds the code; ``up`` folders above it), "home", "temp"
+    (a folder made at run time: ``tempfile.mkdtemp()``, ``gettempdir()``, a
+    ``TemporaryDirectory`` entered with ``with``, pytest's ``tmp_path`` in a test).
     ``sub``: a relative path joined below it ("" = the folder itself).
     """
 
@@ -56,6 +58,7 @@ class PathSym:
                 "process-cwd": "the process's working directory",
                 "source-file": "this source file",
                 "home": "the home directory",
+                "temp": "a temporary folder made at run time",
             }.get(self.base, self.base)
             if self.up:
                 text = f"{self.up} folder(s) above {text}"

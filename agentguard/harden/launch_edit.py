@@ -28,6 +28,11 @@ from agentguard.safeio import MAX_FILE_BYTES
 
 BOM = "\ufeff"
 MAX_CANDIDATES = 32  # tokens tried per launch (each is one re-parse of the file)
+# what one file's rewrite may re-read, in characters parsed (every launch and every token
+# tried costs a parse of the whole text): a small file has room for hundreds of re-reads,
+# a hostile 4 MiB one for a few, never minutes of a run
+MAX_REPARSED_CHARS = 8 * 1024 * 1024
+OVER_BUDGET = "the file is too large to check this many edits in one run"
 
 Todo = tuple[ServerLaunch, ServerPin, McpServer]
 
@@ -61,6 +66,20 @@ def refused_note(launch: ServerLaunch, pin: ServerPin, why: str) -> str:
         f"{launch.where}: not rewritten ({why}); launch "
         f"`{pin.pinned_command(launch.launcher, launch.extras)}` there by hand."
     )
+
+
+class Budget:
+    """The re-reads left for one file's rewrite (:data:`MAX_REPARSED_CHARS`)."""
+
+    def __init__(self, text: str) -> None:
+        self.left = MAX_REPARSED_CHARS // max(len(text), 1)
+
+    def take(self, parses: int) -> bool:
+        """Spend ``parses`` re-reads (False, nothing spent: not that many are left)."""
+        if parses > self.left:
+            return False
+        self.left -= parses
+        return True
 
 
 @dataclass(frozen=True)
@@ -205,6 +224,8 @@ def plan_document(
     notes: list[str] = []
     expected = view
     done: list[str] = []
+    budget = Budget(text)
+    budget.take(1)  # the check of every edit at once
     for launch, pin, server in todo:
         paths = server_paths(view, server)
         if len(paths) != 1:
@@ -216,7 +237,7 @@ def plan_document(
             continue
         values = pinned_args(launch, pin)
         want = swapped(view, (*paths[0], "args"), launch.operand, values)
-        hits, why = _hits(fmt, text, launch.spec, values, want)
+        hits, why = _hits(fmt, text, launch.spec, values, want, budget)
         if len(hits) != 1:
             notes.append(refused_note(launch, pin, why or f"{len(hits)} spans spell the argument"))
             continue
@@ -251,6 +272,7 @@ def _hits(
     old: str,
     values: Sequence[str],
     want: Any,
+    budget: Budget,
 ) -> tuple[list[Edit], str]:
     """The edits of the tokens spelling ``old`` whose re-read text is what is wanted."""
     tokens = fmt.tokens(text, old)
@@ -258,6 +280,8 @@ def _hits(
         return [], f"no string in the file spells `{old}` exactly"
     if len(tokens) > MAX_CANDIDATES:
         return [], f"{len(tokens)} strings spell `{old}`; too many to try"
+    if not budget.take(len(tokens)):
+        return [], OVER_BUDGET
     hits: list[Edit] = []
     styles: list[str] = []
     for token in tokens:

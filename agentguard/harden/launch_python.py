@@ -17,7 +17,10 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentguard.facts.agents import McpServer
 from agentguard.harden.launch_edit import (
+    OVER_BUDGET,
+    Budget,
     Edit,
     Todo,
     apply,
@@ -27,6 +30,7 @@ from agentguard.harden.launch_edit import (
     unwritten_note,
 )
 from agentguard.inspect.project.lined import PARSE_FAILURES
+from agentguard.inspect.project.python_imports import IMPORTED_DECLARATION
 
 _FAILS: tuple[type[BaseException], ...] = (SyntaxError, *PARSE_FAILURES)
 _TOKEN_FAILS: tuple[type[BaseException], ...] = (tokenize.TokenError, *_FAILS)
@@ -46,6 +50,22 @@ class _Target:
     values: tuple[str, ...]
 
 
+def _encoding_problem(text: str) -> str | None:
+    """Why the file's ``# coding:`` declaration makes its bytes another text than the one
+    read as UTF-8 (None: the same text). This module reads the source as UTF-8,
+    and Python (the reader, the interpreter) by its declaration: under ``utf-7`` the same
+    bytes hold other strings and comments, so an edit checked here is not checked at all."""
+    data = text.encode("utf-8")
+    try:
+        found, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        same = data.decode(found) == text
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return "the file declares an encoding its bytes do not read in"
+    return (
+        None if same else f"the file declares the encoding {found}; only UTF-8 source is rewritten"
+    )
+
+
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
@@ -59,15 +79,47 @@ def _lines(text: str) -> list[str]:
     return io.StringIO(text, newline="").readlines()
 
 
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for line in _lines(text):
-        starts.append(starts[-1] + len(line))
-    return starts
+@dataclass
+class _Source:
+    """The source read once for all its launches (a file of many launches is walked and
+    split into lines once, not once per launch): its lines, where each starts, and the
+    server definitions on each line with their walk index."""
+
+    text: str
+    tree: ast.Module
+    lines: list[str]
+    starts: list[int]
+    on_line: dict[int, list[tuple[ast.AST, int]]]  # line -> (definition, args' walk index)
+    names: dict[int, str]  # id of a mapping -> the key it is the value of
 
 
-def _span(text: str, starts: list[int], node: ast.expr) -> tuple[int, int]:
+def _source(text: str, tree: ast.Module) -> _Source:
     lines = _lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    nodes = list(ast.walk(tree))
+    index = {id(n): i for i, n in enumerate(nodes)}
+    on_line: dict[int, list[tuple[ast.AST, int]]] = {}
+    names: dict[int, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values, strict=True):
+                if (
+                    isinstance(k, ast.Constant)
+                    and isinstance(k.value, str)
+                    and isinstance(v, ast.Dict)
+                ):
+                    names[id(v)] = k.value
+        got = _args_of(node)
+        at = getattr(node, "lineno", None)
+        if got is not None and got[1] is not None and isinstance(at, int):
+            on_line.setdefault(at, []).append((node, index[id(got[1])]))
+    return _Source(text, tree, lines, starts, on_line, names)
+
+
+def _span(src: _Source, node: ast.expr) -> tuple[int, int]:
+    lines, starts = src.lines, src.starts
     end_line = node.end_lineno or node.lineno
     end_col = node.end_col_offset or 0
 
@@ -94,10 +146,10 @@ def _args_of(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None] | None:
     return None
 
 
-def _literal(text: str, node: ast.Constant, starts: list[int]) -> tuple[int, int, str, str] | str:
+def _literal(src: _Source, node: ast.Constant) -> tuple[int, int, str, str] | str:
     """The span and quote (prefix included) of a one-token string literal, or why not."""
-    start, end = _span(text, starts, node)
-    segment = text[start:end]
+    start, end = _span(src, node)
+    segment = src.text[start:end]
     try:
         kinds = [
             t.type
@@ -127,22 +179,48 @@ def _encode(prefix: str, quote: str, values: Sequence[str]) -> str | None:
     return ", ".join(out)
 
 
-def _locate(tree: ast.Module, line: int) -> list[tuple[int, ast.expr]]:
-    """The args nodes (with their walk index) of the servers on ``line``."""
+def _may_be(
+    node: ast.AST,
+    command: ast.expr | None,
+    args: ast.expr | None,
+    names: dict[int, str],
+    server: McpServer,
+) -> bool:
+    """Whether a definition may be ``server`` as the reader read it: its name (the key it
+    is the value of, as the reader names mappings), and every literal of its command and
+    arguments, equal to the reader's. What is not a literal may evaluate to anything, so it
+    does not rule the definition out."""
+    if names.get(id(node), "(unnamed)") != server.name:
+        return False
+    if isinstance(command, ast.Constant) and command.value != server.command:
+        return False
+    if not isinstance(args, ast.List | ast.Tuple) or not isinstance(server.args, tuple):
+        return True
+    if any(isinstance(e, ast.Starred) for e in args.elts):
+        return True
+    return len(args.elts) == len(server.args) and all(
+        not isinstance(e, ast.Constant) or e.value == want
+        for e, want in zip(args.elts, server.args, strict=True)
+    )
+
+
+def _locate(src: _Source, server: McpServer) -> list[tuple[int, ast.expr]]:
+    """The args nodes (with their walk index) of the definitions on the server's line
+    that may be this server (:func:`_may_be`): a definition that is not is never edited."""
     found: list[tuple[int, ast.expr]] = []
-    nodes = list(ast.walk(tree))
-    index = {id(n): i for i, n in enumerate(nodes)}
-    for node in nodes:
+    for node, at in src.on_line.get(server.line, []):
         got = _args_of(node)
-        if got is None or getattr(node, "lineno", None) != line or got[1] is None:
-            continue
-        found.append((index[id(got[1])], got[1]))
+        if got is not None and got[1] is not None and _may_be(node, *got, src.names, server):
+            found.append((at, got[1]))
     return found
 
 
-def _one(text: str, tree: ast.Module, todo: Todo, starts: list[int]) -> tuple[Edit, _Target] | str:
+def _one(src: _Source, todo: Todo) -> tuple[Edit, _Target] | str:
     launch, pin, server = todo
-    found = _locate(tree, server.line)
+    if server.declared_in.endswith(IMPORTED_DECLARATION):
+        # its path and line are where the imported name is used, not where it is written
+        return "the server is defined in another module"
+    found = _locate(src, server)
     if len(found) != 1:
         return f"{len(found)} server definitions on that line (one is needed)"
     at, args = found[0]
@@ -157,7 +235,7 @@ def _one(text: str, tree: ast.Module, todo: Todo, starts: list[int]) -> tuple[Ed
             return why
     if not isinstance(item, ast.Constant) or item.value != launch.spec:
         return "the argument is not a string written there"
-    lit = _literal(text, item, starts)
+    lit = _literal(src, item)
     if isinstance(lit, str):
         return lit
     start, end, prefix, quote = lit
@@ -183,16 +261,21 @@ def _expected(text: str, targets: Sequence[_Target]) -> str | None:
 
 def plan_python(text: str, todo: Sequence[Todo]) -> tuple[str | None, list[str], int]:
     """The edited source (None: nothing to write), the notes, how many launches it pins."""
+    why = _encoding_problem(text)
+    if why is not None:
+        return None, [refused_note(x, p, why) for x, p, _ in todo], 0
     tree = _parse(text)
     if tree is None:
         return None, [refused_note(x, p, "the Python file cannot be parsed") for x, p, _ in todo], 0
-    starts = _offsets(text)
+    src = _source(text, tree)
     edits: list[Edit] = []
     targets: list[_Target] = []
     notes: list[str] = []
     done: list[str] = []
+    budget = Budget(text)
+    budget.take(2)  # the check of every edit at once
     for item in todo:
-        got = _one(text, tree, item, starts)
+        got = _one(src, item) if budget.take(2) else OVER_BUDGET
         if isinstance(got, str):
             notes.append(refused_note(item[0], item[1], got))
             continue

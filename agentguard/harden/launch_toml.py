@@ -23,7 +23,7 @@ else:  # pragma: no cover
 BASIC, LITERAL = "basic string", "literal string"
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
 _UNICODE = re.compile(r"u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})")
-_LITERAL_SAFE = re.compile(r"^[^'\x00-\x08\x0a-\x1f\x7f]*$")
+_LITERAL_SAFE = re.compile(r"^[^'\x00-\x08\x0a-\x1f\x7f]*\Z")
 
 
 def _decode_basic(body: str) -> str | None:

@@ -13,13 +13,17 @@ from collections.abc import Sequence
 
 import tree_sitter as ts
 
+from agentguard.facts.agents import McpServer
 from agentguard.harden.launch_edit import (
+    OVER_BUDGET,
+    Budget,
     Todo,
     done_note,
     pinned_args,
     refused_note,
     unwritten_note,
 )
+from agentguard.inspect.project.js_strings import cooked
 from agentguard.inspect.project.ts_agents import _language
 
 _WHY = {
@@ -41,7 +45,7 @@ def _key(pair: ts.Node, data: bytes) -> str | None:
         return None
     text = data[key.start_byte : key.end_byte].decode("utf-8", "replace")
     if key.type == "string":
-        return _plain_string(key, data)
+        return cooked(text[1:-1])  # as the reader reads a key: its escapes decoded
     return text if key.type == "property_identifier" else None
 
 
@@ -65,27 +69,53 @@ def _pairs(obj: ts.Node, data: bytes) -> dict[str, ts.Node]:
     return out
 
 
-def _servers(root: ts.Node, data: bytes, name: str) -> list[ts.Node]:
-    """The ``args`` arrays of the objects named ``name`` that hold a command and args."""
+def _servers(root: ts.Node, data: bytes, server: McpServer) -> list[ts.Node]:
+    """The ``args`` of every object of the file that holds a command and args and may be
+    ``server`` as the reader read it (the reader also follows a ``const``, so an object
+    that is no pair's value may be it too; :func:`_may_be`)."""
     found: list[ts.Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
         stack.extend(node.children)
-        parent = node.parent
-        if node.type != "object" or parent is None or parent.type != "pair":
+        if node.type != "object":
             continue
         pairs = _pairs(node, data)
-        if _key(parent, data) == name and "command" in pairs and "args" in pairs:
+        if "command" in pairs and "args" in pairs and _may_be(node, pairs, data, server):
             found.append(pairs["args"])
     return found
 
 
+def _may_be(obj: ts.Node, pairs: dict[str, ts.Node], data: bytes, server: McpServer) -> bool:
+    """Whether an object may be ``server``: the key it is the value of (when it is one),
+    and every plain literal of its command and arguments, equal to the reader's. What is
+    not a plain literal may evaluate to anything, so it does not rule the object out."""
+    parent = obj.parent
+    key = _key(parent, data) if parent is not None and parent.type == "pair" else None
+    if key is not None and key != server.name:
+        return False  # (a key not read here, a computed one, does not rule it out)
+    command = _plain_string(pairs["command"], data)
+    if command is not None and command != server.command:
+        return False
+    args = pairs["args"]
+    if args.type != "array" or not isinstance(server.args, tuple):
+        return True
+    elts = [c for c in args.named_children if c.type != "comment"]
+    if any(e.type == "spread_element" for e in elts):
+        return True
+    if len(elts) != len(server.args):
+        return False
+    return all(
+        (got := _plain_string(e, data)) is None or got == want
+        for e, want in zip(elts, server.args, strict=True)
+    )
+
+
 def _one(path: str, data: bytes, root: ts.Node, todo: Todo) -> tuple[int, int, str] | str:
     launch, pin, server = todo
-    found = _servers(root, data, server.name)
+    found = _servers(root, data, server)
     if len(found) != 1:
-        return f"{len(found)} entries of the file are this server (one is needed)"
+        return f"{len(found)} entries of the file may be this server (one is needed)"
     args = found[0]
     if args.type != "array":
         return "the arguments are not a list written there"
@@ -146,11 +176,15 @@ def plan_ts(path: str, text: str, todo: Sequence[Todo]) -> tuple[str | None, lis
     notes: list[str] = []
     done: list[str] = []
     edits: list[tuple[int, int, str]] = []
+    budget = Budget(text)
+    budget.take(2)  # the check of every edit at once
     for item in todo:
         got = (
             "the file does not parse"
             if tree.root_node.has_error
             else _one(path, data, tree.root_node, item)
+            if budget.take(2)
+            else OVER_BUDGET
         )
         if isinstance(got, str):
             notes.append(refused_note(item[0], item[1], got))

@@ -24,7 +24,7 @@ from agentguard.inspect.project.yaml_lined import load_yaml
 
 DOUBLE, SINGLE, PLAIN = "double-quoted string", "single-quoted string", "plain scalar"
 EMBEDDED = "\x00json"  # the key under which a view holds a JSON text's value
-_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9@_./+~=-][A-Za-z0-9@_./+~=,\[\]-]*$")
+_PLAIN_SAFE = re.compile(r"^[A-Za-z0-9@_./+~=-][A-Za-z0-9@_./+~=,\[\]-]*\Z")
 _ITEM = re.compile(r"^(\s*)-\s+$")  # a block sequence item's lead, before its scalar
 _BEFORE = " \t[,{:\n"
 _AFTER = " \t],}\r\n#"
@@ -37,11 +37,14 @@ def _embedded(value: Any) -> Any:
         return {k: _embedded(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_embedded(v) for v in value]
-    if isinstance(value, str) and value.lstrip().startswith("{"):
+    if isinstance(value, str):
+        # every string, as the workflow reader parses it (a comment or a BOM may come
+        # before the `{`): a text the reader takes for servers is never hidden from the view
         try:
-            return {EMBEDDED: load_jsonc(value).value}
+            doc = load_jsonc(value).value
         except PARSE_FAILURES:
             return value
+        return {EMBEDDED: doc} if isinstance(doc, dict) else value
     return value
 
 

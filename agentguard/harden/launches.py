@@ -24,19 +24,25 @@ from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import IMAGE, PYPI, REWRITABLE_SUFFIXES, ServerLaunch, ServerPin
 from agentguard.findings import Source
 from agentguard.harden.launch_edit import (
+    Edit,
     ReadFile,
     Todo,
+    apply,
+    done_note,
     failed,
+    pinned_args,
     plan_document,
     read_file,
     refused_note,
+    swapped,
+    unwritten_note,
     write_checked,
 )
 from agentguard.harden.launch_python import plan_python
 from agentguard.harden.launch_toml import TomlFormat
 from agentguard.harden.launch_ts import plan_ts
 from agentguard.harden.launch_yaml import YamlFormat
-from agentguard.inspect.project.jsonc import load_jsonc_spans
+from agentguard.inspect.project.jsonc import load_jsonc, load_jsonc_spans
 from agentguard.inspect.project.lined import PARSE_FAILURES, KeyPath
 from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
 
@@ -136,8 +142,10 @@ def _plan_json(read: ReadFile, todo: list[Todo]) -> tuple[str | Source | None, l
     except PARSE_FAILURES as exc:
         why = f"MCP server launches not rewritten: {exc}"
         return failed(read.path, why, "rewrite-unreadable"), [], 0
-    edits: list[tuple[int, int, str]] = []
+    edits: list[Edit] = []
     notes: list[str] = []
+    done: list[str] = []
+    expected = doc.value
     for launch, pin, server in todo:
         entries = _entries(doc.value, server)
         span = spans.get((*entries[0], "args", launch.operand)) if len(entries) == 1 else None
@@ -147,14 +155,19 @@ def _plan_json(read: ReadFile, todo: list[Todo]) -> tuple[str | Source | None, l
                 f"server {launch.server!r} with these arguments (one is needed)."
             )
             continue
-        edits.append((*span, _replacement(launch, pin)))
-        notes.append(
-            f"{launch.where}: MCP server {launch.server!r} now launches "
-            f"{pin.pinned_spec(launch.extras)}."
-        )
+        edits.append(Edit(*span, _replacement(launch, pin)))
+        where = (*entries[0], "args")
+        expected = swapped(expected, where, launch.operand, pinned_args(launch, pin))
+        done.append(done_note(launch, pin))
     if not edits:
         return None, notes, 0
-    text = read.text
-    for start, end, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[end:]
-    return text, notes, len(edits)
+    # the edited text is read again: it must be the original with exactly those arguments
+    # swapped (as every other format's rewrite is checked)
+    text = apply(read.text, edits)
+    try:
+        same = text is not None and load_jsonc(text).value == expected
+    except PARSE_FAILURES:
+        same = False
+    if not same:
+        return None, [*notes, unwritten_note(todo)], 0
+    return text, [*notes, *done], len(edits)

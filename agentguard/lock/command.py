@@ -27,7 +27,7 @@ from agentguard.lock.start import settings_for
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
     from agentguard.facts.agents import McpServer
-    from agentguard.lock.servers.flow import Resolved, ServerOptions
+    from agentguard.lock.servers.flow import Resolved, ServerOptions, ServerResult
 
 PYTHON_INPUTS = ("pyproject.toml", "requirements.in")
 
@@ -290,6 +290,8 @@ def _servers(
 
         rewritten, more = write_launches(opts.project, servers, result)
         notes, read = (*notes, *rewritten), (*read, *more)
+        if any(s.status.value == "ok" for s in more):
+            _record_rewritten(opts, config, result)
     # a file the lock flow already reported (a uv.lock that is a link) is reported once
     named = {s.name for s in report.sources if s.status.value != "ok"}
     failed_reads = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
@@ -300,6 +302,22 @@ def _servers(
         notes=(*report.notes, *notes),
         facts={**report.facts, **result.facts},
     )
+
+
+def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -> None:
+    """The launches ``--write-launch`` pinned, recorded as they now read (their request, a
+    line a longer launch moved), so that a re-lock right after writes nothing new."""
+    from agentguard.inspect.project.servers import project_servers
+    from agentguard.lock.servers import lockfile
+    from agentguard.lock.servers.flow import relocated
+
+    if result.lock is None:
+        return
+    servers, _ = project_servers(opts.project, exclude=config.exclude)
+    pins = relocated(result.lock, servers)
+    if pins is not None:
+        with project_lock(opts.project):
+            lockfile.write(opts.project, pins)
 
 
 def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:

@@ -24,4 +24,6 @@ def render_map_json(report: Report, m: CapabilityMap | None) -> str:
         "sources": [s.to_json() for s in report.sources],
         "map": map_to_json(m) if m is not None else None,
     }
-    return escape.json_text(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"
+    return (
+        escape.json_text(escape.json_hidden(json.dumps(doc, indent=2, ensure_ascii=False))) + "\n"
+    )

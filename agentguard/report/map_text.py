@@ -12,6 +12,8 @@ from agentguard.facts.capabilities import (
     ASKED,
     BYPASS,
     COMPOSE_SERVICE,
+    DECLARED,
+    DEFINITION,
     DOCKERFILE,
     EMPTY,
     HOST_FOLDER,
@@ -127,10 +129,15 @@ def sentence(a: AgentCapability) -> str:
     """The one sentence of the issue: where, what runs it, where it works, what it can do,
     whom it talks to, and what happens when its model fails."""
     s = f"The agent in {_at((a.site.evidence,))[1:-1]} ({_v(a.site.engine)})"
+    defined = sum(len(t.evidence) for t in a.tools if t.category == DECLARED)
+    if a.site.kind == DEFINITION and defined > 1:
+        s = f"The {defined} agents in {_v(a.site.evidence.path)} ({_v(a.site.engine)})"
     if a.runners:
         s += ", running in " + " or ".join(runner_text(r) for r in a.runners)
     s += f", works in {workdir_text(a.workdir)}"
-    if a.tools_known:
+    if a.site.kind == DEFINITION:
+        s += "; no shell, file or web tool seen"
+    elif a.tools_known:
         ab = _abilities(a.tools)
         s += f"; it can {ab}" if ab else "; it has no built-in tools"
     else:
@@ -147,6 +154,8 @@ def sentence(a: AgentCapability) -> str:
 def _tool_line(t: ToolAccess) -> str:
     state = {LIVE: "live", REMOVED: "removed", MAYBE: "maybe live", UNKNOWN: "unknown"}
     appr = {PRE_APPROVED: "pre-approved", ASKED: "asked", BYPASS: "bypass: never asked"}
+    if t.category == DECLARED:  # a definition's tools: as written, never "none"
+        return f"no shell/file/web tool seen; {_v(t.how)}{_conf(t.confidence)}  {_at(t.evidence)}"
     names = ", ".join(_v(n) for n in t.tools)
     text = f"{_v(t.category)}: {state.get(t.state, _v(t.state))} ({names})"
     if t.state != REMOVED:

@@ -10,6 +10,7 @@ from agentguard.facts.agents import ProjectFacts
 from agentguard.findings import Finding, Location
 from agentguard.rules.agent_bypass import check_bypass, check_settings_bypass
 from agentguard.rules.agent_fallback_paths import check_fallback_paths
+from agentguard.rules.agent_grants import check_grants
 from agentguard.rules.agent_sandbox import (
     check_sandbox_hatches,
     check_settings_shell,
@@ -18,7 +19,6 @@ from agentguard.rules.agent_sandbox import (
 from agentguard.rules.agent_tools_checks import (
     check_allow_list,
     check_builtin_tools,
-    check_grants,
     check_settings_allow,
 )
 from agentguard.rules.agent_tools_mcp import (
@@ -47,7 +47,7 @@ def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
         # one configuration, one entry in the text report (each rule keeps its finding)
         subject = f"{cfg.engine} {cfg.label} at {cfg.path}:{cfg.line}"
         out += [f.with_subject(subject) for f in mine]
-    out += check_grants(facts.grants)
+    out += check_grants(facts.grants, facts)
     for settings in facts.settings:
         out += check_settings_shell(settings)
         out += check_settings_allow(settings)

@@ -1,5 +1,6 @@
 """What confines a configuration's tools: the engine's sandbox (`sandbox=`, or the
-`sandbox` key of `settings=`), a `can_use_tool` callback, a PreToolUse hook. Facts only.
+`sandbox` key of `settings=`), a `can_use_tool` callback, a PreToolUse hook, the container
+of a wrapper with a network allow-list (gh-aw's awf). Facts only.
 
 A callback or a hook is judged by what its code does (read by the gatherers into
 :attr:`AgentConfig.gates`): only one with a path that denies is a mitigation; a rubber
@@ -12,8 +13,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentguard.facts.agents import CAN_DENY, NEVER_DENIES, AgentConfig, GateVerdict
+from agentguard.facts.agents import (
+    CAN_DENY,
+    NEVER_DENIES,
+    AgentConfig,
+    FirewallContainer,
+    GateVerdict,
+)
 from agentguard.facts.values import Unknown, alternatives
+from agentguard.findings import JSONValue, Severity
 from agentguard.rules.arbitrary_code import unrestricted
 
 
@@ -83,7 +91,7 @@ def approval_gates(
             passed.append(_not_a_gate(f"`{name}`", verdict))
     run = (
         "a workflow run"
-        if headless_workflow(cfg)
+        if headless_workflow(cfg, tools)
         else f"an SDK run with no `{_option(cfg, 'can_use_tool')}` and "
         f"`{_option(cfg, 'setting_sources')}` empty (no settings file can pre-approve)"
         if headless_sdk(cfg)
@@ -136,13 +144,29 @@ def _not_a_gate(what: str, verdict: GateVerdict | None) -> str:
     return f"whether {what} can deny a call is unknown ({why}): not counted as a gate"
 
 
-def headless_workflow(cfg: AgentConfig) -> bool:
+# what `acceptEdits` approves without a prompt: file edits, and filesystem commands
+# (mkdir, touch, rm, mv, cp, sed) through Bash; every other tool still asks
+ACCEPT_EDITS_APPROVES = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "Bash"})
+
+
+def headless_workflow(cfg: AgentConfig, tools: Sequence[str] | None = None) -> bool:
     """A claude command line in a GitHub workflow or action (claude-code-action, `claude -p`)
-    in the default permission mode: no one is there to approve a tool call."""
+    in the default permission mode: no one is there to approve a tool call. In
+    `acceptEdits` the same holds for ``tools`` that mode does not approve itself (none of
+    :data:`ACCEPT_EDITS_APPROVES`); without ``tools`` that mode is not headless."""
     if cfg.engine != "claude CLI" or not ci_file(cfg.path):
         return False
     mode = cfg.option("permission_mode")
-    return mode is None or all(a in ("default", "plan") for a in alternatives(mode.value))
+    if mode is None:
+        return True
+    modes = set(alternatives(mode.value))
+    if modes <= {"default", "plan"}:
+        return True
+    return (
+        modes <= {"default", "plan", "acceptEdits"}
+        and tools is not None
+        and not ACCEPT_EDITS_APPROVES & set(tools)
+    )
 
 
 _CAMEL = {
@@ -177,3 +201,43 @@ def headless_sdk(cfg: AgentConfig) -> bool:
     if sources is None:
         return False
     return all(isinstance(a, tuple | list) and len(a) == 0 for a in alternatives(sources.value))
+
+
+def firewall_credit(
+    fw: FirewallContainer, severity: Severity, evidence: dict[str, JSONValue]
+) -> Severity:
+    """A shell inside a container whose network egress is an allow-list the file writes
+    down: graded as the engine's own sandbox is (the shell still exists, its reach is
+    confined). A container whose allow-list was not read is said, never credited."""
+    if fw.allow_domains is None:
+        evidence["not_mitigated_by"] = [
+            f"the {fw.wrapper} container (line {fw.line}): its network allow-list is not "
+            f"known ({fw.domains_unread})"
+        ]
+        return severity
+    evidence["mitigated_by"] = [
+        f"the {fw.wrapper} container (line {fw.line}): network egress only to the "
+        f"{len(fw.allow_domains)} domains of its allow-list (line {fw.domains_line})"
+    ]
+    return min(severity, Severity.MEDIUM)
+
+
+def firewall_text(fw: FirewallContainer) -> str:
+    if fw.allow_domains is None:
+        return (
+            f" Commands run inside the {fw.wrapper} container (line {fw.line}), but its "
+            f"network allow-list is not known ({fw.domains_unread}): not counted as a "
+            "mitigation."
+        )
+    shown = ", ".join(fw.allow_domains[:3]) + (", ..." if len(fw.allow_domains) > 3 else "")
+    text = (
+        f" Commands run inside the {fw.wrapper} container (line {fw.line}): network egress "
+        f"only to the {len(fw.allow_domains)} domains of its allow-list (line "
+        f"{fw.domains_line}: {shown}). The shell there still runs any command"
+    )
+    if fw.workdir is not None:
+        text += f", in `{fw.workdir}`"
+    if fw.env_all:
+        kept_out = f" but {', '.join(fw.excluded_env)}" if fw.excluded_env else ""
+        text += f", with every variable of the step's environment{kept_out} (`--env-all`)"
+    return text + ", and can send what it reads to any of those domains."

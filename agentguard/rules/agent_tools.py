@@ -31,7 +31,18 @@ class BuiltinShellTools(Rule):
     smolagents `CodeAgent` with the local executor, AutoGen's local command-line
     executor, crewAI's unsafe code execution. A value that cannot be read statically is
     reported with low confidence, never taken as safe. A shell confined by the engine's
-    sandbox (`sandbox={"enabled": True}`) is reported at medium severity. In a workflow
+    sandbox (`sandbox={"enabled": True}`) is reported at medium severity, and so is one
+    started inside GitHub Agentic Workflows' firewall container (`awf ... -- CMD` in a
+    compiled `*.lock.yml`) when the file writes the network allow-list awf reads: the
+    message names the domains, the working directory and `--env-all`, since a shell there
+    still runs any command and can send what it reads to those domains; an awf whose
+    allow-list the file does not show is said and not credited. A local executor in a
+    script its own package's harness runs in a container (agbench's `run_cmd.py` starts a
+    Docker container whose `run.sh` runs `python scenario.py`; the package is the nearest
+    folder with a `pyproject.toml`) names that harness: it is medium (confidence medium,
+    the join is by the file's name) only when the harness binds no Docker socket into the
+    container and runs the script from one literal; otherwise it stays high and says why.
+    In a workflow
     run (claude-code-action's `allowed_tools:`, `settings:` and `claude_args:` inputs, a
     `claude -p` step) nobody answers a prompt, so a shell whose pre-approved commands
     cannot start other code (`Bash(git diff:*)`, `Bash(ls:*)`) is medium; one that
@@ -139,7 +150,9 @@ class AllowListWithoutRemoval(Rule):
     ## Why is this bad?
     "An allow-list of what is allowed without asking governs permissions, not what
     exists." Every other built-in tool is still live; users report `--allowedTools` not
-    restricting tools while `--disallowedTools` does.
+    restricting tools while `--disallowedTools` does. In a workflow run nobody answers a
+    prompt, so the others are denied (low), except those `--permission-mode acceptEdits`
+    approves itself (the edit tools: medium).
 
     ## Example
     ```python
@@ -258,6 +271,11 @@ class SilentModelFallback(Rule):
     `.with_fallbacks(...)`, pydantic-ai's `FallbackModel`, LiteLLM's `fallbacks=`), and
     Python `except` handlers that switch to another model or construct another client
     without logging or re-raising.
+
+    A library's tests of its own fallback class (pydantic-ai's `tests/` building the
+    `FallbackModel` it ships) are the library testing itself, not a deployment's fallback:
+    they are not reported, and one skipped `fallbacks` source names the class and says how
+    many. The same call in the library's examples, or in another project's tests, is.
 
     ## Why is this bad?
     A start-up failure (an SDK whose protocol dependency crossed a major, a revoked key)

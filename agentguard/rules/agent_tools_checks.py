@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentguard import escape
-from agentguard.facts.agents import AgentConfig, ClaudeSettings, ToolGrant
+from agentguard.facts.agents import AgentConfig, ClaudeSettings
 from agentguard.facts.values import Unknown, alternatives, describe, to_json
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.agent_mitigations import (
+    ACCEPT_EDITS_APPROVES,
     approval_gates,
+    firewall_credit,
+    firewall_text,
     headless_sdk,
     headless_workflow,
     sandboxed,
@@ -157,6 +160,9 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
         else:
             not_gates: list[str] = []
             gates = approval_gates(cfg, names, not_gates)
+            if category == "shell" and cfg.confined_by is not None:
+                severity = firewall_credit(cfg.confined_by, severity, evidence_extra)
+                message += firewall_text(cfg.confined_by)
             if gates:
                 # each call is seen by code the project wrote before it runs: lower, and say so
                 severity = min(severity, Severity.MEDIUM if category == "shell" else Severity.LOW)
@@ -222,58 +228,6 @@ def _arbitrary_code(cfg: AgentConfig, evidence: dict[str, JSONValue]) -> str:
     return text
 
 
-_GRANT_FIX = {
-    "smolagents": 'Use a remote executor: `CodeAgent(..., executor_type="docker")` '
-    "(or e2b, modal, wasm) instead of the local one.",
-    "autogen": "Use `DockerCommandLineCodeExecutor` (a throwaway container without the "
-    "project or credentials) instead of the local executor.",
-    "crewai": 'Use `code_execution_mode="safe"` (Docker) instead of "unsafe".',
-    "anthropic API": "Run the loop that executes the model's tool calls in a disposable "
-    "container without the project or credentials (non-root, read-only, no network it does "
-    "not need), or leave the tool out of `tools=`.",
-    "openai API": "Run the loop that executes the model's tool calls in a disposable "
-    "container without the project or credentials (non-root, read-only, no network it does "
-    "not need), or leave the tool out of `tools=`.",
-}
-_CATEGORY_FIX = {
-    "shell": "Remove the tool, or give it an executor that runs commands in a disposable "
-    "container without the project or credentials.",
-    "file": "Give the tool a dedicated scratch folder (`root_dir=`), not the project, or "
-    "remove it.",
-    "web": "Remove the tool, or restrict it to an allow-list of hosts.",
-}
-
-
-def check_grants(grants: Iterable[ToolGrant]) -> list[Finding]:
-    """AG301/AG302/AG303 for tools handed over by other agent frameworks."""
-    out: list[Finding] = []
-    for g in grants:
-        rule = CATEGORY_RULES[g.category][0]
-        message = f"{g.framework} {g.tool}: {g.detail}."
-        evidence: dict[str, JSONValue] = {
-            "framework": g.framework,
-            "tool": g.tool,
-            "category": g.category,
-        }
-        severity = None
-        if g.mitigated:
-            # an approval step or the provider's sandbox confines it: graded lower, said so
-            severity = min(rule.default_severity, Severity.LOW if g.hosted else Severity.MEDIUM)
-            message += f" Mitigated: {g.mitigated}."
-            evidence["mitigated_by"] = g.mitigated
-        out.append(
-            rule.finding(
-                message,
-                locations=[Location(path=g.path, line=g.line, note=g.framework)],
-                fix=_GRANT_FIX.get(g.framework, _CATEGORY_FIX[g.category]),
-                evidence=evidence,
-                severity=severity,
-                confidence=Confidence.HIGH if g.certain else Confidence.LOW,
-            )
-        )
-    return out
-
-
 def _empty(value: Any) -> bool:
     return value is None or value == () or value == ""
 
@@ -302,7 +256,11 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
     bases = [n.split("(", 1)[0] for n in written if isinstance(n, str)]
     listed = [t for t in dict.fromkeys(bases) if t in BUILTIN_TOOLS]
     others = [t for t in BUILTIN_TOOLS if t not in names]
-    headless = headless_workflow(cfg)
+    # in `acceptEdits` the mode itself approves the edit tools among the others
+    by_mode = [t for t in others if t in ACCEPT_EDITS_APPROVES]
+    headless = headless_workflow(cfg, [t for t in others if t not in by_mode])
+    if headless and by_mode and headless_workflow(cfg, by_mode):
+        by_mode = []  # the default mode: the mode approves none of them
     sdk = not headless and headless_sdk(cfg)
     return [
         AllowListWithoutRemoval.finding(
@@ -312,7 +270,14 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
             f"({', '.join(others[:8])}{', ...' if len(others) > 8 else ''})."
             + (
                 " In a workflow run nobody answers a permission prompt, so a call of the "
-                "others is denied; `--tools` would say so in the file."
+                "others is denied"
+                + (
+                    f", but `--permission-mode acceptEdits` approves {', '.join(by_mode)} "
+                    "without one"
+                    if by_mode
+                    else ""
+                )
+                + "; `--tools` would say so in the file."
                 if headless
                 else f" With no `{option_syntax(cfg, 'can_use_tool')}`, the default permission "
                 f"mode and `{option_syntax(cfg, 'setting_sources')}` empty, nobody answers a "
@@ -321,7 +286,11 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
                 if sdk
                 else ""
             ),
-            severity=Severity.LOW if headless or sdk else None,
+            severity=(Severity.MEDIUM if by_mode else Severity.LOW)
+            if headless
+            else Severity.LOW
+            if sdk
+            else None,
             locations=[_loc(cfg, allowed.line)],
             fix=Fix(
                 f"Make the allow-list the set of tools that exist: pass the same names in "

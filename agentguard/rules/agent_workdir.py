@@ -24,7 +24,12 @@ class AgentWorkdirIsProject(Rule):
     `claude` command runs in. Reports `"."`, `os.getcwd()`, `process.cwd()`,
     `Path(__file__).parent` and its parents (the repository root), the image's working
     directory, and an unset `cwd` (the process's directory: usually the checkout; low
-    confidence). A value that cannot be read statically is reported with low confidence.
+    confidence). A value that cannot be read statically is reported with low confidence
+    as a directory that may be the project, citing none of the project's files (what it
+    reads is not known). A folder made at run time (`tempfile.mkdtemp()`,
+    `tempfile.gettempdir()`, a `tempfile.TemporaryDirectory()` entered with `with`,
+    pytest's `tmp_path` in a test) is not the project and is not reported; AG211 then
+    cites none of the checkout's settings files either.
 
     ## Why is this bad?
     Inside its working directory the engine's `Read`, `Grep` and `Glob` need no
@@ -138,9 +143,21 @@ def check_workdir(cfg: AgentConfig, facts: ProjectFacts) -> list[Finding]:
         return []
     opt = cfg.option("cwd")
     severity = AgentWorkdirIsProject.default_severity if opt else Severity.MEDIUM
-    markers = list(facts.project_markers)
-    message = f"{cfg.engine} agent works in the project: {why}."
-    message += " Read, Grep and Glob need no permission there."
+    # a cwd that is not read is unknown, not the project: the project's files are cited only
+    # where some reading of the cwd is the project
+    unread = opt is not None and not any(
+        _path_is_project(a, facts.workdir) for a in alternatives(opt.value)
+    )
+    markers = [] if unread else list(facts.project_markers)
+    if unread:
+        message = (
+            f"{cfg.engine} agent may work in the project: {why}, so which folder it reads "
+            "is not known. If that is the checkout, Read, Grep and Glob need no permission "
+            "there."
+        )
+    else:
+        message = f"{cfg.engine} agent works in the project: {why}."
+        message += " Read, Grep and Glob need no permission there."
     if markers:
         message += f" The project holds {', '.join(markers[:6])}."
     return [
@@ -197,7 +214,17 @@ def check_settings_sources(cfg: AgentConfig, facts: ProjectFacts) -> list[Findin
         why = f"`{name}` = {describe(opt.value)}"
         confidence = Confidence.HIGH if all(v is True for v in loads) else Confidence.LOW
         line = opt.line
-    markers = [m for m in facts.project_markers if "CLAUDE" in m or ".claude" in m]
+    # what it loads comes from its working directory: the project's files are cited only
+    # when that directory is (or may be, by an unset cwd) the project
+    cwd_is_project = cfg.engine == "claude CLI" or cwd_verdict(cfg, facts.workdir)[0]
+    cwd = cfg.option("cwd")
+    if cwd is not None and not any(
+        _path_is_project(a, facts.workdir) for a in alternatives(cwd.value)
+    ):
+        cwd_is_project = False
+    markers = [
+        m for m in facts.project_markers if cwd_is_project and ("CLAUDE" in m or ".claude" in m)
+    ]
     message = (
         f"{cfg.engine} agent loads project settings and CLAUDE.md from its working "
         f"directory: {why}."

@@ -4,10 +4,12 @@ out, no I/O."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable
 
-from agentguard import escape
-from agentguard.facts.mcp_tools import ToolRecord, ToolsCompared
+from agentguard import escape, redact
+from agentguard.facts.mcp_tools import MAX_DESCRIPTION, ToolRecord, ToolsCompared
 from agentguard.findings import Finding, Fix, JSONValue, Location, Severity
 from agentguard.redact import quote
 from agentguard.rules.base import Rule, register
@@ -29,8 +31,14 @@ class McpToolsChanged(Rule):
     next `check --smoke` or `lock --smoke` compares the live answer with it and reports
     each change: a description that changed (high: it is what the model reads and obeys;
     old and new are shown), a tool that stopped being read-only or became destructive
-    (high), a changed input schema (medium), a new tool (medium), a tool that is gone
-    (low). A server the smoke run did not start is a skipped source, never "no change".
+    (high), a changed input schema (medium), a new tool (medium; high when its name reads
+    as a recorded tool's: it differs only in case, width, invisible or look-alike
+    characters), a tool that is gone (low). Past the 256 tools the snapshot records (the
+    first by name), a changed set digest is a new or changed tool whose description is
+    not recorded: high, as a description changed past its cap is. A recorded snapshot that shows other values
+    than the live answer with the same digest is high too: the lock was edited to show
+    one answer under the digest of another. A server the smoke run did not start is a
+    skipped source, never "no change".
 
     ## Why is this bad?
     A server reviewed once can change what it tells the agent without a new name or a
@@ -45,7 +53,9 @@ class McpToolsChanged(Rule):
 
     ## Use instead
     Review the change. If it is what you expect, re-record it:
-    `agentguard lock --smoke --accept-tools <package>`. If not, launch the version that
+    `agentguard lock --smoke --accept-tools <package>@<live digest>` (the finding's fix
+    gives it: only the answer reviewed is recorded, not another one the server gives in
+    the accepting run). If not, launch the version that
     was recorded (the entry's `recorded-with`) or remove the server.
     """
 
@@ -104,8 +114,9 @@ def tools_drift_findings(items: Iterable[ToolsCompared]) -> list[Finding]:
 
 def _compare(c: ToolsCompared) -> list[Finding]:
     rec, live = c.recorded, c.live
+    forged = _shown_otherwise(c)
     if rec.digest == live.digest:
-        return []
+        return forged
     old, new = rec.by_name(), live.by_name()
     # past a cap only the digest is known: names beyond the last one kept are not compared
     ends = [s.tools[-1].name for s in (rec, live) if s.cut_at_tools and s.tools]
@@ -114,9 +125,16 @@ def _compare(c: ToolsCompared) -> list[Finding]:
     def within(name: str) -> bool:
         return limit is None or name <= limit
 
-    out: list[Finding] = []
+    out: list[Finding] = list(forged)
     added = sorted(n for n in new if n not in old and within(n))
     removed = sorted(n for n in old if n not in new and within(n))
+    looks = _lookalikes(added, old)
+    out += [
+        _lookalike(c, t, [w for n in like for w in old[n]])
+        for name, like in looks
+        for t in new[name]
+    ]
+    added = [n for n in added if n not in {name for name, _ in looks}]
     if added:
         out.append(_finding(c, None, f"lists {len(added)} new tool(s): {_names(added)}",
                             Severity.MEDIUM, {"change": "added", "tools": added[:NAMES]}))  # fmt: skip
@@ -132,15 +150,117 @@ def _compare(c: ToolsCompared) -> list[Finding]:
                                 "those entries changed", Severity.HIGH, {"change": "duplicate"}))  # fmt: skip
             continue
         out += _tool_changes(c, was[0], now[0])
-    if not out:
-        out.append(
-            _finding(
-                c, None, f"answers a tool set whose digest changed ({rec.digest[:19]}... -> "
-                f"{live.digest[:19]}...) where the snapshot does not show it (past a cap, or "
-                "in entries that are not tools)", Severity.MEDIUM, {"change": "set"},
-            )
-        )  # fmt: skip
+    if len(out) == len(forged):  # (nothing the snapshot shows changed)
+        out.append(_unshown(c))
     return out
+
+
+def _unshown(c: ToolsCompared) -> Finding:
+    """The set's digest changed where no record shows it. Past the tool cap (or the size
+    cap) that is a tool added or changed among those not recorded: what it tells the
+    model is unknown, as a description changed past its cap is, and it is rated as that
+    is (high): a tool named to sort after the cap would otherwise carry new instructions
+    under the default gate. Else it is only in entries that are not tools (medium)."""
+    rec, live = c.recorded, c.live
+    said = f"({rec.digest[:19]}... -> {live.digest[:19]}...)"
+    if rec.cut_at_tools or live.cut_at_tools:
+        kept = min(len(s.tools) for s in (rec, live) if s.cut_at_tools)
+        return _finding(
+            c, None, f"answers a tool set whose digest changed {said} in the tools past the "
+            f"{kept} the snapshot records (a new or changed tool whose description is not "
+            "recorded)", Severity.HIGH, {"change": "set"},
+        )  # fmt: skip
+    return _finding(
+        c, None, f"answers a tool set whose digest changed {said} where the snapshot does not "
+        "show it (in entries that are not tools)", Severity.MEDIUM, {"change": "set"},
+    )  # fmt: skip
+
+
+# Latin letters' look-alikes in the Cyrillic and Greek lower case (after casefold): the
+# common ones, not Unicode's whole confusables table.
+_LOOKALIKE = str.maketrans("асԁеһіјӏоԛрѕухԝαικνορτυχɡ", "acdehijloqpsyxwaikvoptuxg")
+_INVISIBLE = re.compile(f"[{escape.INVISIBLE}]")
+
+
+def _fold(name: str) -> str:
+    """A tool name as a reader (or a model) takes it in: compatibility forms and width
+    folded, case folded, invisible characters gone, look-alike letters as the Latin ones."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", name)).casefold().translate(_LOOKALIKE)
+
+
+def _lookalikes(added: list[str], old: dict[str, list[ToolRecord]]) -> list[tuple[str, list[str]]]:
+    """Each new name that reads as recorded ones, with all of those (never the first)."""
+    folded: dict[str, list[str]] = {}
+    for n in sorted(old):
+        folded.setdefault(_fold(n), []).append(n)
+    return [(n, folded[_fold(n)]) for n in added if _fold(n) in folded]
+
+
+def _lookalike(c: ToolsCompared, now: ToolRecord, were: list[ToolRecord]) -> Finding:
+    """A new tool named as a recorded one reads: the agent is handed new instructions
+    under a name it (and a reviewer) takes for the reviewed tool, so it is judged as a
+    changed description is, never as just another tool."""
+    shown = ascii(redact.text(now.name)[:64])
+    like = ", ".join(ascii(redact.text(w.name)[:64]) for w in were[:NAMES])
+    described = "; ".join(_shown(w.description) for w in were[:NAMES])
+    return _finding(
+        c, now.name,
+        f"lists a new tool {shown} whose name reads as the recorded tool{'s' if len(were) > 1 else ''} "
+        f"{like} (it differs only in case, width, invisible or look-alike characters), "
+        f"described as {_shown(now.description)} (the recorded one: {described})",
+        Severity.HIGH,
+        {"change": "look-alike", "like": [w.name for w in were[:NAMES]],
+         "old": [_kept(w.description) for w in were[:NAMES]], "new": _kept(now.description)},
+    )  # fmt: skip
+
+
+def _shown_otherwise(c: ToolsCompared) -> list[Finding]:
+    """The recorder is deterministic: an answer with a tool's digest is recorded as one
+    record, and a whole answer with the set's digest as one snapshot. A recorded tool that
+    carries a live tool's digest but shows something else (a description, a schema, a name,
+    hints), or a set digest equal to the live one over other records, count or notes, is a
+    snapshot whose shown values are not what its digests stand for: the lock was edited to
+    show one answer under the digest of another (where the reader alone cannot tell: the
+    shown text is cut or redacted), and the digest comparison would call it unchanged."""
+    rec, live = c.recorded, c.live
+    answered: dict[str, list[ToolRecord]] = {}
+    for t in live.tools:
+        answered.setdefault(t.digest, []).append(t)
+    names = sorted(
+        {t.name for t in rec.tools if t.digest in answered and t not in answered[t.digest]}
+    )
+    whole = (rec.tools, rec.count, rec.not_tools, rec.truncated)
+    if not names and (
+        rec.digest != live.digest
+        or whole == (live.tools, live.count, live.not_tools, live.truncated)
+    ):
+        return []
+    what = f"tool(s) {_names(names)}" if names else "a tool list, count or notes"
+    return [
+        _finding(
+            c, names[0] if len(names) == 1 else None,
+            f"is recorded with {what} other than the server answers under the same digest "
+            f"(the snapshot in {c.lock_path} was edited, or recorded by an agentguard that "
+            "redacts or cuts differently): what the lock shows is not what it compares",
+            Severity.HIGH, {"change": "snapshot-not-as-answered", "tools": names[:NAMES]},
+            fix=Fix(
+                f"Do not trust the recorded snapshot: restore {c.lock_path} from the base "
+                "branch, or review the server's live tools/list answer and re-record it: "
+                f"`agentguard lock --smoke --accept-tools {c.package}`.",
+                snippet=escape.snippet(f"agentguard lock --smoke --accept-tools {c.package}"),
+            ),
+        )
+    ]  # fmt: skip
+
+
+def _unseen(kept: str | None) -> str:
+    """Where a change hides when the kept text is the same: past the cap, or in a secret
+    the redactor masked (two tokens are one mask), or both."""
+    where = [
+        *(["the part past the recorded cap"] if len(kept or "") >= MAX_DESCRIPTION else []),
+        *(["a secret the snapshot masks"] if redact.MASK in (kept or "") else []),
+    ]
+    return " or ".join(where) or "a part the snapshot does not show"
 
 
 def _tool_changes(c: ToolsCompared, was: ToolRecord, now: ToolRecord) -> list[Finding]:
@@ -153,7 +273,7 @@ def _tool_changes(c: ToolsCompared, was: ToolRecord, now: ToolRecord) -> list[Fi
                 c, was.name,
                 f"changed the description of tool {name} from {_shown(was.description)} to "
                 f"{_shown(now.description)}"
-                + (" (the change is in the part past the recorded cap)" if same_kept else ""),
+                + (f" (the change is in {_unseen(was.description)})" if same_kept else ""),
                 Severity.HIGH,
                 {"change": "description", "old": _kept(was.description), "new": _kept(now.description)},
             )
@@ -177,6 +297,7 @@ def _finding(
     what: str,
     severity: Severity,
     evidence: dict[str, JSONValue],
+    fix: Fix | None = None,
 ) -> Finding:
     recorded = c.recorded.recorded_with
     moved = (
@@ -184,15 +305,30 @@ def _finding(
         if recorded and recorded != c.version
         else ""
     )
-    accept = f"agentguard lock --smoke --accept-tools {c.package}"
-    return McpToolsChanged.finding(
-        f"MCP server {c.server!r} ({c.package}) {what} since {c.lock_path} recorded its "
-        f"tools/list answer{moved}.",
+    # bound to the answer this finding shows: a server that answers otherwise in the
+    # accepting run is not recorded (the review was of this one)
+    accept = f"agentguard lock --smoke --accept-tools {c.package}@{c.live.digest}"
+    rule: type[Rule] = McpToolsChanged
+    said = f"since {c.lock_path} recorded its tools/list answer{moved}"
+    if c.base_ref is not None:  # check --base: the change re-recorded the snapshot (AG146)
+        from agentguard.rules.mcp_tools_edit import McpToolsSnapshotEdited
+
+        rule = McpToolsSnapshotEdited
+        said = f"in the tools/list snapshot {c.lock_path} records, re-recorded in this change (against {c.base_ref})"
+        fix = fix or Fix(
+            "Review the re-recorded tools as you would the server's own change (a tool's "
+            "description is what the model reads as instructions): keep them only if the "
+            f"server's new answer is expected; else restore the entry's `tools` in {c.lock_path} "
+            f"from {c.base_ref}."
+        )
+    return rule.finding(
+        f"MCP server {c.server!r} ({c.package}) {what} {said}.",
         locations=[
             Location(path=c.lock_path, line=c.lock_line, note=f"MCP server {c.server!r}: tools"),
             Location(path=c.launch_path, line=c.launch_line, note=f"MCP server {c.server!r}"),
         ],
-        fix=Fix(
+        fix=fix
+        or Fix(
             "Review the change (a tool's description is what the model reads as "
             f"instructions). If it is expected, re-record the snapshot: `{accept}`; if not, "
             "launch the version that was recorded, or remove the server.",

@@ -23,6 +23,7 @@ from agentguard.facts.smoke import (
     SmokeFacts,
 )
 from agentguard.findings import Source
+from agentguard.inspect.project.own_modules import project_modules
 from agentguard.scratch import make as make_scratch
 from agentguard.scratch import remove as remove_scratch
 from agentguard.smoke.install import Options, install
@@ -56,7 +57,7 @@ def smoke_run(
     ends = time.monotonic() + opts.timeout
     targets = gather(root, opts.exclude)
     sources = list(targets.sources)
-    own = _project_modules(root)
+    own = project_modules(root)
     mine = sorted({t.module for t in targets.probes if t.module.split(".")[0] in own})
     if mine:  # the project's own package (an SDK's own repository): never imported
         sources.append(
@@ -190,7 +191,7 @@ def _start_servers(
         sources.append(Source.skipped("mcp-server", label, f"not started: {why}"))
         not_started.append(NotStarted(server.name, server.path, server.line, why, lock_key(server)))
 
-    modules = _project_modules(root)
+    modules = project_modules(root)
     out: list[tuple[str, Future[Probe]]] = []
     for server in servers:
         argv = launch_argv(server, python, modules, opts.index)
@@ -206,20 +207,6 @@ def _start_servers(
         cwd = os.path.join(scratch, "tmp")
         out.append((label, pool.submit(start_server, server, argv, scratch, cwd, timeout)))
     return out
-
-
-def _project_modules(root: Path) -> frozenset[str]:
-    """Top-level names the project's own code may be imported as (never started)."""
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return frozenset()
-    out = {n[:-3] for n in names if n.endswith(".py")}
-    out |= {n for n in names if os.path.isfile(os.path.join(root, n, "__init__.py"))}
-    src = root / "src"
-    if src.is_dir():
-        out |= {n for n in os.listdir(src) if os.path.isdir(src / n)}
-    return frozenset(out)
 
 
 def _run_probes(

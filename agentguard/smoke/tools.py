@@ -30,6 +30,11 @@ from agentguard.facts.mcp_tools import (
     tool_digest,
 )
 
+# What an input schema nested past what the encoder writes is digested as: a tool with one
+# is still recorded (its name, description and hints compared), never the whole answer
+# dropped as "did not answer", which let a server evade the comparison at will.
+UNREADABLE = "(an input schema nested past what is read)"
+
 
 def _tool(entry: dict[str, object]) -> tuple[ToolRecord, list[str]]:
     cut: list[str] = []
@@ -47,6 +52,12 @@ def _tool(entry: dict[str, object]) -> tuple[ToolRecord, list[str]]:
         for h in HINTS
         if isinstance(annotations, dict) and isinstance(v := annotations.get(h), bool)
     )
+    unreadable = False
+    try:
+        full = None if schema is None else canonical(schema)
+    except RecursionError:  # nested past what the encoder writes: the digest says so
+        full, schema, unreadable = None, UNREADABLE, True
+        cut.append(f"the input schema of {name!r}: nested past what is read, not kept")
     digest = tool_digest(raw_name, text, schema, hints)
     kept, description_digest = text, None
     if text is not None:
@@ -64,15 +75,22 @@ def _tool(entry: dict[str, object]) -> tuple[ToolRecord, list[str]]:
         # does not recompute the tool's digest from what it shows)
         description_digest = sha256(text or "")
     schema_text, schema_digest = None, None
-    if schema is not None:
-        full = canonical(schema)
-        shown = canonical(redact.scrub(schema))
-        if len(shown) > MAX_SCHEMA:
+    if unreadable:
+        schema_digest = sha256(UNREADABLE)
+    elif full is not None:
+        try:
+            shown: str | None = canonical(redact.scrub(schema))
+        except RecursionError:  # (the redactor recurses deeper than the encoder)
+            shown = None
+            cut.append(
+                f"the input schema of {name!r}: nested past what the redactor reads, not kept"
+            )
+        if shown is not None and len(shown) > MAX_SCHEMA:
             cut.append(
                 f"the input schema of {name!r}: {len(shown)} characters, not kept "
                 f"(over {MAX_SCHEMA})"
             )
-        else:
+        elif shown is not None:
             schema_text = shown
         if schema_text != full:
             schema_digest = sha256(full)

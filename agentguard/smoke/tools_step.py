@@ -81,6 +81,7 @@ def compare_tools(
     compared: list[ToolsCompared] = []
     fresh: dict[tuple[tuple[str, str, str, str], int], ToolSnapshot] = {}
     accepted: list[str] = []
+    chosen, refused = _accepted(pins, accept, MCP_LOCK) if record else ({}, [])
     seen: set[tuple[str, str, str, str]] = set()
     verb = "recorded" if record else "compared"
     for probe in (p for p in facts.probes if p.kind == "stdio"):
@@ -117,11 +118,17 @@ def compare_tools(
         same = pin.tools.digest == live.digest
         if record and same and pin.tools.recorded_with != pin.version:
             fresh[(pin.key, pin.line)] = live  # the same tools, now for the version the entry holds
-        if not same and record and (pin.package in accept or pin.server in accept):
+        bound = chosen.get((pin.key, pin.line), "") if not same and record else ""
+        if bound is None or bound == live.digest:  # (None: the name alone, any answer)
             fresh[(pin.key, pin.line)] = live
             accepted.append(pin.server)
             sources.append(Source.ok(KIND, where, "tools changed and re-recorded (--accept-tools)"))
             continue
+        if bound:
+            sources.append(Source.skipped(KIND, where, "tools not re-recorded: --accept-tools "
+                                          f"named the answer {bound[:19]}..., and the server now "
+                                          f"answers {live.digest[:19]}... (it answers otherwise "
+                                          "from run to run, or changed again since the review)"))  # fmt: skip
         compared.append(_pair(pin, probe, live, MCP_LOCK))
         said = (
             f"{live.count} tool(s), as recorded"
@@ -139,7 +146,7 @@ def compare_tools(
         if pin.tools is not None and pin.key not in seen:
             sources.append(Source.skipped(KIND, _where(pin, MCP_LOCK), "tools not compared: the "
                                           "smoke run found no launch of this entry to start"))  # fmt: skip
-    notes: list[str] = []
+    notes: list[str] = list(refused)
     if accepted:
         notes.append(f"{MCP_LOCK}: the changed tools of {', '.join(map(repr, accepted))} were "
                      "accepted (--accept-tools) and re-recorded.")  # fmt: skip
@@ -152,6 +159,35 @@ def compare_tools(
     return ToolsResult(
         dataclasses.replace(facts, tools=tuple(compared)), tuple(sources), tuple(notes)
     )
+
+
+def _accepted(
+    pins: Sequence[ServerPin], accept: tuple[str, ...], lock: str
+) -> tuple[dict[tuple[tuple[str, str, str, str], int], str | None], list[str]]:
+    """The entries each ``--accept-tools NAME[@sha256:DIGEST]`` names (a package, or a
+    server name), each with the set digest of the answer it accepts (None: the name alone,
+    whatever the server answers in this run), and a note for each name that names none or
+    entries of more than one package: a server name may be another entry's package (or the
+    same name in two files, other packages), and taking them all would re-record a server
+    nobody reviewed. The digest (AG145's fix names it) binds the acceptance to the answer
+    reviewed: a server answering otherwise in the accepting run is not recorded."""
+    chosen: dict[tuple[tuple[str, str, str, str], int], str | None] = {}
+    notes: list[str] = []
+    for given in dict.fromkeys(accept):
+        name, at, hexdigest = given.partition("@sha256:")
+        digest = f"sha256:{hexdigest}" if at else None
+        named = [p for p in pins if name in (p.package, p.server)]
+        packages = sorted({f"{p.package} ({p.server}, {p.path})" for p in named})
+        if not named:
+            notes.append(f"--accept-tools {name!r}: no entry of {lock} has that package or "
+                         "server name; nothing was accepted for it.")  # fmt: skip
+        elif len({(p.kind, p.package) for p in named}) > 1:
+            notes.append(f"--accept-tools {name!r} names entries of several packages "
+                         f"({'; '.join(packages)}): none of them was accepted; give the "
+                         "package of the one reviewed.")  # fmt: skip
+        else:
+            chosen |= {(p.key, p.line): digest for p in named}
+    return chosen, notes
 
 
 def _cut(snap: ToolSnapshot) -> str:

@@ -31,11 +31,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def tarball(name: str, version: str) -> bytes:
+def tarball(name: str, version: str, *, replaced: bool = False) -> bytes:
+    """The version's tarball; ``replaced``: other content under the same version (what a
+    registry that lets a version be published again would serve)."""
     manifest = json.dumps({"name": name, "version": version, "bin": {"server": "index.js"}})
+    code = "require('child_process')\n" if replaced else ""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in (("package/package.json", manifest), ("package/index.js", "")):
+        for path, data in (("package/package.json", manifest), ("package/index.js", code)):
             info = tarfile.TarInfo(path)
             info.size = len(data.encode())
             info.mtime = 0
@@ -59,6 +62,7 @@ class NpmRegistry:
     signatures: dict[tuple[str, str], list[dict[str, str]]] = field(default_factory=dict)
     attestations: dict[tuple[str, str], bytes] = field(default_factory=dict)
     times: dict[str, str] = field(default_factory=dict)  # version -> publish time
+    replaced: set[tuple[str, str]] = field(default_factory=set)  # served with other content
     port: int = 0
 
     @property
@@ -73,7 +77,7 @@ class NpmRegistry:
     ) -> dict[str, object]:
         versions = {}
         for v in self.packages[name]:
-            data = tarball(name, v)
+            data = tarball(name, v, replaced=(name, v) in self.replaced)
             base = "http://localhost:1/" if elsewhere else self.url
             dist: dict[str, object] = {
                 "integrity": integrity(data + (b"x" if bad_integrity else b"")),
@@ -145,7 +149,8 @@ def _handler(reg: NpmRegistry) -> type[BaseHTTPRequestHandler]:
                 name, _, file = path.partition("/-/")
                 for v in reg.packages.get(name, []):
                     if file == f"{name.rsplit('/', 1)[-1]}-{v}.tgz":
-                        return self._send(200, tarball(name, v), "application/octet-stream")
+                        data = tarball(name, v, replaced=(name, v) in reg.replaced)
+                        return self._send(200, data, "application/octet-stream")
                 return self._send(404, b"{}")
             if path not in reg.packages:
                 return self._send(404, b'{"error":"Not found"}')

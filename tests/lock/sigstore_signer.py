@@ -46,7 +46,9 @@ def _utf8(text: str) -> bytes:
 
 
 def _cert(subject: str, key: Any, issuer: str, signer: Any, *, ca: bool, start: datetime,
-          days: float, leaf_ext: bool = False) -> x509.Certificate:  # fmt: skip
+          days: float, leaf_ext: bool = False, repo: str = REPO,
+          eku: tuple[x509.ObjectIdentifier, ...] = (ExtendedKeyUsageOID.CODE_SIGNING,),
+          ) -> x509.Certificate:  # fmt: skip
     b = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
@@ -58,13 +60,13 @@ def _cert(subject: str, key: Any, issuer: str, signer: Any, *, ca: bool, start: 
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
     )
     if leaf_ext:
-        b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), False)
+        b = b.add_extension(x509.ExtendedKeyUsage(list(eku)), False)
         b = b.add_extension(
             x509.SubjectAlternativeName([x509.UniformResourceIdentifier(WORKFLOW)]), False
         )
         for n, value in (
             ("9", WORKFLOW),
-            ("12", REPO),
+            ("12", repo),
             ("13", "ab" * 20),
             ("14", "refs/tags/v2.0.1"),
         ):
@@ -80,6 +82,7 @@ class Signer:
     rekor_key: Any = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
     npm_key: Any = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
     npm_key_end: datetime | None = None
+    leaf_eku: tuple[x509.ObjectIdentifier, ...] = (ExtendedKeyUsageOID.CODE_SIGNING,)
 
     def __post_init__(self) -> None:
         start = NOW - timedelta(days=365)
@@ -114,25 +117,35 @@ class Signer:
         sig = self.npm_key.sign(f"{name}@{version}:{integrity}".encode(), ec.ECDSA(hashes.SHA256()))
         return [{"keyid": KEYID, "sig": _b64(sig)}]
 
-    def _bundle(self, statement: dict[str, Any], *, leaf: bool, when: datetime) -> dict[str, Any]:
+    def leaf(self, key: Any, when: datetime, repo: str = REPO) -> x509.Certificate:
+        """A code-signing leaf for ``key``, valid ten minutes around ``when``."""
+        return _cert(
+            "leaf",
+            key,
+            "test-intermediate",
+            self.inter_key,
+            ca=False,
+            start=when - timedelta(minutes=1),
+            days=10 / 1440,
+            leaf_ext=True,
+            repo=repo,
+            eku=self.leaf_eku,
+        )
+
+    def bundle(self, statement: dict[str, Any], *, leaf: bool, when: datetime,
+               logged_repo: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """A Sigstore bundle of ``statement`` (``logged_repo``: the log entry holds another
+        certificate, for the same key, naming that repository)."""
         payload = json.dumps(statement).encode()
         ptype = "application/vnd.in-toto+json"
         if leaf:
             key = ec.generate_private_key(ec.SECP256R1())
-            cert = _cert(
-                "leaf",
-                key,
-                "test-intermediate",
-                self.inter_key,
-                ca=False,
-                start=when - timedelta(minutes=1),
-                days=10 / 1440,
-                leaf_ext=True,
-            )
+            cert = self.leaf(key, when)
             material: dict[str, Any] = {
                 "certificate": {"rawBytes": _b64(cert.public_bytes(serialization.Encoding.DER))}
             }
-            verifier = cert.public_bytes(serialization.Encoding.PEM)
+            logged = cert if logged_repo is None else self.leaf(key, when, logged_repo)
+            verifier = logged.public_bytes(serialization.Encoding.PEM)
         else:
             key = self.npm_key
             material = {"publicKey": {"hint": KEYID}}
@@ -174,8 +187,9 @@ class Signer:
             },
         }
 
-    def attestations(self, name: str, version: str, integrity: str, *, when: datetime = NOW,
-                     subject: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def statements(self, name: str, version: str, integrity: str,
+                   subject: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+        """The SLSA provenance and npm publish statements of a version."""
         digest = base64.b64decode(integrity.removeprefix("sha512-")).hex()
         subj = [{"name": subject or purl(name, version), "digest": {"sha512": digest}}]
         slsa = {
@@ -192,12 +206,28 @@ class Signer:
             "predicateType": PUBLISH,
             "predicate": {},
         }
+        return slsa, publish
+
+    def document(self, slsa: dict[str, Any], publish: dict[str, Any], *, when: datetime = NOW,
+                 logged_repo: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """The attestations document of two statements, filed as the registry files them."""
         return {
             "attestations": [
                 {
                     "predicateType": "https://slsa.dev/provenance/v1",
-                    "bundle": self._bundle(slsa, leaf=True, when=when),
+                    "bundle": self.bundle(slsa, leaf=True, when=when, logged_repo=logged_repo),
                 },
-                {"predicateType": PUBLISH, "bundle": self._bundle(publish, leaf=False, when=when)},
+                {"predicateType": PUBLISH, "bundle": self.bundle(publish, leaf=False, when=when)},
             ]
         }
+
+    def attestations(self, name: str, version: str, integrity: str, *, when: datetime = NOW,
+                     subject: str | None = None) -> dict[str, Any]:  # fmt: skip
+        return self.document(*self.statements(name, version, integrity, subject), when=when)
+
+    def sign_again(self, entry: dict[str, Any]) -> None:
+        """Sign a log entry's timestamp again with the test's Rekor key, after a test edited
+        it (the entry then holds a promise the bundled-roots stand-in accepts)."""
+        log_id = base64.b64decode(entry["logId"]["keyId"])
+        promise = self.rekor_key.sign(promise_message(entry, log_id), ec.ECDSA(hashes.SHA256()))
+        entry["inclusionPromise"] = {"signedEntryTimestamp": _b64(promise)}

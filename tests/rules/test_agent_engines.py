@@ -364,3 +364,16 @@ def test_openhands_sandbox_volumes_are_the_sandbox_s_mounts(tmp_path: Path) -> N
             "suppressed": None,
         },
     ]
+
+
+def test_a_quote_inside_bash_c_splits_as_the_shell_does() -> None:
+    """The `'\\''` idiom (a quote inside `bash -c '...'`): the words the shell reads, one
+    reader for claude, codex and gemini command lines (the codex/gemini reader split it into
+    `it` and `s` and lost the flags after it)."""
+    p = _one("bash -c 'codex exec \"it'\\''s done\" --sandbox danger-full-access -a never'\n")
+    assert (p.sandbox and p.sandbox.value, p.approval and p.approval.value) == (
+        "danger-full-access",
+        "never",
+    )
+    g = _one("sh -c 'gemini -p \"don'\\''t ask\" --yolo'\n")
+    assert (g.engine, g.approval and g.approval.value) == (GEMINI, "yolo")

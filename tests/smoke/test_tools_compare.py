@@ -99,7 +99,7 @@ def test_a_schema_change_and_a_removed_tool_with_their_whole_findings() -> None:
     old = ToolSnapshot(old.tools, old.digest, old.count, old.truncated, "1.0.0", "2.0.0")
     new = snap({**TOOL, "inputSchema": {"type": "object", "required": ["force"]}})
     found = tools_drift_findings([compared(old, new)])
-    accept = "agentguard lock --smoke --accept-tools @acme/wiki-mcp"
+    accept = f"agentguard lock --smoke --accept-tools @acme/wiki-mcp@{new.digest}"
     fix = Fix(
         "Review the change (a tool's description is what the model reads as instructions). "
         f"If it is expected, re-record the snapshot: `{accept}`; if not, launch the version "
@@ -176,3 +176,15 @@ def test_recording_tools_leaves_the_attestations_beside_the_lock_as_they_are(
     recorded = lockfile.read(tmp_path)
     assert recorded is not None and recorded.pins[0].tools is not None
     assert recorded.pins[0].tools.digest == snap(TOOL).digest
+
+
+def test_a_change_only_in_a_masked_secret_says_so_not_past_the_cap() -> None:
+    """Two tokens are one mask: the change is reported (high), and said to be in the
+    masked secret, where the reviewer cannot read it, not "past the cap" (it is not)."""
+    old = snap({**TOOL, "description": "Use ghp_" + "a1B2" * 9})
+    new = snap({**TOOL, "description": "Use ghp_" + "zzzz" * 9})
+    [found] = tools_drift_findings([compared(old, new)])
+    assert (found.severity, found.evidence["change"]) == (Severity.HIGH, "description")
+    assert "from 'Use REDACTED' to 'Use REDACTED' (the change is in a secret the snapshot " in (
+        found.message
+    )

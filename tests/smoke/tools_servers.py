@@ -1,6 +1,8 @@
 """A real stdio MCP server in a real wheel (a console script that `uvx` runs from a local
-folder of wheels): it answers ``initialize`` and ``tools/list`` with the tools it is built
-with, so that a test can publish the "same" server with another answer."""
+folder of wheels): it answers ``initialize`` and ``tools/list`` with the tools of its answer
+file, so that a test can make the same release, byte for byte, answer otherwise: what a
+server whose tools come from elsewhere (a remote configuration) does under a pinned version.
+(A release whose files were replaced is refused by the lock itself: hash-not-on-index.)"""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from tests.wheelhouse import build_wheel
 SERVER = """\
 import json, sys
 
-TOOLS = json.loads({tools!r})
+ANSWER = {answer!r}
 
 
 def main():
@@ -25,7 +27,8 @@ def main():
             result = {{"protocolVersion": "2025-06-18", "capabilities": {{"tools": {{}}}},
                       "serverInfo": {{"name": "tracker", "version": "1.0.0"}}}}
         elif msg["method"] == "tools/list":
-            result = {{"tools": TOOLS}}
+            with open(ANSWER, encoding="utf-8") as f:
+                result = {{"tools": json.load(f)}}
         else:
             result = {{}}
         print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
@@ -46,16 +49,20 @@ CLOSE: dict[str, Any] = {
 
 
 def tracker_wheel(folder: Path, tools: list[dict[str, Any]], version: str = "1.0.0") -> Path:
-    """``tracker-mcp`` VERSION, a console script ``tracker-mcp`` that lists ``tools``
-    (written over any earlier build of the same version: a re-published answer)."""
-    for old in folder.glob(f"tracker_mcp-{version}-*.whl"):
-        old.unlink()
+    """``tracker-mcp`` VERSION, a console script ``tracker-mcp`` that lists ``tools``: the
+    answer file is written anew, the wheel built once (the release stays the same bytes)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    answer = folder.parent / f"tracker-answer-{version}.json"
+    answer.write_text(json.dumps(tools), encoding="utf-8")
+    built = sorted(folder.glob(f"tracker_mcp-{version}-*.whl"))
+    if built:
+        return built[0]
     return build_wheel(
         folder,
         "tracker-mcp",
         version,
         files={
-            "tracker_mcp/server.py": SERVER.format(tools=json.dumps(tools)),
+            "tracker_mcp/server.py": SERVER.format(answer=str(answer)),
             f"tracker_mcp-{version}.dist-info/entry_points.txt": (
                 "[console_scripts]\ntracker-mcp = tracker_mcp.server:main\n"
             ),

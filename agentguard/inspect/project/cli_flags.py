@@ -12,11 +12,17 @@ engine "claude CLI" and the SDK option names.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from agentguard.facts.agents import FirewallContainer
+from agentguard.inspect.project.awf import read_awf, wrapper_of
 from agentguard.inspect.project.model import AgentConfig, Option
+from agentguard.inspect.project.shell_words import shell_words
 
-# A quoted string is one token (quotes dropped); otherwise runs of non-separators.
-_TOKEN = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s"'`,\[\](){};]+)""")
+# What ends an unquoted word besides white space: the brackets and commas of an argv list
+# written in code (JSON, YAML, Python), and the shell's `;`.
+_WORD_END = frozenset(",[](){};")
+# inside double quotes a backslash escapes only these (POSIX); elsewhere it stays
 _COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])claude(?:[\s\"'`,\])]|$)|claude_args:")
 _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _CLAUDE_PACKAGES = ("@anthropic-ai/claude-code",)
@@ -115,16 +121,17 @@ def _split_values(values: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-_EMBEDDED = re.compile(r"(?:^|\s)(?:\S*/)?claude(?:\s|$)")
+# `claude` as a command word inside a script: at a word's start or after a path's `/`
+_EMBEDDED = re.compile(r"(?:^|[\s'\"/])claude(?:[\s'\"]|$)")
 
 
 def _tokens(line: str, depth: int = 0) -> list[str]:
-    """Tokens of a line; a quoted string that holds a whole `claude ...` command (a
-    package.json script, a YAML `run:` value) is split again, once or twice."""
+    """Tokens of a line; a quoted word that holds a whole `claude ...` command (a
+    package.json script, a YAML `run:` value, the script of `bash -c '...'`) is split
+    again as the shell that runs it would, once or twice (`bash -c` inside `bash -c`)."""
     out: list[str] = []
-    for m in _TOKEN.finditer(line):
-        text = next(g for g in m.groups() if g is not None)
-        if m.group(3) is None and depth < 2 and _EMBEDDED.search(text):
+    for text, quoted in shell_words(line):
+        if quoted and depth < 2 and "claude" in text and _EMBEDDED.search(text):
             out.extend(_tokens(text, depth + 1))
         else:
             out.append(text)
@@ -134,6 +141,7 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
 def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[AgentConfig]:
     text = data.decode("utf-8", "replace")
     out: list[AgentConfig] = []
+    physical: list[str] | None = None
     for line_no, line in _logical_lines(text):
         tokens = _tokens(line)
         for i, tok in enumerate(tokens):
@@ -148,9 +156,43 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
                 rest = [t for r in rest for t in (_tokens(r, 2) if r.startswith("-") else [r])]
             config = _read_flags(path, line_no, rest, origin)
             if config is not None:
+                if "awf" in text:
+                    physical = physical if physical is not None else text.splitlines()
+                    config = replace(config, confined_by=_firewall(physical, line_no, line))
                 out.append(config)
             break
     return out
+
+
+_AWF_WORD = re.compile(r"(?:^|[\s/])awf(?:\s|$)")
+
+
+def _firewall(physical: list[str], line_no: int, line: str) -> FirewallContainer | None:
+    """The awf container the command line is started in: the `awf ... --` the same shell
+    command opens with, on this line or on the continued lines above it (a YAML `run:`
+    block: `awf --config ... \\` then `-- /bin/bash -c '... claude ...'`)."""
+    first = line_no
+    while first > 1 and line_no - first < MAX_JOIN and physical[first - 2].rstrip().endswith("\\"):
+        first -= 1
+    head = [physical[n - 1].rstrip().rstrip("\\") for n in range(first, line_no)]
+    words = shell_words(" ".join([*head, line]))
+    at = next(
+        (
+            k
+            for k, (w, quoted) in enumerate(words)
+            if w == "claude"
+            or w.endswith("/claude")
+            or (quoted and "claude" in w and _EMBEDDED.search(w))
+        ),
+        None,
+    )
+    wrapper = wrapper_of(words, at) if at is not None else None
+    if wrapper is None:
+        return None
+    awf_line = next(
+        (n for n in range(first, line_no + 1) if _AWF_WORD.search(physical[n - 1])), line_no
+    )
+    return read_awf(physical, awf_line, words, wrapper, shell_words)
 
 
 def read_flag_text(text: str, line: int, hole: str = "") -> tuple[dict[str, Option], bool]:

@@ -28,7 +28,7 @@ from agentguard.inspect.project.install_facts import (
     find_installs,
 )
 from agentguard.inspect.project.lined import DocumentError, LinedDoc
-from agentguard.inspect.project.model import AgentConfig, Unknown
+from agentguard.inspect.project.model import AgentConfig, AgentDefinition, Unknown
 from agentguard.inspect.project.tool_installs import AGENT_NPM, ToolInstall, find_tool_installs
 from agentguard.inspect.project.workflow_runs import AgentRunStep
 
@@ -45,6 +45,7 @@ class CompositeAction:
     installs: tuple[InstallCommand, ...]  # pip/uv installs of its `run:` steps
     tool_installs: tuple[ToolInstall, ...]  # npm -g / npx / curl | sh of its `run:` steps
     agent_in_run: str | None  # an agent its `run:` steps start or install, by name
+    agent_line: int | None = None  # the line of a `run:` step that installs it (None: none)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ def read_composite(path: str, doc: LinedDoc) -> CompositeAction | None:
     installs: list[InstallCommand] = []
     tools: list[ToolInstall] = []
     agent_in_run: str | None = None
+    agent_line: int | None = None
     for n, step in enumerate(steps if isinstance(steps, list) else ()):
         if not isinstance(step, dict):
             continue
@@ -118,7 +120,8 @@ def read_composite(path: str, doc: LinedDoc) -> CompositeAction | None:
             installs += find_installs(run, path=path, line=start, phase="ci")
             found = find_tool_installs(run, path=path, line=start, phase="ci")
             tools += found
-            agent_in_run = agent_in_run or _agent_in(run)
+            if agent_in_run is None and (agent_in_run := _agent_in(run)) is not None:
+                agent_line = _install_line(run, agent_in_run, start)
     folder = posixpath.dirname(path.replace("\\", "/").removeprefix("./"))
     return CompositeAction(
         path=path,
@@ -129,7 +132,20 @@ def read_composite(path: str, doc: LinedDoc) -> CompositeAction | None:
         installs=tuple(installs),
         tool_installs=tuple(tools),
         agent_in_run=agent_in_run,
+        agent_line=agent_line,
     )
+
+
+# a command line that installs or fetches a package (the one a composite runs its agent from)
+_INSTALL = re.compile(r"\b(?:(?:npm|pnpm|yarn|bun)\s+(?:install|i|add|global\s+add)\b|npx\s)")
+
+
+def _install_line(script: str, agent: str, start: int) -> int | None:
+    """The line of ``script`` (its first at ``start``) that installs ``agent``, if any."""
+    for i, text in enumerate(script.splitlines()):
+        if agent in text and _INSTALL.search(text):
+            return start + i
+    return None
 
 
 def _agent_in(script: str) -> str | None:
@@ -239,3 +255,26 @@ def join(
                 )
             )
     return configs, runs
+
+
+def composite_definitions(
+    composites: Iterable[CompositeAction], drawn: set[str]
+) -> list[AgentDefinition]:
+    """The map's entry of a composite action whose `run:` steps start an agent it does not
+    install with a reader's install command (openai/codex-action's ``action.yml`` runs
+    ``codex exec`` through its own script): drawn, not judged (no rule reads it). One whose
+    file already yields an agent (``drawn``: a command line read there) is not drawn twice."""
+    return [
+        AgentDefinition(
+            c.agent_in_run,
+            "composite action",
+            f"composite action {c.name}",
+            c.path,
+            c.agent_line,
+            tools=None,
+            builtin="is a composite action: it runs in the job of each workflow that uses it",
+        )
+        for c in composites
+        if c.agent_in_run is not None and c.agent_line is not None and c.path not in drawn
+        if not c.agent_steps and not (c.installs or c.tool_installs)
+    ]

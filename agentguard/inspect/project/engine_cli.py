@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
-from agentguard.inspect.project.cli_flags import _TOKEN as TOKEN
 from agentguard.inspect.project.engine_model import CODEX, GEMINI, EnginePolicy
 from agentguard.inspect.project.model import Option, Unknown
+from agentguard.inspect.project.shell_words import shell_words
 
 _COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])(?:codex|gemini|@openai/codex|@google/gemini-cli)\b")
 _SEPARATORS = {"&&", "||", "|", ";", "&", "(", ")"}
@@ -106,14 +106,10 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
     (in brackets, so that flags end with it), with the escapes of a double-quoted string
     (JSON's, the shell's) undone."""
     out: list[str] = []
-    for m in TOKEN.finditer(line):
-        quoted_d, quoted_s, bare = m.groups()
-        text = quoted_d if quoted_d is not None else quoted_s if quoted_s is not None else bare
-        assert text is not None
-        script = bare is None and len(text.split()) > 1  # one word is an argv item
+    for text, quoted in shell_words(line):  # (a double-quoted string's escapes are undone)
+        script = quoted and len(text.split()) > 1  # one word is an argv item
         if script and depth < MAX_DEPTH and _is_script(out) and _EMBEDDED.search(text):
-            inner = re.sub(r'\\(["\\$`])', r"\1", text) if quoted_d is not None else text
-            out.extend(["(", *_tokens(inner, depth + 1), ")"])
+            out.extend(["(", *_tokens(text, depth + 1), ")"])
         else:
             out.append(text)
     return out

@@ -49,19 +49,29 @@ PY_MODULES = (
     b"agno",
     b"pydantic_ai",
 )
-_MODULE = b"|".join(re.escape(m) for m in PY_MODULES)
+# the frameworks whose agents only the map draws (no risk reader reads their files): a file
+# that imports one of them and none of the above is parsed for its agent definitions alone
+MAP_MODULES = (b"aider", b"browser_use")
+
+
+def _import_of(modules: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    alternatives = b"|".join(re.escape(m) for m in modules)
+    return re.compile(
+        rb"m[ \tp](?:(?<=from[ \t])[ \t]*(?:"
+        + alternatives
+        + rb")|(?<=imp)ort[ \t]+(?:[\w. \t]*,[ \t]*)*(?:"
+        + alternatives
+        + rb"))"
+    )
+
+
 # ``from[ \t]+<module>`` and ``import[ \t]+(?:[\w. \t]*,[ \t]*)*<module>`` (``import a as b,
 # <module>``) in one scan: a match starts at the ``m`` both keywords share (``re`` finds
 # a pattern's single leading literal with its fastest loop), the byte after it (blank for
 # ``from``, ``p`` for ``import``) and a lookbehind tell which keyword it ends, if any.
 # Two scans of the same bytes (``from``..., ``import``...) cost 40% more.
-_FROM_OR_IMPORT = re.compile(
-    rb"m[ \tp](?:(?<=from[ \t])[ \t]*(?:"
-    + _MODULE
-    + rb")|(?<=imp)ort[ \t]+(?:[\w. \t]*,[ \t]*)*(?:"
-    + _MODULE
-    + rb"))"
-)
+_FROM_OR_IMPORT = _import_of(PY_MODULES + MAP_MODULES)
+_RISK_IMPORT = _import_of(PY_MODULES)  # (run only on files the first one matched)
 TS_NEEDLE = b"@anthropic-ai/claude"
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -69,8 +79,31 @@ _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 def python_may_matter(data: bytes) -> bool:
     """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
     or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
-    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count)."""
-    return b"claude" in data or _FROM_OR_IMPORT.search(data) is not None
+    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count), or
+    an import of ``docker`` followed by a ``containers.run(``/``.create(`` call; or an
+    import of one of :data:`MAP_MODULES`."""
+    return (
+        b"claude" in data
+        or _FROM_OR_IMPORT.search(data) is not None
+        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+    )
+
+
+def python_risk_may_matter(data: bytes) -> bool:
+    """:func:`python_may_matter` without :data:`MAP_MODULES`: the pre-filter of the readers
+    the rules read (a file only the map's reader wants is not theirs)."""
+    return (
+        b"claude" in data
+        or _RISK_IMPORT.search(data) is not None
+        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+    )
+
+
+# a harness that starts containers for its package's scripts (agbench's run_cmd.py) imports
+# no agent module: it is read when it imports the Docker SDK and calls a container start
+_DOCKER_HARNESS = re.compile(
+    rb"(?m)^[ \t]*(?:import|from)[ \t]+docker\b[^\n]*$[\s\S]*containers\.(?:run|create)\("
+)
 
 
 def process_file(
@@ -107,11 +140,15 @@ def _cap(path: str, out: FileOutcome) -> None:
     """Keep at most :data:`MAX_FACTS_PER_FILE` of each kind of fact from one file: a
     generated file of 60,000 agent configurations would otherwise mean 360,000 findings
     and gigabytes. What is cut is a failed source (the file was not wholly checked)."""
+    if len(out.definitions) > MAX_FACTS_PER_FILE:  # (drawn by the map only: the map says so)
+        out.definitions_cut = len(out.definitions)
+        del out.definitions[MAX_FACTS_PER_FILE:]
     cut = {
         what: len(facts)
         for what, facts in (
             ("agent configurations", out.configs),
             ("tool grants", out.grants),
+            ("container harnesses", out.harnesses),
             ("MCP servers", out.mcp_servers),
             ("fallback sites", out.fallbacks),
         )
@@ -121,6 +158,7 @@ def _cap(path: str, out: FileOutcome) -> None:
         return
     del out.configs[MAX_FACTS_PER_FILE:]
     del out.grants[MAX_FACTS_PER_FILE:]
+    del out.harnesses[MAX_FACTS_PER_FILE:]
     del out.mcp_servers[MAX_FACTS_PER_FILE:]
     del out.fallbacks[MAX_FACTS_PER_FILE:]
     found = ", ".join(f"{n} {what}" for what, n in cut.items())
@@ -178,9 +216,11 @@ def _process(
 
 
 def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None) -> None:
-    from agentguard.inspect.project.python_agents import analyse_python
+    from agentguard.inspect.project.python_agents import Wanted, analyse_python
 
     template = False
+    if wanted is None:
+        wanted = Wanted.of(data, risk_readers=python_risk_may_matter(data))
     try:
         try:
             facts = analyse_python(path, data, origin=origin, wanted=wanted)
@@ -189,7 +229,12 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
             if untemplated is None:
                 raise
             template = True
-            facts = analyse_python(path, untemplated, origin=origin)
+            facts = analyse_python(
+                path,
+                untemplated,
+                origin=origin,
+                wanted=Wanted.of(untemplated, risk_readers=python_risk_may_matter(data)),
+            )
     except SyntaxError as exc:
         if template:  # a project template that is no Python until it is rendered
             out.sources.append(
@@ -223,6 +268,8 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
     out.parsed += 1
     out.configs += facts.configs
     out.grants += facts.grants
+    out.harnesses += facts.harnesses
+    out.definitions += facts.definitions
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
     out.sources.append(

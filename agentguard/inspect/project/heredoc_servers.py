@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import Source, SourceStatus
@@ -47,6 +48,31 @@ _MARK = re.compile("\ue000(\\d{1,6})\ue000")
 _PRELUDE = re.compile(r"\ufeff?(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
 
 Found = tuple[list[McpServer], list[Source]]
+
+# A JSON string (matched whole, so that what stands inside it stays inside it), a `${{ }}`
+# outside any string (gh-aw writes `"sink-visibility": ${{ toJSON(...) }}`), or, in a body
+# whose delimiter is not quoted, a shell expansion outside any string (`"port": $PORT`)
+_JSON_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_SHELL_EXPANSION = r"(?<!\\)\$(?:\{[^}\n]*\}|[A-Za-z_][A-Za-z0-9_]*|\([^)\n]*\))"
+_IN_WORKFLOW = re.compile(rf"{_JSON_STRING}|\$\{{\{{.*?\}}\}}", re.S)
+_IN_SHELL = re.compile(rf"{_JSON_STRING}|\$\{{\{{.*?\}}\}}|{_SHELL_EXPANSION}", re.S)
+# in a body whose delimiter is not quoted the shell removes the backslash before `$`, a
+# backquote or a backslash (`"\${GITHUB_WORKSPACE}"` is written as `"${GITHUB_WORKSPACE}"`)
+_SHELL_ESCAPE = re.compile(r"\\([$`\\])")
+WORKFLOW_VALUE = "a workflow expression, known only when the workflow runs"
+SHELL_VALUE = "expanded by the shell when the here-document is written"
+
+
+def _marked(mark: Callable[[str, str], str], workflow: bool, m: re.Match[str]) -> str:
+    """Each `${{ }}` inside a string as its mark; one outside any string (or a shell
+    expansion there) as a string holding its mark: a value known only when the step runs,
+    never a JSON error."""
+    text = m.group(0)
+    if text.startswith('"'):
+        return _EXPR.sub(lambda e: mark(e.group(0), WORKFLOW_VALUE), text) if workflow else text
+    if text.startswith("${{"):
+        return f'"{mark(text, WORKFLOW_VALUE)}"' if workflow else text
+    return f'"{mark(text, SHELL_VALUE)}"'
 
 
 def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: bool) -> Found:
@@ -120,13 +146,16 @@ def _json_object(text: str) -> bool:
 
 
 def _servers(path: str, doc: Heredoc, where: str, workflow: bool) -> list[McpServer] | Source:
-    exprs: list[str] = []
+    exprs: list[tuple[str, str]] = []
 
-    def mark(m: re.Match[str]) -> str:
-        exprs.append(m.group(0))
+    def mark(text: str, why: str) -> str:
+        exprs.append((text, why))
         return f"\ue000{len(exprs) - 1}\ue000"
 
-    text = _EXPR.sub(mark, doc.text) if workflow else doc.text
+    pattern = _IN_SHELL if not doc.quoted else _IN_WORKFLOW if workflow else None
+    text = doc.text if pattern is None else pattern.sub(partial(_marked, mark, workflow), doc.text)
+    if not doc.quoted:  # what the shell makes of the body before the command reads it
+        text = _SHELL_ESCAPE.sub(r"\1", text)
     try:
         parsed = load_jsonc(text)
     except PARSE_FAILURES as exc:
@@ -182,7 +211,7 @@ def _file_line(parsed: LinedDoc, doc: Heredoc, *keys: str) -> int:
     return doc.body[at - 1][0] if at and at <= len(doc.body) else doc.opened_at
 
 
-def _unexpanded(value: Any, exprs: list[str], quoted: bool) -> Any:
+def _unexpanded(value: Any, exprs: list[tuple[str, str]], quoted: bool) -> Any:
     """``value`` with what the shell or Actions replace made unknown."""
     if isinstance(value, dict):
         return {k: _unexpanded(v, exprs, quoted) for k, v in value.items()}
@@ -192,10 +221,10 @@ def _unexpanded(value: Any, exprs: list[str], quoted: bool) -> Any:
         return value
     marks = [int(m.group(1)) for m in _MARK.finditer(value)]
     if marks and all(n < len(exprs) for n in marks):  # (the body's own U+E000 is its text)
-        shown = _MARK.sub(lambda m: exprs[int(m.group(1))], value)
-        return Unknown(shown[:80], "a workflow expression, known only when the workflow runs")
+        shown = _MARK.sub(lambda m: exprs[int(m.group(1))][0], value)
+        return Unknown(shown[:80], exprs[marks[0]][1])
     if not quoted and ("$" in value or "`" in value):
-        return Unknown(value[:80], "expanded by the shell when the here-document is written")
+        return Unknown(value[:80], SHELL_VALUE)
     return value
 
 

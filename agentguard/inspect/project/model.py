@@ -7,7 +7,9 @@ from agentguard.facts.agents import CAN_DENY as CAN_DENY
 from agentguard.facts.agents import NEVER_DENIES as NEVER_DENIES
 from agentguard.facts.agents import UNKNOWN_GATE as UNKNOWN_GATE
 from agentguard.facts.agents import AgentConfig as AgentConfig
+from agentguard.facts.agents import AgentDefinition as AgentDefinition
 from agentguard.facts.agents import ClaudeSettings as ClaudeSettings
+from agentguard.facts.agents import ContainerHarness as ContainerHarness
 from agentguard.facts.agents import FallbackSite as FallbackSite
 from agentguard.facts.agents import GateVerdict as GateVerdict
 from agentguard.facts.agents import McpServer as McpServer

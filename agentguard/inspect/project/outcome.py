@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from agentguard.facts.agents import (
     AgentConfig,
+    AgentDefinition,
     ClaudeSettings,
+    ContainerHarness,
     EnginePolicy,
     FallbackSite,
     McpServer,
@@ -27,8 +29,11 @@ if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a
 class FileOutcome:
     configs: list[AgentConfig] = field(default_factory=list)
     grants: list[ToolGrant] = field(default_factory=list)
+    harnesses: list[ContainerHarness] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
+    definitions: list[AgentDefinition] = field(default_factory=list)  # drawn by the map only
+    definitions_cut: int = 0  # how many it held, when over the cap (the first ones are kept)
     settings: list[ClaudeSettings] = field(default_factory=list)
     engine_policies: list[EnginePolicy] = field(default_factory=list)
     action_steps: list[ActionStep] = field(default_factory=list)

@@ -12,8 +12,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentguard.context import path_context
 from agentguard.inspect.project.model import (
     AgentConfig,
+    AgentDefinition,
+    ContainerHarness,
     FallbackSite,
     GateVerdict,
     McpServer,
@@ -51,8 +54,10 @@ def _sdk_of(qualname: str) -> str:
 class PythonFacts:
     configs: list[AgentConfig] = field(default_factory=list)
     grants: list[ToolGrant] = field(default_factory=list)
+    harnesses: list[ContainerHarness] = field(default_factory=list)
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
+    definitions: list[AgentDefinition] = field(default_factory=list)
     parsed: bool = True  # False: no reader could find anything in it, so it was not parsed
 
 
@@ -67,14 +72,24 @@ class Wanted:
     grants: bool
     fallbacks: bool
     option_fallbacks: bool
+    harnesses: bool = False
+    definitions: bool = False  # agent definitions for the map (no rule reads them)
 
     @classmethod
-    def of(cls, data: bytes) -> Wanted:
+    def of(cls, data: bytes, *, risk_readers: bool = True) -> Wanted:
+        """``risk_readers`` False: the file passed the first pre-filter for the map's
+        definitions alone (:func:`~agentguard.inspect.project.files.python_risk_may_matter`
+        said no), so only that reader may read it."""
         from agentguard.inspect.project.python_api_tools import may_declare
+        from agentguard.inspect.project.python_definitions import may_define
         from agentguard.inspect.project.python_fallback import may_switch_model
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
+        from agentguard.inspect.project.python_harness import may_start_containers
 
+        defines = may_define(data)
+        if not risk_readers:
+            return cls(False, False, False, False, False, False, defines)
         lower = data.lower()
         return cls(
             claude=any(m.encode() in data for m in SDK_MODULES),
@@ -82,16 +97,26 @@ class Wanted:
             grants=may_grant(data) or may_declare(data),
             fallbacks=b"except" in data and may_switch_model(data),
             option_fallbacks=may_take_fallbacks(data),
+            harnesses=may_start_containers(data),
+            definitions=defines,
         )
 
     @classmethod
     def every(cls, data: bytes) -> Wanted:
         """Every reader, each under its own rule only (the MCP reader's: a file that never
         names MCP declares no server): what the pre-filter must equal."""
-        return cls(True, b"mcp" in data.lower(), True, True, True)
+        return cls(True, b"mcp" in data.lower(), True, True, True, True, True)
 
     def any(self) -> bool:
-        return self.claude or self.mcp or self.grants or self.fallbacks or self.option_fallbacks
+        return (
+            self.claude
+            or self.mcp
+            or self.grants
+            or self.fallbacks
+            or self.option_fallbacks
+            or self.harnesses
+            or self.definitions
+        )
 
 
 def analyse_python(
@@ -102,6 +127,10 @@ def analyse_python(
     A file in which no reader can find anything (``wanted``, from its bytes unless given)
     is not parsed: ``parsed`` is then False and the facts are empty."""
     wanted = Wanted.of(data) if wanted is None else wanted
+    if wanted.definitions and path_context(path) == "test":
+        # the map's plain agents (no risky tool) in a test suite are the suite's fixtures,
+        # not agents anyone runs: not drawn, and a test file is not parsed for them alone
+        wanted = dataclasses.replace(wanted, definitions=False)
     if not wanted.any():
         return PythonFacts(parsed=False)
     with warnings.catch_warnings():  # the project's own warnings (bad escapes) are not ours
@@ -126,6 +155,14 @@ def analyse_python(
         out.fallbacks.extend(fallback_sites(path, index, ev))
     if wanted.option_fallbacks:
         out.fallbacks.extend(option_fallbacks(path, index, ev))
+    if wanted.harnesses:
+        from agentguard.inspect.project.python_harness import container_harnesses
+
+        out.harnesses.extend(container_harnesses(path, tree))
+    if wanted.definitions:
+        from agentguard.inspect.project.python_definitions import agent_definitions
+
+        out.definitions.extend(agent_definitions(path, index, ev))
     return out
 
 

@@ -217,7 +217,7 @@ class Evaluator:
         return values[0] if len(values) == 1 else OneOf(tuple(values))
 
     def _binding(self, b: Binding, owner: Scope, depth: int) -> Any:
-        if isinstance(b.value, Imported | Unknown):
+        if isinstance(b.value, Imported | Unknown | PathSym):
             return b.value
         return self.eval(b.value, owner, depth)
 
@@ -258,6 +258,8 @@ class Evaluator:
         args = [self.eval(a, scope, depth) for a in node.args]
         if q in ("os.getcwd", "os.getcwdb", "pathlib.Path.cwd"):
             return PathSym("process-cwd")
+        if q in ("tempfile.mkdtemp", "tempfile.gettempdir", "tempfile.TemporaryDirectory"):
+            return PathSym("temp")  # (the last as a `with` target: the new folder's path)
         if q in ("os.getenv", "os.environ.get") and args:
             var = args[0] if isinstance(args[0], str) else short(node.args[0])
             env = Unknown(short(node), f"environment variable {var}")

@@ -21,7 +21,9 @@ def _models(value: object) -> tuple[str, ...]:
     return tuple(v for v in items if isinstance(v, str))
 
 
-def _site(path: str, node: ast.Call, detail: str, models: tuple[str, ...] = ()) -> FallbackSite:
+def _site(
+    path: str, node: ast.Call, detail: str, models: tuple[str, ...] = (), callee: str = ""
+) -> FallbackSite:
     return FallbackSite(
         kind="framework-option",
         path=path,
@@ -30,6 +32,7 @@ def _site(path: str, node: ast.Call, detail: str, models: tuple[str, ...] = ()) 
         models=models,
         witnessed=False,
         certain=True,
+        callee=callee,
     )
 
 
@@ -68,10 +71,12 @@ def option_fallbacks(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallb
         top, last = q.split(".")[0], q.split(".")[-1]
         if top == "agno" and (arg := _kw(node, "fallback_models")) is not None:
             models = _models(ev.eval(arg, scope))
-            out.append(_site(path, node, f"agno {last}(fallback_models={short(arg, 50)})", models))
+            out.append(
+                _site(path, node, f"agno {last}(fallback_models={short(arg, 50)})", models, q)
+            )
         elif top == "pydantic_ai" and last == "FallbackModel":
             models = tuple(m for a in node.args for m in _models(ev.eval(a, scope)))
-            out.append(_site(path, node, f"pydantic-ai `{short(node, 60)}`", models))
+            out.append(_site(path, node, f"pydantic-ai `{short(node, 60)}`", models, q))
         elif top == "litellm" and (arg := _kw(node, "fallbacks")) is not None:
-            out.append(_site(path, node, f"LiteLLM {last}(fallbacks={short(arg, 50)})"))
+            out.append(_site(path, node, f"LiteLLM {last}(fallbacks={short(arg, 50)})", (), q))
     return out

@@ -22,6 +22,9 @@ from agentguard.inspect.project.python_eval import Evaluator, plain, reaching
 from agentguard.inspect.project.python_scope import ModuleIndex
 
 IMPORTED = "imported from another module"
+# the end of the ``declared_in`` of a server only an import made visible: its path and line
+# are where the name is used (a rewrite never edits that line as its definition)
+IMPORTED_DECLARATION = " (imported)"
 MAX_HOPS = 4
 
 Loader = Callable[[str], bytes | None]  # project-relative path -> bytes, or None
@@ -147,7 +150,7 @@ def resolve_configs(
                             spec,
                             path=cfg.path,
                             line=table.line,
-                            declared_in=f"mcp_servers={table.expr} (imported)",
+                            declared_in=f"mcp_servers={table.expr}{IMPORTED_DECLARATION}",
                         )
                     )
     return out, servers

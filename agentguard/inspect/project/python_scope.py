@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from agentguard.inspect.project.model import Unknown
+from agentguard.inspect.project.model import PathSym, Unknown
 from agentguard.inspect.project.python_walk import Walker
 
 MAX_DEPTH = 24  # name -> name -> ... chains deeper than this are unknown (and cycles end)
@@ -49,9 +49,12 @@ class CallRef:
     scope: Scope
 
 
+_PYTEST_TEMP_FIXTURES = frozenset({"tmp_path", "tmpdir"})
+
+
 @dataclass
 class Binding:
-    value: ast.AST | Imported | Unknown  # the assigned expression, or what it is
+    value: ast.AST | Imported | Unknown | PathSym  # the assigned expression, or what it is
     line: int
     conditional: bool  # inside an if/loop/except/match branch of its scope
     node: ast.FunctionDef | ast.AsyncFunctionDef | None = None  # a ``def`` binding's own
@@ -127,7 +130,7 @@ class ModuleIndex(Walker):
     def _bind(
         self,
         name: str,
-        value: ast.AST | Imported | Unknown,
+        value: ast.AST | Imported | Unknown | PathSym,
         line: int,
         node: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
     ) -> None:
@@ -153,9 +156,16 @@ class ModuleIndex(Walker):
             self._bind(node.name, Unknown(f"def {node.name}", "function"), node.lineno, node)
         saved = self._enter("function", getattr(node, "name", "<lambda>"))
         self.function_scopes[id(node)] = self.scope
+        test = getattr(node, "name", "").startswith("test")
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if a is not None:
-                self._bind(a.arg, Unknown(a.arg, "function parameter"), a.lineno)
+                # pytest hands a test its own new folder by these names (reserved fixtures)
+                made = test and a.arg in _PYTEST_TEMP_FIXTURES
+                self._bind(
+                    a.arg,
+                    PathSym("temp") if made else Unknown(a.arg, "function parameter"),
+                    a.lineno,
+                )
         body = node.body if isinstance(node.body, list) else [node.body]
         for stmt in body:
             self.visit(stmt)
@@ -338,8 +348,15 @@ class ModuleIndex(Walker):
         for item in node.items:
             self.visit(item.context_expr)
             if item.optional_vars is not None:
+                expr = item.context_expr
+                # `with tempfile.TemporaryDirectory() as d`: d is the new folder's path (the
+                # evaluator checks the callee is tempfile's); any other manager's value is not read
+                made = isinstance(expr, ast.Call) and short(expr.func).endswith(
+                    "TemporaryDirectory"
+                )
                 self._bind_target(
-                    item.optional_vars, Unknown(short(item.context_expr), "context manager value")
+                    item.optional_vars,
+                    expr if made else Unknown(short(expr), "context manager value"),
                 )
         for stmt in node.body:
             self.visit(stmt)

@@ -28,6 +28,7 @@ from agentguard.inspect.project.files import (
     failed_source,
     process_file,
     python_may_matter,
+    python_risk_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
 from agentguard.inspect.project.walk import (
@@ -184,7 +185,7 @@ def _cached_python(cache: content_cache.ContentCache, rel: str, data: bytes) -> 
     (what costs: hashing every file the readers pass over costs more than reading it)."""
     from agentguard.inspect.project.python_agents import Wanted
 
-    wanted = Wanted.of(data)
+    wanted = Wanted.of(data, risk_readers=python_risk_may_matter(data))
     if not wanted.any():
         return process_file(rel, "python", data, wanted=wanted)
     key = cache.key(rel, "python", data)
@@ -234,6 +235,7 @@ def _keep(out: FileOutcome) -> bool:
         or out.mcp_servers
         or out.grants
         or out.fallbacks
+        or out.definitions
         or out.settings
         or out.engine_policies
         or out.action_steps

@@ -8,6 +8,7 @@ from typing import Any
 
 import tree_sitter as ts
 
+from agentguard.inspect.project.js_strings import cooked
 from agentguard.inspect.project.model import OneOf, PathSym, Unknown
 from agentguard.inspect.project.python_eval import join_path, parent_path
 
@@ -28,18 +29,14 @@ def _short(node: ts.Node, limit: int = 80) -> str:
 
 
 def _string(node: ts.Node) -> str | None:
-    """The value of a string literal, or of a template without substitutions, with its
-    escapes decoded as node decodes them (``"evil\\x2dpkg"`` is ``evil-pkg``); None for
-    anything else, and for a string holding a lone surrogate (no text can carry it)."""
-    if node.type == "string" or (
-        node.type == "template_string"
-        and not any(c.type == "template_substitution" for c in node.named_children)
+    """A string literal's or a plain template's value, its escapes decoded as the engine
+    decodes them (None: not one, or an escape with no certain value)."""
+    if node.type == "string":
+        return cooked(_text(node)[1:-1])
+    if node.type == "template_string" and not any(
+        c.type == "template_substitution" for c in node.named_children
     ):
-        parts = [
-            _escape(_text(c)) if c.type == "escape_sequence" else _text(c)
-            for c in node.named_children
-        ]
-        return _whole("".join(parts))
+        return cooked(_text(node)[1:-1], template=True)
     return None
 
 
@@ -63,39 +60,10 @@ def _name(node: ts.Node) -> str:
     text = _text(node)
     if "\\" not in text:
         return text
-    return _IDENT_ESCAPE.sub(lambda m: _escape(m.group(0)), text)
+    return _IDENT_ESCAPE.sub(lambda m: cooked(m.group(0)) or m.group(0), text)
 
 
 _IDENT_ESCAPE = re.compile(r"\\u(?:[0-9a-fA-F]{4}|\{[0-9a-fA-F]{1,8}\})")
-_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
-
-
-def _escape(seq: str) -> str:
-    """One JavaScript escape sequence's character(s)."""
-    body = seq[1:]
-    if not body or body[0] in "\r\n\u2028\u2029":
-        return ""  # a line continuation
-    try:
-        if body[0] == "x" and len(body) == 3:
-            return chr(int(body[1:], 16))
-        if body[0] == "u":
-            code = int(body[2:-1] if body.startswith("u{") else body[1:], 16)
-            return chr(code) if code <= 0x10FFFF else seq
-        if body[0] in "01234567":  # (legacy octal; `\\0` is NUL)
-            return chr(int(body, 8))
-    except ValueError:
-        return seq
-    return _SIMPLE_ESCAPES.get(body[0], body[0])
-
-
-def _whole(text: str) -> str | None:
-    """``text`` with surrogate pairs joined; None when a lone surrogate is left."""
-    if not any("\ud800" <= c <= "\udfff" for c in text):
-        return text
-    try:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16")
-    except UnicodeDecodeError:
-        return None
 
 
 class TSModule:

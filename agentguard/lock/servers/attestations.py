@@ -37,6 +37,7 @@ SLSA = "https://slsa.dev/provenance/"
 PUBLISH = "https://github.com/npm/attestation/tree/main/specs/publish/v0.1"
 MAX_ATTESTATIONS = 8
 _IN_TOTO = "application/vnd.in-toto+json"
+_STATEMENTS = ("https://in-toto.io/Statement/v0.1", "https://in-toto.io/Statement/v1")
 
 __all__ = ["Unreadable", "digest_of", "purl", "verify"]
 
@@ -57,6 +58,7 @@ class _Bundle:
     statement: dict[str, Any]
     log_index: int
     cert: Any  # the Fulcio leaf (None: signed with a key)
+    logged: datetime | None  # integratedTime, when the signed entry timestamp verified
 
 
 def _pick(doc: object) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
@@ -97,7 +99,8 @@ def _leaf_der(material: object) -> bytes:
     return sp.b64(raw, "the leaf certificate")
 
 
-def _tlog(bundle: dict[str, Any]) -> dict[str, Any]:
+def _tlog(bundle: dict[str, Any]) -> tuple[dict[str, Any], datetime]:
+    """The bundle's one log entry, and its integratedTime as a time."""
     entries = sp.field(bundle, "verificationMaterial", "tlogEntries")
     if not isinstance(entries, list) or len(entries) != 1 or not isinstance(entries[0], dict):
         raise Unreadable("the bundle does not hold one transparency-log entry")
@@ -105,16 +108,28 @@ def _tlog(bundle: dict[str, Any]) -> dict[str, Any]:
     for key in ("logIndex", "integratedTime"):
         if not str(entry.get(key, "")).isdigit() or len(str(entry[key])) > 20:
             raise Unreadable(f"the log entry's {key} is not a number")
-    return entry
+    try:  # (twenty digits are a number, not a time any clock holds)
+        when = datetime.fromtimestamp(int(entry["integratedTime"]), timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise Unreadable("the log entry's integratedTime is not a time") from None
+    return entry, when
 
 
 def _check(
     bundle: dict[str, Any], name: str, version: str, integrity: str, roots: TrustRoots,
-    checks: dict[str, str], *, leaf: bool,
+    checks: dict[str, str], *, leaf: bool, filed_as: str,
 ) -> _Bundle:  # fmt: skip
     ptype, payload, sig_text, sig = _envelope(bundle)
-    entry = _tlog(bundle)
+    entry, when = _tlog(bundle)
     statement = sp.json_of(payload, "the in-toto statement")
+    # what the statement is, signed; what it is listed as is the registry's unsigned label
+    if sp.field(statement, "_type") not in _STATEMENTS:
+        raise StepFailed("bundle", "the envelope does not hold an in-toto statement")
+    kind = sp.field(statement, "predicateType")
+    if kind != filed_as:
+        raise StepFailed(
+            "bundle", f"the statement filed as {filed_as} is a {str(kind)[:128]} statement"
+        )
     wanted = sp.b64(integrity.removeprefix("sha512-"), "dist.integrity").hex()
     subjects = sp.field(statement, "subject")
     if not isinstance(subjects, list) or not any(
@@ -124,10 +139,10 @@ def _check(
         raise StepFailed("subject", f"no subject is {purl(name, version)} with its sha512")
     checks["subject"] = "ok"
     material = sp.field(bundle, "verificationMaterial")
-    when = datetime.fromtimestamp(int(entry["integratedTime"]), timezone.utc)
-    cert = None
+    cert, leaf_der = None, None
     if leaf:
         cert = sp.load_cert(_leaf_der(material), "the leaf certificate")
+        leaf_der = sp.cert_der(cert)
         sp.check_chain(cert, roots.fulcio_intermediate, roots.fulcio_root)
         checks["certificate-chain"] = "ok"
         key_pem = sp.spki_pem(cert)
@@ -148,7 +163,7 @@ def _check(
     checks["dsse-signature"] = "ok"
     sp.entry_matches(
         sp.json_of(sp.b64(entry.get("canonicalizedBody"), "the log entry's body"), "the log entry's body"),
-        payload, sig_text, sp.spki_der_of_pem(key_pem) or b"",
+        payload, sig_text, sp.spki_der_of_pem(key_pem) or b"", leaf_der,
     )  # fmt: skip
     checks["tlog-entry"] = "ok"
     _promise(entry, roots, checks)
@@ -158,7 +173,8 @@ def _check(
             f"the log entry's time {when.isoformat()} is outside the signing key's validity",
         )
     checks["tlog-time"] = "ok"
-    return _Bundle(statement, int(entry["logIndex"]), cert)
+    logged = when if checks.get("tlog-promise") == "ok" else None
+    return _Bundle(statement, int(entry["logIndex"]), cert, logged)
 
 
 def _promise(entry: dict[str, Any], roots: TrustRoots, checks: dict[str, str]) -> None:
@@ -202,14 +218,15 @@ def verify(
         extra["predicate_type"] = ptype
         if prov is None:
             return _result(UNCHECKED, checks, "the registry serves no SLSA provenance", extra)
-        got = _check(prov, name, version, integrity, roots, checks, leaf=True)
+        assert ptype is not None
+        got = _check(prov, name, version, integrity, roots, checks, leaf=True, filed_as=ptype)
         extra |= _identity(got)
         if pub is None:
             checks["publish-attestation"] = "not checked: the registry serves none"
         else:
             inner: dict[str, str] = {}
             try:
-                _check(pub, name, version, integrity, roots, inner, leaf=False)
+                _check(pub, name, version, integrity, roots, inner, leaf=False, filed_as=PUBLISH)
             except StepFailed as exc:
                 raise StepFailed("publish-attestation", f"{exc.step}: {exc.why}") from None
             bad = [f"{s} {o}" for s, o in inner.items() if o != "ok"]
@@ -237,6 +254,7 @@ def _identity(got: _Bundle) -> dict[str, Any]:
         "commit": sp.extension(got.cert, sp.COMMIT),
         "builder": str(builder)[:512] if isinstance(builder, str) else None,
         "log_index": got.log_index,
+        "logged": got.logged.isoformat() if got.logged is not None else None,
     }
 
 

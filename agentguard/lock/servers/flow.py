@@ -24,6 +24,7 @@ from agentguard.facts.mcp_pins import (
     ServerLaunch,
     ServerLock,
     ServerPin,
+    major_of,
     pin_for,
     registry_launches,
 )
@@ -92,6 +93,20 @@ def launches(
 def unverified(servers: Sequence[McpServer]) -> tuple[Finding, ...]:
     """AG142 for each launch the lock cannot check (never pinned, never rewritten)."""
     return tuple(unverified_findings(registry_launches(servers)[1]))
+
+
+def _same_tarball(before: ServerPin | None, now: ServerPin) -> None:
+    """A version the lock kept must still be the tarball it recorded: a registry answering
+    another integrity for the same version (npm never lets a version be published twice)
+    replaced it. Nothing is re-pinned; the Python side holds its files the same way."""
+    if before is None or before.version != now.version or not before.integrity:
+        return
+    if now.integrity != before.integrity:
+        raise npm.NpmError(
+            f"{now.package}@{now.version}: the registry's integrity for this version is not "
+            f"the one {MCP_LOCK} recorded (the version was replaced); nothing was re-pinned",
+            "npm-integrity-changed",
+        )
 
 
 def previous_pin(launch: ServerLaunch, lock: ServerLock | None) -> ServerPin | None:
@@ -204,7 +219,9 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
             if launch.kind == NPM:
                 if registry is None:
                     return None  # (its failed source is already there)
-                return npm.resolve(registry, launch, keep, before.version if before else None)
+                pin = npm.resolve(registry, launch, keep, before.version if before else None)
+                _same_tarball(before, pin)
+                return pin
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))
         except npm.NpmError as exc:
@@ -355,3 +372,24 @@ def _fact(pin: ServerPin) -> JSONValue:
         **({"signature": pin.signature.status} if pin.signature is not None else {}),
         **({"provenance": pin.attestation.status} if pin.attestation is not None else {}),
     }
+
+
+def relocated(lock: ServerLock, servers: Sequence[McpServer]) -> tuple[ServerPin, ...] | None:
+    """The lock's pins with each launch's line and request as ``servers`` (read again once
+    ``--write-launch`` rewrote them) now spell them, so that the lock written by the run
+    that pinned the launches is the one a re-lock writes; None when nothing moved. A pin
+    whose key now has no launch, or two, keeps what it recorded."""
+    found, _ = launches(servers)
+    moved = False
+    out: list[ServerPin] = []
+    for pin in lock.pins:
+        same = [x for x in found if x.key == pin.key]
+        if len(same) == 1 and (same[0].line, same[0].requested) != (pin.line, pin.requested):
+            launch, majors = same[0], pin.majors
+            own = major_of(pin.version)
+            if launch.spec == pin.pinned_spec(launch.extras) and own in pin.released_majors:
+                majors = (own,)  # the exact pin admits its own major only, as a re-lock finds
+            pin = replace(pin, line=launch.line, requested=launch.requested, majors=majors)
+            moved = True
+        out.append(pin)
+    return tuple(out) if moved else None

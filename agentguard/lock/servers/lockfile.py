@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentguard import __version__, safeio
+from agentguard import __version__, escape, redact, safeio
 from agentguard.facts.mcp_pins import (
     IMAGE,
     NPM,
@@ -39,16 +39,11 @@ LOCK_VERSION = 1
 # never re-writes it without them).
 TOOLS_LOCK_VERSION = 2
 READ_VERSIONS = (LOCK_VERSION, TOOLS_LOCK_VERSION)
-# Characters written as \uXXXX escapes although JSON allows them raw: C1 controls, DEL,
-# the invisible format characters (bidi overrides, zero-width, the line and paragraph
-# separators) and lone surrogates. A server's description holding them reaches a diff of
-# a committed file; escaped, it reads as the same string and shows nothing hidden.
-_HIDDEN = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
-_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}$")}
+_NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}\Z")}
 _VERSIONS = {
-    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$"),
-    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}$"),
-    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}$"),
+    NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?\Z"),
+    PYPI: re.compile(r"^[0-9][0-9A-Za-z.!+_-]{0,63}\Z"),
+    IMAGE: re.compile(r"^sha256:[0-9a-f]{64}\Z"),
 }
 
 
@@ -98,8 +93,9 @@ def render(pins: Sequence[ServerPin]) -> str:
         "digest": f"sha256:{digest}",
         "servers": entries,
     }
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    # a server's description reaches a diff of this committed file: every invisible or
+    # reordering character in it is written as its escape (the same string, shown)
+    return escape.json_hidden(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def write(root: Path, pins: Sequence[ServerPin]) -> bool:
@@ -210,6 +206,22 @@ def _pin(i: int, e: object, lines: list[int]) -> ServerPin:
     )
 
 
+class _TwiceError(ValueError):
+    pass
+
+
+def _table(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of the lock, refused when a key stands twice in it: a reader takes the
+    last value, a reviewer of the diff reads the first (a harmless description above the
+    one compared), so two candidates are never resolved by taking either."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _TwiceError(f"the key {redact.quote(key, 64)} stands twice in one table")
+        out[key] = value
+    return out
+
+
 def read(root: Path) -> ServerLock | None:
     """The lock (None: there is none). Raises :class:`LockReadError` (or OSError)."""
     path = root / MCP_LOCK
@@ -217,7 +229,9 @@ def read(root: Path) -> ServerLock | None:
         return None
     try:
         text = safeio.read_text(path, root=root, cap=MAX_LOCK_BYTES)
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_table)
+    except _TwiceError as exc:
+        raise LockReadError(str(exc)) from None
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise LockReadError(f"not JSON ({type(exc).__name__})") from None
     version = data.get("lock-version") if isinstance(data, dict) else None

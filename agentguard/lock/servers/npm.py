@@ -31,9 +31,10 @@ MAX_PACKUMENT_BYTES = 16 * 1024 * 1024  # the abbreviated packument of a long-li
 MAX_TARBALL_BYTES = 64 * 1024 * 1024
 MAX_ATTESTATIONS_BYTES = 4 * 1024 * 1024  # two Sigstore bundles are ~20 KB
 _ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"
-_INTEGRITY = re.compile(r"^sha512-([A-Za-z0-9+/]{86}==)$")
-_CANONICAL = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?$")
-_TAG = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
+_INTEGRITY = re.compile(r"^sha512-([A-Za-z0-9+/]{86}==)\Z")
+# (`\Z`: a registry's "1.2.3\n" is no version, though `$` would take it)
+_CANONICAL = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?\Z")
+_TAG = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}\Z")
 
 
 class NpmError(Exception):
@@ -209,10 +210,10 @@ def resolve(
     listed = isinstance(attestations, dict) and "provenance" in attestations
     times = data.get("time")
     published = times.get(version) if isinstance(times, dict) else None
-    signature = npm_signature.verify(
-        launch.package, version, integrity, dist, published, registry.roots
-    )
     check, doc = _provenance(registry, launch.package, version, integrity, listed)
+    signature = npm_signature.verify(
+        launch.package, version, integrity, dist, published, registry.roots, check.logged
+    )
     before = data["versions"].get(earlier) if earlier and earlier != version else None
     before_dist = before.get("dist") if isinstance(before, dict) else None
     return ServerPin(

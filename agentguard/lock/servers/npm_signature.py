@@ -48,8 +48,10 @@ def ecdsa_verifies(pem: bytes, sig: bytes, message: bytes) -> bool | str:
 
 def verify(
     name: str, version: str, integrity: str, dist: dict[str, Any], published: object,
-    roots: TrustRoots,
+    roots: TrustRoots, logged: str | None = None,
 ) -> RegistrySignature:  # fmt: skip
+    """``published``: the packument's ``time`` of the version (the registry's word);
+    ``logged``: the provenance's integratedTime Rekor signed, when there is one."""
     sigs = dist.get("signatures")
     when = parse_time(published)
     shown = when.isoformat() if when else None
@@ -58,25 +60,32 @@ def verify(
     if not isinstance(sigs, list) or len(sigs) > MAX_SIGNATURES:
         return RegistrySignature(FAILED, published=shown, why="dist.signatures is not a list")
     message = f"{name}@{version}:{integrity}".encode()
-    unchecked: RegistrySignature | None = None
+    # every one is checked: one that fails fails the version (as npm does), whatever its
+    # place in the list; one with a key the roots do not hold stands beside a verified one
+    got: list[RegistrySignature] = []
     for entry in sigs:
         keyid, sig = (entry.get("keyid"), entry.get("sig")) if isinstance(entry, dict) else (0, 0)
-        if not isinstance(keyid, str) or not isinstance(sig, str) or len(sig) > 512:
-            return RegistrySignature(FAILED, why="a signature is not {keyid, sig} strings")
-        got = check_one(message, keyid[:128], sig, when, roots)
-        if got.status in (VERIFIED, FAILED):
-            return got
-        unchecked = unchecked or got
-    assert unchecked is not None
-    return unchecked
+        # (ASCII: an unknown keyid is recorded in the lock, and a file holds only UTF-8)
+        if not (isinstance(keyid, str) and isinstance(sig, str) and keyid.isascii()) or (
+            len(sig) > 512 or not sig.isascii()
+        ):
+            return RegistrySignature(FAILED, why="a signature is not {keyid, sig} ASCII strings")
+        got.append(check_one(message, keyid[:128], sig, when, roots, parse_time(logged)))
+    return min(got, key=lambda g: (FAILED, VERIFIED, UNCHECKED).index(g.status))
 
 
 def check_one(
-    message: bytes, keyid: str, sig: str, when: datetime | None, roots: TrustRoots
-) -> RegistrySignature:
-    """One ``{keyid, sig}`` against the trust roots (also what ``lock --check`` re-runs)."""
-    shown = when.isoformat() if when is not None else None
-    out = {"keyid": keyid, "sig": sig, "published": shown}
+    message: bytes, keyid: str, sig: str, when: datetime | None, roots: TrustRoots,
+    logged: datetime | None = None,
+) -> RegistrySignature:  # fmt: skip
+    """One ``{keyid, sig}`` against the trust roots (also what ``lock --check`` re-runs).
+    ``when``: the publish time stated (the packument's, or the lock's); ``logged``: the
+    one Rekor signed. The registry signs what it receives after the provenance is logged,
+    so the later of the two bounds when the signature was made."""
+    out = {"keyid": keyid, "sig": sig, "published": when.isoformat() if when else None}
+    shown: str | None = when.isoformat() if when is not None else None
+    if logged is not None and (when is None or logged > when):
+        when, shown = logged, f"{logged.isoformat()}, logged by Rekor"
     key = roots.npm_key(keyid, SIGNATURES)
     if key is None:
         why = f"signed with key {keyid}, which agentguard's trust roots do not hold"

@@ -6,6 +6,7 @@ from the same index, through agentguard's index client."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from packaging.utils import canonicalize_name
@@ -17,6 +18,7 @@ from agentguard.lock.deadline import Deadline
 from agentguard.lock.graph import major_key, majors_admitted, released_major_keys
 from agentguard.lock.index import IndexClient
 from agentguard.lock.pages import IndexError_
+from agentguard.lock.servers.lockfile import MCP_LOCK
 from agentguard.lock.urls import clean_url
 
 
@@ -39,13 +41,37 @@ class PypiError(Exception):
 
 
 def _preferences(previous: ServerPin | None) -> str | None:
+    """The versions the previous lock holds, as the resolver's preferences: versions only.
+    With the recorded hashes beside them the resolver keeps those hashes as they are, so a
+    release whose files the index replaced would stay "up to date" with files the index no
+    longer lists (:func:`_same_files` holds a kept version to them instead)."""
     if previous is None or not previous.environment:
         return None
-    lines = []
-    for d in previous.environment:
-        head = f"{d.name}=={d.version}" + (f" ; {d.marker}" if d.marker else "")
-        lines.append(" ".join([head, *(f"--hash={h}" for h in d.hashes)]))
+    lines = [
+        f"{d.name}=={d.version}" + (f" ; {d.marker}" if d.marker else "")
+        for d in previous.environment
+    ]
     return "\n".join(lines) + "\n"
+
+
+def _same_files(previous: ServerPin | None, now: Sequence[LockedDependency]) -> None:
+    """A version the lock kept must still be served with a file the lock recorded (as the
+    Python lock holds its pins: ``hash-not-on-index``); the index adding a file to a
+    release (a new platform's wheel) is not a change, the index no longer listing any of the
+    recorded files is: the release was replaced (the index is not trusted beyond what a
+    hash pins)."""
+    if previous is None:
+        return
+    before = {(d.name, d.version): set(d.hashes) for d in previous.environment}
+    for dep in now:
+        recorded = before.get((dep.name, dep.version))
+        if recorded and not recorded & set(dep.hashes):
+            raise PypiError(
+                f"{dep.name}=={dep.version}: the index lists no file with the hashes "
+                f"{MCP_LOCK} recorded for this version (the release's files were replaced); "
+                "nothing was re-pinned",
+                "hash-not-on-index",
+            )
 
 
 def resolve(
@@ -79,6 +105,10 @@ def resolve(
             "pypi-ambiguous",
         )
     pin = own[0]
+    environment = tuple(
+        LockedDependency(p.name, p.version, p.marker, p.hashes) for p in resolution.pins
+    )
+    _same_files(previous, environment)
     released, admitted = _majors(resolution.index_urls, resolution.find_links, index, launch)
     return ServerPin(
         kind=PYPI,
@@ -90,9 +120,7 @@ def resolve(
         requested=launch.requested,
         registry=", ".join(resolution.index_urls) or None,
         hashes=pin.hashes,
-        environment=tuple(
-            LockedDependency(p.name, p.version, p.marker, p.hashes) for p in resolution.pins
-        ),
+        environment=environment,
         majors=admitted,
         released_majors=released,
     )

@@ -62,6 +62,10 @@ def json_of(raw: bytes, what: str) -> Any:
         raise Unreadable(f"{what} is not JSON") from None
     if not depth_ok(data):
         raise Unreadable(f"{what} is nested deeper than {MAX_DEPTH}")
+    try:  # JSON's "\\ud800" parses into text no file holds (the lock and its digests)
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Unreadable(f"{what}: a string is not UTF-8 (a lone surrogate)") from None
     return data
 
 
@@ -188,9 +192,13 @@ def san_uri(cert: Any) -> str | None:
     return str(uris[0])[:512] if len(uris) == 1 else None
 
 
-def entry_matches(body: Any, payload: bytes, sig_b64: str, key_der: bytes) -> None:
+def entry_matches(
+    body: Any, payload: bytes, sig_b64: str, key_der: bytes, cert_der: bytes | None
+) -> None:
     """The Rekor entry's body is this envelope: its payload hash, its signature and the
-    key (or certificate) that made it. Raises :class:`StepFailed` (or Unreadable)."""
+    key that made it, and (``cert_der``: a Fulcio leaf signed it) that very certificate,
+    not another one for the same key (Fulcio certifies any key its holder proves, under
+    any identity the holder has). Raises :class:`StepFailed` (or Unreadable)."""
     kind, spec = field(body, "kind"), field(body, "spec")
     digest = hashlib.sha256(payload).hexdigest()
     if kind == "intoto" and field(body, "apiVersion") == "0.0.2":
@@ -210,9 +218,26 @@ def entry_matches(body: Any, payload: bytes, sig_b64: str, key_der: bytes) -> No
     if wanted != digest:
         raise StepFailed("tlog-entry", "the log entry is for another payload")
     for sig, key in pairs:
-        if sig == sig_b64 and _key_der(b64(key, "a log entry's key")) == key_der:
-            return
+        pem = b64(key, "a log entry's key") if sig == sig_b64 else b""
+        if not pem or _key_der(pem) != key_der:
+            continue
+        if cert_der is not None and _cert_der(pem) != cert_der:
+            why = "the log entry holds another certificate than the bundle's"
+            raise StepFailed("tlog-entry", why)
+        return
     raise StepFailed("tlog-entry", "the log entry holds another signature or key")
+
+
+def cert_der(cert: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    return bytes(cert.public_bytes(serialization.Encoding.DER))
+
+
+def _cert_der(pem: bytes) -> bytes | None:
+    if b"CERTIFICATE" not in pem:
+        return None
+    return cert_der(load_pem_cert(pem, "a log entry's certificate"))
 
 
 def _key_der(pem: bytes) -> bytes | None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agentguard import safeio
+from agentguard import escape, safeio
 from agentguard.facts.mcp_pins import NPM, ServerPin
 from agentguard.facts.npm_trust import (
     STATUSES,
@@ -42,7 +42,7 @@ def signature_json(sig: RegistrySignature) -> dict[str, Any]:
 
 def attestation_json(check: ProvenanceCheck) -> dict[str, Any]:
     out: dict[str, Any] = {"status": check.status, "checks": dict(check.checks)}
-    for key in ("why", *_CHECK_FIELDS, "log_index", "bundles"):
+    for key in ("why", *_CHECK_FIELDS, "log_index", "bundles", "logged"):
         value = getattr(check, key)
         if value is not None:
             out[key.replace("_", "-")] = value
@@ -90,6 +90,7 @@ def attestation_of(data: object, where: str) -> ProvenanceCheck | None:
         _s(data.get("why"), f"{where}.attestation.why"),
         log_index=index,
         bundles=_s(data.get("bundles"), f"{where}.attestation.bundles"),
+        logged=_s(data.get("logged"), f"{where}.attestation.logged"),
         **named,
     )
 
@@ -104,7 +105,7 @@ def render_sidecar(pins: Sequence[ServerPin]) -> str | None:
     if not docs:
         return None
     data = {"attestations-version": 1, "attestations": dict(sorted(docs.items()))}
-    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return escape.json_hidden(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def read_sidecar(root: Path) -> dict[str, Any] | None:
@@ -124,13 +125,19 @@ def read_sidecar(root: Path) -> dict[str, Any] | None:
     return docs
 
 
-def recheck_signature(pin: ServerPin, roots: TrustRoots) -> RegistrySignature | None:
-    """The recorded registry signature verified again (None: nothing to re-verify)."""
+def recheck_signature(
+    pin: ServerPin, roots: TrustRoots, logged: str | None
+) -> RegistrySignature | None:
+    """The recorded registry signature verified again (None: nothing to re-verify).
+    ``logged``: the publish time Rekor signed, from the attestations verified again (the
+    lock's own ``published`` is the pull request's word)."""
     sig = pin.signature
     if sig is None or sig.keyid is None or sig.sig is None or pin.integrity is None:
         return None
     message = f"{pin.package}@{pin.version}:{pin.integrity}".encode()
-    return npm_signature.check_one(message, sig.keyid, sig.sig, parse_time(sig.published), roots)
+    return npm_signature.check_one(
+        message, sig.keyid, sig.sig, parse_time(sig.published), roots, parse_time(logged)
+    )
 
 
 def recheck_attestation(

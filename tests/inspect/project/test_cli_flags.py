@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from agentguard.facts.agents import FirewallContainer
 from agentguard.inspect.project.cli_flags import cli_configs
 
 
@@ -116,3 +117,66 @@ def test_a_step_without_claude_args_is_an_agent_with_the_defaults() -> None:
     assert [(c.line, c.label, dict(c.options)) for c in configs] == [
         (6, "claude-code-action step (no claude_args: the action's defaults)", {})
     ]
+
+
+def test_the_quote_idiom_inside_bash_c_is_read_as_the_shell_reads_it() -> None:
+    # gh-aw's compiled step (pydantic-ai *.lock.yml): `'\''` puts a quote inside `bash -c '...'`
+    step = r"""
+        - run: |
+            awf --config "${RUNNER_TEMP}/gh-aw/awf-config.json" --tty \
+              -- /bin/bash -c 'export PATH="$(find "$T" -type d -name bin | tr '\''\n'\'' '\'':'\'')$PATH"; "$N" claude_harness.cjs claude --print --allowed-tools '\''Bash,Edit(/tmp/*),Read'\'' --debug-file /tmp/d.log --permission-mode acceptEdits --prompt-file /tmp/p.txt' 2>&1 | tee -a /tmp/d.log
+    """
+    assert _read(".github/workflows/a.lock.yml", step) == [
+        (4, {"allowed_tools": ("Bash", "Edit(/tmp/*)", "Read"), "permission_mode": "acceptEdits"})
+    ]
+
+
+def test_bash_c_inside_sh_c_is_split_twice() -> None:
+    line = """sh -c "bash -c 'claude -p go --allowedTools Read,Grep'" && echo done\n"""
+    assert _read("run.sh", line) == [(1, {"allowed_tools": ("Read", "Grep")})]
+
+
+def test_an_unclosed_quote_in_prose_does_not_swallow_the_line() -> None:
+    assert _read("notes.sh", "claude can't --allowedTools Read\n") == [
+        (1, {"allowed_tools": ("Read",)})
+    ]
+
+
+def _awf(script: str) -> FirewallContainer | None:
+    configs = cli_configs(".github/workflows/a.lock.yml", textwrap.dedent(script).encode())
+    assert len(configs) == 1
+    return configs[0].confined_by
+
+
+_CONFIG = """printf '%s\\n' '{"network":{"allowDomains":["github.com","pypi.org"]}}' > "${RUNNER_TEMP}/awf.json\""""
+_AWF = """awf --config "${RUNNER_TEMP}/awf.json" --container-workdir "${GITHUB_WORKSPACE}" --env-all --exclude-env ANTHROPIC_API_KEY --mount "/a:/a:ro" \\
+  -- /bin/bash -c 'claude --print --allowed-tools '\\''Bash'\\'''"""
+
+
+def test_awf_container_and_its_allow_list_are_read_from_the_file() -> None:
+    assert _awf(f"{_CONFIG}\n{_AWF}\n") == FirewallContainer(
+        wrapper="awf",
+        line=2,
+        allow_domains=("github.com", "pypi.org"),
+        domains_line=1,
+        workdir="${GITHUB_WORKSPACE}",
+        env_all=True,
+        excluded_env=("ANTHROPIC_API_KEY",),
+        mounts=("/a:/a:ro",),
+    )
+
+
+def test_awf_config_rewritten_with_content_not_read_leaves_the_allow_list_unknown() -> None:
+    rewrite = 'printf \'%s\\n\' "$OTHER" > "${RUNNER_TEMP}/awf.json"'
+    fw = _awf(f"{_CONFIG}\n{rewrite}\n{_AWF}\n")
+    assert fw is not None and fw.allow_domains is None and fw.line == 3
+    assert fw.domains_unread == "line 2 rewrites the config with content not read"
+    none = _awf(f"{_AWF}\n")
+    assert none is not None and none.domains_unread == (
+        "nothing above line 1 writes the config ${RUNNER_TEMP}/awf.json"
+    )
+
+
+def test_a_command_not_after_awf_s_double_dash_is_not_in_its_container() -> None:
+    assert _awf("awf --version && claude --print --allowed-tools Bash\n") is None
+    assert _awf("claude --print --allowed-tools Bash -- awf\n") is None

@@ -195,3 +195,58 @@ def test_more_heredocs_than_the_cap_is_a_failed_source() -> None:
             "read for MCP servers",
         )
     ]
+
+
+# modelled on pydantic/pydantic-ai .github/workflows/pydantic-ai-bug-hunter.lock.yml (gh-aw,
+# compiled): an unquoted heredoc piped to the MCP gateway, with `\${...}` the shell turns
+# into `${...}`, a workflow expression and a shell variable outside any JSON string
+GATEWAY = """\
+name: bug hunter
+on: workflow_dispatch
+jobs:
+  agent:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Start MCP Gateway
+        run: |
+          cat << GH_AW_MCP_CONFIG_5738f59e903ef0c5_EOF | "$GH_AW_NODE" start_mcp_gateway.cjs
+          {
+            "mcpServers": {
+              "github": {
+                "command": "docker",
+                "args": ["run", "-i", "--rm", "-w", "\\${GITHUB_WORKSPACE}", "ghcr.io/github/github-mcp-server:v1.7.0"],
+                "guard-policies": {
+                  "write-sink": {
+                    "accept": ["*"],
+                    "sink-visibility": ${{ toJSON(steps.lockdown.outputs.visibility) }}
+                  }
+                }
+              }
+            },
+            "gateway": {
+              "port": $MCP_GATEWAY_PORT,
+              "apiKey": "${MCP_GATEWAY_API_KEY}"
+            }
+          }
+          GH_AW_MCP_CONFIG_5738f59e903ef0c5_EOF
+"""
+
+
+def test_a_gateway_heredoc_with_expressions_outside_strings_is_read() -> None:
+    """A `${{ }}` or a shell expansion where a JSON value stands is a value known only when
+    the step runs (it was a failed source, exit 3, on 11 of pydantic-ai's compiled
+    workflows); `\\$` is the shell's escape, read as the shell writes it."""
+    servers, sources = _read(WORKFLOW, "script", GATEWAY)
+    assert [(s.status.value, s.reason) for s in sources] == [
+        ("ok", "MCP servers written by here-documents (1)")
+    ]
+    (server,) = servers
+    assert (server.name, server.line, server.command) == ("github", 12, "docker")
+    assert server.args == (
+        "run",
+        "-i",
+        "--rm",
+        "-w",
+        Unknown("${GITHUB_WORKSPACE}", "expanded by the shell when the here-document is written"),
+        "ghcr.io/github/github-mcp-server:v1.7.0",
+    )

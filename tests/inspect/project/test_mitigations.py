@@ -8,6 +8,7 @@ from agentguard.engine.project import scan_files
 from agentguard.findings import Confidence, Fix, Location, Severity
 from agentguard.inspect.facts import ProjectFile
 from agentguard.rules.agent_tools import BuiltinShellTools
+from tests.inspect.project.support import FIXTURES
 
 
 def _findings(source: str, rule: str = "AG301") -> list[tuple[str, str, str]]:
@@ -429,3 +430,76 @@ def test_what_can_approve_a_call_leaves_the_sdk_options_unmitigated() -> None:
                 )
         # (with options spread in, `tools` may be among them: AG304 is not said at all)
         assert [s for _, s, _ in _findings(source, "AG304")] in (["high"], []), change
+
+
+def test_awf_container_whose_allow_list_is_not_read_keeps_the_shell_high() -> None:
+    # a gh-aw step whose awf config is rewritten from a variable the file does not show
+    step = (
+        "jobs:\n  detection:\n    runs-on: ubuntu-latest\n    steps:\n      - run: |\n"
+        "          printf '%s\\n' \"$CONFIG\" > /tmp/awf.json\n"
+        "          awf --config /tmp/awf.json --env-all -- /bin/bash -c "
+        "'claude --print --allowed-tools '\\''Bash'\\'''\n"
+    )
+    result = scan_files([ProjectFile(".github/workflows/a.lock.yml", step.encode())], workdir=None)
+    subject = "claude CLI claude command line at .github/workflows/a.lock.yml:7"
+    assert [f for f in result.findings if f.rule_id == "AG301"] == [
+        BuiltinShellTools.finding(
+            "claude CLI configuration leaves the built-in shell tools live: Bash, BashOutput, "
+            "KillShell, KillBash (`--tools` is not set, so the whole built-in set is live). "
+            "`--allowedTools` only pre-approves; it removes nothing. Pre-approved without a "
+            "prompt, these run any code: `Bash`: the whole shell. Commands run inside the awf "
+            "container (line 7), but its network allow-list is not known (line 6 writes the "
+            "config with content not read): not counted as a mitigation.",
+            locations=[
+                Location(path=".github/workflows/a.lock.yml", line=7, note="claude command line")
+            ],
+            fix=Fix(
+                "Pre-approve only commands whose arguments cannot start other code "
+                "(`Bash(git diff:*)`, `Bash(uv run ruff:*)`), not an interpreter, a runner or "
+                "a wildcard, and give the agent no secret its task does not need. Remove "
+                "them: list only the tools the agent needs in `--tools`, or add these to "
+                "`--disallowedTools`.",
+                snippet='--disallowedTools "Bash BashOutput KillShell KillBash"',
+            ),
+            evidence={
+                "engine": "claude CLI",
+                "category": "shell",
+                "tools": ["Bash", "BashOutput", "KillShell", "KillBash"],
+                "reason": "`--tools` is not set, so the whole built-in set is live",
+                "ambiguity": None,
+                "arbitrary_code": ["Bash"],
+                "not_mitigated_by": [
+                    "the awf container (line 7): its network allow-list is not known (line 6 "
+                    "writes the config with content not read)"
+                ],
+            },
+            severity=Severity.HIGH,
+            confidence=Confidence.HIGH,
+        ).with_subject(subject)
+    ]
+
+
+def test_a_harness_of_another_package_or_another_script_is_not_joined() -> None:
+    base = FIXTURES / "AG301" / "fail" / "harness-container-credited" / "python/packages/agbench"
+    harness = (base / "src/agbench/run_cmd.py").read_bytes()
+    scenario = (base / "benchmarks/HumanEval/Templates/AgentChat/scenario.py").read_bytes()
+    alone = "autogen LocalCommandLineCodeExecutor: runs model-written code as local processes, no container."
+    for files in (
+        # the harness in its own package, the scenario in another
+        [
+            ("a/pyproject.toml", b"[project]\nname='a'\n"),
+            ("a/run_cmd.py", harness),
+            ("b/pyproject.toml", b"[project]\nname='b'\n"),
+            ("b/scenario.py", scenario),
+        ],
+        # one package, but the harness runs another script
+        [
+            ("pyproject.toml", b"[project]\nname='a'\n"),
+            ("run_cmd.py", harness.replace(b"scenario.py", b"main.py")),
+            ("t/scenario.py", scenario),
+        ],
+    ):
+        result = scan_files([ProjectFile(p, d) for p, d in files], workdir=None)
+        assert [(f.severity, f.message) for f in result.findings if f.rule_id == "AG301"] == [
+            (Severity.HIGH, alone)
+        ]

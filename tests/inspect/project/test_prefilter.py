@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.inspect.project.files import PY_MODULES, python_may_matter
+from agentguard.inspect.project.files import (
+    MAP_MODULES,
+    PY_MODULES,
+    python_may_matter,
+    python_risk_may_matter,
+)
+
+WATCHED = PY_MODULES + MAP_MODULES  # (the map's frameworks are read for their agents alone)
 
 
 def _reference(data: bytes) -> bool:
@@ -19,10 +26,10 @@ def _reference(data: bytes) -> bool:
     if b"claude" in data:
         return True
     for module in re.findall(rb"from[ \t]+([\w.]+)", data):
-        if module.startswith(PY_MODULES):
+        if module.startswith(WATCHED):
             return True
     for names in re.findall(rb"import[ \t]+([\w., \t]+)", data):
-        if any(n.strip().startswith(PY_MODULES) for n in names.split(b",")):
+        if any(n.strip().startswith(WATCHED) for n in names.split(b",")):
             return True
     return False
 
@@ -43,6 +50,8 @@ def _reference(data: bytes) -> bool:
         (b"importopenai = 1\n", False),
         (b"# the openai client is built elsewhere\n", False),
         (b"from myapp.agents_util import x\n", False),
+        (b"from browser_use import Agent\n", True),  # (for the map's agent definitions)
+        (b"import aider.coders\n", True),
     ],
 )
 def test_what_the_pre_filter_lets_through(text: bytes, matters: bool) -> None:
@@ -52,7 +61,7 @@ def test_what_the_pre_filter_lets_through(text: bytes, matters: bool) -> None:
 
 _TOKENS = st.sampled_from(
     [
-        *PY_MODULES,
+        *WATCHED,
         b"from",
         b"import",
         b" ",
@@ -82,16 +91,41 @@ def test_nothing_the_rule_names_is_filtered_out(data: bytes) -> None:
 
 # The pre-filter as it was written before it became one scan (three scans of each file):
 # the one-scan test must let exactly the same files through, no more, no fewer.
-_MODULES = b"|".join(re.escape(m) for m in PY_MODULES)
-_FROM_BEFORE = re.compile(rb"from[ \t]+(?:" + _MODULES + rb")")
-_IMPORT_BEFORE = re.compile(rb"import[ \t]+(?:[\w. \t]*,[ \t]*)*(?:" + _MODULES + rb")")
+def _before(modules: tuple[bytes, ...]) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    alternatives = b"|".join(re.escape(m) for m in modules)
+    return (
+        re.compile(rb"from[ \t]+(?:" + alternatives + rb")"),
+        re.compile(rb"import[ \t]+(?:[\w. \t]*,[ \t]*)*(?:" + alternatives + rb")"),
+    )
 
 
-def _three_scans(data: bytes) -> bool:
+_FROM_BEFORE, _IMPORT_BEFORE = _before(WATCHED)
+_RISK_FROM, _RISK_IMPORT = _before(PY_MODULES)
+
+
+def _docker_harness(data: bytes) -> bool:
+    """An `import docker`/`from docker` line with a container start after it, line by line."""
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        words = line.lstrip(b" \t")
+        for kw in (b"import", b"from"):
+            rest = words[len(kw) :]
+            if words.startswith(kw) and rest[:1] in (b" ", b"\t"):
+                name = rest.lstrip(b" \t")
+                if name.startswith(b"docker") and not name[6:7].isalnum() and name[6:7] != b"_":
+                    after = b"\n".join(lines[i + 1 :]) if i + 1 < len(lines) else b""
+                    if b"containers.run(" in after or b"containers.create(" in after:
+                        return True
+    return False
+
+
+def _three_scans(data: bytes, risk_only: bool = False) -> bool:
+    from_, import_ = (_RISK_FROM, _RISK_IMPORT) if risk_only else (_FROM_BEFORE, _IMPORT_BEFORE)
     return (
         b"claude" in data
-        or _FROM_BEFORE.search(data) is not None
-        or _IMPORT_BEFORE.search(data) is not None
+        or from_.search(data) is not None
+        or import_.search(data) is not None
+        or _docker_harness(data)
     )
 
 
@@ -103,6 +137,11 @@ def _three_scans(data: bytes) -> bool:
         (b"from\tmcp import x\n", True),
         (b"from \t mcp import x\n", True),
         (b"fromage = mcp\n", False),
+        (b"import docker\nc = client.containers.run(image)\n", True),
+        (b"from docker.errors import APIError\nclient.containers.create(i)\n", True),
+        (b"import docker\n", False),
+        (b"client.containers.run(image)\nimport docker\n", False),
+        (b"import dockerfile\nclient.containers.run(image)\n", False),
         (b"frommcp = 1\n", False),
         (b"frompmcp = 1\n", False),  # the byte after `m` is `p`, but this is not `import`
         (b"fromp agents\n", False),
@@ -140,7 +179,7 @@ def test_one_scan_lets_through_what_three_did(text: bytes, matters: bool) -> Non
 
 _TRICKY = st.sampled_from(
     [
-        *PY_MODULES,
+        *WATCHED,
         b"from",
         b"import",
         b"fromp",
@@ -172,6 +211,7 @@ _TRICKY = st.sampled_from(
 @given(st.lists(_TRICKY, max_size=24).map(b"".join))
 def test_one_scan_and_three_scans_agree(data: bytes) -> None:
     assert python_may_matter(data) is _three_scans(data)
+    assert python_risk_may_matter(data) is _three_scans(data, risk_only=True)
 
 
 def _sources() -> list[bytes]:
@@ -191,7 +231,10 @@ def test_one_scan_and_three_scans_agree_on_real_code() -> None:
         variants.append(data.replace(b"from __future__", b"from\tmcp", 1))
         variants.append(data.replace(b"claude", b"clau de"))
         variants.append(data.replace(b"import ", b"import_", 1))
+        variants.append(data.replace(b"import os\n", b"from browser_use import Agent\n", 1))
     assert sum(python_may_matter(v) for v in variants) > 0
     assert sum(not python_may_matter(v) for v in variants) > 0
+    assert sum(python_may_matter(v) and not python_risk_may_matter(v) for v in variants) > 0
     for v in variants:
         assert python_may_matter(v) is _three_scans(v)
+        assert python_risk_may_matter(v) is _three_scans(v, risk_only=True)

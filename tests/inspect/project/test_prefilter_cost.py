@@ -73,8 +73,13 @@ researcher = Agent(role="r", goal="g", backstory="b", tools=[SearchTool()])
 
 
 def test_a_crewai_module_that_never_enables_code_execution_is_not_parsed() -> None:
-    assert not Wanted.of(CREW_TOOL).any()
-    assert not analyse_python("tools/search.py", CREW_TOOL).parsed
+    tool_module = CREW_TOOL.split(b"\n\n\nresearcher")[0]  # (a tool, no agent defined)
+    assert not Wanted.of(tool_module).any()
+    assert not analyse_python("tools/search.py", tool_module).parsed
+    # the agent it defines is read for the map alone: no risk reader wants the file
+    assert Wanted.of(CREW_TOOL) == Wanted(False, False, False, False, False, False, True)
+    got = analyse_python("tools/search.py", CREW_TOOL)
+    assert got.grants == [] and [(d.label, d.line) for d in got.definitions] == [("Agent(...)", 12)]
     unsafe = CREW_TOOL.replace(
         b"tools=[SearchTool()])",
         b'allow_code_execution=True, code_execution_mode="unsafe")',

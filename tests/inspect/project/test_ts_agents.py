@@ -140,3 +140,23 @@ export async function run(prompt: string, options: Options) {
         "known: `options (function parameter)`); `disallowedTools` = unknown (may be set by "
         "options not known: `options (function parameter)`))."
     )
+
+
+def test_string_escapes_are_read_as_the_engine_reads_them() -> None:
+    # the reader once dropped every escape: `"@acme/tracker\u002dmcp"` read as
+    # `@acme/trackermcp`, another package than the one node runs, which the lock pinned
+    # and the fix told the reader to launch
+    source = r"""
+        import { query } from "@anthropic-ai/claude-agent-sdk";
+        for await (const m of query({ prompt: "hi", options: { mcpServers: {
+          "tr\u0061cker": { command: "npx", args: ["-y", "@acme/tracker\u002dmcp", `--x\x3d1`] },
+          legacy: { command: "npx", args: ["-y", "@acme/\101"] },
+          surrogate: { command: "npx", args: ["\uD800"] },
+        } } })) {}
+    """
+    facts = analyse_ts("agent.ts", textwrap.dedent(source).encode())
+    servers = {s.name: s.args for s in facts.mcp_servers}
+    assert servers["tracker"] == ("-y", "@acme/tracker-mcp", "--x=1")
+    # an escape with no certain value (legacy octal, a lone surrogate) is no value
+    assert servers["legacy"] == ("-y", Unknown('"@acme/\\101"', "expression"))
+    assert servers["surrogate"] == (Unknown('"\\uD800"', "expression"),)

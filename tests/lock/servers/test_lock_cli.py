@@ -111,7 +111,7 @@ def test_the_example_is_locked_pinned_and_checked(
             "launch": {"path": ".mcp.json", "line": 3, "server": "tracker"},
             "kind": "npm",
             "package": NAME,
-            "requested": None,
+            "requested": "2.0.1",  # the launch as --write-launch left it
             "version": "2.0.1",
             "integrity": integrity(tarball(NAME, "2.0.1")),
             "tarball": f"{registry.url}{NAME}/-/tracker-mcp-2.0.1.tgz",
@@ -123,7 +123,7 @@ def test_the_example_is_locked_pinned_and_checked(
                 "why": "the registry lists no provenance",
             },
             "registry": registry.url,
-            "majors": ["1", "2"],
+            "majors": ["2"],
             "released-majors": ["1", "2"],
         }
     ]
@@ -260,14 +260,14 @@ def test_a_python_server_is_resolved_with_uv_and_hashed(
         "launch": {"path": ".vscode/mcp.json", "line": 3, "server": "demo"},
         "kind": "pypi",
         "package": "mcp-server-demo",
-        "requested": None,
+        "requested": "==2.0.0",  # the launch as --write-launch left it
         "version": "2.0.0",
         "hashes": hashes,
         "environment": [
             {"name": "mcp-server-demo", "version": "2.0.0", "marker": None, "hashes": hashes},
             {"name": "typing-x", "version": "2.0.0", "marker": None, "hashes": typing_x},
         ],
-        "majors": ["1", "2"],
+        "majors": ["2"],
         "released-majors": ["1", "2"],
     }
     assert [f["rule_id"] for f in ours(report)] == ["AG140"]

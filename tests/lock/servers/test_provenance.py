@@ -60,6 +60,7 @@ def test_npms_real_bundles_verify_fully_with_the_bundled_roots() -> None:
         commit="06528997c3c8ab9f864fad9a3658446aca7fd86d",
         builder="https://github.com/npm/cli@9.4.2",
         log_index=12988397,
+        logged="2023-02-09T17:56:00+00:00",  # (Rekor's integratedTime, its promise verified)
     )
     dist = {"signatures": [{"keyid": OLD_KEY, "sig": REAL_SIG}]}
     when = "2023-02-09T18:00:00Z"
@@ -180,6 +181,7 @@ def test_a_good_answer_is_locked_as_verified_with_its_identity(
         "verified", ALL_OK, None, "https://slsa.dev/provenance/v1", REPO, WORKFLOW,
         "refs/tags/v2.0.1", "ab" * 20, "https://github.com/actions/runner/github-hosted", 4242,
         attestations.digest_of(json.loads(registry.attestations[(NAME, "2.0.1")])),
+        NOW.isoformat(),
     )  # fmt: skip
 
 

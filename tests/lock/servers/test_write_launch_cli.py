@@ -5,6 +5,7 @@ tarballs): every launch pinned in place, `lock --check` then passes offline, and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,3 +93,26 @@ def test_toml_yaml_and_code_launches_are_pinned_then_held(
             f"MCP server '(unnamed)' launches `{NAME}`, which is not pinned to the locked {NAME} 1.4.2.",
         )
     ]
+
+
+def test_a_registry_version_with_a_last_newline_is_never_written(tmp_path: Path) -> None:
+    # the registry (hostile too) lists "1.9.2\n": a `$`-ended pattern took it for a
+    # version, and the launch and the lock were written with the newline
+    project = tmp_path / "bot"
+    project.mkdir()
+    launch = (
+        '{"mcpServers": {"tracker": {"command": "npx", "args": ["-y", "@acme/tracker-mcp@^1"]}}}\n'
+    )
+    (project / ".mcp.json").write_text(launch, encoding="utf-8")
+    with serve(NpmRegistry({NAME: ["1.0.0", "1.9.2\n"]})) as reg:
+        code, report, _ = run_json(
+            "lock", str(project), "--npm-registry", reg.url, "--write-launch"
+        )
+    assert (project / ".mcp.json").read_text(encoding="utf-8") == launch.replace("@^1", "@1.0.0")
+    assert (
+        ".mcp.json:1: MCP server 'tracker' now launches @acme/tracker-mcp@1.0.0."
+        in (report["notes"])
+    )
+    locked = json.loads((project / "mcp.lock.json").read_text(encoding="utf-8"))
+    assert [e["version"] for e in locked["servers"]] == ["1.0.0"]
+    assert code == 0

@@ -1,0 +1,114 @@
+"""The map entry of the agents a framework's constructors define in one file, when the
+readers the rules use saw no shell, file or web tool there.
+
+One entry per file and framework, as for the tools another framework hands a model (a
+test file defines hundreds): each definition is a ``declared`` tools row with its line,
+the first :data:`ROWS` of them one by one, the others in one row that names their lines.
+Its tools are what each call hands, as written; nothing here says it has none (a tool
+list computed at run time, or tools added elsewhere, are not read: unknown).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from agentguard.facts.agents import AgentDefinition, ProjectFacts
+from agentguard.facts.capabilities import (
+    DECLARED,
+    DEFINITION,
+    UNKNOWN,
+    AgentCapability,
+    AgentSite,
+    Evidence,
+    ModelChoice,
+    ToolAccess,
+)
+from agentguard.findings import Confidence
+
+ROWS = 10  # definitions of one file drawn one by one; the rest share one row
+
+# (number, site, tools, model) -> the entry, joined to its containers and folder
+Draw = Callable[[int, AgentSite, tuple[ToolAccess, ...], ModelChoice], AgentCapability]
+
+
+def definition_agents(
+    drawn: int,
+    granted: set[tuple[str, str]],
+    facts: ProjectFacts,
+    draw: Draw,
+) -> list[AgentCapability]:
+    """One entry per file and framework, numbered after the ``drawn`` entries; a file
+    whose agent is drawn with its risky tools (``granted``: its file and framework) is
+    not drawn twice."""
+    by_file: dict[tuple[str, str], list[AgentDefinition]] = {}
+    for d in facts.definitions:
+        if (d.path, d.framework) not in granted:
+            by_file.setdefault((d.path, d.framework), []).append(d)
+    return [definition_agent(drawn + i, defs, draw) for i, defs in enumerate(by_file.values(), 1)]
+
+
+def definition_notes(facts: ProjectFacts) -> tuple[str, ...]:
+    """The files that define more agents than the per-file cap keeps (the map says so)."""
+    return tuple(
+        f"{path} defines {n} agents: only the first {len(facts.definitions_of(path))} are read"
+        for path, n in facts.definitions_cut
+    )
+
+
+def definition_agent(n: int, defs: Sequence[AgentDefinition], draw: Draw) -> AgentCapability:
+    first = defs[0]
+    counts = Counter(d.label for d in defs)
+    label = ", ".join(f"{lb} x{k}" if k > 1 else lb for lb, k in counts.items())
+    site = AgentSite(DEFINITION, first.framework, label, _ev(first))
+    rows = [_tools(d, len(defs) > 1) for d in defs[:ROWS]]
+    if len(defs) > ROWS:
+        rest = defs[ROWS:]
+        rows.append(
+            ToolAccess(
+                DECLARED,
+                UNKNOWN,
+                (),
+                UNKNOWN,
+                tuple(_ev(d) for d in rest),
+                Confidence.LOW,
+                how=f"{len(rest)} more definitions in this file, not drawn one by one",
+            )
+        )
+    return draw(n, site, tuple(rows), _model(defs))
+
+
+def _ev(d: AgentDefinition) -> Evidence:
+    return Evidence(d.path, d.line, d.callee)
+
+
+def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
+    if d.tools is not None and d.tools_set:
+        how = f"tools as written: {', '.join(d.tools) or 'an empty list'}"
+        confidence = Confidence.MEDIUM  # (what each named tool does is not read)
+    elif d.tools_set:
+        how = f"tools = {d.tools_expr}: computed, not read"
+        confidence = Confidence.LOW
+    elif d.tools is None:
+        how = "what it can do is its framework's (not read)"
+        confidence = Confidence.LOW
+    else:
+        how = "no tools handed here (tools added elsewhere are not read)"
+        confidence = Confidence.LOW
+    if d.builtin:
+        how += f"; it {d.builtin}"
+    if named:  # (one of several in the file: which one)
+        how = f"{d.label} at line {d.line}: {how}"
+    return ToolAccess(DECLARED, UNKNOWN, d.tools or (), UNKNOWN, (_ev(d),), confidence, how=how)
+
+
+def _model(defs: Sequence[AgentDefinition]) -> ModelChoice:
+    """The models the calls name: set when each names a literal, else unknown."""
+    ev = tuple(
+        Evidence(d.path, d.line, f"model = {d.model_expr}" if d.model_expr else "no model given")
+        for d in defs[:ROWS]
+    )
+    if all(d.model is not None for d in defs):
+        models = tuple(dict.fromkeys(d.model for d in defs if d.model is not None))
+        return ModelChoice(models, "set", ev)
+    return ModelChoice((), UNKNOWN, ev)
