@@ -12,7 +12,7 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
-from agentguard.findings import Source
+from agentguard.findings import Source, SourceStatus
 from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
 from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
@@ -339,9 +339,10 @@ def _ts_servers(path: str, data: bytes, out: FileOutcome, *, sdk: bool) -> None:
     found = analyse_ts_servers(path, data)
     known = {_launch_key(m) for m in out.mcp_servers}
     out.mcp_servers += [m for m in found.mcp_servers if _launch_key(m) not in known]
-    if sdk:
-        return  # the SDK reader's source says how the file was read
-    if found.parse_error_line is not None:
+    failed = any(s.name == path and s.status is SourceStatus.FAILED for s in out.sources)
+    if found.parse_error_line is not None and not failed:
+        # (also where the SDK reader read the file as parsed: `@anthropic-ai/claude` in a
+        # comment is enough for it, and its source said nothing of this statement)
         out.sources.append(
             failed_source(
                 path,
@@ -350,7 +351,7 @@ def _ts_servers(path: str, data: bytes, out: FileOutcome, *, sdk: bool) -> None:
                 "parse-error",
             )
         )
-    elif found.mcp_servers:
+    elif found.mcp_servers and not sdk:  # (else the SDK reader's source says how it was read)
         out.parsed += 1
         n = len(found.mcp_servers)
         out.sources.append(Source.ok("file", path, f"TypeScript/JavaScript MCP servers ({n})"))

@@ -139,3 +139,19 @@ def test_a_copy_under_a_name_not_known_is_not_a_launch() -> None:
     source = "for (const [key, server] of all) { mcpServers[key] = { ...server, extension }; }"
     out = process_file(PATH, "ts", source.encode())
     assert (out.mcp_servers, [s for s in out.sources if s.status.value != "ok"]) == ([], [])
+
+
+def test_a_syntax_error_in_a_table_is_a_failed_source_where_the_sdk_is_named() -> None:
+    """`@anthropic-ai/claude-code` in a comment made the SDK reader's "parsed" the file's only
+    source: the statement holding `mcpServers` did not parse, and nothing said so."""
+    source = f"// uses @anthropic-ai/claude-code\nexport const c = {{ mcpServers: {{ evil: {LAUNCH} }} ;\n"
+    out = process_file(PATH, "ts", source.encode())
+    assert [(s.status.value, s.reason, s.error_code) for s in out.sources] == [
+        ("ok", "TypeScript/JavaScript agent code parsed", None),
+        (
+            "failed",
+            "syntax error at line 2, where `mcpServers` is written: the MCP server definitions "
+            "found were read, others may be missed",
+            "parse-error",
+        ),
+    ]
