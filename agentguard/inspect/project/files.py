@@ -12,7 +12,7 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
-from agentguard.findings import Source
+from agentguard.findings import Source, SourceStatus
 from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
 from agentguard.inspect.project.action_steps import action_steps
 from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
@@ -20,6 +20,7 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.servers_needle import names_servers
 
 if TYPE_CHECKING:
     from agentguard.facts.agents import McpServer
@@ -72,7 +73,6 @@ def _import_of(modules: tuple[bytes, ...]) -> re.Pattern[bytes]:
 _FROM_OR_IMPORT = _import_of(PY_MODULES + MAP_MODULES)
 _RISK_IMPORT = _import_of(PY_MODULES)  # (run only on files the first one matched)
 TS_NEEDLE = b"@anthropic-ai/claude"
-SERVERS_NEEDLE = b"mcpServers"  # a TS/JS server table, a here-document writing one
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
@@ -185,7 +185,7 @@ def _process(
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
-        if SERVERS_NEEDLE in data:
+        if names_servers(data):  # a TS/JS server table
             _ts_servers(path, data, out, sdk=TS_NEEDLE in data)
     elif kind in ("settings", "mcp"):
         _json_config(path, kind, data, out)
@@ -209,7 +209,7 @@ def _process(
         out.engine_policies.extend(engine_cli_policies(path, data))
     if kind == "script" and ACTION_NEEDLE in data and read is None:
         out.configs.extend(action_steps(path, data, origin=origin))
-    if kind in ("script", "container") and SERVERS_NEEDLE in data:
+    if kind in ("script", "container") and names_servers(data):  # a here-document writing one
         from agentguard.inspect.project.heredoc_servers import read_heredoc_servers
 
         read_heredoc_servers(path, kind, data, out)
@@ -339,9 +339,10 @@ def _ts_servers(path: str, data: bytes, out: FileOutcome, *, sdk: bool) -> None:
     found = analyse_ts_servers(path, data)
     known = {_launch_key(m) for m in out.mcp_servers}
     out.mcp_servers += [m for m in found.mcp_servers if _launch_key(m) not in known]
-    if sdk:
-        return  # the SDK reader's source says how the file was read
-    if found.parse_error_line is not None:
+    failed = any(s.name == path and s.status is SourceStatus.FAILED for s in out.sources)
+    if found.parse_error_line is not None and not failed:
+        # (also where the SDK reader read the file as parsed: `@anthropic-ai/claude` in a
+        # comment is enough for it, and its source said nothing of this statement)
         out.sources.append(
             failed_source(
                 path,
@@ -350,7 +351,7 @@ def _ts_servers(path: str, data: bytes, out: FileOutcome, *, sdk: bool) -> None:
                 "parse-error",
             )
         )
-    elif found.mcp_servers:
+    elif found.mcp_servers and not sdk:  # (else the SDK reader's source says how it was read)
         out.parsed += 1
         n = len(found.mcp_servers)
         out.sources.append(Source.ok("file", path, f"TypeScript/JavaScript MCP servers ({n})"))

@@ -19,13 +19,16 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import Source, SourceStatus
+from agentguard.inspect.project.gha_expr import evaluate, to_text
 from agentguard.inspect.project.jsonc import load_jsonc
 from agentguard.inspect.project.lined import PARSE_FAILURES, LinedDoc, document_error
 from agentguard.inspect.project.model import McpServer, Unknown
 from agentguard.inspect.project.outcome import failed_source
 from agentguard.inspect.project.python_agents import mcp_server_from_mapping
+from agentguard.inspect.project.servers_needle import text_names_servers
 from agentguard.inspect.project.shell_heredocs import (
     MAX_HEREDOCS,
+    MAX_NESTING,
     Heredoc,
     Line,
     heredocs,
@@ -35,11 +38,14 @@ from agentguard.inspect.project.shell_heredocs import (
 if TYPE_CHECKING:
     from agentguard.inspect.project.outcome import FileOutcome
 
-NEEDLE = b"mcpServers"
 MAX_BODY_CHARS = 1 << 20  # one here-document's body read as JSON
 _EXPR = re.compile(r"\$\{\{.*?\}\}", re.S)
 # where a `${{ }}` stood: a private-use character, valid inside a JSON string
 _MARK = re.compile("\ue000(\\d{1,6})\ue000")
+
+# what may stand before a JSON object: a byte-order mark, blanks, JSONC comments (Gemini CLI
+# and VS Code read commented settings)
+_PRELUDE = re.compile(r"\ufeff?(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
 
 Found = tuple[list[McpServer], list[Source]]
 
@@ -75,7 +81,7 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
     ("a run step", "a Dockerfile"); ``workflow``: ``${{ }}`` are workflow expressions."""
     servers: list[McpServer] = []
     failed: list[Source] = []
-    for count, doc in enumerate(heredocs(lines)):
+    for count, doc in enumerate(heredocs(lines, shell=_known_expressions if workflow else None)):
         if count == MAX_HEREDOCS:
             failed.append(
                 failed_source(
@@ -87,7 +93,19 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
             )
             break
         text = doc.text
-        if "mcpServers" not in text or not text.lstrip().startswith("{"):
+        if not text_names_servers(text):
+            continue
+        if doc.too_deep:
+            failed.append(
+                failed_source(
+                    path,
+                    f"the here-document opened at line {doc.opened_at} holds `mcpServers` and "
+                    f"here-documents nested more than {MAX_NESTING} deep: they were not read",
+                    "cap-heredoc-nesting",
+                )
+            )
+            continue
+        if not _json_object(text):
             continue  # (a script holding one: its own heredocs are scanned on their own)
         if len(text) > MAX_BODY_CHARS:
             failed.append(
@@ -105,6 +123,26 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
         else:
             servers += got
     return servers, failed
+
+
+def _known_expressions(line: str) -> str:
+    """A run step's line as the shell gets it where Actions' replacement is known:
+    ``${{ '<<' }}EOF`` is an operator by the time bash reads it. An expression whose value
+    is not known stays as written."""
+    if "${{" not in line:
+        return line
+
+    def known(m: re.Match[str]) -> str:
+        value = to_text(evaluate(m.group(0)[3:-2], {}))
+        return m.group(0) if value is None else value
+
+    return _EXPR.sub(known, line)
+
+
+def _json_object(text: str) -> bool:
+    """The body is a JSON object, maybe after a byte-order mark and comments."""
+    m = _PRELUDE.match(text)
+    return text.startswith("{", m.end() if m else 0)
 
 
 def _servers(path: str, doc: Heredoc, where: str, workflow: bool) -> list[McpServer] | Source:
@@ -129,23 +167,42 @@ def _servers(path: str, doc: Heredoc, where: str, workflow: bool) -> list[McpSer
             f"JSON agentguard reads (line {at}: {err}): its MCP servers were not read",
             f"heredoc-{err.code}",
         )
-    table = parsed.value.get("mcpServers") if isinstance(parsed.value, dict) else None
-    if not isinstance(table, dict):
-        return []  # `mcpServers` elsewhere than the top level: not a configuration it names
+    tables = _tables(parsed.value)
+    if not tables:
+        return []  # `mcpServers` elsewhere: not a configuration a client reads
     declared_in = f"here-document in {where}" + (
         f" writing {posixpath.basename(doc.target)}" if doc.target else ""
     )
     if not doc.terminated:
         declared_in += f" (no closing `{doc.delimiter}`: it runs to the end)"
     out: list[McpServer] = []
-    for name, spec in table.items():
-        line = _file_line(parsed, doc, "mcpServers", name)
-        value = _unexpanded(spec, exprs, doc.quoted)
-        if not isinstance(value, dict):
-            value = {"command": Unknown(str(spec)[:80], "the server entry is not an object")}
-        out.append(
-            mcp_server_from_mapping(str(name), value, path=path, line=line, declared_in=declared_in)
-        )
+    for keys, table in tables:
+        for name, spec in table.items():
+            line = _file_line(parsed, doc, *keys, name)
+            value = _unexpanded(spec, exprs, doc.quoted)
+            if not isinstance(value, dict):
+                value = {"command": Unknown(str(spec)[:80], "the server entry is not an object")}
+            out.append(
+                mcp_server_from_mapping(
+                    str(name), value, path=path, line=line, declared_in=declared_in
+                )
+            )
+    return out
+
+
+def _tables(root: Any) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    """The server tables a client reads in the body: top-level ``mcpServers``, and each
+    ``projects.PATH.mcpServers`` (Claude Code's ``~/.claude.json``, which a here-document
+    writing to ``$HOME`` names only through a variable)."""
+    if not isinstance(root, dict):
+        return []
+    out: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    if isinstance(root.get("mcpServers"), dict):
+        out.append((("mcpServers",), root["mcpServers"]))
+    projects = root.get("projects")
+    for proj, cfg in projects.items() if isinstance(projects, dict) else ():
+        if isinstance(cfg, dict) and isinstance(cfg.get("mcpServers"), dict):
+            out.append((("projects", str(proj), "mcpServers"), cfg["mcpServers"]))
     return out
 
 
@@ -185,7 +242,7 @@ def workflow_heredoc_servers(path: str, data: bytes) -> Found:
     servers: list[McpServer] = []
     failed: list[Source] = []
     for keys, script in _run_steps(doc.value, ()):
-        if "mcpServers" not in script:
+        if not text_names_servers(script):
             continue
         got, bad = heredoc_servers(
             path, _script_lines(raw, doc.line(*keys) or 1, script), where="a run step",
@@ -237,7 +294,7 @@ def file_heredoc_servers(path: str, data: bytes, where: str) -> Found:
 def read_heredoc_servers(path: str, kind: str, data: bytes, out: FileOutcome) -> None:
     """Into ``out``: the servers here-documents write in a workflow, a composite action, a
     Dockerfile or a shell script that names ``mcpServers`` (the caller checked
-    :data:`NEEDLE`), with a source saying what was read."""
+    :func:`.servers_needle.names_servers`), with a source saying what was read."""
     from agentguard.inspect.project.composite import is_action_file
     from agentguard.inspect.project.lined import DocumentError
     from agentguard.inspect.project.workflows import is_workflow
@@ -252,7 +309,7 @@ def read_heredoc_servers(path: str, kind: str, data: bytes, out: FileOutcome) ->
                 where = f" (line {err.line})" if err.line else ""
                 out.sources.append(failed_source(path, f"{err}{where}", f"workflow-{err.code}"))
             return
-    elif kind == "script" and low.endswith((".sh", ".bash")):
+    elif kind == "script" and low.endswith((".sh", ".bash", ".zsh")):
         servers, failed = file_heredoc_servers(path, data, "a shell script")
     elif kind == "container" and _dockerfile(low):
         servers, failed = file_heredoc_servers(path, data, "a Dockerfile")

@@ -391,6 +391,10 @@ def _regated(
 _STDIO_CALLEES = ("stdio", "mcp")
 
 
+# values a literal holds that no launch argument is (an evaluated name, a OneOf, is kept)
+_NOT_TEXT = (dict, list, tuple, int, float, bool)
+
+
 def mcp_server_from_mapping(
     name: str, spec: dict[str, Any], *, path: str, line: int, declared_in: str
 ) -> McpServer:
@@ -404,10 +408,13 @@ def mcp_server_from_mapping(
     if command is None and "url" in spec:
         return McpServer(name, path, line, declared_in, "http")
     args = spec.get("args", ())
-    if isinstance(args, list):
-        args = tuple(args)
+    if isinstance(args, list | tuple):  # (JSON and TS literals can hold any value here)
+        args = tuple(
+            Unknown(str(a)[:80], "not a string") if a is None or isinstance(a, _NOT_TEXT) else a
+            for a in args
+        )
     if not isinstance(args, tuple | Unknown):
-        args = Unknown(str(args), "not a list")
+        args = Unknown(str(args)[:80], "not a list")
     transport = "stdio" if command is not None else "unknown"
     if isinstance(kind, Unknown):
         transport = "unknown"

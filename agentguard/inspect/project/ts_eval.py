@@ -3,6 +3,7 @@ resolution (``const`` in enclosing blocks, parameters are unknown), literal eval
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import tree_sitter as ts
@@ -39,6 +40,32 @@ def _string(node: ts.Node) -> str | None:
     return None
 
 
+def _key_name(key: ts.Node) -> str | None:
+    """A property key as node reads it: a name, a string, a number, or a computed key that
+    is a string literal (``["mcpServers"]``); None for a key known only when it runs."""
+    if key.type in ("property_identifier", "identifier", "private_property_identifier"):
+        return _name(key)
+    if key.type == "number":
+        try:
+            return str(int(_text(key), 0))
+        except ValueError:
+            return None
+    if key.type == "computed_property_name" and len(key.named_children) == 1:
+        key = key.named_children[0]
+    return _string(key)
+
+
+def _name(node: ts.Node) -> str:
+    """An identifier's name: ``mcp\\u0053ervers`` is ``mcpServers``."""
+    text = _text(node)
+    if "\\" not in text:
+        return text
+    return _IDENT_ESCAPE.sub(lambda m: cooked(m.group(0)) or m.group(0), text)
+
+
+_IDENT_ESCAPE = re.compile(r"\\u(?:[0-9a-fA-F]{4}|\{[0-9a-fA-F]{1,8}\})")
+
+
 class TSModule:
     def __init__(self, path: str, root: ts.Node) -> None:
         self.path = path
@@ -46,6 +73,7 @@ class TSModule:
         self.imports: dict[str, str] = {}  # local name -> "pkg:export" or "pkg:*"
         self.engine: str | None = None
         self.resolved: set[int] = set()  # start bytes of initialisers read through a name
+        self._scopes: dict[tuple[int, int, str], dict[str, ts.Node | Unknown]] = {}
         self._collect_imports(root)
 
     def _collect_imports(self, root: ts.Node) -> None:
@@ -188,8 +216,11 @@ class TSModule:
                 value = c.child_by_field_name("value")
                 if key is None or value is None:
                     continue
-                k = _string(key) if key.type in ("string", "template_string") else _text(key)
-                out[k or _text(key)] = self.eval(value, depth)
+                k = _key_name(key)
+                if k is None:  # `[expr]: ...`: any key, `command` as well
+                    out["**"] = Unknown(_short(c), "a key known only when the code runs")
+                else:
+                    out[k] = self.eval(value, depth)
             elif c.type == "shorthand_property_identifier":
                 found = self._resolve(c, _text(c))
                 out[_text(c)] = self.eval(found, depth) if isinstance(found, ts.Node) else found
@@ -226,17 +257,29 @@ class TSModule:
                 return PathSym("source-file")
         return Unknown(_short(node), f"result of {_short(fn, 40)}()")
 
+    def _declarations(self, block: ts.Node) -> dict[str, ts.Node | Unknown]:
+        """The first declaration of each name in ``block``, gathered once per block (a
+        table of 20,000 names each resolved by a walk of the block was quadratic)."""
+        key = (block.start_byte, block.end_byte, block.type)
+        found = self._scopes.get(key)
+        if found is None:
+            found = {}
+            for stmt in block.named_children:
+                for name, value in _declared(stmt):
+                    found.setdefault(name, value)
+            self._scopes[key] = found
+        return found
+
     def _resolve(self, use: ts.Node, name: str) -> ts.Node | Unknown:
         """The initialiser of ``name`` in the nearest enclosing block that declares it."""
         node: ts.Node | None = use.parent
         while node is not None:
             if node.type in ("statement_block", "program", "class_body", "switch_body"):
-                for stmt in node.named_children:
-                    found = _declared(stmt, name)
-                    if isinstance(found, ts.Node):
-                        self.resolved.add(found.start_byte)
-                    if found is not None:
-                        return found
+                found = self._declarations(node).get(name)
+                if isinstance(found, ts.Node):
+                    self.resolved.add(found.start_byte)
+                if found is not None:
+                    return found
             if node.type in (
                 "function_declaration",
                 "function_expression",
@@ -257,23 +300,26 @@ class TSModule:
         return Unknown(name, "name not defined in this file")
 
 
-def _declared(stmt: ts.Node, name: str) -> ts.Node | Unknown | None:
+def _declared(stmt: ts.Node) -> list[tuple[str, ts.Node | Unknown]]:
+    """(name, initialiser) of each variable a statement declares."""
     target = stmt
     if stmt.type == "export_statement":
         decl = stmt.child_by_field_name("declaration")
         if decl is None:
-            return None
+            return []
         target = decl
     if target.type not in ("lexical_declaration", "variable_declaration"):
-        return None
+        return []
+    out: list[tuple[str, ts.Node | Unknown]] = []
     for decl in target.named_children:
         if decl.type != "variable_declarator":
             continue
         n = decl.child_by_field_name("name")
-        if n is not None and n.type == "identifier" and _text(n) == name:
+        if n is not None and n.type == "identifier":
+            name = _text(n)
             value = decl.child_by_field_name("value")
-            return value if value is not None else Unknown(name, "declared without a value")
-    return None
+            out.append((name, value or Unknown(name, "declared without a value")))
+    return out
 
 
 def _descendants(node: ts.Node) -> list[ts.Node]:
