@@ -171,11 +171,9 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
     root = opts.project
     config = _config(root, [], opts.config_file)
     servers, read = project_servers(root, exclude=config.exclude)
-    from agentguard.facts.mcp_pins import registry_launches
-
-    found, unread = registry_launches(servers)
-    if not found and not any(u.unverified for u in unread) and not (root / MCP_LOCK).exists():
+    if not servers and not (root / MCP_LOCK).exists():
         raise UsageError(f"{root}: no pyproject.toml or requirements.in to lock")
+    # (MCP servers but none a registry launch: a report that says so, never exit 2)
     report = make_report(
         "lock --check" if opts.check else "lock",
         [],

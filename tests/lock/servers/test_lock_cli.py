@@ -301,3 +301,27 @@ def test_a_project_without_python_inputs_locks_its_servers(
     empty.mkdir()
     proc = run_cli("lock", str(empty))
     assert proc.returncode == 2 and "no pyproject.toml or requirements.in to lock" in proc.stderr
+
+
+def test_a_project_whose_servers_cannot_be_locked_gets_a_report_never_exit_2(
+    tmp_path: Path,
+) -> None:
+    """MCP servers, none a registry launch the lock can take (an image named by a variable,
+    an HTTP server): a report whose sources say so (it was a usage error, exit 2, "no
+    pyproject.toml or requirements.in to lock", as if the folder held nothing)."""
+    project = tmp_path / "agent"
+    project.mkdir()
+    servers = {
+        "a": {"command": "docker", "args": ["run", "-i", "$IMG"]},
+        "b": {"type": "http", "url": "https://tracker.example/mcp"},
+    }
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}) + "\n")
+    code, report, _ = run_json("lock", str(project))
+    assert code == 0, report["findings"]
+    assert [(s["kind"], s["name"], s["status"], s.get("reason")) for s in report["sources"]] == [
+        ("lock", str(project), "skipped",
+         "no pyproject.toml or requirements.in: no Python dependencies to lock"),
+        ("mcp-server", "a (.mcp.json:1)", "skipped",
+         "`docker run` launch not locked: not an image reference"),
+    ]  # fmt: skip
+    assert not (project / "mcp.lock.json").exists()
