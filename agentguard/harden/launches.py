@@ -18,7 +18,6 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import IMAGE, PYPI, REWRITABLE_SUFFIXES, ServerLaunch, ServerPin
@@ -34,6 +33,7 @@ from agentguard.harden.launch_edit import (
     plan_document,
     read_file,
     refused_note,
+    server_paths,
     swapped,
     unwritten_note,
     write_checked,
@@ -43,7 +43,7 @@ from agentguard.harden.launch_toml import TomlFormat
 from agentguard.harden.launch_ts import plan_ts
 from agentguard.harden.launch_yaml import YamlFormat
 from agentguard.inspect.project.jsonc import load_jsonc, load_jsonc_spans
-from agentguard.inspect.project.lined import PARSE_FAILURES, KeyPath
+from agentguard.inspect.project.lined import PARSE_FAILURES
 from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
 
 _JSON_SUFFIXES = (".json", ".jsonc")
@@ -56,29 +56,6 @@ def _replacement(launch: ServerLaunch, pin: ServerPin) -> str:
         return json.dumps(spec, ensure_ascii=False)
     flag = "--spec" if launch.launcher == "pipx run" else "--from"
     return ", ".join(json.dumps(x, ensure_ascii=False) for x in (flag, spec, launch.package))
-
-
-def _entries(value: Any, server: McpServer) -> list[KeyPath]:
-    """The key paths of the file's entries that are this server as the reader saw it (its
-    name, its command, every argument), found without recursion."""
-    want = [server.command, *server.args]
-    found: list[KeyPath] = []
-    todo: list[tuple[KeyPath, Any]] = [((), value)]
-    while todo:
-        path, node = todo.pop()
-        if isinstance(node, list):
-            todo.extend(((*path, i), v) for i, v in enumerate(node))
-            continue
-        if not isinstance(node, dict):
-            continue
-        for key, v in node.items():
-            todo.append(((*path, key), v))
-            if key != server.name or not isinstance(v, dict):
-                continue
-            args = v.get("args")
-            if isinstance(args, list) and [v.get("command"), *args] == want:
-                found.append((*path, key))
-    return found
 
 
 def write_launches(
@@ -147,7 +124,7 @@ def _plan_json(read: ReadFile, todo: list[Todo]) -> tuple[str | Source | None, l
     done: list[str] = []
     expected = doc.value
     for launch, pin, server in todo:
-        entries = _entries(doc.value, server)
+        entries = server_paths(doc.value, server)
         span = spans.get((*entries[0], "args", launch.operand)) if len(entries) == 1 else None
         if span is None:
             notes.append(
