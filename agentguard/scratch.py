@@ -14,31 +14,23 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from agentguard.interrupts import held
+
 # folder -> the pid of the process that made it
 _made: dict[str, int] = {}
-
-
-_INTERRUPTS = {signal.SIGINT, signal.SIGTERM}
 
 
 def make(prefix: str) -> Path:
     """A new private folder (mode 0700, as ``mkdtemp`` makes it), registered for removal:
     Ctrl-C or SIGTERM waits until it is (an interrupt between the two would leave a folder
     nothing knows of)."""
-    held = hasattr(signal, "pthread_sigmask")
-    if held:
-        before = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
-    try:
+    with held():
         path = tempfile.mkdtemp(prefix=prefix)
         _made[path] = os.getpid()
-    finally:
-        if held:
-            signal.pthread_sigmask(signal.SIG_SETMASK, before)
     return Path(path)
 
 

@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from agentguard import redact
 from agentguard.errors import UsageError
+from agentguard.interrupts import held
 from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
@@ -246,8 +247,12 @@ class UvRun:
             self._out = scratch_inputs(req, self._tmp)
             # `uv --version` runs beside the resolution, not before it (it is on the clock).
             children.started(self)
-            self._probe = _popen([uv, "--version"], self._tmp, None, text_err=False)
-            self._proc = _popen(cmd, self._tmp, env)
+            # an interrupt inside Popen, after its fork, would leave a resolver no handle
+            # names (cancel could not stop it): held until the handle is kept
+            with held():
+                self._probe = _popen([uv, "--version"], self._tmp, None, text_err=False)
+            with held():
+                self._proc = _popen(cmd, self._tmp, env)
         except BaseException:
             self.cancel()
             raise
