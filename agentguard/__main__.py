@@ -6,7 +6,8 @@ what the command does not take of it is stopped before the process ends.
 Ctrl-C or SIGTERM while the CLI is still importing (its first few hundred milliseconds)
 ends the run quietly with exit 130 instead of a Python traceback; once the CLI is loaded,
 :func:`agentguard.cli.main` handles both (cleanups run, exit 130); once it has returned,
-they are ignored while the interpreter shuts down.
+they are ignored while the interpreter shuts down. Neither is raised inside the import
+machinery (:mod:`agentguard.interrupts`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ import gc
 import os
 import signal
 import sys
-from types import FrameType
 
 
-def _early_exit(_signum: int, _frame: FrameType | None) -> None:
+def _interrupted() -> SystemExit:
     sys.stderr.write("agentguard: interrupted\n")
-    raise SystemExit(130)
+    return SystemExit(130)
 
 
 def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
@@ -42,8 +42,11 @@ GC_THRESHOLDS = (50_000, 20, 20)
 def run() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     sys.unraisablehook = _quiet_interrupts
-    signal.signal(signal.SIGINT, _early_exit)
-    signal.signal(signal.SIGTERM, _early_exit)
+    from agentguard.interrupts import outside_imports
+
+    early_exit = outside_imports(_interrupted)
+    signal.signal(signal.SIGINT, early_exit)
+    signal.signal(signal.SIGTERM, early_exit)
     code: object = 0
     try:
         if sys.argv[1:2] == ["lock"]:  # the resolver first, the command line while it runs
@@ -54,8 +57,7 @@ def run() -> None:
             start(sys.argv[2:])
         from agentguard.cli import main
 
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        main()
+        main()  # (its own handlers: Ctrl-C and SIGTERM unwind as KeyboardInterrupt)
     except SystemExit as exc:
         code = exc.code
     finally:  # the report is out: a late signal must not print a traceback from shutdown

@@ -104,15 +104,15 @@ app.command("rules")(rules_cmd)
 app.command()(explain)
 
 
-def _terminated(signum: int, _frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C (cleanups run: temp files, the resolver child; exit 130)."""
-    raise KeyboardInterrupt
-
-
 def main() -> None:
     import signal
 
-    signal.signal(signal.SIGTERM, _terminated)
+    from agentguard.interrupts import outside_imports
+
+    # SIGTERM unwinds like Ctrl-C (cleanups run: temp files, the resolver child; exit 130),
+    # and neither lands inside the import machinery (see agentguard.interrupts)
+    signal.signal(signal.SIGTERM, outside_imports(KeyboardInterrupt))
+    signal.signal(signal.SIGINT, outside_imports(KeyboardInterrupt))
     try:
         app()
     except KeyboardInterrupt:
