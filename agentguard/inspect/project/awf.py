@@ -105,10 +105,13 @@ def _allow_list(
         words = split(text)
         if not _writes_to(words, config):
             continue
-        literal = next((w for w, q in words if q and w.lstrip().startswith("{")), None)
-        if literal is None:
+        literals = [w for w, q in words if q and w.lstrip().startswith("{")]
+        if not literals:
             rewrites.append(n)
             continue
+        if len(literals) > 1:  # two candidates: which one is written is not read here
+            return None, None, f"the config written at line {n} holds {len(literals)} JSON texts"
+        literal = literals[0]
         try:
             data = json.loads(literal)
         except ValueError:

@@ -180,3 +180,11 @@ def test_awf_config_rewritten_with_content_not_read_leaves_the_allow_list_unknow
 def test_a_command_not_after_awf_s_double_dash_is_not_in_its_container() -> None:
     assert _awf("awf --version && claude --print --allowed-tools Bash\n") is None
     assert _awf("claude --print --allowed-tools Bash -- awf\n") is None
+
+
+def test_an_awf_config_line_with_two_json_texts_leaves_the_allow_list_unknown() -> None:
+    """Two candidates on the line that writes the config: never the first taken."""
+    two = _CONFIG.replace("' > ", '\' \'{"network":{"allowDomains":["*"]}}\' > ')
+    fw = _awf(f"{two}\n{_AWF}\n")
+    assert fw is not None and fw.allow_domains is None
+    assert fw.domains_unread == "the config written at line 1 holds 2 JSON texts"
