@@ -188,6 +188,9 @@ class McpServer:
     # what the project's own files (.npmrc, uv.toml...) set for the launchers' registries:
     # (kind, "FILE:LINE sets `KEY`"), read by agentguard.facts.launch_argv
     registries: tuple[tuple[str, str], ...] = ()
+    # image references with a digest that the same file pulls (gh-aw's compiled workflows
+    # pull each gateway container by digest, then the gateway runs it by name): (ref, line)
+    pulled_digests: tuple[tuple[str, int], ...] = ()
 
     def safe_argv(self) -> list[str]:
         """command + args with secrets redacted (flag values, known key formats)."""

@@ -231,7 +231,11 @@ class McpServerUnpinned(Rule):
     `npx -p a -p b`), and a launch pointed at a registry, index or package cache the
     project chooses (`--registry`, `--index-url`, `--prefix`, the server's
     `npm_config_registry`/`UV_INDEX_URL`, the project's `.npmrc` `registry=` or `uv.toml`
-    `index`).
+    `index`). gh-aw's MCP gateway form (`"container": IMAGE` with `mounts`, `args`,
+    `entrypoint`) is read as the `docker run` the gateway starts; when the same file also
+    names that image by digest (a compiled workflow pulls each container so first) the
+    finding is low and cites the digest: the gateway still runs the image by name, so
+    whether the digest is what runs depends on how that pull tagged it.
 
     ## Why is this bad?
     The server runs with the agent's access and is re-downloaded on every start: a new

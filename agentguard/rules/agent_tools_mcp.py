@@ -101,6 +101,8 @@ def _reason(server: McpServer) -> _Reason | None:
             return _Reason(noun, f"a further {noun.split()[-1]} could not be read", "",
                            Severity.LOW)  # fmt: skip
         found = _spec_reason(line.kind, extra)
+    if found is not None and line.kind == IMAGE and server.pulled_digests:
+        return _pulled_first(server, found)
     if found is not None and line.more:  # the lock records one package per launch
         fix = (
             f"Pin it: launch `{found.pinned}` and give every further package of the launch an "
@@ -109,6 +111,31 @@ def _reason(server: McpServer) -> _Reason | None:
         )
         return dataclasses.replace(found, fix=fix)
     return found
+
+
+def _pulled_first(server: McpServer, found: _Reason) -> _Reason:
+    """A gateway container run by name that the same file also names by digest (gh-aw's
+    compiled workflows pull each one so before the gateway starts): which image runs
+    depends on whether that pull leaves the name on the digest, which the pulling script
+    decides and the repository does not hold. Low, and it says so."""
+    lines: dict[str, list[int]] = {}
+    for ref, at in server.pulled_digests:
+        lines.setdefault(ref, []).append(at)
+    named = "; ".join(
+        f"`{ref}` (line{'s' if len(ats) > 1 else ''} {', '.join(map(str, ats[:5]))})"
+        for ref, ats in list(lines.items())[:3]
+    )
+    pinned = server.pulled_digests[0][0]
+    return _Reason(
+        found.what,
+        f"{found.why.split(':')[0]}; the same file names this image by digest, {named}, "
+        "but the gateway runs it by name, so whether that digest is what runs depends on "
+        "the step that pulls it",
+        pinned,
+        Severity.LOW,
+        f"Name the digest in the server entry itself (`{pinned}`), so what runs does not "
+        "depend on how an earlier step tagged its pull.",
+    )
 
 
 def _spec_reason(kind: str, spec: str) -> _Reason | None:

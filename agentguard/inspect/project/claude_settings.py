@@ -20,8 +20,8 @@ from typing import Any
 
 from agentguard.inspect.project.jsonc import load_jsonc
 from agentguard.inspect.project.lined import DocumentError, LinedDoc
+from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import ClaudeSettings, McpServer
-from agentguard.inspect.project.python_agents import mcp_server_from_mapping
 
 _USER_SETTINGS = re.compile(r"(^|/)(root|home/[^/]+)/\.claude/settings(\.local)?\.json$")
 

@@ -26,8 +26,8 @@ from typing import Any
 from agentguard.inspect.project.engine_model import CODEX, GEMINI, EnginePolicy
 from agentguard.inspect.project.jsonc import load_jsonc
 from agentguard.inspect.project.lined import DocumentError, LinedDoc
+from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import McpServer, Option
-from agentguard.inspect.project.python_agents import mcp_server_from_mapping
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -12,6 +12,7 @@ may be missed."""
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections.abc import Callable, Sequence
@@ -22,9 +23,9 @@ from agentguard.findings import Source, SourceStatus
 from agentguard.inspect.project.gha_expr import evaluate, to_text
 from agentguard.inspect.project.jsonc import load_jsonc
 from agentguard.inspect.project.lined import PARSE_FAILURES, LinedDoc, document_error
+from agentguard.inspect.project.mcp_mapping import GATEWAY_CONTAINER, mcp_server_from_mapping
 from agentguard.inspect.project.model import McpServer, Unknown
 from agentguard.inspect.project.outcome import failed_source
-from agentguard.inspect.project.python_agents import mcp_server_from_mapping
 from agentguard.inspect.project.servers_needle import text_names_servers
 from agentguard.inspect.project.shell_heredocs import (
     MAX_HEREDOCS,
@@ -123,6 +124,44 @@ def heredoc_servers(path: str, lines: Sequence[Line], *, where: str, workflow: b
         else:
             servers += got
     return servers, failed
+
+
+# `NAME[:TAG]@sha256:HEX`: an image reference fixed by its digest, wherever the file says it
+_DIGEST_REF = re.compile(
+    r"(?<![\w./:@-])([a-z0-9][\w.-]*(?:/[\w.-]+)+)(?::[\w.-]+)?@sha256:[0-9a-f]{64}\b"
+)
+_MAX_PULLED = 64
+
+
+def _with_pulled_digests(servers: list[McpServer], lines: Sequence[Line]) -> list[McpServer]:
+    """Each server that runs a gateway container by name, with the references of that image
+    by digest the same file holds (what a step before pulls): facts, not a judgement; the
+    rule says what it proves."""
+    containers = [s for s in servers if s.declared_in.endswith(GATEWAY_CONTAINER)]
+    if not containers:
+        return servers
+    refs: dict[str, list[tuple[str, int]]] = {}
+    for number, text in lines:
+        for m in _DIGEST_REF.finditer(text):
+            got = refs.setdefault(m.group(1), [])
+            if len(got) < _MAX_PULLED and (m.group(0), number) not in got:
+                got.append((m.group(0), number))
+    out = []
+    for s in servers:
+        image = _image_name(s) if s in containers else None
+        found = refs.get(image or "")
+        out.append(dataclasses.replace(s, pulled_digests=tuple(found)) if found else s)
+    return out
+
+
+def _image_name(server: McpServer) -> str | None:
+    """The repository a gateway container names without a digest (``ghcr.io/x/y:tag`` ->
+    ``ghcr.io/x/y``), or None."""
+    image = server.image
+    if image is None or "@" in image:
+        return None
+    last = image.rsplit("/", 1)
+    return image.rsplit(":", 1)[0] if ":" in last[-1] else image
 
 
 def _known_expressions(line: str) -> str:
@@ -250,7 +289,7 @@ def workflow_heredoc_servers(path: str, data: bytes) -> Found:
         )  # fmt: skip
         servers += got
         failed += bad
-    return servers, failed
+    return _with_pulled_digests(servers, list(enumerate(raw, 1))), failed
 
 
 def _run_steps(value: Any, keys: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
@@ -288,7 +327,9 @@ def _script_lines(raw: list[str], key_line: int, script: str) -> list[Line]:
 def file_heredoc_servers(path: str, data: bytes, where: str) -> Found:
     """The servers written by here-documents of a Dockerfile or a shell script."""
     text = data.decode("utf-8", "replace")
-    return heredoc_servers(path, text_lines(text), where=where, workflow=False)
+    lines = text_lines(text)
+    servers, failed = heredoc_servers(path, lines, where=where, workflow=False)
+    return _with_pulled_digests(servers, lines), failed
 
 
 def read_heredoc_servers(path: str, kind: str, data: bytes, out: FileOutcome) -> None:

@@ -24,8 +24,8 @@ from typing import Any
 from agentguard.inspect.project.engine_model import OPENHANDS, EnginePolicy
 from agentguard.inspect.project.engine_settings import toml_lines
 from agentguard.inspect.project.lined import DocumentError
+from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import McpServer, Option
-from agentguard.inspect.project.python_agents import mcp_server_from_mapping
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentguard.context import path_context
+from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import (
     AgentConfig,
     AgentDefinition,
@@ -389,42 +390,6 @@ def _regated(
 # --------------------------------------------------------------------------------------
 
 _STDIO_CALLEES = ("stdio", "mcp")
-
-
-# values a literal holds that no launch argument is (an evaluated name, a OneOf, is kept)
-_NOT_TEXT = (dict, list, tuple, int, float, bool)
-
-
-def mcp_server_from_mapping(
-    name: str, spec: dict[str, Any], *, path: str, line: int, declared_in: str
-) -> McpServer:
-    """An MCP server from a ``{"command": ..., "args": [...]}``-style mapping."""
-    kind = spec.get("type", spec.get("transport"))
-    if isinstance(kind, str) and kind in ("http", "sse", "streamable-http", "streamable_http"):
-        return McpServer(name, path, line, declared_in, "http" if "http" in kind else "sse")
-    if kind == "sdk":
-        return McpServer(name, path, line, declared_in, "sdk")
-    command = spec.get("command")
-    if command is None and "url" in spec:
-        return McpServer(name, path, line, declared_in, "http")
-    args = spec.get("args", ())
-    if isinstance(args, list | tuple):  # (JSON and TS literals can hold any value here)
-        args = tuple(
-            Unknown(str(a)[:80], "not a string") if a is None or isinstance(a, _NOT_TEXT) else a
-            for a in args
-        )
-    if not isinstance(args, tuple | Unknown):
-        args = Unknown(str(args)[:80], "not a list")
-    transport = "stdio" if command is not None else "unknown"
-    if isinstance(kind, Unknown):
-        transport = "unknown"
-    env_spec = spec.get("env")
-    env = (
-        tuple((str(k), v) for k, v in env_spec.items() if isinstance(v, str))
-        if isinstance(env_spec, dict)
-        else ()
-    )
-    return McpServer(name, path, line, declared_in, transport, command, args, env=env)
 
 
 def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts) -> None:

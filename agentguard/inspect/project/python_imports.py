@@ -16,8 +16,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import AgentConfig, McpServer, OneOf, Option, Unknown
-from agentguard.inspect.project.python_agents import mcp_server_from_mapping
 from agentguard.inspect.project.python_eval import Evaluator, plain, reaching
 from agentguard.inspect.project.python_scope import ModuleIndex
 

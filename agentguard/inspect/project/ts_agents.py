@@ -16,6 +16,7 @@ import tree_sitter as ts
 import tree_sitter_javascript as ts_javascript
 import tree_sitter_typescript as ts_typescript
 
+from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import (
     AgentConfig,
     McpServer,
@@ -23,7 +24,6 @@ from agentguard.inspect.project.model import (
     Unknown,
     alternatives,
 )
-from agentguard.inspect.project.python_agents import mcp_server_from_mapping
 from agentguard.inspect.project.ts_eval import TSModule, _descendants, _short, _text
 
 OPTION_NAMES = {

@@ -31,8 +31,8 @@ from typing import Any
 
 import tree_sitter as ts
 
+from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import McpServer, Unknown
-from agentguard.inspect.project.python_agents import mcp_server_from_mapping
 from agentguard.inspect.project.servers_needle import SPELLED_BYTES
 from agentguard.inspect.project.ts_agents import _language
 from agentguard.inspect.project.ts_eval import (
