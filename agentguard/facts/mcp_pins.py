@@ -38,6 +38,8 @@ class McpServer(Protocol):
     @property
     def args(self) -> Any: ...
     @property
+    def pulled_digests(self) -> tuple[tuple[str, int], ...]: ...
+    @property
     def env(self) -> tuple[tuple[str, str], ...]: ...
     @property
     def registries(self) -> tuple[tuple[str, str], ...]: ...
@@ -91,6 +93,8 @@ class ServerLaunch:
     from_flag: bool = False
     extras: str = ""  # PyPI: "[cli]" as written
     digest: str | None = None  # image: "sha256:..." when the reference carries one
+    # image: references of it by digest the same file holds (McpServer.pulled_digests)
+    pulled: tuple[tuple[str, int], ...] = ()
 
     @property
     def where(self) -> str:
@@ -321,4 +325,5 @@ def _image(server: McpServer, args: tuple[Any, ...], at: int, launcher: str) -> 
     return ServerLaunch(
         IMAGE, m.group("repo"), m.group("tag"), args[at], server.name, server.path,
         server.line, server.declared_in, launcher, at, digest=m.group("digest"),
+        pulled=server.pulled_digests,
     )  # fmt: skip

@@ -354,6 +354,22 @@ def image_findings(launches: Iterable[ServerLaunch]) -> list[Finding]:
         if launch.kind != IMAGE or launch.digest is not None:
             continue
         moving = launch.requested in (None, "latest")
+        if launch.pulled:  # the same file names it by digest: low, and that digest cited
+            ref, at = launch.pulled[0]
+            out.append(
+                ServerImageByTag.finding(
+                    f"MCP server {launch.server!r} launches the image `{_what(launch)}` by "
+                    + ("no tag or `latest`" if moving else f"the tag `{launch.requested}`")
+                    + f"; the same file names it by digest (`{ref}`, line {at}), but the "
+                    "launch runs it by name, so whether that digest runs depends on the step "
+                    "that pulls it, and the lock records images by digest only.",
+                    locations=_where(launch.path, launch.line, launch.server),
+                    fix=Fix(f"Launch it by digest: `{ref}`; then `agentguard lock` records it."),
+                    evidence={"server": launch.server, "image": _what(launch), "named": ref},
+                    severity=Severity.LOW,
+                )
+            )
+            continue
         out.append(
             ServerImageByTag.finding(
                 f"MCP server {launch.server!r} launches the image `{_what(launch)}` by "

@@ -120,3 +120,21 @@ def test_values_the_form_does_not_allow_stay_unknown() -> None:
     assert isinstance(args, tuple)
     assert [type(a) for a in args if isinstance(a, Unknown)] == [Unknown] * 3
     assert "img:1" in args
+
+
+def test_the_lock_says_the_same_of_it_ag143_low_with_the_digest_to_launch() -> None:
+    from agentguard.facts.mcp_pins import ServerLaunch, launch_of
+    from agentguard.rules.mcp_pins import image_findings
+
+    (server,) = _servers(_workflow(PULL, GATEWAY))
+    launch = launch_of(server)
+    assert isinstance(launch, ServerLaunch)
+    (finding,) = image_findings([launch])
+    ref = f"ghcr.io/github/gh-aw-node@sha256:{DIGEST}"
+    assert finding.rule_id == "AG143"
+    assert finding.severity is Severity.LOW
+    assert ref in finding.message and f"`{ref}`" in finding.fix.description
+    (bare,) = _servers(_workflow(GATEWAY))
+    bare_launch = launch_of(bare)
+    assert isinstance(bare_launch, ServerLaunch)
+    assert image_findings([bare_launch])[0].severity is Severity.HIGH
