@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from agentguard.facts.agents import FirewallContainer
 
@@ -111,14 +112,14 @@ def _allow_list(
             continue
         if len(literals) > 1:  # two candidates: which one is written is not read here
             return None, None, f"the config written at line {n} holds {len(literals)} JSON texts"
-        literal = literals[0]
-        try:
-            data = json.loads(literal)
-        except ValueError:
+        data = _json_written(literals[0], double_quoted='{\\"' in text)
+        if data is None:
             return None, None, f"the config written at line {n} is not JSON"
         domains = data.get("network", {}).get("allowDomains") if isinstance(data, dict) else None
         if not isinstance(domains, list) or not all(isinstance(d, str) for d in domains):
             return None, None, f"the config written at line {n} has no `network.allowDomains`"
+        if any("$" in d or "`" in d for d in domains):  # (the shell's, or escaped: unknown)
+            return None, None, f"the allow-list written at line {n} holds a shell expansion"
         for r in rewrites:
             if not _keeps_network(lines, n, r, config, split):
                 return None, None, f"line {r} rewrites the config with content not read"
@@ -126,6 +127,26 @@ def _allow_list(
     if rewrites:
         return None, None, f"line {rewrites[0]} writes the config with content not read"
     return None, None, f"nothing above line {line} writes the config {config}"
+
+
+# `"maxAiCredits":${GH_AW_MAX_AI_CREDITS}`: a variable where a whole JSON value stands, in a
+# double-quoted shell word (the shell writes whatever it holds there)
+_VALUE_EXPANSION = re.compile(r"(?<=[:\[,])(\s*)\$(?:\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)(?=\s*[,}\]])")
+
+
+def _json_written(literal: str, *, double_quoted: bool) -> Any:
+    """The JSON the line writes, or None. In a double-quoted word a variable that stands
+    for a whole value is read as an unknown value (null: never one of the allow-list's
+    strings, which are checked apart); anything else that is not JSON is not read."""
+    try:
+        return json.loads(literal)
+    except ValueError:
+        if not double_quoted:
+            return None
+    try:
+        return json.loads(_VALUE_EXPANSION.sub(r"\1null", literal))
+    except ValueError:
+        return None
 
 
 def _keeps_network(lines: Sequence[str], first: int, at: int, config: str, split: Words) -> bool:

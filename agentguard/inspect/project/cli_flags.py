@@ -48,6 +48,7 @@ _FLAGS: dict[str, tuple[str, int]] = {
 MAX_JOIN = 30  # lines joined for one command
 
 
+_HARNESS_TAIL = b"_harness.cjs"  # (gh-aw's `claude_harness.cjs`, see _EMBEDDED)
 _BEFORE = frozenset(b" \t\n\r\f\v\"'`[(/;&|=")  # what _COMMAND allows before `claude`
 _AFTER = frozenset(b" \t\n\r\f\v\"'`,])")  # and after it
 
@@ -60,7 +61,7 @@ def has_cli_use(data: bytes) -> bool:
     end = len(data)
     while at >= 0:
         after = at + 6
-        if data.startswith(b"_args:", after):
+        if data.startswith(b"_args:", after) or data.startswith(_HARNESS_TAIL, after):
             return True
         if (at == 0 or data[at - 1] in _BEFORE) and (after == end or data[after] in _AFTER):
             return True
@@ -121,8 +122,11 @@ def _split_values(values: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-# `claude` as a command word inside a script: at a word's start or after a path's `/`
-_EMBEDDED = re.compile(r"(?:^|[\s'\"/])claude(?:[\s'\"]|$)")
+# `claude` as a command word inside a script: at a word's start or after a path's `/`;
+# or gh-aw's harness, `node .../claude_harness.cjs COMMAND FLAGS`, which starts COMMAND
+# (`claude`, or the workflow's `engine.command`) with Claude's flags
+_EMBEDDED = re.compile(r"(?:^|[\s'\"/])claude(?:_harness\.cjs)?(?:[\s'\"]|$)")
+_HARNESS = "claude_harness.cjs"
 
 
 def _tokens(line: str, depth: int = 0) -> list[str]:
@@ -148,13 +152,20 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
             is_cmd = tok in ("claude", "claude_args:") or tok.endswith("/claude")
             if not is_cmd and tok.startswith(_CLAUDE_PACKAGES):
                 is_cmd = i > 0 and tokens[i - 1] in ("npx", "bunx", "-y", "--yes", "exec", "dlx")
-            if not is_cmd:
+            engine_command = _engine_command(tokens, i)
+            if not is_cmd and engine_command is None:
                 continue
-            rest = tokens[i + 1 :]
+            rest = tokens[i + (2 if engine_command else 1) :]
             if tok == "claude_args:":
                 # a quoted one-line value holds the flags: `claude_args: '--allowedTools "..."'`
                 rest = [t for r in rest for t in (_tokens(r, 2) if r.startswith("-") else [r])]
             config = _read_flags(path, line_no, rest, origin)
+            if config is not None and engine_command is not None:
+                config = replace(
+                    config,
+                    label=f"claude command line (gh-aw's harness starts `{engine_command}`, "
+                    "the workflow's engine command, with Claude's flags)",
+                )
             if config is not None:
                 if "awf" in text:
                     physical = physical if physical is not None else text.splitlines()
@@ -162,6 +173,18 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
                 out.append(config)
             break
     return out
+
+
+def _engine_command(tokens: list[str], i: int) -> str | None:
+    """The command gh-aw's harness starts when it is not ``claude`` itself (a workflow's
+    ``engine.command``: a wrapper that takes Claude's flags), or None. ``claude`` after the
+    harness is read as ``claude`` (the next token), never twice."""
+    if not (tokens[i] == _HARNESS or tokens[i].endswith("/" + _HARNESS)) or i + 1 >= len(tokens):
+        return None
+    command = tokens[i + 1]
+    if command.startswith("-") or command in _SEPARATORS:
+        return None
+    return None if command == "claude" or command.endswith("/claude") else command
 
 
 _AWF_WORD = re.compile(r"(?:^|[\s/])awf(?:\s|$)")
@@ -181,7 +204,7 @@ def _firewall(physical: list[str], line_no: int, line: str) -> FirewallContainer
             k
             for k, (w, quoted) in enumerate(words)
             if w == "claude"
-            or w.endswith("/claude")
+            or w.endswith(("/claude", _HARNESS))
             or (quoted and "claude" in w and _EMBEDDED.search(w))
         ),
         None,

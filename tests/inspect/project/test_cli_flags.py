@@ -188,3 +188,52 @@ def test_an_awf_config_line_with_two_json_texts_leaves_the_allow_list_unknown() 
     fw = _awf(f"{two}\n{_AWF}\n")
     assert fw is not None and fw.allow_domains is None
     assert fw.domains_unread == "the config written at line 1 holds 2 JSON texts"
+
+
+# gh-aw writes the config as a double-quoted word when it holds a variable
+# (pydantic-ai's stale-issues-finder.lock.yml: `"maxAiCredits":${GH_AW_MAX_AI_CREDITS}`)
+_DOUBLE = (
+    'printf \'%s\\n\' "{\\"\\$schema\\":\\"s\\",\\"network\\":{\\"allowDomains\\":'
+    '[\\"github.com\\"]},\\"apiProxy\\":{\\"maxAiCredits\\":${GH_AW_MAX_AI_CREDITS},'
+    '\\"maxRuns\\":$RUNS}}" > "${RUNNER_TEMP}/awf.json"'
+)
+
+
+def test_a_double_quoted_config_with_a_variable_as_a_value_gives_its_allow_list() -> None:
+    fw = _awf(f"{_DOUBLE}\n{_AWF}\n")
+    assert fw is not None and fw.allow_domains == ("github.com",)
+    assert fw.domains_line == 1
+
+
+def test_a_variable_in_the_allow_list_or_outside_a_value_leaves_it_unknown() -> None:
+    in_list = _DOUBLE.replace('[\\"github.com\\"]', '[\\"$HOST\\"]')
+    fw = _awf(f"{in_list}\n{_AWF}\n")
+    assert fw is not None and fw.allow_domains is None
+    assert fw.domains_unread == "the allow-list written at line 1 holds a shell expansion"
+    spliced = _DOUBLE.replace('\\"maxRuns\\":$RUNS', "$MORE")
+    fw = _awf(f"{spliced}\n{_AWF}\n")
+    assert fw is not None and fw.allow_domains is None
+    assert fw.domains_unread == "the config written at line 1 is not JSON"
+    single = _CONFIG.replace('"pypi.org"]}', '"pypi.org"]},"n":$X')
+    fw = _awf(f"{single}\n{_AWF}\n")  # single quotes: the shell writes `$X` as it is
+    assert fw is not None and fw.domains_unread == "the config written at line 1 is not JSON"
+
+
+def test_gh_aw_s_harness_starting_the_workflow_s_engine_command_is_a_claude_command() -> None:
+    """pydantic-ai's main agent steps: `node claude_harness.cjs /tmp/gh-aw/bin/LAUNCHER
+    --print --allowed-tools ...` (gh-aw's `engine.command`, given Claude's flags)."""
+    line = (
+        '-- /bin/bash -c \'set +o histexpand; "$NODE" ${RUNNER_TEMP}/gh-aw/actions/'
+        "claude_harness.cjs /tmp/gh-aw/bin/runner-launch --print --allowed-tools "
+        "'\\''Bash,Read'\\'' --permission-mode acceptEdits'\n"
+    )
+    (config,) = cli_configs(".github/workflows/a.lock.yml", line.encode())
+    assert config.engine == "claude CLI"
+    assert "`/tmp/gh-aw/bin/runner-launch`" in config.label
+    assert config.options["allowed_tools"].value == ("Bash", "Read")
+    assert config.options["permission_mode"].value == "acceptEdits"
+    harness_claude = line.replace("/tmp/gh-aw/bin/runner-launch", "claude")
+    (plain,) = cli_configs(".github/workflows/a.lock.yml", harness_claude.encode())
+    assert plain.label == "claude command line"  # read once, as `claude`
+    assert plain.options["allowed_tools"].value == ("Bash", "Read")
+    assert cli_configs("a.sh", b"node claude_harness.cjs --version\n") == []
