@@ -8,15 +8,21 @@ marker: a forked package has one entry per fork).
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard import safeio
-from agentguard.findings import Finding, Fix, JSONValue, Location, Report, Source
+from agentguard.findings import Finding, Fix, JSONValue, Location, Report, Severity, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
 from agentguard.provenance import make_report
 from agentguard.safeio import MAX_LOCK_BYTES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
@@ -74,12 +80,27 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
             "lock --check", [], sources, target=str(root), inputs=prov, facts=_sites(inputs)
         )
     if stored is None:
+        backend = _build_backend(inputs)
+        package = (
+            f" The project builds a package (`{backend}`): the people who install it resolve "
+            "its ranges themselves, and a lock here does not reach them; what this tree "
+            "deploys (an image, a CI job that runs the agent) installs whatever the ranges "
+            "admit that day, which the install steps' own findings show."
+            if backend
+            else ""
+        )
         findings.append(
             LockOutOfSync.finding(
-                f"No lock: neither {PYLOCK} nor {REQUIREMENTS_LOCK} exists in {root}.",
+                f"No lock: neither {PYLOCK} nor {REQUIREMENTS_LOCK} exists in {root}.{package}",
                 locations=[Location(path=inputs.source)],
-                fix="Run `agentguard lock` and commit both lock files.",
-                evidence={"expected_input_hash": inputs.input_hash, "found": None},
+                fix="Run `agentguard lock` and commit both lock files"
+                + (" (and install from them where this tree deploys)." if backend else "."),
+                evidence={  # (an application's evidence as before: its fingerprint stays)
+                    "expected_input_hash": inputs.input_hash,
+                    "found": None,
+                    **({"build_backend": backend} if backend else {}),
+                },
+                severity=Severity.MEDIUM if backend else None,
             )
         )
         return make_report(
@@ -192,6 +213,27 @@ def _sites(inputs: ProjectInputs) -> dict[str, JSONValue]:
     from agentguard.lock.sites import requirement_sites
 
     return {"requirement_sites": requirement_sites(inputs)}
+
+
+def _build_backend(inputs: ProjectInputs) -> str | None:
+    """The ``[build-system] build-backend`` of a pyproject.toml that names one with a
+    ``[project]`` table (a package others install: a library is not a deployment), or None
+    (an application's inputs, a requirements.in, a file that cannot be read: unknown is
+    never the milder grade)."""
+    if inputs.source != "pyproject.toml":
+        return None
+    from agentguard.lock.inputs import MAX_INPUT_BYTES
+
+    try:
+        text = safeio.read_text(inputs.root / "pyproject.toml", cap=MAX_INPUT_BYTES)
+        data = tomllib.loads(text)
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return None
+    system = data.get("build-system")
+    backend = system.get("build-backend") if isinstance(system, dict) else None
+    if not isinstance(backend, str) or not isinstance(data.get("project"), dict):
+        return None
+    return backend[:80]
 
 
 def _requirement_lines(path: Path) -> dict[tuple[str, str, str], int]:

@@ -128,7 +128,10 @@ class LockOutOfSync(Rule):
     hash with the one recorded in both lock files; it also checks that the requirements
     lock and `pylock.toml` pin the same packages. A lock resolved for one environment
     (`--backend pip-tools`: the Python that ran it) is reported when `requires-python`
-    admits another Python: there it may miss a dependency.
+    admits another Python: there it may miss a dependency. No lock at all is high for an
+    application and medium for a package (a `pyproject.toml` with `[project]` and a
+    `[build-system] build-backend`): its users resolve its ranges themselves, and where the
+    tree deploys it (an image, a CI job) the install steps' own findings say so.
 
     ## Why is this bad?
     A lock that no longer matches its inputs is installed as if it were reviewed while

@@ -267,13 +267,43 @@ def test_setuptools_file_dependencies_without_a_lock_get_a_report(tmp_path: Path
     (project / "requirements").mkdir()
     (project / "requirements" / "requirements-dev.txt").write_text("pytest==8.4.0\n")
     code, report, _ = run_json("check", str(project))
-    assert code == 1
-    assert [f["message"] for f in findings(report, "AG103")] == [
-        f"No lock: neither pylock.toml nor requirements.lock exists in {project}."
-    ]
+    # a package others install (a build backend): no lock is medium, said why; not a
+    # deployment's high (the issue: "a library is not a deployment")
+    assert code == 0
+    (no_lock,) = findings(report, "AG103")
+    assert no_lock["severity"] == "medium"
+    assert no_lock["message"].startswith(
+        f"No lock: neither pylock.toml nor requirements.lock exists in {project}. The project "
+        "builds a package (`setuptools.build_meta`)"
+    )
+    assert no_lock["evidence"]["build_backend"] == "setuptools.build_meta"
     assert next(s["reason"] for s in report["sources"] if s["name"] == "pyproject.toml") == (
         "2 requirements"
     )
+
+
+def test_no_lock_of_an_application_stays_high(tmp_path: Path) -> None:
+    """No build backend (the incident's chat bot), or a [build-system] without [project],
+    or one that cannot be read: the inputs of what is deployed, high."""
+    for name, text in (
+        ("app", '[project]\nname = "bot"\nversion = "1"\ndependencies = ["httpx>=0.27"]\n'),
+        (
+            "no-backend",
+            '[project]\nname = "bot"\nversion = "1"\ndependencies = ["httpx>=0.27"]\n'
+            '[build-system]\nrequires = ["setuptools"]\n',
+        ),
+    ):
+        project = tmp_path / name
+        project.mkdir()
+        (project / "pyproject.toml").write_text(text)
+        code, report, _ = run_json("check", str(project))
+        assert code == 1, name
+        (no_lock,) = findings(report, "AG103")
+        assert no_lock["severity"] == "high", name
+        assert no_lock["message"] == (
+            f"No lock: neither pylock.toml nor requirements.lock exists in {project}."
+        )
+        assert "build_backend" not in no_lock["evidence"]  # (its fingerprint as before)
 
 
 # --- a virtual workspace root (crewAI) --------------------------------------------------
