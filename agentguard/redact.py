@@ -117,7 +117,8 @@ _FLAG = re.compile(r"(?<![^\s\"'\[(,=])(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']
 # (never across a line end: ``KEY:`` with no value ends its line, the next line's name is
 # not its value)
 # (nor is a URL's user name, ``https://password:REDACTED@host``: the userinfo is masked as a URL)
-_ASSIGN = re.compile(r"(?<!://)(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[=:][ \t]*")
+# (nor is ``tiktoken==0.11.0``: a name then ``==`` is a requirement's pin, not an assignment)
+_ASSIGN = re.compile(r"(?<!://)(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*(?:=(?!=)|:)[ \t]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHAPE_HINT = re.compile(r"-----BEGIN|gh[pousr]_|github_pat_|A[KSGIRNP][A-Z]A|sk-|xox|AIza|eyJ")
 # every secret name holds one of these (checked before the costlier patterns run)

@@ -200,3 +200,17 @@ def test_scrub_equals_the_plain_walk_and_keeps_clean_containers(data: object) ->
     assert repr(scrubbed) == repr(_plain_scrub(data))  # equal, and of the same types
     if repr(scrubbed) == repr(data) and type(data) in (dict, list, tuple):
         assert redact.scrub(data) is data  # nothing to redact: nothing copied
+
+
+def test_a_requirement_pin_of_a_secret_sounding_package_is_not_a_secret() -> None:
+    """OpenHands' lock, read by check: `locked: tiktoken==0.11.0` came out as
+    `tiktoken=REDACTED` (a name ending in "token", then `=`): `==` is a pin."""
+    from agentguard.redact import text
+
+    assert text("locked: tiktoken==0.11.0.") == "locked: tiktoken==0.11.0."
+    assert (
+        text("tiktoken===1.0 and pytest-httpx-token==2")
+        == "tiktoken===1.0 and pytest-httpx-token==2"
+    )
+    assert text("TIKTOKEN=abc123") == "TIKTOKEN=REDACTED"  # an assignment stays masked
+    assert text("GITHUB_TOKEN: abc") == "GITHUB_TOKEN: REDACTED"
