@@ -131,17 +131,21 @@ _DIGEST_REF = re.compile(
     r"(?<![\w./:@-])([a-z0-9][\w.-]*(?:/[\w.-]+)+)(?::[\w.-]+)?@sha256:[0-9a-f]{64}\b"
 )
 _MAX_PULLED = 64
+# a line that pulls images: `docker pull`/`podman pull`, or gh-aw's own download script
+_PULLS = re.compile(r"\b(?:docker|podman)\s+(?:image\s+)?pull\b|download_docker_images\.sh\b")
 
 
 def _with_pulled_digests(servers: list[McpServer], lines: Sequence[Line]) -> list[McpServer]:
     """Each server that runs a gateway container by name, with the references of that image
-    by digest the same file holds (what a step before pulls): facts, not a judgement; the
-    rule says what it proves."""
+    by digest on lines of the same file that pull images (not a comment, not a mere
+    mention): facts, not a judgement; the rule says what they prove."""
     containers = [s for s in servers if s.declared_in.endswith(GATEWAY_CONTAINER)]
     if not containers:
         return servers
     refs: dict[str, list[tuple[str, int]]] = {}
     for number, text in lines:
+        if text.lstrip().startswith("#") or not _PULLS.search(text):
+            continue  # (a comment, or a line that names it without pulling it, proves less)
         for m in _DIGEST_REF.finditer(text):
             got = refs.setdefault(m.group(1), [])
             if len(got) < _MAX_PULLED and (m.group(0), number) not in got:

@@ -138,3 +138,18 @@ def test_the_lock_says_the_same_of_it_ag143_low_with_the_digest_to_launch() -> N
     bare_launch = launch_of(bare)
     assert isinstance(bare_launch, ServerLaunch)
     assert image_findings([bare_launch])[0].severity is Severity.HIGH
+
+
+def test_a_digest_in_a_comment_or_a_line_that_pulls_nothing_is_not_credited() -> None:
+    """A pull request cannot lower the finding by writing the digest in a comment or an
+    echo: only a line that pulls images counts."""
+    ref = f"ghcr.io/github/gh-aw-node@sha256:{DIGEST}"
+    for planted in (f"# images:\n#   - {ref}\n", f"      - run: echo {ref}\n"):
+        text = (
+            planted + _workflow(GATEWAY) if planted.startswith("#") else _workflow(planted, GATEWAY)
+        )
+        (server,) = _servers(text)
+        assert server.pulled_digests == ()
+        assert check_mcp_server(server)[0].severity is Severity.HIGH
+    (pulled,) = _servers(_workflow(f"      - run: docker pull {ref}\n", GATEWAY))
+    assert pulled.pulled_digests == ((ref, 7),)
