@@ -41,6 +41,7 @@ def workdir_of(
 
 
 def with_cwd(wd: Workdir, cfg: AgentConfig, facts: ProjectFacts) -> Workdir:
+    """``wd`` with the reading of ``cfg``'s ``cwd`` (AG210, AG211 and AG305 read it)."""
     return dataclasses.replace(wd, cwd=cwd_reading(cfg, facts.workdir))
 
 

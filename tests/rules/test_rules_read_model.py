@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agentguard.engine.capability_map import build_map
 from agentguard.facts.agents import AgentConfig, Option, ProjectFacts
+from agentguard.facts.workflows import ActionStep
 from agentguard.facts.capabilities import (
     LIVE,
     REMOVED,
@@ -124,6 +125,27 @@ def test_a_cwd_the_model_cannot_read_stays_unknown() -> None:
     assert "may work in the project" in workdir.message
     assert workdir.evidence["project_markers"] == []  # the checkout's files are not cited
     assert settings.evidence["project_files"] == []
+
+
+def test_each_configuration_has_its_entry_also_when_a_workflow_step_draws_it() -> None:
+    """A Claude configuration read from an agent action's inputs is drawn in the step's
+    entry; the rules find it there, with its tools and its cwd reading."""
+    step = ActionStep("anthropics/claude-code-action", "v1", "ci.yml", 10, "review")
+    in_step = AgentConfig("claude CLI", "ci.yml", 12, "claude_args", {})
+    own = _cfg(cwd="/srv/agent")
+    model = build_map("p", ProjectFacts(configs=(own, in_step), action_steps=(step,)), None)
+
+    entries = [model.of_config(0), model.of_config(1)]
+
+    assert [(e.site.kind, e.site.evidence.path) for e in entries if e] == [
+        ("code", "bot.py"),
+        ("workflow-step", "ci.yml"),
+    ]
+    assert [e.workdir.cwd for e in entries if e] == [
+        CwdReading(True, 3, (False,)),
+        CwdReading(False, 12, (True,)),
+    ]
+    assert all(len([t for t in e.tools if t.reading]) == 3 for e in entries if e)
 
 
 def test_the_model_is_made_from_facts_not_from_findings() -> None:
