@@ -11,7 +11,6 @@ from pathlib import Path
 
 from agentguard.engine.capability_map import build_map
 from agentguard.facts.agents import AgentConfig, Option, ProjectFacts
-from agentguard.facts.workflows import ActionStep
 from agentguard.facts.capabilities import (
     LIVE,
     REMOVED,
@@ -20,6 +19,7 @@ from agentguard.facts.capabilities import (
     CwdReading,
     ToolAccess,
 )
+from agentguard.facts.workflows import ActionStep
 from agentguard.findings import Confidence, Finding, Severity
 from agentguard.rules.agent_checks import run_agent_rules
 
