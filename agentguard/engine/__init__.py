@@ -25,6 +25,7 @@ from agentguard.findings import (
 
 if TYPE_CHECKING:
     from agentguard.facts.agents import ProjectFacts
+    from agentguard.facts.capabilities import CapabilityMap
     from agentguard.facts.image import ContainerFacts, ImageFacts
     from agentguard.facts.installs import RequirementDecl
     from agentguard.facts.lock import LockInput
@@ -69,11 +70,12 @@ def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = Fal
 # does not pay for them)
 
 
-def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
-    """AG210/211, AG30x, AG310/320/330, AG402 over a project's agent configuration."""
+def run_agent_rules(facts: ProjectFacts, model: CapabilityMap) -> list[Finding]:
+    """AG210/211, AG30x, AG310/320/330, AG402 over a project's agent configuration and
+    its capability model (built from the same facts, before the rules run)."""
     from agentguard.rules.agent_checks import run_agent_rules as agent_rules
 
-    return agent_rules(facts)
+    return agent_rules(facts, model)
 
 
 def run_smoke_rules(facts: SmokeFacts) -> list[Finding]:

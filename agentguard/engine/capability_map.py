@@ -9,7 +9,6 @@ no gatherer (an import-linter contract holds it).
 
 from __future__ import annotations
 
-import posixpath
 from typing import Any
 
 from agentguard.engine.capability_parts import (
@@ -23,25 +22,16 @@ from agentguard.engine.capability_parts import (
     secrets_of,
     step_secrets,
 )
-from agentguard.engine.capability_runs import (
-    Placement,
-    forget_copied,
-    holds_at,
-    placements,
-    project_holds,
-    service_paths,
-)
+from agentguard.engine.capability_runs import Placement, forget_copied, placements, service_paths
+from agentguard.engine.capability_workdir import with_cwd, workdir_of
 from agentguard.facts.agents import AgentConfig, EnginePolicy, ProjectFacts, ToolGrant
 from agentguard.facts.capabilities import (
     CLI,
     CODE,
     FRAMEWORK,
     IMAGE,
-    IMAGE_CONTENT,
     IMAGE_PATH,
     PROJECT,
-    SUBFOLDER,
-    UNKNOWN,
     WORKFLOW_JOB,
     WORKFLOW_STEP,
     AgentCapability,
@@ -53,7 +43,6 @@ from agentguard.facts.capabilities import (
     Workdir,
 )
 from agentguard.facts.project import BuildFileFacts
-from agentguard.facts.values import PathSym, Unknown, alternatives, describe
 from agentguard.facts.workflows import ActionStep, AgentRunStep
 from agentguard.findings import Confidence
 
@@ -70,13 +59,18 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
     agents: list[AgentCapability] = []
     of_step = _step_configs(facts)
     merged = {id(c) for cs in of_step.values() for c in cs if len(cs) == 1}
-    for cfg in facts.configs:
+    at = {id(c): i for i, c in enumerate(facts.configs)}
+    by_config: dict[int, int] = {}  # configuration index -> its entry's place in `agents`
+    for i, cfg in enumerate(facts.configs):
         if id(cfg) not in merged:
+            by_config[i] = len(agents)
             agents.append(_config_agent(len(agents) + 1, cfg, facts, build, target))
     steps_done: set[tuple[str, int]] = set()
     for i, step in enumerate(facts.action_steps):
         steps_done.add((step.path, step.line))
         cfgs = of_step.get(i, [])
+        if len(cfgs) == 1:  # the configuration read from its inputs: the step's entry
+            by_config[at[id(cfgs[0])]] = len(agents)
         agents.append(
             _action_agent(len(agents) + 1, step, facts, cfgs[0] if len(cfgs) == 1 else None)
         )
@@ -95,12 +89,17 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
 
     def draw(n: int, site: AgentSite, tools: Any, model: ModelChoice) -> AgentCapability:
         places, runners, note = _runners(site.evidence.path, facts, build, target)
-        workdir = _workdir(None, site.evidence.path, places, facts, build)
+        workdir = workdir_of(None, site.evidence.path, places, facts, build)
         return _entry(n, site, runners, note, workdir, places, facts, tools=tools,
                       tools_known=True, model=model)  # fmt: skip
 
     agents += definition_agents(len(agents), set(by_file), facts, draw)
-    return CapabilityMap(target=target, agents=tuple(agents), notes=definition_notes(facts))
+    return CapabilityMap(
+        target=target,
+        agents=tuple(agents),
+        notes=definition_notes(facts),
+        by_config=tuple(by_config[i] for i in range(len(facts.configs))),
+    )
 
 
 def _step_configs(facts: ProjectFacts) -> dict[int, list[AgentConfig]]:
@@ -147,155 +146,6 @@ def _runners(
     return places, tuple(p.runner for p in places), note
 
 
-def _cwd_value(cfg: AgentConfig | None) -> tuple[Any, Evidence | None, bool]:
-    """(cwd value, its evidence, set): unset reads as the process's directory."""
-    if cfg is None:
-        return PathSym("process-cwd"), None, False
-    opt = cfg.option("cwd")
-    if opt is None:
-        return PathSym("process-cwd"), Evidence(cfg.path, cfg.line, "`cwd` not set"), False
-    return opt.value, Evidence(cfg.path, opt.line, f"cwd = {describe(opt.value)}"), True
-
-
-def _in_container(value: Any, place: Placement) -> str | None:
-    """The container path a cwd value names, for the file placed at ``place``."""
-    if isinstance(value, str):
-        if value.startswith("/"):
-            return posixpath.normpath(value)
-        return posixpath.normpath(posixpath.join(place.workdir, value)) if place.workdir else None
-    if isinstance(value, PathSym):
-        if value.base == "process-cwd":
-            base = place.workdir
-        elif value.base in ("source-dir", "source-file") and place.in_container:
-            base = posixpath.dirname(place.in_container)
-            for _ in range(value.up):
-                base = posixpath.dirname(base)
-        else:
-            return None
-        if base is None:
-            return None
-        return posixpath.normpath(posixpath.join(base, value.sub)) if value.sub else base
-    return None
-
-
-def _project_rel(value: Any, path: str) -> str | None:
-    """The project-relative folder a cwd value names when no container is joined."""
-    if isinstance(value, str) and not value.startswith("/"):
-        return posixpath.normpath(value)
-    if isinstance(value, PathSym) and value.base in ("source-dir", "source-file"):
-        base = posixpath.dirname(path) or "."
-        for _ in range(value.up):
-            base = posixpath.dirname(base) or "."
-        return posixpath.normpath(posixpath.join(base, value.sub))
-    return None
-
-
-def _workdir(
-    cfg: AgentConfig | None,
-    path: str,
-    places: list[Placement],
-    facts: ProjectFacts,
-    build: BuildFileFacts | None,
-) -> Workdir:
-    value, cwd_ev, was_set = _cwd_value(cfg)
-    ev0 = (cwd_ev,) if cwd_ev else ()
-    alts = alternatives(value)
-    if any(isinstance(a, Unknown) for a in alts) or len(alts) != 1:
-        return Workdir(None, UNKNOWN, ev0, Confidence.LOW, how=f"cwd is {describe(value)}")
-    tree = build.tree if build is not None else None
-    if facts.workdir is not None:  # an image's files
-        wd = _in_container(
-            value,
-            Placement(
-                Runner(IMAGE, "", (), Confidence.HIGH),
-                path,
-                facts.workdir,
-                (),
-                None,
-                None,
-                None,
-                None,
-            ),
-        )
-        return Workdir(
-            wd, IMAGE_CONTENT if wd else UNKNOWN, ev0, Confidence.MEDIUM, how="the image's files"
-        )
-    if places:
-        seen = []
-        for place in places:
-            wd = _in_container(value, place)
-            if wd is None:
-                seen.append(
-                    Workdir(
-                        None,
-                        UNKNOWN,
-                        (*ev0, *place.workdir_ev),
-                        Confidence.LOW,
-                        how=f"{place.runner.name}: the working directory is not set "
-                        "in the files (the image decides)",
-                    )
-                )
-                continue
-            kind, source, holds, ev, how = holds_at(wd, place, tree)
-            seen.append(
-                Workdir(
-                    wd,
-                    kind,
-                    (*ev0, *place.workdir_ev, *ev),
-                    Confidence.HIGH if was_set else Confidence.MEDIUM,
-                    how=how,
-                    host_source=source,
-                    holds=holds,
-                    holds_known=tree is not None,
-                )
-            )
-        if len({(w.path, w.holds_kind, w.host_source) for w in seen}) == 1:
-            return seen[0]
-        return Workdir(
-            None,
-            UNKNOWN,
-            tuple(e for w in seen for e in w.evidence),
-            Confidence.LOW,
-            how="the containers that hold it differ: "
-            + "; ".join(f"{w.path or 'unknown'} ({w.holds_kind})" for w in seen),
-        )
-    rel = _project_rel(value, path)
-    if isinstance(value, PathSym) and value.base == "process-cwd":
-        holds, known = project_holds(tree)
-        return Workdir(
-            ".",
-            PROJECT,
-            ev0,
-            Confidence.LOW if not was_set else Confidence.MEDIUM,
-            how="the process's working directory: usually the checkout",
-            holds=holds,
-            holds_known=known,
-        )
-    if rel is not None:
-        kind = PROJECT if rel == "." else SUBFOLDER
-        holds, known = project_holds(tree) if rel == "." else ((), False)
-        return Workdir(
-            rel,
-            kind,
-            ev0,
-            Confidence.MEDIUM,
-            how="relative to the process's directory"
-            if isinstance(value, str)
-            else "the source file's folder",
-            holds=holds,
-            holds_known=known,
-        )
-    if isinstance(value, str):
-        return Workdir(
-            value,
-            UNKNOWN,
-            ev0,
-            Confidence.MEDIUM,
-            how="a folder of the machine that runs it (not in the project)",
-        )
-    return Workdir(None, UNKNOWN, ev0, Confidence.LOW, how=f"cwd is {describe(value)}")
-
-
 def _entry(
     n: int,
     site: AgentSite,
@@ -337,7 +187,7 @@ def _config_agent(
     kind = IMAGE_PATH if facts.workdir is not None else CLI if cfg.engine == "claude CLI" else CODE
     site = AgentSite(kind, cfg.engine, cfg.label, Evidence(cfg.path, cfg.line, cfg.label))
     places, runners, note = _runners(cfg.path, facts, build, target)
-    workdir = _workdir(cfg, cfg.path, places, facts, build)
+    workdir = workdir_of(cfg, cfg.path, places, facts, build)
     tools = config_tools(cfg, facts)
     return _entry(
         n,
@@ -387,6 +237,7 @@ def _action_agent(
     runner = _job_runner(step.path, step.line, step.job, step.triggers, None)
     workdir = _checkout(ev)
     if cfg is not None:
+        workdir = with_cwd(workdir, cfg, facts)
         return _entry(
             n,
             site,
@@ -431,7 +282,7 @@ def _policy_agent(
     places, runners, note = _runners(policy.path, facts, build, target)
     if not places and not runners:
         note = "an engine configuration: it applies wherever the engine runs on this project"
-    workdir = _workdir(None, policy.path, places, facts, build)
+    workdir = workdir_of(None, policy.path, places, facts, build)
     return _entry(
         n,
         site,
@@ -459,7 +310,7 @@ def _grant_agent(
         FRAMEWORK, framework, f"{framework} tools", Evidence(path, first.line, first.tool)
     )
     places, runners, note = _runners(path, facts, build, target)
-    workdir = _workdir(None, path, places, facts, build)
+    workdir = workdir_of(None, path, places, facts, build)
     fallbacks = [s for s in facts.fallbacks if s.path == path]
     from agentguard.engine.capability_parts import fallback_model
 

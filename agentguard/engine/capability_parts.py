@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentguard.engine.capability_config import live_tools
 from agentguard.facts.agents import AgentConfig, EnginePolicy, FallbackSite, ProjectFacts, ToolGrant
+from agentguard.facts.builtin_tools import TOOL_CATEGORIES
 from agentguard.facts.capabilities import (
     ASKED,
     BYPASS,
@@ -30,13 +32,11 @@ from agentguard.facts.capabilities import (
     ToolAccess,
     Workdir,
 )
+from agentguard.facts.launch_pins import unpinned_reason
 from agentguard.facts.values import Unknown, alternatives, describe
 from agentguard.facts.workflows import ActionStep
 from agentguard.findings import Confidence
 from agentguard.redact import is_secret_name
-from agentguard.rules.agent_tools import CATEGORY_RULES
-from agentguard.rules.agent_tools_checks import live_tools
-from agentguard.rules.agent_tools_mcp import unpinned_reason
 
 if TYPE_CHECKING:
     from agentguard.engine.capability_runs import Placement
@@ -80,10 +80,11 @@ def _approval(cfg: AgentConfig, tools: Iterable[str], category: str) -> tuple[st
 
 
 def config_tools(cfg: AgentConfig, facts: ProjectFacts) -> list[ToolAccess]:
-    """The built-in tools of a Claude configuration, by category."""
+    """The built-in tools of a Claude configuration, by category (AG301-AG303 read these
+    rows: ``tools`` the certain names, or the maybe ones, ``reading`` why)."""
     live = live_tools(cfg)
     out = []
-    for category, (_rule, names) in CATEGORY_RULES.items():
+    for category, names in TOOL_CATEGORIES.items():
         certain = tuple(n for n in names if n in live.certain)
         maybe = tuple(n for n in names if n in live.maybe)
         state = LIVE if certain else MAYBE if maybe else REMOVED
@@ -102,6 +103,7 @@ def config_tools(cfg: AgentConfig, facts: ProjectFacts) -> list[ToolAccess]:
                 ev,
                 conf,
                 how=live.reason + "; " + how,
+                reading=live.reason,
             )
         )
     return out

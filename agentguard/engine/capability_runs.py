@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from agentguard.facts.build_copies import copied_files
 from agentguard.facts.capabilities import (
     COMPOSE_SERVICE,
     DOCKERFILE,
@@ -24,11 +25,9 @@ from agentguard.facts.capabilities import (
 )
 from agentguard.facts.compose import ComposeFile, ComposeService
 from agentguard.facts.dockerfile import CopyStep, DockerfileFacts
+from agentguard.facts.host_paths import holds_project, host_path, is_docker_socket, sensitive_reason
 from agentguard.facts.project import BuildFileFacts, DockerIgnore, TreeFacts
 from agentguard.findings import Confidence
-from agentguard.rules.compose_rules import host_path
-from agentguard.rules.context_copy import copied_files
-from agentguard.rules.mounts import holds_project, is_docker_socket, sensitive_reason
 
 
 def _dir(path: str) -> str:

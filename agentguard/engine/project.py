@@ -252,7 +252,11 @@ def finish(
             )
         ),
     )
-    findings = [*container_findings, *run_agent_rules(facts)]
+    # the capability model is made from the facts alone, before the rules that read it
+    from agentguard.engine.capability_map import build_map
+
+    capabilities = build_map(target, facts, build if build is not None else _no_build(col))
+    findings = [*container_findings, *run_agent_rules(facts, capabilities)]
     sources = [
         *col.sources,
         *(s for o in col.outcomes for s in o.sources),
@@ -281,9 +285,6 @@ def finish(
     if container_facts:
         json_facts["containers"] = container_facts
     json_facts.update(_engine_facts(facts))
-    from agentguard.engine.capability_map import build_map
-
-    capabilities = build_map(target, facts, build if build is not None else _no_build(col))
     return ProjectResult(tuple(findings), tuple(sources), json_facts, capabilities)
 
 

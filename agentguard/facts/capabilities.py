@@ -93,6 +93,19 @@ class Runner:
 
 
 @dataclass(frozen=True)
+class CwdReading:
+    """An agent configuration's ``cwd`` as written, and per reading of it whether it names
+    the project: True (the checkout or an ancestor of it, or the image's working directory),
+    False (another folder), None (not known: the value could not be read). Unset
+    (``written`` False) reads as the process's directory, the checkout: ``(True,)``."""
+
+    written: bool
+    line: int | None  # the option's line (unset: the configuration's)
+    project: tuple[bool | None, ...]  # one per reading of the value
+    image_workdir: str | None = None  # the image's working directory it was read against
+
+
+@dataclass(frozen=True)
 class Workdir:
     """The agent's working directory and what is there.
 
@@ -109,6 +122,7 @@ class Workdir:
     host_source: str | None = None
     holds: tuple[str, ...] = ()
     holds_known: bool = False  # True: the walk saw the folder, so ``holds`` is what is there
+    cwd: CwdReading | None = None  # the configuration's ``cwd`` (None: no configuration read)
 
 
 @dataclass(frozen=True)
@@ -125,6 +139,7 @@ class ToolAccess:
     evidence: tuple[Evidence, ...]
     confidence: Confidence
     how: str = ""
+    reading: str = ""  # a configuration's built-in tools: how `tools`/`disallowed_tools` read
 
 
 @dataclass(frozen=True)
@@ -239,3 +254,11 @@ class CapabilityMap:
     target: str
     agents: tuple[AgentCapability, ...]
     notes: tuple[str, ...] = ()  # joins not made, and why (two candidates, an unread file)
+    # where each agent configuration (``ProjectFacts.configs``, by index) is in ``agents``
+    by_config: tuple[int, ...] = ()
+
+    def of_config(self, index: int) -> AgentCapability | None:
+        """The entry drawn from configuration ``index`` (None: the map has none)."""
+        if index >= len(self.by_config):
+            return None
+        return self.agents[self.by_config[index]]

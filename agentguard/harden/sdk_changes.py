@@ -20,10 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentguard.facts.builtin_tools import BUILTIN_TOOLS
 from agentguard.findings import Finding
 from agentguard.harden.escape import comment, docstring
 from agentguard.inspect.project.model import ClaudeSettings
-from agentguard.rules.agent_tools import BUILTIN_TOOLS, CATEGORY_RULES
+from agentguard.rules.agent_tools import CATEGORY_RULES
 
 TOOL_RULES = {rule.id: category for category, (rule, _m) in CATEGORY_RULES.items()}
 

@@ -16,10 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentguard.facts.host_paths import is_docker_socket
 from agentguard.harden.model import EnvVar, HardenOptions, NamedVolume, ServiceSpec
 from agentguard.inspect.facts import ImageConfig
 from agentguard.redact import mask_value
-from agentguard.rules.mounts import is_docker_socket, workdir_relation
+from agentguard.rules.mounts import workdir_relation
 from agentguard.secret_text import classify, scan_text, value_format
 
 # environment set by the engine or the image's base, never worth carrying over

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agentguard.facts.agents import AgentConfig, ClaudeSettings, ProjectFacts
+from agentguard.facts.builtin_tools import option_syntax
 from agentguard.facts.values import Unknown, alternatives, describe
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.agent_tools import PermissionChecksBypassed
-from agentguard.rules.agent_tools_checks import option_syntax
 
 
 def _bypass_readings(cfg: AgentConfig) -> tuple[list[str], bool, int, bool]:

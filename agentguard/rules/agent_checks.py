@@ -7,6 +7,7 @@ Pure: takes :class:`~agentguard.facts.agents.ProjectFacts`, returns findings.
 from __future__ import annotations
 
 from agentguard.facts.agents import ProjectFacts
+from agentguard.facts.capabilities import CapabilityMap
 from agentguard.findings import Finding, Location
 from agentguard.rules.agent_bypass import check_bypass, check_settings_bypass
 from agentguard.rules.agent_fallback_paths import check_fallback_paths
@@ -31,18 +32,23 @@ from agentguard.rules.agent_workdir import check_settings_sources, check_workdir
 from agentguard.rules.secret_values import check_env_secrets
 
 
-def run_agent_rules(facts: ProjectFacts) -> list[Finding]:
+def run_agent_rules(facts: ProjectFacts, model: CapabilityMap) -> list[Finding]:
+    """``model``: the capability model built from the same ``facts``; its entry of each
+    configuration says which built-in tools exist and whether its cwd is the project."""
     out: list[Finding] = []
-    for cfg in facts.configs:
+    for i, cfg in enumerate(facts.configs):
+        entry = model.of_config(i)
+        tools = entry.tools if entry is not None else ()
+        reading = entry.workdir.cwd if entry is not None else None
         mine: list[Finding] = []
-        mine += check_builtin_tools(cfg)
+        mine += check_builtin_tools(cfg, tools)
         mine += check_allow_list(cfg)
-        workdir = check_workdir(cfg, facts)
+        workdir = check_workdir(cfg, facts, reading)
         mine += workdir
-        is_project, confidence, _ = cwd_verdict(cfg, facts.workdir)
+        is_project, confidence, _ = cwd_verdict(cfg, reading)
         explicit = cfg.option("cwd") is not None and is_project and confidence.value == "high"
         mine += check_bypass(cfg, facts, cwd_is_project=explicit)
-        mine += check_settings_sources(cfg, facts)
+        mine += check_settings_sources(cfg, facts, reading)
         mine += check_fallback_option(cfg)
         # one configuration, one entry in the text report (each rule keeps its finding)
         subject = f"{cfg.engine} {cfg.label} at {cfg.path}:{cfg.line}"

@@ -6,14 +6,9 @@ The checks live in :mod:`agentguard.rules.agent_tools_checks`.
 
 from __future__ import annotations
 
+from agentguard.facts.builtin_tools import TOOL_CATEGORIES
 from agentguard.findings import Severity
 from agentguard.rules.base import Rule, register
-
-SHELL_TOOLS = ("Bash", "BashOutput", "KillShell", "KillBash")
-FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "NotebookEdit", "LS")
-WEB_TOOLS = ("WebFetch", "WebSearch")
-OTHER_TOOLS = ("Task", "TodoWrite")
-BUILTIN_TOOLS = SHELL_TOOLS + FILE_TOOLS + WEB_TOOLS + OTHER_TOOLS
 
 
 @register
@@ -310,7 +305,7 @@ class SilentModelFallback(Rule):
 
 
 CATEGORY_RULES: dict[str, tuple[type[Rule], tuple[str, ...]]] = {
-    "shell": (BuiltinShellTools, SHELL_TOOLS),
-    "file": (BuiltinFileTools, FILE_TOOLS),
-    "web": (BuiltinWebTools, WEB_TOOLS),
+    "shell": (BuiltinShellTools, TOOL_CATEGORIES["shell"]),
+    "file": (BuiltinFileTools, TOOL_CATEGORIES["file"]),
+    "web": (BuiltinWebTools, TOOL_CATEGORIES["web"]),
 }

@@ -1,13 +1,23 @@
-"""AG301-AG305: built-in tools and permissions of agent configurations (facts only, no I/O)."""
+"""AG301-AG305: built-in tools and permissions of agent configurations (facts only, no I/O).
+
+Which built-in tools exist under a configuration is read from the capability model
+(``ToolAccess`` rows, :mod:`agentguard.engine.capability_config` makes them), not worked
+out again here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentguard import escape
 from agentguard.facts.agents import AgentConfig, ClaudeSettings
+from agentguard.facts.builtin_tools import (
+    BUILTIN_TOOLS,
+    TOOL_CATEGORIES,
+    listed_names,
+    option_syntax,
+)
+from agentguard.facts.capabilities import LIVE, MAYBE, REMOVED, ToolAccess
 from agentguard.facts.values import Unknown, alternatives, describe, to_json
 from agentguard.findings import Confidence, Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.agent_mitigations import (
@@ -19,50 +29,12 @@ from agentguard.rules.agent_mitigations import (
     headless_workflow,
     sandboxed,
 )
-from agentguard.rules.agent_tools import (
-    BUILTIN_TOOLS,
-    CATEGORY_RULES,
-    AllowListWithoutRemoval,
-)
+from agentguard.rules.agent_tools import CATEGORY_RULES, AllowListWithoutRemoval
 from agentguard.rules.arbitrary_code import arbitrary_code
 
 
 def _loc(cfg: AgentConfig, line: int | None = None) -> Location:
     return Location(path=cfg.path, line=line or cfg.line, note=cfg.label)
-
-
-def _names(value: Any) -> tuple[set[str], bool]:
-    """Tool names in a list value, and whether the list is complete (no unknown part)."""
-    if isinstance(value, str):
-        return {v for v in value.replace(",", " ").split() if v}, True
-    if isinstance(value, tuple):
-        names = {v for v in value if isinstance(v, str)}
-        return names, not any(not isinstance(v, str) for v in value)
-    return set(), False
-
-
-def option_syntax(cfg: AgentConfig, name: str) -> str:
-    """The option's name as written in this configuration's language."""
-    if cfg.engine.endswith("(TypeScript)"):
-        return {
-            "tools": "tools",
-            "allowed_tools": "allowedTools",
-            "disallowed_tools": "disallowedTools",
-            "permission_mode": "permissionMode",
-            "setting_sources": "settingSources",
-            "fallback_model": "fallbackModel",
-            "can_use_tool": "canUseTool",
-        }.get(name, name)
-    if cfg.engine == "claude CLI":
-        return {
-            "tools": "--tools",
-            "allowed_tools": "--allowedTools",
-            "disallowed_tools": "--disallowedTools",
-            "permission_mode": "--permission-mode",
-            "setting_sources": "--setting-sources",
-            "fallback_model": "--fallback-model",
-        }.get(name, name)
-    return name
 
 
 def _list_snippet(cfg: AgentConfig, name: str, items: Sequence[str]) -> str:
@@ -74,66 +46,30 @@ def _list_snippet(cfg: AgentConfig, name: str, items: Sequence[str]) -> str:
     return f"{key}{sep}[{quoted}]"
 
 
-@dataclass(frozen=True)
-class LiveTools:
-    certain: frozenset[str]  # live on every reading of the configuration
-    maybe: frozenset[str]  # live on some reading, or depending on a value not known
-    reason: str
+def _tool_rows(tools: Sequence[ToolAccess], category: str) -> tuple[list[str], list[str], str]:
+    """(certain, maybe, why) for one category, from the model's row of the configuration.
+    A row the model lacks or could not read is every tool of the category, maybe live."""
+    members = TOOL_CATEGORIES[category]
+    row = next((t for t in tools if t.category == category), None)
+    if row is None or row.state not in (LIVE, MAYBE, REMOVED):
+        return [], list(members), "which built-in tools exist could not be read"
+    if row.state == REMOVED:
+        return [], [], row.reading
+    return (
+        (list(row.tools), [], row.reading)
+        if row.state == LIVE
+        else ([], list(row.tools), row.reading)
+    )
 
 
-def live_tools(cfg: AgentConfig) -> LiveTools:
-    """Which built-in tools exist under this configuration."""
-    builtin = frozenset(BUILTIN_TOOLS)
-    tools = cfg.option("tools")
-    per_alt: list[frozenset[str]] = []
-    maybe: set[str] = set()
-    if tools is None:
-        per_alt.append(builtin)
-        reason = f"`{option_syntax(cfg, 'tools')}` is not set, so the whole built-in set is live"
-    else:
-        reason = f"`{option_syntax(cfg, 'tools')}` = {describe(tools.value)}"
-        for alt in alternatives(tools.value):
-            if alt is None or (isinstance(alt, dict) and alt.get("preset") == "claude_code"):
-                per_alt.append(builtin)
-            elif isinstance(alt, tuple | str):
-                names, complete = _names(alt)
-                if isinstance(alt, str) and alt.strip() == "default":
-                    names = set(builtin)
-                per_alt.append(frozenset(names & builtin))
-                if not complete:
-                    maybe |= builtin
-            else:
-                per_alt.append(frozenset())
-                maybe |= builtin
-    certain = frozenset.intersection(*per_alt) if per_alt else frozenset()
-    maybe |= set().union(*per_alt) - certain
-    disallowed = cfg.option("disallowed_tools")
-    if disallowed is not None:
-        removed_all: frozenset[str] | None = None
-        removed_some: set[str] = set()
-        unknown_removal = False
-        for alt in alternatives(disallowed.value):
-            names, complete = _names(alt) if alt is not None else (set(), True)
-            unknown_removal |= not complete
-            removed_some |= names
-            removed_all = frozenset(names) if removed_all is None else removed_all & names
-        removed_all = removed_all or frozenset()
-        maybe = (maybe | (certain & (removed_some - removed_all))) - removed_all
-        certain = certain - removed_some
-        if unknown_removal:
-            maybe |= certain
-            certain = frozenset()
-        reason += f"; `{option_syntax(cfg, 'disallowed_tools')}` = {describe(disallowed.value)}"
-    return LiveTools(certain, frozenset(maybe - certain), reason)
+def check_builtin_tools(cfg: AgentConfig, tools: Sequence[ToolAccess]) -> list[Finding]:
+    """AG301/AG302/AG303: one finding per category of built-in tools left live.
 
-
-def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
-    """AG301/AG302/AG303: one finding per category of built-in tools left live."""
-    live = live_tools(cfg)
+    ``tools``: the configuration's rows in the capability model (which built-in tools
+    exist under it is worked out there, once)."""
     out: list[Finding] = []
-    for category, (rule, members) in CATEGORY_RULES.items():
-        sure = [t for t in members if t in live.certain]
-        maybe = [t for t in members if t in live.maybe]
+    for category, (rule, _members) in CATEGORY_RULES.items():
+        sure, maybe, reason = _tool_rows(tools, category)
         if not sure and not maybe:
             continue
         names = sure or maybe
@@ -141,7 +77,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
         verb = "leaves" if sure else "may leave"
         message = (
             f"{cfg.engine} configuration {verb} the built-in {category} tools live: "
-            f"{', '.join(names)} ({live.reason})."
+            f"{', '.join(names)} ({reason})."
         )
         if cfg.options.get("allowed_tools") is not None:  # written down, not merely unknown
             message += (
@@ -193,7 +129,7 @@ def check_builtin_tools(cfg: AgentConfig) -> list[Finding]:
                     "engine": cfg.engine,
                     "category": category,
                     "tools": names,
-                    "reason": live.reason,
+                    "reason": reason,
                     "ambiguity": cfg.ambiguity,
                     **evidence_extra,
                 },
@@ -243,7 +179,7 @@ def check_allow_list(cfg: AgentConfig) -> list[Finding]:
     if all(_empty(v) for v in alternatives(allowed.value)):
         return []
     names, complete = (
-        _names(allowed.value)
+        listed_names(allowed.value)
         if not isinstance(allowed.value, Unknown)
         else (
             set(),

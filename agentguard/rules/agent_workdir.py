@@ -1,15 +1,15 @@
 """AG21x: the agent's working directory is the project, and what it loads from there.
 
-Pure functions over :mod:`agentguard.facts.agents` facts (no I/O).
+Pure functions over :mod:`agentguard.facts.agents` facts (no I/O). Whether the agent's
+``cwd`` names the project is read from the capability model (``Workdir.cwd``), where it is
+worked out once against the image's working directory.
 """
 
 from __future__ import annotations
 
-import posixpath
-from typing import Any
-
 from agentguard.facts.agents import AgentConfig, ProjectFacts
-from agentguard.facts.values import PathSym, Unknown, alternatives, describe
+from agentguard.facts.capabilities import CwdReading
+from agentguard.facts.values import Unknown, alternatives, describe
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.rules.base import Rule, register
 
@@ -89,47 +89,45 @@ class ProjectSettingsLoaded(Rule):
     family = "workdir"
 
 
-def _path_is_project(value: Any, workdir: str | None) -> bool | None:
-    """True: the project (or an ancestor of it); False: something else; None: unknown."""
-    if isinstance(value, PathSym):
-        if value.base in ("process-cwd", "source-dir", "source-file"):
-            return not value.sub
-        return value.base == "home"
-    if isinstance(value, str):
-        norm = posixpath.normpath(value) if value else "."
-        if norm in (".", "/"):
-            return True
-        if workdir and norm.startswith("/"):
-            wd = posixpath.normpath(workdir)
-            return norm == wd or wd.startswith(norm.rstrip("/") + "/")
-        return False
-    if isinstance(value, Unknown):
-        return None
-    return False
+def _readings(reading: CwdReading | None) -> tuple[bool | None, ...]:
+    """Per reading of the cwd, whether it names the project, as the model says (a reading
+    the model lacks is unknown, never the project's default)."""
+    return reading.project if reading is not None else (None,)
 
 
-def cwd_verdict(cfg: AgentConfig, workdir: str | None) -> tuple[bool, Confidence, str]:
-    """Whether the configuration's working directory is the project, how sure, and why."""
+def cwd_verdict(cfg: AgentConfig, reading: CwdReading | None) -> tuple[bool, Confidence, str]:
+    """Whether the configuration's working directory is the project, how sure, and why.
+
+    ``reading``: the model's reading of its ``cwd`` (``Workdir.cwd`` of its entry)."""
     opt = cfg.option("cwd")
-    if opt is None:
+    if reading is not None and not reading.written:
         return (
             True,
             Confidence.LOW,
             "`cwd` is not set: the engine works in the process's current directory, which "
             "is usually the checkout (or the image's working directory)",
         )
-    verdicts = [_path_is_project(a, workdir) for a in alternatives(opt.value)]
+    verdicts = _readings(reading)
     if not any(v is not False for v in verdicts):
         return False, Confidence.HIGH, ""
     sure = all(v is True for v in verdicts)
-    text = f"`cwd` = {describe(opt.value)}"
-    if workdir and any(isinstance(a, str) for a in alternatives(opt.value)):
+    text = f"`cwd` = {describe(opt.value)}" if opt is not None else "`cwd` could not be read"
+    workdir = reading.image_workdir if reading is not None else None
+    if workdir and opt is not None and any(isinstance(a, str) for a in alternatives(opt.value)):
         text += f" (the image's working directory is {workdir})"
     return True, Confidence.HIGH if sure else Confidence.LOW, text
 
 
-def check_workdir(cfg: AgentConfig, facts: ProjectFacts) -> list[Finding]:
-    """AG210 for one agent configuration."""
+def _unread(reading: CwdReading | None) -> bool:
+    """A cwd no reading of which is the project: which folder it is is not known."""
+    written = reading is None or reading.written
+    return written and not any(v is True for v in _readings(reading))
+
+
+def check_workdir(
+    cfg: AgentConfig, facts: ProjectFacts, reading: CwdReading | None
+) -> list[Finding]:
+    """AG210 for one agent configuration (``reading``: its cwd, from the model)."""
     if cfg.engine == "claude CLI":
         is_project, confidence, why = (
             True,
@@ -138,16 +136,14 @@ def check_workdir(cfg: AgentConfig, facts: ProjectFacts) -> list[Finding]:
             "for a script in the repository)",
         )
     else:
-        is_project, confidence, why = cwd_verdict(cfg, facts.workdir)
+        is_project, confidence, why = cwd_verdict(cfg, reading)
     if not is_project:
         return []
     opt = cfg.option("cwd")
     severity = AgentWorkdirIsProject.default_severity if opt else Severity.MEDIUM
     # a cwd that is not read is unknown, not the project: the project's files are cited only
     # where some reading of the cwd is the project
-    unread = opt is not None and not any(
-        _path_is_project(a, facts.workdir) for a in alternatives(opt.value)
-    )
+    unread = _unread(reading)
     markers = [] if unread else list(facts.project_markers)
     if unread:
         message = (
@@ -177,8 +173,10 @@ def check_workdir(cfg: AgentConfig, facts: ProjectFacts) -> list[Finding]:
     ]
 
 
-def check_settings_sources(cfg: AgentConfig, facts: ProjectFacts) -> list[Finding]:
-    """AG211 for one agent configuration."""
+def check_settings_sources(
+    cfg: AgentConfig, facts: ProjectFacts, reading: CwdReading | None
+) -> list[Finding]:
+    """AG211 for one agent configuration (``reading``: its cwd, from the model)."""
     opt = cfg.option("setting_sources")
     name = {
         "claude CLI": "--setting-sources",
@@ -216,11 +214,8 @@ def check_settings_sources(cfg: AgentConfig, facts: ProjectFacts) -> list[Findin
         line = opt.line
     # what it loads comes from its working directory: the project's files are cited only
     # when that directory is (or may be, by an unset cwd) the project
-    cwd_is_project = cfg.engine == "claude CLI" or cwd_verdict(cfg, facts.workdir)[0]
-    cwd = cfg.option("cwd")
-    if cwd is not None and not any(
-        _path_is_project(a, facts.workdir) for a in alternatives(cwd.value)
-    ):
+    cwd_is_project = cfg.engine == "claude CLI" or cwd_verdict(cfg, reading)[0]
+    if _unread(reading):
         cwd_is_project = False
     markers = [
         m for m in facts.project_markers if cwd_is_project and ("CLAUDE" in m or ".claude" in m)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from agentguard.facts.compose import ComposeFile, ComposeService
 from agentguard.facts.devcontainer import SOCKET_FEATURES, DevcontainerFacts, DevMount, DevSetting
 from agentguard.facts.dockerfile import DockerfileFacts
+from agentguard.facts.host_paths import host_path
 from agentguard.facts.image import MountFact
 from agentguard.findings import Confidence, Finding, Fix, Location
 from agentguard.rules.hardening import (
@@ -28,18 +29,6 @@ from agentguard.rules.hardening import (
 from agentguard.rules.interpolation import Expanded, dockerfile_env, expand, expand_compose
 from agentguard.rules.mounts import check_mounts
 from agentguard.rules.secret_values import check_env_secrets
-
-_HOME = re.compile(
-    r"^(~|\$HOME|\$\{HOME\}|\$\{localEnv:HOME\}(\$\{localEnv:USERPROFILE\})?|"
-    r"\$\{localEnv:USERPROFILE\}|\$\{env:HOME\}|%USERPROFILE%)(?=/|$)"
-)
-
-
-def host_path(source: str | None) -> str | None:
-    """A host path with the home-folder spellings of compose/devcontainer written as ``~``."""
-    if source is None:
-        return None
-    return _HOME.sub("~", source.strip(), count=1)
 
 
 def _mode(value: str | None) -> str | None:

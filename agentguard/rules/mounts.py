@@ -8,10 +8,10 @@ same classes from compose/devcontainer files. Pure functions only (no I/O).
 
 from __future__ import annotations
 
-import itertools
 import posixpath
 from collections.abc import Callable, Collection, Sequence
 
+from agentguard.facts.host_paths import holds_project, is_docker_socket, norm, sensitive_reason
 from agentguard.facts.image import ImageFacts, MountFact
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.rules.base import Rule, register
@@ -181,12 +181,6 @@ def effective_workdir(*candidates: str | None) -> str | None:
     return "/"
 
 
-def _norm(path: str | None) -> str | None:
-    if path is None or not path.strip():
-        return None
-    return posixpath.normpath(path.strip())
-
-
 def workdir_relation(destination: str, workdir: str) -> str | None:
     """ "at", "above" (the mount contains the workdir) or "below" (inside it); else None."""
     dest = posixpath.normpath(destination)
@@ -199,30 +193,7 @@ def workdir_relation(destination: str, workdir: str) -> str | None:
     return None
 
 
-def is_docker_socket(path: str | None) -> bool:
-    p = _norm(path)
-    return p is not None and posixpath.basename(p) in _SOCKET_NAMES
-
-
-_SOCKET_NAMES = frozenset({"docker.sock", "containerd.sock", "podman.sock", "dockershim.sock"})
 _SOCKET_DIRS = frozenset({"/var/run", "/run", "/var/run/docker", "/run/docker"})
-
-
-# Host sources that are the project itself, whatever the working directory.
-_PROJECT_SOURCES = frozenset(
-    {".", "..", "$PWD", "${PWD}", "${localWorkspaceFolder}", "${containerWorkspaceFolder}"}
-)
-
-
-def holds_project(source: str | None, contexts: Collection[str] = ()) -> bool:
-    """Whether a bind mount's host source is the project: ``.``, ``$PWD``,
-    ``${localWorkspaceFolder}``, or a build context of the service (``contexts``)."""
-    if source is None:
-        return False
-    src = source.rstrip("/") or "/"
-    if src.startswith("./"):
-        src = src[2:] or "."
-    return src in _PROJECT_SOURCES or src in {c.rstrip("/").removeprefix("./") for c in contexts}
 
 
 def check_host_folder_at_workdir(
@@ -285,7 +256,7 @@ def check_docker_socket_mounts(
     findings: list[Finding] = []
     for m in mounts:
         direct = is_docker_socket(m.source) or is_docker_socket(m.destination)
-        folder = m.type == "bind" and _norm(m.source) in _SOCKET_DIRS
+        folder = m.type == "bind" and norm(m.source) in _SOCKET_DIRS
         if not (direct or folder):
             continue
         what = (
@@ -326,41 +297,6 @@ def check_image_docker_socket(image: ImageFacts) -> list[Finding]:
         )
         for path in sorted(image.docker_socket_paths)
     ]
-
-
-_HOME_ROOTS = ("/home", "/Users")
-_CREDENTIAL_PARTS = frozenset(
-    {".ssh", ".aws", ".claude", ".kube", ".docker", ".gnupg", ".azure", ".netrc", ".pypirc"}
-    | {".git-credentials", ".npmrc", ".claude.json", ".codex", ".gemini"}
-    | {".anthropic", ".openhands", ".openhands-state", ".cursor", ".aider"}
-)
-_CREDENTIAL_PAIRS = frozenset({(".config", "gcloud"), (".config", "gh"), (".config", "claude")})
-_SYSTEM_PATHS = frozenset({"/", "/etc", "/root", "/home", "/Users", "/proc", "/sys", "/boot"})
-_SYSTEM_PATHS_BELOW = ("/etc/", "/root/", "/proc/", "/sys/", "/boot/", "/var/lib/docker")
-_BENIGN_ETC = frozenset({"/etc/localtime", "/etc/timezone", "/etc/hosts", "/etc/resolv.conf"})
-
-
-def sensitive_reason(source: str | None) -> str | None:
-    """Why a host path is sensitive, or None. ``~`` counts as a home folder."""
-    src = _norm(source)
-    if src is None:
-        return None
-    if src in _BENIGN_ETC:
-        return None
-    parts = [p for p in src.split("/") if p]
-    if src == "~" or (src.startswith("~/") and len(parts) == 1):
-        return "home folder"
-    for part in parts:
-        if part in _CREDENTIAL_PARTS:
-            return f"credentials folder {part}"
-    for a, b in itertools.pairwise(parts):
-        if (a, b) in _CREDENTIAL_PAIRS:
-            return f"credentials folder {a}/{b}"
-    if src in _SYSTEM_PATHS or src.startswith(_SYSTEM_PATHS_BELOW):
-        return "the host's root filesystem" if src == "/" else f"system path {src}"
-    if len(parts) == 2 and "/" + parts[0] in _HOME_ROOTS:
-        return "home folder"
-    return None
 
 
 def check_sensitive_mounts(

@@ -12,10 +12,11 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agentguard.facts.host_paths import is_docker_socket
 from agentguard.facts.probe import Expected, Inside, MountInfo, Observation, Outside
 from agentguard.findings import Finding, Fix, JSONValue, Location, Severity
 from agentguard.rules.base import Rule, register
-from agentguard.rules.mounts import is_docker_socket, workdir_relation
+from agentguard.rules.mounts import workdir_relation
 
 
 @register

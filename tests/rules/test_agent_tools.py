@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentguard.findings import Confidence, Fix, Location, Severity
+from agentguard.engine.capability_config import live_tools
+from agentguard.engine.capability_parts import config_tools
+from agentguard.facts.launch_pins import unpinned_reason
+from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.model import (
     AgentConfig,
     McpServer,
@@ -15,8 +18,8 @@ from agentguard.inspect.project.model import (
 )
 from agentguard.rules.agent_bypass import check_bypass
 from agentguard.rules.agent_tools import McpServerUnpinned
-from agentguard.rules.agent_tools_checks import check_allow_list, live_tools
-from agentguard.rules.agent_tools_mcp import check_mcp_server, unpinned_reason
+from agentguard.rules.agent_tools_checks import check_allow_list, check_builtin_tools
+from agentguard.rules.agent_tools_mcp import check_mcp_server
 
 
 def _cfg(**options: object) -> AgentConfig:
@@ -138,17 +141,13 @@ def test_bypass_is_critical_with_root_or_a_mounted_project() -> None:
 
 
 def test_sandboxed_shell_is_medium_and_says_so() -> None:
-    from agentguard.rules.agent_tools_checks import check_builtin_tools
+    def shell(cfg: AgentConfig) -> list[Finding]:
+        rows = config_tools(cfg, ProjectFacts())  # the model's rows of the configuration
+        return [f for f in check_builtin_tools(cfg, rows) if f.rule_id == "AG301"]
 
-    plain = [f for f in check_builtin_tools(_cfg()) if f.rule_id == "AG301"]
-    boxed = [
-        f for f in check_builtin_tools(_cfg(sandbox={"enabled": True})) if f.rule_id == "AG301"
-    ]
-    unknown = [
-        f
-        for f in check_builtin_tools(_cfg(sandbox=Unknown("S", "parameter")))
-        if f.rule_id == "AG301"
-    ]
+    plain = shell(_cfg())
+    boxed = shell(_cfg(sandbox={"enabled": True}))
+    unknown = shell(_cfg(sandbox=Unknown("S", "parameter")))
     assert [f.severity for f in plain + boxed + unknown] == [
         Severity.HIGH,
         Severity.MEDIUM,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
+from agentguard.facts.host_paths import sensitive_reason
 from agentguard.findings import Location
 from agentguard.inspect.facts import MountFact
 from agentguard.rules.inspected import check_container, check_image
-from agentguard.rules.mounts import check_mounts, sensitive_reason, workdir_relation
+from agentguard.rules.mounts import check_mounts, workdir_relation
 from tests.rules.facts_loader import expect, layer_digest, load_container, load_image, only
 
 L1 = layer_digest(1)

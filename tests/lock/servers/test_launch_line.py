@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from agentguard.facts.agents import McpServer
+from agentguard.facts.launch_pins import unpinned_reason
 from agentguard.facts.mcp_pins import (
     MORE_PACKAGES,
     OTHER_REGISTRY,
@@ -18,7 +19,7 @@ from agentguard.facts.mcp_pins import (
 )
 from agentguard.findings import Confidence, Fix, Location, Severity
 from agentguard.rules.agent_tools import McpServerUnpinned
-from agentguard.rules.agent_tools_mcp import check_mcp_server, unpinned_reason
+from agentguard.rules.agent_tools_mcp import check_mcp_server
 
 DIGEST = "sha256:" + "a" * 64
 
