@@ -31,6 +31,7 @@ from agentguard.engine.capability_runs import (
     project_holds,
     service_paths,
 )
+from agentguard.engine.capability_services import service_agents
 from agentguard.facts.agents import AgentConfig, EnginePolicy, ProjectFacts, ToolGrant
 from agentguard.facts.capabilities import (
     CLI,
@@ -100,6 +101,7 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
                       tools_known=True, model=model)  # fmt: skip
 
     agents += definition_agents(len(agents), set(by_file), facts, draw)
+    agents += service_agents(agents, build)
     return CapabilityMap(target=target, agents=tuple(agents), notes=definition_notes(facts))
 
 

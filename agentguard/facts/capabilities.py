@@ -25,6 +25,7 @@ WORKFLOW_STEP = "workflow-step"  # an agent action (`uses:`) or a `run:` step in
 IMAGE_PATH = "image-path"  # a file found in an image's layers
 FRAMEWORK = "framework"  # tools handed to a model by another framework (LangChain...)
 DEFINITION = "definition"  # an agent a framework's constructor defines, no risky tool seen
+SERVICE = "service"  # a container whose own start runs an agent app (facts.agent_services)
 
 # ToolAccess.category of a DEFINITION: the tools it is handed, as written (state UNKNOWN)
 DECLARED = "declared"
@@ -69,7 +70,7 @@ class Evidence:
 class AgentSite:
     """Where the agent is defined."""
 
-    kind: str  # CODE | CLI | WORKFLOW_STEP | IMAGE_PATH | FRAMEWORK
+    kind: str  # CODE | CLI | WORKFLOW_STEP | IMAGE_PATH | FRAMEWORK | DEFINITION | SERVICE
     engine: str  # "claude-agent-sdk", "Codex CLI", "anthropics/claude-code-action", ...
     label: str  # "ClaudeAgentOptions(...)", "workflow step", ...
     evidence: Evidence
