@@ -463,6 +463,7 @@ def _grant_agent(
     places, runners, note = _runners(path, facts, build, target)
     workdir = _workdir(None, path, places, facts, build)
     fallbacks = [s for s in facts.fallbacks if s.path == path]
+    from agentguard.engine.capability_defs import function_rows
     from agentguard.engine.capability_parts import fallback_model
 
     return _entry(
@@ -473,7 +474,7 @@ def _grant_agent(
         workdir,
         places,
         facts,
-        tools=grant_tools(grants),
+        tools=[*grant_tools(grants), *function_rows(path, framework, facts)],
         tools_known=True,
         model=fallback_model(fallbacks, site.evidence),
     )

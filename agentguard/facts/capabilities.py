@@ -29,6 +29,10 @@ SERVICE = "service"  # a container whose own start runs an agent app (facts.agen
 
 # ToolAccess.category of a DEFINITION: the tools it is handed, as written (state UNKNOWN)
 DECLARED = "declared"
+# ToolAccess.category of one function a DEFINITION is handed as a tool: ``tools`` its name,
+# each evidence after the first a call its body makes ("shell: subprocess.run"); state
+# LIVE when such a call is seen, UNKNOWN when none is (its helpers are not read)
+FUNCTION = "function"
 
 # Runner.kind
 COMPOSE_SERVICE = "compose-service"
