@@ -206,6 +206,12 @@ def finish(
             p.path for o in col.outcomes for p in o.engine_policies
         }
         definitions += composite_definitions(composites, drawn)
+    crews = [c for o in col.outcomes for c in o.crew_classes]
+    if crews and col.loader is not None:  # crewAI's agents.yaml (drawn by the map only)
+        from agentguard.inspect.project.crew_yaml import crew_definitions
+
+        definitions, crew_sources = crew_definitions(crews, definitions, col.loader)
+        more_sources = (*more_sources, *crew_sources)
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)

@@ -168,6 +168,21 @@ class AgentDefinition:
     tools_set: bool = False
     builtin: str = ""
     tool_defs: tuple[ToolDef, ...] = ()  # the functions read as its tools (see ToolDef)
+    # crewAI: the agents.yaml entry it is built from (`config=self.agents_config["x"]`)
+    config_key: str | None = None
+
+
+@dataclass(frozen=True)
+class CrewClass:
+    """A crewAI ``@CrewBase`` class: where its agents' YAML is (``agents_config``, as
+    written, relative to its file; crewAI's default ``config/agents.yaml`` when unset;
+    None when computed) and its ``@tool`` methods, which a YAML ``tools:`` list names."""
+
+    path: str
+    line: int
+    name: str
+    agents_config: str | None
+    tool_methods: tuple[tuple[str, int], ...] = ()  # (method name, line)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from agentguard.facts.agents import ToolDef
 from agentguard.inspect.project.model import AgentDefinition
+from agentguard.inspect.project.python_crews import config_key
 from agentguard.inspect.project.python_eval import Evaluator, reaching
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
 from agentguard.inspect.project.python_tool_defs import (
@@ -242,6 +243,9 @@ def _definition(
         tools_set=tools_set,
         builtin=kind.builtin,
         tool_defs=tuple(listed),
+        config_key=next((config_key(k.value) for k in node.keywords if k.arg == "config"), None)
+        if kind is _CREW_AGENT
+        else None,
     )
 
 
