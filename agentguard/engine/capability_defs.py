@@ -100,8 +100,13 @@ def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
         how = "no tools handed here (tools added elsewhere are not read)"
         confidence = Confidence.LOW
     decorated = [t.name for t in d.tool_defs if t.via.startswith("@") and "." in t.via]
-    if decorated:
-        how += f"; its decorators add {', '.join(decorated)}"
+    if decorated and not d.tools_set:
+        how = (
+            f"no tools handed in the call; its decorators in this file add {', '.join(decorated)}"
+            " (tools added in other files are not read)"
+        )
+    elif decorated:
+        how += f"; its decorators in this file add {', '.join(decorated)}"
     if d.builtin:
         how += f"; it {d.builtin}"
     if named:  # (one of several in the file: which one)
@@ -112,12 +117,8 @@ def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
 def function_rows(path: str, framework: str, facts: ProjectFacts) -> list[ToolAccess]:
     """The tool functions of the definitions of one file and framework, for the entry that
     draws that file with its risky tools (its definitions are not drawn on their own)."""
-    return [
-        _function(t)
-        for d in facts.definitions_of(path)
-        if d.framework == framework
-        for t in d.tool_defs
-    ]
+    tools = (t for d in facts.definitions_of(path) if d.framework == framework for t in d.tool_defs)
+    return [_function(t) for t in dict.fromkeys(tools)]  # (one tool handed to two agents: once)
 
 
 def _function(t: ToolDef) -> ToolAccess:

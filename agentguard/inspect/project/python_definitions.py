@@ -102,6 +102,7 @@ _USED = tuple(
     for p in (
         *(n + rb"\s*(?:\(|as\b)" for n in NAME_NEEDLES if n != b"Coder"),
         rb"Coder\s*(?:\.\s*create\s*\(|as\b)",
+        rb"Agent\s*\[[^\]\n]*\]\s*\(",  # `Agent[Deps, Output](...)`
         rb"=\s*\(?\s*[\w.]*(?:Agent|Crew|create_react_agent|create_agent|Coder(?:\.create)?)"
         rb"\s*(?:[;#)\\]|$)",
     )
@@ -172,7 +173,9 @@ def agent_definitions(path: str, index: ModuleIndex, ev: Evaluator) -> list[Agen
     out: list[AgentDefinition] = []
     at_call: dict[int, int] = {}  # id(the constructor call) -> its definition in ``out``
     for node, scope in index.calls:
-        names = [q for q in ev.qualnames(node.func, scope) if q in CLASSES]
+        # (`Agent[Deps, Output](...)`: the class subscripted with its type parameters)
+        func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+        names = [q for q in ev.qualnames(func, scope) if q in CLASSES]
         if names:
             at_call[id(node)] = len(out)
             out.append(_definition(path, node, scope, index, ev, names[0]))
