@@ -44,6 +44,7 @@ _MODULES = {"openhands": OPENHANDS, "aider": AIDER}
 _PREFIXES = frozenset({"exec", "env", "sudo", "tini", "dumb-init", "--", "nohup", "time"})
 _RUNNERS = {"npx": 1, "bunx": 1, "pnpx": 1, "uvx": 1, "pipx": 2, "poetry": 2, "uv": 2,
             "pdm": 2, "pnpm": 2, "yarn": 2, "npm": 2}  # fmt: skip
+_VALUED = frozenset({"--from", "--with", "-p", "--package", "--python", "--spec", "--index"})
 _ASGI = frozenset({"uvicorn", "gunicorn", "hypercorn", "daphne"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash"})
 _SPLIT = re.compile(r"&&|\|\||[;|&\n]")
@@ -103,7 +104,7 @@ def _engine_of(words: list[str], depth: int) -> list[tuple[str, str]]:
     if runner is not None:
         i += runner  # the package manager and its verb (`pipx run`, `npm exec`)
         while i < len(words) and words[i].startswith("-"):
-            i += 1
+            i += 2 if words[i] in _VALUED and i + 1 < len(words) else 1
         if i >= len(words):
             return []
         name = re.sub(r"(?<=.)@[^/]*$", "", words[i])  # the version (`@openai/codex@0.5`)
@@ -157,9 +158,16 @@ def _starts(df: DockerfileFacts, keep_entrypoint: bool, keep_cmd: bool) -> list[
 
 def _from_dockerfile(df: DockerfileFacts, steps: list[StartStep]) -> list[tuple[str, Evidence]]:
     out: list[tuple[str, Evidence]] = []
+    wrapper = ""
     for step in steps:
-        for engine, text in engines_started(step.argv):
-            out.append((engine, Evidence(df.path, step.line, f"{step.instruction} {text}")))
+        found = engines_started(step.argv)
+        if not found and step.instruction == "ENTRYPOINT":
+            wrapper = _show(" ".join(step.argv))
+        for engine, text in found:
+            note = f"{step.instruction} {text}"
+            if wrapper and step.instruction == "CMD":  # (the CMD is the ENTRYPOINT's arguments)
+                note += f", handed to ENTRYPOINT {wrapper} (what it does with it: not read)"
+            out.append((engine, Evidence(df.path, step.line, note)))
     return out
 
 
