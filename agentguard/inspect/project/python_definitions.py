@@ -210,7 +210,7 @@ def _decorated_tools(
         for call, via in decorated_onto(node, scope):
             i = at_call.get(id(call))
             if i is not None and out[i].framework == "pydantic-ai":
-                added.setdefault(i, []).append(tool_def(path, node, via, index, ev))
+                added.setdefault(i, []).append(tool_def(path, node, via, scope, index, ev))
     for i, tools in added.items():
         d = out[i]
         tools.sort(key=lambda t: t.line)
@@ -228,9 +228,9 @@ def _definition(
     listed: list[ToolDef] = []
     if isinstance(tools_arg, ast.List | ast.Tuple):
         for elt in tools_arg.elts:
-            for fn in named_tool(elt, scope, index, ev):
+            for fn, bound_in in named_tool(elt, scope):
                 if len(listed) < MAX_TOOLS:
-                    listed.append(tool_def(path, fn, None, index, ev))
+                    listed.append(tool_def(path, fn, None, bound_in, index, ev))
     parts = q.split(".")
     label = f"{parts[-2]}.{parts[-1]}(...)" if parts[-1] == "create" else f"{parts[-1]}(...)"
     return AgentDefinition(

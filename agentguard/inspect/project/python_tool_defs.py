@@ -31,6 +31,8 @@ MAX_EFFECTS = 8  # effect calls kept per tool
 TOOL_DECORATORS = {
     "agents.function_tool": "@function_tool",
     "agents.tool.function_tool": "@function_tool",
+    "agents.decorators.function_tool": "@function_tool",
+    "agents.decorators.tool": "@tool",  # (openai-agents' alias of function_tool)
     "smolagents.tool": "@tool",
     "smolagents.tools.tool": "@tool",
     "langchain_core.tools.tool": "@tool",
@@ -92,37 +94,34 @@ def decorated_onto(node: Def, scope: Scope) -> list[tuple[ast.Call, str]]:
     return out
 
 
-def named_tool(elt: ast.expr, scope: Scope, index: ModuleIndex, ev: Evaluator) -> list[Def]:
+def named_tool(elt: ast.expr, scope: Scope) -> list[tuple[Def, Scope]]:
     """The functions a tools list's element names (``get_weather``): each ``def`` it is
-    bound to where the list is read; none when any binding is something else."""
+    bound to where the list is read, with the scope that binds it; none when any binding
+    is something else."""
     if not isinstance(elt, ast.Name):
         return []
     owner, bindings = reaching(elt.id, scope, elt.lineno)
     if owner is None or not bindings or any(b.node is None for b in bindings):
         return []
-    return [b.node for b in bindings if b.node is not None]
+    return [(b.node, owner) for b in bindings if b.node is not None]
 
 
-def tool_def(path: str, node: Def, via: str | None, index: ModuleIndex, ev: Evaluator) -> ToolDef:
-    """A tool function: its decorator (or how it was found) and what its body runs."""
+def tool_def(
+    path: str, node: Def, via: str | None, bound_in: Scope, index: ModuleIndex, ev: Evaluator
+) -> ToolDef:
+    """A tool function: its decorator (or how it was found) and what its body runs;
+    ``bound_in``: the scope that binds it (where its decorators are read)."""
     if via is None:
         via = "function"
-        scope = _bound_in(node, index)
         for d in node.decorator_list:
             target = d.func if isinstance(d, ast.Call) else d
-            names = ev.qualnames(target, scope) if scope is not None else ()
-            known = [TOOL_DECORATORS[q] for q in names if q in TOOL_DECORATORS]
+            known = [
+                TOOL_DECORATORS[q] for q in ev.qualnames(target, bound_in) if q in TOOL_DECORATORS
+            ]
             if known:
                 via = known[0]
                 break
     return ToolDef(node.name, path, node.lineno, via, _effects(node, index, ev))
-
-
-def _bound_in(node: Def, index: ModuleIndex) -> Scope | None:
-    for def_node, scope in function_defs(index):
-        if def_node is node:
-            return scope
-    return None
 
 
 def _effects(node: Def, index: ModuleIndex, ev: Evaluator) -> tuple[tuple[str, str, int], ...]:
