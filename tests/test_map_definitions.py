@@ -242,7 +242,7 @@ def test_the_text_says_no_risky_tool_seen_never_none(project: Path) -> None:
         "  runs in   compose service api, from the image built by Dockerfile  "
         "[compose.yaml:2, Dockerfile:3]\n"
         "  works in  /srv (what is there: unknown) (medium confidence)  [compose.yaml:2]\n"
-        "  tools     no shell/file/web tool seen; no tools handed here (tools added elsewhere "
+        "  tools     no built-in shell/file/web tool seen; no tools handed here (tools added elsewhere "
         "are not read) (low confidence)  [app/whales.py:4]\n"
     ) in result.stdout
     assert "no built-in tools" not in result.stdout

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from agentguard.facts.agents import AgentDefinition, ProjectFacts
+from agentguard.facts.agents import AgentDefinition, ProjectFacts, ToolDef
 from agentguard.facts.capabilities import (
     DECLARED,
     DEFINITION,
+    FUNCTION,
+    LIVE,
     UNKNOWN,
     AgentCapability,
     AgentSite,
@@ -61,7 +63,9 @@ def definition_agent(n: int, defs: Sequence[AgentDefinition], draw: Draw) -> Age
     counts = Counter(d.label for d in defs)
     label = ", ".join(f"{lb} x{k}" if k > 1 else lb for lb, k in counts.items())
     site = AgentSite(DEFINITION, first.framework, label, _ev(first))
-    rows = [_tools(d, len(defs) > 1) for d in defs[:ROWS]]
+    rows = [
+        r for d in defs[:ROWS] for r in (_tools(d, len(defs) > 1), *map(_function, d.tool_defs))
+    ]
     if len(defs) > ROWS:
         rest = defs[ROWS:]
         rows.append(
@@ -95,11 +99,40 @@ def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
     else:
         how = "no tools handed here (tools added elsewhere are not read)"
         confidence = Confidence.LOW
+    decorated = [t.name for t in d.tool_defs if t.via.startswith("@") and "." in t.via]
+    if decorated and not d.tools_set:
+        how = (
+            f"no tools handed in the call; its decorators in this file add {', '.join(decorated)}"
+            " (tools added in other files are not read)"
+        )
+    elif decorated:
+        how += f"; its decorators in this file add {', '.join(decorated)}"
     if d.builtin:
         how += f"; it {d.builtin}"
     if named:  # (one of several in the file: which one)
         how = f"{d.label} at line {d.line}: {how}"
     return ToolAccess(DECLARED, UNKNOWN, d.tools or (), UNKNOWN, (_ev(d),), confidence, how=how)
+
+
+def function_rows(path: str, framework: str, facts: ProjectFacts) -> list[ToolAccess]:
+    """The tool functions of the definitions of one file and framework, for the entry that
+    draws that file with its risky tools (its definitions are not drawn on their own)."""
+    tools = (t for d in facts.definitions_of(path) if d.framework == framework for t in d.tool_defs)
+    return [_function(t) for t in dict.fromkeys(tools)]  # (one tool handed to two agents: once)
+
+
+def _function(t: ToolDef) -> ToolAccess:
+    """One tool function: what its own body is seen to call (none seen: unknown)."""
+    ev = (
+        Evidence(t.path, t.line, f"{t.via} {t.name}"),
+        *(Evidence(t.path, line, f"{kind}: {callee}") for kind, callee, line in t.effects),
+    )
+    if t.effects:
+        calls = ", ".join(f"{q} ({c}, line {line})" for c, q, line in t.effects)
+        how = f"{t.via} {t.name}: its body calls {calls}"
+        return ToolAccess(FUNCTION, LIVE, (t.name,), UNKNOWN, ev, Confidence.MEDIUM, how=how)
+    how = f"{t.via} {t.name}: no shell, file or network call seen in its body (what it calls: unknown)"
+    return ToolAccess(FUNCTION, UNKNOWN, (t.name,), UNKNOWN, ev, Confidence.LOW, how=how)
 
 
 def _model(defs: Sequence[AgentDefinition]) -> ModelChoice:

@@ -23,6 +23,7 @@ from agentguard.engine.capability_parts import (
     step_secrets,
 )
 from agentguard.engine.capability_runs import Placement, forget_copied, placements, service_paths
+from agentguard.engine.capability_services import service_agents
 from agentguard.engine.capability_workdir import with_cwd, workdir_of
 from agentguard.facts.agents import AgentConfig, EnginePolicy, ProjectFacts, ToolGrant
 from agentguard.facts.capabilities import (
@@ -94,6 +95,7 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
                       tools_known=True, model=model)  # fmt: skip
 
     agents += definition_agents(len(agents), set(by_file), facts, draw)
+    agents += service_agents(agents, build)
     return CapabilityMap(
         target=target,
         agents=tuple(agents),
@@ -312,6 +314,7 @@ def _grant_agent(
     places, runners, note = _runners(path, facts, build, target)
     workdir = workdir_of(None, path, places, facts, build)
     fallbacks = [s for s in facts.fallbacks if s.path == path]
+    from agentguard.engine.capability_defs import function_rows
     from agentguard.engine.capability_parts import fallback_model
 
     return _entry(
@@ -322,7 +325,7 @@ def _grant_agent(
         workdir,
         places,
         facts,
-        tools=grant_tools(grants),
+        tools=[*grant_tools(grants), *function_rows(path, framework, facts)],
         tools_known=True,
         model=fallback_model(fallbacks, site.evidence),
     )

@@ -138,6 +138,7 @@ def _image_part(
             ],
             workdir=wd,
             configs=agent.configs,
+            target=image.target,
         )
         layers = {c.path: c.layer_digest for c in image.contents}
         layers.update({f.content.path: f.content.layer_digest for f in agent.files})

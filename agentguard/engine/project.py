@@ -68,10 +68,12 @@ def inspect_files(
     *,
     workdir: str | None,
     configs: Sequence[AgentConfig] = (),
+    target: str = "the image",
 ) -> ProjectResult:
     """Run the agent-configuration rules over files collected from an image (and agent
-    configurations read from its config, such as a `claude` entrypoint)."""
-    return scan_files(files, workdir=workdir, configs=configs)
+    configurations read from its config, such as a `claude` entrypoint); ``target``: the
+    image as the user named it (the map's runner)."""
+    return scan_files(files, workdir=workdir, configs=configs, target=target)
 
 
 def scan_path(
@@ -116,7 +118,11 @@ def scan_path(
 
 
 def scan_files(
-    files: Sequence[ProjectFile], *, workdir: str | None, configs: Sequence[AgentConfig] = ()
+    files: Sequence[ProjectFile],
+    *,
+    workdir: str | None,
+    configs: Sequence[AgentConfig] = (),
+    target: str = "the image",
 ) -> ProjectResult:
     from agentguard.inspect.project.files import FileOutcome
     from agentguard.inspect.project.scan import collect_files
@@ -124,7 +130,7 @@ def scan_files(
     col = collect_files(files, workdir=workdir)
     if configs:  # read from an image config, not from a file
         col.outcomes.append(FileOutcome(configs=list(configs), read=False))
-    return finish(col, workdir=workdir, target="the image")
+    return finish(col, workdir=workdir, target=target)
 
 
 def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerScan | None:
@@ -206,6 +212,12 @@ def finish(
             p.path for o in col.outcomes for p in o.engine_policies
         }
         definitions += composite_definitions(composites, drawn)
+    crews = [c for o in col.outcomes for c in o.crew_classes]
+    if crews and col.loader is not None:  # crewAI's agents.yaml (drawn by the map only)
+        from agentguard.inspect.project.crew_yaml import crew_definitions
+
+        definitions, crew_sources = crew_definitions(crews, definitions, col.loader)
+        more_sources = (*more_sources, *crew_sources)
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)

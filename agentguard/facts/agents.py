@@ -131,6 +131,21 @@ class ToolGrant:
 
 
 @dataclass(frozen=True)
+class ToolDef:
+    """A function an agent is handed as a tool: decorated onto it (``@agent.tool``,
+    ``@agent.tool_plain``) or named in its tools list (a ``@function_tool``/``@tool``
+    function, or a plain one). ``effects``: (shell | file | network, the callee, line) of
+    each call its own body is seen to make; empty: none seen there, which says nothing of
+    the helpers it calls (unknown, not "none")."""
+
+    name: str
+    path: str
+    line: int
+    via: str  # "@agent.tool", "@agent.tool_plain", "@function_tool", "@tool", "function"
+    effects: tuple[tuple[str, str, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class AgentDefinition:
     """An agent a framework's constructor defines (``pydantic_ai.Agent(...)``,
     ``create_react_agent(...)``, ``StateGraph(...).compile()``), read whatever its tools:
@@ -152,6 +167,22 @@ class AgentDefinition:
     tools_expr: str = ""  # the tools argument as written ("" when not given)
     tools_set: bool = False
     builtin: str = ""
+    tool_defs: tuple[ToolDef, ...] = ()  # the functions read as its tools (see ToolDef)
+    # crewAI: the agents.yaml entry it is built from (`config=self.agents_config["x"]`)
+    config_key: str | None = None
+
+
+@dataclass(frozen=True)
+class CrewClass:
+    """A crewAI ``@CrewBase`` class: where its agents' YAML is (``agents_config``, as
+    written, relative to its file; crewAI's default ``config/agents.yaml`` when unset;
+    None when computed) and its ``@tool`` methods, which a YAML ``tools:`` list names."""
+
+    path: str
+    line: int
+    name: str
+    agents_config: str | None
+    tool_methods: tuple[tuple[str, int], ...] = ()  # (method name, line)
 
 
 @dataclass(frozen=True)

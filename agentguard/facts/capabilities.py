@@ -25,9 +25,14 @@ WORKFLOW_STEP = "workflow-step"  # an agent action (`uses:`) or a `run:` step in
 IMAGE_PATH = "image-path"  # a file found in an image's layers
 FRAMEWORK = "framework"  # tools handed to a model by another framework (LangChain...)
 DEFINITION = "definition"  # an agent a framework's constructor defines, no risky tool seen
+SERVICE = "service"  # a container whose own start runs an agent app (facts.agent_services)
 
 # ToolAccess.category of a DEFINITION: the tools it is handed, as written (state UNKNOWN)
 DECLARED = "declared"
+# ToolAccess.category of one function a DEFINITION is handed as a tool: ``tools`` its name,
+# each evidence after the first a call its body makes ("shell: subprocess.run"); state
+# LIVE when such a call is seen, UNKNOWN when none is (its helpers are not read)
+FUNCTION = "function"
 
 # Runner.kind
 COMPOSE_SERVICE = "compose-service"
@@ -69,7 +74,7 @@ class Evidence:
 class AgentSite:
     """Where the agent is defined."""
 
-    kind: str  # CODE | CLI | WORKFLOW_STEP | IMAGE_PATH | FRAMEWORK
+    kind: str  # CODE | CLI | WORKFLOW_STEP | IMAGE_PATH | FRAMEWORK | DEFINITION | SERVICE
     engine: str  # "claude-agent-sdk", "Codex CLI", "anthropics/claude-code-action", ...
     label: str  # "ClaudeAgentOptions(...)", "workflow step", ...
     evidence: Evidence

@@ -38,6 +38,17 @@ class RunStep:
 
 
 @dataclass(frozen=True)
+class StartStep:
+    """A ``CMD`` or ``ENTRYPOINT``: what the container starts. ``argv``: the exec form's
+    words, or the shell form's text as one word (``/bin/sh -c`` runs it)."""
+
+    instruction: str  # "CMD" | "ENTRYPOINT"
+    argv: tuple[str, ...]
+    shell_form: bool
+    line: int
+
+
+@dataclass(frozen=True)
 class Stage:
     index: int
     base: str  # "python:3.12-slim", "scratch", another stage's name
@@ -50,6 +61,8 @@ class Stage:
     env: tuple[EnvSetting, ...]
     copies: tuple[CopyStep, ...]
     runs: tuple[RunStep, ...]
+    cmd: StartStep | None = None  # the stage's last CMD (None: none in this stage)
+    entrypoint: StartStep | None = None  # its last ENTRYPOINT
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,21 @@ class DockerfileFacts:
     def effective_workdir(self, stage: Stage) -> tuple[str | None, int | None]:
         """WORKDIR in force in ``stage``, following bases that are earlier stages."""
         return self._inherited(stage, lambda s: (s.workdir, s.workdir_line))
+
+    def effective_start(self, stage: Stage) -> tuple[StartStep | None, StartStep | None]:
+        """(ENTRYPOINT, CMD) in force in ``stage``, following bases that are earlier stages
+        (an ENTRYPOINT set in a stage drops the CMD it inherits, as Docker does). None:
+        not set in this file (the base image decides)."""
+        seen: set[int] = set()
+        current: Stage | None = stage
+        cmd: StartStep | None = None
+        while current is not None and current.index not in seen:
+            seen.add(current.index)
+            cmd = cmd or current.cmd
+            if current.entrypoint is not None:
+                return current.entrypoint, cmd  # a CMD of an earlier stage is dropped
+            current = self.stage_named(current.base)
+        return None, cmd
 
     def _inherited(
         self, stage: Stage, own: Callable[[Stage], tuple[str | None, int | None]]

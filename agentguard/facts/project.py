@@ -7,6 +7,7 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentguard.facts.agent_services import AgentService
 from agentguard.facts.compose import ComposeFile
 from agentguard.facts.devcontainer import DevcontainerFacts
 from agentguard.facts.dockerfile import DockerfileFacts
@@ -78,3 +79,5 @@ class BuildFileFacts:
     tree: TreeFacts | None  # None: files from an image (AG212 probes typical names)
     # folder -> (lock file names, {package: locked versions}) of uv.lock/poetry.lock/pylock.toml
     locked: Mapping[str, tuple[str, dict[str, list[str]]]] = field(default_factory=dict)
+    # containers that start an agent app (drawn by the map only; no rule reads them)
+    agent_services: tuple[AgentService, ...] = ()

@@ -16,6 +16,7 @@ from agentguard.facts.capabilities import (
     DEFINITION,
     DOCKERFILE,
     EMPTY,
+    FUNCTION,
     HOST_FOLDER,
     IMAGE,
     IMAGE_CONTENT,
@@ -136,7 +137,9 @@ def sentence(a: AgentCapability) -> str:
         s += ", running in " + " or ".join(runner_text(r) for r in a.runners)
     s += f", works in {workdir_text(a.workdir)}"
     if a.site.kind == DEFINITION:
-        s += "; no shell, file or web tool seen"
+        runs = _function_runs(a.tools)
+        s += f"; its tool functions run {runs} (seen in their bodies)" if runs else ""
+        s += "; no shell, file or web tool seen" if not runs else ""
     elif a.tools_known:
         ab = _abilities(a.tools)
         s += f"; it can {ab}" if ab else "; it has no built-in tools"
@@ -151,11 +154,24 @@ def sentence(a: AgentCapability) -> str:
     return s + "."
 
 
+def _function_runs(tools: tuple[ToolAccess, ...]) -> str:
+    """``name (shell, file), other (network)`` for the tool functions whose bodies are
+    seen to make such calls (their evidence notes: "shell: subprocess.run")."""
+    parts = []
+    for t in tools:
+        if t.category == FUNCTION and t.state == LIVE:
+            kinds = dict.fromkeys(e.note.split(":", 1)[0] for e in t.evidence[1:])
+            parts.append(f"{', '.join(_v(n) for n in t.tools)} ({', '.join(kinds)})")
+    return ", ".join(dict.fromkeys(parts))
+
+
 def _tool_line(t: ToolAccess) -> str:
     state = {LIVE: "live", REMOVED: "removed", MAYBE: "maybe live", UNKNOWN: "unknown"}
     appr = {PRE_APPROVED: "pre-approved", ASKED: "asked", BYPASS: "bypass: never asked"}
     if t.category == DECLARED:  # a definition's tools: as written, never "none"
-        return f"no shell/file/web tool seen; {_v(t.how)}{_conf(t.confidence)}  {_at(t.evidence)}"
+        return f"no built-in shell/file/web tool seen; {_v(t.how)}{_conf(t.confidence)}  {_at(t.evidence)}"
+    if t.category == FUNCTION:  # one tool function: what its body is seen to call
+        return f"tool {_v(t.how)}{_conf(t.confidence)}  {_at(t.evidence)}"
     names = ", ".join(_v(n) for n in t.tools)
     text = f"{_v(t.category)}: {state.get(t.state, _v(t.state))} ({names})"
     if t.state != REMOVED:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from agentguard.facts.project import BuildFileFacts as BuildFileFacts
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
+from agentguard.inspect.project.agent_services import agent_services
 from agentguard.inspect.project.compose_facts import ComposeFile, read_compose
 from agentguard.inspect.project.devcontainer_facts import DevcontainerFacts, read_devcontainer
 from agentguard.inspect.project.dockerfile_facts import (
@@ -397,6 +398,7 @@ def join_build_files(g: _Gathered, tree: TreeFacts | None) -> BuildFileFacts:
         tool_installs=tuple(_tool_installs(g)),
         tree=tree,
         locked=dict(g.locked),
+        agent_services=agent_services(g.composes.values(), g.dockerfiles, builds),
     )
 
 

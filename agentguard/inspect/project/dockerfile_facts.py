@@ -19,6 +19,7 @@ from agentguard.facts.dockerfile import DockerfileFacts as DockerfileFacts
 from agentguard.facts.dockerfile import EnvSetting as EnvSetting
 from agentguard.facts.dockerfile import RunStep as RunStep
 from agentguard.facts.dockerfile import Stage as Stage
+from agentguard.facts.dockerfile import StartStep
 from agentguard.inspect.project.dockerfile_fallback import Instruction, parse_fallback
 
 _buildkit: Any
@@ -175,6 +176,8 @@ def build_facts(path: str, text: str) -> DockerfileFacts:
                 "env": (),
                 "copies": (),
                 "runs": (),
+                "cmd": None,
+                "entrypoint": None,
             }
             continue
         if cur is None:
@@ -211,6 +214,9 @@ def _apply(cur: dict[str, object], ins: Instruction) -> None:
             checksum=_flag(ins.flags, "checksum"),
         )
         cur["copies"] = (*cur["copies"], step)  # type: ignore[misc]
+    elif ins.cmd in ("CMD", "ENTRYPOINT") and ins.args:
+        start = StartStep(ins.cmd, tuple(ins.args), not ins.json, ins.start_line)
+        cur["cmd" if ins.cmd == "CMD" else "entrypoint"] = start
     elif ins.cmd == "RUN":
         joined = " ".join(ins.args)
         script = joined if ins.json else "\n".join([joined, *ins.heredocs])

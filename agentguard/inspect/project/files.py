@@ -270,6 +270,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
     out.grants += facts.grants
     out.harnesses += facts.harnesses
     out.definitions += facts.definitions
+    out.crew_classes += facts.crew_classes
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
     out.sources.append(

@@ -10,6 +10,7 @@ from agentguard.facts.agents import (
     AgentDefinition,
     ClaudeSettings,
     ContainerHarness,
+    CrewClass,
     EnginePolicy,
     FallbackSite,
     McpServer,
@@ -33,6 +34,7 @@ class FileOutcome:
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
     definitions: list[AgentDefinition] = field(default_factory=list)  # drawn by the map only
+    crew_classes: list[CrewClass] = field(default_factory=list)  # crewAI's @CrewBase classes
     definitions_cut: int = 0  # how many it held, when over the cap (the first ones are kept)
     settings: list[ClaudeSettings] = field(default_factory=list)
     engine_policies: list[EnginePolicy] = field(default_factory=list)

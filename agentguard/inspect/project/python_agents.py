@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentguard.context import path_context
+from agentguard.facts.agents import CrewClass
 from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import (
     AgentConfig,
@@ -59,6 +60,7 @@ class PythonFacts:
     mcp_servers: list[McpServer] = field(default_factory=list)
     fallbacks: list[FallbackSite] = field(default_factory=list)
     definitions: list[AgentDefinition] = field(default_factory=list)
+    crew_classes: list[CrewClass] = field(default_factory=list)  # crewAI's @CrewBase
     parsed: bool = True  # False: no reader could find anything in it, so it was not parsed
 
 
@@ -164,6 +166,10 @@ def analyse_python(
         from agentguard.inspect.project.python_definitions import agent_definitions
 
         out.definitions.extend(agent_definitions(path, index, ev))
+        if "crewai" in index.import_roots:
+            from agentguard.inspect.project.python_crews import crew_classes
+
+            out.crew_classes.extend(crew_classes(path, tree, index, ev))
     return out
 
 

@@ -13,11 +13,20 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from agentguard.facts.agents import ToolDef
 from agentguard.inspect.project.model import AgentDefinition
+from agentguard.inspect.project.python_crews import config_key
 from agentguard.inspect.project.python_eval import Evaluator, reaching
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
+from agentguard.inspect.project.python_tool_defs import (
+    MAX_TOOLS,
+    decorated_onto,
+    function_defs,
+    named_tool,
+    tool_def,
+)
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,7 @@ _USED = tuple(
     for p in (
         *(n + rb"\s*(?:\(|as\b)" for n in NAME_NEEDLES if n != b"Coder"),
         rb"Coder\s*(?:\.\s*create\s*\(|as\b)",
+        rb"Agent\s*\[[^\]\n]*\]\s*\(",  # `Agent[Deps, Output](...)`
         rb"=\s*\(?\s*[\w.]*(?:Agent|Crew|create_react_agent|create_agent|Coder(?:\.create)?)"
         rb"\s*(?:[;#)\\]|$)",
     )
@@ -161,10 +171,14 @@ def agent_definitions(path: str, index: ModuleIndex, ev: Evaluator) -> list[Agen
     if not index.import_roots & roots:
         return []  # every callee matched below resolves to an import of a framework
     out: list[AgentDefinition] = []
+    at_call: dict[int, int] = {}  # id(the constructor call) -> its definition in ``out``
     for node, scope in index.calls:
-        names = [q for q in ev.qualnames(node.func, scope) if q in CLASSES]
+        # (`Agent[Deps, Output](...)`: the class subscripted with its type parameters)
+        func = node.func.value if isinstance(node.func, ast.Subscript) else node.func
+        names = [q for q in ev.qualnames(func, scope) if q in CLASSES]
         if names:
-            out.append(_definition(path, node, scope, ev, names[0]))
+            at_call[id(node)] = len(out)
+            out.append(_definition(path, node, scope, index, ev, names[0]))
         elif _compiles_a_graph(node, scope, ev):
             out.append(
                 AgentDefinition(
@@ -177,14 +191,46 @@ def agent_definitions(path: str, index: ModuleIndex, ev: Evaluator) -> list[Agen
                     builtin=_GRAPH.builtin,
                 )
             )
+    if at_call:
+        _decorated_tools(path, index, ev, out, at_call)
     return out
 
 
-def _definition(path: str, node: ast.Call, scope: Scope, ev: Evaluator, q: str) -> AgentDefinition:
+def _decorated_tools(
+    path: str,
+    index: ModuleIndex,
+    ev: Evaluator,
+    out: list[AgentDefinition],
+    at_call: dict[int, int],
+) -> None:
+    """Attach each ``@agent.tool``/``@agent.tool_plain`` function to the definition its
+    agent name is bound to (each of them when the name has several readings)."""
+    added: dict[int, list[ToolDef]] = {}
+    for node, scope in function_defs(index):
+        for call, via in decorated_onto(node, scope):
+            i = at_call.get(id(call))
+            if i is not None and out[i].framework == "pydantic-ai":
+                added.setdefault(i, []).append(tool_def(path, node, via, scope, index, ev))
+    for i, tools in added.items():
+        d = out[i]
+        tools.sort(key=lambda t: t.line)
+        kept = (*d.tool_defs, *tools)[:MAX_TOOLS]
+        out[i] = replace(d, tool_defs=kept)
+
+
+def _definition(
+    path: str, node: ast.Call, scope: Scope, index: ModuleIndex, ev: Evaluator, q: str
+) -> AgentDefinition:
     kind = CLASSES[q]
     model_arg = _arg(node, kind.model)
     tools_arg = _arg(node, kind.tools)
     tools, tools_set = _tools(tools_arg) if kind.tools is not None else (None, False)
+    listed: list[ToolDef] = []
+    if isinstance(tools_arg, ast.List | ast.Tuple):
+        for elt in tools_arg.elts:
+            for fn, bound_in in named_tool(elt, scope):
+                if len(listed) < MAX_TOOLS:
+                    listed.append(tool_def(path, fn, None, bound_in, index, ev))
     parts = q.split(".")
     label = f"{parts[-2]}.{parts[-1]}(...)" if parts[-1] == "create" else f"{parts[-1]}(...)"
     return AgentDefinition(
@@ -199,6 +245,10 @@ def _definition(path: str, node: ast.Call, scope: Scope, ev: Evaluator, q: str) 
         tools_expr="" if tools_arg is None else short(tools_arg, 60),
         tools_set=tools_set,
         builtin=kind.builtin,
+        tool_defs=tuple(listed),
+        config_key=next((config_key(k.value) for k in node.keywords if k.arg == "config"), None)
+        if kind is _CREW_AGENT
+        else None,
     )
 
 

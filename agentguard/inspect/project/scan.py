@@ -236,6 +236,7 @@ def _keep(out: FileOutcome) -> bool:
         or out.grants
         or out.fallbacks
         or out.definitions
+        or out.crew_classes
         or out.settings
         or out.engine_policies
         or out.action_steps

@@ -30,6 +30,12 @@ def test_templates_are_read_best_effort_or_skipped_never_failed() -> None:
     assert got == {
         "templates/crew/coder.py": best_effort,
         "templates/crew/crew.py": best_effort,
+        # (the template's class names a config/agents.yaml the template does not hold)
+        "templates/crew/config/agents.yaml": (
+            "skipped",
+            "crewAI class __template_crew_name__Coder (templates/crew/coder.py:8) names it: "
+            "not found, not a regular file, or over the size cap; its agents are not drawn",
+        ),
         PYPROJECT: (
             "skipped",
             "a template ({% %} / {{ }} markers) that does not parse as TOML before rendering: "
