@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from agentguard.inspect.project.model import (
 )
 from agentguard.inspect.project.python_eval import Evaluator, plain
 from agentguard.inspect.project.python_gates import callback_verdicts
+from agentguard.inspect.project.python_import_needles import may_import
 from agentguard.inspect.project.python_scope import (
     CallRef,
     Imported,
@@ -41,6 +43,7 @@ from agentguard.inspect.project.python_scope import (
 SDK_MODULES = {"claude_agent_sdk": "claude-agent-sdk", "claude_code_sdk": "claude-code-sdk"}
 OPTION_CLASSES = {"ClaudeAgentOptions", "ClaudeCodeOptions"}
 USE_SITES = {"query", "ClaudeSDKClient"}
+_SDK_NEEDLES = tuple(m.encode() for m in SDK_MODULES)
 
 
 def is_options_class(qualname: str) -> bool:
@@ -95,8 +98,9 @@ class Wanted:
             return cls(False, False, False, False, False, False, defines)
         lower = data.lower()
         return cls(
-            claude=any(m.encode() in data for m in SDK_MODULES),
-            mcp=b"mcp" in lower and b"command" in data,  # (no MCP named: no server declared)
+            claude=may_import(data, _SDK_NEEDLES),  # (_claude_configs' own test)
+            # (no MCP named: no server declared)
+            mcp=b"mcp" in lower and _COMMAND.search(data) is not None,
             grants=may_grant(data) or may_declare(data),
             fallbacks=b"except" in data and may_switch_model(data),
             option_fallbacks=may_take_fallbacks(data),
@@ -396,6 +400,13 @@ def _regated(
 # --------------------------------------------------------------------------------------
 
 _STDIO_CALLEES = ("stdio", "mcp")
+# what _mcp_servers needs the file to spell: `command` as a whole string (a dict's key:
+# its closing quote, or a backslash continuation inside the string, after it) or as a
+# keyword (`command=`, blanks, newlines and comments between, as inside brackets). Not
+# `"command-r"`, `commands` or `**command`.
+_COMMAND = re.compile(
+    rb"command(?:[\"']|\\\r?\n|\\\r|(?:[ \t\f\r\n]|\\\r?\n|#[^\r\n]*)*=(?!=))"
+)
 
 
 def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts) -> None:

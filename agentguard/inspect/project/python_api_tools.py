@@ -19,6 +19,7 @@ import re
 
 from agentguard.inspect.project.model import ToolGrant
 from agentguard.inspect.project.python_fallback import head_word
+from agentguard.inspect.project.python_import_needles import may_import
 from agentguard.inspect.project.python_scope import ModuleIndex
 
 # tool type -> (category, what it lets the model do, provider-hosted)
@@ -86,7 +87,9 @@ NEEDLES: tuple[bytes, ...] = (
 
 
 def may_declare(data: bytes) -> bool:
-    return any(n in data for n in NEEDLES)
+    """False only when :func:`api_tool_grants` cannot find a grant in the file: it needs
+    a tool type's name and an import of ``anthropic`` or ``openai``."""
+    return any(n in data for n in NEEDLES) and may_import(data, (b"anthropic", b"openai"))
 
 
 def _tool_type(value: str) -> tuple[str, str, str, bool] | None:

@@ -19,6 +19,7 @@ from agentguard.facts.agents import ToolDef
 from agentguard.inspect.project.model import AgentDefinition
 from agentguard.inspect.project.python_crews import config_key
 from agentguard.inspect.project.python_eval import Evaluator, reaching
+from agentguard.inspect.project.python_import_needles import may_import
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
 from agentguard.inspect.project.python_tool_defs import (
     MAX_TOOLS,
@@ -110,7 +111,7 @@ _USED = tuple(
 
 
 def may_define(data: bytes) -> bool:
-    if not any(m in data for m in MODULE_NEEDLES):
+    if not may_import(data, MODULE_NEEDLES):  # (agent_definitions reads the roots alone)
         return False
     if b"StateGraph" in data and b"compile" in data:
         return True

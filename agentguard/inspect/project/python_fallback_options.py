@@ -9,6 +9,7 @@ import ast
 
 from agentguard.inspect.project.model import FallbackSite
 from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_import_needles import may_import
 from agentguard.inspect.project.python_scope import ModuleIndex, short
 
 
@@ -45,9 +46,9 @@ def may_take_fallbacks(data: bytes) -> bool:
     frameworks and a keyword or class named for fallbacks."""
     if b"with_fallbacks" in data:
         return True
-    return any(m.encode() in data for m in _FRAMEWORKS) and (
+    return (
         b"fallbacks" in data or b"FallbackModel" in data or b"fallback_models" in data
-    )
+    ) and may_import(data, tuple(m.encode() for m in _FRAMEWORKS))
 
 
 def option_fallbacks(path: str, index: ModuleIndex, ev: Evaluator) -> list[FallbackSite]:

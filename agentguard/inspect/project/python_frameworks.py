@@ -16,6 +16,7 @@ from typing import Any
 
 from agentguard.inspect.project.model import ToolGrant, Unknown, alternatives
 from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_import_needles import may_import
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
 
 _OPENAI = {
@@ -70,7 +71,11 @@ NEEDLES: tuple[bytes, ...] = tuple(
 
 
 def may_grant(data: bytes) -> bool:
-    return any(n in data for n in NEEDLES)
+    """False only when :func:`framework_grants` cannot find a grant in the file: it needs
+    a needle and an import of a framework (:func:`_imports_a_framework`)."""
+    return any(n in data for n in NEEDLES) and may_import(
+        data, (b"agents", b"smolagents"), prefixes=(b"langchain", b"autogen", b"crewai")
+    )
 
 
 def _kw(node: ast.Call, name: str) -> ast.expr | None:

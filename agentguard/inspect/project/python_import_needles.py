@@ -1,0 +1,81 @@
+"""Whether a Python file can import a module, from its bytes alone (for the pre-filters).
+
+Every qualname the code readers resolve starts with a module an import statement of the
+file names (:class:`~agentguard.inspect.project.python_scope.ModuleIndex` binds nothing
+else to a module), and that module's first name is written right after ``import``,
+``from`` or a comma of ``import a, b``, with only blanks and backslash continuations
+between (Python allows nothing else there: a comment ends the statement). A reader that
+finds nothing without an import of its framework need not parse a file in which no
+occurrence of the framework's name stands there: docstrings, comments and strings that name
+it (``"openai:gpt-4o"``, "build agents with...") do not.
+
+The test is a necessary condition only: ``x = 1, agents`` and ``# from agents`` pass it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_BLANKS = b" \t\f"
+_NAME_BYTES = frozenset(
+    b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100))
+)
+_BLANK_BYTES = frozenset(_BLANKS)
+_LIST_BYTES = _NAME_BYTES | _BLANK_BYTES | frozenset(b".,")
+_IMPORT_WORD = re.compile(rb"(?<![\w\x80-\xff])import(?![\w\x80-\xff])")
+
+
+def _is_name_byte(byte: int) -> bool:
+    # ASCII letters, digits, `_`, and any byte of a non-ASCII character (an identifier may
+    # hold one: `agentsé` is another name)
+    return byte in _NAME_BYTES
+
+
+def _skip_back(data: bytes, i: int, over: frozenset[int]) -> int:
+    """The start of the run of ``over`` bytes and backslash continuations ending at ``i``."""
+    while i > 0:
+        byte = data[i - 1]
+        if byte in over:
+            i -= 1
+        elif byte == 0x0A and i >= 2 and data[i - 2] == 0x5C:  # backslash, \n
+            i -= 2
+        elif byte == 0x0A and i >= 3 and data[i - 2] == 0x0D and data[i - 3] == 0x5C:  # \r\n
+            i -= 3
+        elif byte == 0x0D and i >= 2 and data[i - 2] == 0x5C:  # backslash, \r
+            i -= 2
+        else:
+            break
+    return i
+
+
+def _after_an_opener(data: bytes, start: int) -> bool:
+    """Whether ``data[:start]``, less its trailing blanks and backslash continuations, ends
+    with ``import`` or ``from``, or with a comma of a statement that holds ``import``
+    (``import a as b, <module>``: only names, dots, blanks and commas stand between)."""
+    i = _skip_back(data, start, _BLANK_BYTES)
+    if data.endswith((b"import", b"from"), 0, i):
+        return True
+    if not data.endswith(b",", 0, i):
+        return False
+    run = data[_skip_back(data, i, _LIST_BYTES) : i]
+    return _IMPORT_WORD.search(run) is not None
+
+
+def may_import(
+    data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[bytes] = ()
+) -> bool:
+    """False only when no import statement of the file can name a module whose first name
+    is one of ``roots``, or starts with one of ``prefixes``."""
+    for name, whole in (*((r, True) for r in roots), *((p, False) for p in prefixes)):
+        at = data.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if (
+                (not whole or end == len(data) or not _is_name_byte(data[end]))
+                and (at == 0 or not _is_name_byte(data[at - 1]))  # (not `smolagents`)
+                and _after_an_opener(data, at)
+            ):
+                return True
+            at = data.find(name, end)
+    return False
