@@ -404,9 +404,7 @@ _STDIO_CALLEES = ("stdio", "mcp")
 # its closing quote, or a backslash continuation inside the string, after it) or as a
 # keyword (`command=`, blanks, newlines and comments between, as inside brackets). Not
 # `"command-r"`, `commands` or `**command`.
-_COMMAND = re.compile(
-    rb"command(?:[\"']|\\\r?\n|\\\r|(?:[ \t\f\r\n]|\\\r?\n|#[^\r\n]*)*=(?!=))"
-)
+_COMMAND = re.compile(rb"command(?:[\"']|\\\r?\n|\\\r|(?:[ \t\f\r\n]|\\\r?\n|#[^\r\n]*)*=(?!=))")
 
 
 def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts) -> None:

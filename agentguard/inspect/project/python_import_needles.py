@@ -62,9 +62,7 @@ def _after_an_opener(data: bytes, start: int) -> bool:
     return _IMPORT_WORD.search(run) is not None
 
 
-def may_import(
-    data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[bytes] = ()
-) -> bool:
+def may_import(data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[bytes] = ()) -> bool:
     """False only when no import statement of the file can name a module whose first name
     is one of ``roots``, or starts with one of ``prefixes``."""
     for name, whole in (*((r, True) for r in roots), *((p, False) for p in prefixes)):

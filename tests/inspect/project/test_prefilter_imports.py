@@ -1,0 +1,160 @@
+"""The import test of the second-stage pre-filters (``python_import_needles.may_import``).
+
+A reader that finds nothing without an import of its framework skips a file whose only
+mention of the framework is prose (a docstring's example, a model name in a string); a file
+that imports it in any form Python allows (an alias, a list of modules, a backslash
+continuation, a dotted module) is still parsed, and what the full reading finds, the
+pre-filtered one finds too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+import pytest
+
+from agentguard.inspect.project.files import process_file
+from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_import_needles import may_import
+
+
+def _facts(facts: PythonFacts) -> dict[str, object]:
+    got = dataclasses.asdict(facts)
+    got.pop("parsed")
+    return got
+
+
+def _same_as_full(source: bytes) -> PythonFacts:
+    got = analyse_python("agent.py", source)
+    full = analyse_python("agent.py", source, wanted=Wanted.every(source))
+    assert _facts(got) == _facts(full)
+    return got
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        pytest.param("import agents as a\nShellTool = a.ShellTool", id="import-as"),
+        pytest.param("from agents import ShellTool as Shell\nShellTool = Shell", id="name-as"),
+        pytest.param("import os, json as j, agents\nShellTool = agents.ShellTool", id="a-list"),
+        pytest.param("from \\\n    agents import ShellTool", id="backslash-after-from"),
+        pytest.param("import os, \\\n  agents\nShellTool = agents.ShellTool", id="backslash-list"),
+        pytest.param("from agents.tool import ShellTool", id="a-submodule"),
+        pytest.param("if True:\n    from\tagents import ShellTool", id="indented-tab"),
+        pytest.param("import os; from agents import ShellTool", id="after-a-semicolon"),
+    ],
+)
+def test_a_grant_reached_through_any_import_form_is_found(imports: str) -> None:
+    # (`import openai` lets the file through the first pre-filter whatever the form below)
+    source = f"import openai\n{imports}\n\ntool = ShellTool(executor=run)\n".encode()
+    got = _same_as_full(source)
+    assert got.parsed and [g.tool for g in got.grants] == ["ShellTool"], got.grants
+
+
+def test_a_fallback_through_from_google_import_genai_is_found() -> None:
+    # `google.genai` is a qualname the file spells as `google` and `genai` apart
+    source = textwrap.dedent(
+        """\
+        from google import genai as g
+
+        def ask(client, prompt):
+            try:
+                return client.generate(model="gemini-2.5-pro", prompt=prompt)
+            except Exception:
+                return client.generate(model="gemini-2.5-flash", prompt=prompt)
+        """
+    ).encode()
+    assert _same_as_full(source).fallbacks
+
+
+def test_a_fallback_beside_an_optional_import_guard_is_found() -> None:
+    source = textwrap.dedent(
+        """\
+        try:
+            import openai
+        except ImportError:
+            openai = None
+
+        def ask(client):
+            try:
+                return client.create(model="gpt-4o")
+            except openai.APIError:
+                return client.create(model="gpt-4o-mini")
+        """
+    ).encode()
+    assert [f.line for f in _same_as_full(source).fallbacks] == [9]
+
+
+def test_an_mcp_server_given_by_keyword_across_lines_is_found() -> None:
+    source = textwrap.dedent(
+        """\
+        from mcp import StdioServerParameters
+
+        params = StdioServerParameters(
+            command  # the launcher
+            = "npx",
+            args=["-y", "@modelcontextprotocol/server-filesystem", "/"],
+        )
+        """
+    ).encode()
+    got = _same_as_full(source)
+    assert [s.command for s in got.mcp_servers] == ["npx"]
+
+
+# -- what is not parsed ------------------------------------------------------------------
+
+# (an import written in a docstring counts: only prose and strings do not)
+_LIBRARY_MODULE = textwrap.dedent(
+    '''\
+    """Tools of this library, for agents, like the ShellTool of the openai-agents package.
+    Its MCP servers take a command and args (see the crewai and langchain docs)."""
+    from openai import AsyncOpenAI  # (through the first pre-filter)
+
+    try:
+        from anthropic import Anthropic
+    except ImportError as _import_error:
+        raise ImportError("install anthropic") from _import_error
+
+
+    class WebSearchTool:
+        """Like the agents, tools, and ShellTool of other frameworks."""
+
+        def run(self, model: str = "command-r") -> None:
+            self.mcp_commands = [model]
+    '''
+).encode()
+
+
+def test_a_file_that_only_names_frameworks_in_prose_is_not_parsed() -> None:
+    wanted = Wanted.of(_LIBRARY_MODULE)
+    assert not wanted.any(), wanted
+    full = analyse_python("lib.py", _LIBRARY_MODULE, wanted=Wanted.every(_LIBRARY_MODULE))
+    assert not any(_facts(full).values())  # the full reading finds nothing either
+    out = process_file("lib.py", "python", _LIBRARY_MODULE)
+    assert out.parsed == 0 and not out.sources  # the parse counter and no parsed source
+
+
+def test_the_same_file_is_parsed_once_it_imports_a_framework() -> None:
+    source = _LIBRARY_MODULE + b"\nfrom agents import ShellTool\nT = ShellTool(executor=None)\n"
+    out = process_file("lib.py", "python", source)
+    assert out.parsed == 1 and [g.tool for g in out.grants] == ["ShellTool"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (b"import agents", True),
+        (b"import os as o, agents.x", True),
+        (b"from agents import A", True),
+        (b"from \\\r\nagents import A", True),
+        (b"import smolagents", False),  # (another root: `agents` is not it)
+        (b"import agents_extra", False),
+        (b"build agents, tools", False),
+        (b"x = [tools, agents]", False),
+        (b"# see agents", False),
+    ],
+)
+def test_may_import_reads_the_root_of_an_import(text: bytes, expected: bool) -> None:
+    assert may_import(text, (b"agents",)) is expected
+    assert may_import(text, prefixes=(b"agents",)) is (expected or text.endswith(b"_extra"))
