@@ -1,6 +1,6 @@
 """`agentguard lock` and `agentguard lock --check`: read the inputs, hand them to the flow
-that fits the project (:mod:`agentguard.lock.requirements_flow` for agentguard's own lock,
-:mod:`agentguard.lock.existing_flow` for a uv, Poetry or PEP 751 lock), apply the policy.
+that fits the project (:mod:`agentguard.engine.lock.requirements_flow` for agentguard's own lock,
+:mod:`agentguard.engine.lock.existing_flow` for a uv, Poetry or PEP 751 lock), apply the policy.
 
 The resolver is started as soon as the project is locked (or before the command line was
 read: :mod:`agentguard.lock.early`); the modules for everything after it are imported while
@@ -63,7 +63,7 @@ def run_lock(
         inputs = early.inputs
         configured.append(early.config)
     elif opts.check:
-        from agentguard.lock.every_lock import locks_to_check
+        from agentguard.engine.lock.every_lock import locks_to_check
 
         own, foreign = locks_to_check(root)  # every lock is checked: none is picked
         existing = foreign[0] if foreign else None
@@ -102,14 +102,14 @@ def run_lock(
     # the MCP servers are resolved beside the Python resolver (their round trips overlap)
     beside = None if opts.check else _start_servers(opts, project_config, started)
     if opts.check:
-        from agentguard.lock.every_lock import check_every_lock
+        from agentguard.engine.lock.every_lock import check_every_lock
 
         report = check_every_lock(root, inputs, project_config().deps, foreign, own, opts.index_url)
     else:
         try:
             with early.held if early is not None else project_lock(root):
                 if existing is not None:
-                    from agentguard.lock.existing_flow import lock_existing
+                    from agentguard.engine.lock.existing_flow import lock_existing
 
                     report = lock_existing(
                         opts,
@@ -126,11 +126,11 @@ def run_lock(
                         warm=warm,
                     )
                 else:
-                    from agentguard.lock.requirements_flow import lock_requirements
+                    from agentguard.engine.lock.requirements_flow import lock_requirements
 
                     report = lock_requirements(opts, inputs, project_config, progress, early, warm)
         except LockfileError as exc:
-            from agentguard.lock.lock_report import failed_report
+            from agentguard.engine.lock.lock_report import failed_report
 
             report = failed_report(
                 inputs,
@@ -367,7 +367,7 @@ def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -
 
 
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
-    """``lock --check`` (see :mod:`agentguard.lock.check`)."""
-    from agentguard.lock.check import check_lock as check
+    """``lock --check`` (see :mod:`agentguard.engine.lock.check`)."""
+    from agentguard.engine.lock.check import check_lock as check
 
     return check(inputs, deps)

@@ -84,8 +84,8 @@ def check_every_lock(
     index_url: str | None = None,
 ) -> Report:
     """One report over each lock (a single lock's report as it is)."""
-    from agentguard.lock.check import check_lock
-    from agentguard.lock.existing_flow import check_existing
+    from agentguard.engine.lock.check import check_lock
+    from agentguard.engine.lock.existing_flow import check_existing
 
     own_files = (root / REQUIREMENTS_LOCK).exists() or (root / PYLOCK).exists()
     if own and not readers and not own_files:
@@ -104,7 +104,7 @@ def check_member(root: Path, deps: DepsPolicy, index_url: str | None = None) -> 
     whole (uv installs every member from it), never "no lock"."""
     import dataclasses
 
-    from agentguard.lock.existing_flow import check_existing
+    from agentguard.engine.lock.existing_flow import check_existing
     from agentguard.lock.inputs import read_inputs
     from agentguard.lock.readers.uv_lock import UvLockReader
 

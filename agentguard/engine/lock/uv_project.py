@@ -116,7 +116,7 @@ def relock_uv(
         exclude_newer=settings.exclude_newer if settings is not None else None,
     )
     from agentguard import policy as _policy  # noqa: F401  (imported while `uv lock` runs)
-    from agentguard.lock.existing_check import check_hashes as _hashes  # noqa: F401
+    from agentguard.engine.lock.existing_check import check_hashes as _hashes  # noqa: F401
 
     warm()
     new_text, stderr, shown = run.result()
@@ -186,7 +186,7 @@ def relock_uv(
             old.packages(), analysis.graph, opts.allow_major, inputs.requires_python
         )
         findings += crossings
-    from agentguard.lock.existing_check import check_hashes, check_in_sync
+    from agentguard.engine.lock.existing_check import check_hashes, check_in_sync
 
     findings += check_hashes(new) + check_in_sync(new, inputs, declared_as_uv_records(root))
     blocking = [f for f in crossings if f.severity > Severity.INFO]
