@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
+from agentguard.engine.lock.existing_graph import graph_findings as graph_findings
 from agentguard.lock.existing_parts import _pyproject_data
 from agentguard.lock.existing_parts import declared_as_uv_records as declared_as_uv_records
 from agentguard.lock.existing_parts import facts_of as facts_of
 from agentguard.lock.existing_parts import file_digest as file_digest
-from agentguard.lock.existing_parts import graph_findings as graph_findings
 from agentguard.lock.existing_parts import lock_source as lock_source
 from agentguard.lock.existing_parts import read_failure as read_failure
 from agentguard.lock.existing_parts import root_requirements as root_requirements

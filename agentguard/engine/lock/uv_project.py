@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from agentguard.engine.lock.existing_graph import graph_findings
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
@@ -16,7 +17,6 @@ from agentguard.lock.existing_parts import (
     declared_as_uv_records,
     facts_of,
     file_digest,
-    graph_findings,
     lock_source,
     read_failure,
     root_requirements,
