@@ -216,8 +216,8 @@ def _start_servers(
 ) -> Future[tuple[Gathered, Resolved]]:
     """Read the project's MCP server launches and resolve them on a thread of their own
     (nothing is written there: :func:`_servers` gates and writes, holding the lock)."""
+    from agentguard.engine.lock.servers import resolve_servers
     from agentguard.inspect.project.servers import project_servers
-    from agentguard.lock.servers.flow import resolve_servers
 
     exclude = config().exclude
 
@@ -251,8 +251,8 @@ def _servers(
 ) -> Report:
     """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
     compared with it; ``--write-launch`` then pins the launches themselves."""
+    from agentguard.engine.lock.servers import check_servers, resolve_servers, write_servers
     from agentguard.inspect.project.servers import project_servers
-    from agentguard.lock.servers.flow import check_servers, resolve_servers, write_servers
 
     if beside is not None:
         gathered, resolved = beside.result()
