@@ -27,7 +27,7 @@ from agentguard.lock.start import settings_for
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
     from agentguard.facts.agents import McpServer
-    from agentguard.lock.servers.flow import Resolved, ServerOptions, ServerResult
+    from agentguard.lock.servers.resolve import Resolved, ServerOptions, ServerResult
 
 PYTHON_INPUTS = ("pyproject.toml", "requirements.in")
 
@@ -192,7 +192,7 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
 
 
 def _server_options(opts: LockOptions, deadline: Deadline) -> ServerOptions:
-    from agentguard.lock.servers.flow import ServerOptions
+    from agentguard.lock.servers.resolve import ServerOptions
 
     return ServerOptions(
         root=opts.project,
@@ -307,7 +307,7 @@ def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -
     line a longer launch moved), so that a re-lock right after writes nothing new."""
     from agentguard.inspect.project.servers import project_servers
     from agentguard.lock.servers import lockfile
-    from agentguard.lock.servers.flow import relocated
+    from agentguard.lock.servers.resolve import relocated
 
     if result.lock is None:
         return

@@ -1,5 +1,5 @@
 """`agentguard lock` for the MCP servers a project launches: each launch that takes a
-package or an image from a registry is resolved (:mod:`agentguard.lock.servers.flow`),
+package or an image from a registry is resolved (:mod:`agentguard.lock.servers.resolve`),
 gated (AG141: a re-lock never moves a server across a major unless ``--allow-major``),
 judged (AG140, AG143) and written to ``mcp.lock.json``
 (:mod:`agentguard.lock.servers.lockfile`); ``lock --check`` compares the launches with it
@@ -18,7 +18,8 @@ from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import IMAGE, ServerLock, ServerPin, registry_launches
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.lock.servers import lockfile, recheck
-from agentguard.lock.servers.flow import (
+from agentguard.lock.servers.lockfile import MCP_LOCK
+from agentguard.lock.servers.resolve import (
     Resolved,
     ServerOptions,
     ServerResult,
@@ -28,7 +29,6 @@ from agentguard.lock.servers.flow import (
     read_lock,
     resolve_launches,
 )
-from agentguard.lock.servers.lockfile import MCP_LOCK
 from agentguard.lock.servers.trust_roots import TrustRoots
 from agentguard.rules.mcp_pins import (
     crossing_findings,
@@ -46,7 +46,7 @@ def unverified(servers: Sequence[McpServer]) -> tuple[Finding, ...]:
 
 
 def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolved:
-    """Resolve every registry launch (:func:`agentguard.lock.servers.flow.resolve_launches`:
+    """Resolve every registry launch (:func:`agentguard.lock.servers.resolve.resolve_launches`:
     in threads, within the deadline; nothing written), with AG142 for each launch the lock
     cannot check. Runs beside the Python resolver: it holds no lock of the project."""
     return replace(resolve_launches(servers, opts), unverified=unverified(servers))

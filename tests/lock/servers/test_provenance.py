@@ -19,7 +19,7 @@ from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.servers import attestations, npm, npm_signature
-from agentguard.lock.servers.flow import ServerOptions
+from agentguard.lock.servers.resolve import ServerOptions
 from agentguard.lock.servers.trust_roots import bundled
 from agentguard.rules.mcp_provenance import NpmServerProvenanceFails
 from tests.lock.npm_registry import NpmRegistry, integrity, serve, tarball
