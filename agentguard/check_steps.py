@@ -66,8 +66,9 @@ def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
                 ),
             )
         )
-    from agentguard.engine.lock.every_lock import check_every_lock, locks_to_check
+    from agentguard.engine.lock.every_lock import check_every_lock
     from agentguard.lock.inputs import read_inputs
+    from agentguard.lock.project_locks import locks_to_check
 
     # every lock the project holds (its own uv.lock / poetry.lock / pylock.toml, and
     # agentguard's pair beside them): each is checked, none hides another

@@ -63,7 +63,7 @@ def run_lock(
         inputs = early.inputs
         configured.append(early.config)
     elif opts.check:
-        from agentguard.engine.lock.every_lock import locks_to_check
+        from agentguard.lock.project_locks import locks_to_check
 
         own, foreign = locks_to_check(root)  # every lock is checked: none is picked
         existing = foreign[0] if foreign else None
