@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from agentguard.findings import Source
-from agentguard.harden.docker_run import RunArgs
 from agentguard.harden.probe_facts import (
     HELPER_PATH,
     PROBE_SCRIPT,
@@ -25,6 +24,7 @@ from agentguard.harden.probe_facts import (
     Outside,
     parse_probe_output,
 )
+from agentguard.harden.run_script import RunArgs
 from agentguard.inspect import engine as eng
 from agentguard.inspect.container import container_facts
 

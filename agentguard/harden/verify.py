@@ -3,7 +3,7 @@
 What is verified is the script text this run generated (or the one file the user names
 with ``--verify-script``), never a file found in the output folder: that folder is often in
 the checkout, and a pull request can commit one. The text is read back
-(:func:`~agentguard.harden.docker_run.parse_run_script`: nothing expanded from this
+(:func:`~agentguard.harden.run_script.parse_run_script`: nothing expanded from this
 process's environment) and compared with the plan as data
 (:mod:`~agentguard.harden.verify_plan`): a mount, network, capability, privilege or other
 setting the plan did not make means nothing runs. The container is created with the script's
@@ -26,11 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentguard.findings import Finding, JSONValue, Source, SourceStatus
-from agentguard.harden.docker_run import (
-    RunParseError,
-    parse_build_line,
-    parse_run_script,
-)
 from agentguard.harden.probe import (
     HELPER_ENV,
     create_kwargs,
@@ -44,6 +39,7 @@ from agentguard.harden.probe_facts import (
     Observation,
     probe_script,
 )
+from agentguard.harden.run_script import RunParseError, parse_build_line, parse_run_script
 from agentguard.harden.verify_plan import PlannedRun, build_deviations, deviations
 from agentguard.harden.verify_start import AgentCheck, build_image, listening, start_agent
 from agentguard.inspect import engine as eng
