@@ -17,14 +17,9 @@ from dataclasses import dataclass, field
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
 from agentguard.inspect.image.agentconfig import agent_clis, claude_env, config_files, user_home
+from agentguard.inspect.image.agentlaunch import SCRIPT_SUFFIXES, Launch, read_launch
 from agentguard.inspect.image.agentlinks import ImagePaths
-from agentguard.inspect.image.agentplan import (
-    SCRIPT_SUFFIXES,
-    Launch,
-    plan_for,
-    read_launch,
-    source_tree,
-)
+from agentguard.inspect.image.agentplan import plan_for, source_tree
 from agentguard.inspect.image.agentshell import WRAPPER_ARGS, exec_lines
 from agentguard.inspect.image.agentwalk import (
     AgentFile,

@@ -13,12 +13,9 @@ from dataclasses import dataclass, field
 
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
+from agentguard.inspect.image.agentlaunch import CLI_PACKAGES, Launch
 from agentguard.inspect.image.agentlinks import ImagePaths
-from agentguard.inspect.image.agentplan import (
-    CLI_PACKAGES,
-    AgentPlan,
-    Launch,
-)
+from agentguard.inspect.image.agentplan import AgentPlan
 from agentguard.inspect.project.model import AgentConfig
 
 CONFIG_PATH = "(image config) ENTRYPOINT/CMD"
