@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from agentguard.harden.compose_override import compose_document, render_compose
+from agentguard.harden.compose_service import service_from_compose
 from agentguard.harden.docker_run import render_script, run_argv
 from agentguard.harden.kubernetes import pod, quantity, render_kubernetes
 from agentguard.harden.model import (
@@ -26,12 +27,7 @@ from agentguard.harden.model import (
     validate_options,
 )
 from agentguard.harden.run_script import MountArg, RunArgs, RunParseError, parse_run_script
-from agentguard.harden.services import (
-    env_vars,
-    rewrite_relative,
-    service_from_compose,
-    service_from_image,
-)
+from agentguard.harden.services import env_vars, rewrite_relative, service_from_image
 from agentguard.inspect.facts import ImageConfig
 from tests.conftest import PACKAGE_SCHEMAS
 
