@@ -1,7 +1,7 @@
 """The MCP servers a project launches, resolved for `agentguard lock`: each launch that
 takes a package or an image from a registry is resolved (npm: :mod:`.npm`; PyPI:
 :mod:`.pypi`; an image: its digest) against what ``mcp.lock.json`` held (:mod:`.lockfile`).
-Nothing is judged or written here: the flow over it (gate AG141, judge AG140/AG142/AG143,
+Nothing is judged or written here: the flow over it (gate AG141, judge AG140/AG142-AG144,
 write the lock; ``lock --check``) is :mod:`agentguard.engine.lock.servers`.
 
 A launch that could not be resolved is a failed source, never a pin."""
