@@ -301,7 +301,8 @@ def _settings(root: Path, paths: list[str]) -> tuple[list[ClaudeSettings], list[
 
 
 def _lock(root: Path) -> tuple[LockGraph | None, Source]:
-    from agentguard.lock.lockfile import PYLOCK, LockfileError, read_stored
+    from agentguard.lock.lockfile import PYLOCK, LockfileError
+    from agentguard.lock.stored import read_stored
 
     name = str(root / PYLOCK)
     try:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     """Offline: the lock files match the inputs and each other, every pin is hashed, no
     unmitigated high major-span finding. Reads only the two lock files."""
-    from agentguard.lock.lockfile import read_stored
+    from agentguard.lock.stored import read_stored
     from agentguard.rules.deps import LockOutOfSync, UnhashedPin, check_unknown_metadata
     from agentguard.rules.deps_age import check_young_releases
     from agentguard.rules.deps_spans import check_major_spans

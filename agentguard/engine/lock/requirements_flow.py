@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from agentguard.lock.early import Early
     from agentguard.lock.graph import LockedPackage
     from agentguard.lock.index import IndexClient
-    from agentguard.lock.lockfile import QuickPrevious, StoredLock
+    from agentguard.lock.lockfile import QuickPrevious
+    from agentguard.lock.stored import StoredLock
 
 Progress = Callable[[str], None]
 
@@ -69,8 +70,9 @@ def lock_requirements(
     from agentguard.lock import sites as _sites  # noqa: F401
     from agentguard.lock.analysis import analyse
     from agentguard.lock.index import IndexClient, background_thread
-    from agentguard.lock.lockfile import QuickPrevious, read_quick, read_stored
+    from agentguard.lock.lockfile import QuickPrevious, read_quick
     from agentguard.lock.previous import previous_index, previous_pins
+    from agentguard.lock.stored import read_stored
     from agentguard.rules import deps as _deps  # noqa: F401  (imported while the resolver runs)
 
     warm()  # the caller's own (the report's renderer)
