@@ -30,13 +30,8 @@ from agentguard.lock.servers.resolve import (
     resolve_launches,
 )
 from agentguard.lock.servers.trust_roots import TrustRoots
-from agentguard.rules.mcp_pins import (
-    crossing_findings,
-    drift_findings,
-    image_findings,
-    span_findings,
-    unverified_findings,
-)
+from agentguard.rules.mcp_drift import drift_findings, unverified_findings
+from agentguard.rules.mcp_pins import crossing_findings, image_findings, span_findings
 from agentguard.rules.mcp_provenance import downgrade_findings, failure_findings
 
 
