@@ -202,7 +202,7 @@ def _begin(opts: LockOptions) -> None:
 
 def _read_ahead(early: Early) -> None:
     """Read the previous lock and start reading its packages' index pages, from the index
-    the user configured (as :mod:`agentguard.lock.requirements_flow` would, a second later:
+    the user configured (as :mod:`agentguard.engine.lock.requirements_flow` would, a second later:
     it takes this client when its index is the same)."""
     from agentguard.lock.configured import configured
     from agentguard.lock.index import IndexClient
@@ -227,7 +227,7 @@ def _read_ahead(early: Early) -> None:
 def _uv_lock(
     opts: LockOptions, inputs: ProjectInputs, config: Config, settings: Settings
 ) -> UvLockRun:
-    """`uv lock` on a copy, as :func:`agentguard.lock.uv_project.relock_uv` starts it."""
+    """`uv lock` on a copy, as :func:`agentguard.engine.lock.uv_project.relock_uv` starts it."""
     from agentguard import safeio
     from agentguard.lock.deadline import Deadline
     from agentguard.lock.uv_lock_run import UV_LOCK, UvLockRun

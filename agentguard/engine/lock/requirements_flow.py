@@ -1,8 +1,8 @@
 """`agentguard lock` on a project that agentguard locks itself (``requirements.lock`` and
 ``pylock.toml``): start the resolver (or take the one :mod:`agentguard.lock.early`
 started), read the previous lock and the index meanwhile, analyse the pins (or take the
-analysis made beside the resolver: :mod:`agentguard.lock.speculation`), and hand them to
-the report (:mod:`agentguard.lock.lock_report`), which writes the lock files.
+analysis made beside the resolver: :mod:`agentguard.engine.lock.speculation`), and hand them to
+the report (:mod:`agentguard.engine.lock.lock_report`), which writes the lock files.
 
 The modules for everything after the resolver starts (index client, lock file writer,
 rules, configuration) are imported while it runs, not before.
@@ -26,12 +26,13 @@ from agentguard.lock.urls import clean_url
 
 if TYPE_CHECKING:
     from agentguard.config import Config
+    from agentguard.engine.lock.speculation import Speculated
     from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.early import Early
     from agentguard.lock.graph import LockedPackage
     from agentguard.lock.index import IndexClient
-    from agentguard.lock.lockfile import QuickPrevious, StoredLock
-    from agentguard.lock.speculation import Speculated
+    from agentguard.lock.lockfile import QuickPrevious
+    from agentguard.lock.stored import StoredLock
 
 Progress = Callable[[str], None]
 
@@ -64,13 +65,14 @@ def lock_requirements(
         resolving = pool.submit(BACKENDS[opts.backend], request)
     pool.shutdown(wait=False)
     from agentguard import policy as _policy  # noqa: F401
+    from agentguard.engine.lock import speculation
+    from agentguard.engine.lock.lock_report import assemble, command_line, failed_report
     from agentguard.lock import sites as _sites  # noqa: F401
-    from agentguard.lock import speculation
     from agentguard.lock.analysis import analyse
     from agentguard.lock.index import IndexClient, background_thread
-    from agentguard.lock.lock_report import assemble, command_line, failed_report
-    from agentguard.lock.lockfile import QuickPrevious, read_quick, read_stored
+    from agentguard.lock.lockfile import QuickPrevious, read_quick
     from agentguard.lock.previous import previous_index, previous_pins
+    from agentguard.lock.stored import read_stored
     from agentguard.rules import deps as _deps  # noqa: F401  (imported while the resolver runs)
 
     warm()  # the caller's own (the report's renderer)

@@ -1,6 +1,6 @@
 """`agentguard lock` and `agentguard lock --check`: read the inputs, hand them to the flow
-that fits the project (:mod:`agentguard.lock.requirements_flow` for agentguard's own lock,
-:mod:`agentguard.lock.existing_flow` for a uv, Poetry or PEP 751 lock), apply the policy.
+that fits the project (:mod:`agentguard.engine.lock.requirements_flow` for agentguard's own lock,
+:mod:`agentguard.engine.lock.existing_flow` for a uv, Poetry or PEP 751 lock), apply the policy.
 
 The resolver is started as soon as the project is locked (or before the command line was
 read: :mod:`agentguard.lock.early`); the modules for everything after it are imported while
@@ -27,7 +27,7 @@ from agentguard.lock.start import settings_for
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
     from agentguard.facts.agents import McpServer
-    from agentguard.lock.servers.flow import Resolved, ServerOptions, ServerResult
+    from agentguard.lock.servers.resolve import Resolved, ServerOptions, ServerResult
 
 PYTHON_INPUTS = ("pyproject.toml", "requirements.in")
 
@@ -63,7 +63,7 @@ def run_lock(
         inputs = early.inputs
         configured.append(early.config)
     elif opts.check:
-        from agentguard.lock.every_lock import locks_to_check
+        from agentguard.lock.project_locks import locks_to_check
 
         own, foreign = locks_to_check(root)  # every lock is checked: none is picked
         existing = foreign[0] if foreign else None
@@ -102,14 +102,14 @@ def run_lock(
     # the MCP servers are resolved beside the Python resolver (their round trips overlap)
     beside = None if opts.check else _start_servers(opts, project_config, started)
     if opts.check:
-        from agentguard.lock.every_lock import check_every_lock
+        from agentguard.engine.lock.every_lock import check_every_lock
 
         report = check_every_lock(root, inputs, project_config().deps, foreign, own, opts.index_url)
     else:
         try:
             with early.held if early is not None else project_lock(root):
                 if existing is not None:
-                    from agentguard.lock.existing_flow import lock_existing
+                    from agentguard.engine.lock.existing_flow import lock_existing
 
                     report = lock_existing(
                         opts,
@@ -126,11 +126,11 @@ def run_lock(
                         warm=warm,
                     )
                 else:
-                    from agentguard.lock.requirements_flow import lock_requirements
+                    from agentguard.engine.lock.requirements_flow import lock_requirements
 
                     report = lock_requirements(opts, inputs, project_config, progress, early, warm)
         except LockfileError as exc:
-            from agentguard.lock.lock_report import failed_report
+            from agentguard.engine.lock.lock_report import failed_report
 
             report = failed_report(
                 inputs,
@@ -192,7 +192,7 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
 
 
 def _server_options(opts: LockOptions, deadline: Deadline) -> ServerOptions:
-    from agentguard.lock.servers.flow import ServerOptions
+    from agentguard.lock.servers.resolve import ServerOptions
 
     return ServerOptions(
         root=opts.project,
@@ -216,8 +216,8 @@ def _start_servers(
 ) -> Future[tuple[Gathered, Resolved]]:
     """Read the project's MCP server launches and resolve them on a thread of their own
     (nothing is written there: :func:`_servers` gates and writes, holding the lock)."""
+    from agentguard.engine.lock.servers import resolve_servers
     from agentguard.inspect.project.servers import project_servers
-    from agentguard.lock.servers.flow import resolve_servers
 
     exclude = config().exclude
 
@@ -251,8 +251,8 @@ def _servers(
 ) -> Report:
     """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
     compared with it; ``--write-launch`` then pins the launches themselves."""
+    from agentguard.engine.lock.servers import check_servers, resolve_servers, write_servers
     from agentguard.inspect.project.servers import project_servers
-    from agentguard.lock.servers.flow import check_servers, resolve_servers, write_servers
 
     if beside is not None:
         gathered, resolved = beside.result()
@@ -307,7 +307,7 @@ def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -
     line a longer launch moved), so that a re-lock right after writes nothing new."""
     from agentguard.inspect.project.servers import project_servers
     from agentguard.lock.servers import lockfile
-    from agentguard.lock.servers.flow import relocated
+    from agentguard.lock.servers.resolve import relocated
 
     if result.lock is None:
         return
@@ -367,7 +367,7 @@ def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -
 
 
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
-    """``lock --check`` (see :mod:`agentguard.lock.check`)."""
-    from agentguard.lock.check import check_lock as check
+    """``lock --check`` (see :mod:`agentguard.engine.lock.check`)."""
+    from agentguard.engine.lock.check import check_lock as check
 
     return check(inputs, deps)
