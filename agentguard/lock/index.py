@@ -134,6 +134,9 @@ class IndexClient:
         self._http_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: dict[str, Future[ProjectPage]] = {}
+        # the digest of each index page read (URL -> page_cache.digest): a fix set that did
+        # not resolve is remembered by the pages the resolver read (lock.fix_memory)
+        self.page_digests: dict[str, str] = {}
 
     @property
     def http(self) -> Http:
@@ -209,8 +212,10 @@ class IndexClient:
             raise IndexError_(f"{url}: not found", code="index-not-found", retryable=False)
         body, ctype = self.http.get(url, accept=JSON_ACCEPT)
         shown = clean_url(url)
+        key = page_cache.digest(cname, url, body)
+        self.page_digests[url] = key
         if "json" in ctype:
-            cached = page_cache.load(self.cache.folder, cname, url, body)
+            cached = page_cache.load(self.cache.folder, cname, url, body, key)
             if cached is not None:  # this very body, parsed on an earlier run
                 return cached
             try:
@@ -224,7 +229,7 @@ class IndexClient:
                     f"{shown}: answer is not a JSON object", code="index-garbage", retryable=True
                 )
             page = parse_json_page(cname, url, data)
-            page_cache.store(self.cache.folder, cname, url, body, page)
+            page_cache.store(self.cache.folder, cname, url, body, page, key)
             return page
         text = body.decode("utf-8", "replace")
         if "<a" not in text and "<html" not in text.lower():

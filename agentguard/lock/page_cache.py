@@ -34,17 +34,25 @@ MIN_BYTES = 64 * 1024  # smaller pages parse faster than a cache file is read
 MAX_BYTES = 256 * 1024 * 1024
 
 
-def _names(cache: Path, name: str, url: str, body: bytes) -> tuple[Path, str, str]:
+def digest(name: str, url: str, body: bytes) -> str:
+    """The SHA-256 of a page's bytes with its URL and name: the key of its entry, and what
+    :mod:`agentguard.lock.fix_memory` compares to tell that a page is the same."""
+    return hashlib.sha256(b"%s\n%s\n" % (url.encode(), name.encode()) + body).hexdigest()
+
+
+def _names(cache: Path, name: str, url: str, body: bytes, key: str | None) -> tuple[Path, str, str]:
     where = hashlib.sha256(f"{url}\n{name}".encode()).hexdigest()[:32]
-    key = hashlib.sha256(b"%s\n%s\n" % (url.encode(), name.encode()) + body).hexdigest()
-    return cache / FOLDER / where[:2], where, key
+    return cache / FOLDER / where[:2], where, key or digest(name, url, body)
 
 
-def load(cache: Path, name: str, url: str, body: bytes) -> ProjectPage | None:
-    """The page stored for exactly this body, or None."""
+def load(
+    cache: Path, name: str, url: str, body: bytes, key: str | None = None
+) -> ProjectPage | None:
+    """The page stored for exactly this body (``key``: its :func:`digest`, when known), or
+    None."""
     if len(body) < MIN_BYTES:
         return None
-    folder, where, key = _names(cache, name, url, body)
+    folder, where, key = _names(cache, name, url, body, key)
     try:
         data = safeio.read_bytes(folder / f"{where}-{key}", root=cache, cap=MAX_BYTES)
         end = data.index(b"\n")
@@ -56,11 +64,13 @@ def load(cache: Path, name: str, url: str, body: bytes) -> ProjectPage | None:
         return None
 
 
-def store(cache: Path, name: str, url: str, body: bytes, page: ProjectPage) -> None:
+def store(
+    cache: Path, name: str, url: str, body: bytes, page: ProjectPage, key: str | None = None
+) -> None:
     """Keep ``page`` (parsed from ``body``) for the next read of the same body."""
     if len(body) < MIN_BYTES or page.raw_items is None:
         return
-    folder, where, key = _names(cache, name, url, body)
+    folder, where, key = _names(cache, name, url, body, key)
     groups: dict[str, list[dict[str, Any]]] = {}
     for item in page.raw_items:
         filename = item.get("filename")
