@@ -15,6 +15,7 @@ class Reach:
     def __init__(self, graph: LockGraph) -> None:
         self.graph = graph
         self._table: EnvironmentTable | None = None
+        self._disjoint_caps: dict[tuple[str, str, str | None], bool] = {}
 
     @property
     def table(self) -> EnvironmentTable:
@@ -22,6 +23,38 @@ class Reach:
             markers = [p.marker for p in self.graph.packages]
             self._table = EnvironmentTable([*markers, *(e.marker for e in self.graph.edges)])
         return self._table
+
+    def cap_marker(self, edge: DependencyEdge, pin: LockedPackage) -> str | None:
+        """Where the cap of ``edge`` over ``pin`` applies: the pin's marker and, when the
+        parent is pinned once with a marker, the parent pin's too (a cap from one fork's
+        parent must not move the other fork, nor hold where its parent is not installed).
+        Unless the caps over this pin would then overlap without being one cap: two caps
+        over one environment can exclude each other (fast-agent-mcp: uvicorn capped at 0.54
+        for fastmcp-slim, installed on Python 3.12 and later only, and at 0.34 for
+        ``mcp==1.10.1`` below 3.12; the first cap, offered everywhere, and the second, below
+        3.12, did not resolve together); then every span caps where the pin applies, and
+        the spans over it are ranked as one group."""
+        own = _restricted(self.graph, edge, pin)
+        if own == pin.marker or self._disjoint(edge.child, pin):
+            return own
+        return pin.marker
+
+    def _disjoint(self, child: str, pin: LockedPackage) -> bool:
+        key = (child, pin.version, pin.marker)
+        known = self._disjoint_caps.get(key)
+        if known is None:
+            markers = {
+                _restricted(self.graph, e, pin)
+                for e in self.graph.edges_into(child)
+                if e.admitted_majors is not None
+                and len(e.admitted_majors) > 1
+                and pin in self.pins(e)
+            }
+            t = self.table
+            masks = [t.mask(m) & t.mask(pin.marker) for m in sorted(markers, key=str)]
+            known = all(a & b == 0 for i, a in enumerate(masks) for b in masks[i + 1 :])
+            self._disjoint_caps[key] = known
+        return known
 
     def pins(self, edge: DependencyEdge) -> list[LockedPackage]:
         pins = sorted(self.graph.versions_of(edge.child), key=lambda p: order(p.version))
@@ -71,14 +104,13 @@ class Reach:
         return t.describe(mask)
 
 
-def cap_marker(graph: LockGraph, edge: DependencyEdge, pin: LockedPackage) -> str | None:
-    """Where the cap applies: the child pin's marker and, when the parent is pinned once per
-    fork, that parent pin's (a cap from one fork's parent must not move the other fork)."""
+def _restricted(graph: LockGraph, edge: DependencyEdge, pin: LockedPackage) -> str | None:
+    """The pin's marker and, when the parent is pinned once with a marker (one fork's
+    release, or a package some Pythons or platforms only install), that parent pin's."""
     if edge.parent == PROJECT:
         return pin.marker
-    parents = graph.versions_of(edge.parent)
-    mine = [p for p in parents if p.version == edge.parent_version]
-    if len(parents) > 1 and len(mine) == 1 and mine[0].marker:
+    mine = [p for p in graph.versions_of(edge.parent) if p.version == edge.parent_version]
+    if len(mine) == 1 and mine[0].marker:
         return both(pin.marker, mine[0].marker)
     return pin.marker
 

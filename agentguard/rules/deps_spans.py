@@ -29,7 +29,7 @@ from agentguard.rules.deps import MajorSpanningRange
 from agentguard.rules.deps_fix_choice import group_fix
 from agentguard.rules.deps_fix_plan import fix_groups
 from agentguard.rules.deps_policy import DepsPolicy
-from agentguard.rules.deps_reach import Reach, cap_marker
+from agentguard.rules.deps_reach import Reach
 from agentguard.rules.deps_span_fix import span_fix, with_marker
 
 
@@ -163,7 +163,7 @@ def _finding(
             "specifier": bound.specifier,
             "parent_versions": list(bound.parent_versions),
         }
-    marker = cap_marker(graph, edge, pin)
+    marker = reach.cap_marker(edge, pin)
     fix = span_fix(graph, edge, majors, locked_v, marker, bound, evidence)
     group = groups.get((child, marker, pin.version))
     if group is not None:
