@@ -28,7 +28,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from agentguard.facts.fixes import Cap, FixGroup, GroupKey
-from agentguard.facts.graph import PROJECT, DependencyEdge, LockGraph, UpstreamBound, major_floor
+from agentguard.facts.graph import DependencyEdge, LockGraph, UpstreamBound, major_floor
 from agentguard.facts.graph import major_key as major_key
 from agentguard.facts.pins import LockedPackage
 from agentguard.rules.deps_reach import Reach
@@ -38,6 +38,7 @@ from agentguard.rules.deps_span_fix import (
     built_for,
     cap_at,
     dates_for,
+    parent_label,
     with_marker,
 )
 
@@ -52,7 +53,7 @@ class _Span:
 
 
 def span_label(edge: DependencyEdge) -> str:
-    return "the project" if edge.parent == PROJECT else f"{edge.parent}=={edge.parent_version}"
+    return parent_label(edge)
 
 
 def _under(bound: UpstreamBound, major: str) -> bool:

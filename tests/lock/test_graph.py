@@ -141,3 +141,25 @@ def test_a_cap_from_one_forks_parent_keeps_that_forks_marker() -> None:
     )
     [span] = check_major_spans(graph, load_config(None).deps)
     assert span.fix.snippet == ("anthropic>=1.0,<2 ; python_full_version < '3.12'")
+
+
+def test_a_workspace_member_whose_version_is_dynamic_is_named_alone() -> None:
+    """pydantic-ai's uv.lock records its members (`pydantic-ai-slim`, `source = { editable =
+    ... }`) without a version: they are built with uv-dynamic-versioning. The finding read
+    "pydantic-ai-slim== declares anthropic>=1.0.0"; it names the member alone."""
+    from agentguard.config import load_config
+    from agentguard.lock.graph import DependencyEdge, LockedPackage, LockGraph
+    from agentguard.rules.deps_spans import check_major_spans
+
+    graph = LockGraph(
+        packages=(
+            LockedPackage("anthropic", "1.0.0", None),
+            LockedPackage("pydantic-ai-slim", "", None),
+        ),
+        edges=(
+            DependencyEdge("pydantic-ai-slim", "", "anthropic", ">=1.0.0", None, (), ("1", "2")),
+        ),
+    )
+    [span] = check_major_spans(graph, load_config(None).deps)
+    assert span.message.startswith("pydantic-ai-slim declares anthropic>=1.0.0, which admits")
+    assert span.locations[0].dependency_path == ("project", "pydantic-ai-slim", "anthropic")
