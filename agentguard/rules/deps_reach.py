@@ -34,7 +34,7 @@ class Reach:
         ``mcp==1.10.1`` below 3.12; the first cap, offered everywhere, and the second, below
         3.12, did not resolve together); then every span caps where the pin applies, and
         the spans over it are ranked as one group."""
-        own = _restricted(self.graph, edge, pin)
+        own = self._restricted(edge, pin)
         if own == pin.marker or self._disjoint(edge.child, pin):
             return own
         return pin.marker
@@ -44,7 +44,7 @@ class Reach:
         known = self._disjoint_caps.get(key)
         if known is None:
             markers = {
-                _restricted(self.graph, e, pin)
+                self._restricted(e, pin)
                 for e in self.graph.edges_into(child)
                 if e.admitted_majors is not None
                 and len(e.admitted_majors) > 1
@@ -55,6 +55,21 @@ class Reach:
             known = all(a & b == 0 for i, a in enumerate(masks) for b in masks[i + 1 :])
             self._disjoint_caps[key] = known
         return known
+
+    def _restricted(self, edge: DependencyEdge, pin: LockedPackage) -> str | None:
+        """The pin's marker and, when the parent is pinned once with a marker (one fork's
+        release, or a package some Pythons or platforms only install), that parent pin's,
+        unless the pin is installed only where the parent is anyway."""
+        if edge.parent == PROJECT:
+            return pin.marker
+        graph = self.graph
+        mine = [p for p in graph.versions_of(edge.parent) if p.version == edge.parent_version]
+        if len(mine) != 1 or not mine[0].marker:
+            return pin.marker
+        t = self.table
+        if t.mask(pin.marker) & ~t.mask(mine[0].marker) & t.all == 0:
+            return pin.marker
+        return both(pin.marker, mine[0].marker)
 
     def pins(self, edge: DependencyEdge) -> list[LockedPackage]:
         pins = sorted(self.graph.versions_of(edge.child), key=lambda p: order(p.version))
@@ -102,17 +117,6 @@ class Reach:
         ) and platforms != ["any platform"]:
             return ", ".join(platforms)
         return t.describe(mask)
-
-
-def _restricted(graph: LockGraph, edge: DependencyEdge, pin: LockedPackage) -> str | None:
-    """The pin's marker and, when the parent is pinned once with a marker (one fork's
-    release, or a package some Pythons or platforms only install), that parent pin's."""
-    if edge.parent == PROJECT:
-        return pin.marker
-    mine = [p for p in graph.versions_of(edge.parent) if p.version == edge.parent_version]
-    if len(mine) == 1 and mine[0].marker:
-        return both(pin.marker, mine[0].marker)
-    return pin.marker
 
 
 def order(version: str) -> Version:
