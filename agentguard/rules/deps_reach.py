@@ -52,7 +52,12 @@ class Reach:
             }
             t = self.table
             masks = [t.mask(m) & t.mask(pin.marker) for m in sorted(markers, key=str)]
-            known = all(a & b == 0 for i, a in enumerate(masks) for b in masks[i + 1 :])
+            # a marker that selects none of the environments modelled (`platform_system ==
+            # 'darwin'`: the table models sys_platform) tells nothing: not disjoint then
+            known = len(masks) <= 1 or (
+                0 not in masks
+                and all(a & b == 0 for i, a in enumerate(masks) for b in masks[i + 1 :])
+            )
             self._disjoint_caps[key] = known
         return known
 
