@@ -9,6 +9,7 @@ it runs."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -213,7 +214,7 @@ Gathered = tuple[tuple["McpServer", ...], tuple[Source, ...]]
 
 def _start_servers(
     opts: LockOptions, config: Callable[[], Config], deadline: Deadline
-) -> Future[tuple[Gathered, Resolved]]:
+) -> Future[tuple[Gathered, Resolved | None]]:
     """Read the project's MCP server launches and resolve them on a thread of their own
     (nothing is written there: :func:`_servers` gates and writes, holding the lock)."""
     from agentguard.engine.lock.servers import resolve_servers
@@ -221,11 +222,15 @@ def _start_servers(
 
     exclude = config().exclude
 
-    def run() -> tuple[Gathered, Resolved]:
+    def run() -> tuple[Gathered, Resolved | None]:
         gathered = project_servers(opts.project, exclude=exclude)
+        if _nothing_to_lock(opts, gathered):
+            return gathered, None
+        from agentguard.lock.servers.flow import resolve_servers
+
         return gathered, resolve_servers(gathered[0], _server_options(opts, deadline))
 
-    future: Future[tuple[Gathered, Resolved]] = Future()
+    future: Future[tuple[Gathered, Resolved | None]] = Future()
 
     def thread() -> None:
         try:
@@ -241,25 +246,47 @@ def _start_servers(
 MCP_LOCK_NOTE = "mcp.lock.json"
 
 
+def _nothing_to_lock(opts: LockOptions, gathered: Gathered) -> bool:
+    """No MCP server launched and no ``mcp.lock.json`` (not even a link or a broken one):
+    the server step would resolve, write and report nothing, and is not imported (its
+    modules are a tenth of a second of a re-lock's CPU, spent beside the resolver)."""
+    return (
+        not gathered[0]
+        and not opts.write_launch
+        and not os.path.lexists(opts.project / MCP_LOCK_NOTE)
+    )
+
+
 def _servers(
     report: Report,
     opts: LockOptions,
     config: Config,
     deadline: Deadline,
     gathered: Gathered | None = None,
-    beside: Future[tuple[Gathered, Resolved]] | None = None,
+    beside: Future[tuple[Gathered, Resolved | None]] | None = None,
 ) -> Report:
     """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
     compared with it; ``--write-launch`` then pins the launches themselves."""
     from agentguard.engine.lock.servers import check_servers, resolve_servers, write_servers
     from agentguard.inspect.project.servers import project_servers
 
+    resolved: Resolved | None = None
     if beside is not None:
         gathered, resolved = beside.result()
     else:
         gathered = gathered or project_servers(opts.project, exclude=config.exclude)
-        resolved = None
     servers, read = gathered
+    named = {s.name for s in report.sources if s.status.value != "ok"}
+    if _nothing_to_lock(opts, gathered):  # (what the server flow would add: the failed reads)
+        lock_failed = any(
+            s.kind == "lockfile" and s.status.value == "failed" for s in report.sources
+        )
+        if lock_failed and not opts.check:
+            return report
+        unread = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
+        return dataclasses.replace(report, sources=(*report.sources, *unread))
+    from agentguard.lock.servers.flow import check_servers, resolve_servers, write_servers
+
     if opts.check:
         result = check_servers(servers, opts.project)
     else:
@@ -291,7 +318,6 @@ def _servers(
         if any(s.status.value == "ok" for s in more):
             _record_rewritten(opts, config, result)
     # a file the lock flow already reported (a uv.lock that is a link) is reported once
-    named = {s.name for s in report.sources if s.status.value != "ok"}
     failed_reads = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
     return dataclasses.replace(
         report,

@@ -23,11 +23,14 @@ from typing import TYPE_CHECKING, Any
 from agentguard.lock.start import LockOptions
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from agentguard.config import Config
     from agentguard.lock.backend import ResolveRequest, UvRun
     from agentguard.lock.index import IndexClient
     from agentguard.lock.inputs import ProjectInputs
     from agentguard.lock.lockfile import QuickPrevious
+    from agentguard.lock.speculation import Speculated
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
 
@@ -128,6 +131,8 @@ class Early:
     # packages being read from the configured index meanwhile (see :func:`_read_ahead`)
     previous: QuickPrevious | None = None
     client: IndexClient | None = None
+    # the previous pins analysed on a thread of their own (lock.speculation), with ``client``
+    speculating: Future[Speculated] | None = None
 
     def cancel(self) -> None:
         try:
@@ -222,6 +227,33 @@ def _read_ahead(early: Early) -> None:
         deadline=early.request.deadline,
     )
     early.client.prefetch(sorted({p.name for p in early.previous.pins}))
+    _speculate(early)
+
+
+def _speculate(early: Early) -> None:
+    """Analyse the previous pins beside the resolver from now on (as the flow would once the
+    command line is read and the flow's modules imported, a few tenths of a second later on
+    a busy machine): the flow takes this analysis when it reads through this client."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentguard.lock import speculation
+    from agentguard.lock.fix_check import checker
+    from agentguard.lock.index import background_thread
+
+    previous, client, request = early.previous, early.client, early.request
+    if previous is None or client is None or request is None:
+        return
+    side = ThreadPoolExecutor(1, initializer=background_thread)
+    early.speculating = side.submit(
+        speculation.speculate,
+        previous,
+        early.inputs,
+        client,
+        early.config.deps,
+        early.opts.allow_major,
+        checker(request, previous.pins, client, early.inputs.root),
+    )
+    side.shutdown(wait=False)
 
 
 def _uv_lock(

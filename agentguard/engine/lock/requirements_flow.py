@@ -25,6 +25,8 @@ from agentguard.lock.start import LockOptions, resolve_request, retain, settings
 from agentguard.lock.urls import clean_url
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentguard.config import Config
     from agentguard.engine.lock.speculation import Speculated
     from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
@@ -140,7 +142,10 @@ def lock_requirements(
     speculating: Future[Speculated] | None = None
     speculating_with = client
     guessed_pins: tuple[LockedPackage, ...] = ()
-    if client is not None and isinstance(previous, QuickPrevious):
+    if early is not None and early.speculating is not None and client is early.client:
+        guessed_pins = tuple(early.previous.pins if early.previous is not None else ())
+        speculating = early.speculating  # started with the resolver (lock.early)
+    elif client is not None and isinstance(previous, QuickPrevious):
         guessed_pins = tuple(previous.pins)
         side = ThreadPoolExecutor(1, initializer=background_thread)
         speculating = side.submit(
@@ -150,7 +155,7 @@ def lock_requirements(
             client,
             policy,
             opts.allow_major,
-            _fix_check(request, previous.pins, client),
+            _fix_check(request, previous.pins, client, root),
         )
         side.shutdown(wait=False)
     try:
@@ -215,7 +220,7 @@ def lock_requirements(
                 policy,
                 opts.allow_major,
                 inputs.requires_python,
-                _fix_check(request, resolution.pins, client),
+                _fix_check(request, resolution.pins, client, root),
             )
         finally:
             client.close()
@@ -237,14 +242,12 @@ def lock_requirements(
 
 
 def _fix_check(
-    request: ResolveRequest, pins: Sequence[LockedPackage], client: IndexClient
+    request: ResolveRequest, pins: Sequence[LockedPackage], client: IndexClient, root: Path
 ) -> Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck]:
     """AG101's first fixes resolved as one set against ``pins`` (:mod:`agentguard.lock.fix_check`)."""
-    from agentguard.lock.fix_check import UvResolve, check_fix_set
-    from agentguard.lock.index import default_cache_dir
+    from agentguard.lock.fix_check import checker
 
-    resolve = UvResolve(request, pins, client, default_cache_dir())
-    return lambda groups: check_fix_set(groups, resolve)
+    return checker(request, pins, client, root)
 
 
 def _wait_quietly(future: Future[Resolution]) -> None:
