@@ -217,7 +217,6 @@ def _start_servers(
 ) -> Future[tuple[Gathered, Resolved | None]]:
     """Read the project's MCP server launches and resolve them on a thread of their own
     (nothing is written there: :func:`_servers` gates and writes, holding the lock)."""
-    from agentguard.engine.lock.servers import resolve_servers
     from agentguard.inspect.project.servers import project_servers
 
     exclude = config().exclude
@@ -226,7 +225,7 @@ def _start_servers(
         gathered = project_servers(opts.project, exclude=exclude)
         if _nothing_to_lock(opts, gathered):
             return gathered, None
-        from agentguard.lock.servers.flow import resolve_servers
+        from agentguard.engine.lock.servers import resolve_servers
 
         return gathered, resolve_servers(gathered[0], _server_options(opts, deadline))
 
@@ -267,7 +266,6 @@ def _servers(
 ) -> Report:
     """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
     compared with it; ``--write-launch`` then pins the launches themselves."""
-    from agentguard.engine.lock.servers import check_servers, resolve_servers, write_servers
     from agentguard.inspect.project.servers import project_servers
 
     resolved: Resolved | None = None
@@ -285,7 +283,7 @@ def _servers(
             return report
         unread = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
         return dataclasses.replace(report, sources=(*report.sources, *unread))
-    from agentguard.lock.servers.flow import check_servers, resolve_servers, write_servers
+    from agentguard.engine.lock.servers import check_servers, resolve_servers, write_servers
 
     if opts.check:
         result = check_servers(servers, opts.project)

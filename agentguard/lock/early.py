@@ -16,6 +16,7 @@ Whatever was started and not taken is stopped by :func:`abandon`.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from agentguard.lock.index import IndexClient
     from agentguard.lock.inputs import ProjectInputs
     from agentguard.lock.lockfile import QuickPrevious
-    from agentguard.lock.speculation import Speculated
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
 
@@ -131,8 +131,9 @@ class Early:
     # packages being read from the configured index meanwhile (see :func:`_read_ahead`)
     previous: QuickPrevious | None = None
     client: IndexClient | None = None
-    # the previous pins analysed on a thread of their own (lock.speculation), with ``client``
-    speculating: Future[Speculated] | None = None
+    # the previous pins analysed on a thread of their own (engine.lock.speculation, started by
+    # the analyse hook), with ``client``
+    speculating: Future[Any] | None = None
 
     def cancel(self) -> None:
         try:
@@ -146,12 +147,18 @@ class Early:
 
 
 _started: Early | None = None
+# what starts the analysis of the previous pins beside the resolver (the engine's
+# :func:`agentguard.engine.lock.early_analysis.analyse`, handed in by the entry point: a
+# reader never runs a rule itself)
+_analyse: Callable[[Early], None] | None = None
 
 
-def start(argv: list[str]) -> None:
-    """Start the resolver for ``agentguard lock ARGV`` when that is plain; never raises
-    (but for an interrupt, after stopping what it started)."""
-    global _started
+def start(argv: list[str], analyse: Callable[[Early], None] | None = None) -> None:
+    """Start the resolver for ``agentguard lock ARGV`` when that is plain, and ``analyse``
+    the previous pins beside it once they are read; never raises (but for an interrupt,
+    after stopping what it started)."""
+    global _started, _analyse
+    _analyse = analyse
     opts = parse(argv)
     if opts is None:
         return
@@ -227,33 +234,8 @@ def _read_ahead(early: Early) -> None:
         deadline=early.request.deadline,
     )
     early.client.prefetch(sorted({p.name for p in early.previous.pins}))
-    _speculate(early)
-
-
-def _speculate(early: Early) -> None:
-    """Analyse the previous pins beside the resolver from now on (as the flow would once the
-    command line is read and the flow's modules imported, a few tenths of a second later on
-    a busy machine): the flow takes this analysis when it reads through this client."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from agentguard.lock import speculation
-    from agentguard.lock.fix_check import checker
-    from agentguard.lock.index import background_thread
-
-    previous, client, request = early.previous, early.client, early.request
-    if previous is None or client is None or request is None:
-        return
-    side = ThreadPoolExecutor(1, initializer=background_thread)
-    early.speculating = side.submit(
-        speculation.speculate,
-        previous,
-        early.inputs,
-        client,
-        early.config.deps,
-        early.opts.allow_major,
-        checker(request, previous.pins, client, early.inputs.root),
-    )
-    side.shutdown(wait=False)
+    if _analyse is not None:
+        _analyse(early)
 
 
 def _uv_lock(
