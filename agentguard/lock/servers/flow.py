@@ -30,9 +30,10 @@ from agentguard.facts.mcp_pins import (
 )
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.lock.deadline import Deadline
-from agentguard.lock.servers import lockfile, npm, pypi, recheck
+from agentguard.lock.servers import lockfile, npm, pypi, recheck, tree_flow
 from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError
 from agentguard.lock.servers.trust_roots import TrustRoots
+from agentguard.lock.urls import configured_hosts
 from agentguard.rules.mcp_pins import (
     crossing_findings,
     drift_findings,
@@ -41,6 +42,7 @@ from agentguard.rules.mcp_pins import (
     unverified_findings,
 )
 from agentguard.rules.mcp_provenance import downgrade_findings, failure_findings
+from agentguard.rules.mcp_tree import scope_findings, tree_findings, tree_state_findings
 from agentguard.safeio import MAX_LOCK_BYTES
 
 REGISTRY_ENV = ("AGENTGUARD_NPM_REGISTRY", "npm_config_registry", "NPM_CONFIG_REGISTRY")
@@ -150,7 +152,9 @@ def _registry(opts: ServerOptions) -> tuple[npm.Registry | None, Source | None]:
         )
 
 
-def _failed(launch: ServerLaunch, kind: str, exc: npm.NpmError | pypi.PypiError) -> Source:
+def _failed(
+    launch: ServerLaunch, kind: str, exc: npm.NpmError | pypi.PypiError | tree_flow.TreeError
+) -> Source:
     return Source.failed(
         kind,
         f"{launch.package} ({launch.where})",
@@ -221,10 +225,12 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
                     return None  # (its failed source is already there)
                 pin = npm.resolve(registry, launch, keep, before.version if before else None)
                 _same_tarball(before, pin)
-                return pin
+                return tree_flow.with_tree(
+                    pin, before, moving(launch), registry.base, opts.deadline
+                )
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))
-        except npm.NpmError as exc:
+        except (npm.NpmError, tree_flow.TreeError) as exc:
             return _failed(launch, "npm-registry", exc)
         except pypi.PypiError as exc:
             return _failed(launch, "index", exc)
@@ -270,6 +276,7 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
         opts.allow_major,
     )
     fails = failure_findings(pins)
+    trees = [*tree_findings(pins, configured_hosts()), *scope_findings(pairs)]
     downs = downgrade_findings(
         (b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None
     )
@@ -277,7 +284,7 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
         # the lock is left as it was: what it holds is what the findings name
         held = [(x, p, previous_pin(x, previous)) for x, p in pairs]
         findings = [*odd, *span_findings(held), *image_findings(found), *crossings, *fails]
-        findings += downs
+        findings += downs + trees
         why = (
             "a server would cross a major"
             if crossings
@@ -288,7 +295,7 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
         note = f"{MCP_LOCK} was not written ({why}); it holds what it held before."
         return ServerResult(tuple(findings), tuple(sources), (note,))
     findings = [*odd, *span_findings((x, p, p) for x, p in pairs), *image_findings(found)]
-    findings += downs
+    findings += downs + trees
     facts: dict[str, JSONValue] = {"mcp_servers_locked": [_fact(p) for p in pins]}
     written = lockfile.write(opts.root, pins)
     lock = ServerLock(MCP_LOCK, tuple(pins), "")
@@ -342,6 +349,10 @@ def check_servers(
             )
         return ServerResult(tuple(findings), tuple(sources))
     findings += drift_findings(lockable, lock.pins)
+    findings += tree_state_findings(lock.pins) + tree_findings(lock.pins, configured_hosts())
+    findings += scope_findings(
+        (x, p) for x in lockable if (p := pin_for(x, lock.pins)) is not None
+    )
     trusted = recheck.recorded(root, lock.pins, trust)
     findings += failure_findings(trusted.pins, recorded=True)
     sources += trusted.sources
@@ -371,6 +382,7 @@ def _fact(pin: ServerPin) -> JSONValue:
         "majors": list(pin.majors),
         **({"signature": pin.signature.status} if pin.signature is not None else {}),
         **({"provenance": pin.attestation.status} if pin.attestation is not None else {}),
+        **tree_flow.tree_fact(pin),
     }
 
 

@@ -1,0 +1,92 @@
+"""One bounded run of npm: its own session (process group), its output read beside it and
+capped (the tail is kept: npm says why it failed last), its wait bounded by the run's
+deadline, and the whole group killed when that passes, when the run is interrupted
+(:mod:`agentguard.lock.children` stops every child still running before the process
+exits) or when it ends: nothing npm started (git, a shell) outlives it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentguard.interrupts import held
+from agentguard.lock import children
+
+MAX_OUTPUT = 256 * 1024  # bytes of npm's output kept (its tail)
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int | None  # None: killed when its time ran out
+    output: str  # the tail of stdout and stderr
+
+
+class NpmChild:
+    """npm started (in a session of its own) and not yet waited for."""
+
+    def __init__(self, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> None:
+        self._tail = bytearray()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        children.started(self)
+        try:
+            # an interrupt inside Popen, after its fork, would leave a child no handle
+            # names: held until the handle is kept
+            with held():
+                self._proc = subprocess.Popen(
+                    list(argv),
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            self._reader = threading.Thread(target=self._read, daemon=True)
+            self._reader.start()
+        except BaseException:
+            self.cancel()
+            raise
+
+    def _read(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in iter(lambda: self._proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+                self._tail += chunk
+                if len(self._tail) > 2 * MAX_OUTPUT:
+                    del self._tail[:-MAX_OUTPUT]
+
+    def wait(self, seconds: float) -> Ran:
+        """Wait at most ``seconds``; then the group is killed (``code`` None)."""
+        assert self._proc is not None
+        try:
+            code: int | None = self._proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            self.cancel()
+        text = bytes(self._tail[-MAX_OUTPUT:]).decode("utf-8", "replace")
+        return Ran(code, text)
+
+    def cancel(self) -> None:
+        """Kill the whole group and reap npm (idempotent)."""
+        proc = self._proc
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+                proc.wait(timeout=5)
+        if self._reader is not None and self._reader is not threading.current_thread():
+            # a grandchild that left the group may hold the pipe open: not waited for long
+            self._reader.join(timeout=2)
+        children.finished(self)
+
+
+def run(argv: Sequence[str], cwd: Path, env: dict[str, str], seconds: float) -> Ran:
+    return NpmChild(argv, cwd, env).wait(seconds)

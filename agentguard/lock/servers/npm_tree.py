@@ -1,0 +1,195 @@
+"""An npm server's own dependency tree, through a real npm lock: one
+``npm install --package-lock-only --ignore-scripts`` of the server's exact version in a
+private scratch folder, and the ``package-lock.json`` it writes read as hostile data.
+
+npm runs from the lock's registry only, with no ``.npmrc`` of the project, the user or
+the system (its user and global configuration are empty files of the scratch folder, every
+inherited ``npm_config_*`` variable is dropped, ``HOME`` is the scratch folder), with only
+the environment a network client needs (``PATH``, the locale, the proxy and CA settings:
+no token of the caller's), in a session of its own, bounded by the run's deadline, its
+output capped (:mod:`.npm_run`). Only packuments are read: no tarball is unpacked and no
+package code runs. Its cache is agentguard's own (``<cache>/npm``), never the user's.
+
+What npm writes is the registry's data: it is capped (:data:`MAX_PACKAGE_LOCK_BYTES`,
+nesting 32, 20,000 packages) and every package's shape is checked
+(:mod:`.npm_tree_shape`); the server itself must be in it at the version and integrity
+agentguard verified, or the tree is not npm's answer for this pin."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from agentguard import redact, safeio
+from agentguard.facts.npm_tree import NpmTree, TreePackage, make_tree, problems
+from agentguard.lock.deadline import DEADLINE_CODE, Deadline
+from agentguard.lock.index import default_cache_dir
+from agentguard.lock.servers import npm_run, sigstore_parts
+from agentguard.lock.servers.npm_tree_shape import (
+    MAX_TREE_PACKAGES,
+    ShapeError,
+    as_dict,
+    package,
+)
+from agentguard.lock.urls import clean_url
+from agentguard.scratch import scratch_folder
+
+NPM_TREE_TIMEOUT = 300.0  # seconds for one npm run (and never past the run's deadline)
+MAX_PACKAGE_LOCK_BYTES = 32 * 1024 * 1024
+# What npm and the git it may run get of the caller's environment: where programs are,
+# the locale, and how to reach the network (proxies, CA certificates). No token, no
+# NODE_OPTIONS, no npm_config_* variable, no git or ssh configuration of the caller's.
+PASSED = (
+    "PATH", "LANG", "LC_ALL", "LC_CTYPE", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+    "NO_PROXY", "no_proxy",
+)  # fmt: skip
+_ROOT_NAME = "agentguard-npm-tree"
+
+
+class TreeError(Exception):
+    def __init__(self, message: str, code: str, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
+
+
+def npm_env(scratch: Path, registry: str) -> dict[str, str]:
+    """The environment of the npm run in ``scratch``, reading ``registry`` only."""
+    home, tmp = scratch / "home", scratch / "tmp"
+    home.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    for name in ("npmrc", "global-npmrc", "gitconfig"):  # (npm refuses one file twice)
+        (scratch / name).write_text("", encoding="utf-8")
+    env = {k: os.environ[k] for k in PASSED if k in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.setdefault("LANG", "C.UTF-8")
+    env |= {
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        "npm_config_registry": registry,
+        "npm_config_userconfig": str(scratch / "npmrc"),
+        "npm_config_globalconfig": str(scratch / "global-npmrc"),
+        "npm_config_cache": str(default_cache_dir() / "npm"),
+        "npm_config_ignore_scripts": "true",
+        "npm_config_audit": "false",
+        "npm_config_fund": "false",
+        "npm_config_update_notifier": "false",
+        "npm_config_package_lock": "true",
+        "npm_config_lockfile_version": "3",
+        "npm_config_omit_lockfile_registry_resolved": "false",  # every `resolved` written
+        "npm_config_fetch_retries": "1",
+        "npm_config_loglevel": "error",
+        "npm_config_progress": "false",
+        # a git dependency: no prompt, no system or user git configuration, no ssh config
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": str(scratch / "gitconfig"),
+        "GIT_SSH_COMMAND": "ssh -F none -o BatchMode=yes",
+    }
+    return env
+
+
+def resolve_tree(
+    package_name: str, version: str, integrity: str, registry: str, deadline: Deadline
+) -> NpmTree:
+    """The tree of ``package_name@version`` as npm resolves it from ``registry``; raises
+    :class:`TreeError` (a failed source)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise TreeError(
+            f"{package_name}@{version}: npm is not installed; its dependency tree needs a "
+            "real npm lock",
+            "npm-missing",
+        )
+    with scratch_folder("agentguard-npm-tree-") as scratch:
+        project = scratch / "project"
+        project.mkdir()
+        manifest = {
+            "name": _ROOT_NAME,
+            "version": "0.0.0",
+            "private": True,
+            "dependencies": {package_name: version},
+        }
+        (project / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+        argv = [npm, "install", "--package-lock-only", "--ignore-scripts", "--no-audit"]
+        argv.append("--no-fund")
+        ran = npm_run.run(
+            argv, project, npm_env(scratch, registry), deadline.bound(NPM_TREE_TIMEOUT)
+        )
+        if ran.code is None:
+            if deadline.passed:
+                raise TreeError(
+                    f"{package_name}@{version}: npm was stopped: {deadline.describe()}",
+                    DEADLINE_CODE,
+                    retryable=True,
+                )
+            raise TreeError(
+                f"{package_name}@{version}: npm did not resolve the dependency tree within "
+                f"{NPM_TREE_TIMEOUT:g} s (a stalled registry?)",
+                "npm-tree-timeout",
+                retryable=True,
+            )
+        if ran.code != 0:
+            raise TreeError(
+                f"{package_name}@{version}: npm could not resolve the dependency tree "
+                f"(exit {ran.code}): {_said(ran.output)}",
+                "npm-tree-failed",
+            )
+        try:
+            raw = safeio.read_bytes(
+                project / "package-lock.json", root=project, cap=MAX_PACKAGE_LOCK_BYTES
+            )
+        except OSError as exc:
+            raise TreeError(
+                f"{package_name}@{version}: npm's package-lock.json cannot be read: {exc}",
+                "npm-tree-unreadable",
+            ) from None
+    tree = read_package_lock(raw, package_name)
+    wrong = problems(tree, package_name, version, integrity)
+    if wrong:
+        raise TreeError(
+            f"{package_name}@{version}: npm's tree is not the one agentguard verified: "
+            f"{wrong[0]}",
+            "npm-tree-mismatch",
+        )
+    return tree
+
+
+def _said(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    kept = [line for line in lines if "ERR" in line] or lines
+    return redact.text(" / ".join(kept[-4:]))[:600] or "no output"
+
+
+def read_package_lock(raw: bytes, package_name: str) -> NpmTree:
+    """The tree of a ``package-lock.json`` (version 2 or 3): every package but the root,
+    each checked (:mod:`.npm_tree_shape`); raises :class:`TreeError`."""
+    try:
+        data = as_dict(sigstore_parts.json_of(raw, "npm's package-lock.json"), "the lock")
+        version = data.get("lockfileVersion")
+        if version not in (2, 3) or isinstance(version, bool):
+            raise ShapeError("not a package-lock of version 2 or 3")
+        entries = as_dict(data.get("packages"), "packages")
+        if len(entries) > MAX_TREE_PACKAGES:
+            raise ShapeError(f"more than {MAX_TREE_PACKAGES} packages")
+        packages: list[TreePackage] = []
+        for path, entry in entries.items():
+            if path == "":
+                continue  # the scratch folder's own package.json
+            got = package(path, entry, f"packages[{path!r}]", strict=False)
+            if got.resolved is not None:
+                got = TreePackage(
+                    got.path, got.version, clean_url(got.resolved), got.integrity, got.meta
+                )
+            packages.append(got)
+    except sigstore_parts.Unreadable as exc:
+        raise TreeError(f"{package_name}: {exc}", "npm-tree-unreadable") from None
+    except ShapeError as exc:
+        raise TreeError(
+            f"{package_name}: npm's package-lock.json is refused: {redact.text(str(exc))[:400]}",
+            "npm-tree-unreadable",
+        ) from None
+    return make_tree(packages, int(version))
