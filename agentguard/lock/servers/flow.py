@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentguard import safeio
+from agentguard.context import path_context
 from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import (
     IMAGE,
@@ -165,6 +166,18 @@ def _failed(
     )
 
 
+def _test_fixture(launch: ServerLaunch) -> Source:
+    """A launch in test code of a package the registry does not have (404): a test's
+    made-up name (gemini-cli's config tests launch `@mcp/server-a`), said so, not locked,
+    and no failure of the lock. Elsewhere a missing package is a failed source."""
+    return Source.skipped(
+        "mcp-server",
+        f"{launch.package} ({launch.where})",
+        "not locked: the registry has no such package, and the launch is in test code "
+        "(a test's own name)",
+    )
+
+
 def _image_pin(launch: ServerLaunch) -> ServerPin:
     assert launch.digest is not None
     return ServerPin(
@@ -231,6 +244,8 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))
         except (npm.NpmError, tree_flow.TreeError) as exc:
+            if exc.code == "npm-not-found" and path_context(launch.path) == "test":
+                return _test_fixture(launch)
             return _failed(launch, "npm-registry", exc)
         except pypi.PypiError as exc:
             return _failed(launch, "index", exc)
