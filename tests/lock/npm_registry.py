@@ -108,7 +108,7 @@ class NpmRegistry:
                 dist["signatures"] = self.signatures[(name, v)]
             if (name, v) in self.no_integrity:
                 del dist["integrity"]
-            versions[v] = {"name": name, "version": v, "dist": dist}
+            versions[v] = {"name": name, "version": v, "dist": dist, "bin": {"server": "index.js"}}
             if (name, v) in self.deps:
                 versions[v]["dependencies"] = self.deps[(name, v)]
         tags = self.tags.get(name) or {"latest": self.packages[name][-1]}

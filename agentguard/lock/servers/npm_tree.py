@@ -82,6 +82,7 @@ def npm_env(scratch: Path, registry: str) -> dict[str, str]:
         "npm_config_omit_lockfile_registry_resolved": "false",  # every `resolved` written
         "npm_config_fetch_retries": "1",
         "npm_config_loglevel": "error",
+        "npm_config_logs_max": "0",  # no debug log left in the cache
         "npm_config_progress": "false",
         # a git dependency: no prompt, no system or user git configuration, no ssh config
         "GIT_TERMINAL_PROMPT": "0",
@@ -160,7 +161,8 @@ def resolve_tree(
 
 def _said(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    kept = [line for line in lines if "ERR" in line] or lines
+    lines = [line for line in lines if "complete log of this run" not in line]
+    kept = [line for line in lines if "ERR" in line.upper()] or lines
     return redact.text(" / ".join(kept[-4:]))[:600] or "no output"
 
 

@@ -135,6 +135,7 @@ def test_the_example_is_locked_pinned_and_checked(
                             "2.0.1",
                             f"{registry.url}{NAME}/-/tracker-mcp-2.0.1.tgz",
                             integrity(tarball(NAME, "2.0.1")),
+                            (("bin", '{"server": "index.js"}'),),
                         )
                     ]
                 ),
@@ -144,6 +145,7 @@ def test_the_example_is_locked_pinned_and_checked(
                         "version": "2.0.1",
                         "resolved": f"{registry.url}{NAME}/-/tracker-mcp-2.0.1.tgz",
                         "integrity": integrity(tarball(NAME, "2.0.1")),
+                        "bin": {"server": "index.js"},
                     }
                 ],
             },
