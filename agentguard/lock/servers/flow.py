@@ -30,6 +30,7 @@ from agentguard.facts.mcp_pins import (
     registry_launches,
 )
 from agentguard.findings import Finding, JSONValue, Source
+from agentguard.lock import children
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.servers import lockfile, npm, pypi, recheck, tree_flow
 from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError
@@ -251,8 +252,16 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
             return _failed(launch, "index", exc)
         return _image_pin(launch) if launch.digest else None
 
-    with ThreadPoolExecutor(max(1, min(4, len(found)))) as pool:
+    pool = ThreadPoolExecutor(max(1, min(4, len(found))))
+    try:
         outcomes = list(pool.map(one, found))
+    except BaseException:
+        # an interrupt (or the run's end) while the workers wait on npm or uv: stop those
+        # children first, else the pool's shutdown would wait for them to finish
+        children.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     pairs: list[tuple[ServerLaunch, ServerPin]] = []
     for launch, got in zip(found, outcomes, strict=True):
         if isinstance(got, Source):

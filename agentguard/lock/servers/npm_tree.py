@@ -169,6 +169,11 @@ def _said(output: str) -> str:
 def read_package_lock(raw: bytes, package_name: str) -> NpmTree:
     """The tree of a ``package-lock.json`` (version 2 or 3): every package but the root,
     each checked (:mod:`.npm_tree_shape`); raises :class:`TreeError`."""
+    if len(raw) > MAX_PACKAGE_LOCK_BYTES:
+        raise TreeError(
+            f"{package_name}: npm's package-lock.json is over {MAX_PACKAGE_LOCK_BYTES} bytes",
+            "npm-tree-unreadable",
+        )
     try:
         data = as_dict(sigstore_parts.json_of(raw, "npm's package-lock.json"), "the lock")
         version = data.get("lockfileVersion")
@@ -181,7 +186,7 @@ def read_package_lock(raw: bytes, package_name: str) -> NpmTree:
         for path, entry in entries.items():
             if path == "":
                 continue  # the scratch folder's own package.json
-            got = package(path, entry, f"packages[{path!r}]", strict=False)
+            got = package(path, entry, f"packages[{redact.quote(str(path), 80)}]", strict=False)
             if got.resolved is not None:
                 got = TreePackage(
                     got.path, got.version, clean_url(got.resolved), got.integrity, got.meta
