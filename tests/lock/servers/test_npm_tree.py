@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from agentguard.facts.npm_tree import TreePackage, tree_digest
@@ -23,6 +24,9 @@ pytestmark = pytest.mark.usefixtures("isolated_cache")
 
 NAME = "@acme/tracker-mcp"
 BIN = '{"server": "index.js"}'
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[3] / "agentguard" / "schemas" / "mcp-lock.json").read_text()
+)
 
 
 @pytest.fixture()
@@ -87,6 +91,7 @@ def test_the_tree_is_recorded_kept_and_checked(tmp_path: Path, registry: NpmRegi
     }
     text = (root / "mcp.lock.json").read_text()
     assert json.loads(text)["lock-version"] == 3
+    jsonschema.validate(json.loads(text), SCHEMA)
     # one package a line: a moved dependency is one changed line of the diff
     assert '      {"path": "node_modules/helper", "version": "1.1.0", ' in text
     assert report["facts"]["mcp_servers_locked"][0]["tree"] == {"packages": 3, "no_integrity": 0}
