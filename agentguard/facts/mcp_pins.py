@@ -17,8 +17,8 @@ from agentguard.facts.launch_argv import NPM as NPM
 from agentguard.facts.launch_argv import PYPI as PYPI
 from agentguard.facts.launch_argv import parse_launch, registry_said
 from agentguard.facts.mcp_tools import ToolSnapshot
-from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 from agentguard.facts.npm_tree import NpmTree
+from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 
 
 class McpServer(Protocol):

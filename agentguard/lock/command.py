@@ -257,7 +257,8 @@ def _servers(
     """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
     compared with it; ``--write-launch`` then pins the launches themselves."""
     from agentguard.inspect.project.servers import project_servers
-    from agentguard.lock.servers.flow import check_servers, resolve_servers, write_servers
+    from agentguard.lock.servers.check_flow import check_servers
+    from agentguard.lock.servers.flow import resolve_servers, write_servers
 
     if beside is not None:
         gathered, resolved = beside.result()
@@ -317,7 +318,7 @@ def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -
     line a longer launch moved), so that a re-lock right after writes nothing new."""
     from agentguard.inspect.project.servers import project_servers
     from agentguard.lock.servers import lockfile
-    from agentguard.lock.servers.flow import relocated
+    from agentguard.lock.servers.check_flow import relocated
 
     if result.lock is None:
         return

@@ -25,26 +25,24 @@ from agentguard.facts.mcp_pins import (
     ServerLaunch,
     ServerLock,
     ServerPin,
-    major_of,
     pin_for,
     registry_launches,
 )
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.lock import children
 from agentguard.lock.deadline import Deadline
-from agentguard.lock.servers import lockfile, npm, pypi, recheck, tree_flow
+from agentguard.lock.servers import lockfile, npm, pypi, tree_flow
 from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError
 from agentguard.lock.servers.trust_roots import TrustRoots
 from agentguard.lock.urls import configured_hosts
 from agentguard.rules.mcp_pins import (
     crossing_findings,
-    drift_findings,
     image_findings,
     span_findings,
     unverified_findings,
 )
 from agentguard.rules.mcp_provenance import downgrade_findings, failure_findings
-from agentguard.rules.mcp_tree import scope_findings, tree_findings, tree_state_findings
+from agentguard.rules.mcp_tree import scope_findings, tree_findings
 from agentguard.safeio import MAX_LOCK_BYTES
 
 REGISTRY_ENV = ("AGENTGUARD_NPM_REGISTRY", "npm_config_registry", "NPM_CONFIG_REGISTRY")
@@ -117,7 +115,7 @@ def previous_pin(launch: ServerLaunch, lock: ServerLock | None) -> ServerPin | N
     return None if lock is None else pin_for(launch, lock.pins)
 
 
-def _read_lock(root: Path) -> tuple[ServerLock | None, Source | None]:
+def read_lock(root: Path) -> tuple[ServerLock | None, Source | None]:
     try:
         return lockfile.read(root), None
     except (LockReadError, OSError) as exc:
@@ -214,7 +212,7 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
     Runs beside the Python resolver: it holds no lock of the project."""
     found, sources = launches(servers)
     seen = _raw(opts.root)
-    previous, failed = _read_lock(opts.root)
+    previous, failed = read_lock(opts.root)
     odd = unverified(servers)
     if failed is not None or (not found and previous is None):
         return Resolved(tuple(found), tuple(sources), previous, seen, failed=failed, unverified=odd)
@@ -349,53 +347,6 @@ def lock_servers(servers: Sequence[McpServer], opts: ServerOptions) -> ServerRes
     return write_servers(resolve_servers(servers, opts), opts)
 
 
-def check_servers(
-    servers: Sequence[McpServer], root: Path, trust: TrustRoots | None = None
-) -> ServerResult:
-    """``lock --check``: every launch against ``mcp.lock.json``, offline; the signatures
-    and attestations it records are verified again (:mod:`.recheck`)."""
-    found, sources = launches(servers)
-    lock, failed = _read_lock(root)
-    odd = unverified(servers)
-    if failed is not None:
-        return ServerResult(odd, sources=(*sources, failed))
-    findings = [*odd, *image_findings(found)]
-    lockable = [x for x in found if x.kind != IMAGE or x.digest]
-    if lock is None:
-        if lockable:
-            sources.append(
-                Source.skipped(
-                    "lockfile",
-                    MCP_LOCK,
-                    f"no MCP server lock: {len(lockable)} launch(es) not checked against one "
-                    "(`agentguard lock` writes it)",
-                )
-            )
-        return ServerResult(tuple(findings), tuple(sources))
-    findings += drift_findings(lockable, lock.pins)
-    findings += tree_state_findings(lock.pins) + tree_findings(lock.pins, configured_hosts())
-    findings += scope_findings(
-        (x, p) for x in lockable if (p := pin_for(x, lock.pins)) is not None
-    )
-    trusted = recheck.recorded(root, lock.pins, trust)
-    findings += failure_findings(trusted.pins, recorded=True)
-    sources += trusted.sources
-    sources.append(
-        Source.ok("lockfile", MCP_LOCK, f"{len(lockable)} MCP server launch(es) checked")
-    )
-    sources += [
-        Source.skipped(
-            "mcp-tools",
-            f"{p.server} ({MCP_LOCK}" + (f":{p.entry_line})" if p.entry_line else ")"),
-            "tools not compared with the recorded tools/list snapshot: that needs the server "
-            "started (`agentguard check --smoke` or `agentguard lock --smoke`)",
-        )
-        for p in lock.pins
-        if p.tools is not None
-    ]
-    return ServerResult(tuple(findings), tuple(sources))
-
-
 def _fact(pin: ServerPin) -> JSONValue:
     return {
         "server": pin.server,
@@ -408,24 +359,3 @@ def _fact(pin: ServerPin) -> JSONValue:
         **({"provenance": pin.attestation.status} if pin.attestation is not None else {}),
         **tree_flow.tree_fact(pin),
     }
-
-
-def relocated(lock: ServerLock, servers: Sequence[McpServer]) -> tuple[ServerPin, ...] | None:
-    """The lock's pins with each launch's line and request as ``servers`` (read again once
-    ``--write-launch`` rewrote them) now spell them, so that the lock written by the run
-    that pinned the launches is the one a re-lock writes; None when nothing moved. A pin
-    whose key now has no launch, or two, keeps what it recorded."""
-    found, _ = launches(servers)
-    moved = False
-    out: list[ServerPin] = []
-    for pin in lock.pins:
-        same = [x for x in found if x.key == pin.key]
-        if len(same) == 1 and (same[0].line, same[0].requested) != (pin.line, pin.requested):
-            launch, majors = same[0], pin.majors
-            own = major_of(pin.version)
-            if launch.spec == pin.pinned_spec(launch.extras) and own in pin.released_majors:
-                majors = (own,)  # the exact pin admits its own major only, as a re-lock finds
-            pin = replace(pin, line=launch.line, requested=launch.requested, majors=majors)
-            moved = True
-        out.append(pin)
-    return tuple(out) if moved else None

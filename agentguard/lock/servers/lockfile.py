@@ -273,7 +273,5 @@ def read(root: Path) -> ServerLock | None:
             f"an entry holds `tools`, which a lock of version {LOCK_VERSION} never does"
         )
     if version != TREE_LOCK_VERSION and any(p.tree for p in pins):
-        raise LockReadError(
-            f"an entry holds `tree`, which a lock of version {version} never does"
-        )
+        raise LockReadError(f"an entry holds `tree`, which a lock of version {version} never does")
     return ServerLock(MCP_LOCK, pins, str(data.get("digest", "")))

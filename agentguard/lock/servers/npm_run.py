@@ -56,8 +56,9 @@ class NpmChild:
 
     def _read(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
         with contextlib.suppress(OSError, ValueError):
-            for chunk in iter(lambda: self._proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
+            for chunk in iter(lambda: os.read(fd, 65536), b""):
                 self._tail += chunk
                 if len(self._tail) > 2 * MAX_OUTPUT:
                     del self._tail[:-MAX_OUTPUT]
@@ -85,7 +86,14 @@ class NpmChild:
         if self._reader is not None and self._reader is not threading.current_thread():
             # a grandchild that left the group may hold the pipe open: not waited for long
             self._reader.join(timeout=2)
+        if proc is not None and proc.stdout is not None and not self._reading:
+            with contextlib.suppress(OSError):
+                proc.stdout.close()
         children.finished(self)
+
+    @property
+    def _reading(self) -> bool:
+        return self._reader is not None and self._reader.is_alive()
 
 
 def run(argv: Sequence[str], cwd: Path, env: dict[str, str], seconds: float) -> Ran:

@@ -152,8 +152,7 @@ def resolve_tree(
     wrong = problems(tree, package_name, version, integrity)
     if wrong:
         raise TreeError(
-            f"{package_name}@{version}: npm's tree is not the one agentguard verified: "
-            f"{wrong[0]}",
+            f"{package_name}@{version}: npm's tree is not the one agentguard verified: {wrong[0]}",
             "npm-tree-mismatch",
         )
     return tree

@@ -117,9 +117,7 @@ def package(path: object, entry: object, where: str, *, strict: bool) -> TreePac
         path=path,
         version=None if version is None else _text(version, f"{where}.version", VERSION),
         resolved=None if resolved is None else _text(resolved, f"{where}.resolved"),
-        integrity=None
-        if integrity is None
-        else _text(integrity, f"{where}.integrity", INTEGRITY),
+        integrity=None if integrity is None else _text(integrity, f"{where}.integrity", INTEGRITY),
         meta=tuple(meta),
     )
 

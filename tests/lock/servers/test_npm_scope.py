@@ -64,6 +64,7 @@ def test_a_package_outside_the_scope_is_locked_and_checked(
 def test_a_package_of_the_scope_stays_unverified(tmp_path: Path, registry: NpmRegistry) -> None:
     root = project(tmp_path, {"genai": ["-y", "@google/genai-tools@1.0.0"]})
     code, report, _ = run_json("lock", str(root), "--npm-registry", registry.url)
+    assert code == 1
     assert [(f["rule_id"], f["message"]) for f in by_rule(report, "AG142")] == [
         (
             "AG142",

@@ -168,7 +168,9 @@ def test_a_tree_that_is_not_npm_s_answer_for_the_pin_is_inconsistent() -> None:
         "node_modules/a/node_modules/b is nested in node_modules/a, which the tree does not hold",
     ]
     other = "sha512-" + "B" * 86 + "=="
-    assert problems(tree, "srv", "1.0.1", other)[0] == "the tree's integrity of srv is not the entry's"
+    assert (
+        problems(tree, "srv", "1.0.1", other)[0] == "the tree's integrity of srv is not the entry's"
+    )
 
 
 @pytest.mark.parametrize(
