@@ -70,15 +70,15 @@ def main() -> None:
             work = Path(tmp) / str(i)
             env = {**os.environ, "AGENTGUARD_CACHE_DIR": str(work / "cache")}
             root = project(work / "bot")
-            took, code = timed([*ag, str(root)], env)
+            took, _ = timed([*ag, str(root)], env)
             cold.append(took)
             for _ in range(3):
-                took, code = timed([*ag, str(root)], env)
+                took, _ = timed([*ag, str(root)], env)
                 relock.append(took)
             lock = json.loads((root / "mcp.lock.json").read_text())
             (root / "mcp.lock.json").unlink()
             (root / "mcp.attestations.json").unlink(missing_ok=True)
-            took, code = timed([*ag, str(root)], env)
+            took, _ = timed([*ag, str(root)], env)
             first.append(took)
             packages = {
                 e["package"]: len(e["tree"]["packages"]) if e.get("tree") else None
