@@ -1,8 +1,9 @@
 """`agentguard lock` for the MCP servers a project launches: each launch that takes a
-package or an image from a registry is resolved (npm: :mod:`.npm`; PyPI: :mod:`.pypi`; an
-image: its digest), gated (AG141: a re-lock never moves a server across a major unless
-``--allow-major``), judged (AG140, AG143) and written to ``mcp.lock.json``
-(:mod:`.lockfile`); ``lock --check`` compares the launches with it offline (AG142).
+package or an image from a registry is resolved (npm: :mod:`.npm`, and the server's own
+dependency tree, :mod:`.tree_flow`; PyPI: :mod:`.pypi`; an image: its digest), gated
+(AG141: a re-lock never moves a server across a major unless ``--allow-major``), judged
+(AG140, AG143, AG147) and written to ``mcp.lock.json`` (:mod:`.lockfile`); ``lock
+--check`` compares the launches with it offline (:mod:`.check_flow`).
 
 A launch that could not be resolved is a failed source, never a pin, and then the lock
 file is not written at all (what it held stays as it was)."""
@@ -225,6 +226,8 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
         opts.index_url, opts.find_links, opts.no_index, opts.only_binary, opts.deadline
     )
 
+    trees = tree_flow.Trees()  # (one npm run per server version)
+
     def moving(launch: ServerLaunch) -> bool:
         return opts.upgrade or launch.package in opts.upgrade_packages
 
@@ -238,7 +241,7 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
                 pin = npm.resolve(registry, launch, keep, before.version if before else None)
                 _same_tarball(before, pin)
                 return tree_flow.with_tree(
-                    pin, before, moving(launch), registry.base, opts.deadline
+                    pin, before, moving(launch), registry.base, opts.deadline, trees
                 )
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))

@@ -72,7 +72,9 @@ def npm_env(scratch: Path, registry: str) -> dict[str, str]:
         "npm_config_registry": registry,
         "npm_config_userconfig": str(scratch / "npmrc"),
         "npm_config_globalconfig": str(scratch / "global-npmrc"),
-        "npm_config_cache": str(default_cache_dir() / "npm"),
+        # (absolute: a relative AGENTGUARD_CACHE_DIR names a folder where agentguard started,
+        # not one inside the scratch folder npm runs in)
+        "npm_config_cache": str((default_cache_dir() / "npm").absolute()),
         "npm_config_ignore_scripts": "true",
         "npm_config_audit": "false",
         "npm_config_fund": "false",

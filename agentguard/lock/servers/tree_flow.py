@@ -6,6 +6,8 @@ or when ``--upgrade`` (``--upgrade-package NAME``) asks for a move."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import replace
 
 from agentguard.facts.mcp_pins import NPM, ServerPin
@@ -14,7 +16,27 @@ from agentguard.findings import JSONValue
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.servers.npm_tree import TreeError, resolve_tree
 
-__all__ = ["TreeError", "kept_tree", "tree_fact", "with_tree"]
+__all__ = ["TreeError", "Trees", "kept_tree", "tree_fact", "with_tree"]
+
+TreeKey = tuple[str, str, str | None, str | None]
+
+
+class Trees:
+    """The trees one run resolved, by (package, version, integrity, registry): two launches
+    of the same server version run npm once (the second waits for the first)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[TreeKey, threading.Lock] = {}
+        self._done: dict[TreeKey, NpmTree] = {}
+
+    def get(self, key: TreeKey, make: Callable[[], NpmTree]) -> NpmTree:
+        with self._guard:
+            one = self._locks.setdefault(key, threading.Lock())
+        with one:
+            if key not in self._done:
+                self._done[key] = make()  # (a failure is not kept: the next asks again)
+            return self._done[key]
 
 
 def kept_tree(pin: ServerPin, before: ServerPin | None, moving: bool) -> NpmTree | None:
@@ -32,7 +54,12 @@ def kept_tree(pin: ServerPin, before: ServerPin | None, moving: bool) -> NpmTree
 
 
 def with_tree(
-    pin: ServerPin, before: ServerPin | None, moving: bool, registry: str, deadline: Deadline
+    pin: ServerPin,
+    before: ServerPin | None,
+    moving: bool,
+    registry: str,
+    deadline: Deadline,
+    trees: Trees | None = None,
 ) -> ServerPin:
     """``pin`` with its tree (kept, or resolved by npm from ``registry``, the URL as
     configured: a login in it reaches npm through its environment only). Raises
@@ -41,8 +68,14 @@ def with_tree(
         return pin
     tree = kept_tree(pin, before, moving)
     if tree is None:
-        assert pin.integrity is not None  # (npm.resolve checked it)
-        tree = resolve_tree(pin.package, pin.version, pin.integrity, registry, deadline)
+        integrity = pin.integrity
+        assert integrity is not None  # (npm.resolve checked it)
+
+        def make() -> NpmTree:
+            return resolve_tree(pin.package, pin.version, integrity, registry, deadline)
+
+        key = (pin.package, pin.version, integrity, pin.registry)
+        tree = (trees or Trees()).get(key, make)
     return replace(pin, tree=tree)
 
 
