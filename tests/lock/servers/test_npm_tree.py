@@ -294,3 +294,23 @@ def test_export_npm_installs_exactly_the_locked_tree(tmp_path: Path, registry: N
     proc = run_cli("lock", "--check", "--export-npm", str(kit), str(root))
     assert proc.returncode == 2
     assert "`lock --check` writes nothing" in proc.stderr
+
+
+def test_two_launches_of_one_server_version_run_npm_once(
+    tmp_path: Path, registry: NpmRegistry
+) -> None:
+    root = tmp_path / "bot"
+    root.mkdir()
+    spec = f"{NAME}@2.0.1"
+    doc = {
+        "mcpServers": {
+            "tracker": {"command": "npx", "args": ["-y", spec]},
+            "tracker-ro": {"command": "npx", "args": ["-y", spec, "--read-only"]},
+        }
+    }
+    (root / ".mcp.json").write_text(json.dumps(doc, indent=2) + "\n")
+    code, report = lock(root, registry)
+    assert (code, failed(report)) == (0, [])
+    assert registry.requests.count("helper") == 1  # (npm's read: one npm run)
+    trees = [e["tree"] for e in json.loads((root / "mcp.lock.json").read_text())["servers"]]
+    assert len(trees) == 2 and trees[0] == trees[1]
