@@ -35,6 +35,11 @@ KIT_FIELDS = (
     "link",
 )
 
+# The public npm registry's host. npm rewrites a tarball URL on it to the configured
+# registry before fetching (its `replace-registry-host` setting, `npmjs` by default), and
+# records it as the packument gave it: such a URL is fetched from the lock's registry.
+NPMJS_HOST = "registry.npmjs.org"
+
 # Why a package's source is not the lock's registry (:func:`outside`).
 GIT, LOCAL, ELSEWHERE, NO_SOURCE = "git", "local", "elsewhere", "no-source"
 
@@ -119,8 +124,10 @@ def outside(
 ) -> str | None:
     """Why ``package`` does not come from ``registry`` (:data:`GIT`, :data:`LOCAL`,
     :data:`ELSEWHERE`, :data:`NO_SOURCE`), or None when it does: its ``resolved`` is a URL
-    under the registry's base (scheme, host, port and path), or on a host the user named
-    as the registry's file host (``hosts``: ``AGENTGUARD_INDEX_HOSTS``, https only)."""
+    under the registry's base (scheme, host, port and path), on a host the user named as
+    the registry's file host (``hosts``: ``AGENTGUARD_INDEX_HOSTS``, https only), or a
+    tarball of the public npm registry (:data:`NPMJS_HOST`), which npm fetches from the
+    configured registry."""
     resolved = package.resolved
     if package.flag("link") or (resolved is not None and _local(resolved)):
         return LOCAL
@@ -134,8 +141,8 @@ def outside(
         return ELSEWHERE
     if base is not None and here[:2] == base[:2] and here[2].startswith(base[2]):
         return None
-    host = urllib.parse.urlsplit(resolved).hostname or ""
-    if here[0] == "https" and host.lower() in hosts:
+    host = (urllib.parse.urlsplit(resolved).hostname or "").lower()
+    if here[0] == "https" and (host in hosts or here[1] == f"{NPMJS_HOST}:443"):
         return None
     return ELSEWHERE
 

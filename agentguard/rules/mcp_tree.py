@@ -43,9 +43,11 @@ class ServerDependencyOffRegistry(Rule):
     lock's registry) and reports every package of it whose `resolved` is not a tarball of
     that registry: a git repository (`git+https://...#sha`, `github:owner/repo`), a
     tarball URL on another host, a local path (`file:`), or no source at all (high; no
-    source: medium), with the dependency path from the server to it. A package recorded
-    without an integrity is reported too (medium): what it holds is unknown, and no install
-    can check it. `lock --check` reports the same from the recorded tree, offline.
+    source: medium), with the dependency path from the server to it. (A tarball URL of the
+    public npm registry counts as the lock's registry's: npm fetches it from the configured
+    registry, and a mirror's packuments often keep those URLs.) A package recorded without
+    an integrity is reported too (medium): what it holds is unknown, and no install can
+    check it. `lock --check` reports the same from the recorded tree, offline.
 
     ## Why is this bad?
     The registry's integrity (`dist.integrity`, sha512) is what pins a package's bytes:

@@ -187,6 +187,11 @@ def test_a_tree_that_is_not_npm_s_answer_for_the_pin_is_inconsistent() -> None:
         ("../a", True, LOCAL),
         (None, False, NO_SOURCE),
         ("ftp://registry.example/a.tgz", False, ELSEWHERE),
+        # a mirror whose packuments keep the public registry's tarball URLs: npm fetches
+        # those from the configured registry (replace-registry-host)
+        ("https://registry.npmjs.org/a/-/a-1.0.0.tgz", False, None),
+        ("http://registry.npmjs.org/a/-/a-1.0.0.tgz", False, ELSEWHERE),
+        ("https://registry.npmjs.org.evil.example/a/-/a-1.0.0.tgz", False, ELSEWHERE),
     ],
 )
 def test_where_a_package_comes_from(resolved: str | None, link: bool, want: str | None) -> None:
