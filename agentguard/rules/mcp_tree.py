@@ -41,7 +41,7 @@ class ServerDependencyOffRegistry(Rule):
     `agentguard lock` records each npm server's own dependency tree in `mcp.lock.json`
     (one real `npm install --package-lock-only` of the server's exact version, from the
     lock's registry) and reports every package of it whose `resolved` is not a tarball of
-    that registry: a git repository (`git+https://...#sha`, `github:owner/repo`), a
+    that registry: a git repository (`git+https://host/repo.git#sha`, `github:owner/repo`), a
     tarball URL on another host, a local path (`file:`), or no source at all (high; no
     source: medium), with the dependency path from the server to it. (A tarball URL of the
     public npm registry counts as the lock's registry's: npm fetches it from the configured

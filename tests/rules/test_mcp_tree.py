@@ -19,7 +19,7 @@ from tests.lock.helpers import run_json, strip_volatile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "AG147"
 NAME = "@acme/tracker-mcp"
-REG = "https://registry.npmjs.org/"
+REG = "https://registry.example/"
 GIT = "git+ssh://git.example/left-pad.git#0123456789abcdef0123456789abcdef01234567"
 A = "sha512-" + "A" * 86 + "=="
 
