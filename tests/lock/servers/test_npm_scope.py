@@ -1,5 +1,5 @@
 """A scope's registry applies to that scope only (modelled on google-gemini/gemini-cli,
-whose `.npmrc` is one line, `@google:registry=https://wombat-dressing-room.appspot.com`,
+whose `.npmrc` is one line, `@google:registry=` and Google's own registry URL,
 and whose configurations launch `npx -y @modelcontextprotocol/server-github`): a package
 outside the scope comes from the default registry, so its launch is locked and checked; a
 package of the scope stays unverified (AG142); a dependency of the scope in a locked
@@ -20,7 +20,8 @@ from tests.lock.npm_registry import NpmRegistry, serve
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 
-NPMRC = "@google:registry=https://wombat-dressing-room.appspot.com"  # gemini-cli's, as is
+# gemini-cli's .npmrc, its host swapped for an example one (one line, no newline at the end)
+NPMRC = "@google:registry=https://wombat-dressing-room.example"
 GITHUB = "@modelcontextprotocol/server-github"
 
 
