@@ -37,10 +37,10 @@ class ShapeError(ValueError):
 
 
 def _text(value: object, what: str, pattern: re.Pattern[str] = _TEXT) -> str:
+    # (a name or a path of these forms never holds a `..` segment: each segment starts
+    # with a letter, a digit, `~` or `-`)
     if not isinstance(value, str) or not pattern.match(value):
         raise ShapeError(f"{what}: not a value of the expected form")
-    if ".." in value.split("/") and pattern is not _TEXT:
-        raise ShapeError(f"{what}: names a parent folder")
     return value
 
 
