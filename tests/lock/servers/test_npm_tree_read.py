@@ -205,3 +205,16 @@ def test_a_registry_under_a_path_owns_only_its_path() -> None:
     mine = TreePackage("node_modules/a", "1", "https://npm.example/registry/a/-/a-1.tgz", None)
     theirs = TreePackage("node_modules/a", "1", "https://npm.example/other/a/-/a-1.tgz", None)
     assert (outside(mine, reg), outside(theirs, reg)) == (None, ELSEWHERE)
+
+
+def test_entry_lines_skip_strings_whole() -> None:
+    """The lines of the `servers` entries, found past strings that hold brackets, escaped
+    quotes and backslashes, and a key `servers` that is not the root's."""
+    from agentguard.lock.servers.tools_lock import entry_lines
+
+    text = (
+        '{\n "x": "[{\\"servers\\": [",\n "y": {"servers": [{}]},\n "servers": [\n'
+        '  {"a": "\\\\", "b": "]}"},\n\n  {"tree": {"packages": [{"p": "{["}]}}\n ]\n}\n'
+    )
+    assert json.loads(text)["servers"][1]["tree"]["packages"] == [{"p": "{["}]
+    assert entry_lines(text) == [5, 7]
