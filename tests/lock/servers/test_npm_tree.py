@@ -314,3 +314,21 @@ def test_two_launches_of_one_server_version_run_npm_once(
     assert registry.requests.count("helper") == 1  # (npm's read: one npm run)
     trees = [e["tree"] for e in json.loads((root / "mcp.lock.json").read_text())["servers"]]
     assert len(trees) == 2 and trees[0] == trees[1]
+
+
+def test_a_relock_of_unchanged_inputs_needs_no_npm(tmp_path: Path, registry: NpmRegistry) -> None:
+    root = project(tmp_path)
+    lock(root, registry)
+    before = (root / "mcp.lock.json").read_bytes()
+    empty = tmp_path / "no-npm"
+    empty.mkdir()
+    env = {**os.environ, "PATH": str(empty)}
+    code, report, _ = run_json("lock", str(root), "--npm-registry", registry.url, env=env)
+    assert (code, failed(report)) == (0, [])
+    assert (root / "mcp.lock.json").read_bytes() == before
+    # a moved server needs npm: without it, a failed source, and the lock as it was
+    registry.publish(NAME, "2.1.0")
+    (root / ".mcp.json").write_text((root / ".mcp.json").read_text().replace("2.0.1", "2.1.0"))
+    code, report, _ = run_json("lock", str(root), "--npm-registry", registry.url, env=env)
+    assert (code, failed(report)) == (3, [("npm-registry", f"{NAME} (.mcp.json:3)", "npm-missing")])
+    assert (root / "mcp.lock.json").read_bytes() == before
