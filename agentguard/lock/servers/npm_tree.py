@@ -56,6 +56,14 @@ class TreeError(Exception):
         self.retryable = retryable
 
 
+def absolute_path() -> str:
+    """``PATH`` without its relative entries: `.` or `node_modules/.bin` name folders of
+    wherever agentguard was started (the project under review, often), and an `npm` there
+    is the project's program, not the machine's."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(e for e in entries if os.path.isabs(e))
+
+
 def npm_env(scratch: Path, registry: str) -> dict[str, str]:
     """The environment of the npm run in ``scratch``, reading ``registry`` only."""
     home, tmp = scratch / "home", scratch / "tmp"
@@ -64,7 +72,7 @@ def npm_env(scratch: Path, registry: str) -> dict[str, str]:
     for name in ("npmrc", "global-npmrc", "gitconfig"):  # (npm refuses one file twice)
         (scratch / name).write_text("", encoding="utf-8")
     env = {k: os.environ[k] for k in PASSED if k in os.environ}
-    env.setdefault("PATH", os.defpath)
+    env["PATH"] = absolute_path()
     env.setdefault("LANG", "C.UTF-8")
     env |= {
         "HOME": str(home),
@@ -100,7 +108,7 @@ def resolve_tree(
 ) -> NpmTree:
     """The tree of ``package_name@version`` as npm resolves it from ``registry``; raises
     :class:`TreeError` (a failed source)."""
-    npm = shutil.which("npm")
+    npm = shutil.which("npm", path=absolute_path())
     if npm is None:
         raise TreeError(
             f"{package_name}@{version}: npm is not installed; its dependency tree needs a "

@@ -228,3 +228,18 @@ def test_an_interrupt_stops_npm_and_its_group(
         time.sleep(0.1)  # (a killed process is reaped by its parent)
     assert _processes_in(scratch) == []
     assert list(scratch.iterdir()) == []
+
+
+def test_an_npm_of_the_project_is_never_run(tmp_path: Path, registry: NpmRegistry) -> None:
+    """A relative PATH entry (`node_modules/.bin`) names a folder of wherever agentguard
+    runs, often the project under review: its `npm` is the project's program."""
+    root = project(tmp_path)
+    marker = tmp_path / "project-npm-ran"
+    bin_dir = root / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "npm").write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    (bin_dir / "npm").chmod(0o755)
+    env = {**os.environ, "PATH": f"node_modules/.bin{os.pathsep}{os.environ['PATH']}"}
+    code, report, _ = run_json("lock", str(root), "--npm-registry", registry.url, cwd=root, env=env)
+    assert (code, failed(report)) == (0, [])
+    assert not marker.exists()
