@@ -175,6 +175,24 @@ def _said(output: str) -> str:
     return redact.text(" / ".join(kept[-4:]))[:600] or "no output"
 
 
+def _link_targets(entries: dict[str, object]) -> tuple[str, ...]:
+    """Where the linked packages of a lock lie (a `file:` dependency is a link to a local
+    folder, keyed by its path relative to the scratch project: ``../../x``)."""
+    out = []
+    for path, entry in entries.items():
+        if isinstance(path, str) and path.startswith("node_modules/") and isinstance(entry, dict):
+            target = entry.get("resolved")
+            if entry.get("link") is True and isinstance(target, str) and target:
+                out.append(target.rstrip("/"))
+    return tuple(out)
+
+
+def _inside_any(path: str, folders: tuple[str, ...]) -> bool:
+    return not path.startswith("node_modules/") and any(
+        path == f or path.startswith(f + "/") for f in folders
+    )
+
+
 def read_package_lock(raw: bytes, package_name: str) -> NpmTree:
     """The tree of a ``package-lock.json`` (version 2 or 3): every package but the root,
     each checked (:mod:`.npm_tree_shape`); raises :class:`TreeError`."""
@@ -192,9 +210,13 @@ def read_package_lock(raw: bytes, package_name: str) -> NpmTree:
         if len(entries) > MAX_TREE_PACKAGES:
             raise ShapeError(f"more than {MAX_TREE_PACKAGES} packages")
         packages: list[TreePackage] = []
+        linked = _link_targets(entries)
         for path, entry in entries.items():
-            if path == "":
-                continue  # the scratch folder's own package.json
+            if path == "" or _inside_any(path, linked):
+                # the scratch folder's own package.json, and a local folder a `file:`
+                # dependency links to (npm read it where it lies): the link itself is in the
+                # tree, `link` with its `resolved` path (AG147), and nothing of that folder
+                continue
             got = package(path, entry, f"packages[{redact.quote(str(path), 80)}]", strict=False)
             if got.resolved is not None:
                 got = TreePackage(

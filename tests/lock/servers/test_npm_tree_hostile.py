@@ -243,3 +243,30 @@ def test_an_npm_of_the_project_is_never_run(tmp_path: Path, registry: NpmRegistr
     code, report, _ = run_json("lock", str(root), "--npm-registry", registry.url, cwd=root, env=env)
     assert (code, failed(report)) == (0, [])
     assert not marker.exists()
+
+
+def test_a_file_dependency_is_ag147_and_nothing_of_its_folder_is_recorded(
+    tmp_path: Path, registry: NpmRegistry
+) -> None:
+    """A registry's `file:` dependency makes npm read a local folder (a link in its lock):
+    the link is AG147 (local), and the folder's own entries are not written to the lock."""
+    local = tmp_path / "local-pkg"
+    local.mkdir()
+    (local / "package.json").write_text(json.dumps({"name": "localpkg", "version": "9.9.9"}))
+    registry.deps[("helper", "1.1.0")] = {"localpkg": f"file:{local}"}
+    root = project(tmp_path)
+    code, report, _ = run_json("lock", str(root), "--npm-registry", registry.url)
+    assert (code, failed(report)) == (1, [])
+    [finding] = ag147(report)
+    assert (finding["severity"], finding["evidence"]["source"]) == ("high", "local")
+    assert finding["evidence"]["dependency_path"] == [
+        f"{NAME}@2.0.1",
+        "helper@1.1.0",
+        "localpkg@?",
+    ]
+    tree = json.loads((root / "mcp.lock.json").read_text())["servers"][0]["tree"]["packages"]
+    assert [(p["path"], p.get("link")) for p in tree] == [
+        (f"node_modules/{NAME}", None),
+        ("node_modules/helper", None),
+        ("node_modules/localpkg", True),
+    ]
