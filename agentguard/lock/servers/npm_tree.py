@@ -38,6 +38,7 @@ from agentguard.scratch import scratch_folder
 
 NPM_TREE_TIMEOUT = 300.0  # seconds for one npm run (and never past the run's deadline)
 MAX_PACKAGE_LOCK_BYTES = 32 * 1024 * 1024
+NPM_HEAP_MB = 2048  # npm's JavaScript heap (its own default grows with the machine)
 # What npm and the git it may run get of the caller's environment: where programs are,
 # the locale, and how to reach the network (proxies, CA certificates). No token, no
 # NODE_OPTIONS, no npm_config_* variable, no git or ssh configuration of the caller's.
@@ -77,6 +78,9 @@ def npm_env(scratch: Path, registry: str) -> dict[str, str]:
     env |= {
         "HOME": str(home),
         "TMPDIR": str(tmp),
+        # npm holds every packument it reads in memory: a registry that sends huge ones
+        # meets this cap (npm fails, a failed source) before the machine's memory
+        "NODE_OPTIONS": f"--max-old-space-size={NPM_HEAP_MB}",
         "npm_config_registry": registry,
         "npm_config_userconfig": str(scratch / "npmrc"),
         "npm_config_globalconfig": str(scratch / "global-npmrc"),
