@@ -178,9 +178,105 @@ def problems(tree: NpmTree, package: str, version: str, integrity: str | None) -
         if parent and parent not in held:
             out.append(f"{path} is nested in {parent}, which the tree does not hold")
             break
+    out += _edge_problems(tree)[:1]
     if tree_digest(tree.packages) != tree.digest:
         out.append("the tree's digest is not over the packages it lists (edited by hand?)")
     return out
+
+
+# What a dependency spec names as its source, as npm-package-arg reads it: None for the
+# registry (a version, a range, a tag, an `npm:` alias), else a git repository, a URL or a
+# local path (the kinds of :func:`outside`).
+_LOCAL_SPEC = re.compile(r"^(?:file:|link:|[.]|~[/\\]|[/\\]|[A-Za-z]:)")
+_GIT_SPEC = ("git+", "git:", "github:", "gitlab:", "bitbucket:", "gist:")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_HOSTED = {"github": "github.com", "gitlab": "gitlab.com", "bitbucket": "bitbucket.org"}
+
+
+def spec_source(spec: str) -> str | None:
+    """:data:`GIT`, :data:`ELSEWHERE` or :data:`LOCAL` for a spec that names its own source,
+    None for one npm resolves from the registry."""
+    s = spec.strip()
+    if s.startswith("npm:"):
+        return None
+    if _LOCAL_SPEC.match(s):
+        return LOCAL
+    if s.lower().startswith(_GIT_SPEC):
+        return GIT
+    if _SCHEME.match(s):
+        return ELSEWHERE
+    return GIT if "/" in s else None  # `owner/repo`: a GitHub repository
+
+
+def _alias_of(spec: str) -> str | None:
+    """The package an `npm:` alias spec names (``npm:@a/b@^1`` -> ``@a/b``)."""
+    if not spec.startswith("npm:"):
+        return None
+    rest = spec[4:].strip()
+    at = rest.find("@", 1)
+    return rest if at < 0 else rest[:at]
+
+
+def _where_from(source: str) -> tuple[str, str]:
+    """(host, path) of a git or tarball source, for comparing a spec with a `resolved`:
+    no scheme, login, `git+`, `#ref`, `.git` or case (``github:a/b`` is GitHub's a/b)."""
+    s = source.strip().split("#", 1)[0]
+    short = re.match(r"^(?:(github|gitlab|bitbucket):)?([^:/@]+/[^:/]+)$", s)
+    if short is not None:
+        return _HOSTED[short.group(1) or "github"], "/" + short.group(2).lower().removesuffix(".git")
+    parts = urllib.parse.urlsplit(s.removeprefix("git+"))
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ":?"
+    path = parts.path.rstrip("/").lower().removesuffix(".git")
+    return (parts.hostname or "").lower() + port, path
+
+
+def _edge_problem(edge: str, spec: str, target: TreePackage | None, optional: bool) -> str | None:
+    """Why ``npm ci`` would not install ``target`` (the package the edge finds, None: none)
+    for the edge ``edge`` with ``spec``, and resolve the edge again from its spec."""
+    source = spec_source(spec)
+    said = f"{edge} as `{_cut(spec)}`"
+    again = "the registry" if source is None else f"`{_cut(spec)}`"
+    if target is None:
+        if optional and source is None:
+            return None  # (npm leaves out an optional dependency it could not resolve)
+        return f"{said}, which the tree does not hold: npm ci would resolve it again from {again}"
+    if source is None:
+        wanted = _alias_of(spec) or edge
+        if target.name == wanted:
+            return None
+    elif source == LOCAL:
+        if target.flag("link") or (target.resolved is not None and _local(target.resolved)):
+            return None
+    elif target.resolved is not None and _where_from(spec) == _where_from(target.resolved):
+        return None
+    return f"{said}, which {target.path} is not: npm ci would resolve it again from {again}"
+
+
+def _edge_problems(tree: NpmTree) -> list[str]:
+    """Each edge of the tree that its package does not satisfy (``npm ci`` re-resolves
+    such an edge from its spec: a git repository or a URL the tree does not show)."""
+    held = {p.path: p for p in tree.packages}
+    out: list[str] = []
+    for p in tree.packages:
+        meta = dict(p.meta)
+        peer_meta = json.loads(meta.get("peerDependenciesMeta", "{}"))
+        for key in EDGE_FIELDS:
+            for name, spec in json.loads(meta.get(key, "{}")).items():
+                optional = key == "optionalDependencies" or (
+                    key == "peerDependencies" and peer_meta.get(name, {}).get("optional") is True
+                )
+                at = _find(held, p.path, name)
+                why = _edge_problem(name, spec, held.get(at) if at else None, optional)
+                if why is not None:
+                    out.append(f"{p.path} depends on {why}")
+    return out
+
+
+def _cut(text: str, size: int = 80) -> str:
+    return text if len(text) <= size else text[: size - 1] + "…"
 
 
 def in_scopes(tree: NpmTree, scopes: Iterable[str]) -> list[tuple[TreePackage, str]]:

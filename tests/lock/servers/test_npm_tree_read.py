@@ -218,3 +218,131 @@ def test_entry_lines_skip_strings_whole() -> None:
     )
     assert json.loads(text)["servers"][1]["tree"]["packages"] == [{"p": "{["}]
     assert entry_lines(text) == [5, 7]
+
+
+def _tree(*packages: TreePackage) -> Any:
+    from agentguard.facts.npm_tree import make_tree
+
+    return make_tree(packages)
+
+
+def _pkg(path: str, resolved: str | None = None, **meta: Any) -> TreePackage:
+    name = path.rsplit("node_modules/", 1)[-1]
+    base = name.rsplit("/", 1)[-1]
+    url = resolved or f"{REG}{name}/-/{base}-1.0.0.tgz"
+    kept = tuple((k, json.dumps(v, sort_keys=True)) for k, v in sorted(meta.items()))
+    return TreePackage(path, "1.0.0", url, INTEGRITY, kept)
+
+
+@pytest.mark.parametrize(
+    ("spec", "want"),
+    [
+        ("^1.0.0", None),
+        (">=1.2 <2 || 3.x", None),
+        ("latest", None),
+        ("", None),
+        ("npm:@a/b@^1", None),
+        ("git+https://git.example/a.git#v1", GIT),
+        ("git://git.example/a.git", GIT),
+        ("github:a/b", GIT),
+        ("a/b#semver:^1", GIT),
+        ("gitlab:a/b", GIT),
+        ("https://cdn.example/a-1.0.0.tgz", ELSEWHERE),
+        ("workspace:*", ELSEWHERE),
+        ("NPM:evil@1", ELSEWHERE),
+        ("file:../a", LOCAL),
+        ("link:../a", LOCAL),
+        ("../a", LOCAL),
+        ("~/a", LOCAL),
+        ("/abs/a", LOCAL),
+        ("C:\\a", LOCAL),
+    ],
+)
+def test_what_a_dependency_spec_names_as_its_source(spec: str, want: str | None) -> None:
+    from agentguard.facts.npm_tree import spec_source
+
+    assert spec_source(spec) == want
+
+
+GIT_HELPER = "git+ssh://git@github.com/acme/helper.git#0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize(
+    ("server_deps", "helper", "want"),
+    [
+        # what npm writes: each edge finds a package that satisfies it
+        ({"helper": "^1"}, _pkg("node_modules/helper"), None),
+        ({"helper": "github:acme/helper"}, _pkg("node_modules/helper", GIT_HELPER), None),
+        ({"helper": "git+https://github.com/acme/helper.git"}, _pkg("node_modules/helper", GIT_HELPER), None),
+        ({"h": "npm:helper@^1"}, _pkg("node_modules/h", name="helper"), None),
+        # the edge names another source than the package it finds holds: npm ci fetches it
+        (
+            {"helper": "git+https://git.example/evil.git"},
+            _pkg("node_modules/helper"),
+            "node_modules/srv depends on helper as `git+https://git.example/evil.git`, which "
+            "node_modules/helper is not: npm ci would resolve it again from "
+            "`git+https://git.example/evil.git`",
+        ),
+        (
+            {"helper": "github:evil/helper"},
+            _pkg("node_modules/helper", GIT_HELPER),
+            "node_modules/srv depends on helper as `github:evil/helper`, which "
+            "node_modules/helper is not: npm ci would resolve it again from `github:evil/helper`",
+        ),
+        (
+            {"helper": "https://cdn.example/helper-1.0.0.tgz"},
+            _pkg("node_modules/helper"),
+            "node_modules/srv depends on helper as `https://cdn.example/helper-1.0.0.tgz`, "
+            "which node_modules/helper is not: npm ci would resolve it again from "
+            "`https://cdn.example/helper-1.0.0.tgz`",
+        ),
+        (
+            {"helper": "npm:evil@1.0.0"},
+            _pkg("node_modules/helper"),
+            "node_modules/srv depends on helper as `npm:evil@1.0.0`, which node_modules/helper "
+            "is not: npm ci would resolve it again from the registry",
+        ),
+        (
+            {"helper": "^1", "gone": "^2"},
+            _pkg("node_modules/helper"),
+            "node_modules/srv depends on gone as `^2`, which the tree does not hold: npm ci "
+            "would resolve it again from the registry",
+        ),
+    ],
+)
+def test_an_edge_its_package_does_not_satisfy_is_inconsistent(
+    server_deps: dict[str, str], helper: TreePackage, want: str | None
+) -> None:
+    tree = _tree(_pkg("node_modules/srv", dependencies=server_deps), helper)
+    assert problems(tree, "srv", "1.0.0", INTEGRITY) == ([want] if want else [])
+
+
+def test_an_optional_edge_npm_left_out_is_consistent_unless_it_names_a_source() -> None:
+    srv = _pkg(
+        "node_modules/srv",
+        optionalDependencies={"fsevents": "^2"},
+        peerDependencies={"react": "^18"},
+        peerDependenciesMeta={"react": {"optional": True}},
+    )
+    assert problems(_tree(srv), "srv", "1.0.0", INTEGRITY) == []
+    srv = _pkg("node_modules/srv", optionalDependencies={"x": "git+https://git.example/x.git"})
+    assert problems(_tree(srv), "srv", "1.0.0", INTEGRITY) == [
+        "node_modules/srv depends on x as `git+https://git.example/x.git`, which the tree "
+        "does not hold: npm ci would resolve it again from `git+https://git.example/x.git`"
+    ]
+    # a required peer the tree lacks: npm ci installs one
+    srv = _pkg("node_modules/srv", peerDependencies={"react": "^18"})
+    assert problems(_tree(srv), "srv", "1.0.0", INTEGRITY) == [
+        "node_modules/srv depends on react as `^18`, which the tree does not hold: npm ci "
+        "would resolve it again from the registry"
+    ]
+
+
+def test_a_nested_edge_finds_its_package_as_node_does() -> None:
+    tree = _tree(
+        _pkg("node_modules/srv", dependencies={"a": "^1", "b": "^1"}),
+        _pkg("node_modules/a", dependencies={"b": "git+https://git.example/b.git"}),
+        _pkg("node_modules/a/node_modules/b", "git+https://git.example/b.git#abc"),
+        _pkg("node_modules/b"),
+    )
+    assert problems(tree, "srv", "1.0.0", INTEGRITY) == []
