@@ -48,6 +48,19 @@ PASSED = (
     "NO_PROXY", "no_proxy",
 )  # fmt: skip
 _ROOT_NAME = "agentguard-npm-tree"
+# The ssh a git dependency over ssh runs (npm also falls back to ssh for a `github:` one):
+# no configuration file, no prompt, and no identity of the user's. ssh reads `~/.ssh/id_*`
+# and `known_hosts` from the account's home directory whatever `HOME` says, and a registry
+# naming `git+ssh://git@host/org/private.git` would have npm clone a private repository with
+# the runner's key: no key file, no agent, no authentication but "none".
+SSH_COMMAND = " ".join(
+    (
+        "ssh -F none -o BatchMode=yes -o IdentityFile=none -o IdentityAgent=none",
+        "-o IdentitiesOnly=yes -o PubkeyAuthentication=no -o HostbasedAuthentication=no",
+        "-o GSSAPIAuthentication=no -o PasswordAuthentication=no",
+        "-o KbdInteractiveAuthentication=no -o UserKnownHostsFile=/dev/null",
+    )
+)
 
 
 class TreeError(Exception):
@@ -102,7 +115,7 @@ def npm_env(scratch: Path, registry: str) -> dict[str, str]:
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": str(scratch / "gitconfig"),
-        "GIT_SSH_COMMAND": "ssh -F none -o BatchMode=yes",
+        "GIT_SSH_COMMAND": SSH_COMMAND,
     }
     return env
 
