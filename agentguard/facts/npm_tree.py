@@ -223,7 +223,9 @@ def _where_from(source: str) -> tuple[str, str]:
     s = source.strip().split("#", 1)[0]
     short = re.match(r"^(?:(github|gitlab|bitbucket):)?([^:/@]+/[^:/]+)$", s)
     if short is not None:
-        return _HOSTED[short.group(1) or "github"], "/" + short.group(2).lower().removesuffix(".git")
+        return _HOSTED[short.group(1) or "github"], "/" + short.group(2).lower().removesuffix(
+            ".git"
+        )
     parts = urllib.parse.urlsplit(s.removeprefix("git+"))
     try:
         port = f":{parts.port}" if parts.port else ""

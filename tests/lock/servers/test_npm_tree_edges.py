@@ -96,20 +96,24 @@ def _npm_ci(folder: Path, reg: NpmRegistry, tmp_path: Path) -> subprocess.Comple
 
 EDITS: dict[str, Callable[[NpmRegistry, Path], Callable[[dict[str, dict[str, Any]]], None]]] = {
     # the server's edge to helper names a git repository (helper stays the registry's)
-    "git": lambda other, git: lambda t: t[SERVER].update(
-        {"dependencies": {"helper": f"git+file://{git}"}}
+    "git": lambda other, git: (
+        lambda t: t[SERVER].update({"dependencies": {"helper": f"git+file://{git}"}})
     ),
     # ... a tarball on another origin
-    "tarball": lambda other, git: lambda t: t[SERVER].update(
-        {"dependencies": {"helper": f"{other.url}helper/-/helper-1.1.0.tgz"}}
+    "tarball": lambda other, git: (
+        lambda t: t[SERVER].update(
+            {"dependencies": {"helper": f"{other.url}helper/-/helper-1.1.0.tgz"}}
+        )
     ),
     # ... a registry alias of another package at the same version
-    "alias": lambda other, git: lambda t: t[SERVER].update(
-        {"dependencies": {"helper": "npm:evil@1.1.0"}}
+    "alias": lambda other, git: (
+        lambda t: t[SERVER].update({"dependencies": {"helper": "npm:evil@1.1.0"}})
     ),
     # an edge to a package the tree does not hold
-    "missing": lambda other, git: lambda t: t["node_modules/helper"].update(
-        {"dependencies": {"leaf": "^3", "evil": f"{other.url}evil/-/evil-1.1.0.tgz"}}
+    "missing": lambda other, git: (
+        lambda t: t["node_modules/helper"].update(
+            {"dependencies": {"leaf": "^3", "evil": f"{other.url}evil/-/evil-1.1.0.tgz"}}
+        )
     ),
 }
 

@@ -273,7 +273,11 @@ GIT_HELPER = "git+ssh://git@github.com/acme/helper.git#0123456789abcdef012345678
         # what npm writes: each edge finds a package that satisfies it
         ({"helper": "^1"}, _pkg("node_modules/helper"), None),
         ({"helper": "github:acme/helper"}, _pkg("node_modules/helper", GIT_HELPER), None),
-        ({"helper": "git+https://github.com/acme/helper.git"}, _pkg("node_modules/helper", GIT_HELPER), None),
+        (
+            {"helper": "git+https://github.com/acme/helper.git"},
+            _pkg("node_modules/helper", GIT_HELPER),
+            None,
+        ),
         ({"h": "npm:helper@^1"}, _pkg("node_modules/h", name="helper"), None),
         # the edge names another source than the package it finds holds: npm ci fetches it
         (
