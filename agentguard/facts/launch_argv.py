@@ -150,7 +150,34 @@ _NODE_LAUNCHERS = {"npx", "bunx", "pnpx"}
 _NODE_SUBCOMMANDS = {("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("bun", "x")}
 _CONTAINER = {"docker", "podman", "nerdctl"}
 # A server's own environment that points its launcher at another registry or index.
-_NPM_ENV = re.compile(r"^npm_config_(?:.*registry|userconfig|globalconfig)$", re.IGNORECASE)
+# npm reads every `npm_config_*` variable, its name in any case and `_` read as `-`.
+_NPM_ENV = re.compile(r"^npm_config_(.+)$", re.IGNORECASE | re.DOTALL)
+# npm's settings (a file's keys, a variable's) that choose where npx takes a package's bytes
+# from or how it checks them: a registry or a configuration file; the npx cache and the
+# global prefix (npx runs a package it finds installed there without asking the registry);
+# offline use of that cache; the proxy and the TLS trust on the way.
+NPM_SOURCE_KEYS = _f(
+    "registry userconfig globalconfig cache prefix offline prefer-offline proxy "
+    "https-proxy strict-ssl ca cafile"
+)
+_NPM_SCOPE_KEY = re.compile(r"^@[^:]*:registry$", re.DOTALL)
+
+
+def npm_source_key(key: str) -> bool:
+    """A key of npm's configuration (as npm reads it: unquoted, no `[]`) that is one of
+    :data:`NPM_SOURCE_KEYS`, a scope's registry, or one npm expands from the environment
+    (`${VAR}`: what it becomes is unknown)."""
+    return key in NPM_SOURCE_KEYS or bool(_NPM_SCOPE_KEY.match(key)) or "${" in key
+
+
+def _npm_env_key(name: str) -> str | None:
+    m = _NPM_ENV.match(name)
+    if m is None:
+        return None
+    key = m.group(1)
+    return (key[:1] + key[1:].replace("_", "-")).lower()
+
+
 _PY_ENV = re.compile(
     r"^(?:UV_(?:INDEX\w*|DEFAULT_INDEX|EXTRA_INDEX_URL|FIND_LINKS|CONFIG_FILE|"
     r"INSECURE_HOST)|PIP_(?:INDEX_URL|EXTRA_INDEX_URL|FIND_LINKS|CONFIG_FILE|TRUSTED_HOST)|"
@@ -192,10 +219,11 @@ def launcher_of(command: Any, args: Sequence[Any]) -> tuple[str, str, int] | Non
 
 
 def _env_registries(kind: str, env: Sequence[tuple[str, str]]) -> list[str]:
-    pattern = _NPM_ENV if kind == NPM else _PY_ENV if kind == PYPI else None
-    if pattern is None:
-        return []
-    return [name for name, _ in env if pattern.match(name)]
+    if kind == NPM:
+        return [n for n, _ in env if (k := _npm_env_key(n)) is not None and npm_source_key(k)]
+    if kind == PYPI:
+        return [name for name, _ in env if _PY_ENV.match(name)]
+    return []
 
 
 # `@scope:registry` as an option (`--@google:registry`), a variable
