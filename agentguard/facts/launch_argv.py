@@ -238,6 +238,24 @@ def npm_scope(setting: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
+_INSTALLED = re.compile(r" sets `([^`]+)` \(npx runs the project's own install\)\Z")
+
+
+def installs_setting(where: str, name: str) -> str:
+    """The setting of a package the project installs itself (npx runs that copy): it
+    applies to a launch of that package only."""
+    return f"{where} sets `{name}` (npx runs the project's own install)"
+
+
+def package_name(value: Any) -> str | None:
+    """The name of an npm package argument (``@a/b@1`` -> ``@a/b``), lower case; None when
+    it cannot be read."""
+    if not isinstance(value, str):
+        return None
+    at = value.find("@", 1)
+    return (value if at < 0 else value[:at]).lower()
+
+
 def _package_scope(value: Any) -> str | None:
     """The scope of an npm package argument (``@a/b@1`` -> ``@a``), "" when it has none,
     None when it cannot be read (not written out)."""
@@ -255,9 +273,15 @@ def _applying(
     scoped npm settings that apply to none of them. A scope's registry applies to a
     package of that scope, or to one whose name cannot be read (conservative)."""
     scopes = [_package_scope(n) for n in names]
+    packages = [package_name(n) for n in names]
     first: str | None = None
     scoped: list[tuple[str, str]] = []
     for setting in settings:
+        installed = _INSTALLED.search(setting) if kind == NPM else None
+        if installed is not None:
+            if None in packages or installed.group(1).lower() in packages:
+                first = first or setting
+            continue  # (the project's install of another package: not this launch's)
         scope = npm_scope(setting) if kind == NPM else None
         if scope is None or None in scopes or scope in scopes:
             first = first or setting

@@ -19,8 +19,9 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.facts.agents import McpServer
-from agentguard.facts.launch_argv import NPM, PYPI, npm_source_key, parse_launch
+from agentguard.facts.launch_argv import NPM, PYPI, npm_source_key, package_name, parse_launch
 from agentguard.findings import Source
+from agentguard.inspect.project.npm_installs import local_installs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -159,9 +160,19 @@ def project_registries(
 ) -> tuple[list[McpServer], tuple[Source, ...]]:
     """The servers, each carrying what the project's files set for the launchers (read
     only when a server is launched through a registry launcher), and the failed reads."""
-    if not any(parse_launch(s.command, _args(s.args)) for s in servers):
+    lines = [(s, parse_launch(s.command, _args(s.args))) for s in servers]
+    if not any(line for _, line in lines):
         return list(servers), ()
     settings, failed = registry_settings(root)
+    launched = [
+        text
+        for s, line in lines
+        if line is not None and line.kind == NPM
+        for at in (line.spec_at, *line.more)
+        if at is not None and isinstance(text := line.text(_args(s.args), at), str)
+    ]
+    installs, unread = local_installs(root, (n for n in map(package_name, launched) if n))
+    settings, failed = (*settings, *installs), (*failed, *unread)
     if not settings:
         return list(servers), failed
     return [dataclasses.replace(s, registries=settings) for s in servers], failed
