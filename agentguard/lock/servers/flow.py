@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentguard import safeio
-from agentguard.context import path_context
+from agentguard.context import test_code
 from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import (
     IMAGE,
@@ -169,7 +169,10 @@ def _failed(
 def _test_fixture(launch: ServerLaunch) -> Source:
     """A launch in test code of a package the registry does not have (404): a test's
     made-up name (gemini-cli's config tests launch `@mcp/server-a`), said so, not locked,
-    and no failure of the lock. Elsewhere a missing package is a failed source."""
+    and no failure of the lock. Test code by the file's own name only: an agent's
+    configuration in a test folder (`e2e/.mcp.json`) is a real launch, and a name not yet
+    published can be published after the merge. Elsewhere a missing package is a failed
+    source."""
     return Source.skipped(
         "mcp-server",
         f"{launch.package} ({launch.where})",
@@ -246,7 +249,7 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))
         except (npm.NpmError, tree_flow.TreeError) as exc:
-            if exc.code == "npm-not-found" and path_context(launch.path) == "test":
+            if exc.code == "npm-not-found" and test_code(launch.path):
                 return _test_fixture(launch)
             return _failed(launch, "npm-registry", exc)
         except pypi.PypiError as exc:

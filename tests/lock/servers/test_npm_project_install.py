@@ -145,3 +145,32 @@ def test_the_project_is_the_launched_package(tmp_path: Path, registry: NpmRegist
     manifest = {"name": NAME, "version": "2.0.1", "bin": {"server": "index.js"}}
     (root / "package.json").write_text(json.dumps(manifest, indent=2))
     _only_tracker_unverified(root, registry, f"package.json:2 sets `{NAME}`")
+
+
+def test_a_missing_package_is_a_test_s_own_name_only_in_test_code(
+    tmp_path: Path, registry: NpmRegistry
+) -> None:
+    """A launch the registry has no package for is skipped only in test code by its own
+    name (gemini-cli's config tests: `config.test.ts` launches `@mcp/server-a`). An agent's
+    configuration under a test folder (`e2e/.mcp.json`, read by the agent an e2e job runs)
+    is a real launch whatever its folder says: a name nobody has published yet is one its
+    author can publish after the merge, so it is a failed source, never a skip."""
+    root = tmp_path / "bot"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "config.test.ts").write_text(
+        'const settings = {\n  mcpServers: {\n    a: { command: "npx", args: ["-y", '
+        '"@mcp/server-a@1.0.0"] },\n  },\n};\n'
+    )
+    code, report = _lock(root, registry)
+    assert code == 0, report["sources"]
+    assert [(s["name"], s["status"]) for s in report["sources"] if "@mcp" in s["name"]] == [
+        ("@mcp/server-a (src/config.test.ts:3)", "skipped")
+    ]
+    (root / "e2e").mkdir()
+    doc = {"mcpServers": {"later": {"command": "npx", "args": ["-y", "@evil/not-yet@1.0.0"]}}}
+    (root / "e2e" / ".mcp.json").write_text(json.dumps(doc, indent=2) + "\n")
+    code, report = _lock(root, registry)
+    assert code == 3
+    assert [(s["name"], s["error_code"]) for s in report["sources"] if s["status"] == "failed"] == [
+        ("@evil/not-yet (e2e/.mcp.json:3)", "npm-not-found")
+    ]
