@@ -135,7 +135,7 @@ def _registry(opts: ServerOptions) -> tuple[npm.Registry | None, Source | None]:
     base = opts.npm_registry or next(
         (os.environ[n] for n in REGISTRY_ENV if os.environ.get(n)), None
     )
-    base = base or npm.default_registry(opts.deadline)
+    base = base or npm.default_registry(opts.deadline, opts.root)
     if base is None:
         return None, Source.failed(
             "npm-registry",
@@ -244,7 +244,7 @@ def resolve_servers(servers: Sequence[McpServer], opts: ServerOptions) -> Resolv
                 pin = npm.resolve(registry, launch, keep, before.version if before else None)
                 _same_tarball(before, pin)
                 return tree_flow.with_tree(
-                    pin, before, moving(launch), registry.base, opts.deadline, trees
+                    pin, before, moving(launch), registry.base, opts.deadline, trees, opts.root
                 )
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))

@@ -21,6 +21,24 @@ from agentguard.lock import children
 MAX_OUTPUT = 256 * 1024  # bytes of npm's output kept (its tail)
 
 
+def machine_path(project: Path | None) -> str:
+    """``PATH`` with the machine's folders only: no relative entry (`.` or
+    `node_modules/.bin` names a folder of wherever agentguard was started, often the project
+    under review) and no folder inside ``project`` (CI often adds the checkout's own
+    `$PWD/node_modules/.bin`): an `npm` there, or the `node` npm's `#!/usr/bin/env node`
+    finds there, is the pull request's program."""
+    root = os.path.realpath(project) if project is not None else None
+    kept = []
+    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        real = os.path.realpath(entry)
+        if root is not None and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
+
+
 @dataclass(frozen=True)
 class Ran:
     code: int | None  # None: killed when its time ran out

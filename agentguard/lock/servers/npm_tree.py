@@ -70,23 +70,16 @@ class TreeError(Exception):
         self.retryable = retryable
 
 
-def absolute_path() -> str:
-    """``PATH`` without its relative entries: `.` or `node_modules/.bin` name folders of
-    wherever agentguard was started (the project under review, often), and an `npm` there
-    is the project's program, not the machine's."""
-    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    return os.pathsep.join(e for e in entries if os.path.isabs(e))
-
-
-def npm_env(scratch: Path, registry: str) -> dict[str, str]:
-    """The environment of the npm run in ``scratch``, reading ``registry`` only."""
+def npm_env(scratch: Path, registry: str, project: Path | None = None) -> dict[str, str]:
+    """The environment of the npm run in ``scratch``, reading ``registry`` only (``PATH``:
+    the machine's folders, none of ``project``'s)."""
     home, tmp = scratch / "home", scratch / "tmp"
     home.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
     for name in ("npmrc", "global-npmrc", "gitconfig"):  # (npm refuses one file twice)
         (scratch / name).write_text("", encoding="utf-8")
     env = {k: os.environ[k] for k in PASSED if k in os.environ}
-    env["PATH"] = absolute_path()
+    env["PATH"] = npm_run.machine_path(project)
     env.setdefault("LANG", "C.UTF-8")
     env |= {
         "HOME": str(home),
@@ -121,11 +114,17 @@ def npm_env(scratch: Path, registry: str) -> dict[str, str]:
 
 
 def resolve_tree(
-    package_name: str, version: str, integrity: str, registry: str, deadline: Deadline
+    package_name: str,
+    version: str,
+    integrity: str,
+    registry: str,
+    deadline: Deadline,
+    project: Path | None = None,
 ) -> NpmTree:
-    """The tree of ``package_name@version`` as npm resolves it from ``registry``; raises
-    :class:`TreeError` (a failed source)."""
-    npm = shutil.which("npm", path=absolute_path())
+    """The tree of ``package_name@version`` as npm resolves it from ``registry`` (the npm
+    and node of the machine, none of ``project``'s); raises :class:`TreeError` (a failed
+    source)."""
+    npm = shutil.which("npm", path=npm_run.machine_path(project))
     if npm is None:
         raise TreeError(
             f"{package_name}@{version}: npm is not installed; its dependency tree needs a "
@@ -133,19 +132,19 @@ def resolve_tree(
             "npm-missing",
         )
     with scratch_folder("agentguard-npm-tree-") as scratch:
-        project = scratch / "project"
-        project.mkdir()
+        work = scratch / "project"
+        work.mkdir()
         manifest = {
             "name": _ROOT_NAME,
             "version": "0.0.0",
             "private": True,
             "dependencies": {package_name: version},
         }
-        (project / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+        (work / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
         argv = [npm, "install", "--package-lock-only", "--ignore-scripts", "--no-audit"]
         argv.append("--no-fund")
         ran = npm_run.run(
-            argv, project, npm_env(scratch, registry), deadline.bound(NPM_TREE_TIMEOUT)
+            argv, work, npm_env(scratch, registry, project), deadline.bound(NPM_TREE_TIMEOUT)
         )
         if ran.code is None:
             if deadline.passed:
@@ -168,7 +167,7 @@ def resolve_tree(
             )
         try:
             raw = safeio.read_bytes(
-                project / "package-lock.json", root=project, cap=MAX_PACKAGE_LOCK_BYTES
+                work / "package-lock.json", root=work, cap=MAX_PACKAGE_LOCK_BYTES
             )
         except OSError as exc:
             raise TreeError(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from agentguard.facts.mcp_pins import NPM, ServerPin
 from agentguard.facts.npm_tree import NpmTree, problems
@@ -60,6 +61,7 @@ def with_tree(
     registry: str,
     deadline: Deadline,
     trees: Trees | None = None,
+    project: Path | None = None,
 ) -> ServerPin:
     """``pin`` with its tree (kept, or resolved by npm from ``registry``, the URL as
     configured: a login in it reaches npm through its environment only). Raises
@@ -72,7 +74,7 @@ def with_tree(
         assert integrity is not None  # (npm.resolve checked it)
 
         def make() -> NpmTree:
-            return resolve_tree(pin.package, pin.version, integrity, registry, deadline)
+            return resolve_tree(pin.package, pin.version, integrity, registry, deadline, project)
 
         key = (pin.package, pin.version, integrity, pin.registry)
         tree = (trees or Trees()).get(key, make)

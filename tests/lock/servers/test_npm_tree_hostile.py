@@ -270,3 +270,33 @@ def test_a_file_dependency_is_ag147_and_nothing_of_its_folder_is_recorded(
         ("node_modules/helper", None),
         ("node_modules/localpkg", True),
     ]
+
+
+@pytest.mark.parametrize("program", ["npm", "node"])
+@pytest.mark.parametrize("registry_flag", [True, False])
+def test_a_program_of_the_project_on_an_absolute_path_is_never_run(
+    tmp_path: Path, registry: NpmRegistry, program: str, registry_flag: bool
+) -> None:
+    """CI often puts the project's own `node_modules/.bin` on PATH as an absolute folder
+    (`echo "$PWD/node_modules/.bin" >> $GITHUB_PATH`): an `npm` there, or the `node` npm's
+    `#!/usr/bin/env node` finds there, is the pull request's program, whether agentguard
+    asks npm for its default registry (with the caller's whole environment) or runs the
+    tree's npm."""
+    root = project(tmp_path)
+    marker = tmp_path / "project-program-ran"
+    bin_dir = root / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / program).write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    (bin_dir / program).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    args = ["--npm-registry", registry.url] if registry_flag else []
+    if not registry_flag:  # (npm's own default, as the user's configuration names it)
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / ".npmrc").write_text(f"registry={registry.url}\n")
+        env = {k: v for k, v in env.items() if not k.lower().startswith("npm_config_")}
+        env |= {"HOME": str(home)}
+        env.pop("AGENTGUARD_NPM_REGISTRY", None)
+    code, report, _ = run_json("lock", str(root), *args, env=env)
+    assert (code, failed(report)) == (0, [])
+    assert not marker.exists()
