@@ -178,6 +178,12 @@ def problems(tree: NpmTree, package: str, version: str, integrity: str | None) -
         if parent and parent not in held:
             out.append(f"{path} is nested in {parent}, which the tree does not hold")
             break
+    marked = next((p.path for p in tree.packages if p.flag("dev")), None)
+    if marked is not None:
+        out.append(
+            f"{marked} is marked `dev`: `npm ci --omit=dev` would leave it out, and the "
+            "tree's root has no devDependencies"
+        )
     out += _edge_problems(tree)[:1]
     if tree_digest(tree.packages) != tree.digest:
         out.append("the tree's digest is not over the packages it lists (edited by hand?)")

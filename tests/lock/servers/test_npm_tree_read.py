@@ -350,3 +350,16 @@ def test_a_nested_edge_finds_its_package_as_node_does() -> None:
         _pkg("node_modules/b"),
     )
     assert problems(tree, "srv", "1.0.0", INTEGRITY) == []
+
+
+def test_a_package_marked_dev_is_inconsistent() -> None:
+    """The tree's root has no devDependencies, so npm marks no package `dev`; one marked so
+    (an edit) is what `npm ci --omit=dev` leaves out of the server's install."""
+    tree = _tree(
+        _pkg("node_modules/srv", dependencies={"helper": "^1"}),
+        _pkg("node_modules/helper", dev=True),
+    )
+    assert problems(tree, "srv", "1.0.0", INTEGRITY) == [
+        "node_modules/helper is marked `dev`: `npm ci --omit=dev` would leave it out, and the "
+        "tree's root has no devDependencies"
+    ]
