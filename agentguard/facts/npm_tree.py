@@ -241,15 +241,18 @@ def _where_from(source: str) -> tuple[str, str]:
     return (parts.hostname or "").lower() + port, path
 
 
-def _edge_problem(edge: str, spec: str, target: TreePackage | None, optional: bool) -> str | None:
+def _edge_problem(edge: str, spec: str, target: TreePackage | None) -> str | None:
     """Why ``npm ci`` would not install ``target`` (the package the edge finds, None: none)
     for the edge ``edge`` with ``spec``, and resolve the edge again from its spec."""
     source = spec_source(spec)
     said = f"{edge} as `{_cut(spec)}`"
     again = "the registry" if source is None else f"`{_cut(spec)}`"
     if target is None:
-        if optional and source is None:
-            return None  # (npm leaves out an optional dependency it could not resolve)
+        if source is None:
+            # from the registry: npm ci then refuses the install (a package missing from
+            # the lock); and npm writes no entry for one the server's tarball bundles, nor
+            # for an optional one it could not resolve
+            return None
         return f"{said}, which the tree does not hold: npm ci would resolve it again from {again}"
     if source is None:
         wanted = _alias_of(spec) or edge
@@ -270,14 +273,10 @@ def _edge_problems(tree: NpmTree) -> list[str]:
     out: list[str] = []
     for p in tree.packages:
         meta = dict(p.meta)
-        peer_meta = json.loads(meta.get("peerDependenciesMeta", "{}"))
         for key in EDGE_FIELDS:
             for name, spec in json.loads(meta.get(key, "{}")).items():
-                optional = key == "optionalDependencies" or (
-                    key == "peerDependencies" and peer_meta.get(name, {}).get("optional") is True
-                )
                 at = _find(held, p.path, name)
-                why = _edge_problem(name, spec, held.get(at) if at else None, optional)
+                why = _edge_problem(name, spec, held.get(at) if at else None)
                 if why is not None:
                     out.append(f"{p.path} depends on {why}")
     return out
