@@ -9,8 +9,8 @@ tarball elsewhere, a workspace folder of the pull request's), or a copy committe
 What is read, through the safe-open path and capped: the root ``package.json`` (its own
 name, its dependency tables, and the names of its workspace folders), the package locks npm installs
 from or writes (``package-lock.json``, ``npm-shrinkwrap.json``,
-``node_modules/.package-lock.json``: every package's name) and the names at the top of
-``node_modules``. Only names the project launches count. A file that cannot be read makes
+``node_modules/.package-lock.json``: every package's name) and the names of the installed
+tree at any depth (``node_modules``, as npm walks it). Only names the project launches count. A file that cannot be read makes
 every npm launch unknown (a failed source), never "not installed"."""
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ Setting = tuple[str, str]
 _DEP_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 _LOCKS = ("package-lock.json", "npm-shrinkwrap.json", "node_modules/.package-lock.json")
 MAX_WORKSPACES = 2000  # workspace folders read for their package's name
-MAX_TOP_NAMES = 20_000  # entries at the top of node_modules
+MAX_NAMES = 200_000  # entries read in the project's installed tree (node_modules)
+MAX_DEPTH = 64  # node_modules nested in node_modules
 
 
 class _Unknown(Exception):
@@ -131,25 +132,60 @@ def _from_lock(root: Path, name: str) -> Iterable[tuple[str, str]]:
                     stack.append(entry.get("dependencies"))
 
 
+def _inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _packages_in(folder: str, count: int) -> tuple[list[tuple[str, str]], int]:
+    """(name, path) of each package a `node_modules` folder holds (a scope's one level
+    down; pnpm's `.pnpm/<id>/node_modules` too, as npm reads it through pnpm's links)."""
+    out: list[tuple[str, str]] = []
+    with os.scandir(folder) as it:
+        entries = list(it)
+    for e in entries:
+        count += 1
+        if e.name == ".pnpm" and e.is_dir():
+            with os.scandir(e.path) as ids:
+                out += [("", os.path.join(i.path, "node_modules")) for i in ids]
+        elif e.name.startswith("@") and e.is_dir():
+            with os.scandir(e.path) as scoped:
+                out += [(f"{e.name}/{p.name}", p.path) for p in scoped]
+        elif not e.name.startswith("."):
+            out.append((e.name, e.path))
+    return out, count + len(out)
+
+
 def _from_node_modules(root: Path) -> Iterable[tuple[str, str]]:
-    top = root / "node_modules"
+    """(name, where) of each package in the project's installed tree, at any depth, as
+    npm's reader of an installed tree walks it (a link followed while it stays inside the
+    project; one that leads out, or a tree past the caps, is unknown)."""
+    real_root = os.path.realpath(root)
+    found: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    count = 0
+    stack = [(os.path.join(real_root, "node_modules"), "node_modules", 0)]
     try:
-        if top.is_symlink() or not top.is_dir():
-            return
-        names: list[str] = []
-        with os.scandir(top) as it:
-            for e in it:
-                if e.name.startswith("@") and e.is_dir(follow_symlinks=False):
-                    with os.scandir(e.path) as scoped:
-                        names += [f"{e.name}/{s.name}" for s in scoped]
-                else:
-                    names.append(e.name)
-                if len(names) > MAX_TOP_NAMES:
-                    raise _Unknown(f"node_modules holds more than {MAX_TOP_NAMES} entries")
+        while stack:
+            folder, shown, depth = stack.pop()
+            real = os.path.realpath(folder)
+            if real in seen or not os.path.isdir(real):
+                continue
+            if not _inside(real, real_root):
+                raise _Unknown(f"{shown} leads out of the project")
+            if depth > MAX_DEPTH or count > MAX_NAMES:
+                raise _Unknown(f"{shown}: the installed tree is past what is read")
+            seen.add(real)
+            packages, count = _packages_in(real, count)
+            for name, path in packages:
+                if name:
+                    found.append((name, shown))
+                    nested = os.path.join(path, "node_modules")
+                    stack.append((nested, f"{shown}/{name}/node_modules", depth + 1))
+                else:  # (pnpm's store folder: its node_modules)
+                    stack.append((path, f"{shown}/.pnpm/node_modules", depth + 1))
     except OSError as exc:
         raise _Unknown("node_modules could not be read") from exc
-    for n in names:
-        yield n, "node_modules"
+    return found
 
 
 def local_installs(root: Path, launched: Iterable[str]) -> tuple[list[Setting], list[Source]]:
@@ -181,6 +217,6 @@ def local_installs(root: Path, launched: Iterable[str]) -> tuple[list[Setting], 
         return [(NPM, said)], [failed]
     out = []
     for name, where in sorted(found.items()):
-        line = _line_of(root, where, name) if where != "node_modules" else None
+        line = _line_of(root, where, name) if where.endswith(".json") else None
         out.append((NPM, installs_setting(f"{where}:{line}" if line else where, name)))
     return out, []

@@ -174,3 +174,66 @@ def test_a_missing_package_is_a_test_s_own_name_only_in_test_code(
     assert [(s["name"], s["error_code"]) for s in report["sources"] if s["status"] == "failed"] == [
         ("@evil/not-yet (e2e/.mcp.json:3)", "npm-not-found")
     ]
+
+
+@pytest.mark.parametrize("layout", ["nested", "linked"])
+def test_a_copy_deeper_in_node_modules_or_behind_a_link(
+    tmp_path: Path, registry: NpmRegistry, layout: str
+) -> None:
+    """npx finds the launched version at any depth of the installed tree, and reads
+    `node_modules` through a link: a copy under another package's `node_modules`, or in a
+    folder the project's `node_modules` links to, runs as well (the real npx runs each)."""
+    root = _project(tmp_path)
+    if layout == "nested":
+        holder = root / "node_modules" / "wrapper"
+        holder.mkdir(parents=True)
+        (holder / "package.json").write_text('{"name": "wrapper", "version": "1.0.0"}')
+        package = holder / "node_modules" / NAME
+        said = f"node_modules/wrapper/node_modules sets `{NAME}`"
+    else:
+        (root / "vendor" / "nm").mkdir(parents=True)
+        (root / "node_modules").symlink_to("vendor/nm")
+        package = root / "vendor" / "nm" / NAME
+        said = f"node_modules sets `{NAME}`"
+    package.mkdir(parents=True)
+    manifest = {"name": NAME, "version": "2.0.1", "bin": {"server": "evil.js"}}
+    (package / "package.json").write_text(json.dumps(manifest))
+    (package / "evil.js").write_text("#!/usr/bin/env node\nconsole.log('the project ran')\n")
+    (package / "evil.js").chmod(0o755)
+    (root / "node_modules" / ".bin").mkdir()
+    target = package.relative_to(root / ("node_modules" if layout == "nested" else "vendor/nm"))
+    (root / "node_modules" / ".bin" / "server").symlink_to(f"../{target}/evil.js")
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.run(
+        ["npx", "-y", "--registry", registry.url, f"{NAME}@2.0.1"],
+        cwd=root, env={"PATH": os.environ["PATH"], "HOME": str(home)},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.stdout.startswith("the project ran"), proc.stderr
+    _only_tracker_unverified(root, registry, said)
+
+
+def test_an_installed_tree_that_leads_out_of_the_project_is_unknown(
+    tmp_path: Path, registry: NpmRegistry
+) -> None:
+    """A link out of the project (a `file:../shared` dependency npm installed as a link)
+    holds a tree agentguard does not read: every npm launch is unknown."""
+    root = _project(tmp_path)
+    (tmp_path / "shared" / "node_modules" / "x").mkdir(parents=True)
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "shared").symlink_to(tmp_path / "shared")
+    code, report = _lock(root, registry)
+    assert code == 3
+    assert [
+        (s["name"], s["error_code"], s["reason"])
+        for s in report["sources"]
+        if s["status"] == "failed"
+    ] == [
+        (
+            "package.json",
+            "npm-install-unreadable",
+            "node_modules/shared/node_modules leads out of the project: what it sets for npx "
+            "(the project's own install) is unknown: every npm launch is unknown",
+        )
+    ]
