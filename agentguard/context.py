@@ -53,6 +53,19 @@ _TEST_FILE = re.compile(
 )
 
 
+# Test code by its own name: a file a test runner runs (not a configuration file an agent
+# reads, which is a real launch wherever it lies: `e2e/.mcp.json`)
+_TEST_CODE = re.compile(
+    r"^(?:test_.*\.py|.*_test\.py|conftest\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$", re.IGNORECASE
+)
+
+
+def test_code(path: str) -> bool:
+    """Whether the file at ``path`` is test code by its own name (``config.test.ts``,
+    ``test_x.py``), whatever its folders say."""
+    return bool(_TEST_CODE.match(path.replace("\\", "/").rsplit("/", 1)[-1]))
+
+
 def path_context(path: str) -> str:
     """The context the path's own names say (production when they say nothing)."""
     norm = path.replace("\\", "/")

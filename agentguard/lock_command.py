@@ -44,6 +44,11 @@ def run_lock(
     ``warm`` runs while the resolver does (to import what the caller needs after it)."""
     if opts.backend not in BACKENDS:
         raise UsageError(f"unknown backend {opts.backend!r} (expected: {', '.join(BACKENDS)})")
+    if opts.export_npm is not None and opts.check:
+        raise UsageError(
+            "--export-npm writes each npm server's locked tree; `lock --check` writes "
+            "nothing: run `agentguard lock --export-npm DIR`"
+        )
     root = opts.project
     started = Deadline.start(opts.timeout)  # the MCP server step's share of --timeout
     if not opts.export and not any((root / n).is_file() for n in PYTHON_INPUTS):
@@ -308,6 +313,11 @@ def _servers(
             )  # fmt: skip
             return dataclasses.replace(report, sources=(*report.sources, failed))
     notes = result.notes
+    if opts.export_npm is not None and result.lock is not None and not opts.check:
+        from agentguard.lock.servers.npm_kit import export
+
+        kit_notes, kit_sources = export(result.lock.pins, opts.export_npm)
+        notes, read = (*notes, *kit_notes), (*read, *kit_sources)
     if opts.write_launch and not opts.check:
         from agentguard.harden.launches import write_launches
 

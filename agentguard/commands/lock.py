@@ -113,6 +113,15 @@ def lock(
             help="Rewrite MCP server launches in .mcp.json-style files to the locked version.",
         ),
     ] = False,
+    export_npm: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-npm",
+            help="Also write each npm MCP server's locked tree to DIR/<name>-<version> "
+            "(package.json, package-lock.json) for `npm ci --ignore-scripts`.",
+            metavar="DIR",
+        ),
+    ] = None,
     smoke: SmokeOpt = None,
     smoke_timeout: SmokeTimeoutOpt = None,
     accept_tools: Annotated[
@@ -156,6 +165,7 @@ def lock(
         smoke_timeout=smoke_timeout,
         npm_registry=npm_registry,
         write_launch=write_launch,
+        export_npm=export_npm,
         accept_tools=tuple(accept_tools),
     )
     if fail_on is not None:

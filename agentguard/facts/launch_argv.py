@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 NPM, PYPI, IMAGE = "npm", "pypi", "image"
@@ -35,6 +35,10 @@ class LaunchLine:
     problem: str | None = None
     registry: str | None = None
     inline: tuple[int, ...] = ()  # of spec_at and more: written `--flag=VALUE`
+    # npm: (scope, where) of each scope's registry set that is not the scope of a package
+    # the line names (`@google:registry=` for `@modelcontextprotocol/server-x`): npm reads
+    # a scope's registry for packages of that scope only
+    scoped: tuple[tuple[str, str], ...] = ()
 
     def text(self, args: Sequence[Any], at: int) -> Any:
         """The package argument at ``at`` as the launcher takes it (`--package=x`: x)."""
@@ -146,7 +150,34 @@ _NODE_LAUNCHERS = {"npx", "bunx", "pnpx"}
 _NODE_SUBCOMMANDS = {("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("bun", "x")}
 _CONTAINER = {"docker", "podman", "nerdctl"}
 # A server's own environment that points its launcher at another registry or index.
-_NPM_ENV = re.compile(r"^npm_config_(?:.*registry|userconfig|globalconfig)$", re.IGNORECASE)
+# npm reads every `npm_config_*` variable, its name in any case and `_` read as `-`.
+_NPM_ENV = re.compile(r"^npm_config_(.+)$", re.IGNORECASE | re.DOTALL)
+# npm's settings (a file's keys, a variable's) that choose where npx takes a package's bytes
+# from or how it checks them: a registry or a configuration file; the npx cache and the
+# global prefix (npx runs a package it finds installed there without asking the registry);
+# offline use of that cache; the proxy and the TLS trust on the way.
+NPM_SOURCE_KEYS = _f(
+    "registry userconfig globalconfig cache prefix offline prefer-offline proxy "
+    "https-proxy strict-ssl ca cafile"
+)
+_NPM_SCOPE_KEY = re.compile(r"^@[^:]*:registry$", re.DOTALL)
+
+
+def npm_source_key(key: str) -> bool:
+    """A key of npm's configuration (as npm reads it: unquoted, no `[]`) that is one of
+    :data:`NPM_SOURCE_KEYS`, a scope's registry, or one npm expands from the environment
+    (`${VAR}`: what it becomes is unknown)."""
+    return key in NPM_SOURCE_KEYS or bool(_NPM_SCOPE_KEY.match(key)) or "${" in key
+
+
+def _npm_env_key(name: str) -> str | None:
+    m = _NPM_ENV.match(name)
+    if m is None:
+        return None
+    key = m.group(1)
+    return (key[:1] + key[1:].replace("_", "-")).lower()
+
+
 _PY_ENV = re.compile(
     r"^(?:UV_(?:INDEX\w*|DEFAULT_INDEX|EXTRA_INDEX_URL|FIND_LINKS|CONFIG_FILE|"
     r"INSECURE_HOST)|PIP_(?:INDEX_URL|EXTRA_INDEX_URL|FIND_LINKS|CONFIG_FILE|TRUSTED_HOST)|"
@@ -187,11 +218,76 @@ def launcher_of(command: Any, args: Sequence[Any]) -> tuple[str, str, int] | Non
     return None
 
 
-def _env_registry(kind: str, env: Sequence[tuple[str, str]]) -> str | None:
-    pattern = _NPM_ENV if kind == NPM else _PY_ENV if kind == PYPI else None
-    if pattern is None:
+def _env_registries(kind: str, env: Sequence[tuple[str, str]]) -> list[str]:
+    if kind == NPM:
+        return [n for n, _ in env if (k := _npm_env_key(n)) is not None and npm_source_key(k)]
+    if kind == PYPI:
+        return [name for name, _ in env if _PY_ENV.match(name)]
+    return []
+
+
+# `@scope:registry` as an option (`--@google:registry`), a variable
+# (`npm_config_@google:registry`) or what a project file sets (".npmrc:3 sets
+# `@google:registry`"): the scope it is for
+_SCOPED = re.compile(r"(@[^\s`:/=@]+):registry\b", re.IGNORECASE)
+
+
+def npm_scope(setting: str) -> str | None:
+    """The scope an npm registry setting is for (lower case), None: every package."""
+    m = _SCOPED.search(setting)
+    return m.group(1).lower() if m else None
+
+
+_INSTALLED = re.compile(r" sets `([^`]+)` \(npx runs the project's own install\)\Z")
+
+
+def installs_setting(where: str, name: str) -> str:
+    """The setting of a package the project installs itself (npx runs that copy): it
+    applies to a launch of that package only."""
+    return f"{where} sets `{name}` (npx runs the project's own install)"
+
+
+def package_name(value: Any) -> str | None:
+    """The name of an npm package argument (``@a/b@1`` -> ``@a/b``), lower case; None when
+    it cannot be read."""
+    if not isinstance(value, str):
         return None
-    return next((name for name, _ in env if pattern.match(name)), None)
+    at = value.find("@", 1)
+    return (value if at < 0 else value[:at]).lower()
+
+
+def _package_scope(value: Any) -> str | None:
+    """The scope of an npm package argument (``@a/b@1`` -> ``@a``), "" when it has none,
+    None when it cannot be read (not written out)."""
+    if not isinstance(value, str):
+        return None
+    if not value.startswith("@"):
+        return ""
+    return value.split("/", 1)[0].lower() if "/" in value else None
+
+
+def _applying(
+    kind: str, settings: Sequence[str], names: Sequence[Any]
+) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """The first setting that applies to the packages ``names`` (None: none), and the
+    scoped npm settings that apply to none of them. A scope's registry applies to a
+    package of that scope, or to one whose name cannot be read (conservative)."""
+    scopes = [_package_scope(n) for n in names]
+    packages = [package_name(n) for n in names]
+    first: str | None = None
+    scoped: list[tuple[str, str]] = []
+    for setting in settings:
+        installed = _INSTALLED.search(setting) if kind == NPM else None
+        if installed is not None:
+            if None in packages or installed.group(1).lower() in packages:
+                first = first or setting
+            continue  # (the project's install of another package: not this launch's)
+        scope = npm_scope(setting) if kind == NPM else None
+        if scope is None or None in scopes or scope in scopes:
+            first = first or setting
+        else:
+            scoped.append((scope, setting))
+    return first, tuple(scoped)
 
 
 def _attached(a: str, table: _Table) -> bool:
@@ -218,7 +314,7 @@ def parse_launch(
         return None
     kind, launcher, start = found
     table = _TABLES["pipx" if launcher == "pipx run" else kind]
-    registry = _env_registry(kind, env) or next((w for k, w in project if k == kind), None)
+    settings = [*_env_registries(kind, env), *(w for k, w in project if k == kind)]
     packages: list[int] = []
     more: list[int] = []
     inline: list[int] = []
@@ -226,7 +322,7 @@ def parse_launch(
     while i < len(args):
         a = args[i]
         if not isinstance(a, str):  # unknown: an option or the operand, cannot tell
-            return LaunchLine(kind, launcher, i, registry=registry)
+            return LaunchLine(kind, launcher, i, registry=next(iter(settings), None))
         if a == "--":
             i += 1
             break
@@ -236,12 +332,12 @@ def parse_launch(
         if name in table.refuse:
             return LaunchLine(kind, launcher, None, problem=table.refuse[name])
         if name.startswith("--@") and name.endswith(":registry") and kind == NPM:
-            registry = registry or name
+            settings.append(name)
         elif not (table.known(name) or _cluster_known(a, table) or _attached(a, table)):
             what = f"the {launcher} option `{name}`"
             return LaunchLine(kind, launcher, None, problem=f"{what} is not one agentguard reads")
         if name in table.registry:
-            registry = registry or name
+            settings.append(name)
         takes = name not in table.flags and not (not eq and _cluster_known(a, table))
         if takes and not eq and not _attached(a, table):
             i += 1
@@ -256,11 +352,11 @@ def parse_launch(
     if kind == PYPI and len(packages) > 1:
         flag = "--spec" if launcher == "pipx run" else "--from"
         return LaunchLine(kind, launcher, None, problem=f"`{flag}` is given twice")
+    line = LaunchLine(kind, launcher, operand, False, tuple(more), inline=tuple(inline))
     if packages:
-        return LaunchLine(
-            kind, launcher, packages[0], True, (*packages[1:], *more), registry=registry,
-            inline=tuple(inline),
-        )  # fmt: skip
-    return LaunchLine(
-        kind, launcher, operand, False, tuple(more), registry=registry, inline=tuple(inline)
-    )
+        line = LaunchLine(
+            kind, launcher, packages[0], True, (*packages[1:], *more), inline=tuple(inline)
+        )
+    named = [line.text(args, at) for at in (line.spec_at, *line.more) if at is not None]
+    registry, scoped = _applying(kind, settings, named or [None])
+    return replace(line, registry=registry, scoped=scoped)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from agentguard.facts.launch_argv import IMAGE as IMAGE
@@ -17,6 +17,7 @@ from agentguard.facts.launch_argv import NPM as NPM
 from agentguard.facts.launch_argv import PYPI as PYPI
 from agentguard.facts.launch_argv import parse_launch, registry_said
 from agentguard.facts.mcp_tools import ToolSnapshot
+from agentguard.facts.npm_tree import NpmTree
 from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 
 
@@ -95,6 +96,10 @@ class ServerLaunch:
     digest: str | None = None  # image: "sha256:..." when the reference carries one
     # image: references of it by digest the same file holds (McpServer.pulled_digests)
     pulled: tuple[tuple[str, int], ...] = ()
+    # npm: (scope, where) of each scope the project or the launch points at another
+    # registry (`@google:registry=` in .npmrc) that is not the package's own: npx fetches
+    # the package from the default registry, and any dependency in that scope from there
+    scoped: tuple[tuple[str, str], ...] = ()
 
     @property
     def where(self) -> str:
@@ -169,6 +174,8 @@ class ServerPin:
     earlier_listed: bool | None = field(default=None, compare=False)
     # npm, at lock time: the attestations document as served (kept beside the lock)
     bundles_json: str | None = field(default=None, compare=False, repr=False)
+    # npm: the server's own dependency tree, as npm resolved it (None: not recorded)
+    tree: NpmTree | None = field(default=None, repr=False)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -267,7 +274,8 @@ def launch_of(server: McpServer) -> ServerLaunch | Unreadable | None:
         what = "no image" if line.kind == IMAGE else "no package"
         return _unreadable(server, line.launcher, f"the launch names {what}")
     if line.kind == NPM:
-        return _npm_spec(server, args, line.spec_at, line.launcher)
+        got = _npm_spec(server, args, line.spec_at, line.launcher)
+        return replace(got, scoped=line.scoped) if isinstance(got, ServerLaunch) else got
     if line.kind == PYPI:
         return _pypi(server, args, line.spec_at, line.launcher, line.from_flag)
     return _image(server, args, line.spec_at, line.launcher)

@@ -63,6 +63,7 @@ _ONE = {
     "--config": "config_file",
     "--timeout": "timeout",
     "--npm-registry": "npm_registry",
+    "--export-npm": "export_npm",
     "--format": None,
     "-f": None,
     "--output": None,
@@ -105,6 +106,8 @@ def parse(argv: list[str]) -> LockOptions | None:
     if fields.get("backend", "uv") != "uv":
         return None
     config = fields.pop("config_file", None)
+    if "export_npm" in fields:
+        fields["export_npm"] = Path(str(fields["export_npm"]))
     kwargs: dict[str, Any] = {**fields, **{k: tuple(v) for k, v in many.items()}}
     return LockOptions(
         project=Path(project if project is not None else "."),

@@ -47,6 +47,7 @@ class LockOptions:
     smoke_timeout: float | None = None  # seconds for the smoke run (None: its default)
     npm_registry: str | None = None  # --npm-registry: where npm server launches resolve
     write_launch: bool = False  # --write-launch: rewrite MCP server launches to the lock
+    export_npm: Path | None = None  # --export-npm DIR: each npm server's tree, for `npm ci`
     accept_tools: tuple[str, ...] = ()  # --accept-tools: re-record these servers' changed tools
 
 

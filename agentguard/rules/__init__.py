@@ -25,6 +25,7 @@ FAMILIES = (
     "mcp_tools",
     "mcp_tools_edit",
     "mcp_provenance",
+    "mcp_tree",
     "mounts",
     "runtime",
     "tool_installs",
@@ -37,7 +38,7 @@ RULE_IDS = frozenset(
     {
         *("AG101", "AG102", "AG103", "AG104", "AG105", "AG106", "AG107"),
         *("AG110", "AG111", "AG112", "AG113", "AG120", "AG121", "AG130"),
-        *("AG140", "AG141", "AG142", "AG143", "AG144", "AG145", "AG146"),
+        *("AG140", "AG141", "AG142", "AG143", "AG144", "AG145", "AG146", "AG147"),
         *("AG201", "AG202", "AG203", "AG204", "AG210", "AG211", "AG212"),
         *("AG301", "AG302", "AG303", "AG304", "AG305", "AG306", "AG310", "AG320", "AG321"),
         *("AG330", "AG331"),

@@ -31,10 +31,16 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def tarball(name: str, version: str, *, replaced: bool = False) -> bytes:
+def tarball(
+    name: str, version: str, *, replaced: bool = False, deps: dict[str, str] | None = None
+) -> bytes:
     """The version's tarball; ``replaced``: other content under the same version (what a
-    registry that lets a version be published again would serve)."""
-    manifest = json.dumps({"name": name, "version": version, "bin": {"server": "index.js"}})
+    registry that lets a version be published again would serve); ``deps``: its
+    ``dependencies``."""
+    doc: dict[str, object] = {"name": name, "version": version, "bin": {"server": "index.js"}}
+    if deps:
+        doc["dependencies"] = deps
+    manifest = json.dumps(doc)
     code = "require('child_process')\n" if replaced else ""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -63,6 +69,11 @@ class NpmRegistry:
     attestations: dict[tuple[str, str], bytes] = field(default_factory=dict)
     times: dict[str, str] = field(default_factory=dict)  # version -> publish time
     replaced: set[tuple[str, str]] = field(default_factory=set)  # served with other content
+    # (name, version) -> its dependencies, in the packument and the tarball's package.json
+    deps: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    # (name, version) -> the origin its packument names for the tarball (another server)
+    tarball_at: dict[tuple[str, str], str] = field(default_factory=dict)
+    no_integrity: set[tuple[str, str]] = field(default_factory=set)  # dist without integrity
     port: int = 0
 
     @property
@@ -72,13 +83,21 @@ class NpmRegistry:
     def publish(self, name: str, version: str) -> None:
         self.packages.setdefault(name, []).append(version)
 
+    def tarball_of(self, name: str, version: str) -> bytes:
+        return tarball(
+            name,
+            version,
+            replaced=(name, version) in self.replaced,
+            deps=self.deps.get((name, version)),
+        )
+
     def packument(
         self, name: str, *, bad_integrity: bool = False, elsewhere: bool = False
     ) -> dict[str, object]:
         versions = {}
         for v in self.packages[name]:
-            data = tarball(name, v, replaced=(name, v) in self.replaced)
-            base = "http://localhost:1/" if elsewhere else self.url
+            data = self.tarball_of(name, v)
+            base = "http://localhost:1/" if elsewhere else self.tarball_at.get((name, v), self.url)
             dist: dict[str, object] = {
                 "integrity": integrity(data + (b"x" if bad_integrity else b"")),
                 "tarball": f"{base}{name}/-/{name.rsplit('/', 1)[-1]}-{v}.tgz",
@@ -87,7 +106,11 @@ class NpmRegistry:
                 dist["attestations"] = {"url": f"{self.url}attestations", "provenance": {}}
             if (name, v) in self.signatures:
                 dist["signatures"] = self.signatures[(name, v)]
-            versions[v] = {"name": name, "version": v, "dist": dist}
+            if (name, v) in self.no_integrity:
+                del dist["integrity"]
+            versions[v] = {"name": name, "version": v, "dist": dist, "bin": {"server": "index.js"}}
+            if (name, v) in self.deps:
+                versions[v]["dependencies"] = self.deps[(name, v)]
         tags = self.tags.get(name) or {"latest": self.packages[name][-1]}
         doc: dict[str, object] = {"name": name, "dist-tags": tags, "versions": versions}
         if self.times:
@@ -149,7 +172,7 @@ def _handler(reg: NpmRegistry) -> type[BaseHTTPRequestHandler]:
                 name, _, file = path.partition("/-/")
                 for v in reg.packages.get(name, []):
                     if file == f"{name.rsplit('/', 1)[-1]}-{v}.tgz":
-                        data = tarball(name, v, replaced=(name, v) in reg.replaced)
+                        data = reg.tarball_of(name, v)
                         return self._send(200, data, "application/octet-stream")
                 return self._send(404, b"{}")
             if path not in reg.packages:

@@ -1,9 +1,11 @@
 """`agentguard lock` for the MCP servers a project launches: each launch that takes a
 package or an image from a registry is resolved (:mod:`agentguard.lock.servers.resolve`),
 gated (AG141: a re-lock never moves a server across a major unless ``--allow-major``),
-judged (AG140, AG143) and written to ``mcp.lock.json``
-(:mod:`agentguard.lock.servers.lockfile`); ``lock --check`` compares the launches with it
-offline (AG142).
+judged (AG140, AG143, AG147 over each npm server's own dependency tree) and written to
+``mcp.lock.json`` (:mod:`agentguard.lock.servers.lockfile`); ``lock --check`` compares the
+launches with it offline (AG142, AG143), checks each npm entry's recorded tree (present,
+well-formed, consistent: AG142; from the registry: AG147) and verifies the signatures and
+attestations it records again.
 
 A launch that could not be resolved is a failed source, never a pin, and then the lock
 file is not written at all (what it held stays as it was)."""
@@ -15,9 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentguard.facts.agents import McpServer
-from agentguard.facts.mcp_pins import IMAGE, ServerLock, ServerPin, registry_launches
+from agentguard.facts.mcp_pins import IMAGE, ServerLock, ServerPin, pin_for, registry_launches
 from agentguard.findings import Finding, JSONValue, Source
-from agentguard.lock.servers import lockfile, recheck
+from agentguard.lock.servers import lockfile, recheck, tree_flow
 from agentguard.lock.servers.lockfile import MCP_LOCK
 from agentguard.lock.servers.resolve import (
     Resolved,
@@ -30,9 +32,11 @@ from agentguard.lock.servers.resolve import (
     resolve_launches,
 )
 from agentguard.lock.servers.trust_roots import TrustRoots
+from agentguard.lock.urls import configured_hosts
 from agentguard.rules.mcp_drift import drift_findings, unverified_findings
 from agentguard.rules.mcp_pins import crossing_findings, image_findings, span_findings
 from agentguard.rules.mcp_provenance import downgrade_findings, failure_findings
+from agentguard.rules.mcp_tree import scope_findings, tree_findings, tree_state_findings
 
 
 def unverified(servers: Sequence[McpServer]) -> tuple[Finding, ...]:
@@ -76,6 +80,7 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
         opts.allow_major,
     )
     fails = failure_findings(pins)
+    trees = [*tree_findings(pins, configured_hosts()), *scope_findings(pairs)]
     downs = downgrade_findings(
         (b, p) for x, p in pairs if (b := previous_pin(x, previous)) is not None
     )
@@ -83,7 +88,7 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
         # the lock is left as it was: what it holds is what the findings name
         held = [(x, p, previous_pin(x, previous)) for x, p in pairs]
         findings = [*odd, *span_findings(held), *image_findings(found), *crossings, *fails]
-        findings += downs
+        findings += downs + trees
         why = (
             "a server would cross a major"
             if crossings
@@ -94,7 +99,7 @@ def write_servers(resolved: Resolved, opts: ServerOptions) -> ServerResult:
         note = f"{MCP_LOCK} was not written ({why}); it holds what it held before."
         return ServerResult(tuple(findings), tuple(sources), (note,))
     findings = [*odd, *span_findings((x, p, p) for x, p in pairs), *image_findings(found)]
-    findings += downs
+    findings += downs + trees
     facts: dict[str, JSONValue] = {"mcp_servers_locked": [_fact(p) for p in pins]}
     written = lockfile.write(opts.root, pins)
     lock = ServerLock(MCP_LOCK, tuple(pins), "")
@@ -148,6 +153,8 @@ def check_servers(
             )
         return ServerResult(tuple(findings), tuple(sources))
     findings += drift_findings(lockable, lock.pins)
+    findings += tree_state_findings(lock.pins) + tree_findings(lock.pins, configured_hosts())
+    findings += scope_findings((x, p) for x in lockable if (p := pin_for(x, lock.pins)) is not None)
     trusted = recheck.recorded(root, lock.pins, trust)
     findings += failure_findings(trusted.pins, recorded=True)
     sources += trusted.sources
@@ -177,4 +184,5 @@ def _fact(pin: ServerPin) -> JSONValue:
         "majors": list(pin.majors),
         **({"signature": pin.signature.status} if pin.signature is not None else {}),
         **({"provenance": pin.attestation.status} if pin.attestation is not None else {}),
+        **tree_flow.tree_fact(pin),
     }

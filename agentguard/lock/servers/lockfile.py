@@ -26,7 +26,7 @@ from agentguard.facts.mcp_pins import (
     ServerLock,
     ServerPin,
 )
-from agentguard.lock.servers import trust_record
+from agentguard.lock.servers import tree_lock, trust_record
 from agentguard.lock.servers.tools_lock import SnapshotError, entry_lines, from_lock, to_lock
 from agentguard.lock.servers.trust_record import ATTESTATIONS_FILE, RecordError
 from agentguard.safeio import MAX_LOCK_BYTES
@@ -38,7 +38,13 @@ LOCK_VERSION = 1
 # snapshot is 2, which an agentguard that does not know snapshots refuses to read (and so
 # never re-writes it without them).
 TOOLS_LOCK_VERSION = 2
-READ_VERSIONS = (LOCK_VERSION, TOOLS_LOCK_VERSION)
+# 3: an npm entry may hold `tree` (the server's own dependency tree, as npm resolved it).
+# A lock with no tree is still written as 1 or 2, byte for byte as before; one with a tree
+# is 3, which an agentguard that reads only 1 and 2 refuses (and so never re-writes it
+# without its trees). A lock of 1 or 2 whose npm entries hold no tree still reads: `lock
+# --check` reports each such entry (AG142), and the next `lock` records their trees.
+TREE_LOCK_VERSION = 3
+READ_VERSIONS = (LOCK_VERSION, TOOLS_LOCK_VERSION, TREE_LOCK_VERSION)
 _NAMES = {NPM: NPM_NAME, PYPI: PYPI_NAME, IMAGE: re.compile(r"^[a-z0-9][a-z0-9._/:-]{0,254}\Z")}
 _VERSIONS = {
     NPM: re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]{1,64})?\Z"),
@@ -81,21 +87,31 @@ def _entry(pin: ServerPin) -> dict[str, Any]:
         }
     if pin.tools is not None:
         out["tools"] = to_lock(pin.tools)
+    if pin.kind == NPM and pin.tree is not None:
+        out["tree"] = tree_lock.to_lock(pin.tree)
     return out
+
+
+def lock_version(pins: Sequence[ServerPin]) -> int:
+    if any(p.tree is not None for p in pins):
+        return TREE_LOCK_VERSION
+    return TOOLS_LOCK_VERSION if any(p.tools for p in pins) else LOCK_VERSION
 
 
 def render(pins: Sequence[ServerPin]) -> str:
     entries = [_entry(p) for p in sorted(pins, key=lambda p: (*p.key, p.line))]
     digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+    one_line = tree_lock.OneLine()  # each tree package on a line of its own
     data = {
-        "lock-version": TOOLS_LOCK_VERSION if any(p.tools for p in pins) else LOCK_VERSION,
+        "lock-version": lock_version(pins),
         "created-by": f"agentguard {__version__}",
         "digest": f"sha256:{digest}",
-        "servers": entries,
+        "servers": [one_line.mark(e) for e in entries],
     }
+    text = one_line.fill(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     # a server's description reaches a diff of this committed file: every invisible or
     # reordering character in it is written as its escape (the same string, shown)
-    return escape.json_hidden(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return escape.json_hidden(text)
 
 
 def write(root: Path, pins: Sequence[ServerPin]) -> bool:
@@ -181,8 +197,11 @@ def _pin(i: int, e: object, lines: list[int]) -> ServerPin:
     try:
         signature = trust_record.signature_of(e.get("signature"), where)
         attestation = trust_record.attestation_of(e.get("attestation"), where)
-    except RecordError as exc:
+        tree = None if e.get("tree") is None else tree_lock.from_lock(e["tree"], f"{where}.tree")
+    except (RecordError, tree_lock.TreeLockError) as exc:
         raise LockReadError(str(exc)) from None
+    if tree is not None and kind != NPM:
+        raise LockReadError(f"{where}.tree: only an npm entry holds a tree")
     return ServerPin(
         kind=kind,
         package=package,
@@ -203,6 +222,7 @@ def _pin(i: int, e: object, lines: list[int]) -> ServerPin:
         entry_line=lines[i] if i < len(lines) else None,
         signature=signature,
         attestation=attestation,
+        tree=tree,
     )
 
 
@@ -237,7 +257,9 @@ def read(root: Path) -> ServerLock | None:
     version = data.get("lock-version") if isinstance(data, dict) else None
     if not isinstance(data, dict) or version not in READ_VERSIONS or isinstance(version, bool):
         raise LockReadError(
-            f"not an MCP server lock of version {LOCK_VERSION} or {TOOLS_LOCK_VERSION}"
+            "not an MCP server lock of version "
+            + ", ".join(str(v) for v in READ_VERSIONS[:-1])
+            + f" or {READ_VERSIONS[-1]}"
         )
     servers = data.get("servers")
     if not isinstance(servers, list):
@@ -250,4 +272,6 @@ def read(root: Path) -> ServerLock | None:
         raise LockReadError(
             f"an entry holds `tools`, which a lock of version {LOCK_VERSION} never does"
         )
+    if version != TREE_LOCK_VERSION and any(p.tree for p in pins):
+        raise LockReadError(f"an entry holds `tree`, which a lock of version {version} never does")
     return ServerLock(MCP_LOCK, pins, str(data.get("digest", "")))

@@ -11,10 +11,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
+import shutil
 import subprocess
 import urllib.parse
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from agentguard.facts.mcp_pins import NPM, ServerLaunch, ServerPin
@@ -23,6 +26,7 @@ from agentguard.lock.deadline import Deadline
 from agentguard.lock.http import Http
 from agentguard.lock.pages import IndexError_
 from agentguard.lock.servers import attestations, npm_signature, semver, sigstore_parts
+from agentguard.lock.servers.npm_run import machine_path
 from agentguard.lock.servers.trust_roots import TrustRoots, bundled
 from agentguard.lock.urls import UrlPolicy, clean_url, configured_hosts, origin
 from agentguard.scratch import scratch_folder
@@ -58,14 +62,20 @@ class SameOrigin(UrlPolicy):
         return f"names another origin ({target[0]}://{target[1]}:{target[2]})"
 
 
-def default_registry(deadline: Deadline) -> str | None:
+def default_registry(deadline: Deadline, project: Path | None = None) -> str | None:
     """The registry npm itself uses (asked from npm, run in an empty folder so that no
-    ``.npmrc`` of the project under review is read); None when npm is not installed."""
+    ``.npmrc`` of the project under review is read); None when npm is not installed. The
+    machine's npm and node (:func:`.npm_run.machine_path`), never ``project``'s."""
+    path = machine_path(project)
+    npm = shutil.which("npm", path=path)
+    if npm is None:
+        return None
     with scratch_folder("agentguard-npm-") as tmp:
         try:
             proc = subprocess.run(
-                ["npm", "config", "get", "registry"],
+                [npm, "config", "get", "registry"],
                 cwd=tmp,
+                env={**os.environ, "PATH": path},
                 capture_output=True,
                 text=True,
                 timeout=deadline.bound(30),

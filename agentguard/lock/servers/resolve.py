@@ -1,8 +1,9 @@
 """The MCP servers a project launches, resolved for `agentguard lock`: each launch that
-takes a package or an image from a registry is resolved (npm: :mod:`.npm`; PyPI:
-:mod:`.pypi`; an image: its digest) against what ``mcp.lock.json`` held (:mod:`.lockfile`).
-Nothing is judged or written here: the flow over it (gate AG141, judge AG140/AG142-AG144,
-write the lock; ``lock --check``) is :mod:`agentguard.engine.lock.servers`.
+takes a package or an image from a registry is resolved (npm: :mod:`.npm`, and the
+server's own dependency tree, :mod:`.tree_flow`; PyPI: :mod:`.pypi`; an image: its digest)
+against what ``mcp.lock.json`` held (:mod:`.lockfile`). Nothing is judged or written here:
+the flow over it (gate AG141, judge AG140/AG142-AG144/AG147, write the lock; ``lock
+--check``) is :mod:`agentguard.engine.lock.servers`.
 
 A launch that could not be resolved is a failed source, never a pin."""
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentguard import safeio
+from agentguard.context import test_code
 from agentguard.facts.agents import McpServer
 from agentguard.facts.mcp_pins import (
     IMAGE,
@@ -28,8 +30,9 @@ from agentguard.facts.mcp_pins import (
     registry_launches,
 )
 from agentguard.findings import Finding, JSONValue, Source
+from agentguard.lock import children
 from agentguard.lock.deadline import Deadline
-from agentguard.lock.servers import lockfile, npm, pypi
+from agentguard.lock.servers import lockfile, npm, pypi, tree_flow
 from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError
 from agentguard.lock.servers.trust_roots import TrustRoots
 from agentguard.safeio import MAX_LOCK_BYTES
@@ -118,7 +121,7 @@ def _registry(opts: ServerOptions) -> tuple[npm.Registry | None, Source | None]:
     base = opts.npm_registry or next(
         (os.environ[n] for n in REGISTRY_ENV if os.environ.get(n)), None
     )
-    base = base or npm.default_registry(opts.deadline)
+    base = base or npm.default_registry(opts.deadline, opts.root)
     if base is None:
         return None, Source.failed(
             "npm-registry",
@@ -136,7 +139,9 @@ def _registry(opts: ServerOptions) -> tuple[npm.Registry | None, Source | None]:
         )
 
 
-def _failed(launch: ServerLaunch, kind: str, exc: npm.NpmError | pypi.PypiError) -> Source:
+def _failed(
+    launch: ServerLaunch, kind: str, exc: npm.NpmError | pypi.PypiError | tree_flow.TreeError
+) -> Source:
     return Source.failed(
         kind,
         f"{launch.package} ({launch.where})",
@@ -144,6 +149,21 @@ def _failed(launch: ServerLaunch, kind: str, exc: npm.NpmError | pypi.PypiError)
         error_code=exc.code,
         retryable=exc.retryable,
         remedy="Check the registry (or the package name); the server is not pinned.",
+    )
+
+
+def _test_fixture(launch: ServerLaunch) -> Source:
+    """A launch in test code of a package the registry does not have (404): a test's
+    made-up name (gemini-cli's config tests launch `@mcp/server-a`), said so, not locked,
+    and no failure of the lock. Test code by the file's own name only: an agent's
+    configuration in a test folder (`e2e/.mcp.json`) is a real launch, and a name not yet
+    published can be published after the merge. Elsewhere a missing package is a failed
+    source."""
+    return Source.skipped(
+        "mcp-server",
+        f"{launch.package} ({launch.where})",
+        "not locked: the registry has no such package, and the launch is in test code "
+        "(a test's own name)",
     )
 
 
@@ -194,6 +214,8 @@ def resolve_launches(servers: Sequence[McpServer], opts: ServerOptions) -> Resol
         opts.index_url, opts.find_links, opts.no_index, opts.only_binary, opts.deadline
     )
 
+    trees = tree_flow.Trees()  # (one npm run per server version)
+
     def moving(launch: ServerLaunch) -> bool:
         return opts.upgrade or launch.package in opts.upgrade_packages
 
@@ -206,17 +228,29 @@ def resolve_launches(servers: Sequence[McpServer], opts: ServerOptions) -> Resol
                     return None  # (its failed source is already there)
                 pin = npm.resolve(registry, launch, keep, before.version if before else None)
                 _same_tarball(before, pin)
-                return pin
+                return tree_flow.with_tree(
+                    pin, before, moving(launch), registry.base, opts.deadline, trees, opts.root
+                )
             if launch.kind == PYPI:
                 return pypi.resolve(launch, index, before, moving(launch))
-        except npm.NpmError as exc:
+        except (npm.NpmError, tree_flow.TreeError) as exc:
+            if exc.code == "npm-not-found" and test_code(launch.path):
+                return _test_fixture(launch)
             return _failed(launch, "npm-registry", exc)
         except pypi.PypiError as exc:
             return _failed(launch, "index", exc)
         return _image_pin(launch) if launch.digest else None
 
-    with ThreadPoolExecutor(max(1, min(4, len(found)))) as pool:
+    pool = ThreadPoolExecutor(max(1, min(4, len(found))))
+    try:
         outcomes = list(pool.map(one, found))
+    except BaseException:
+        # an interrupt (or the run's end) while the workers wait on npm or uv: stop those
+        # children first, else the pool's shutdown would wait for them to finish
+        children.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     pairs: list[tuple[ServerLaunch, ServerPin]] = []
     for launch, got in zip(found, outcomes, strict=True):
         if isinstance(got, Source):

@@ -69,8 +69,18 @@ def test_the_package_is_the_one_the_launcher_runs(
             OTHER_REGISTRY,
         ),
         (
-            ("npx", "-y", "--@acme:registry=https://evil.example/", "good-server@1.2.3"),
+            ("npx", "-y", "--@acme:registry=https://evil.example/", "@acme/good-server@1.2.3"),
             (),
+            OTHER_REGISTRY,
+        ),
+        (
+            ("npx", "-y", "--@ACME:registry=https://evil.example/", "@acme/good-server@1.2.3"),
+            (),
+            OTHER_REGISTRY,
+        ),
+        (
+            ("npx", "-y", "good-server@1.2.3"),
+            (("npm_config_@acme:registry", "https://e/"), ("npm_config_registry", "https://e/")),
             OTHER_REGISTRY,
         ),
         (
@@ -121,6 +131,26 @@ def test_a_launch_the_lock_cannot_check_is_unverified(
     got = launch_of(server(*argv, env=env))
     assert isinstance(got, Unreadable) and got.unverified, got
     assert got.code == code
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        (("npx", "-y", "--@acme:registry=https://evil.example/", "good-server@1.2.3"), ()),
+        (("npx", "-y", "--@acme:registry", "https://e/", "@other/good-server@1.2.3"), ()),
+        (("npx", "-y", "good-server@1.2.3"), (("npm_config_@acme:registry", "https://e/"),)),
+    ],
+)
+def test_a_scope_s_registry_is_not_the_registry_of_a_package_outside_the_scope(
+    argv: tuple[str, ...], env: tuple[tuple[str, str], ...]
+) -> None:
+    """npm reads `@acme:registry` for packages of the scope @acme only: another package
+    comes from the default registry, so its launch is locked and checked (its tree's
+    @acme packages are the lock's to report, AG142)."""
+    got = launch_of(server(*argv, env=env))
+    assert isinstance(got, ServerLaunch), got
+    assert [scope for scope, _ in got.scoped] == ["@acme"]
+    assert unpinned_reason(server(*argv, env=env)) is None
 
 
 @pytest.mark.parametrize(

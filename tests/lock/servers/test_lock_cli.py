@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentguard.facts.npm_tree import TreePackage, tree_digest
 from tests.lock.helpers import run_cli, run_json, strip_volatile, write_project
 from tests.lock.npm_registry import NpmRegistry, integrity, serve, tarball
 from tests.wheelhouse import build_wheel, write_simple_index
@@ -125,6 +126,29 @@ def test_the_example_is_locked_pinned_and_checked(
             "registry": registry.url,
             "majors": ["2"],
             "released-majors": ["1", "2"],
+            "tree": {
+                "lockfile-version": 3,
+                "digest": tree_digest(
+                    [
+                        TreePackage(
+                            f"node_modules/{NAME}",
+                            "2.0.1",
+                            f"{registry.url}{NAME}/-/tracker-mcp-2.0.1.tgz",
+                            integrity(tarball(NAME, "2.0.1")),
+                            (("bin", '{"server": "index.js"}'),),
+                        )
+                    ]
+                ),
+                "packages": [
+                    {
+                        "path": f"node_modules/{NAME}",
+                        "version": "2.0.1",
+                        "resolved": f"{registry.url}{NAME}/-/tracker-mcp-2.0.1.tgz",
+                        "integrity": integrity(tarball(NAME, "2.0.1")),
+                        "bin": {"server": "index.js"},
+                    }
+                ],
+            },
         }
     ]
     mcp_json = (EXAMPLE / ".mcp.json").read_text().replace(f'"{NAME}"', f'"{NAME}@2.0.1"')

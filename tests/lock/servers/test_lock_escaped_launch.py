@@ -25,7 +25,8 @@ def test_an_escaped_package_name_is_locked_as_node_reads_it(tmp_path: Path) -> N
     with serve(NpmRegistry({"evil-pkg": ["1.0.0"], "evilpkg": ["6.6.6"]})) as reg:
         code, report, _ = run_json("lock", str(project), "--npm-registry", reg.url)
         assert code == 0, report
-        assert reg.requests == ["evil-pkg", "evil-pkg/-/evil-pkg-1.0.0.tgz"]
+        # agentguard's packument and tarball, then npm's packument (the tree): never evilpkg
+        assert reg.requests == ["evil-pkg", "evil-pkg/-/evil-pkg-1.0.0.tgz", "evil-pkg"]
     [entry] = json.loads((project / "mcp.lock.json").read_text())["servers"]
     assert entry["launch"] == {"path": "mcp.ts", "line": 1, "server": "tracker"}
     assert (entry["package"], entry["version"], entry["integrity"]) == (

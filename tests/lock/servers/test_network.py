@@ -36,6 +36,17 @@ def test_real_servers_are_pinned_and_checked_offline(tmp_path: Path) -> None:
     assert re.fullmatch(r"sha512-[A-Za-z0-9+/]{86}==", npm["integrity"])
     assert npm["tarball"].endswith(f"server-filesystem-{npm['version']}.tgz")
     assert npm["provenance"] in (True, None)  # listed, or unknown: never a guessed "no"
+    # its own dependency tree, from a real npm lock: the server itself at the locked
+    # version and integrity, every package a registry tarball with a sha512 integrity
+    tree = npm["tree"]["packages"]
+    assert len(tree) > 20
+    assert tree[[p["path"] for p in tree].index(
+        "node_modules/@modelcontextprotocol/server-filesystem"
+    )]["integrity"] == npm["integrity"]  # fmt: skip
+    assert "node_modules/@modelcontextprotocol/sdk" in {p["path"] for p in tree}
+    assert all(p["resolved"].startswith(npm["registry"]) for p in tree)
+    assert all(p["integrity"].startswith("sha512-") for p in tree)
+    assert [f for f in report["findings"] if f["rule_id"] in ("AG147", "AG142")] == []
     assert pypi["hashes"] and all(re.fullmatch(r"sha256:[0-9a-f]{64}", h) for h in pypi["hashes"])
     assert "mcp" in {d["name"] for d in pypi["environment"]}
     launched = json.loads((project / ".mcp.json").read_text())["mcpServers"]
@@ -64,6 +75,7 @@ def test_real_servers_are_pinned_and_checked_offline(tmp_path: Path) -> None:
         (s["kind"], s["name"], s["status"]) for s in report["sources"]
     ]
 
+    pinned = (project / ".mcp.json").read_text()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": SERVERS}, indent=2) + "\n")
     code, report, _ = run_json("lock", "--check", str(project), env=dead)
     assert code == 1
@@ -72,4 +84,27 @@ def test_real_servers_are_pinned_and_checked_offline(tmp_path: Path) -> None:
     ) == [
         "@modelcontextprotocol/server-filesystem",
         "mcp-server-fetch",
+    ]
+
+    # the launches pinned again, and one package of the tree edited by hand: AG142
+    (project / ".mcp.json").write_text(pinned)
+    lock_text = (project / "mcp.lock.json").read_text()
+    sdk = next(p for p in tree if p["path"] == "node_modules/@modelcontextprotocol/sdk")
+    edited = lock_text.replace(
+        f'"path": "node_modules/@modelcontextprotocol/sdk", "version": "{sdk["version"]}"',
+        '"path": "node_modules/@modelcontextprotocol/sdk", "version": "0.0.1"',
+    )
+    assert edited != lock_text
+    (project / "mcp.lock.json").write_text(edited)
+    code, report, _ = run_json("lock", "--check", str(project), env=dead)
+    assert code == 1
+    assert [
+        (f["evidence"]["package"], f["evidence"]["tree"])
+        for f in report["findings"]
+        if f["rule_id"] == "AG142"
+    ] == [
+        (
+            "@modelcontextprotocol/server-filesystem",
+            ["the tree's digest is not over the packages it lists (edited by hand?)"],
+        )
     ]
