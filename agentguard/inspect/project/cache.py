@@ -41,7 +41,8 @@ from agentguard.inspect.project.cache_codec import BadEntry, Uncacheable, decode
 if TYPE_CHECKING:
     from agentguard.inspect.project.files import FileOutcome
 
-FORMAT = b"agentguard-inspect-cache 1\n"
+FORMAT = b"agentguard-inspect-cache 2\n"
+_NOTHING = 0  # the entry of a file read that holds nothing (an empty outcome)
 MAX_PACK_BYTES = 256 * 1024 * 1024
 KEY_ENV = "AGENTGUARD_CACHE_KEY"
 KEY_FILE = "cache-key"
@@ -135,21 +136,25 @@ class ContentCache:
     misses: int = 0
 
     def key(self, rel: str, kind: str, data: bytes) -> str:
-        h = hashlib.blake2b(self.salt, digest_size=20)
+        # (SHA-256: where the CPU has SHA instructions, twice as fast as BLAKE2 here)
+        h = hashlib.sha256(self.salt)
         h.update(f"{kind}\0{rel}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
         h.update(data)
-        return h.hexdigest()
+        return h.hexdigest()[:40]
 
     def get(self, key: str) -> FileOutcome | None:
-        from agentguard.inspect.project.files import FileOutcome
+        from agentguard.inspect.project.outcome import FileOutcome
 
         raw = self.entries.get(key)
         if raw is None:
             return None
-        try:
-            out = decode(raw)
-        except (BadEntry, RecursionError):
-            out = None
+        if type(raw) is int and raw == _NOTHING:
+            out: object = FileOutcome()
+        else:
+            try:
+                out = decode(raw)
+            except (BadEntry, RecursionError):
+                out = None
         if not isinstance(out, FileOutcome):
             self.entries.pop(key, None)  # (recomputed, and replaced in the next pack)
             return None
@@ -157,6 +162,11 @@ class ContentCache:
         return out
 
     def put(self, key: str, out: FileOutcome) -> None:
+        from agentguard.inspect.project.outcome import FileOutcome
+
+        if out == FileOutcome():  # (most files: read, and nothing in them)
+            self.fresh[key] = _NOTHING
+            return
         with contextlib.suppress(Uncacheable, RecursionError):
             self.fresh[key] = encode(out)
 

@@ -21,14 +21,11 @@ from typing import TYPE_CHECKING
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project import cache as content_cache
-from agentguard.inspect.project.cli_flags import has_cli_use
-from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.files import (
     FileOutcome,
     failed_source,
     process_file,
     python_may_matter,
-    python_risk_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
 from agentguard.inspect.project.walk import (
@@ -147,14 +144,20 @@ def _processed(cand: Candidate, data: bytes) -> FileOutcome:
 
 
 def _process_or_cached(cand: Candidate, data: bytes) -> FileOutcome:
+    """Through the content cache where one is open: a Python file that passed the first
+    pre-filter and every script (a YAML file, a shell script, a Makefile...) by the hash
+    of its bytes, so that a re-run neither parses nor runs the second-stage pre-filters and
+    needle searches again (on 150 MB of recorded test exchanges those searches cost more
+    than reading and hashing the bytes); the small kinds are read again."""
     cache = content_cache.ACTIVE
     if cache is None or cand.kind not in ("python", "script"):
         return process_file(cand.rel, cand.kind, data)
-    if cand.kind == "python":
-        return _cached_python(cache, cand.rel, data)
-    if _costly_script(cand.rel, data):
-        return _cached(cache, cand.rel, cand.kind, data)
-    return process_file(cand.rel, cand.kind, data)
+    key = cache.key(cand.rel, cand.kind, data)
+    out = cache.get(key)
+    if out is None:
+        out = process_file(cand.rel, cand.kind, data)
+        cache.put(key, out)
+    return out
 
 
 def read_and_process(cand: Candidate) -> FileOutcome | None:
@@ -177,44 +180,6 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
     out = _processed(cand, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
-    return out
-
-
-def _cached_python(cache: content_cache.ContentCache, rel: str, data: bytes) -> FileOutcome:
-    """A Python file's outcome from the cache when one of the code readers would parse it
-    (what costs: hashing every file the readers pass over costs more than reading it)."""
-    from agentguard.inspect.project.python_agents import Wanted
-
-    wanted = Wanted.of(data, risk_readers=python_risk_may_matter(data))
-    if not wanted.any():
-        return process_file(rel, "python", data, wanted=wanted)
-    key = cache.key(rel, "python", data)
-    out = cache.get(key)
-    if out is None:
-        out = process_file(rel, "python", data, wanted=wanted)
-        cache.put(key, out)
-    return out
-
-
-def _costly_script(rel: str, data: bytes) -> bool:
-    """A script or YAML file its readers parse (a workflow, an action, a command line of an
-    agent engine): worth a hash. The others cost less to read again than to hash."""
-    from agentguard.inspect.project.composite import is_action_file
-    from agentguard.inspect.project.workflows import is_workflow
-
-    return (
-        has_engine_cli_use(data)
-        or has_cli_use(data)
-        or (rel.endswith((".yml", ".yaml")) and (is_action_file(rel) or is_workflow(rel, data)))
-    )
-
-
-def _cached(cache: content_cache.ContentCache, rel: str, kind: str, data: bytes) -> FileOutcome:
-    key = cache.key(rel, kind, data)
-    out = cache.get(key)
-    if out is None:
-        out = process_file(rel, kind, data)
-        cache.put(key, out)
     return out
 
 
