@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import importlib
 import json
 import os
 import stat
@@ -151,10 +152,7 @@ class ContentCache:
         if type(raw) is int and raw == _NOTHING:
             out: object = FileOutcome()
         else:
-            try:
-                out = decode(raw)
-            except (BadEntry, RecursionError):
-                out = None
+            out = _decoded(raw)
         if not isinstance(out, FileOutcome):
             self.entries.pop(key, None)  # (recomputed, and replaced in the next pack)
             return None
@@ -197,6 +195,28 @@ class ContentCache:
             os.makedirs(self.folder, mode=0o700, exist_ok=True)
             safeio.write_in(self.folder, self.pack, FORMAT + mac + b"\n" + body, mode=0o600)
             _evict(self.folder, keep=self.pack)
+
+
+# modules of the records an outcome may hold that the scan imports only where it reads such a
+# file (a workflow's local actions): a record decodes only into a type already imported
+_LAZY_RECORDS = ("agentguard.inspect.project.composite",)
+
+
+def _decoded(raw: Any) -> object:
+    try:
+        return decode(raw)
+    except RecursionError:
+        return None
+    except BadEntry:
+        missing = [m for m in _LAZY_RECORDS if m not in sys.modules]
+        if not missing:
+            return None
+    for name in missing:  # (agentguard's own, by a fixed name: never one the entry names)
+        importlib.import_module(name)
+    try:
+        return decode(raw)
+    except (BadEntry, RecursionError):
+        return None
 
 
 MAX_PACKS = 64  # folders scanned from one cache folder (the least recently written go)

@@ -85,6 +85,18 @@ def may_import(data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[b
     return False
 
 
+def spelled_in_code(data: bytes, names: Iterable[bytes]) -> bool:
+    """Whether one of ``names`` stands in code or in a field of an f-string (a name a
+    reader matches as a callee, a keyword or an import): not only in strings and comments."""
+    for name in names:
+        at = data.find(name)
+        while at >= 0:
+            if in_code(data, at):
+                return True
+            at = data.find(name, at + len(name))
+    return False
+
+
 def in_code(data: bytes, at: int) -> bool:
     """Whether ``data[at]`` is code or in a field of an f-string (where an expression, a
     call, may stand): not in a plain string literal, nor in a comment."""
