@@ -6,9 +6,11 @@ come from the cache. Facts, never findings: the rules, the configuration, the po
 the suppressions run on every run, so a cached entry can change no verdict that its
 file's bytes would not.
 
-- Key: a hash of the file's path, kind and bytes, and of this agentguard (its version,
-  a digest of its own modules, the Python that parses), so any change to the code that
-  reads a file, or to the file, is a miss.
+- Key: a hash (SHA-256) of the file's path, kind and bytes, and of this agentguard (its
+  version, a digest of its own modules, the Python that parses), so any change to the code
+  that reads a file, or to the file, is a miss. Never what ``stat`` says of the file: the
+  tree's author sets its times and size (see docs/security.md), so each cached file is read
+  and hashed on every run.
 - Where: the folder the user names (``--cache-dir``), else ``$AGENTGUARD_CACHE_DIR/inspect``,
   else the per-user cache folder; never inside the scanned folder (a named one there is
   a usage error, a default one there is not used). One pack per scanned folder, written

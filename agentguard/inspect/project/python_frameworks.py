@@ -75,10 +75,8 @@ def may_grant(data: bytes) -> bool:
     a needle and an import of a framework (:func:`_imports_a_framework`)."""
     # (a callee's last name or a keyword, in code: a docstring's `ShellTool(...)` is none)
     return (
-        any(n in data for n in NEEDLES)
-        and may_import(
-            data, (b"agents", b"smolagents"), prefixes=(b"langchain", b"autogen", b"crewai")
-        )
+        may_import(data, (b"agents", b"smolagents"), prefixes=(b"langchain", b"autogen", b"crewai"))
+        and any(n in data for n in NEEDLES)
         and spelled_in_code(data, NEEDLES)
     )
 

@@ -43,7 +43,8 @@ _FORMATTED = frozenset(b"fFtT")  # prefixes of strings whose fields are code
 # an f-string's text whose end is the first closing quote under every Python: no quote,
 # no `#`, and braces that are only `{{`, `}}` and fields without braces inside
 _PLAIN_FIELDS = re.compile(rb"(?:[^{}'\"#]|\{\{|\}\}|\{[^{}'\"#]*\})*", re.S)
-_STEP = 64 * 1024  # how far one call of the scan reads past the position asked about
+_STEP = 4096  # how far one call of the scan reads past the position asked about (an
+# import is most often near the top: a first answer costs the lines before it)
 
 
 class Literals:
@@ -69,24 +70,26 @@ class Literals:
 
     def _scan(self, until: int) -> None:
         data = self.data
-        pos = self._ends[-1] if self._ends else 0
+        starts, ends, formatted = self._starts, self._ends, self._formatted
+        pos = ends[-1] if ends else 0
         for m in _TOKEN.finditer(data, pos):
             start, end = m.span()
             first = data[start]
-            if first != 0x23:  # a string, or a quote that opens none
+            if first == 0x23:  # a comment
+                fstring = False
+            else:  # a string, or a quote that opens none
                 if end - start == 1 or (end - start == 3 and data[start + 1] == first):
                     self._stop = start  # (a lone quote, or `'''`: a string that never ends)
                     return
-                prefix = data[max(0, start - 2) : start]
-                formatted = any(b in _FORMATTED for b in prefix)
-                if formatted and not self._plain_fstring(m):
+                fstring = (start > 0 and data[start - 1] in _FORMATTED) or (
+                    start > 1 and data[start - 2] in _FORMATTED
+                )
+                if fstring and not self._plain_fstring(m):
                     self._stop = start
                     return
-            else:
-                formatted = False
-            self._starts.append(start)
-            self._ends.append(end)
-            self._formatted.append(formatted)
+            starts.append(start)
+            ends.append(end)
+            formatted.append(fstring)
             if end > until:
                 self._scanned = end
                 return

@@ -234,7 +234,7 @@ MAX_JOBS = min(4 * (os.cpu_count() or 1), 32)
 PARALLEL_MIN = 2000  # candidates below this are read in-process (a fork and its results: ~3 ms)
 # ... unless this many are Python files of some size (an SDK's own repository: most of its
 # files import it and are parsed, which costs far more than reading)
-PARALLEL_MIN_PYTHON = 400
+PARALLEL_MIN_PYTHON = 100
 CHUNK = 250  # about this many files in one range at most (a range is one task of one process)
 
 
