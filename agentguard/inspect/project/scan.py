@@ -143,14 +143,18 @@ def _processed(cand: Candidate, data: bytes) -> FileOutcome:
     return copy.deepcopy(hit)
 
 
+_CACHED_KINDS = frozenset({"python", "script", "ts"})
+
+
 def _process_or_cached(cand: Candidate, data: bytes) -> FileOutcome:
     """Through the content cache where one is open: a Python file that passed the first
-    pre-filter and every script (a YAML file, a shell script, a Makefile...) by the hash
-    of its bytes, so that a re-run neither parses nor runs the second-stage pre-filters and
-    needle searches again (on 150 MB of recorded test exchanges those searches cost more
-    than reading and hashing the bytes); the small kinds are read again."""
+    pre-filter, every script (a YAML file, a shell script, a Makefile...) and every
+    TypeScript/JavaScript file by the hash of its bytes, so that a re-run neither parses
+    nor runs the second-stage pre-filters and needle searches again (on 150 MB of recorded
+    test exchanges those searches cost more than reading and hashing the bytes; gemini-cli's
+    server tables were half of its re-run); the small kinds are read again."""
     cache = content_cache.ACTIVE
-    if cache is None or cand.kind not in ("python", "script"):
+    if cache is None or cand.kind not in _CACHED_KINDS:
         return process_file(cand.rel, cand.kind, data)
     key = cache.key(cand.rel, cand.kind, data)
     out = cache.get(key)

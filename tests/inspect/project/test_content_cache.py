@@ -303,6 +303,11 @@ def test_a_rerun_searches_no_script_and_runs_no_pre_filter_again(
     for i in range(3):
         (repo / "tests" / f"cassette_{i}.yaml").write_text(CASSETTE)
     (repo / "tests" / "test_lib.py").write_text("import openai\n\nclient = openai.OpenAI()\n")
+    # gemini-cli's server tables in TypeScript: parsed on every run before
+    (repo / "servers.ts").write_text(
+        'export const config = { mcpServers: { fs: { command: "npx", '
+        'args: ["-y", "@modelcontextprotocol/server-filesystem", "/"] } } };\n'
+    )
     monkeypatch.setenv("AGENTGUARD_JOBS", "1")
     read: list[tuple[str, str]] = []
     real = scan.process_file
@@ -314,10 +319,11 @@ def test_a_rerun_searches_no_script_and_runs_no_pre_filter_again(
     monkeypatch.setattr(scan, "process_file", counting)
     plain = _inspect(repo)
     assert ("tests/cassette_0.yaml", "script") in read
-    assert ("tests/test_lib.py", "python") in read
+    assert ("tests/test_lib.py", "python") in read and ("servers.ts", "ts") in read
+    assert any(m["name"] == "fs" for m in plain["facts"]["project"]["mcp_servers"])
     read.clear()
     assert _inspect(repo) == plain
-    assert [r for r in read if r[1] in ("python", "script")] == []
+    assert [r for r in read if r[1] in ("python", "script", "ts")] == []
 
 
 def test_a_rerun_in_a_new_process_hits_every_entry_and_leaves_the_pack_alone(
