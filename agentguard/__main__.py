@@ -50,11 +50,12 @@ def run() -> None:
     code: object = 0
     try:
         if sys.argv[1:2] == ["lock"]:  # the resolver first, the command line while it runs
+            from agentguard.engine.lock.early_analysis import analyse
             from agentguard.lock.early import start
             from agentguard.lock.start import retain_until_exit
 
             retain_until_exit()  # this process ends with os._exit (see _leave)
-            start(sys.argv[2:])
+            start(sys.argv[2:], analyse)
         from agentguard.cli import main
 
         main()  # (its own handlers: Ctrl-C and SIGTERM unwind as KeyboardInterrupt)

@@ -66,8 +66,9 @@ def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
                 ),
             )
         )
-    from agentguard.lock.every_lock import check_every_lock, locks_to_check
+    from agentguard.engine.lock.every_lock import check_every_lock
     from agentguard.lock.inputs import read_inputs
+    from agentguard.lock.project_locks import locks_to_check
 
     # every lock the project holds (its own uv.lock / poetry.lock / pylock.toml, and
     # agentguard's pair beside them): each is checked, none hides another
@@ -117,7 +118,7 @@ def image_step(ref: str, *, project: Path, config: Config, progress: Progress) -
     found = [project / n for n in (LOCK_NAME, *OTHER_LOCKS) if (project / n).is_file()]
     lock = found[0] if len(found) == 1 else None
     if len(found) > 1 and found[0].name == LOCK_NAME:
-        from agentguard.lock.existing_flow import derived_pylock
+        from agentguard.lock.which_lock import derived_pylock
 
         # a pylock.toml exported from the uv.lock/poetry.lock beside it holds the same pins
         lock = found[0] if derived_pylock(found[0]) else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -21,23 +22,8 @@ from agentguard.cli_shared import (  # the shared options and helpers (one home)
     say,
     write_result,
 )
-from agentguard.commands.check import check
-from agentguard.commands.harden import harden
-from agentguard.commands.inspect import inspect
-from agentguard.commands.lock import lock
-from agentguard.commands.map import map_cmd
 from agentguard.engine import EXIT_CODE_TABLE, ExitCode
 from agentguard.report import Format
-
-app = typer.Typer(
-    name="agentguard",
-    help="Keeps AI-agent containers honest: pins what an agent stack installs and checks "
-    "what the agent's container can read and do.\n\nExit codes: "
-    + "; ".join(f"{code} {text}" for code, text in EXIT_CODE_TABLE),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 
 
 def version_callback(value: bool) -> None:
@@ -46,7 +32,6 @@ def version_callback(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -94,14 +79,66 @@ def explain(
     write_result(text, output)
 
 
-# One module per report command (agentguard.commands); in the order `--help` lists them.
-app.command()(lock)
-app.command()(check)
-app.command()(inspect)
-app.command()(harden)
-app.command("map")(map_cmd)
-app.command("rules")(rules_cmd)
-app.command()(explain)
+def _command(name: str) -> Callable[..., None]:
+    """A command's function (one module per report command: agentguard.commands)."""
+    if name == "lock":
+        from agentguard.commands.lock import lock
+
+        return lock
+    if name == "check":
+        from agentguard.commands.check import check
+
+        return check
+    if name == "inspect":
+        from agentguard.commands.inspect import inspect
+
+        return inspect
+    if name == "harden":
+        from agentguard.commands.harden import harden
+
+        return harden
+    if name == "map":
+        from agentguard.commands.map import map_cmd
+
+        return map_cmd
+    return rules_cmd if name == "rules" else explain
+
+
+# in the order `--help` lists them
+COMMANDS = ("lock", "check", "inspect", "harden", "map", "rules", "explain")
+
+
+def build(only: str | None = None) -> typer.Typer:
+    """The application: every command, or only ``only``, the one a command line names.
+    typer builds each command's options from its signature on every run (and imports its
+    module): a run of one command, `lock` on the clock beside its resolver, pays for that
+    one alone. What it parses and prints is the same either way."""
+    application = typer.Typer(
+        name="agentguard",
+        help="Keeps AI-agent containers honest: pins what an agent stack installs and checks "
+        "what the agent's container can read and do.\n\nExit codes: "
+        + "; ".join(f"{code} {text}" for code, text in EXIT_CODE_TABLE),
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    application.callback()(_root)
+    for name in COMMANDS:
+        if only is None or name == only:
+            application.command(name)(_command(name))
+    return application
+
+
+_APP: list[typer.Typer] = []
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``agentguard.cli.app``: the application with every command (built on first use)."""
+    if name != "app":
+        raise AttributeError(name)
+    if not _APP:
+        _APP.append(build())
+    return _APP[0]
 
 
 def main() -> None:
@@ -113,8 +150,9 @@ def main() -> None:
     # and neither lands inside the import machinery (see agentguard.interrupts)
     signal.signal(signal.SIGTERM, outside_imports(KeyboardInterrupt))
     signal.signal(signal.SIGINT, outside_imports(KeyboardInterrupt))
+    args = sys.argv[1:2]
     try:
-        app()
+        build(args[0] if args and args[0] in COMMANDS else None)()
     except KeyboardInterrupt:
         typer.echo("agentguard: interrupted", err=True)
         sys.exit(130)

@@ -86,6 +86,9 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "cache"
     monkeypatch.setenv("AGENTGUARD_CACHE_DIR", str(cache))
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    # the key that seals the lock's fix-set answers: this test's own, not the user's
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("AGENTGUARD_CACHE_KEY", raising=False)
     return cache
 
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import agentguard.engine as engine
-import agentguard.lock.command as lock_command
+import agentguard.lock_command as lock_command
 from agentguard.cli import app
 
 

@@ -1,4 +1,4 @@
-"""`agentguard lock`: its options, parsed by typer, handed to agentguard.lock.command (see
+"""`agentguard lock`: its options, parsed by typer, handed to agentguard.lock_command (see
 :mod:`agentguard.cli` for the shared options and the exit code)."""
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def lock(
     sarif_root: SarifRootOpt = None,
 ) -> None:
     """Resolve the project's whole dependency tree and write hash-pinned lock files."""
-    from agentguard.lock.command import LockOptions, run_lock
+    from agentguard.lock_command import LockOptions, run_lock
     from agentguard.progress import progress
 
     opts = LockOptions(

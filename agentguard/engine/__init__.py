@@ -101,20 +101,21 @@ def lock_questions(
 ) -> dict[str, set[str]]:
     """Folder -> the packages whose pin in the lock there can change a finding (AG121): the
     project scan reads only those folders' locks."""
-    from agentguard.rules.buildfiles import lock_questions as questions
+    from agentguard.rules.sdk_bounds import lock_questions as questions
 
     return questions(decls, watched)
 
 
 def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list[Finding]:
     """The build-file rules over a project's joined container and build files."""
-    from agentguard.rules.buildfiles import check_sdk_bounds, check_unlocked_installs
+    from agentguard.rules.buildfiles import check_unlocked_installs
     from agentguard.rules.compose_rules import (
         check_compose_file,
         check_devcontainer,
         check_dockerfile_hardening,
     )
     from agentguard.rules.context_copy import check_context_copy
+    from agentguard.rules.sdk_bounds import check_sdk_bounds
     from agentguard.rules.tool_installs import check_tool_installs
 
     findings: list[Finding] = []

@@ -87,7 +87,8 @@ class LockGraph:
         for p in self.packages:
             if p.version not in versions.setdefault(p.name, []):
                 versions[p.name].append(p.version)
-        return {n: f"{n}=={' or '.join(vs)}" for n, vs in versions.items()}
+        # (a workspace member whose version is dynamic has none in the lock: its name alone)
+        return {n: f"{n}=={' or '.join(vs)}" if any(vs) else n for n, vs in versions.items()}
 
     @functools.cached_property
     def _shortest_parents(self) -> dict[str, str]:

@@ -26,11 +26,11 @@ from agentguard.harden.code_gather import (
     dockerfile_code,
     engine_texts,
 )
+from agentguard.harden.compose_service import service_from_compose
 from agentguard.harden.model import HardenOptions, ServiceSpec
 from agentguard.harden.services import (
     image_config_from_attrs,
     service_from_build,
-    service_from_compose,
     service_from_container,
     service_from_image,
 )
@@ -301,7 +301,8 @@ def _settings(root: Path, paths: list[str]) -> tuple[list[ClaudeSettings], list[
 
 
 def _lock(root: Path) -> tuple[LockGraph | None, Source]:
-    from agentguard.lock.lockfile import PYLOCK, LockfileError, read_stored
+    from agentguard.lock.lockfile import PYLOCK, LockfileError
+    from agentguard.lock.stored import read_stored
 
     name = str(root / PYLOCK)
     try:

@@ -44,7 +44,7 @@ from agentguard.harden.launch_ts import plan_ts
 from agentguard.harden.launch_yaml import YamlFormat
 from agentguard.inspect.project.jsonc import load_jsonc, load_jsonc_spans
 from agentguard.inspect.project.lined import PARSE_FAILURES
-from agentguard.lock.servers.flow import ServerResult, launches, previous_pin
+from agentguard.lock.servers.resolve import ServerResult, launches, previous_pin
 
 _JSON_SUFFIXES = (".json", ".jsonc")
 _TS_SUFFIXES = (".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx")

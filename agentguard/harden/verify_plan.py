@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentguard.harden.docker_run import (
+from agentguard.harden.run_script import (
     BuildArgs,
     MountArg,
     RunArgs,

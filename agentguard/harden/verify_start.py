@@ -26,8 +26,8 @@ from typing import Any
 
 from agentguard import safeio
 from agentguard.findings import Source
-from agentguard.harden.docker_run import BuildArgs, RunArgs
 from agentguard.harden.probe_facts import AgentRun
+from agentguard.harden.run_script import BuildArgs, RunArgs
 from agentguard.redact import mask_value
 from agentguard.secret_text import scan_text
 

@@ -219,10 +219,13 @@ class UvRun:
 
     Started on the caller's thread, so the resolver is running before anything else is
     done; :meth:`result` waits for it (on any thread), :meth:`cancel` stops it. Either
-    removes the scratch folder."""
+    removes the scratch folder. ``verbose``: uv logs what it reads (``-v``); the log's
+    lines are kept in :attr:`log` (and not read as its messages)."""
 
-    def __init__(self, req: ResolveRequest) -> None:
+    def __init__(self, req: ResolveRequest, *, verbose: bool = False) -> None:
         self.req = req
+        self.log: list[str] = []
+        self._verbose = verbose
         uv = uv_binary()
         # --no-config: no uv.toml of the scratch folder's parents (a shared $TMPDIR that any
         # local user can write to), of the user or of the system; only the flags below.
@@ -239,6 +242,8 @@ class UvRun:
             cmd += ["--only-binary", ":all:"]
         if req.exclude_newer:
             cmd += ["--exclude-newer", req.exclude_newer]
+        if verbose:  # (uv refuses -v beside --quiet; what it prints is not read)
+            cmd = [a for a in cmd if a != "--quiet"] + ["-v"]
         self.cmd = cmd
         self._tmp = make_scratch("agentguard-lock-")
         self._probe: subprocess.Popen[str] | None = None
@@ -262,6 +267,8 @@ class UvRun:
         assert self._proc is not None and self._probe is not None
         try:
             stderr = _wait(self._proc, self.req.deadline)
+            if self._verbose:
+                self.log, stderr = _split_log(stderr)
             if self._proc.returncode != 0:
                 raise _classify(stderr)
             text = self._out.read_text(encoding="utf-8")
@@ -277,6 +284,7 @@ class UvRun:
         shown = tuple(
             redact.url(a)
             for a in ("uv", *cmd[1 : cmd.index("--python")], *cmd[cmd.index("--python") + 2 :])
+            if a != "-v"
         )
         # What is written and shown of an index: never its login or a token.
         return Resolution(
@@ -298,6 +306,15 @@ class UvRun:
                     proc.communicate(timeout=5)
         remove_scratch(self._tmp)
         children.finished(self)
+
+
+def _split_log(stderr: str) -> tuple[list[str], str]:
+    """uv's ``-v`` log (its ``DEBUG`` lines) apart from its messages."""
+    log: list[str] = []
+    rest: list[str] = []
+    for line in stderr.splitlines():
+        (log if line.startswith("DEBUG ") else rest).append(line)
+    return log, "\n".join(rest)
 
 
 def scratch_inputs(req: ResolveRequest, tmpdir: Path) -> Path:

@@ -16,6 +16,7 @@ Whatever was started and not taken is stopped by :func:`abandon`.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from agentguard.lock.start import LockOptions
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from agentguard.config import Config
     from agentguard.lock.backend import ResolveRequest, UvRun
     from agentguard.lock.index import IndexClient
@@ -128,6 +131,9 @@ class Early:
     # packages being read from the configured index meanwhile (see :func:`_read_ahead`)
     previous: QuickPrevious | None = None
     client: IndexClient | None = None
+    # the previous pins analysed on a thread of their own (engine.lock.speculation, started by
+    # the analyse hook), with ``client``
+    speculating: Future[Any] | None = None
 
     def cancel(self) -> None:
         try:
@@ -141,12 +147,18 @@ class Early:
 
 
 _started: Early | None = None
+# what starts the analysis of the previous pins beside the resolver (the engine's
+# :func:`agentguard.engine.lock.early_analysis.analyse`, handed in by the entry point: a
+# reader never runs a rule itself)
+_analyse: Callable[[Early], None] | None = None
 
 
-def start(argv: list[str]) -> None:
-    """Start the resolver for ``agentguard lock ARGV`` when that is plain; never raises
-    (but for an interrupt, after stopping what it started)."""
-    global _started
+def start(argv: list[str], analyse: Callable[[Early], None] | None = None) -> None:
+    """Start the resolver for ``agentguard lock ARGV`` when that is plain, and ``analyse``
+    the previous pins beside it once they are read; never raises (but for an interrupt,
+    after stopping what it started)."""
+    global _started, _analyse
+    _analyse = analyse
     opts = parse(argv)
     if opts is None:
         return
@@ -202,7 +214,7 @@ def _begin(opts: LockOptions) -> None:
 
 def _read_ahead(early: Early) -> None:
     """Read the previous lock and start reading its packages' index pages, from the index
-    the user configured (as :mod:`agentguard.lock.requirements_flow` would, a second later:
+    the user configured (as :mod:`agentguard.engine.lock.requirements_flow` would, a second later:
     it takes this client when its index is the same)."""
     from agentguard.lock.configured import configured
     from agentguard.lock.index import IndexClient
@@ -222,12 +234,14 @@ def _read_ahead(early: Early) -> None:
         deadline=early.request.deadline,
     )
     early.client.prefetch(sorted({p.name for p in early.previous.pins}))
+    if _analyse is not None:
+        _analyse(early)
 
 
 def _uv_lock(
     opts: LockOptions, inputs: ProjectInputs, config: Config, settings: Settings
 ) -> UvLockRun:
-    """`uv lock` on a copy, as :func:`agentguard.lock.uv_project.relock_uv` starts it."""
+    """`uv lock` on a copy, as :func:`agentguard.engine.lock.uv_project.relock_uv` starts it."""
     from agentguard import safeio
     from agentguard.lock.deadline import Deadline
     from agentguard.lock.uv_lock_run import UV_LOCK, UvLockRun

@@ -1,5 +1,6 @@
-"""What both flows over an existing lock use (:mod:`.existing_flow`, :mod:`.uv_project`):
-the lock's source and digest, what the project declares, the findings over its graph."""
+"""What both flows over an existing lock read (:mod:`agentguard.engine.lock.existing_flow`,
+:mod:`agentguard.engine.lock.uv_project`): the lock's source and digest, what the project
+declares, the facts of its graph (the findings over it: :mod:`agentguard.engine.lock.existing_graph`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentguard import safeio
-from agentguard.findings import Finding, JSONValue, Source
+from agentguard.findings import JSONValue, Source
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.readers import LockReadError
 from agentguard.lock.readers.interface import ExistingLock
@@ -22,7 +23,6 @@ else:  # pragma: no cover
     pass
 
 if TYPE_CHECKING:
-    from agentguard.config import DepsPolicy
     from agentguard.lock.existing import ExistingAnalysis
 
 
@@ -82,26 +82,6 @@ def root_requirements(inputs: ProjectInputs, lock: ExistingLock) -> list[str]:
     if inputs.virtual_root:
         declared = [*declared, *(name for name, _reqs in lock.member_requires)]
     return [*declared, *lock.root_requires_dev, *inputs.constraint_lines()]
-
-
-def graph_findings(analysis: ExistingAnalysis, policy: DepsPolicy) -> list[Finding]:
-    """AG101, AG105 and AG107 (a pin from an index nobody configured: AG107 says its ranges
-    are unread, so it is not AG105's "sdist only" too)."""
-    from agentguard.rules.deps import check_unknown_metadata
-    from agentguard.rules.deps_index import check_unconfigured_indexes
-    from agentguard.rules.deps_spans import check_major_spans
-
-    foreign = {name for name, _v, _i, _l in analysis.unconfigured}
-    unknown = [
-        f
-        for f in check_unknown_metadata(analysis.graph)
-        if f.evidence.get("package") not in foreign
-    ]
-    return [
-        *check_major_spans(analysis.graph, policy),
-        *unknown,
-        *check_unconfigured_indexes(analysis.lock_path, analysis.unconfigured),
-    ]
 
 
 def facts_of(lock: ExistingLock, analysis: ExistingAnalysis) -> dict[str, JSONValue]:

@@ -13,26 +13,28 @@ own requirements, on the same Python floor, index and flags as the lock:
 At most :data:`MAX_RUNS` resolver runs, within the run's deadline; a check that could not
 finish is "unchecked" (with why), never "resolves".
 
-A set that resolved is remembered by what it depends on: the key is the requirements, the
-caps, the Python floor, the index and the resolver flags; the value is the solution (pins
-and hashes), and it is used again only when the index still lists every one of those files
-unyanked (read from the index on this run, not from the cache). An index change that drops
-a file of the solution sends the set to the resolver again.
+What the resolver said of a set is remembered by what it depends on (the requirements, the
+caps, the Python floor, the index, the resolver flags and binary), in a cache sealed with
+the user's cache key (:mod:`agentguard.lock.fix_memory`): a set that resolved is used again
+while the index still lists every file of its solution unyanked; a set that did not, while
+every index page the resolver read for it is byte for byte the same (both read from the
+index on this run, not from the cache). An index change sends the set to the resolver again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from agentguard import safeio
 from agentguard.facts.fixes import (
     CONFLICT,
     RESOLVES,
@@ -42,13 +44,12 @@ from agentguard.facts.fixes import (
     GroupKey,
 )
 from agentguard.facts.pins import LockedPackage
-from agentguard.lock.backend import ResolveRequest, ResolverError, UvRun
+from agentguard.lock.backend import ResolveRequest, ResolverError, UvRun, uv_binary
+from agentguard.lock.fix_memory import FixMemory
 from agentguard.lock.index import IndexClient, IndexError_, ProjectPage
 from agentguard.lock.urls import clean_url
 
 MAX_RUNS = 6
-CACHE_FOLDER = "fixsets-v1"
-_CACHE_CAP = 4 * 1024 * 1024
 
 
 class Unchecked(Exception):
@@ -112,11 +113,23 @@ def _order(item: tuple[GroupKey, int] | GroupKey) -> tuple[str, str, str]:
     return (str(key[0]), str(key[1] or ""), str(key[2]))
 
 
+def checker(
+    request: ResolveRequest, pins: Iterable[LockedPackage], client: IndexClient, root: Path
+) -> Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck]:
+    """The first fixes of a lock of ``root`` resolved as one set against ``pins``, with the
+    lock's own request, through ``client``; answers remembered in the user's cache."""
+    from agentguard.lock.index import default_cache_dir
+
+    resolve = UvResolve(request, pins, client, default_cache_dir(), root)
+    return lambda groups: check_fix_set(groups, resolve)
+
+
 class UvResolve:
     """:data:`Resolve` with uv: ``request`` is the lock's own (floor, index, flags),
     ``pins`` the lock's pins (the resolver's preferences), ``client`` the run's index
-    reader (its index is the one resolved against, and it checks a remembered solution),
-    ``cache`` the folder solutions are kept in (None: none)."""
+    reader (its index is the one resolved against, and it checks a remembered answer),
+    ``cache`` the folder answers are kept in (None: none), ``root`` the project locked
+    (the cache key is never one inside it)."""
 
     def __init__(
         self,
@@ -124,11 +137,12 @@ class UvResolve:
         pins: Iterable[LockedPackage],
         client: IndexClient,
         cache: Path | None,
+        root: Path | None = None,
     ) -> None:
         self.request = request
         self.pins = tuple(pins)
         self.client = client
-        self.cache = cache
+        self.memory = FixMemory(cache, root)
         self.cached = False
         self.runs = 0
 
@@ -143,15 +157,19 @@ class UvResolve:
             "no_index": r.no_index,
             "only_binary": r.only_binary,
             "exclude_newer": r.exclude_newer,
+            "resolver": _resolver_stamp(),
         }
         return hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()
 
     def __call__(self, caps: tuple[str, ...]) -> bool:
         key = self._key(caps)
-        remembered = self._remembered(key)
+        remembered = self.memory.solution(key)
         if remembered is not None and self._still_listed(remembered):
             self.cached = True
             return True
+        if self.memory.failed(key, self.client):
+            self.cached = True
+            return False
         preferences = "".join(
             f"{p.name}=={p.version}{f' ; {p.marker}' if p.marker else ''}\n" for p in self.pins
         )
@@ -163,39 +181,18 @@ class UvResolve:
             upgrade_packages=(),
         )
         self.runs += 1
+        run: UvRun | None = None
         try:
-            solved = UvRun(req).result()
+            run = UvRun(req, verbose=True)  # (its log names the pages it read)
+            solved = run.result()
         except ResolverError as exc:
-            if exc.code == "unresolvable":
+            if exc.code == "unresolvable" and run is not None:
+                with contextlib.suppress(IndexError_):
+                    self.memory.remember_failure(key, self.client, run.log)
                 return False
             raise Unchecked(f"the resolver did not finish: {exc.code}") from None
-        self._remember(key, solved.pins)
+        self.memory.remember_solution(key, solved.pins)
         return True
-
-    def _remembered(self, key: str) -> list[LockedPackage] | None:
-        if self.cache is None:
-            return None
-        try:
-            data = json.loads(
-                safeio.read_text(
-                    self.cache / CACHE_FOLDER / f"{key}.json", root=self.cache, cap=_CACHE_CAP
-                )
-            )
-            pins = [
-                LockedPackage(str(p["name"]), str(p["version"]), None, tuple(map(str, p["hashes"])))
-                for p in data["pins"]
-            ]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-        return pins or None
-
-    def _remember(self, key: str, pins: Iterable[LockedPackage]) -> None:
-        if self.cache is None:
-            return
-        entry = {"pins": [{"name": p.name, "version": p.version, "hashes": list(p.hashes)}
-                          for p in pins]}  # fmt: skip
-        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-            safeio.write_in(self.cache / CACHE_FOLDER, f"{key}.json", json.dumps(entry))
 
     def _still_listed(self, pins: list[LockedPackage]) -> bool:
         """True when the index lists, unyanked, a file of every pin with its hash (read on
@@ -220,6 +217,17 @@ class UvResolve:
             if page is None or not page.lists(version, wanted):
                 return False
         return True
+
+
+@functools.lru_cache(maxsize=1)
+def _resolver_stamp() -> str:
+    """The resolver binary (path, size, time): another uv may answer otherwise."""
+    try:
+        binary = uv_binary()
+        st = os.stat(binary)
+    except Exception:  # (no uv: the run itself says so)
+        return ""
+    return f"{binary}\0{st.st_size}\0{st.st_mtime_ns}"
 
 
 def _without(requirements: Iterable[str], caps: Iterable[str]) -> tuple[str, ...]:

@@ -58,8 +58,8 @@ JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 # Pages read ahead while the resolver runs. They are on a re-lock's clock (its analysis
 # waits for the last one), and the resolver spends that time on the network too: at 4
 # workers the 271 pages of a 272-pin stack took 6.8 s beside a 5 s resolution, at 16 about
-# 2.5 s (see docs/benchmarks.md). Bounded by the pool (one connection per worker), below
-# normal priority, and by the run's deadline (every read is).
+# 2.5 s (see docs/benchmarks.md). Bounded by the pool (one connection per worker) and by
+# the run's deadline (every read is).
 PREFETCH_WORKERS = 16
 
 
@@ -94,15 +94,23 @@ def read_local(path: Path, limit: int) -> bytes:
 
 
 def background_thread() -> None:
-    """Run the calling thread below normal priority (``nice`` +10), and the threads it
-    starts, which inherit it. Linux only: there a thread has its own nice value; elsewhere
-    the call would renice a whole process, so nothing is changed."""
-    if sys.platform.startswith("linux"):
+    """Run the calling thread ``BACKGROUND_NICE`` below normal priority, and the threads it
+    starts, which inherit it (0: as the process). Linux only: there a thread has its own
+    nice value; elsewhere the call would renice a whole process, so nothing is changed."""
+    if BACKGROUND_NICE and sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
 
 
-BACKGROUND_NICE = 10
+# The page readers and the analysis beside the resolver ran at nice +10, so that uv would
+# get the CPU first. That only matters when the cores are all busy: uv is mostly waiting on
+# the network and agentguard's Python holds one core. On a loaded machine it starved the
+# re-lock's own critical path (the last pages, the analysis and the rules, which the report
+# waits for once uv is done): at load 13-17 on 2 cores, interleaved runs, 9.8-14.0 s against
+# 5.9-10.9 s (88 pins), 13.6-13.9 s against 7.7-10.6 s (272 pins), median 3.7 s against
+# 2.7 s (15 pins). A thread cannot lower its nice value again without privilege (to speed
+# up the tail once uv is done), so none is set.
+BACKGROUND_NICE = 0
 
 
 class IndexClient:
@@ -134,6 +142,9 @@ class IndexClient:
         self._http_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._prefetched: dict[str, Future[ProjectPage]] = {}
+        # the digest of each index page read (URL -> page_cache.digest): a fix set that did
+        # not resolve is remembered by the pages the resolver read (lock.fix_memory)
+        self.page_digests: dict[str, str] = {}
 
     @property
     def http(self) -> Http:
@@ -146,8 +157,7 @@ class IndexClient:
 
     def prefetch(self, names: Iterable[str], workers: int = PREFETCH_WORKERS) -> None:
         """Start reading pages in the background (e.g. while the resolver runs). Few
-        workers: more connections only slow the resolver's own requests to the index;
-        and below normal priority, so that the resolver gets the CPU first."""
+        workers: more connections only slow the resolver's own requests to the index."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(workers, initializer=background_thread)
         for name in names:
@@ -209,8 +219,10 @@ class IndexClient:
             raise IndexError_(f"{url}: not found", code="index-not-found", retryable=False)
         body, ctype = self.http.get(url, accept=JSON_ACCEPT)
         shown = clean_url(url)
+        key = page_cache.digest(cname, url, body)
+        self.page_digests[url] = key
         if "json" in ctype:
-            cached = page_cache.load(self.cache.folder, cname, url, body)
+            cached = page_cache.load(self.cache.folder, cname, url, body, key)
             if cached is not None:  # this very body, parsed on an earlier run
                 return cached
             try:
@@ -224,7 +236,7 @@ class IndexClient:
                     f"{shown}: answer is not a JSON object", code="index-garbage", retryable=True
                 )
             page = parse_json_page(cname, url, data)
-            page_cache.store(self.cache.folder, cname, url, body, page)
+            page_cache.store(self.cache.folder, cname, url, body, page, key)
             return page
         text = body.decode("utf-8", "replace")
         if "<a" not in text and "<html" not in text.lower():

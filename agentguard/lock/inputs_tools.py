@@ -25,6 +25,7 @@ def _poetry_constraint(spec: str) -> str:
         raise UsageError(f"Poetry constraint {spec!r}: an `||` union has no PEP 440 form")
     from agentguard.facts.installs import poetry_to_pep440  # (only for Poetry)
 
+    spec = re.sub(r"([<>=!^~])\s+(?=[\d*])", r"\1", spec)  # Poetry allows `>= 1.2, < 2`
     parts = [p.strip() for p in re.split(r"[,\s]+(?=[<>=!^~\d])", spec) if p.strip()]
     return ",".join(c for c in (poetry_to_pep440(p) for p in parts) if c)
 

@@ -13,42 +13,68 @@ decoded; the files of a version when something asks for them.
 
 One entry per page URL is kept (storing a new body removes the old one). File names are
 hex digests made here. The cache is the user's (``AGENTGUARD_CACHE_DIR``), never the
-scanned repository's; an entry that does not read back as written is ignored.
+scanned repository's; an entry that does not read back as written is ignored. A key names
+a body anyone can fetch, so anyone who can write the folder could plant an entry under it
+that lists other versions: each entry is sealed (HMAC-SHA256 under the cache key of
+:mod:`agentguard.cache_key`) and one that does not verify is ignored (the page is parsed).
+No key: no cache.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import hmac
 import json
 from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
 
-from agentguard import safeio
+from agentguard import cache_key, safeio
 from agentguard.lock.pages import ProjectPage, _parse_version, _version_text
 
-FOLDER = "pages-v1"
+FOLDER = "pages-v2"
+HEAD = b"agentguard-page 2\n"
+_MAC = 64  # hex digits of the entry's HMAC-SHA256
 MIN_BYTES = 64 * 1024  # smaller pages parse faster than a cache file is read
 MAX_BYTES = 256 * 1024 * 1024
 
 
-def _names(cache: Path, name: str, url: str, body: bytes) -> tuple[Path, str, str]:
+def digest(name: str, url: str, body: bytes) -> str:
+    """The SHA-256 of a page's bytes with its URL and name: the key of its entry, and what
+    :mod:`agentguard.lock.fix_memory` compares to tell that a page is the same."""
+    return hashlib.sha256(b"%s\n%s\n" % (url.encode(), name.encode()) + body).hexdigest()
+
+
+def _names(cache: Path, name: str, url: str, body: bytes, key: str | None) -> tuple[Path, str, str]:
     where = hashlib.sha256(f"{url}\n{name}".encode()).hexdigest()[:32]
-    key = hashlib.sha256(b"%s\n%s\n" % (url.encode(), name.encode()) + body).hexdigest()
-    return cache / FOLDER / where[:2], where, key
+    return cache / FOLDER / where[:2], where, key or digest(name, url, body)
 
 
-def load(cache: Path, name: str, url: str, body: bytes) -> ProjectPage | None:
-    """The page stored for exactly this body, or None."""
+def load(
+    cache: Path, name: str, url: str, body: bytes, key: str | None = None
+) -> ProjectPage | None:
+    """The page stored for exactly this body (``key``: its :func:`digest`, when known), or
+    None."""
     if len(body) < MIN_BYTES:
         return None
-    folder, where, key = _names(cache, name, url, body)
+    secret = _secret(cache)
+    if secret is None:
+        return None
+    folder, where, key = _names(cache, name, url, body, key)
     try:
         data = safeio.read_bytes(folder / f"{where}-{key}", root=cache, cap=MAX_BYTES)
-        end = data.index(b"\n")
-        head = json.loads(data[:end])
+        start = len(HEAD) + _MAC + 1
+        if not data.startswith(HEAD) or data[start - 1 : start] != b"\n":
+            return None
+        sealed = memoryview(data)[start:]
+        want = hmac.new(secret, sealed, hashlib.sha256).hexdigest().encode()
+        if not hmac.compare_digest(data[len(HEAD) : start - 1], want):
+            return None
+        end = data.index(b"\n", start)
+        head = json.loads(data[start:end])
         if head.get("key") != key or head.get("name") != name or head.get("url") != url:
             return None
         return CachedPage(name, url, head, memoryview(data)[end + 1 :])
@@ -56,11 +82,16 @@ def load(cache: Path, name: str, url: str, body: bytes) -> ProjectPage | None:
         return None
 
 
-def store(cache: Path, name: str, url: str, body: bytes, page: ProjectPage) -> None:
+def store(
+    cache: Path, name: str, url: str, body: bytes, page: ProjectPage, key: str | None = None
+) -> None:
     """Keep ``page`` (parsed from ``body``) for the next read of the same body."""
     if len(body) < MIN_BYTES or page.raw_items is None:
         return
-    folder, where, key = _names(cache, name, url, body)
+    secret = _secret(cache)
+    if secret is None:
+        return
+    folder, where, key = _names(cache, name, url, body, key)
     groups: dict[str, list[dict[str, Any]]] = {}
     for item in page.raw_items:
         filename = item.get("filename")
@@ -84,11 +115,19 @@ def store(cache: Path, name: str, url: str, body: bytes, page: ProjectPage) -> N
         "yanked": sorted(page.yanked_versions()),
         "slices": slices,
     }
-    data = json.dumps(head, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
+    sealed = json.dumps(head, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
+    mac = hmac.new(secret, sealed, hashlib.sha256).hexdigest().encode()
+    data = HEAD + mac + b"\n" + sealed
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
         for old in folder.glob(f"{where}-*") if folder.is_dir() else ():
             old.unlink()
         safeio.write_in(cache / FOLDER, f"{where[:2]}/{where}-{key}", data)
+
+
+@functools.lru_cache(maxsize=8)
+def _secret(cache: Path) -> bytes | None:
+    """The key that seals this cache folder's entries (read once per process)."""
+    return cache_key.secret(cache, str(cache))
 
 
 class CachedPage(ProjectPage):

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
     from agentguard.lock.graph import LockedPackage
-    from agentguard.lock.lockfile import QuickPrevious, StoredLock
+    from agentguard.lock.lockfile import QuickPrevious
+    from agentguard.lock.stored import StoredLock
 
 Previous = Union["QuickPrevious", "StoredLock"]
 
@@ -21,7 +22,7 @@ def previous_pins(previous: Previous) -> tuple[LockedPackage, ...]:
 
 def previous_index(previous: Previous) -> tuple[str, ...]:
     """The index the previous lock names (reported, never contacted)."""
-    from agentguard.lock.lockfile import StoredLock
+    from agentguard.lock.stored import StoredLock
 
     if isinstance(previous, StoredLock):
         return tuple(previous.tool.get("index-urls", []))

@@ -1,7 +1,7 @@
 """What `agentguard lock` decides before its resolver runs: the options, the settings from
 the flags and ``[tool.agentguard]``, and the resolver request.
 
-Kept apart from :mod:`agentguard.lock.command` (which imports the analysis, the index
+Kept apart from :mod:`agentguard.lock_command` (which imports the analysis, the index
 client and the rules) so that :mod:`agentguard.lock.early` can start the resolver before
 the command line itself is imported; both paths build the request here, so they agree.
 """

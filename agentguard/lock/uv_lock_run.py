@@ -1,5 +1,5 @@
 """`uv lock` on a copy of a uv project, started and waited for apart: what the re-lock of a
-uv project runs (:mod:`agentguard.lock.uv_project`), light enough to be started before the
+uv project runs (:mod:`agentguard.engine.lock.uv_project`), light enough to be started before the
 command line is imported (:mod:`agentguard.lock.early`)."""
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import importlib
 FAMILIES = (
     "agent_fallback_paths",
     "smoke",
+    "agent_actions",
     "agent_engines",
     "agent_sandbox",
     "agent_tools",

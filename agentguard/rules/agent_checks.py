@@ -79,11 +79,8 @@ def run_agent_rules(facts: ProjectFacts, model: CapabilityMap) -> list[Finding]:
         out += check_fallback_site(site)
         out += check_fallback_paths(site)
     if facts.engine_policies or facts.action_steps:
-        from agentguard.rules.agent_engines import (
-            check_action_step,
-            check_engine_policy,
-            with_project_defaults,
-        )
+        from agentguard.rules.agent_actions import check_action_step
+        from agentguard.rules.agent_engines import check_engine_policy, with_project_defaults
 
         for policy in with_project_defaults(facts.engine_policies):
             out += check_engine_policy(policy)

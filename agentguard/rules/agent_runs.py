@@ -9,7 +9,7 @@ import dataclasses
 
 from agentguard.facts.workflows import AgentRunStep
 from agentguard.findings import Confidence, Finding, Fix, Location
-from agentguard.rules.agent_engines import AgentTriggerableByAnyone
+from agentguard.rules.agent_actions import AgentTriggerableByAnyone
 from agentguard.rules.buildfiles import _package_name, check_unlocked_installs
 
 

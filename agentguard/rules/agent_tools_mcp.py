@@ -18,7 +18,7 @@ from agentguard.facts.mcp_pins import (
 from agentguard.facts.values import alternatives, describe, redact_text
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.rules.agent_tools import McpServerUnpinned, SilentModelFallback
-from agentguard.rules.mcp_pins import drift_findings
+from agentguard.rules.mcp_drift import drift_findings
 
 
 def _fix(server: McpServer, pinned: str, lock: ServerLock | None, project: bool) -> Fix:

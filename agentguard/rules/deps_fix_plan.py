@@ -28,16 +28,17 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from agentguard.facts.fixes import Cap, FixGroup, GroupKey
-from agentguard.facts.graph import PROJECT, DependencyEdge, LockGraph, UpstreamBound, major_floor
+from agentguard.facts.graph import DependencyEdge, LockGraph, UpstreamBound, major_floor
 from agentguard.facts.graph import major_key as major_key
 from agentguard.facts.pins import LockedPackage
-from agentguard.rules.deps_reach import Reach, cap_marker
+from agentguard.rules.deps_reach import Reach
 from agentguard.rules.deps_span_fix import (
     _after,
     _upstream_cap,
     built_for,
     cap_at,
     dates_for,
+    parent_label,
     with_marker,
 )
 
@@ -52,7 +53,7 @@ class _Span:
 
 
 def span_label(edge: DependencyEdge) -> str:
-    return "the project" if edge.parent == PROJECT else f"{edge.parent}=={edge.parent_version}"
+    return parent_label(edge)
 
 
 def _under(bound: UpstreamBound, major: str) -> bool:
@@ -150,7 +151,7 @@ def fix_groups(graph: LockGraph) -> dict[GroupKey, FixGroup]:
                 locked = Version(pin.version)
             except InvalidVersion:
                 continue
-            key: GroupKey = (edge.child, cap_marker(graph, edge, pin), pin.version)
+            key: GroupKey = (edge.child, reach.cap_marker(edge, pin), pin.version)
             bound = bounds.get((edge.parent, edge.parent_version, edge.child))
             spans.setdefault(key, []).append(_Span(edge, pin, majors, locked, bound))
     out: dict[GroupKey, FixGroup] = {}

@@ -15,6 +15,7 @@ class Reach:
     def __init__(self, graph: LockGraph) -> None:
         self.graph = graph
         self._table: EnvironmentTable | None = None
+        self._disjoint_caps: dict[tuple[str, str, str | None], bool] = {}
 
     @property
     def table(self) -> EnvironmentTable:
@@ -22,6 +23,58 @@ class Reach:
             markers = [p.marker for p in self.graph.packages]
             self._table = EnvironmentTable([*markers, *(e.marker for e in self.graph.edges)])
         return self._table
+
+    def cap_marker(self, edge: DependencyEdge, pin: LockedPackage) -> str | None:
+        """Where the cap of ``edge`` over ``pin`` applies: the pin's marker and, when the
+        parent is pinned once with a marker, the parent pin's too (a cap from one fork's
+        parent must not move the other fork, nor hold where its parent is not installed).
+        Unless the caps over this pin would then overlap without being one cap: two caps
+        over one environment can exclude each other (fast-agent-mcp: uvicorn capped at 0.54
+        for fastmcp-slim, installed on Python 3.12 and later only, and at 0.34 for
+        ``mcp==1.10.1`` below 3.12; the first cap, offered everywhere, and the second, below
+        3.12, did not resolve together); then every span caps where the pin applies, and
+        the spans over it are ranked as one group."""
+        own = self._restricted(edge, pin)
+        if own == pin.marker or self._disjoint(edge.child, pin):
+            return own
+        return pin.marker
+
+    def _disjoint(self, child: str, pin: LockedPackage) -> bool:
+        key = (child, pin.version, pin.marker)
+        known = self._disjoint_caps.get(key)
+        if known is None:
+            markers = {
+                self._restricted(e, pin)
+                for e in self.graph.edges_into(child)
+                if e.admitted_majors is not None
+                and len(e.admitted_majors) > 1
+                and pin in self.pins(e)
+            }
+            t = self.table
+            masks = [t.mask(m) & t.mask(pin.marker) for m in sorted(markers, key=str)]
+            # a marker that selects none of the environments modelled (`platform_system ==
+            # 'darwin'`: the table models sys_platform) tells nothing: not disjoint then
+            known = len(masks) <= 1 or (
+                0 not in masks
+                and all(a & b == 0 for i, a in enumerate(masks) for b in masks[i + 1 :])
+            )
+            self._disjoint_caps[key] = known
+        return known
+
+    def _restricted(self, edge: DependencyEdge, pin: LockedPackage) -> str | None:
+        """The pin's marker and, when the parent is pinned once with a marker (one fork's
+        release, or a package some Pythons or platforms only install), that parent pin's,
+        unless the pin is installed only where the parent is anyway."""
+        if edge.parent == PROJECT:
+            return pin.marker
+        graph = self.graph
+        mine = [p for p in graph.versions_of(edge.parent) if p.version == edge.parent_version]
+        if len(mine) != 1 or not mine[0].marker:
+            return pin.marker
+        t = self.table
+        if t.mask(pin.marker) & ~t.mask(mine[0].marker) & t.all == 0:
+            return pin.marker
+        return both(pin.marker, mine[0].marker)
 
     def pins(self, edge: DependencyEdge) -> list[LockedPackage]:
         pins = sorted(self.graph.versions_of(edge.child), key=lambda p: order(p.version))
@@ -69,18 +122,6 @@ class Reach:
         ) and platforms != ["any platform"]:
             return ", ".join(platforms)
         return t.describe(mask)
-
-
-def cap_marker(graph: LockGraph, edge: DependencyEdge, pin: LockedPackage) -> str | None:
-    """Where the cap applies: the child pin's marker and, when the parent is pinned once per
-    fork, that parent pin's (a cap from one fork's parent must not move the other fork)."""
-    if edge.parent == PROJECT:
-        return pin.marker
-    parents = graph.versions_of(edge.parent)
-    mine = [p for p in parents if p.version == edge.parent_version]
-    if len(parents) > 1 and len(mine) == 1 and mine[0].marker:
-        return both(pin.marker, mine[0].marker)
-    return pin.marker
 
 
 def order(version: str) -> Version:

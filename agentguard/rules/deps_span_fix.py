@@ -134,6 +134,15 @@ def _after(dates: Dates, major: str) -> bool:
     return first is not None and parent is not None and first > parent
 
 
+def parent_label(edge: DependencyEdge) -> str:
+    """The parent as a finding names it: ``name==version``; a workspace member or an editable
+    path whose version the lock does not record (dynamic) by its name alone (it read as
+    ``pydantic-ai-slim==``)."""
+    if edge.parent == PROJECT:
+        return "the project"
+    return f"{edge.parent}=={edge.parent_version}" if edge.parent_version else edge.parent
+
+
 def span_fix(
     graph: LockGraph,
     edge: DependencyEdge,
@@ -147,7 +156,7 @@ def span_fix(
     child = edge.child
     locked_major = major_key(locked)
     cap = with_marker(cap_at(child, edge.specifier, locked), marker)
-    parent = "the project" if edge.parent == PROJECT else f"{edge.parent}=={edge.parent_version}"
+    parent = parent_label(edge)
     dates = dates_for(graph, edge, majors)
     built = built_for(dates, majors)
     evidence["uploaded"] = {"parent": dates.parent, "majors": dict(dates.majors)}

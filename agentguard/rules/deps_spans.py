@@ -29,7 +29,8 @@ from agentguard.rules.deps import MajorSpanningRange
 from agentguard.rules.deps_fix_choice import group_fix
 from agentguard.rules.deps_fix_plan import fix_groups
 from agentguard.rules.deps_policy import DepsPolicy
-from agentguard.rules.deps_reach import Reach, cap_marker
+from agentguard.rules.deps_reach import Reach
+from agentguard.rules.deps_span_fix import parent_label as span_parent
 from agentguard.rules.deps_span_fix import span_fix, with_marker
 
 
@@ -119,8 +120,8 @@ def _finding(
         parent_label = "the project"
     else:
         up = graph.path_to(edge.parent)
-        path = (*up[:-1], f"{edge.parent}=={edge.parent_version}", child)
-        parent_label = f"{edge.parent}=={edge.parent_version}"
+        parent_label = span_parent(edge)
+        path = (*up[:-1], parent_label, child)
     watched = policy.is_watched(child)
     if watched:
         severity = policy.watched_severity
@@ -163,7 +164,7 @@ def _finding(
             "specifier": bound.specifier,
             "parent_versions": list(bound.parent_versions),
         }
-    marker = cap_marker(graph, edge, pin)
+    marker = reach.cap_marker(edge, pin)
     fix = span_fix(graph, edge, majors, locked_v, marker, bound, evidence)
     group = groups.get((child, marker, pin.version))
     if group is not None:

@@ -1,5 +1,6 @@
 """AG140-AG143: the MCP servers a project launches, against the MCP server lock
-(``mcp.lock.json``): facts in, findings out, no I/O."""
+(``mcp.lock.json``): facts in, findings out, no I/O. A launch that drifted from the lock
+or that it cannot check (AG142's findings) is judged in :mod:`.mcp_drift`."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ from agentguard import escape
 from agentguard.facts.mcp_pins import (
     IMAGE,
     NPM,
-    OTHER_REGISTRY,
     ServerLaunch,
     ServerPin,
-    Unreadable,
     major_of,
 )
-from agentguard.findings import Confidence, Finding, Fix, Location, Severity
+from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.redact import text as redact_text
 from agentguard.rules.base import Rule, register
 
@@ -155,11 +154,11 @@ class ServerImageByTag(Rule):
     family = "dependencies"
 
 
-def _where(path: str, line: int, server: str) -> list[Location]:
+def launch_site(path: str, line: int, server: str) -> list[Location]:
     return [Location(path=path, line=line, note=f"MCP server {server!r}")]
 
 
-def _what(launch: ServerLaunch) -> str:
+def launch_shown(launch: ServerLaunch) -> str:
     return redact_text(launch.spec)
 
 
@@ -185,9 +184,9 @@ def span_findings(
         pinned = (held or pin).pinned_command(launch.launcher, launch.extras)
         out.append(
             ServerRangeSpansMajors.finding(
-                f"MCP server {launch.server!r} launches `{_what(launch)}` ({asks}): it admits "
+                f"MCP server {launch.server!r} launches `{launch_shown(launch)}` ({asks}): it admits "
                 f"the released majors {', '.join(pin.majors)}; {holds}.",
-                locations=_where(launch.path, launch.line, launch.server),
+                locations=launch_site(launch.path, launch.line, launch.server),
                 fix=Fix(
                     f"Launch the locked version: `{pinned}` (`{WRITE_LAUNCH}` rewrites the "
                     "launch), and move it on purpose."
@@ -226,7 +225,7 @@ def crossing_findings(
                 f"A re-lock would move MCP server {launch.server!r} (`{new.package}`) from "
                 f"{old.version} to {new.version} (major {was} -> {now}); {LOCK_NAME} was "
                 "left as it was.",
-                locations=_where(launch.path, launch.line, launch.server),
+                locations=launch_site(launch.path, launch.line, launch.server),
                 fix=Fix(
                     f"Review {new.package} {now}, then run `agentguard lock --allow-major "
                     f"{new.package}`; or stay on the locked major: launch `{stay}`.",
@@ -243,111 +242,6 @@ def crossing_findings(
     return out
 
 
-def _exact(launch: ServerLaunch) -> str | None:
-    """The one version (an image: the digest) the launch names, or None: it is not pinned
-    at all (a range, a tag, nothing)."""
-    if launch.kind == IMAGE:
-        return launch.digest
-    req = launch.requested
-    if req is None or (launch.kind != NPM and not req.startswith("==")):
-        return None
-    exact = req.lstrip("=v") if launch.kind == NPM else req.removeprefix("===").removeprefix("==")
-    if not exact or any(c in exact for c in "<>^~*|, ") or exact.lower().startswith("x"):
-        return None
-    if launch.kind == NPM and not exact[0].isdigit():
-        return None  # a tag
-    return exact
-
-
-def _matches(launch: ServerLaunch, pin: ServerPin) -> bool | None:
-    """True: the launch names exactly the locked version; False: another one; None: it
-    is not pinned at all."""
-    exact = _exact(launch)
-    return None if exact is None else exact == pin.version
-
-
-def drift_findings(
-    launches: Sequence[ServerLaunch], pins: Sequence[ServerPin], *, unpinned: bool = True
-) -> list[Finding]:
-    """AG142 for each launch that does not match its pin (``unpinned``: also for a launch
-    not pinned at all, which `lock --check` reports and AG310 does elsewhere)."""
-    out: list[Finding] = []
-    used: set[int] = set()
-    for launch in launches:
-        candidates = [i for i, p in enumerate(pins) if p.key == launch.key]
-        if not unpinned and _exact(launch) is None:
-            used.update(candidates)  # AG310's: it names the locked version
-            continue
-        if len(candidates) > 1:  # never take the first: the line decides, or nothing does
-            candidates = [i for i in candidates if pins[i].line == launch.line]
-        if len(candidates) != 1:
-            out.append(_unlocked(launch, ambiguous=len(candidates) > 1))
-            continue
-        used.add(candidates[0])
-        pin = pins[candidates[0]]
-        verdict = _matches(launch, pin)
-        if verdict is True or (verdict is None and not unpinned):
-            continue
-        pinned = pin.pinned_command(launch.launcher, launch.extras)
-        said = "names another version than" if verdict is False else "is not pinned to"
-        out.append(
-            ServerLaunchDrifts.finding(
-                f"MCP server {launch.server!r} launches `{_what(launch)}`, which {said} the "
-                f"locked {pin.package} {pin.version}.",
-                locations=_where(launch.path, launch.line, launch.server),
-                fix=Fix(
-                    f"Launch the locked version: `{pinned}` (`{WRITE_LAUNCH}` writes it: a "
-                    "re-lock keeps the locked version while the launch admits it).",
-                    snippet=escape.snippet(pinned),
-                )
-                if verdict is None
-                else Fix(
-                    f"Launch the locked version again: `{pinned}`; or, if the change is "
-                    "deliberate, re-lock (`agentguard lock`, with `--allow-major "
-                    f"{pin.package}` for another major) so that the lock holds what the "
-                    "launch names.",
-                    snippet=escape.snippet(pinned),
-                ),
-                evidence={
-                    "server": launch.server,
-                    "package": pin.package,
-                    "launch": _what(launch),
-                    "locked": pin.version,
-                },
-            )
-        )
-    launched = {launch.key for launch in launches}
-    for i, pin in enumerate(pins):
-        if i not in used and pin.key not in launched:
-            out.append(
-                ServerLaunchDrifts.finding(
-                    f"{LOCK_NAME} holds {pin.package} {pin.version} for MCP server "
-                    f"{pin.server!r} ({pin.path}:{pin.line}), which the project no longer "
-                    "launches.",
-                    locations=[Location(path=LOCK_NAME, note=f"MCP server {pin.server!r}")],
-                    fix=Fix("Re-lock (`agentguard lock`) to drop the entry."),
-                    evidence={"server": pin.server, "package": pin.package},
-                    severity=Severity.LOW,
-                )
-            )
-    return out
-
-
-def _unlocked(launch: ServerLaunch, *, ambiguous: bool) -> Finding:
-    why = (
-        "the lock holds several entries for it and none on its line"
-        if ambiguous
-        else f"{LOCK_NAME} holds no entry for it"
-    )
-    return ServerLaunchDrifts.finding(
-        f"MCP server {launch.server!r} launches `{_what(launch)}`, and {why}.",
-        locations=_where(launch.path, launch.line, launch.server),
-        fix=Fix(f"Lock it: run `agentguard lock` (and `{WRITE_LAUNCH}` to pin the launch)."),
-        evidence={"server": launch.server, "package": launch.package, "launch": _what(launch)},
-        confidence=Confidence.MEDIUM if ambiguous else Confidence.HIGH,
-    )
-
-
 def image_findings(launches: Iterable[ServerLaunch]) -> list[Finding]:
     out = []
     for launch in launches:
@@ -358,59 +252,30 @@ def image_findings(launches: Iterable[ServerLaunch]) -> list[Finding]:
             ref, at = launch.pulled[0]
             out.append(
                 ServerImageByTag.finding(
-                    f"MCP server {launch.server!r} launches the image `{_what(launch)}` by "
+                    f"MCP server {launch.server!r} launches the image `{launch_shown(launch)}` by "
                     + ("no tag or `latest`" if moving else f"the tag `{launch.requested}`")
                     + f"; the same file names it by digest (`{ref}`, line {at}), but the "
                     "launch runs it by name, so whether that digest runs depends on the step "
                     "that pulls it, and the lock records images by digest only.",
-                    locations=_where(launch.path, launch.line, launch.server),
+                    locations=launch_site(launch.path, launch.line, launch.server),
                     fix=Fix(f"Launch it by digest: `{ref}`; then `agentguard lock` records it."),
-                    evidence={"server": launch.server, "image": _what(launch), "named": ref},
+                    evidence={"server": launch.server, "image": launch_shown(launch), "named": ref},
                     severity=Severity.LOW,
                 )
             )
             continue
         out.append(
             ServerImageByTag.finding(
-                f"MCP server {launch.server!r} launches the image `{_what(launch)}` by "
+                f"MCP server {launch.server!r} launches the image `{launch_shown(launch)}` by "
                 + ("no tag or `latest`" if moving else f"the tag `{launch.requested}`")
                 + ": a tag can be moved, and the lock records images by digest only.",
-                locations=_where(launch.path, launch.line, launch.server),
+                locations=launch_site(launch.path, launch.line, launch.server),
                 fix=Fix(
-                    f"Launch it by digest: `{_what(launch)}@sha256:<digest>` (`docker buildx "
+                    f"Launch it by digest: `{launch_shown(launch)}@sha256:<digest>` (`docker buildx "
                     "imagetools inspect` prints it); then `agentguard lock` records it."
                 ),
-                evidence={"server": launch.server, "image": _what(launch)},
+                evidence={"server": launch.server, "image": launch_shown(launch)},
                 severity=Severity.HIGH if moving else Severity.MEDIUM,
-            )
-        )
-    return out
-
-
-def unverified_findings(unread: Iterable[Unreadable]) -> list[Finding]:
-    """AG142 for each launch the lock cannot check: a line the parser cannot read (an
-    option it does not know), another registry or index (the project's choice), more than
-    one package. Never pinned, never rewritten: what it runs is unknown to the lock."""
-    out = []
-    for u in unread:
-        if not u.unverified:
-            continue
-        fix = (
-            "Launch from the default registry: drop the registry or index setting from the "
-            "launch and the project's files (a private one belongs in CI's own configuration), "
-            f"then `agentguard lock` and `{WRITE_LAUNCH}`."
-            if u.code == OTHER_REGISTRY
-            else f"Launch one package with `{u.launcher}`'s plain options (an exact version; "
-            f"an image by digest), then `agentguard lock` and `{WRITE_LAUNCH}`."
-        )
-        out.append(
-            ServerLaunchDrifts.finding(
-                f"MCP server {u.server!r} is launched through `{u.launcher}`, which the lock "
-                f"cannot check: {redact_text(u.why)}; it is not locked and not verifiably "
-                "pinned.",
-                locations=_where(u.path, u.line, u.server),
-                fix=Fix(fix),
-                evidence={"server": u.server, "launcher": u.launcher, "why": u.code},
             )
         )
     return out

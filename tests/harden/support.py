@@ -17,8 +17,9 @@ from agentguard.engine.inspect_run import InspectOptions, run_inspect
 from agentguard.findings import Finding, Report
 from agentguard.harden.gather import Gathered
 from agentguard.harden.model import HardenOptions, ServiceSpec, validate_options
+from agentguard.harden.output import write_files
 from agentguard.harden.plan import Plan, make_plan
-from agentguard.harden.run import HardenResult, run_harden, write_files
+from agentguard.harden.run import HardenResult, run_harden
 from agentguard.inspect.targets import Kind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentguard.harden.run import digest
+from agentguard.harden.output import digest
 from tests.harden.support import FIXTURES, harden_cli, json_report
 
 COMPOSE_CASE = FIXTURES / "AG403" / "fail" / "compose-privileged"

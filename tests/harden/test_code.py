@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentguard.harden.code import Start, dockerfile_start, named_entries
-from agentguard.harden.docker_run import BuildArgs, RunParseError, parse_build_line
+from agentguard.harden.run_script import BuildArgs, RunParseError, parse_build_line
 from tests.harden.support import harden_folder, written_text
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentguard.harden.docker_run import RunParseError, parse_run_script
+from agentguard.harden.run_script import RunParseError, parse_run_script
 from tests.harden.agents import build_shell_image, run_script, verification
 from tests.harden.support import harden_cli, json_report
 from tests.inspect.engine_support import Made

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agentguard.harden.output import digest
 from agentguard.harden.probe_facts import AgentRun, Expected, Inside, Observation
-from agentguard.harden.run import digest
 from agentguard.rules.runtime_start import check_agent_run, check_egress
 from tests.harden.support import FIXTURES, harden_cli, json_report, written_text
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agentguard.harden.docker_run import parse_run_script
+from agentguard.harden.run_script import parse_run_script
 from tests.harden.agents import KEY, build_shell_image, compose_project, run_script, verification
 from tests.harden.support import harden_cli, harden_folder, json_report, sources_named, written_text
 from tests.inspect.engine_support import Made

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentguard.harden.probe import is_static_elf
 from agentguard.harden.probe_facts import (
     HELPER_PATH,
     Expected,
@@ -15,7 +16,6 @@ from agentguard.harden.probe_facts import (
     parse_mountinfo_line,
     parse_probe_output,
 )
-from agentguard.harden.verify import is_static_elf
 from agentguard.inspect.facts import MountFact
 from agentguard.rules.runtime import check_observation
 

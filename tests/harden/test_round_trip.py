@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from agentguard.findings import SourceStatus
-from agentguard.harden.docker_run import parse_run_script
 from agentguard.harden.gather import secret_variables, service_name
 from agentguard.harden.model import HardenOptions
+from agentguard.harden.probe import create_kwargs
+from agentguard.harden.run_script import parse_run_script
 from agentguard.harden.services import service_from_container, service_from_image
-from agentguard.harden.verify import create_kwargs
 from agentguard.inspect.targets import Kind
 from agentguard.rules.inspected import check_container, check_image
 from tests.harden.support import (

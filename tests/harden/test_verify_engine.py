@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from agentguard.harden.docker_run import parse_build_line, parse_run_script
+from agentguard.harden.probe import create_kwargs
 from agentguard.harden.probe_facts import HELPER_PATH, Expected
-from agentguard.harden.verify import ToVerify, create_kwargs, verify_script
+from agentguard.harden.run_script import parse_build_line, parse_run_script
+from agentguard.harden.verify import ToVerify, verify_script
 from agentguard.harden.verify_plan import PlannedRun
 from agentguard.rules.runtime import PROBES
 from tests.harden.support import harden_cli, json_report, sources_named

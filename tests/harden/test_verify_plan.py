@@ -16,9 +16,9 @@ import pytest
 
 from agentguard.engine import UsageError
 from agentguard.findings import SourceStatus
-from agentguard.harden.docker_run import RunParseError, parse_build_line, parse_run_script
 from agentguard.harden.model import HardenOptions, OptionError, validate_options
 from agentguard.harden.probe_facts import HELPER_PATH, Expected
+from agentguard.harden.run_script import RunParseError, parse_build_line, parse_run_script
 from agentguard.harden.summary import render_summary
 from agentguard.harden.verify import ToVerify, verify_script
 from agentguard.harden.verify_plan import build_deviations, deviations, planned

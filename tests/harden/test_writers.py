@@ -12,14 +12,8 @@ import pytest
 import yaml
 
 from agentguard.harden.compose_override import compose_document, render_compose
-from agentguard.harden.docker_run import (
-    MountArg,
-    RunArgs,
-    RunParseError,
-    parse_run_script,
-    render_script,
-    run_argv,
-)
+from agentguard.harden.compose_service import service_from_compose
+from agentguard.harden.docker_run import render_script, run_argv
 from agentguard.harden.kubernetes import pod, quantity, render_kubernetes
 from agentguard.harden.model import (
     AllowedMount,
@@ -32,12 +26,8 @@ from agentguard.harden.model import (
     parse_allow_mount,
     validate_options,
 )
-from agentguard.harden.services import (
-    env_vars,
-    rewrite_relative,
-    service_from_compose,
-    service_from_image,
-)
+from agentguard.harden.run_script import MountArg, RunArgs, RunParseError, parse_run_script
+from agentguard.harden.services import env_vars, rewrite_relative, service_from_image
 from agentguard.inspect.facts import ImageConfig
 from tests.conftest import PACKAGE_SCHEMAS
 

@@ -193,7 +193,8 @@ def test_a_lock_an_older_version_masked_with_stars_still_reads_and_re_locks_stab
 
 def _as_an_older_version_wrote_it(project: Path) -> None:
     """The pair with ``***`` for the mask, and the digest an older version computed over it."""
-    from agentguard.lock.lockfile import lock_digest, tomllib
+    from agentguard.lock.lockfile import lock_digest
+    from agentguard.lock.stored import tomllib
 
     pylock = (project / "pylock.toml").read_text().replace("token=REDACTED", "token=***")
     data = tomllib.loads(pylock)

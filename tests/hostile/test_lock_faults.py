@@ -27,9 +27,10 @@ from typing import Any
 
 import pytest
 
+from agentguard import lock_command
 from agentguard.findings import SourceStatus
-from agentguard.lock import command as lock_command
-from agentguard.lock.lockfile import PYLOCK, REQUIREMENTS_LOCK, project_lock, read_stored
+from agentguard.lock.lockfile import PYLOCK, REQUIREMENTS_LOCK, project_lock
+from agentguard.lock.stored import read_stored
 from agentguard.lock.switch import finish_pending, pending
 from tests.hostile import profiles
 from tests.hostile.promises import ROOT, check_failed_source, run_agentguard

@@ -23,10 +23,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from agentguard import cli
+from agentguard import cli, lock_command
+from agentguard.engine.lock import uv_project as uv_project_module
 from agentguard.lock import backend, early
-from agentguard.lock import command as lock_command
-from agentguard.lock import uv_project as uv_project_module
 from agentguard.lock.start import LockOptions
 from agentguard.report.json_out import report_to_json
 from tests.lock.helpers import run_json, strip_volatile, write_project

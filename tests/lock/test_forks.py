@@ -215,7 +215,8 @@ def _pip_dry_run(lock: Path) -> subprocess.CompletedProcess[str]:
 def test_a_forked_relock_uses_the_analysis_made_while_resolving(
     tmp_path: Path, forked_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentguard.lock import analysis, command
+    from agentguard import lock_command as command
+    from agentguard.lock import analysis
 
     project = write_project(tmp_path / "bot", ["sdk==1.0.0"])
     _lock(project, forked_index)

@@ -5,7 +5,7 @@ commit)."""
 
 from __future__ import annotations
 
-from agentguard.lock.existing_check import check_hashes
+from agentguard.engine.lock.existing_check import check_hashes
 from agentguard.lock.readers.poetry_lock import PoetryLockReader
 
 POETRY_LOCK = """\

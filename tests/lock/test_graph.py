@@ -141,3 +141,50 @@ def test_a_cap_from_one_forks_parent_keeps_that_forks_marker() -> None:
     )
     [span] = check_major_spans(graph, load_config(None).deps)
     assert span.fix.snippet == ("anthropic>=1.0,<2 ; python_full_version < '3.12'")
+
+
+def test_a_workspace_member_whose_version_is_dynamic_is_named_alone() -> None:
+    """pydantic-ai's uv.lock records its members (`pydantic-ai-slim`, `source = { editable =
+    ... }`) without a version: they are built with uv-dynamic-versioning. The finding read
+    "pydantic-ai-slim== declares anthropic>=1.0.0"; it names the member alone."""
+    from agentguard.config import load_config
+    from agentguard.lock.graph import DependencyEdge, LockedPackage, LockGraph
+    from agentguard.rules.deps_spans import check_major_spans
+
+    graph = LockGraph(
+        packages=(
+            LockedPackage("anthropic", "1.0.0", None),
+            LockedPackage("pydantic-ai-slim", "", None),
+        ),
+        edges=(
+            DependencyEdge("pydantic-ai-slim", "", "anthropic", ">=1.0.0", None, (), ("1", "2")),
+        ),
+    )
+    [span] = check_major_spans(graph, load_config(None).deps)
+    assert span.message.startswith("pydantic-ai-slim declares anthropic>=1.0.0, which admits")
+    assert span.locations[0].dependency_path == ("project", "pydantic-ai-slim", "anthropic")
+
+
+def test_caps_whose_markers_cannot_be_told_apart_are_one_group() -> None:
+    """browser-use: pyobjc-framework-cocoa (pinned for `platform_system == 'darwin' or
+    sys_platform == 'darwin'`) is spanned by pyobjc-core's callers, one of them pinned once
+    for `platform_system == 'darwin'`, a value no real platform has (it is `Darwin`). Its cap
+    restricted to that marker selects no environment agentguard models, so nothing says it
+    is disjoint from the others: one group, one cap (two were offered, and did not resolve
+    together on macOS)."""
+    from agentguard.lock.graph import DependencyEdge, LockedPackage, LockGraph
+    from agentguard.rules.deps_fix_plan import fix_groups
+
+    darwin = "platform_system == 'darwin' or sys_platform == 'darwin'"
+    graph = LockGraph(
+        packages=(
+            LockedPackage("cocoa", "12.1", darwin),
+            LockedPackage("quartz", "12.1", darwin),
+            LockedPackage("security", "12.1", "platform_system == 'darwin'"),
+        ),
+        edges=(
+            DependencyEdge("quartz", "12.1", "cocoa", ">=8.0", None, (), ("8", "12")),
+            DependencyEdge("security", "12.1", "cocoa", ">=12.1", None, (), ("12", "13")),
+        ),
+    )
+    assert list(fix_groups(graph)) == [("cocoa", darwin, "12.1")]

@@ -533,7 +533,9 @@ def test_check_uses_the_config_file_it_was_given(
 def test_a_relock_keeping_every_pin_uses_the_analysis_made_while_resolving(
     tmp_path: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentguard.lock import analysis, command, speculation
+    from agentguard import lock_command as command
+    from agentguard.engine.lock import speculation
+    from agentguard.lock import analysis
     from agentguard.report.json_out import report_to_json
 
     project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
@@ -591,7 +593,8 @@ def test_a_stuck_speculation_does_not_hold_a_relock_whose_pins_changed(
     import threading
     import time
 
-    from agentguard.lock import command, speculation
+    from agentguard import lock_command as command
+    from agentguard.engine.lock import speculation
     from agentguard.report.json_out import report_to_json
 
     project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95", "mcp>=1,<2"])
@@ -626,7 +629,8 @@ def test_a_stuck_speculation_does_not_hold_a_relock_whose_pins_changed(
 def test_a_failed_speculation_is_redone_not_reported(
     tmp_path: Path, agent_index: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentguard.lock import command, speculation
+    from agentguard import lock_command as command
+    from agentguard.engine.lock import speculation
 
     project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.189"])
     assert _lock(project, agent_index)[0] == 1  # the mcp range spans majors 1 and 2

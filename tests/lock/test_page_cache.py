@@ -19,8 +19,11 @@ from tests.wheelhouse import build_wheel
 
 
 @pytest.fixture(autouse=True)
-def _every_page(monkeypatch: pytest.MonkeyPatch) -> None:
+def _every_page(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(page_cache, "MIN_BYTES", 0)
+    # the key that seals the entries: this test's own
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("AGENTGUARD_CACHE_KEY", raising=False)
 
 
 def _read(url: str, cache: Path) -> object:
@@ -86,3 +89,47 @@ def test_an_entry_that_does_not_read_back_is_ignored(tmp_path: Path) -> None:
         page = _read(server.url, cache)
         assert not isinstance(page, page_cache.CachedPage)
         assert _facts(page) == fresh
+
+
+def test_a_planted_entry_that_hides_a_release_changes_nothing(tmp_path: Path) -> None:
+    """The key of an entry is the SHA-256 of a page anyone can fetch: whoever can write the
+    cache folder can put an entry there under it. One that lists fewer releases (mcp 2
+    hidden, so no span of two majors), sealed with another key or not at all, is ignored."""
+    import hashlib
+    import hmac
+    import json
+
+    wheels = tmp_path / "wheels"
+    for v in ("1.0.0", "2.0.0"):
+        build_wheel(wheels, "mcp", v)
+    cache = tmp_path / "cache"
+    with serving(wheels) as server:
+        fresh = _facts(_read(server.url, cache))
+        assert fresh[0] == ("1.0.0", "2.0.0")
+        [entry] = (cache / page_cache.FOLDER).rglob("*-*")
+        data = entry.read_bytes()
+        start = len(page_cache.HEAD) + 65
+        end = data.index(b"\n", start)
+        head = json.loads(data[start:end])
+        head["slices"] = {k: v for k, v in head["slices"].items() if k != "2.0.0"}
+        head["hint"] = ["1.0.0"]
+        sealed = json.dumps(head).encode() + b"\n" + data[end + 1 :]
+        for key in (b"k" * 64, None):
+            mac = b"0" * 64 if key is None else hmac.new(key, sealed, hashlib.sha256).hexdigest()
+            entry.write_bytes(
+                page_cache.HEAD + (mac if isinstance(mac, bytes) else mac.encode()) + b"\n" + sealed
+            )
+            page = _read(server.url, cache)
+            assert not isinstance(page, page_cache.CachedPage)
+            assert _facts(page) == fresh
+            [entry] = (cache / page_cache.FOLDER).rglob("*-*")  # (stored again, sealed)
+        assert isinstance(_read(server.url, cache), page_cache.CachedPage)
+        # (what the seal stops: the same entry sealed with the user's own key is believed)
+        from agentguard import cache_key
+
+        secret = cache_key.secret(cache, str(cache))
+        assert secret is not None
+        mac = hmac.new(secret, sealed, hashlib.sha256).hexdigest().encode()
+        [entry] = (cache / page_cache.FOLDER).rglob("*-*")
+        entry.write_bytes(page_cache.HEAD + mac + b"\n" + sealed)
+        assert _facts(_read(server.url, cache))[0] == ("1.0.0",)

@@ -96,3 +96,21 @@ def test_a_changed_pyproject_is_what_poetry_check_lock_rejects(
             "fb7953dbf888a29369eeca59a8bed7c6b3eee780ddf22d6b8ca5c14736c4f52b",
         )
     ]
+
+
+def test_a_constraint_spaced_as_poetry_allows_is_read_and_gated_as_poetry_does(
+    tmp_path: Path,
+) -> None:
+    """``idna = ">= 3.7, < 4"`` (spaces after the operators, as Poetry allows) was read as
+    ``idna>=,==3.7,<,==4``: `lock --check` ended 2 on a lock Poetry 2.5.1 wrote and
+    `poetry check --lock` accepts. Respaced, the table's hash changes, and Poetry rejects it:
+    so does agentguard."""
+    root = tmp_path / "bot"
+    shutil.copytree(FIXTURES / "poetry-spaced", root)
+    recorded = _data(root / "poetry.lock")["metadata"]["content-hash"]  # type: ignore[index]
+    assert content_hash(_data(root / "pyproject.toml")) == recorded
+    assert _check(root, tmp_path) == []
+
+    py = root / "pyproject.toml"
+    py.write_text(py.read_text().replace('">= 3.7, < 4"', '">=3.7,<4"'))
+    assert [f["evidence"]["recorded_content_hash"] for f in _check(root, tmp_path)] == [recorded]

@@ -167,7 +167,7 @@ def test_a_uv_project_relock_leaves_out_releases_newer_than_the_cooldown(
     monkeypatch.setenv("AGENTGUARD_INDEX_HOSTS", "127.0.0.1")
     import json
 
-    from agentguard.lock.command import LockOptions, run_lock
+    from agentguard.lock_command import LockOptions, run_lock
     from agentguard.report.json_out import render_json
 
     wheels = tmp_path / "wheels"

@@ -351,8 +351,8 @@ def test_a_uv_workspace_member_is_read_and_checked(uv_project: dict[str, Any]) -
 
 
 def test_uv_lock_is_told_this_interpreter_only_when_the_project_accepts_it() -> None:
-    from agentguard.lock.command import LockOptions
-    from agentguard.lock.uv_project import uv_lock_command
+    from agentguard.engine.lock.uv_project import uv_lock_command
+    from agentguard.lock_command import LockOptions
 
     opts = LockOptions(Path("."), upgrade_packages=("mcp",), only_binary=True)
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -513,7 +513,7 @@ def test_a_project_without_uv_configuration_never_reads_one_planted_above_the_co
     """#16 item 13: `uv lock` runs on a copy under a temporary folder; a `uv.toml` planted
     in a parent (`/tmp`) must not steer it. With no configuration of its own the project
     gets `--no-config` (or the user's own uv.toml); with its own, uv stops there."""
-    from agentguard.lock.uv_project import config_flags
+    from agentguard.engine.lock.uv_project import config_flags
 
     monkeypatch.delenv("UV_CONFIG_FILE", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))

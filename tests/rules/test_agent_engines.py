@@ -14,11 +14,8 @@ from agentguard.inspect.project.engine_settings import parse_codex_config, parse
 from agentguard.inspect.project.lined import DocumentError
 from agentguard.inspect.project.model import Option, Unknown
 from agentguard.inspect.project.workflows import action_policies, read_workflow
-from agentguard.rules.agent_engines import (
-    check_action_step,
-    check_engine_policy,
-    with_project_defaults,
-)
+from agentguard.rules.agent_actions import check_action_step
+from agentguard.rules.agent_engines import check_engine_policy, with_project_defaults
 
 
 def _one(text: str, path: str = "run.sh") -> EnginePolicy:

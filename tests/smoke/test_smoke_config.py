@@ -42,7 +42,7 @@ def test_off_by_default_and_typed(tmp_path: Path) -> None:
 
 
 def test_lock_notes_the_refused_key_and_runs_no_smoke(tmp_path: Path) -> None:
-    from agentguard.lock.command import LockOptions, run_lock
+    from agentguard.lock_command import LockOptions, run_lock
 
     root = _project(tmp_path, "smoke = true")
     report, _ = run_lock(LockOptions(project=root, check=True))

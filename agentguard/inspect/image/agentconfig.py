@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import FileContent, FileEntry
+from agentguard.inspect.image.agentlaunch import CLI_PACKAGES
 from agentguard.inspect.image.agentlinks import ImagePaths
-from agentguard.inspect.image.agentplan import CLI_PACKAGES
 
 # Claude Code's documented environment variables that change what its tools may do or
 # where its settings come from (values are shown redacted).

@@ -4,41 +4,39 @@ Follows the config's command line (:mod:`.agentplan`) through the merged filesys
 symlinks, ``PATH``, shebangs, shell wrappers' ``exec`` lines; picks the image user's
 ``HOME`` from ``/etc/passwd``; adds managed settings and the user's Claude settings and
 ``~/.claude.json``. Every launch it cannot follow is a skipped source with the reason,
-never silence. Pure: takes :class:`ImageFacts`, returns frozen facts.
+never silence. Pure: takes :class:`ImageFacts`, returns frozen facts. The walk's state and
+the launches that end it (a module, an agent CLI) are :mod:`.agentwalk`.
 """
 
 from __future__ import annotations
 
 import posixpath
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import JSONValue, Source
 from agentguard.inspect.facts import FileContent, FileEntry, ImageFacts
 from agentguard.inspect.image.agentconfig import agent_clis, claude_env, config_files, user_home
+from agentguard.inspect.image.agentlaunch import SCRIPT_SUFFIXES, Launch, read_launch
 from agentguard.inspect.image.agentlinks import ImagePaths
-from agentguard.inspect.image.agentplan import (
-    CLI_PACKAGES,
-    SCRIPT_SUFFIXES,
-    AgentPlan,
-    Launch,
-    plan_for,
-    read_launch,
-    source_tree,
-)
+from agentguard.inspect.image.agentplan import plan_for, source_tree
 from agentguard.inspect.image.agentshell import WRAPPER_ARGS, exec_lines
+from agentguard.inspect.image.agentwalk import (
+    AgentFile,
+    Walk,
+    cli_of_path,
+    follow_cli,
+    follow_module,
+    installed_cli_defaults,
+    package_present,
+    record,
+    shown,
+    skip,
+)
 from agentguard.inspect.image.imageconfig import effective_workdir
 from agentguard.inspect.project.model import AgentConfig
 
 MAX_DEPTH = 4  # wrapper -> wrapper -> ... before giving up
-CONFIG_PATH = "(image config) ENTRYPOINT/CMD"
-
-
-@dataclass(frozen=True)
-class AgentFile:
-    content: FileContent
-    why: str  # "entrypoint script", "managed settings", "user MCP configuration", ...
 
 
 @dataclass(frozen=True)
@@ -52,30 +50,6 @@ class ImageAgent:
     # Where links lead that the read did not collect (agentplan.link_plan notation): a
     # second read collects them (each is a failed source until then).
     unread: tuple[str, ...] = ()
-
-
-@dataclass
-class _Walk:
-    image: ImageFacts
-    plan: AgentPlan
-    env: dict[str, str]
-    cwd: str
-    paths: ImagePaths
-    files: dict[str, AgentFile] = field(default_factory=dict)
-    configs: list[AgentConfig] = field(default_factory=list)
-    sources: list[Source] = field(default_factory=list)
-    followed: list[dict[str, JSONValue]] = field(default_factory=list)
-
-    def add(self, content: FileContent, why: str) -> None:
-        self.files.setdefault(content.path, AgentFile(content, why))
-
-    @property
-    def by_path(self) -> dict[str, FileContent]:
-        return self.paths.by_path
-
-    @property
-    def entries(self) -> dict[str, FileEntry]:
-        return self.paths.entries
 
 
 def find_agent(
@@ -93,7 +67,7 @@ def find_agent(
     wd = effective_workdir(workdir if workdir else (cfg.workdir or ""))
     entrypoint, cmd = argv if argv is not None else (cfg.entrypoint, cfg.cmd)
     plan = plan_for(entrypoint, cmd, tuple(env_map.items()), wd)
-    walk = _Walk(
+    walk = Walk(
         image=image,
         plan=plan,
         env=env_map,
@@ -112,7 +86,7 @@ def find_agent(
     for content, why in config_files(env_map, home, walk.paths):
         walk.add(content, why)
     clis = agent_clis(walk.by_path, walk.entries)
-    _installed_cli_defaults(walk, clis)
+    installed_cli_defaults(walk, clis)
     facts: dict[str, JSONValue] = {
         "launches": walk.followed,
         "home": home,
@@ -136,92 +110,46 @@ def find_agent(
     )
 
 
-def _installed_cli_defaults(walk: _Walk, clis: list[JSONValue]) -> None:
-    """A claude CLI installed globally but not started by the config, with no settings in the
-    image: what it does when someone runs it is its defaults (reported, marked ambiguous).
-    A project's own dependency on the package is a fact only (its SDK code is checked)."""
-    if any(c.engine == "claude CLI" for c in walk.configs):
-        return
-    if any(f.why.endswith("settings") for f in walk.files.values()):
-        return
-    for cli in clis:
-        if not isinstance(cli, dict) or cli.get("command") != "claude" or not cli.get("global"):
-            continue
-        where = str(cli.get("path"))
-        walk.configs.append(
-            AgentConfig(
-                engine="claude CLI",
-                path=f"{where}/package.json",
-                line=1,
-                label="claude CLI installed, no settings (the CLI's defaults)",
-                ambiguous=True,
-                ambiguity="installed in the image, but the image's ENTRYPOINT/CMD does not "
-                "start it: it runs only when someone starts it",
-                origin=f"image:{cli.get('layer')}",
-            )
-        )
-        walk.sources.append(
-            Source.ok(
-                "image-agent",
-                where,
-                "the claude CLI is installed and no settings configure it: checked with "
-                "its defaults",
-            )
-        )
-        return
-
-
-def _shown(argv: Sequence[str]) -> str:
-    from agentguard.inspect.summary import redact_argv
-
-    return shlex.join(redact_argv(argv) or [])
-
-
-def _skip(walk: _Walk, launch: Launch, reason: str) -> None:
-    walk.sources.append(Source.skipped("image-agent", _shown(launch.argv), reason))
-    walk.followed.append({"argv": _shown(launch.argv), "kind": launch.kind, "followed": reason})
-
-
-def _follow(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
+def _follow(walk: Walk, launch: Launch, via: str, depth: int) -> None:
     if depth > MAX_DEPTH:
-        _skip(walk, launch, f"more than {MAX_DEPTH} wrappers deep: not followed")
+        skip(walk, launch, f"more than {MAX_DEPTH} wrappers deep: not followed")
         return
     if launch.kind == "cli":
-        _cli(walk, launch)
+        follow_cli(walk, launch)
     elif launch.kind == "module":
-        _module(walk, launch)
+        follow_module(walk, launch)
     elif launch.kind == "inline":
         if launch.interpreter != "shell":
-            _skip(walk, launch, "python -c code in the command line: not analysed")
+            skip(walk, launch, "python -c code in the command line: not analysed")
             return
         _wrapper_text(walk, launch, launch.inline or "", "the `sh -c` command line", depth, ())
     elif launch.kind in ("script", "program"):
         _program(walk, launch, via, depth)
     else:
-        _skip(walk, launch, "the command line names no script, module or program to follow")
+        skip(walk, launch, "the command line names no script, module or program to follow")
 
 
-def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
+def _program(walk: Walk, launch: Launch, via: str, depth: int) -> None:
     candidates = launch.candidates or ((launch.target,) if launch.target else ())
     found: tuple[str, FileEntry | None, FileContent | None] | None = None
     for cand in candidates:
         res = walk.paths.resolve(cand)
-        cli = _cli_of_path(res.path) if res.ok and _package_present(walk, res.path) else None
+        cli = cli_of_path(res.path) if res.ok and package_present(walk, res.path) else None
         if cli is not None:  # an agent CLI's launcher: its flags, not its code
-            _cli(walk, Launch("cli", launch.argv, target=res.path, interpreter=cli))
+            follow_cli(walk, Launch("cli", launch.argv, target=res.path, interpreter=cli))
             return
         opened = walk.paths.open(cand)
         if opened.state in ("failed", "unread"):
             # (a failed source says why; the next PATH entry is not taken for it)
             walk.followed.append(
-                {"argv": _shown(launch.argv), "kind": launch.kind, "followed": "not followed"}
+                {"argv": shown(launch.argv), "kind": launch.kind, "followed": "not followed"}
             )
             return
         if opened.state == "found":
             found = (opened.path, opened.entry, opened.content)
             break
     if found is None:
-        _skip(walk, launch, _not_found(walk, launch.target or "", candidates))
+        skip(walk, launch, _not_found(walk, launch.target or "", candidates))
         return
     path, entry, content = found
     if content is None:
@@ -230,11 +158,11 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
             f"{path} is a {kind} whose content was not collected (a link target outside "
             "the folders read, or over a cap)"
         )
-        _skip(walk, launch, reason)
+        skip(walk, launch, reason)
         return
     data = content.data
     if data.startswith(b"\x7fELF"):
-        _skip(
+        skip(
             walk, launch, f"{path} is a compiled program (ELF): agentguard cannot read its settings"
         )
         return
@@ -246,17 +174,17 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
             interpreter = inner.interpreter or interpreter
     if interpreter is None:
         if not path.endswith(SCRIPT_SUFFIXES) and b"\0" in data[:1024]:
-            _skip(walk, launch, f"{path} is a binary file agentguard cannot read")
+            skip(walk, launch, f"{path} is a binary file agentguard cannot read")
             return
         interpreter = "shell"
     if interpreter == "shell":
         walk.add(content, f"shell wrapper started by {via}")
-        _record(walk, launch, f"shell wrapper {path}")
+        record(walk, launch, f"shell wrapper {path}")
         args = _wrapper_args(walk, launch)
         _wrapper_text(walk, launch, data.decode("utf-8", "replace"), path, depth, args)
         return
     walk.add(content, f"agent script started by {via}")
-    _record(walk, launch, f"script {path}")
+    record(walk, launch, f"script {path}")
     tree = source_tree(path)
     if tree is not None and not _tree_read(walk, launch, tree):
         return
@@ -275,7 +203,7 @@ def _program(walk: _Walk, launch: Launch, via: str, depth: int) -> None:
             walk.add(other, f"source tree of {path}")
 
 
-def _tree_read(walk: _Walk, launch: Launch, tree: str) -> bool:
+def _tree_read(walk: Walk, launch: Launch, tree: str) -> bool:
     """Whether the script's source tree was collected: a tree reached through links (the
     config names /app/bot.py, /app links to /opt/real) is collected by a second read."""
     literal = source_tree(launch.target or "") if launch.kind == "script" else None
@@ -284,7 +212,7 @@ def _tree_read(walk: _Walk, launch: Launch, tree: str) -> bool:
     return walk.paths.need_folder(tree, "/", f"the source tree {tree} of {launch.target}")
 
 
-def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
+def _not_found(walk: Walk, target: str, candidates: Sequence[str]) -> str:
     """Why a program is not there: absent (the pass looked), or not collected (it did not)."""
     if not walk.image.symlinks_complete:
         return walk.paths.incomplete(target)
@@ -305,12 +233,7 @@ def _not_found(walk: _Walk, target: str, candidates: Sequence[str]) -> str:
     )
 
 
-def _record(walk: _Walk, launch: Launch, what: str) -> None:
-    walk.followed.append({"argv": _shown(launch.argv), "kind": launch.kind, "followed": what})
-    walk.sources.append(Source.ok("image-agent", _shown(launch.argv), f"followed to {what}"))
-
-
-def _wrapper_args(walk: _Walk, launch: Launch) -> tuple[str, ...]:
+def _wrapper_args(walk: Walk, launch: Launch) -> tuple[str, ...]:
     """The arguments a wrapper script receives (its ``"$@"``): what follows it."""
     if launch.kind == "program":
         return launch.argv[1:]
@@ -321,119 +244,21 @@ def _wrapper_args(walk: _Walk, launch: Launch) -> tuple[str, ...]:
 
 
 def _wrapper_text(
-    walk: _Walk, launch: Launch, text: str, where: str, depth: int, args: tuple[str, ...]
+    walk: Walk, launch: Launch, text: str, where: str, depth: int, args: tuple[str, ...]
 ) -> None:
     lines = exec_lines(text)
     if not lines:
-        _skip(walk, launch, f"{where} runs no command agentguard can read")
+        skip(walk, launch, f"{where} runs no command agentguard can read")
         return
     for _line, raw in lines:
         words: list[str] = []
         for w in raw:
             words += list(args) if w in WRAPPER_ARGS else [w]
         if not words:
-            _skip(walk, launch, f"{where} runs its arguments, and it is given none")
+            skip(walk, launch, f"{where} runs its arguments, and it is given none")
             continue
         inner = read_launch(words, walk.env, walk.cwd)
         if inner.kind == "program" and inner.target and "$" in inner.target:
-            _skip(walk, inner, f"{where} runs a command built at run time: not followed")
+            skip(walk, inner, f"{where} runs a command built at run time: not followed")
             continue
         _follow(walk, inner, where, depth + 1)
-
-
-def _module(walk: _Walk, launch: Launch) -> None:
-    top = (launch.target or "").split(".")[0]
-    hits = [
-        c
-        for c in walk.by_path.values()
-        if c.path.endswith(".py")
-        and walk.plan.wants(c.path.lstrip("/")) in ("code", "exact")
-        and (f"/{top}/" in c.path or c.path.endswith(f"/{top}.py"))
-    ]
-    if not hits:
-        _skip(
-            walk,
-            launch,
-            f"module {launch.target}: no {top}/ package or {top}.py in site-packages, the "
-            "working directory or PYTHONPATH",
-        )
-        return
-    roots = sorted({c.path.split(f"/{top}", 1)[0] for c in hits})
-    for c in hits:
-        walk.add(c, f"package {top} run by python -m {launch.target}")
-    _record(walk, launch, f"package {top} in {', '.join(roots)}")
-
-
-def _cli_of_path(path: str) -> str | None:
-    for package, command in CLI_PACKAGES.items():
-        if f"/node_modules/{package}/" in path:
-            return command
-    return None
-
-
-def _cli(walk: _Walk, launch: Launch) -> None:
-    from agentguard.inspect.project.cli_flags import cli_configs
-
-    name = launch.interpreter or ""
-    if name != "claude":
-        _skip(
-            walk,
-            launch,
-            f"the {name} CLI: its command-line flags are not read from the image config "
-            "(its user config in the image is)",
-        )
-        return
-    where = "fetched by the package runner at start"
-    if launch.candidates:
-        hit: tuple[str, str] | None = None
-        for cand in launch.candidates:
-            res = walk.paths.resolve(cand)
-            if res.ok and _package_present(walk, res.path):
-                hit = (cand, res.path)
-                break
-            opened = walk.paths.open(cand)
-            if opened.state in ("failed", "unread"):
-                return  # (a failed source says why)
-            if opened.state == "found":
-                hit = (cand, opened.path)
-                break
-        if hit is None:
-            reason = "claude is not in the image's PATH: the container cannot start it"
-            if not walk.image.symlinks_complete:
-                reason = walk.paths.incomplete("claude in the image's PATH")
-            _skip(walk, launch, reason)
-            return
-        where = hit[0] if hit[0] == hit[1] else f"{hit[0]} -> {hit[1]}"
-    elif launch.target and launch.target.startswith("/"):
-        where = launch.target
-    text = shlex.join(["claude", *_after_command(launch.argv)])
-    configs = cli_configs(CONFIG_PATH, text.encode())
-    if not configs:
-        configs = [
-            AgentConfig(
-                engine="claude CLI",
-                path=CONFIG_PATH,
-                line=1,
-                label="claude command line without flags (the CLI's defaults)",
-                origin="image:config",
-            )
-        ]
-    walk.configs += configs
-    _record(walk, launch, f"the claude CLI ({where}); its flags read from the command line")
-
-
-def _package_present(walk: _Walk, path: str) -> bool:
-    """``path`` lies in an agent CLI package whose package.json is in the image."""
-    for package in CLI_PACKAGES:
-        marker = f"/node_modules/{package}/"
-        if marker in path:
-            root = path.split(marker, 1)[0] + marker
-            return root + "package.json" in walk.by_path
-    return False
-
-
-def _after_command(argv: Sequence[str]) -> list[str]:
-    for i, a in enumerate(argv):
-        if posixpath.basename(a) == "claude" or a.startswith("@anthropic-ai/claude-code"):
-            return list(argv[i + 1 :])
-    return list(argv[1:])

@@ -14,7 +14,7 @@ import struct
 import tempfile
 from collections.abc import Iterator
 
-from agentguard.inspect.image.agentplan import SCRIPT_SUFFIXES
+from agentguard.inspect.image.agentlaunch import SCRIPT_SUFFIXES
 from agentguard.inspect.image.bytestreams import Budget
 from agentguard.inspect.image.collect import CODE, CONFIG, VENDORED, kind_of_name
 from agentguard.inspect.image.limits import ReadFailure

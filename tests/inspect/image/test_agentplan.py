@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from agentguard.inspect.image.agentplan import (
-    CONTENT,
-    ENTRY,
-    AgentPlan,
-    Launch,
-    always_kind,
-    plan_for,
-    read_launch,
-)
+from agentguard.inspect.image.agentlaunch import Launch, read_launch
+from agentguard.inspect.image.agentplan import CONTENT, ENTRY, AgentPlan, always_kind, plan_for
 from agentguard.inspect.image.agentshell import exec_lines
 
 PATH = {"PATH": "/usr/local/bin:/usr/bin"}

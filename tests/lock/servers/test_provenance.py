@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
+from agentguard.engine.lock.servers import check_servers, lock_servers
 from agentguard.facts.mcp_pins import ServerPin
 from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.servers import attestations, npm, npm_signature
-from agentguard.lock.servers.flow import ServerOptions, check_servers, lock_servers
+from agentguard.lock.servers.resolve import ServerOptions
 from agentguard.lock.servers.trust_roots import bundled
 from agentguard.rules.mcp_provenance import NpmServerProvenanceFails
 from tests.lock.npm_registry import NpmRegistry, integrity, serve, tarball

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from agentguard.engine.lock.servers import check_servers
 from agentguard.facts.npm_trust import RegistrySignature
 from agentguard.findings import Source
 from agentguard.lock.servers import attestations, npm_signature
-from agentguard.lock.servers.flow import check_servers
 from agentguard.lock.servers.trust_roots import bundled
 from tests.lock.npm_registry import NpmRegistry, integrity, serve, tarball
 from tests.lock.servers.test_provenance import (

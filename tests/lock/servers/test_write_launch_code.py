@@ -13,7 +13,7 @@ from agentguard.facts.mcp_pins import LockedDependency, ServerLock, ServerPin
 from agentguard.findings import SourceStatus
 from agentguard.harden.launches import write_launches
 from agentguard.inspect.project.servers import project_servers
-from agentguard.lock.servers.flow import ServerResult
+from agentguard.lock.servers.resolve import ServerResult
 
 AGENT = '''\
 """Agent with two MCP servers (do not launch "@acme/tracker-mcp" unpinned)."""

@@ -12,7 +12,7 @@ from agentguard.facts.mcp_pins import LockedDependency, ServerLock, ServerPin
 from agentguard.findings import SourceStatus
 from agentguard.harden.launches import write_launches
 from agentguard.inspect.project.servers import project_servers
-from agentguard.lock.servers.flow import ServerResult
+from agentguard.lock.servers.resolve import ServerResult
 
 # the shape of github/github-mcp-server's docs/installation-guides/install-codex.md, with
 # the tracker in a literal string and the fetch server's arguments one a line

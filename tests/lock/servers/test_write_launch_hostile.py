@@ -13,7 +13,7 @@ from agentguard.facts.mcp_pins import ServerLock, ServerPin
 from agentguard.findings import SourceStatus
 from agentguard.harden.launches import write_launches
 from agentguard.inspect.project.servers import project_servers
-from agentguard.lock.servers.flow import ServerResult
+from agentguard.lock.servers.resolve import ServerResult
 
 NAME = "@acme/tracker-mcp"
 BY_HAND = f"launch `npx -y {NAME}@2.0.1` there by hand."

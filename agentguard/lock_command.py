@@ -1,6 +1,6 @@
 """`agentguard lock` and `agentguard lock --check`: read the inputs, hand them to the flow
-that fits the project (:mod:`agentguard.lock.requirements_flow` for agentguard's own lock,
-:mod:`agentguard.lock.existing_flow` for a uv, Poetry or PEP 751 lock), apply the policy.
+that fits the project (:mod:`agentguard.engine.lock.requirements_flow` for agentguard's own lock,
+:mod:`agentguard.engine.lock.existing_flow` for a uv, Poetry or PEP 751 lock), apply the policy.
 
 The resolver is started as soon as the project is locked (or before the command line was
 read: :mod:`agentguard.lock.early`); the modules for everything after it are imported while
@@ -9,6 +9,7 @@ it runs."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -27,7 +28,7 @@ from agentguard.lock.start import settings_for
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
     from agentguard.facts.agents import McpServer
-    from agentguard.lock.servers.flow import Resolved, ServerOptions, ServerResult
+    from agentguard.lock.servers.resolve import Resolved, ServerOptions, ServerResult
 
 PYTHON_INPUTS = ("pyproject.toml", "requirements.in")
 
@@ -63,7 +64,7 @@ def run_lock(
         inputs = early.inputs
         configured.append(early.config)
     elif opts.check:
-        from agentguard.lock.every_lock import locks_to_check
+        from agentguard.lock.project_locks import locks_to_check
 
         own, foreign = locks_to_check(root)  # every lock is checked: none is picked
         existing = foreign[0] if foreign else None
@@ -102,14 +103,14 @@ def run_lock(
     # the MCP servers are resolved beside the Python resolver (their round trips overlap)
     beside = None if opts.check else _start_servers(opts, project_config, started)
     if opts.check:
-        from agentguard.lock.every_lock import check_every_lock
+        from agentguard.engine.lock.every_lock import check_every_lock
 
         report = check_every_lock(root, inputs, project_config().deps, foreign, own, opts.index_url)
     else:
         try:
             with early.held if early is not None else project_lock(root):
                 if existing is not None:
-                    from agentguard.lock.existing_flow import lock_existing
+                    from agentguard.engine.lock.existing_flow import lock_existing
 
                     report = lock_existing(
                         opts,
@@ -126,11 +127,11 @@ def run_lock(
                         warm=warm,
                     )
                 else:
-                    from agentguard.lock.requirements_flow import lock_requirements
+                    from agentguard.engine.lock.requirements_flow import lock_requirements
 
                     report = lock_requirements(opts, inputs, project_config, progress, early, warm)
         except LockfileError as exc:
-            from agentguard.lock.lock_report import failed_report
+            from agentguard.engine.lock.lock_report import failed_report
 
             report = failed_report(
                 inputs,
@@ -192,7 +193,7 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
 
 
 def _server_options(opts: LockOptions, deadline: Deadline) -> ServerOptions:
-    from agentguard.lock.servers.flow import ServerOptions
+    from agentguard.lock.servers.resolve import ServerOptions
 
     return ServerOptions(
         root=opts.project,
@@ -213,19 +214,22 @@ Gathered = tuple[tuple["McpServer", ...], tuple[Source, ...]]
 
 def _start_servers(
     opts: LockOptions, config: Callable[[], Config], deadline: Deadline
-) -> Future[tuple[Gathered, Resolved]]:
+) -> Future[tuple[Gathered, Resolved | None]]:
     """Read the project's MCP server launches and resolve them on a thread of their own
     (nothing is written there: :func:`_servers` gates and writes, holding the lock)."""
     from agentguard.inspect.project.servers import project_servers
-    from agentguard.lock.servers.flow import resolve_servers
 
     exclude = config().exclude
 
-    def run() -> tuple[Gathered, Resolved]:
+    def run() -> tuple[Gathered, Resolved | None]:
         gathered = project_servers(opts.project, exclude=exclude)
+        if _nothing_to_lock(opts, gathered):
+            return gathered, None
+        from agentguard.engine.lock.servers import resolve_servers
+
         return gathered, resolve_servers(gathered[0], _server_options(opts, deadline))
 
-    future: Future[tuple[Gathered, Resolved]] = Future()
+    future: Future[tuple[Gathered, Resolved | None]] = Future()
 
     def thread() -> None:
         try:
@@ -241,25 +245,46 @@ def _start_servers(
 MCP_LOCK_NOTE = "mcp.lock.json"
 
 
+def _nothing_to_lock(opts: LockOptions, gathered: Gathered) -> bool:
+    """No MCP server launched and no ``mcp.lock.json`` (not even a link or a broken one):
+    the server step would resolve, write and report nothing, and is not imported (its
+    modules are a tenth of a second of a re-lock's CPU, spent beside the resolver)."""
+    return (
+        not gathered[0]
+        and not opts.write_launch
+        and not os.path.lexists(opts.project / MCP_LOCK_NOTE)
+    )
+
+
 def _servers(
     report: Report,
     opts: LockOptions,
     config: Config,
     deadline: Deadline,
     gathered: Gathered | None = None,
-    beside: Future[tuple[Gathered, Resolved]] | None = None,
+    beside: Future[tuple[Gathered, Resolved | None]] | None = None,
 ) -> Report:
     """The MCP servers the project launches: locked in ``mcp.lock.json``, or (``--check``)
     compared with it; ``--write-launch`` then pins the launches themselves."""
     from agentguard.inspect.project.servers import project_servers
-    from agentguard.lock.servers.flow import check_servers, resolve_servers, write_servers
 
+    resolved: Resolved | None = None
     if beside is not None:
         gathered, resolved = beside.result()
     else:
         gathered = gathered or project_servers(opts.project, exclude=config.exclude)
-        resolved = None
     servers, read = gathered
+    named = {s.name for s in report.sources if s.status.value != "ok"}
+    if _nothing_to_lock(opts, gathered):  # (what the server flow would add: the failed reads)
+        lock_failed = any(
+            s.kind == "lockfile" and s.status.value == "failed" for s in report.sources
+        )
+        if lock_failed and not opts.check:
+            return report
+        unread = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
+        return dataclasses.replace(report, sources=(*report.sources, *unread))
+    from agentguard.engine.lock.servers import check_servers, resolve_servers, write_servers
+
     if opts.check:
         result = check_servers(servers, opts.project)
     else:
@@ -291,7 +316,6 @@ def _servers(
         if any(s.status.value == "ok" for s in more):
             _record_rewritten(opts, config, result)
     # a file the lock flow already reported (a uv.lock that is a link) is reported once
-    named = {s.name for s in report.sources if s.status.value != "ok"}
     failed_reads = tuple(s for s in read if s.status.value != "ok" and s.name not in named)
     return dataclasses.replace(
         report,
@@ -307,7 +331,7 @@ def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -
     line a longer launch moved), so that a re-lock right after writes nothing new."""
     from agentguard.inspect.project.servers import project_servers
     from agentguard.lock.servers import lockfile
-    from agentguard.lock.servers.flow import relocated
+    from agentguard.lock.servers.resolve import relocated
 
     if result.lock is None:
         return
@@ -367,7 +391,7 @@ def _config(root: Path, loaded: list[Config], config_file: Path | None = None) -
 
 
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
-    """``lock --check`` (see :mod:`agentguard.lock.check`)."""
-    from agentguard.lock.check import check_lock as check
+    """``lock --check`` (see :mod:`agentguard.engine.lock.check`)."""
+    from agentguard.engine.lock.check import check_lock as check
 
     return check(inputs, deps)

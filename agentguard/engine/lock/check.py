@@ -8,21 +8,13 @@ marker: a forked package has one entry per fork).
 from __future__ import annotations
 
 import datetime as dt
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard import safeio
 from agentguard.findings import Finding, Fix, JSONValue, Location, Report, Severity, Source
+from agentguard.lock.check_reads import build_backend, entry_lines
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK, LockfileError
 from agentguard.provenance import make_report
-from agentguard.safeio import MAX_LOCK_BYTES
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
@@ -31,7 +23,7 @@ if TYPE_CHECKING:
 def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
     """Offline: the lock files match the inputs and each other, every pin is hashed, no
     unmitigated high major-span finding. Reads only the two lock files."""
-    from agentguard.lock.lockfile import read_stored
+    from agentguard.lock.stored import read_stored
     from agentguard.rules.deps import LockOutOfSync, UnhashedPin, check_unknown_metadata
     from agentguard.rules.deps_age import check_young_releases
     from agentguard.rules.deps_spans import check_major_spans
@@ -80,7 +72,7 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
             "lock --check", [], sources, target=str(root), inputs=prov, facts=_sites(inputs)
         )
     if stored is None:
-        backend = _build_backend(inputs)
+        backend = build_backend(inputs)
         package = (
             f" The project builds a package (`{backend}`): the people who install it resolve "
             "its ranges themselves, and a lock here does not reach them; what this tree "
@@ -145,7 +137,7 @@ def check_lock(inputs: ProjectInputs, deps: DepsPolicy | None = None) -> Report:
                 evidence={"only_in_pylock": only_py, "only_in_requirements": only_req},
             )
         )
-    req_lines = _requirement_lines(root / REQUIREMENTS_LOCK)
+    req_lines = entry_lines(root / REQUIREMENTS_LOCK)
     for pin in stored.requirements_pins:
         if pin.hashes and pin.version:
             continue
@@ -213,51 +205,3 @@ def _sites(inputs: ProjectInputs) -> dict[str, JSONValue]:
     from agentguard.lock.sites import requirement_sites
 
     return {"requirement_sites": requirement_sites(inputs)}
-
-
-def _build_backend(inputs: ProjectInputs) -> str | None:
-    """The ``[build-system] build-backend`` of a pyproject.toml that names one with a
-    ``[project]`` table (a package others install: a library is not a deployment), or None
-    (an application's inputs, a requirements.in, a file that cannot be read: unknown is
-    never the milder grade)."""
-    if inputs.source != "pyproject.toml":
-        return None
-    from agentguard.lock.inputs import MAX_INPUT_BYTES
-
-    try:
-        text = safeio.read_text(inputs.root / "pyproject.toml", cap=MAX_INPUT_BYTES)
-        data = tomllib.loads(text)
-    except (OSError, ValueError, RecursionError, MemoryError):
-        return None
-    system = data.get("build-system")
-    backend = system.get("build-backend") if isinstance(system, dict) else None
-    if not isinstance(backend, str) or not isinstance(data.get("project"), dict):
-        return None
-    return backend[:80]
-
-
-def _requirement_lines(path: Path) -> dict[tuple[str, str, str], int]:
-    """(name, version, marker) -> the line of that entry in the requirements lock."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
-    out: dict[tuple[str, str, str], int] = {}
-    try:
-        for i, line in enumerate(safeio.read_text(path, cap=MAX_LOCK_BYTES).splitlines(), 1):
-            s = line.strip().removesuffix("\\").strip()
-            if not s or not s[0].isalnum():
-                continue
-            try:
-                req = Requirement(s.split(" --hash=")[0])
-            except InvalidRequirement:
-                continue
-            pinned = [c.version for c in req.specifier if c.operator == "=="]
-            key = (
-                canonicalize_name(req.name),
-                pinned[0] if len(pinned) == 1 else "",
-                str(req.marker) if req.marker else "",
-            )
-            out.setdefault(key, i)
-    except (OSError, UnicodeDecodeError):
-        pass
-    return out

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from agentguard.engine.lock.existing_graph import graph_findings
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
 from agentguard.lock.deadline import DEADLINE_CODE, Deadline
 from agentguard.lock.existing import ExistingAnalysis, analyse_existing, refresh_released
@@ -16,7 +17,6 @@ from agentguard.lock.existing_parts import (
     declared_as_uv_records,
     facts_of,
     file_digest,
-    graph_findings,
     lock_source,
     read_failure,
     root_requirements,
@@ -116,7 +116,7 @@ def relock_uv(
         exclude_newer=settings.exclude_newer if settings is not None else None,
     )
     from agentguard import policy as _policy  # noqa: F401  (imported while `uv lock` runs)
-    from agentguard.lock.existing_check import check_hashes as _hashes  # noqa: F401
+    from agentguard.engine.lock.existing_check import check_hashes as _hashes  # noqa: F401
 
     warm()
     new_text, stderr, shown = run.result()
@@ -186,7 +186,7 @@ def relock_uv(
             old.packages(), analysis.graph, opts.allow_major, inputs.requires_python
         )
         findings += crossings
-    from agentguard.lock.existing_check import check_hashes, check_in_sync
+    from agentguard.engine.lock.existing_check import check_hashes, check_in_sync
 
     findings += check_hashes(new) + check_in_sync(new, inputs, declared_as_uv_records(root))
     blocking = [f for f in crossings if f.severity > Severity.INFO]

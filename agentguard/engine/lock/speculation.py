@@ -1,6 +1,6 @@
 """The analysis of a re-lock made beside the resolver: the previous pins are analysed while
 the resolver runs, and that analysis is used when the resolver returns exactly those pins
-(:mod:`agentguard.lock.requirements_flow`); the AG1xx rules over an analysed graph."""
+(:mod:`agentguard.engine.lock.requirements_flow`); the AG1xx rules over an analysed graph."""
 
 from __future__ import annotations
 

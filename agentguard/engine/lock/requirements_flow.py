@@ -1,8 +1,8 @@
 """`agentguard lock` on a project that agentguard locks itself (``requirements.lock`` and
 ``pylock.toml``): start the resolver (or take the one :mod:`agentguard.lock.early`
 started), read the previous lock and the index meanwhile, analyse the pins (or take the
-analysis made beside the resolver: :mod:`agentguard.lock.speculation`), and hand them to
-the report (:mod:`agentguard.lock.lock_report`), which writes the lock files.
+analysis made beside the resolver: :mod:`agentguard.engine.lock.speculation`), and hand them to
+the report (:mod:`agentguard.engine.lock.lock_report`), which writes the lock files.
 
 The modules for everything after the resolver starts (index client, lock file writer,
 rules, configuration) are imported while it runs, not before.
@@ -25,13 +25,16 @@ from agentguard.lock.start import LockOptions, resolve_request, retain, settings
 from agentguard.lock.urls import clean_url
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentguard.config import Config
+    from agentguard.engine.lock.speculation import Speculated
     from agentguard.facts.fixes import FixGroup, FixSetCheck, GroupKey
     from agentguard.lock.early import Early
     from agentguard.lock.graph import LockedPackage
     from agentguard.lock.index import IndexClient
-    from agentguard.lock.lockfile import QuickPrevious, StoredLock
-    from agentguard.lock.speculation import Speculated
+    from agentguard.lock.lockfile import QuickPrevious
+    from agentguard.lock.stored import StoredLock
 
 Progress = Callable[[str], None]
 
@@ -64,13 +67,14 @@ def lock_requirements(
         resolving = pool.submit(BACKENDS[opts.backend], request)
     pool.shutdown(wait=False)
     from agentguard import policy as _policy  # noqa: F401
+    from agentguard.engine.lock import speculation
+    from agentguard.engine.lock.lock_report import assemble, command_line, failed_report
     from agentguard.lock import sites as _sites  # noqa: F401
-    from agentguard.lock import speculation
     from agentguard.lock.analysis import analyse
     from agentguard.lock.index import IndexClient, background_thread
-    from agentguard.lock.lock_report import assemble, command_line, failed_report
-    from agentguard.lock.lockfile import QuickPrevious, read_quick, read_stored
+    from agentguard.lock.lockfile import QuickPrevious, read_quick
     from agentguard.lock.previous import previous_index, previous_pins
+    from agentguard.lock.stored import read_stored
     from agentguard.rules import deps as _deps  # noqa: F401  (imported while the resolver runs)
 
     warm()  # the caller's own (the report's renderer)
@@ -138,7 +142,10 @@ def lock_requirements(
     speculating: Future[Speculated] | None = None
     speculating_with = client
     guessed_pins: tuple[LockedPackage, ...] = ()
-    if client is not None and isinstance(previous, QuickPrevious):
+    if early is not None and early.speculating is not None and client is early.client:
+        guessed_pins = tuple(early.previous.pins if early.previous is not None else ())
+        speculating = early.speculating  # started with the resolver (lock.early)
+    elif client is not None and isinstance(previous, QuickPrevious):
         guessed_pins = tuple(previous.pins)
         side = ThreadPoolExecutor(1, initializer=background_thread)
         speculating = side.submit(
@@ -148,7 +155,7 @@ def lock_requirements(
             client,
             policy,
             opts.allow_major,
-            _fix_check(request, previous.pins, client),
+            _fix_check(request, previous.pins, client, root),
         )
         side.shutdown(wait=False)
     try:
@@ -213,7 +220,7 @@ def lock_requirements(
                 policy,
                 opts.allow_major,
                 inputs.requires_python,
-                _fix_check(request, resolution.pins, client),
+                _fix_check(request, resolution.pins, client, root),
             )
         finally:
             client.close()
@@ -235,14 +242,12 @@ def lock_requirements(
 
 
 def _fix_check(
-    request: ResolveRequest, pins: Sequence[LockedPackage], client: IndexClient
+    request: ResolveRequest, pins: Sequence[LockedPackage], client: IndexClient, root: Path
 ) -> Callable[[Mapping[GroupKey, FixGroup]], FixSetCheck]:
     """AG101's first fixes resolved as one set against ``pins`` (:mod:`agentguard.lock.fix_check`)."""
-    from agentguard.lock.fix_check import UvResolve, check_fix_set
-    from agentguard.lock.index import default_cache_dir
+    from agentguard.lock.fix_check import checker
 
-    resolve = UvResolve(request, pins, client, default_cache_dir())
-    return lambda groups: check_fix_set(groups, resolve)
+    return checker(request, pins, client, root)
 
 
 def _wait_quietly(future: Future[Resolution]) -> None:

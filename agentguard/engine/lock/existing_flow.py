@@ -1,6 +1,6 @@
 """`agentguard lock` on a project that already locks with uv, Poetry or a PEP 751 writer:
 the project's own tool stays authoritative. ``--check`` reads its lock; a re-lock of a uv
-project runs ``uv lock`` and gates the result (:mod:`agentguard.lock.uv_project`); a
+project runs ``uv lock`` and gates the result (:mod:`agentguard.engine.lock.uv_project`); a
 Poetry lock is read and gated, not re-locked."""
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from agentguard.config import DepsPolicy
     from agentguard.lock.start import Settings
     from agentguard.lock.uv_lock_run import UvLockRun
+from agentguard.engine.lock.existing_graph import graph_findings as graph_findings
 from agentguard.lock.existing_parts import _pyproject_data
 from agentguard.lock.existing_parts import declared_as_uv_records as declared_as_uv_records
 from agentguard.lock.existing_parts import facts_of as facts_of
 from agentguard.lock.existing_parts import file_digest as file_digest
-from agentguard.lock.existing_parts import graph_findings as graph_findings
 from agentguard.lock.existing_parts import lock_source as lock_source
 from agentguard.lock.existing_parts import read_failure as read_failure
 from agentguard.lock.existing_parts import root_requirements as root_requirements
@@ -73,7 +73,7 @@ def check_existing(
 ) -> Report:
     """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock
     (indexes read: the configured ones, ``index_url`` the run's --index-url)."""
-    from agentguard.lock.existing_check import (
+    from agentguard.engine.lock.existing_check import (
         check_hashes,
         check_in_sync,
         check_members_in_sync,
@@ -158,7 +158,7 @@ def lock_existing(
     gated, not re-locked (said so). ``started``: `uv lock` already running (lock.early);
     ``settings``: the cooldown's cut-off `uv lock` is given."""
     if reader.format == "uv.lock":
-        from agentguard.lock.uv_project import relock_uv
+        from agentguard.engine.lock.uv_project import relock_uv
 
         report = relock_uv(
             opts, inputs, policy, started, no_build=no_build, settings=settings, warm=warm
