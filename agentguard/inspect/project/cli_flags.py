@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from agentguard.facts.agents import FirewallContainer
 from agentguard.inspect.project.awf import read_awf, wrapper_of
+from agentguard.inspect.project.line_hits import lines_holding
 from agentguard.inspect.project.model import AgentConfig, Option
 from agentguard.inspect.project.shell_words import shell_words
 
@@ -70,17 +71,16 @@ def has_cli_use(data: bytes) -> bool:
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
-    lines = text.splitlines()
+    hits, lines = lines_holding(text, ("claude",))
     out: list[tuple[int, str]] = []
     i = 0
-    while i < len(lines):
-        start = i
+    for start in hits:
+        if start < i:
+            continue  # (joined to a line before)
+        i = start
         line = lines[i]
         stripped = line.lstrip()
         if stripped.startswith(("#", "//")):
-            i += 1
-            continue
-        if "claude" not in line:
             i += 1
             continue
         parts = [line]

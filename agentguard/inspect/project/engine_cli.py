@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from agentguard.inspect.project.engine_model import CODEX, GEMINI, EnginePolicy
+from agentguard.inspect.project.line_hits import lines_holding
 from agentguard.inspect.project.model import Option, Unknown
 from agentguard.inspect.project.shell_words import shell_words
 
@@ -53,12 +54,17 @@ def has_engine_cli_use(data: bytes) -> bool:
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
-    lines = text.splitlines()
+    """(number, text) of each line that holds ``codex`` or ``gemini`` and is no comment,
+    joined with its backslash continuations (a line joined is not read again)."""
+    hits, lines = lines_holding(text, ("codex", "gemini"))
     out: list[tuple[int, str]] = []
     i = 0
-    while i < len(lines):
-        start, line = i, lines[i]
-        if line.lstrip().startswith(("#", "//")) or ("codex" not in line and "gemini" not in line):
+    for start in hits:
+        if start < i:
+            continue  # (joined to the line before)
+        i = start
+        line = lines[i]
+        if line.lstrip().startswith(("#", "//")):
             i += 1
             continue
         parts = [line]

@@ -133,14 +133,14 @@ def _composite(path: str, data: bytes, out: FileOutcome, origin: str) -> None:
     claude inside is configured per caller after gathering (:func:`.composite.join`)."""
     from agentguard.inspect.project.composite import read_composite
     from agentguard.inspect.project.workflows import action_policies
-    from agentguard.inspect.project.yaml_lined import load_yaml
+    from agentguard.inspect.project.yaml_lined import load_workflow_yaml
 
     try:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise DocumentError(f"not UTF-8 text (byte {exc.start})", code="decode") from None
-        composite = read_composite(path, load_yaml(text))
+        composite = read_composite(path, load_workflow_yaml(text))
     except DocumentError as exc:
         out.sources.append(_failed(path, exc, "action"))
         return
@@ -166,9 +166,9 @@ def _composite(path: str, data: bytes, out: FileOutcome, origin: str) -> None:
 
 def _local_uses(path: str, data: bytes) -> list[LocalActionUse]:
     from agentguard.inspect.project.composite import read_local_uses
-    from agentguard.inspect.project.yaml_lined import load_yaml
+    from agentguard.inspect.project.yaml_lined import load_workflow_yaml
 
-    return read_local_uses(path, load_yaml(data.decode("utf-8-sig")))
+    return read_local_uses(path, load_workflow_yaml(data.decode("utf-8-sig")))
 
 
 def claude_steps(steps: list[ActionStep], out: FileOutcome, origin: str) -> None:
@@ -187,9 +187,9 @@ def claude_steps(steps: list[ActionStep], out: FileOutcome, origin: str) -> None
 
 def _agent_runs(path: str, data: bytes) -> list[AgentRunStep]:
     from agentguard.inspect.project.workflow_runs import read_agent_runs
-    from agentguard.inspect.project.yaml_lined import load_yaml
+    from agentguard.inspect.project.yaml_lined import load_workflow_yaml
 
-    return read_agent_runs(path, load_yaml(data.decode("utf-8-sig")))
+    return read_agent_runs(path, load_workflow_yaml(data.decode("utf-8-sig")))
 
 
 _RUN_NEEDLES = (b"openhands",)  # agents a workflow starts with `run:` (workflow_runs)

@@ -220,7 +220,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
 
     template = False
     if wanted is None:
-        wanted = Wanted.of(data, risk_readers=python_risk_may_matter(data))
+        wanted = Wanted.of(data, risk_readers=python_risk_may_matter(data), path=path)
     try:
         try:
             facts = analyse_python(path, data, origin=origin, wanted=wanted)
@@ -233,7 +233,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
                 path,
                 untemplated,
                 origin=origin,
-                wanted=Wanted.of(untemplated, risk_readers=python_risk_may_matter(data)),
+                wanted=Wanted.of(untemplated, risk_readers=python_risk_may_matter(data), path=path),
             )
     except SyntaxError as exc:
         if template:  # a project template that is no Python until it is rendered

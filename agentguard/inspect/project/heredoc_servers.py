@@ -277,10 +277,10 @@ def _unexpanded(value: Any, exprs: list[tuple[str, str]], quoted: bool) -> Any:
 def workflow_heredoc_servers(path: str, data: bytes) -> Found:
     """The servers written by here-documents in the ``run:`` steps of a workflow or a
     composite action. Raises :class:`~agentguard.inspect.project.lined.DocumentError`."""
-    from agentguard.inspect.project.yaml_lined import load_yaml
+    from agentguard.inspect.project.yaml_lined import load_workflow_yaml
 
     text = data.decode("utf-8-sig")
-    doc = load_yaml(text)
+    doc = load_workflow_yaml(text)
     raw = text.split("\n")
     servers: list[McpServer] = []
     failed: list[Source] = []

@@ -20,7 +20,12 @@ _REQUIREMENTS = re.compile(r"^(.*requirements.*\.(txt|in|lock)|constraints.*\.tx
 def file_kind(path: str) -> str | None:
     """What this module reads ``path`` as, or None when it does not read it."""
     norm = path.replace("\\", "/")
-    base = posixpath.basename(norm)
+    return kind_of(posixpath.basename(norm), norm)
+
+
+def kind_of(base: str, norm: str) -> str | None:
+    """:func:`file_kind` of ``norm`` (a path with ``/`` only) whose last name is ``base``
+    (the walk knows both: no path is split again for each of its files)."""
     low = base.lower()
     if low.endswith(".dockerignore"):
         return "dockerignore"

@@ -82,10 +82,12 @@ class Wanted:
     definitions: bool = False  # agent definitions for the map (no rule reads them)
 
     @classmethod
-    def of(cls, data: bytes, *, risk_readers: bool = True) -> Wanted:
+    def of(cls, data: bytes, *, risk_readers: bool = True, path: str | None = None) -> Wanted:
         """``risk_readers`` False: the file passed the first pre-filter for the map's
         definitions alone (:func:`~agentguard.inspect.project.files.python_risk_may_matter`
-        said no), so only that reader may read it."""
+        said no), so only that reader may read it. ``path``: the file's, when known: a
+        test file is not read for definitions (:func:`analyse_python`), so its test is
+        not made."""
         from agentguard.inspect.project.python_api_tools import may_declare
         from agentguard.inspect.project.python_definitions import may_define
         from agentguard.inspect.project.python_fallback import may_switch_model
@@ -93,7 +95,7 @@ class Wanted:
         from agentguard.inspect.project.python_frameworks import may_grant
         from agentguard.inspect.project.python_harness import may_start_containers
 
-        defines = may_define(data)
+        defines = (path is None or path_context(path) != "test") and may_define(data)
         if not risk_readers:
             return cls(False, False, False, False, False, False, defines)
         lower = data.lower()

@@ -138,39 +138,57 @@ def _dispatched(test: ast.AST) -> set[str]:
     return out
 
 
+# nodes with nothing below them that could be a root or hold one
+_LEAVES = frozenset(
+    {ast.Name, ast.Constant, *ast.expr_context.__subclasses__(), *ast.operator.__subclasses__(),
+     *ast.boolop.__subclasses__(), *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__()}
+)  # fmt: skip
+
+
 def _handed_over(tree: ast.AST) -> list[tuple[ast.Dict, frozenset[str]]]:
     """Dict literals that reach a model's tool list: in a ``tools=`` argument, or in a value
     bound to (or appended to) a name whose head word is ``tools``; each with the strings the
     ``if`` tests around it compare with (a branch taken when a caller names that tool type
     forwards the caller's choice: a library's dispatch, not this code's grant)."""
     roots: list[tuple[ast.AST, frozenset[str]]] = []
-
-    def visit(node: ast.AST, guards: frozenset[str]) -> None:
-        if isinstance(node, ast.Call):
-            roots.extend((kw.value, guards) for kw in node.keywords if kw.arg == "tools")
-            func = node.func
+    # every node in the order a recursive walk meets it (children in field order), with the
+    # guards of the `if` bodies it stands in; leaves (names, constants, contexts) are not
+    # pushed: nothing below them, and none of them is a root
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(tree, frozenset())]
+    while stack:
+        node, guards = stack.pop()
+        kind = type(node)
+        if kind is ast.Call:
+            call: ast.Call = node  # type: ignore[assignment]
+            roots.extend((kw.value, guards) for kw in call.keywords if kw.arg == "tools")
+            func = call.func
             if (
                 isinstance(func, ast.Attribute)
                 and func.attr in ("append", "extend", "insert")
                 and _tools_name(func.value)
             ):
-                roots.extend((a, guards) for a in node.args)
-        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                roots.extend((a, guards) for a in call.args)
+        elif (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None:  # type: ignore[attr-defined]
+            targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
             if any(_tools_name(t) for t in targets):
-                roots.append((node.value, guards))
-        if isinstance(node, ast.If):
-            inner = guards | _dispatched(node.test)
-            visit(node.test, guards)
-            for stmt in node.body:
-                visit(stmt, inner)
-            for stmt in node.orelse:
-                visit(stmt, guards)
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child, guards)
-
-    visit(tree, frozenset())
+                roots.append((node.value, guards))  # type: ignore[attr-defined]
+        if kind is ast.If:
+            branch: ast.If = node  # type: ignore[assignment]
+            inner = guards | _dispatched(branch.test)
+            later = [(s, inner) for s in branch.body] + [(s, guards) for s in branch.orelse]
+            stack.extend(reversed(later))
+            stack.append((branch.test, guards))
+            continue
+        children: list[tuple[ast.AST, frozenset[str]]] = []
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                children.extend(
+                    (v, guards) for v in value if type(v) not in _LEAVES and isinstance(v, ast.AST)
+                )
+            elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
+                children.append((value, guards))
+        stack.extend(reversed(children))
     seen: dict[int, tuple[ast.Dict, frozenset[str]]] = {}
     for root, guards in roots:
         for sub in ast.walk(root):

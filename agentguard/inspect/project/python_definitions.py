@@ -19,7 +19,7 @@ from agentguard.facts.agents import ToolDef
 from agentguard.inspect.project.model import AgentDefinition
 from agentguard.inspect.project.python_crews import config_key
 from agentguard.inspect.project.python_eval import Evaluator, reaching
-from agentguard.inspect.project.python_import_needles import may_import
+from agentguard.inspect.project.python_import_needles import in_code, may_import
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
 from agentguard.inspect.project.python_tool_defs import (
     MAX_TOOLS,
@@ -115,7 +115,11 @@ def may_define(data: bytes) -> bool:
         return False
     if b"StateGraph" in data and b"compile" in data:
         return True
-    return any(n in data for n in NAME_NEEDLES) and any(u.search(data) for u in _USED)
+    # (a use in code: not one in a docstring's example, where most of a framework's own
+    # modules write `agent = Agent(...)`; each pattern starts with the name or its `=`)
+    return any(n in data for n in NAME_NEEDLES) and any(
+        in_code(data, m.start()) for u in _USED for m in u.finditer(data)
+    )
 
 
 def _arg(node: ast.Call, where: tuple[str, int | None] | None) -> ast.expr | None:

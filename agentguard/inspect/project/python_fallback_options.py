@@ -9,7 +9,7 @@ import ast
 
 from agentguard.inspect.project.model import FallbackSite
 from agentguard.inspect.project.python_eval import Evaluator
-from agentguard.inspect.project.python_import_needles import may_import
+from agentguard.inspect.project.python_import_needles import may_import, spelled_in_code
 from agentguard.inspect.project.python_scope import ModuleIndex, short
 
 
@@ -38,17 +38,22 @@ def _site(
 
 
 _FRAMEWORKS = ("agno", "pydantic_ai", "litellm")
+_FRAMEWORK_NEEDLES = tuple(m.encode() for m in _FRAMEWORKS)
+_OPTION_NEEDLES = (b"fallbacks", b"FallbackModel", b"fallback_models")
 
 
 def may_take_fallbacks(data: bytes) -> bool:
     """False only when :func:`option_fallbacks` cannot find anything in the file (the
     second-stage pre-filter): it needs `.with_fallbacks(`, or an import of one of the
     frameworks and a keyword or class named for fallbacks."""
-    if b"with_fallbacks" in data:
+    # (each a callee's last name or a keyword: a docstring's `FallbackModel(...)` is none)
+    if spelled_in_code(data, (b"with_fallbacks",)):
         return True
     return (
-        b"fallbacks" in data or b"FallbackModel" in data or b"fallback_models" in data
-    ) and may_import(data, tuple(m.encode() for m in _FRAMEWORKS))
+        (b"fallbacks" in data or b"FallbackModel" in data or b"fallback_models" in data)
+        and may_import(data, _FRAMEWORK_NEEDLES)
+        and spelled_in_code(data, _OPTION_NEEDLES)
+    )
 
 
 def option_fallbacks(path: str, index: ModuleIndex, ev: Evaluator) -> list[FallbackSite]:

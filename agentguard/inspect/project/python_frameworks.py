@@ -16,7 +16,7 @@ from typing import Any
 
 from agentguard.inspect.project.model import ToolGrant, Unknown, alternatives
 from agentguard.inspect.project.python_eval import Evaluator
-from agentguard.inspect.project.python_import_needles import may_import
+from agentguard.inspect.project.python_import_needles import may_import, spelled_in_code
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
 
 _OPENAI = {
@@ -73,8 +73,11 @@ NEEDLES: tuple[bytes, ...] = tuple(
 def may_grant(data: bytes) -> bool:
     """False only when :func:`framework_grants` cannot find a grant in the file: it needs
     a needle and an import of a framework (:func:`_imports_a_framework`)."""
-    return any(n in data for n in NEEDLES) and may_import(
-        data, (b"agents", b"smolagents"), prefixes=(b"langchain", b"autogen", b"crewai")
+    # (a callee's last name or a keyword, in code: a docstring's `ShellTool(...)` is none)
+    return (
+        may_import(data, (b"agents", b"smolagents"), prefixes=(b"langchain", b"autogen", b"crewai"))
+        and any(n in data for n in NEEDLES)
+        and spelled_in_code(data, NEEDLES)
     )
 
 

@@ -9,13 +9,17 @@ finds nothing without an import of its framework need not parse a file in which 
 occurrence of the framework's name stands there: docstrings, comments and strings that name
 it (``"openai:gpt-4o"``, "build agents with...") do not.
 
-The test is a necessary condition only: ``x = 1, agents`` and ``# from agents`` pass it.
+The test is a necessary condition only: ``x = 1, agents`` passes it. Each place that passes
+is then asked whether it is code (:mod:`.python_literals`): not in a string literal nor a
+comment, where no import statement can be.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from agentguard.inspect.project.python_literals import Literals
 
 _BLANKS = b" \t\f"
 _NAME_BYTES = frozenset(
@@ -64,7 +68,8 @@ def _after_an_opener(data: bytes, start: int) -> bool:
 
 def may_import(data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[bytes] = ()) -> bool:
     """False only when no import statement of the file can name a module whose first name
-    is one of ``roots``, or starts with one of ``prefixes``."""
+    is one of ``roots``, or starts with one of ``prefixes``. A name in a string literal or
+    a comment (a docstring's ``from agents import X``) is no import."""
     for name, whole in (*((r, True) for r in roots), *((p, False) for p in prefixes)):
         at = data.find(name)
         while at >= 0:
@@ -73,7 +78,39 @@ def may_import(data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[b
                 (not whole or end == len(data) or not _is_name_byte(data[end]))
                 and (at == 0 or not _is_name_byte(data[at - 1]))  # (not `smolagents`)
                 and _after_an_opener(data, at)
+                and _literals(data).in_code(at)
             ):
                 return True
             at = data.find(name, end)
     return False
+
+
+def spelled_in_code(data: bytes, names: Iterable[bytes]) -> bool:
+    """Whether one of ``names`` stands in code or in a field of an f-string (a name a
+    reader matches as a callee, a keyword or an import): not only in strings and comments."""
+    for name in names:
+        at = data.find(name)
+        while at >= 0:
+            if in_code(data, at):
+                return True
+            at = data.find(name, at + len(name))
+    return False
+
+
+def in_code(data: bytes, at: int) -> bool:
+    """Whether ``data[at]`` is code or in a field of an f-string (where an expression, a
+    call, may stand): not in a plain string literal, nor in a comment."""
+    return _literals(data).in_code(at, fields=True)
+
+
+# the literals of the file asked about last: the pre-filters ask about one file several
+# times in a row (each reader's import test), and the scan is made once, as far as asked
+_LAST: Literals | None = None
+
+
+def _literals(data: bytes) -> Literals:
+    global _LAST
+    last = _LAST
+    if last is None or last.data is not data:
+        last = _LAST = Literals(data)
+    return last

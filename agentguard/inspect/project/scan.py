@@ -21,14 +21,11 @@ from typing import TYPE_CHECKING
 from agentguard.findings import Finding, JSONValue, Source
 from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project import cache as content_cache
-from agentguard.inspect.project.cli_flags import has_cli_use
-from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.files import (
     FileOutcome,
     failed_source,
     process_file,
     python_may_matter,
-    python_risk_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
 from agentguard.inspect.project.walk import (
@@ -146,15 +143,25 @@ def _processed(cand: Candidate, data: bytes) -> FileOutcome:
     return copy.deepcopy(hit)
 
 
+_CACHED_KINDS = frozenset({"python", "script", "ts"})
+
+
 def _process_or_cached(cand: Candidate, data: bytes) -> FileOutcome:
+    """Through the content cache where one is open: a Python file that passed the first
+    pre-filter, every script (a YAML file, a shell script, a Makefile...) and every
+    TypeScript/JavaScript file by the hash of its bytes, so that a re-run neither parses
+    nor runs the second-stage pre-filters and needle searches again (on 150 MB of recorded
+    test exchanges those searches cost more than reading and hashing the bytes; gemini-cli's
+    server tables were half of its re-run); the small kinds are read again."""
     cache = content_cache.ACTIVE
-    if cache is None or cand.kind not in ("python", "script"):
+    if cache is None or cand.kind not in _CACHED_KINDS:
         return process_file(cand.rel, cand.kind, data)
-    if cand.kind == "python":
-        return _cached_python(cache, cand.rel, data)
-    if _costly_script(cand.rel, data):
-        return _cached(cache, cand.rel, cand.kind, data)
-    return process_file(cand.rel, cand.kind, data)
+    key = cache.key(cand.rel, cand.kind, data)
+    out = cache.get(key)
+    if out is None:
+        out = process_file(cand.rel, cand.kind, data)
+        cache.put(key, out)
+    return out
 
 
 def read_and_process(cand: Candidate) -> FileOutcome | None:
@@ -177,44 +184,6 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
     out = _processed(cand, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
-    return out
-
-
-def _cached_python(cache: content_cache.ContentCache, rel: str, data: bytes) -> FileOutcome:
-    """A Python file's outcome from the cache when one of the code readers would parse it
-    (what costs: hashing every file the readers pass over costs more than reading it)."""
-    from agentguard.inspect.project.python_agents import Wanted
-
-    wanted = Wanted.of(data, risk_readers=python_risk_may_matter(data))
-    if not wanted.any():
-        return process_file(rel, "python", data, wanted=wanted)
-    key = cache.key(rel, "python", data)
-    out = cache.get(key)
-    if out is None:
-        out = process_file(rel, "python", data, wanted=wanted)
-        cache.put(key, out)
-    return out
-
-
-def _costly_script(rel: str, data: bytes) -> bool:
-    """A script or YAML file its readers parse (a workflow, an action, a command line of an
-    agent engine): worth a hash. The others cost less to read again than to hash."""
-    from agentguard.inspect.project.composite import is_action_file
-    from agentguard.inspect.project.workflows import is_workflow
-
-    return (
-        has_engine_cli_use(data)
-        or has_cli_use(data)
-        or (rel.endswith((".yml", ".yaml")) and (is_action_file(rel) or is_workflow(rel, data)))
-    )
-
-
-def _cached(cache: content_cache.ContentCache, rel: str, kind: str, data: bytes) -> FileOutcome:
-    key = cache.key(rel, kind, data)
-    out = cache.get(key)
-    if out is None:
-        out = process_file(rel, kind, data)
-        cache.put(key, out)
     return out
 
 
@@ -269,7 +238,7 @@ MAX_JOBS = min(4 * (os.cpu_count() or 1), 32)
 PARALLEL_MIN = 2000  # candidates below this are read in-process (a fork and its results: ~3 ms)
 # ... unless this many are Python files of some size (an SDK's own repository: most of its
 # files import it and are parsed, which costs far more than reading)
-PARALLEL_MIN_PYTHON = 400
+PARALLEL_MIN_PYTHON = 100
 CHUNK = 250  # about this many files in one range at most (a range is one task of one process)
 
 
@@ -321,6 +290,7 @@ def _process_all(
     own = [i for i, c in enumerate(candidates) if c.kind == "container"]
     rest = [i for i, c in enumerate(candidates) if c.kind != "container"]
     rest, ranges = _interleave(rest, jobs)
+    ranges = _costliest_first([candidates[i] for i in rest], ranges)
     # The children are forked after the walk: they inherit the candidates and are sent
     # only range numbers (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
@@ -375,6 +345,27 @@ def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[in
             order += taken
         ranges.append((start, len(order)))
     return order, ranges
+
+
+# what a byte of each kind costs to read, relative to a byte of Python (parsed when it names
+# an agent library); the others are searched, not parsed
+_COST_PER_BYTE = {"python": 20, "ts": 4}
+
+
+def _costliest_first(
+    cands: list[Candidate], ranges: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The ranges, those with the most bytes to read first (Python's counting most): the
+    processes end together, instead of one parsing a range of large test modules taken
+    last while the other waits. (One ``lstat`` per file: a few milliseconds.)"""
+    sizes = []
+    for cand in cands:
+        try:
+            size = os.lstat(cand.abspath).st_size
+        except OSError:
+            size = 0
+        sizes.append(size * _COST_PER_BYTE.get(cand.kind, 1))
+    return sorted(ranges, key=lambda r: -sum(sizes[r[0] : r[1]]))
 
 
 _SHARED: list[Candidate] = []  # what forked workers read their ranges from

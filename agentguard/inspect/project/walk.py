@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentguard.findings import Source
-from agentguard.inspect.project.kinds import KEEP_OUT_DIRS, keep_out_category, wants_file
+from agentguard.inspect.project.kinds import KEEP_OUT_DIRS, keep_out_category, kind_of
 from agentguard.safeio import (
     FIRST_READ,
     MAX_FILE_BYTES,
@@ -96,8 +96,12 @@ def classify(path: str) -> str | None:
 
     "container" is whatever :func:`~agentguard.inspect.project.kinds.wants_file` reads.
     """
-    name = posixpath.basename(path)
-    parent = posixpath.basename(posixpath.dirname(path))
+    return _classify(path, posixpath.basename(path), posixpath.basename(posixpath.dirname(path)))
+
+
+def _classify(path: str, name: str, parent: str) -> str | None:
+    """:func:`classify` of ``path``, whose last name and its folder's name are given (the
+    walk knows them: no path is split again for each of its files)."""
     if name.endswith(PYTHON_EXT):
         return "python"
     if name.endswith(TS_EXT):
@@ -116,7 +120,12 @@ def classify(path: str) -> str | None:
         return "gemini-settings"
     if name == "config.toml" and parent not in (".cargo", ".codex"):
         return "openhands-config"  # read only when it holds OpenHands' tables
-    if wants_file(path):
+    if "\\" not in path:
+        container = kind_of(name, path) is not None
+    else:  # (the container files' reader takes a backslash for a folder's end)
+        norm = path.replace("\\", "/")
+        container = kind_of(posixpath.basename(norm), norm) is not None
+    if container:
         return "container"
     if name == "package.json" or name in SCRIPT_NAMES or name.endswith(SCRIPT_EXT):
         return "script"
@@ -267,7 +276,7 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
                 out.keep_out.append((path, category))
             elif name == ".gitignore":
                 out.gitignores.append(path)
-            kind = classify(path)
+            kind = _classify(path, name, parent)
             if kind is not None:
                 candidates.append(
                     Candidate(path, entry.path, kind, entry.is_file(follow_symlinks=False))

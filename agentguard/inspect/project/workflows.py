@@ -28,7 +28,7 @@ from agentguard.inspect.project.engine_settings import (
 from agentguard.inspect.project.jsonc import load_jsonc
 from agentguard.inspect.project.lined import DocumentError, LinedDoc
 from agentguard.inspect.project.model import McpServer, Option, Unknown
-from agentguard.inspect.project.yaml_lined import load_yaml
+from agentguard.inspect.project.yaml_lined import load_workflow_yaml
 
 AGENT_ACTIONS = {
     "openai/codex-action": CODEX,
@@ -68,7 +68,7 @@ def read_workflow(path: str, data: bytes) -> list[ActionStep]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DocumentError(f"not UTF-8 text (byte {exc.start})", code="decode") from None
-    doc = load_yaml(text)
+    doc = load_workflow_yaml(text)
     if not isinstance(doc.value, dict):
         raise DocumentError("a workflow must be a mapping at the top level", line=1)
     triggers = _triggers(doc.value)

@@ -67,6 +67,24 @@ def load_yaml(text: str) -> LinedDoc:
     return LinedDoc(value, lines)
 
 
+# (text, document) of the last :func:`load_workflow_yaml`: a workflow is read by several
+# readers of the same file (its agent steps, its local actions, the agents its `run:`
+# steps start, the here-documents of those steps), each of which loaded it again
+_LAST_WORKFLOW: tuple[str, LinedDoc] | None = None
+
+
+def load_workflow_yaml(text: str) -> LinedDoc:
+    """:func:`load_yaml` for the workflow and action readers, which never change what it
+    returns: the same text twice in a row is parsed once."""
+    global _LAST_WORKFLOW
+    last = _LAST_WORKFLOW
+    if last is not None and last[0] == text:
+        return last[1]
+    doc = load_yaml(text)
+    _LAST_WORKFLOW = (text, doc)
+    return doc
+
+
 MAX_DOCUMENTS = 1000  # documents read from one multi-document file
 
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ from typer.testing import CliRunner
 
 from agentguard.cli import app
 from agentguard.inspect.project import cache as content_cache
-from agentguard.inspect.project import engine_files, python_agents
+from agentguard.inspect.project import engine_files, python_agents, scan
 from agentguard.inspect.project.cache_codec import BadEntry, decode, encode
 from agentguard.inspect.project.files import process_file
 
@@ -256,3 +259,96 @@ def test_a_cache_folder_keeps_the_packs_of_the_folders_scanned_last(
         (repo / "agent.py").write_text(AGENT)
         _inspect(repo, "--cache-dir", str(where))
     assert len(list(where.glob("*.pack"))) == 2
+
+
+def test_a_change_of_content_is_seen_whatever_the_file_times_say(
+    home: Path, parses: list[str]
+) -> None:
+    # the key is the file's bytes: a file rewritten with the same size and its times put
+    # back (`touch -r`, a tar extraction, a hostile pull request's build step) is read again
+    repo = _project(home)
+    agent = repo / "agent.py"
+    before = agent.stat()
+    plain = _inspect(repo)
+    changed = AGENT.replace('"bypassPermissions"', '"acceptEdits"      ')
+    assert len(changed) == len(AGENT)
+    agent.write_text(changed)
+    os.utime(agent, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert agent.stat().st_size == before.st_size
+    assert agent.stat().st_mtime_ns == before.st_mtime_ns
+    parses.clear()
+    report = _inspect(repo)
+    assert parses == ["agent.py"]
+    assert report == _inspect(repo, "--no-cache")
+    assert _on("agent.py", report) != _on("agent.py", plain)
+
+
+CASSETTE = """\
+interactions:
+- request:
+    body: '{"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "claude"}]}]}'
+    uri: https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent
+  response:
+    body:
+      string: '{"candidates": [{"content": {"parts": [{"text": "mcpServers \\\\u0063"}]}}]}'
+"""
+
+
+def test_a_rerun_searches_no_script_and_runs_no_pre_filter_again(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pydantic-ai's 1,400 recorded exchanges: searched for command lines and server tables
+    # on the first run, taken from the pack (as files that hold nothing) on the next
+    repo = _project(home)
+    for i in range(3):
+        (repo / "tests" / f"cassette_{i}.yaml").write_text(CASSETTE)
+    (repo / "tests" / "test_lib.py").write_text("import openai\n\nclient = openai.OpenAI()\n")
+    # gemini-cli's server tables in TypeScript: parsed on every run before
+    (repo / "servers.ts").write_text(
+        'export const config = { mcpServers: { fs: { command: "npx", '
+        'args: ["-y", "@modelcontextprotocol/server-filesystem", "/"] } } };\n'
+    )
+    monkeypatch.setenv("AGENTGUARD_JOBS", "1")
+    read: list[tuple[str, str]] = []
+    real = scan.process_file
+
+    def counting(path: str, kind: str, *a: Any, **k: Any) -> Any:
+        read.append((path, kind))
+        return real(path, kind, *a, **k)
+
+    monkeypatch.setattr(scan, "process_file", counting)
+    plain = _inspect(repo)
+    assert ("tests/cassette_0.yaml", "script") in read
+    assert ("tests/test_lib.py", "python") in read and ("servers.ts", "ts") in read
+    assert any(m["name"] == "fs" for m in plain["facts"]["project"]["mcp_servers"])
+    read.clear()
+    assert _inspect(repo) == plain
+    assert [r for r in read if r[1] in ("python", "script", "ts")] == []
+
+
+def test_a_rerun_in_a_new_process_hits_every_entry_and_leaves_the_pack_alone(
+    home: Path,
+) -> None:
+    # a workflow that calls a local action holds a record of a module the scan imports
+    # only where it reads such a workflow: a new process decodes it all the same
+    repo = home / "repo"
+    shutil.copytree(FIXTURES / "AG301" / "fail" / "composite-action-callers", repo)
+    (repo / "agent.py").write_text(AGENT)
+    env = {**os.environ, "AGENTGUARD_CACHE_KEY": "test", "AGENTGUARD_JOBS": "1"}
+
+    def run() -> dict[str, Any]:
+        out = subprocess.run(
+            [sys.executable, "-m", "agentguard", "inspect", str(repo), "--format", "json",
+             "--cache-dir", str(home / "packs")],
+            capture_output=True, env=env, check=False,
+        )  # fmt: skip
+        assert out.returncode in (0, 1), out.stderr
+        report = json.loads(out.stdout)
+        return {k: report[k] for k in ("findings", "sources", "facts", "map")}
+
+    first = run()
+    (pack,) = (home / "packs").glob("*.pack")
+    written = pack.stat().st_mtime_ns, pack.read_bytes()
+    assert b"LocalActionUse" in written[1]
+    assert run() == first
+    assert (pack.stat().st_mtime_ns, pack.read_bytes()) == written  # every entry a hit

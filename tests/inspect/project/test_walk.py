@@ -323,3 +323,28 @@ def test_the_plain_py_file_shortcut_walks_as_the_general_path_does(tmp_path: Pat
         )
         == (4, 4, 1)
     )
+
+
+def test_the_walk_classifies_each_file_as_classify_does(tmp_path: Path) -> None:
+    # the walk hands classify the names it already has (crewAI's 27,000 files: splitting
+    # each path again was most of the walk); every odd name must come out the same
+    names = [
+        "a.py", "b.ts", "x.d.ts", "Dockerfile", "dockerfile.dev", "api.Dockerfile",
+        "docker-compose.override.yml", "compose.yaml", "requirements-dev.txt", "uv.lock",
+        "pyproject.toml", ".gitignore", ".dockerignore", "app.dockerignore", "config.toml",
+        "settings.json", "mcp.json", ".mcp.json", "package.json", "Makefile", "run.sh",
+        "notes.md", "logo.png", "CLAUDE.md", "devcontainer.json", "setup.sh", "x.in",
+        "a\\Dockerfile", "b\\requirements.txt", "weird\\.mcp.json",
+    ]  # fmt: skip
+    folders = ["", ".claude", ".vscode", ".codex", ".gemini", ".devcontainer", "requirements",
+               ".cargo", "managed-settings.d", "deep/.devcontainer", "x\\y"]  # fmt: skip
+    for folder in folders:
+        for name in names:
+            path = tmp_path / folder / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("x = 1\n")
+    got = {c.rel: c.kind for c in walk(str(tmp_path)).candidates}
+    for folder in folders:
+        for name in names:
+            rel = f"{folder}/{name}" if folder else name
+            assert got.get(rel) == classify(rel), rel
