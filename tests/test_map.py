@@ -93,7 +93,7 @@ EXAMPLE_NODES = {
     "t5": "file: Read, Write, Edit, MultiEdit, Glob, Grep, NotebookEdit, LS<br>pre-approved",
     "t6": "web: WebFetch, WebSearch<br>asked",
     "m7": "MCP tasks<br>in-process<br>in this process",
-    "m8": "MCP tracker<br>npx -y @acme/tracker-mcp<br>unpinned (AG310)",
+    "m8": "MCP tracker<br>npx -y @modelcontextprotocol/server-memory<br>unpinned (AG310)",
     "s9": "secret ANTHROPIC_API_KEY",
     "f10": "falls back to claude-haiku-4-5<br>silently (AG320)",
 }

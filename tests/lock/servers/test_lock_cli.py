@@ -1,10 +1,13 @@
 """`agentguard lock` on the MCP servers a project launches, end to end: the real CLI, the
 real resolver (uv) on a local index of real wheels, and an npm registry on 127.0.0.1
-serving real tarballs (the example's `@acme/tracker-mcp` is not a real package)."""
+serving real tarballs: the example's copy launches `@acme/tracker-mcp`, a name this
+registry stands in for (the example itself launches a real server, locked from the real
+registry by the README's first command: tests/test_readme_commands.py)."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +24,11 @@ pytestmark = pytest.mark.usefixtures("isolated_cache")
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "kontext-bot"
 NAME = "@acme/tracker-mcp"
+# the example's .mcp.json, in its own layout, launching the stand-in's package
+STAND_IN = re.sub(
+    r'"@[^"]+"(?=\]\n)', f'"{NAME}"', (EXAMPLE / ".mcp.json").read_text(), count=1
+)
+assert NAME in STAND_IN
 
 
 @pytest.fixture()
@@ -46,6 +54,7 @@ def example(tmp_path: Path) -> Path:
     shutil.copytree(
         EXAMPLE, dest, ignore=shutil.ignore_patterns("pylock.toml", "*.lock", "mcp.lock.json")
     )
+    (dest / ".mcp.json").write_text(STAND_IN)
     return dest
 
 
@@ -151,7 +160,7 @@ def test_the_example_is_locked_pinned_and_checked(
             },
         }
     ]
-    mcp_json = (EXAMPLE / ".mcp.json").read_text().replace(f'"{NAME}"', f'"{NAME}@2.0.1"')
+    mcp_json = STAND_IN.replace(f'"{NAME}"', f'"{NAME}@2.0.1"')
     assert (example / ".mcp.json").read_text() == mcp_json
     assert (
         ".mcp.json:3: MCP server 'tracker' now launches @acme/tracker-mcp@2.0.1." in report["notes"]
@@ -163,7 +172,7 @@ def test_the_example_is_locked_pinned_and_checked(
     assert ("lockfile", "mcp.lock.json", "ok") in mcp_sources(report)
 
     # edited back to unpinned: lock --check fails on it
-    (example / ".mcp.json").write_text((EXAMPLE / ".mcp.json").read_text())
+    (example / ".mcp.json").write_text(STAND_IN)
     code, report, _ = run_json("lock", "--check", str(example))
     assert code == 1
     assert ours(report) == [
