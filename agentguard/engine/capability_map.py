@@ -12,18 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from agentguard.engine.capability_parts import (
-    config_tools,
-    grant_tools,
     hazards,
-    mcp_links,
     model_of,
-    policy_tools,
     reach,
     secrets_of,
     step_secrets,
 )
 from agentguard.engine.capability_runs import Placement, forget_copied, placements, service_paths
 from agentguard.engine.capability_services import service_agents
+from agentguard.engine.capability_tools import config_tools, grant_tools, mcp_links, policy_tools
 from agentguard.engine.capability_workdir import with_cwd, workdir_of
 from agentguard.facts.agents import AgentConfig, EnginePolicy, ProjectFacts, ToolGrant
 from agentguard.facts.capabilities import (
