@@ -99,14 +99,17 @@ def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
     else:
         how = "no tools handed here (tools added elsewhere are not read)"
         confidence = Confidence.LOW
-    decorated = [t.name for t in d.tool_defs if t.via.startswith("@") and "." in t.via]
+    decorated = [t for t in d.tool_defs if t.via.startswith("@") and "." in t.via]
+    here = [t.name for t in decorated if t.path == d.path]
+    there = [f"{t.name} ({t.path})" for t in decorated if t.path != d.path]
+    adds = "; ".join(
+        [f"its decorators in this file add {', '.join(here)}"] * bool(here)
+        + [f"its decorators in other files add {', '.join(there)}"] * bool(there)
+    )
     if decorated and not d.tools_set:
-        how = (
-            f"no tools handed in the call; its decorators in this file add {', '.join(decorated)}"
-            " (tools added in other files are not read)"
-        )
+        how = f"no tools handed in the call; {adds} (tools added in other ways are not read)"
     elif decorated:
-        how += f"; its decorators in this file add {', '.join(decorated)}"
+        how += f"; {adds}"
     if d.builtin:
         how += f"; it {d.builtin}"
     if named:  # (one of several in the file: which one)

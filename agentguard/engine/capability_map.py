@@ -12,14 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from agentguard.engine.capability_parts import (
-    hazards,
     model_of,
     reach,
     secrets_of,
     step_secrets,
 )
 from agentguard.engine.capability_runs import Placement, forget_copied, placements, service_paths
-from agentguard.engine.capability_services import service_agents
+from agentguard.engine.capability_services import command_places, service_agents, with_hazards
 from agentguard.engine.capability_tools import config_tools, grant_tools, mcp_links, policy_tools
 from agentguard.engine.capability_workdir import with_cwd, workdir_of
 from agentguard.facts.agents import AgentConfig, EnginePolicy, ProjectFacts, ToolGrant
@@ -122,12 +121,20 @@ def _step_configs(facts: ProjectFacts) -> dict[int, list[AgentConfig]]:
 
 
 def _runners(
-    path: str, facts: ProjectFacts, build: BuildFileFacts | None, target: str
-) -> tuple[list[Placement], tuple[Runner, ...], str]:
+    path: str, facts: ProjectFacts, build: BuildFileFacts | None, target: str,
+    line: int | None = None,
+) -> tuple[list[Placement], tuple[Runner, ...], str]:  # fmt: skip
+    """The containers that hold ``path``; ``line``: a command line's, written in a
+    container file (a compose service's command runs in that service, not in an image
+    that copies the compose file)."""
     if facts.workdir is not None:  # files of an image
         return [], (Runner(IMAGE, target, (Evidence(path, None, "a file of the image"),),
                            Confidence.HIGH, how="the image holds this file"),), ""  # fmt: skip
-    places = placements(path, build)
+    places = None if line is None else command_places(path, line, build, facts.k8s_containers)
+    if places is not None and not places:
+        return [], (), f"the container whose command this is was not read in {path}"
+    if places is None:
+        places = placements(path, build)
     if not places:
         return (
             [],
@@ -177,7 +184,7 @@ def _entry(
         secrets=(*secrets, *secrets_of(places)),
         model=model if model is not None else no_model(site.evidence),
     )
-    return AgentCapability(**{**agent.__dict__, "hazards": hazards(agent)})
+    return with_hazards(agent, next((p for p in places if p.k8s is not None), None))
 
 
 def _config_agent(
@@ -185,7 +192,8 @@ def _config_agent(
 ) -> AgentCapability:
     kind = IMAGE_PATH if facts.workdir is not None else CLI if cfg.engine == "claude CLI" else CODE
     site = AgentSite(kind, cfg.engine, cfg.label, Evidence(cfg.path, cfg.line, cfg.label))
-    places, runners, note = _runners(cfg.path, facts, build, target)
+    line = cfg.line if kind == CLI else None  # (a command line: the container it starts)
+    places, runners, note = _runners(cfg.path, facts, build, target, line)
     workdir = workdir_of(cfg, cfg.path, places, facts, build)
     tools = config_tools(cfg, facts)
     return _entry(
@@ -278,7 +286,7 @@ def _policy_agent(
 ) -> AgentCapability:
     ev = Evidence(policy.path, policy.line, policy.label)
     site = AgentSite(CLI, policy.engine, policy.label, ev)
-    places, runners, note = _runners(policy.path, facts, build, target)
+    places, runners, note = _runners(policy.path, facts, build, target, policy.line)
     if not places and not runners:
         note = "an engine configuration: it applies wherever the engine runs on this project"
     workdir = workdir_of(None, policy.path, places, facts, build)

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from agentguard.engine.capability_k8s import k8s_network, k8s_secrets
 from agentguard.facts.agents import AgentConfig, FallbackSite, ProjectFacts
 from agentguard.facts.capabilities import (
     BYPASS,
@@ -99,6 +100,9 @@ def reach(places: Sequence[Placement], tools: Sequence[ToolAccess],
     web = next((t.state for t in tools if t.category == "web"), UNKNOWN)
     modes = []
     for p in places:
+        if p.k8s is not None:
+            modes.append(k8s_network(p.k8s))
+            continue
         if p.service is None or p.compose_path is None:
             continue
         mode = p.service.network_mode
@@ -120,6 +124,10 @@ def reach(places: Sequence[Placement], tools: Sequence[ToolAccess],
 def secrets_of(places: Sequence[Placement]) -> tuple[SecretRef, ...]:
     out: dict[str, SecretRef] = {}
     for p in places:
+        if p.k8s is not None:
+            for ref in k8s_secrets(p.k8s):
+                out.setdefault(ref.name, ref)
+            continue
         if p.service is None or p.compose_path is None:
             continue
         for env in p.service.environment:

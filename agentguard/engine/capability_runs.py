@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from agentguard.engine.capability_k8s import k8s_holds_at, k8s_paths
 from agentguard.facts.build_copies import copied_files
 from agentguard.facts.capabilities import (
     COMPOSE_SERVICE,
@@ -26,6 +27,7 @@ from agentguard.facts.capabilities import (
 from agentguard.facts.compose import ComposeFile, ComposeService
 from agentguard.facts.dockerfile import CopyStep, DockerfileFacts
 from agentguard.facts.host_paths import holds_project, host_path, is_docker_socket, sensitive_reason
+from agentguard.facts.k8s import K8sContainer
 from agentguard.facts.project import BuildFileFacts, DockerIgnore, TreeFacts
 from agentguard.findings import Confidence
 
@@ -65,6 +67,7 @@ class Placement:
     compose_path: str | None
     copy: tuple[str, str, CopyStep, DockerIgnore | None] | None  # (dockerfile, context, step)
     mount_source: str | None  # the host folder (project-relative) mounted over the file
+    k8s: K8sContainer | None = None  # a Kubernetes container (``service`` is then None)
 
 
 def _copies_of(path: str, df: DockerfileFacts, context: str) -> list[tuple[CopyStep, str]]:
@@ -211,6 +214,8 @@ def holds_at(
 ) -> tuple[str, str | None, tuple[str, ...], tuple[Evidence, ...], str]:
     """What is in ``workdir`` inside the container: (kind, host source, what of the
     project is there, evidence, how)."""
+    if place.k8s is not None:
+        return k8s_holds_at(workdir, place.k8s)
     svc, cf_path = place.service, place.compose_path
     if svc is not None and cf_path is not None:
         for v in svc.volumes:
@@ -280,9 +285,12 @@ def forget_copied() -> None:
 
 
 def service_paths(place: Placement) -> list[PathAccess]:
-    """The mounts of the agent's compose service, credentials folders marked."""
+    """The mounts of the agent's compose service (or Kubernetes container), credentials
+    folders marked."""
     svc, cf_path = place.service, place.compose_path
     out: list[PathAccess] = []
+    if place.k8s is not None:
+        return k8s_paths(place.k8s)
     if place.copy is not None:
         df_path, _ctx, step, _ign = place.copy
         out.append(

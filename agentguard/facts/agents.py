@@ -170,6 +170,24 @@ class AgentDefinition:
     tool_defs: tuple[ToolDef, ...] = ()  # the functions read as its tools (see ToolDef)
     # crewAI: the agents.yaml entry it is built from (`config=self.agents_config["x"]`)
     config_key: str | None = None
+    # the module-level names bound to this call on every reading (`agent = Agent(...)`):
+    # what another module imports to decorate tools onto it
+    bound_to: tuple[str, ...] = ()
+    # each tools-list element bound to an import: (the name as written, its qualified
+    # origin as imported, ``.tools.search`` for a relative import)
+    tool_imports: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolDecoration:
+    """A function decorated ``@X.tool``/``@X.tool_plain`` where ``X`` is imported from
+    another module (``from .agent import agent``): ``owners``, the qualified origins ``X``
+    may be (relative ones start with dots); joined to that module's agent definition
+    after the files are read (:mod:`agentguard.inspect.project.python_tool_imports`)."""
+
+    path: str
+    owners: tuple[str, ...]
+    tool: ToolDef
 
 
 @dataclass(frozen=True)

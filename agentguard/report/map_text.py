@@ -20,6 +20,7 @@ from agentguard.facts.capabilities import (
     HOST_FOLDER,
     IMAGE,
     IMAGE_CONTENT,
+    KUBERNETES,
     LIVE,
     MAYBE,
     PRE_APPROVED,
@@ -55,6 +56,13 @@ def _conf(c: Confidence) -> str:
 def runner_text(r: Runner) -> str:
     if r.kind == COMPOSE_SERVICE:
         text = f"compose service {_v(r.name)}"
+        if r.dockerfile:
+            text += f", from the image built by {_v(r.dockerfile)}"
+        elif r.image:
+            text += f", image {_v(r.image)}"
+        return text
+    if r.kind == KUBERNETES:
+        text = f"Kubernetes {_v(r.name)}"
         if r.dockerfile:
             text += f", from the image built by {_v(r.dockerfile)}"
         elif r.image:
@@ -188,6 +196,8 @@ def agent_block(a: AgentCapability) -> list[str]:
     row("defined", f"{_v(a.site.label)}  {_at((a.site.evidence,))}")
     for r in a.runners:
         row("runs in", f"{runner_text(r)}{_conf(r.confidence)}  {_at(r.evidence)}")
+        if r.kind == KUBERNETES:  # (its securityContext and serviceAccount, in words)
+            row("", _v(r.how))
     if not a.runners:
         row("runs in", f"unknown: {_v(a.runner_note)}")
     elif a.runner_note:

@@ -20,6 +20,7 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.servers_needle import names_servers
 
 if TYPE_CHECKING:
@@ -182,6 +183,8 @@ def _process(
     if kind == "python":
         if may:
             _python(path, data, origin, out, wanted)
+        elif may_decorate_elsewhere(data):  # (tools onto an agent of another module only)
+            _python(path, data, origin, out, decorations_only())
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
@@ -271,6 +274,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
     out.harnesses += facts.harnesses
     out.definitions += facts.definitions
     out.crew_classes += facts.crew_classes
+    out.tool_decorations += facts.tool_decorations
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
     out.sources.append(
@@ -283,6 +287,13 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
             else "Python agent code parsed",
         )
     )
+
+
+def decorations_only() -> Wanted:
+    """The readers of a file no other pre-filter passed: its tool decorations alone."""
+    from agentguard.inspect.project.python_agents import Wanted
+
+    return Wanted(False, False, False, False, False, decorations=True)
 
 
 _TEMPLATE_VALUE = re.compile(rb"\{\{-?\s*([^{}]*?)\s*-?\}\}")

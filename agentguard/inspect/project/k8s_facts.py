@@ -177,11 +177,14 @@ def _containers(
             continue
         kinds = [k for k in vol if k != "name"]
         host = _get(vol, ("hostPath", "path"))
+        kind = kinds[0] if kinds else "unknown"
+        named = _get(vol, (kind, _VOLUME_NAMES[kind])) if kind in _VOLUME_NAMES else None
         volumes.append(
             K8sVolume(
                 name=str(vol.get("name")),
                 host_path=host if isinstance(host, str) else None,
-                kind=kinds[0] if kinds else "unknown",
+                kind=kind,
+                source=named if isinstance(named, str) else None,
             )
         )
     out: list[K8sContainer] = []
@@ -217,6 +220,7 @@ def _containers(
                             doc.line(*at, "env", n),
                         )
                     )
+            starts = _starts(c, doc, at)
             user = pick("runAsUser")
             lines: dict[str, int] = {
                 key: doc.line(*at, "securityContext", key) or doc.line(*at) or 1
@@ -257,7 +261,76 @@ def _containers(
                     mounts=mounts,
                     volumes=tuple(volumes),
                     env=tuple(env),
-                    lines=tuple(lines.items()),
+                    lines=tuple((*lines.items(), *starts.lines)),
+                    image=c.get("image") if isinstance(c.get("image"), str) else None,
+                    command=starts.command,
+                    args=starts.args,
+                    secret_env=starts.secret_env,
+                    env_from=starts.env_from,
+                    service_account=_text(
+                        pod.get("serviceAccountName") or pod.get("serviceAccount")
+                    ),
+                    automount_token=pod.get("automountServiceAccountToken")
+                    if isinstance(pod.get("automountServiceAccountToken"), bool)
+                    else None,
                 )
             )
     return out
+
+
+# a volume kind -> the key that names what it mounts
+_VOLUME_NAMES = {
+    "secret": "secretName",
+    "configMap": "name",
+    "persistentVolumeClaim": "claimName",
+}
+NOT_A_LIST = "<not a list>"
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _words(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return tuple(str(v) for v in value)
+    return (NOT_A_LIST,)
+
+
+@dataclass(frozen=True)
+class _Starts:
+    command: tuple[str, ...] | None
+    args: tuple[str, ...] | None
+    secret_env: tuple[tuple[str, str, int | None], ...]
+    env_from: tuple[tuple[str, str, int | None], ...]
+    lines: tuple[tuple[str, int], ...]
+
+
+def _starts(c: dict[str, Any], doc: LinedDoc, at: KeyPath) -> _Starts:
+    """What a container starts, and the secrets its environment names (names only)."""
+    secret_env: list[tuple[str, str, int | None]] = []
+    for n, e in enumerate(c.get("env") or ()):
+        ref = _get(e, ("valueFrom", "secretKeyRef"))
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(ref, dict):
+            what = f"secret {ref.get('name', '(unnamed)')} key {ref.get('key', '(unnamed)')}"
+            secret_env.append((e["name"], what[:120], doc.line(*at, "env", n)))
+    env_from: list[tuple[str, str, int | None]] = []
+    for n, e in enumerate(c.get("envFrom") or ()):
+        for kind in ("secretRef", "configMapRef"):
+            name = _get(e, (kind, "name"))
+            if isinstance(name, str):
+                env_from.append((kind, name, doc.line(*at, "envFrom", n)))
+    lines = tuple(
+        (key, line)
+        for key in ("image", "command", "args", "env", "envFrom", "workingDir")
+        if key in c and (line := doc.line(*at, key)) is not None
+    )
+    return _Starts(
+        _words(c.get("command")),
+        _words(c.get("args")),
+        tuple(secret_env),
+        tuple(env_from),
+        lines,
+    )

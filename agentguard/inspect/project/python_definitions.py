@@ -28,6 +28,7 @@ from agentguard.inspect.project.python_tool_defs import (
     named_tool,
     tool_def,
 )
+from agentguard.inspect.project.python_tool_imports import bound_names, imported_tool
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,8 @@ def agent_definitions(path: str, index: ModuleIndex, ev: Evaluator) -> list[Agen
             )
     if at_call:
         _decorated_tools(path, index, ev, out, at_call)
+        for i, bound in bound_names(index, at_call).items():
+            out[i] = replace(out[i], bound_to=bound)
     return out
 
 
@@ -227,11 +230,13 @@ def _definition(
     tools_arg = _arg(node, kind.tools)
     tools, tools_set = _tools(tools_arg) if kind.tools is not None else (None, False)
     listed: list[ToolDef] = []
+    imported: list[tuple[str, str]] = []  # (joined to their files after every file is read)
     if isinstance(tools_arg, ast.List | ast.Tuple):
         for elt in tools_arg.elts:
             for fn, bound_in in named_tool(elt, scope):
                 if len(listed) < MAX_TOOLS:
                     listed.append(tool_def(path, fn, None, bound_in, index, ev))
+            imported += imported_tool(elt, scope)[: MAX_TOOLS - len(imported)]
     parts = q.split(".")
     label = f"{parts[-2]}.{parts[-1]}(...)" if parts[-1] == "create" else f"{parts[-1]}(...)"
     return AgentDefinition(
@@ -247,6 +252,7 @@ def _definition(
         tools_set=tools_set,
         builtin=kind.builtin,
         tool_defs=tuple(listed),
+        tool_imports=tuple(imported),
         config_key=next((config_key(k.value) for k in node.keywords if k.arg == "config"), None)
         if kind is _CREW_AGENT
         else None,

@@ -30,7 +30,7 @@ MAX_HOPS = 4
 Loader = Callable[[str], bytes | None]  # project-relative path -> bytes, or None
 
 
-def _candidates(importer: str, qualname: str) -> tuple[list[str], str] | None:
+def candidate_files(importer: str, qualname: str) -> tuple[list[str], str] | None:
     """Files that may hold the module of ``qualname``, and the name inside it."""
     level = len(qualname) - len(qualname.lstrip("."))
     parts = qualname.lstrip(".").split(".")
@@ -65,7 +65,9 @@ class ImportResolver:
         self.load = load
         self.modules: dict[str, tuple[ModuleIndex, Evaluator] | None] = {}
 
-    def _module(self, path: str) -> tuple[ModuleIndex, Evaluator] | None:
+    def module(self, path: str) -> tuple[ModuleIndex, Evaluator] | None:
+        """The parsed module of a project file (None: not there, or not Python); each
+        file is read and parsed once."""
         if path not in self.modules:
             data = self.load(path)
             parsed: tuple[ModuleIndex, Evaluator] | None = None
@@ -82,12 +84,12 @@ class ImportResolver:
         return self.modules[path]
 
     def value(self, importer: str, unknown: Unknown, hops: int = 0) -> Any:
-        found = _candidates(importer, unknown.expr)
+        found = candidate_files(importer, unknown.expr)
         if found is None or hops >= MAX_HOPS:
             return unknown
         paths, name = found
         for path in paths:
-            module = self._module(path)
+            module = self.module(path)
             if module is None:
                 continue
             index, ev = module
