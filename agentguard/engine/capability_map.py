@@ -9,6 +9,7 @@ no gatherer (an import-linter contract holds it).
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from agentguard.engine.capability_parts import (
@@ -77,6 +78,15 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
         if any(policy.path == p for p, _ in steps_done) and policy.label.endswith("inputs"):
             continue  # an agent action's inputs: that step's entry
         agents.append(_policy_agent(len(agents) + 1, policy, facts, build, target))
+    from agentguard.engine.capability_settings import settings_agent
+
+    def draw_settings(site: AgentSite, tools: Any, mcp: Any) -> AgentCapability:
+        workdir = workdir_of(None, site.evidence.path, [], facts, build)
+        note = "an engine configuration: it applies wherever the engine runs on this project"
+        return _entry(len(agents) + 1, site, (), note, workdir, [], facts, tools=tools,
+                      tools_known=True, mcp=mcp)  # fmt: skip
+
+    agents += settings_agent(facts, draw_settings)
     by_file: dict[tuple[str, str], list[ToolGrant]] = {}
     for g in facts.grants:
         by_file.setdefault((g.path, g.framework), []).append(g)
@@ -195,6 +205,11 @@ def _config_agent(
     line = cfg.line if kind == CLI else None  # (a command line: the container it starts)
     places, runners, note = _runners(cfg.path, facts, build, target, line)
     workdir = workdir_of(cfg, cfg.path, places, facts, build)
+    at = cfg.called_from
+    if at is not None:  # a composite action's step, as this caller configures it
+        runners = (_job_runner(at.path, at.line, at.job, at.triggers, None),)
+        places, note = [], ""
+        workdir = with_cwd(_checkout(Evidence(at.path, at.line, f"uses: {at.action}")), cfg, facts)
     tools = config_tools(cfg, facts)
     return _entry(
         n,
@@ -242,13 +257,18 @@ def _action_agent(
     ev = Evidence(step.path, step.line, f"uses: {step.action}@{step.ref}")
     site = AgentSite(WORKFLOW_STEP, step.action, f"workflow step (job {step.job})", ev)
     runner = _job_runner(step.path, step.line, step.job, step.triggers, None)
+    callers = tuple(
+        _job_runner(c.path, c.line, c.job, c.triggers, None)
+        for c in dict.fromkeys(k.called_from for k in facts.configs if k.called_from)
+        if c.path != step.path and _calls(c.action, step.path)
+    )
     workdir = _checkout(ev)
     if cfg is not None:
         workdir = with_cwd(workdir, cfg, facts)
         return _entry(
             n,
             site,
-            (runner,),
+            callers or (runner,),
             "",
             workdir,
             [],
@@ -263,7 +283,7 @@ def _action_agent(
     return _entry(
         n,
         site,
-        (runner,),
+        callers or (runner,),
         "",
         workdir,
         [],
@@ -272,6 +292,12 @@ def _action_agent(
         tools_known=bool(tools),
         secrets=step_secrets(step),
     )
+
+
+def _calls(action: str, path: str) -> bool:
+    """Whether ``uses: ACTION`` (``./FOLDER``) names the action whose file is ``path``."""
+    folder = posixpath.normpath(action.removeprefix("./") or ".")
+    return folder == posixpath.normpath(posixpath.dirname(path) or ".")
 
 
 def _run_agent(n: int, run: AgentRunStep, facts: ProjectFacts) -> AgentCapability:

@@ -145,7 +145,7 @@ def policy_tools(policies: Sequence[EnginePolicy]) -> list[ToolAccess]:
     return out
 
 
-def _pinned(server: Any) -> tuple[bool | None, str]:
+def pinned_of(server: Any) -> tuple[bool | None, str]:
     reason = unpinned_reason(server)
     if reason is not None:
         return (False if reason[3].value != "low" else None), reason[1]
@@ -179,7 +179,7 @@ def mcp_links(cfg: AgentConfig, facts: ProjectFacts, workdir: Workdir) -> list[M
                     )
                 )
             elif server is not None:
-                pinned, why = _pinned(server)
+                pinned, why = pinned_of(server)
                 argv = tuple(server.safe_argv()) if isinstance(server.command, str) else ()
                 out.append(
                     McpLink(
@@ -227,7 +227,7 @@ def mcp_links(cfg: AgentConfig, facts: ProjectFacts, workdir: Workdir) -> list[M
             for m in facts.mcp_servers:
                 if m.declared_in != ".mcp.json" or "/" in m.path:
                     continue
-                pinned, why = _pinned(m)
+                pinned, why = pinned_of(m)
                 out.append(
                     McpLink(
                         m.name,

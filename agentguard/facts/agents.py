@@ -89,6 +89,9 @@ class AgentConfig:
     gates: tuple[GateVerdict, ...] = ()  # what its callback and hooks do (read from code)
     # the container a wrapper in the same file starts this command line in (gh-aw's awf)
     confined_by: FirewallContainer | None = None
+    # a composite action's agent step as one caller configures it: that caller's step
+    # (``uses: ./FOLDER``, its job and its workflow's triggers); the map's runner
+    called_from: ActionStep | None = None
 
     def gate(self, option: str) -> GateVerdict | None:
         return next((g for g in self.gates if g.option == option), None)

@@ -73,6 +73,8 @@ CLASSES: dict[str, _Kind] = {
     "agents.agent.Agent": _OPENAI,
     "browser_use.Agent": _BROWSER,
     "browser_use.agent.service.Agent": _BROWSER,
+    "browser_use.beta.Agent": _BROWSER,
+    "browser_use.beta.service.Agent": _BROWSER,
     "crewai.Agent": _CREW_AGENT,
     "crewai.agent.Agent": _CREW_AGENT,
     "crewai.Crew": _CREW,
