@@ -30,6 +30,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentguard.cli import app
+from tests import mermaid_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -119,3 +120,23 @@ def test_browser_use_beta_agent_is_drawn(tmp_path: Path, monkeypatch: pytest.Mon
         "browser-use",
         [{"path": "basic.py", "line": 7, "note": "browser_use.beta.Agent"}],
     )
+
+
+def test_several_agents_are_boxed_for_the_real_mermaid_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four agents (map_k8s): one box each, last first (drawn top-down as agent-1..4); the
+    Docker socket mounted into the Deployment is a red folder node with its rule."""
+    _map(tmp_path, monkeypatch, "map_k8s")
+    result = CliRunner().invoke(app, ["map", ".", "--format", "mermaid", "--no-project-config"])
+    assert result.exit_code == 0
+    out = result.stdout
+    boxes = [line for line in out.splitlines() if line.startswith("  subgraph ")]
+    assert boxes == [f'  subgraph g{n}["agent-{n}"]' for n in (4, 3, 2, 1)]
+    (doc,) = mermaid_parser.parse([out])
+    assert doc["ok"], doc.get("error")
+    sockets = [k for k, v in doc["nodes"].items() if v.startswith("docker socket (AG203)")]
+    assert [doc["nodes"][k] for k in sockets] == [
+        "docker socket (AG203)<br>/var/run/docker.sock -> /var/run/docker.sock"
+    ]
+    assert [e for e in doc["edges"] if e[1] in sockets][0][2] == "mounts"

@@ -86,7 +86,7 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
         return _entry(len(agents) + 1, site, (), note, workdir, [], facts, tools=tools,
                       tools_known=True, mcp=mcp)  # fmt: skip
 
-    agents += settings_agent(facts, draw_settings)
+    agents += settings_agent(facts, draw_settings, agents)
     by_file: dict[tuple[str, str], list[ToolGrant]] = {}
     for g in facts.grants:
         by_file.setdefault((g.path, g.framework), []).append(g)

@@ -85,13 +85,18 @@ def _mcp(servers: Sequence[McpServer]) -> tuple[McpLink, ...]:
     return tuple(out)
 
 
-def settings_agent(facts: ProjectFacts, draw: Draw) -> list[AgentCapability]:
-    """One entry when the project's root holds Claude Code settings or ``.mcp.json``."""
+def settings_agent(
+    facts: ProjectFacts, draw: Draw, drawn: Sequence[AgentCapability]
+) -> list[AgentCapability]:
+    """One entry when the project's root holds Claude Code settings, or a ``.mcp.json``
+    that no agent already drawn loads (an SDK agent that loads the project's settings
+    is the one that file serves)."""
     if facts.workdir is not None:  # (an image's files: no checkout a contributor opens)
         return []
     settings = [s for s in facts.settings if s.scope in ("project", "local") and _root(s.path)]
     servers = [m for m in facts.mcp_servers if m.declared_in == ".mcp.json" and "/" not in m.path]
-    if not settings and not servers:
+    loaded = {(e.path, e.line) for a in drawn for m in a.mcp for e in m.evidence}
+    if not settings and all((m.path, m.line) in loaded for m in servers):
         return []
     first = settings[0].path if settings else servers[0].path
     note = NOTE if settings else "project MCP servers: every `claude` started here offers them"
