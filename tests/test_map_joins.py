@@ -139,4 +139,4 @@ def test_several_agents_are_boxed_for_the_real_mermaid_parser(
     assert [doc["nodes"][k] for k in sockets] == [
         "docker socket (AG203)<br>/var/run/docker.sock -> /var/run/docker.sock"
     ]
-    assert [e for e in doc["edges"] if e[1] in sockets][0][2] == "mounts"
+    assert [e[2] for e in doc["edges"] if e[1] in sockets] == ["mounts"]
