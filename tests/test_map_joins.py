@@ -109,7 +109,55 @@ def test_a_composite_action_runs_in_its_callers_jobs(
                for a in agents]  # fmt: skip
     comment = ("comment", ["issue_comment"], ".github/workflows/marvin-comment-on-pr.yml")
     review = ("review", ["pull_request"], ".github/workflows/marvin-review.yml")
-    assert runners == [[comment], [review], [comment, review]]
+    # (the composite's own step is not drawn a third time: each caller's configuration is)
+    assert runners == [[comment], [review]]
+
+
+# Modelled on anthropics/claude-code-action's test-base-action.yml: a job hands the
+# repository's own action `claude_args`, read as a claude command line of the workflow.
+BASE_ACTION_TEST = """\
+name: Test Claude Code Action
+
+on:
+  pull_request:
+  workflow_dispatch:
+
+jobs:
+  test-inline-prompt:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@de0fac2e4500dabe0009e67214ff5f5447ce83dd # v6.0.2
+      - name: Test with inline prompt
+        uses: ./base-action
+        with:
+          prompt: List the files in the current directory
+          claude_args: '--allowedTools "LS,Read"'
+  test-prompt-file:
+    runs-on: ubuntu-latest
+    steps:
+      - run: claude -p "$(cat prompt.txt)" --allowedTools Bash
+"""
+
+
+def test_a_workflow_command_line_runs_in_its_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "w" / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / "w" / ".github" / "workflows" / "test-base-action.yml").write_text(BASE_ACTION_TEST)
+    monkeypatch.chdir(tmp_path / "w")
+    result = CliRunner().invoke(app, ["map", ".", "--format", "json", "--no-project-config"])
+    assert result.exit_code == 0, result.stdout
+    agents = json.loads(result.stdout)["map"]["agents"]
+    assert [
+        (
+            a["site"]["evidence"][0]["line"],
+            [(r["kind"], r["name"], r["triggers"]) for r in a["runners"]],
+        )
+        for a in agents
+    ] == [
+        (16, [("workflow-job", "test-inline-prompt", ["pull_request", "workflow_dispatch"])]),
+        (20, [("workflow-job", "test-prompt-file", ["pull_request", "workflow_dispatch"])]),
+    ]
 
 
 def test_browser_use_beta_agent_is_drawn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

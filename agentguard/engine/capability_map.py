@@ -67,6 +67,8 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
     for i, step in enumerate(facts.action_steps):
         steps_done.add((step.path, step.line))
         cfgs = of_step.get(i, [])
+        if len(cfgs) > 1 and all(c.called_from and c.called_from.path != step.path for c in cfgs):
+            continue  # a composite action's step: each caller's configuration is an entry
         if len(cfgs) == 1:  # the configuration read from its inputs: the step's entry
             by_config[at[id(cfgs[0])]] = len(agents)
         agents.append(
@@ -209,7 +211,8 @@ def _config_agent(
     if at is not None:  # a composite action's step, as this caller configures it
         runners = (_job_runner(at.path, at.line, at.job, at.triggers, None),)
         places, note = [], ""
-        workdir = with_cwd(_checkout(Evidence(at.path, at.line, f"uses: {at.action}")), cfg, facts)
+        note = f"uses: {at.action}" if at.action else f"job {at.job}"
+        workdir = with_cwd(_checkout(Evidence(at.path, at.line, note)), cfg, facts)
     tools = config_tools(cfg, facts)
     return _entry(
         n,

@@ -219,6 +219,10 @@ def finish(
 
         definitions, crew_sources = crew_definitions(crews, definitions, col.loader)
         more_sources = (*more_sources, *crew_sources)
+    if col.loader is not None and any(c.engine == "claude CLI" for c in configs):
+        from agentguard.inspect.project.workflow_jobs import join_workflow_jobs
+
+        configs = join_workflow_jobs(configs, col.loader)  # (the map's runner of each)
     decorations = [t for o in col.outcomes for t in o.tool_decorations]
     if col.loader is not None and (decorations or any(d.tool_imports for d in definitions)):
         from agentguard.inspect.project.python_tool_imports import join_imported_tools
