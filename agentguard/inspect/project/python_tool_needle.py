@@ -1,20 +1,34 @@
 """The bytes test of the tools decorated onto an agent imported from another module (run
-on every Python file, so it imports nothing but ``re``)."""
+on every Python file, so it imports nothing but ``re``; each search is linear in the file,
+its spans bounded, whatever the file holds)."""
 
 from __future__ import annotations
 
 import re
 
-_DECORATOR = re.compile(rb"@[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*tool(?:_plain)?\b")
+MAX_NAMES = 20  # decorator owners looked up per file
+
+_DECORATOR = re.compile(rb"@[ \t]*([A-Za-z_]\w{0,80})[ \t]*\.[ \t]*tool(?:_plain)?\b")
+# an import statement at a line's start: `from X import a, b`, `from X import (a,\n b)`,
+# `import a.b as c` (the names after `import`, a parenthesised list to 2,000 bytes: a span
+# ends at the next parenthesis, so no two spans overlap and the search stays linear)
+_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+[\w.]{1,200}[ \t]+)?import[ \t]+(\([^()]{0,2000}\)|[^\n]{0,1000})",
+    re.MULTILINE,
+)
+_WORD = re.compile(rb"[A-Za-z_]\w*")
 
 
 def may_decorate_elsewhere(data: bytes) -> bool:
-    """The bytes test: a ``@X.tool``/``@X.tool_plain`` decorator whose ``X`` the file
-    imports by name (``from .agent import agent``, in parentheses too)."""
+    """A ``@X.tool``/``@X.tool_plain`` decorator whose ``X`` the file imports by name
+    (``from .agent import agent``, in parentheses too, or ``import agent``)."""
     if b".tool" not in data:
         return False
-    names = {m.group(1) for m in _DECORATOR.finditer(data)}
-    return any(
-        re.search(rb"\bimport[ \t]+(?:\([^)]*|[^\n]*)\b" + re.escape(n) + rb"\b", data)
-        for n in list(names)[:20]
-    )
+    owners: set[bytes] = set()
+    for m in _DECORATOR.finditer(data):
+        owners.add(m.group(1))
+        if len(owners) >= MAX_NAMES:
+            break
+    if not owners or b"import" not in data:
+        return False
+    return any(not owners.isdisjoint(_WORD.findall(m.group(1))) for m in _IMPORT.finditer(data))

@@ -117,3 +117,21 @@ def test_a_file_whose_dicts_name_no_tool_type_is_not_walked_for_one(monkeypatch)
     handed = SDK_MODULE + b'client.responses.create(tools=[{"type": "local_shell"}])\n'
     got = analyse_python("loop.py", handed).grants
     assert [(g.tool, g.line) for g in got] == [("local_shell", 13)]
+
+
+def test_the_tool_decoration_search_is_linear_on_hostile_imports() -> None:
+    """A file that decorates `@a.tool` and opens a parenthesised import on each of its
+    200,000 lines (never closed), or one 4 MB parenthesis: each import's span ends at the
+    next parenthesis or newline, so no byte is searched twice."""
+    from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
+
+    assert may_decorate_elsewhere(
+        b"from .agent import (\n    agent,\n)\n\n@agent.tool\ndef f(): ...\n"
+    )
+    for data in (
+        b"@a.tool\n" + b"from x import (aaaa\n" * 200_000,
+        b"@a.tool\nfrom x import (" + b"z" * 4_000_000,
+    ):
+        floor = _best(bytes.lower, data)
+        assert not may_decorate_elsewhere(data)
+        assert _best(may_decorate_elsewhere, data) < 400 * floor  # (a Python loop per import line)
