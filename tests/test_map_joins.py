@@ -188,3 +188,30 @@ def test_several_agents_are_boxed_for_the_real_mermaid_parser(
         "docker socket (AG203)<br>/var/run/docker.sock -> /var/run/docker.sock"
     ]
     assert [e[2] for e in doc["edges"] if e[1] in sockets] == ["mounts"]
+
+
+def test_from_dot_import_names_this_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`from . import agent` in pkg/tools.py is pkg/__init__.py's agent, not the one of the
+    folder above (the import is recorded with one dot more than it names)."""
+    root = tmp_path / "rel"
+    (root / "pkg").mkdir(parents=True)
+    (root / "__init__.py").write_text('from pydantic_ai import Agent\n\nagent = Agent("x")\n')
+    (root / "pkg" / "__init__.py").write_text(
+        'from pydantic_ai import Agent\n\nagent = Agent("openai:gpt-4o")\n'
+    )
+    (root / "pkg" / "tools.py").write_text(
+        "import os\n\nfrom . import agent\n\n\n@agent.tool_plain\ndef rm(p: str) -> None:\n"
+        "    os.remove(p)\n"
+    )
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(app, ["map", ".", "--format", "json", "--no-project-config"])
+    assert result.exit_code == 0, result.stdout
+    agents = {
+        a["site"]["evidence"][0]["path"]: a for a in json.loads(result.stdout)["map"]["agents"]
+    }
+    assert _tool_rows(agents["__init__.py"]) == []
+    assert _tool_rows(agents["pkg/__init__.py"]) == [
+        ("rm", "pkg/tools.py", "@agent.tool_plain rm: its body calls os.remove (file, line 8)")
+    ]

@@ -5,7 +5,8 @@ One entry per file and framework, as for the tools another framework hands a mod
 test file defines hundreds): each definition is a ``declared`` tools row with its line,
 the first :data:`ROWS` of them one by one, the others in one row that names their lines.
 Its tools are what each call hands, as written; nothing here says it has none (a tool
-list computed at run time, or tools added elsewhere, are not read: unknown).
+list computed at run time, or tools added in other ways, are not read: unknown; tools other
+files decorate onto it or it imports are joined by the reader).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
         how = "what it can do is its framework's (not read)"
         confidence = Confidence.LOW
     else:
-        how = "no tools handed here (tools added elsewhere are not read)"
+        how = "no tools handed here (tools added in other ways are not read)"
         confidence = Confidence.LOW
     decorated = [t for t in d.tool_defs if t.via.startswith("@") and "." in t.via]
     here = [t.name for t in decorated if t.path == d.path]

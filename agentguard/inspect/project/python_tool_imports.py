@@ -108,6 +108,10 @@ class _Origins:
         return self.exists[path]
 
     def of(self, importer: str, qualname: str, hops: int = 0) -> list[tuple[str, str]]:
+        rest = qualname.lstrip(".")
+        if rest != qualname and "." not in rest:
+            # `from . import agent` is recorded as "..agent": the name in this package
+            qualname = qualname[1:]
         found = candidate_files(importer, qualname)
         if found is None or hops > MAX_HOPS:
             return []
