@@ -9,7 +9,6 @@ and facts for JSON readers.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,6 +178,7 @@ def finish(
     contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     from agentguard.engine import run_agent_rules
+    from agentguard.engine.map_joins import with_imported_tools, with_k8s_agents, with_workflow_jobs
     from agentguard.facts.agents import ProjectFacts
     from agentguard.inspect.project.python_imports import resolve_configs
 
@@ -219,15 +219,9 @@ def finish(
 
         definitions, crew_sources = crew_definitions(crews, definitions, col.loader)
         more_sources = (*more_sources, *crew_sources)
-    if col.loader is not None and any(c.engine == "claude CLI" for c in configs):
-        from agentguard.inspect.project.workflow_jobs import join_workflow_jobs
-
-        configs = join_workflow_jobs(configs, col.loader)  # (the map's runner of each)
+    configs = with_workflow_jobs(configs, col.loader)  # (the map's joins across files)
     decorations = [t for o in col.outcomes for t in o.tool_decorations]
-    if col.loader is not None and (decorations or any(d.tool_imports for d in definitions)):
-        from agentguard.inspect.project.python_tool_imports import join_imported_tools
-
-        definitions = join_imported_tools(definitions, decorations, col.loader)
+    definitions = with_imported_tools(definitions, decorations, col.loader)
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)
@@ -277,16 +271,9 @@ def finish(
     # the capability model is made from the facts alone, before the rules that read it
     from agentguard.engine.capability_map import build_map
 
-    map_build = build if build is not None else _no_build(col)
-    if facts.k8s_containers:  # Kubernetes containers that start an agent app (the map's)
-        from agentguard.inspect.project.k8s_agents import k8s_agent_services
-
-        k8s_agents = k8s_agent_services(facts.k8s_containers, map_build)
-        if k8s_agents:
-            map_build = dataclasses.replace(
-                map_build or BuildFileFacts((), (), (), (), (), (), None),
-                agent_services=(*(map_build.agent_services if map_build else ()), *k8s_agents),
-            )
+    map_build = with_k8s_agents(
+        build if build is not None else _no_build(col), facts.k8s_containers
+    )
     capabilities = build_map(target, facts, map_build)
     findings = [*container_findings, *run_agent_rules(facts, capabilities)]
     sources = [
