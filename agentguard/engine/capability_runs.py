@@ -118,9 +118,22 @@ def _mount_over(path: str, cf: ComposeFile, svc: ComposeService) -> tuple[str, s
 def placements(path: str, build: BuildFileFacts | None) -> list[Placement]:
     """Every container that holds the agent file ``path``: a compose service that builds
     a Dockerfile which COPYs it or bind-mounts a folder that holds it; a Dockerfile no
-    service builds, as its own image."""
+    service builds, as its own image. (One file holds many configurations, a test file
+    hundreds: each file's placements are worked out once per map.)"""
     if build is None:
         return []
+    key = (id(build), path)
+    hit = _PLACED.get(key)
+    if hit is None:
+        hit = _PLACED[key] = _placements(path, build)
+    return list(hit)
+
+
+# (build, path) -> the placements of that file; dropped with the COPY cache below
+_PLACED: dict[tuple[int, str], list[Placement]] = {}
+
+
+def _placements(path: str, build: BuildFileFacts) -> list[Placement]:
     out: list[Placement] = []
     built: set[str] = set()
     df_by_path = {df.path: (df, ctxs) for df, ctxs in build.dockerfiles}
@@ -280,8 +293,9 @@ def _copied(
 
 
 def forget_copied() -> None:
-    """Drop the cache (the facts it is keyed on live no longer than one map)."""
+    """Drop the caches (the facts they are keyed on live no longer than one map)."""
     _COPIED.clear()
+    _PLACED.clear()
 
 
 def service_paths(place: Placement) -> list[PathAccess]:
