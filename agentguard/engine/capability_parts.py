@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from agentguard.engine.capability_k8s import k8s_network, k8s_secrets
+from agentguard.engine.capability_runs import Placement, of_place
 from agentguard.facts.agents import AgentConfig, FallbackSite, ProjectFacts
 from agentguard.facts.capabilities import (
     BYPASS,
@@ -31,9 +31,6 @@ from agentguard.facts.values import alternatives, describe
 from agentguard.facts.workflows import ActionStep
 from agentguard.findings import Confidence
 from agentguard.redact import is_secret_name
-
-if TYPE_CHECKING:
-    from agentguard.engine.capability_runs import Placement
 
 
 def _fallback(site: FallbackSite) -> Fallback:
@@ -98,48 +95,41 @@ def model_of(cfg: AgentConfig, facts: ProjectFacts) -> ModelChoice:
 def reach(places: Sequence[Placement], tools: Sequence[ToolAccess],
           runners: Sequence[Runner]) -> Reach:  # fmt: skip
     web = next((t.state for t in tools if t.category == "web"), UNKNOWN)
-    modes = []
-    for p in places:
-        if p.k8s is not None:
-            modes.append(k8s_network(p.k8s))
-            continue
-        if p.service is None or p.compose_path is None:
-            continue
-        mode = p.service.network_mode
-        modes.append(
-            (
-                mode or "default",
-                Evidence(
-                    p.compose_path,
-                    p.service.line_of("network_mode"),
-                    f"network_mode: {mode or 'not set (the default network)'}",
-                ),
-            )
-        )
+    modes = [m for p in places if (m := of_place("network", p, _network)) is not None]
     if len(modes) == len(places) and modes and len({m for m, _ in modes}) == 1:
         return Reach(modes[0][0], tuple(e for _, e in modes), Confidence.HIGH, web)
     return Reach(None, tuple(e for _, e in modes), Confidence.LOW, web)
 
 
+def _network(p: Placement) -> tuple[str, Evidence] | None:
+    if p.k8s is not None:
+        return k8s_network(p.k8s)
+    if p.service is None or p.compose_path is None:
+        return None
+    mode = p.service.network_mode
+    where = p.service.line_of("network_mode")
+    note = f"network_mode: {mode or 'not set (the default network)'}"
+    return mode or "default", Evidence(p.compose_path, where, note)
+
+
+def _secrets(p: Placement) -> tuple[SecretRef, ...]:
+    if p.k8s is not None:
+        return k8s_secrets(p.k8s)
+    if p.service is None or p.compose_path is None:
+        return ()
+    via = f"compose service {p.service.name} environment"
+    return tuple(
+        SecretRef(env.name, via, (Evidence(p.compose_path, env.line, env.name),))
+        for env in p.service.environment
+        if is_secret_name(env.name)
+    )
+
+
 def secrets_of(places: Sequence[Placement]) -> tuple[SecretRef, ...]:
     out: dict[str, SecretRef] = {}
     for p in places:
-        if p.k8s is not None:
-            for ref in k8s_secrets(p.k8s):
-                out.setdefault(ref.name, ref)
-            continue
-        if p.service is None or p.compose_path is None:
-            continue
-        for env in p.service.environment:
-            if is_secret_name(env.name):
-                out.setdefault(
-                    env.name,
-                    SecretRef(
-                        env.name,
-                        f"compose service {p.service.name} environment",
-                        (Evidence(p.compose_path, env.line, env.name),),
-                    ),
-                )
+        for ref in of_place("secrets", p, _secrets):
+            out.setdefault(ref.name, ref)
     return tuple(out.values())
 
 

@@ -7,7 +7,9 @@ Facts in, records out; no I/O, no gatherer. Two candidates are both returned.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from agentguard.engine.capability_k8s import k8s_holds_at, k8s_paths
 from agentguard.facts.build_copies import copied_files
@@ -30,6 +32,8 @@ from agentguard.facts.host_paths import holds_project, host_path, is_docker_sock
 from agentguard.facts.k8s import K8sContainer
 from agentguard.facts.project import BuildFileFacts, DockerIgnore, TreeFacts
 from agentguard.findings import Confidence
+
+T = TypeVar("T")
 
 
 def _dir(path: str) -> str:
@@ -131,6 +135,18 @@ def placements(path: str, build: BuildFileFacts | None) -> list[Placement]:
 
 # (build, path) -> the placements of that file; dropped with the COPY cache below
 _PLACED: dict[tuple[int, str], list[Placement]] = {}
+# (what, placement) -> what the map reads of one placement (its paths, network, secrets):
+# the configurations of one file share their placements, so each is read once per map
+_OF_PLACE: dict[tuple[str, int], Any] = {}
+
+
+def of_place(what: str, place: Placement, read: Callable[[Placement], T]) -> T:
+    """``read(place)``, once per map and placement."""
+    key = (what, id(place))
+    if key not in _OF_PLACE:
+        _OF_PLACE[key] = (place, read(place))  # (the placement is kept: its id stays its own)
+    got: T = _OF_PLACE[key][1]
+    return got
 
 
 def _placements(path: str, build: BuildFileFacts) -> list[Placement]:
@@ -296,11 +312,16 @@ def forget_copied() -> None:
     """Drop the caches (the facts they are keyed on live no longer than one map)."""
     _COPIED.clear()
     _PLACED.clear()
+    _OF_PLACE.clear()
 
 
 def service_paths(place: Placement) -> list[PathAccess]:
     """The mounts of the agent's compose service (or Kubernetes container), credentials
     folders marked."""
+    return list(of_place("paths", place, _service_paths))
+
+
+def _service_paths(place: Placement) -> list[PathAccess]:
     svc, cf_path = place.service, place.compose_path
     out: list[PathAccess] = []
     if place.k8s is not None:

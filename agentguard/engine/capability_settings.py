@@ -95,6 +95,8 @@ def settings_agent(
         return []
     settings = [s for s in facts.settings if s.scope in ("project", "local") and _root(s.path)]
     servers = [m for m in facts.mcp_servers if m.declared_in == ".mcp.json" and "/" not in m.path]
+    if not settings and not servers:
+        return []
     loaded = {(e.path, e.line) for a in drawn for m in a.mcp for e in m.evidence}
     if not settings and all((m.path, m.line) in loaded for m in servers):
         return []

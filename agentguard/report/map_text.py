@@ -7,6 +7,8 @@ Every value from the scanned project goes through the redactor and the terminal 
 
 from __future__ import annotations
 
+import functools
+
 from agentguard import escape, redact
 from agentguard.facts.capabilities import (
     ASKED,
@@ -41,7 +43,12 @@ from agentguard.findings import Confidence, Report
 
 
 def _v(s: str | None) -> str:
-    return escape.terminal(redact.text(s)) if s is not None else "unknown"
+    return _shown(s) if s is not None else "unknown"
+
+
+@functools.lru_cache(maxsize=16384)
+def _shown(s: str) -> str:  # (a map repeats its paths and notes: each is escaped once)
+    return escape.terminal(redact.text(s))
 
 
 def _at(evidence: tuple[Evidence, ...]) -> str:
