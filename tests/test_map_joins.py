@@ -188,6 +188,11 @@ def test_several_agents_are_boxed_for_the_real_mermaid_parser(
         "docker socket (AG203)<br>/var/run/docker.sock -> /var/run/docker.sock"
     ]
     assert [e[2] for e in doc["edges"] if e[1] in sockets] == ["mounts"]
+    (deployment,) = [v for v in doc["nodes"].values() if "Deployment/reviewer" in v]
+    assert deployment == (
+        "Kubernetes Deployment/reviewer container claude, image node:22-slim<br>"
+        "runs privileged (AG403), shares the host's network (AG405)"
+    )
 
 
 def test_from_dot_import_names_this_package(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from agentguard import escape, redact
 from agentguard.facts.capabilities import (
+    KUBERNETES,
     LIVE,
     MAYBE,
     AgentCapability,
@@ -46,6 +47,7 @@ class _Graph:
         self.lines.append(f'  {a} {arrow}|"{_label(text)}"| {b}')
 
 
+_CONTAINER_RULES = frozenset({"AG403", "AG405"})
 _AGENT = ("[", "]")
 _RUNNER = ("[[", "]]")
 _FOLDER = ("[(", ")]")
@@ -78,8 +80,13 @@ def _agent(g: _Graph, a: AgentCapability) -> None:
     nid = g.node(("agent", a.id), _AGENT, f"{a.id}: {a.site.engine}", at)
     host = nid
     for r in a.runners:
-        rid = g.node(("runner", f"{r.kind}:{r.name}"), _RUNNER, runner_text(r))
-        g.edge(nid, rid, "runs in")
+        # what the Kubernetes rules report on the container itself (privileged, host namespaces)
+        held = [h for h in a.hazards if h.rule_id in _CONTAINER_RULES
+                and h.evidence.path == r.evidence[0].path] if r.kind == KUBERNETES else []  # fmt: skip
+        said = ", ".join(dict.fromkeys(f"{h.text} ({h.rule_id})" for h in held))
+        rid = g.node(("runner", f"{r.kind}:{r.name}"), _RUNNER, runner_text(r), said,
+                     hazard=bool(held))  # fmt: skip
+        g.edge(nid, rid, "runs in", hazard=bool(held))
         host = rid if len(a.runners) == 1 else nid
     w = a.workdir
     wd_hazard = bool(hz & {"AG202", "AG210"})
