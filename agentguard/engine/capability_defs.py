@@ -131,6 +131,9 @@ def _function(t: ToolDef) -> ToolAccess:
         Evidence(t.path, t.line, f"{t.via} {t.name}"),
         *(Evidence(t.path, line, f"{kind}: {callee}") for kind, callee, line in t.effects),
     )
+    if not t.body:
+        how = f"{t.via}: not one def there (a wrapped function, a class, a value, or bound twice): what it runs is not read"
+        return ToolAccess(FUNCTION, UNKNOWN, (t.name,), UNKNOWN, ev, Confidence.LOW, how=how)
     if t.effects:
         calls = ", ".join(f"{q} ({c}, line {line})" for c, q, line in t.effects)
         how = f"{t.via} {t.name}: its body calls {calls}"

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from agentguard.facts.agents import AgentConfig, AgentDefinition, ToolDecoration
 from agentguard.facts.k8s import K8sContainer
 from agentguard.facts.project import BuildFileFacts
+from agentguard.findings import Source
 
 Loader = Callable[[str], bytes | None]
 
@@ -28,10 +29,11 @@ def with_workflow_jobs(configs: list[AgentConfig], load: Loader | None) -> list[
 
 def with_imported_tools(
     definitions: list[AgentDefinition], decorations: Sequence[ToolDecoration], load: Loader | None
-) -> list[AgentDefinition]:
-    """The definitions with the tools other modules of the project give them."""
+) -> tuple[list[AgentDefinition], list[Source]]:
+    """The definitions with the tools other modules of the project give them, and the
+    sources of what could not be told (a file that does not parse, a cap hit)."""
     if load is None or not (decorations or any(d.tool_imports for d in definitions)):
-        return definitions
+        return definitions, []
     from agentguard.inspect.project.python_tool_imports import join_imported_tools
 
     return join_imported_tools(definitions, decorations, load)

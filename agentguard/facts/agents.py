@@ -146,6 +146,9 @@ class ToolDef:
     line: int
     via: str  # "@agent.tool", "@agent.tool_plain", "@function_tool", "@tool", "function"
     effects: tuple[tuple[str, str, int], ...] = ()
+    # False: the name is bound to something other than a ``def`` (a wrapped function, a
+    # class): what it runs is not read (unknown)
+    body: bool = True
 
 
 @dataclass(frozen=True)

@@ -14,18 +14,27 @@ Imports are resolved as the project's other readers resolve them
 (:func:`~.python_imports.candidate_files`: relative to the importer, or below the
 project's root, ``src/`` or a folder above the importer), through re-exports (a package's
 ``__init__.py`` importing the name from its own module) up to :data:`MAX_HOPS`. Every
-file the import may name is kept: a name two files define joins both, never the first;
-one that resolves to nothing is not attached (the definition's own row still says its
-tools as written). Only the files an import names are parsed, once each.
+file the import may name is kept: a name two files define joins both, never the first,
+and one bound to something other than a ``def`` there (a wrapped function) is a tool whose
+body is not read, never left out beside a ``def`` of another file. One that resolves to
+nothing is not attached (the definition's own row still says its tools as written). Only
+the files an import names are parsed, once each; each (file, name) pair is looked up once
+per import (a cycle ends, a fan-out costs its pairs), at most :data:`MAX_LOOKUPS`. What
+could not be told is a failed source, never a map that says less without saying so: a
+file the joins needed that does not parse, an import a cap stopped.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from agentguard.facts.agents import AgentDefinition, ToolDecoration, ToolDef
+from agentguard.findings import Source
+from agentguard.inspect.project.outcome import failed_source
 from agentguard.inspect.project.python_eval import Evaluator, reaching
 from agentguard.inspect.project.python_imports import ImportResolver, Loader, candidate_files
 from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope
@@ -41,7 +50,8 @@ from agentguard.inspect.project.python_tool_needle import (
 )
 
 MAX_HOPS = 4  # re-exports followed (a package's __init__ importing from its module)
-MAX_ORIGINS = 4  # files one import may name (more: not attached)
+MAX_ORIGINS = 4  # files one import may name (more: not attached, a failed source)
+MAX_LOOKUPS = 64  # (file, name) pairs one import may visit (more: a failed source)
 
 
 def tool_decorations(path: str, index: ModuleIndex, ev: Evaluator) -> list[ToolDecoration]:
@@ -94,47 +104,77 @@ def bound_names(index: ModuleIndex, at_call: dict[int, int]) -> dict[int, tuple[
     return {i: tuple(names) for i, names in out.items()}
 
 
+@dataclass(frozen=True)
+class _Found:
+    """Where an imported name is finally defined: (file, name) pairs, every candidate;
+    ``why``: why that list may miss one (a cap hit), None when it is whole."""
+
+    origins: tuple[tuple[str, str], ...]
+    why: str | None = None
+
+
 class _Origins:
-    """Where an imported name is finally defined: (file, name) pairs, every candidate."""
+    """Where imported names are defined. Each (file, name) pair is looked up once per
+    import, and each import once: re-exports that import from themselves, or fan out on
+    every branch of an ``if``, cost their pairs, never their paths (a cycle ends)."""
 
     def __init__(self, load: Loader, defined: set[tuple[str, str]]) -> None:
         self.resolver = ImportResolver(load)
         self.defined = defined  # (file, name) a definition is bound to: no parse needed
         self.exists: dict[str, bool] = {}
+        self.found: dict[tuple[str, str], _Found] = {}
 
     def _exists(self, path: str) -> bool:
         if path not in self.exists:
             self.exists[path] = self.resolver.load(path) is not None
         return self.exists[path]
 
-    def of(self, importer: str, qualname: str, hops: int = 0) -> list[tuple[str, str]]:
-        rest = qualname.lstrip(".")
-        if rest != qualname and "." not in rest:
-            # `from . import agent` is recorded as "..agent": the name in this package
-            qualname = qualname[1:]
-        found = candidate_files(importer, qualname)
-        if found is None or hops > MAX_HOPS:
-            return []
-        paths, name = found
+    def of(self, importer: str, qualname: str) -> _Found:
+        if (importer, qualname) not in self.found:
+            self.found[(importer, qualname)] = self._search(importer, qualname)
+        return self.found[(importer, qualname)]
+
+    def _search(self, importer: str, qualname: str) -> _Found:
         out: list[tuple[str, str]] = []
-        for path in dict.fromkeys(paths):
-            if (path, name) in self.defined:
-                out.append((path, name))
+        why: list[str] = []
+        todo: deque[tuple[str, str, int]] = deque([(importer, qualname, 0)])
+        seen: set[tuple[str, str]] = set()
+        while todo:
+            at, q, hops = todo.popleft()
+            if (at, q) in seen:
                 continue
-            if not self._exists(path):
+            seen.add((at, q))
+            if len(seen) > MAX_LOOKUPS:
+                why.append(f"more than {MAX_LOOKUPS} re-exports to follow")
+                break
+            rest = q.lstrip(".")
+            if rest != q and "." not in rest:
+                q = q[1:]  # `from . import agent` is recorded as "..agent": this package's
+            found = candidate_files(at, q)
+            if found is None:
                 continue
-            module = self.resolver.module(path)
-            if module is None:
-                continue
-            owner, bindings = reaching(name, module[0].module, 1 << 30)
-            if owner is None or not bindings:
-                continue
-            for b in bindings:
-                if isinstance(b.value, Imported):  # a re-export: follow it
-                    out += self.of(path, b.value.qualname, hops + 1)
-                else:
+            paths, name = found
+            for path in dict.fromkeys(paths):
+                if (path, name) in self.defined:
                     out.append((path, name))
-        return list(dict.fromkeys(out))[: MAX_ORIGINS + 1]
+                    continue
+                if not self._exists(path):
+                    continue
+                module = self.resolver.module(path)
+                if module is None:
+                    continue  # (read but not parsed: the resolver keeps why, a failed source)
+                owner, bindings = reaching(name, module[0].module, 1 << 30)
+                for b in bindings if owner is not None else ():
+                    if not isinstance(b.value, Imported):
+                        out.append((path, name))
+                    elif hops < MAX_HOPS:  # a re-export: follow it
+                        todo.append((path, b.value.qualname, hops + 1))
+                    else:
+                        why.append(f"re-exported more than {MAX_HOPS} times")
+        origins = tuple(dict.fromkeys(out))
+        if len(origins) > MAX_ORIGINS:
+            why.append(f"more than {MAX_ORIGINS} files may define it")
+        return _Found(origins, "; ".join(dict.fromkeys(why)) or None)
 
     def function(self, path: str, name: str) -> tuple[Def, Scope, ModuleIndex, Evaluator] | None:
         """The ``def`` ``name`` is bound to at the module level of ``path`` (None: it is
@@ -148,43 +188,89 @@ class _Origins:
             return None
         return bindings[0].node, index.module, index, ev
 
+    def line_of(self, path: str, name: str) -> int:
+        """The line of the first module-level binding of ``name`` in ``path`` (1: none)."""
+        module = self.resolver.module(path)
+        bindings = module[0].module.bindings.get(name, []) if module is not None else []
+        return bindings[0].line if bindings else 1
+
+    def sources(self, why: list[tuple[str, str]]) -> list[Source]:
+        """The files the joins needed and could not parse, and each join a cap stopped."""
+        out = [
+            failed_source(path, f"{reason} (read for the tools another file imports from it)",
+                          "parse-error")
+            for path, reason in sorted(self.resolver.unparsed.items())
+        ]  # fmt: skip
+        out += [failed_source(where, text, "cap-tool-imports") for where, text in why]
+        return out
+
 
 def join_imported_tools(
     definitions: Sequence[AgentDefinition],
     decorations: Sequence[ToolDecoration],
     load: Loader,
-) -> list[AgentDefinition]:
-    """The definitions with the tools other files give them (see the module's text)."""
+) -> tuple[list[AgentDefinition], list[Source]]:
+    """The definitions with the tools other files give them (see the module's text), and
+    the sources of what could not be told: a file the joins needed that does not parse (a
+    failed source), an import a cap stopped (its tool is not drawn: a failed source too,
+    never a map that says less without saying so)."""
     wanted = decorations or any(d.tool_imports for d in definitions)
     if not wanted:
-        return list(definitions)
+        return list(definitions), []
     by_origin: dict[tuple[str, str], list[int]] = {}
     for i, d in enumerate(definitions):
         for name in d.bound_to:
             by_origin.setdefault((d.path, name), []).append(i)
     origins = _Origins(load, set(by_origin))
     added: dict[int, list[ToolDef]] = {}
+    capped: list[tuple[str, str]] = []
     for dec in decorations:
-        found = [o for q in dec.owners for o in origins.of(dec.path, q)]
-        if len(found) > MAX_ORIGINS:
+        found = [o for q in dec.owners for o in origins.of(dec.path, q).origins]
+        whys = [w for q in dec.owners if (w := origins.of(dec.path, q).why)]
+        what = f"{dec.tool.via} {dec.tool.name}"
+        too_many = len(dict.fromkeys(found)) > MAX_ORIGINS
+        if too_many:
+            whys.append(f"more than {MAX_ORIGINS} files may define it")
+        if whys:
+            told = (
+                "it may be added to another agent too"
+                if found and not too_many
+                else "which agent it is added to could not be told, so it is not drawn"
+            )
+            capped.append((f"{dec.path}:{dec.tool.line}", f"{what}: {told} "
+                           f"({'; '.join(dict.fromkeys(whys))})"))  # fmt: skip
+        if too_many:
             continue
         for i in dict.fromkeys(i for o in found for i in by_origin.get(o, ())):
             if definitions[i].framework == "pydantic-ai":
                 added.setdefault(i, []).append(dec.tool)
     for i, d in enumerate(definitions):
-        for _name, qualname in d.tool_imports:
-            found = origins.of(d.path, qualname)
-            fns = [(p, f) for p, n in found[:MAX_ORIGINS] if (f := origins.function(p, n))]
-            for path, (node, scope, index, ev) in fns:
-                tool = tool_def(path, node, None, scope, index, ev)
-                note = "imported" if len(fns) == 1 else f"imported; one of {len(fns)} files"
-                added.setdefault(i, []).append(
-                    dataclasses.replace(tool, via=f"{tool.via} ({note})")
-                )
+        for name, qualname in d.tool_imports:
+            got = origins.of(d.path, qualname)
+            if got.why:
+                capped.append((f"{d.path}:{d.line}", f"tool {name}: where it is defined could "
+                               f"not be told ({got.why})"))  # fmt: skip
+            if len(got.origins) > MAX_ORIGINS:
+                continue
+            for path, n in got.origins:
+                added.setdefault(i, []).append(_imported_def(origins, path, n, len(got.origins)))
     out = list(definitions)
     for i, tools in added.items():
         d = out[i]
         have = set(d.tool_defs)
         kept = (*d.tool_defs, *(t for t in dict.fromkeys(tools) if t not in have))[:MAX_TOOLS]
         out[i] = dataclasses.replace(d, tool_defs=kept)
-    return out
+    return out, origins.sources(list(dict.fromkeys(capped)))
+
+
+def _imported_def(origins: _Origins, path: str, name: str, of: int) -> ToolDef:
+    """The tool ``name`` as ``path`` defines it: its ``def`` read, or (bound to something
+    else: a wrapped function, a class, a value) a tool whose body is not read."""
+    note = "imported" if of == 1 else f"imported; one of {of} files"
+    fn = origins.function(path, name)
+    if fn is None:
+        line = origins.line_of(path, name)
+        return ToolDef(name, path, line, f"{name} = ... ({note})", body=False)
+    node, scope, index, ev = fn
+    tool = tool_def(path, node, None, scope, index, ev)
+    return dataclasses.replace(tool, via=f"{tool.via} ({note})")

@@ -1,0 +1,248 @@
+"""A hostile pull request against the map's joins across files (the tools another module
+gives an agent, Kubernetes agent containers, Claude Code's project settings).
+
+The promises: the joins end (a re-export that imports from itself, or fans out on every
+branch of an ``if``, costs its (file, name) pairs, never its paths); what they could not
+tell is a failed source (a module they needed that does not parse, an import a cap
+stopped), never a map that says less without saying so; a decoy never stands for the
+real thing (a harmless ``def`` in one candidate file beside a wrapped tool in another, a
+``deny`` of one command for the whole shell, a script of a ConfigMap for the command of
+the container before it); every new label stays text in every channel.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from typer.testing import CliRunner
+
+from agentguard.cli import app
+from tests import mermaid_parser
+
+AGENT = 'from pydantic_ai import Agent\n\nagent = Agent("openai:gpt-4o")\n'
+SHELL_TOOL = (
+    "import subprocess\n\nfrom {owner} import agent\n\n\n@agent.tool_plain\n"
+    "def run(cmd: str) -> str:\n    return subprocess.run(cmd, shell=True).stdout\n"
+)
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _map(root: Path, monkeypatch: pytest.MonkeyPatch, fmt: str = "json") -> tuple[int, str]:
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(
+        app, ["map", ".", "--format", fmt, "--no-project-config", "--timeout", "120"]
+    )
+    return result.exit_code, result.stdout
+
+
+def _json(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any]]:
+    code, out = _map(root, monkeypatch)
+    doc: dict[str, Any] = json.loads(out)
+    return code, doc
+
+
+def _rows(agent: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    return [(t["tools"][0], t["state"], t["evidence"][0]["path"], t["how"])
+            for t in agent["tools"] if t["category"] == "function"]  # fmt: skip
+
+
+def _failed(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(s["name"], s["error_code"], s["reason"])
+            for s in doc["sources"] if s["status"] == "failed"]  # fmt: skip
+
+
+RUN_ROW = (
+    "run", "live", "app/tools.py",
+    "@agent.tool_plain run: its body calls subprocess.run (shell, line 8)",
+)  # fmt: skip
+
+
+def test_reexports_that_loop_and_fan_out_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``app/hub.py`` imports ``agent`` from itself on 40 branches of an ``if`` (and from
+    the module that defines it on one more): followed path by path that is 40^5 lookups
+    (the run hit its deadline); pair by pair it is a handful. A pure cycle
+    (``a.py`` <-> ``b.py``) ends with nothing attached, as Python's import fails."""
+    hub = "".join(f"if C{i}:\n    from .hub import agent\n" for i in range(40))
+    root = _write(tmp_path / "p", {
+        "app/__init__.py": "",
+        "app/agent.py": AGENT,
+        "app/hub.py": hub + "if D:\n    from .agent import agent\n",
+        "app/tools.py": SHELL_TOOL.format(owner=".hub"),
+        "app/a.py": "from .b import agent\n",
+        "app/b.py": "from .a import agent\n",
+        "app/loop_tools.py": SHELL_TOOL.format(owner=".a").replace("def run", "def loop"),
+    })  # fmt: skip
+    code, doc = _json(root, monkeypatch)
+    assert (code, _failed(doc)) == (0, [])
+    (agent,) = doc["map"]["agents"]
+    assert _rows(agent) == [RUN_ROW]
+
+
+TOOLS = (
+    "import subprocess\n\n\ndef search(q: str) -> str:\n"
+    "    return subprocess.run(q, shell=True).stdout\n\n\nclass Pair(:\n    pass\n"
+)
+
+
+def test_a_module_the_join_needs_that_does_not_parse_is_a_failed_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tools=[search]`` imported from a module with a syntax error further down (syntax
+    of a newer Python, say): no reader of the walk parsed it (nothing in it looks like an
+    agent), so the join was the only reader; the map said "no shell, file or web tool
+    seen" with every source read."""
+    root = _write(tmp_path / "p", {
+        "app/__init__.py": "",
+        "app/research.py": "from agents import Agent\n\nfrom .tools import search\n\n"
+                           'researcher = Agent(name="r", model="gpt-4o", tools=[search])\n',
+        "app/tools.py": TOOLS,
+    })  # fmt: skip
+    code, doc = _json(root, monkeypatch)
+    assert code == 3
+    with pytest.raises(SyntaxError) as python:  # (its words depend on the Python)
+        compile(TOOLS, "app/tools.py", "exec")
+    assert _failed(doc) == [
+        ("app/tools.py", "parse-error", f"Python syntax error at line 8: {python.value.msg} "
+         "(read for the tools another file imports from it)"),
+    ]  # fmt: skip
+
+
+def test_a_decoy_def_never_stands_alone_for_a_wrapped_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``from lib.fetch import fetch``: ``lib/fetch.py`` holds a harmless ``def``,
+    ``src/lib/fetch.py`` (the one a src layout imports) binds ``fetch = tool(_fetch)``
+    around a shell call. The map drew the harmless one alone, as "imported"; now both,
+    each "one of 2 files", the wrapped one as a tool whose body is not read."""
+    root = _write(tmp_path / "p", {
+        "crawler.py": "from smolagents import InferenceClientModel, ToolCallingAgent\n\n"
+                      "from lib.fetch import fetch\n\n"
+                      'crawler = ToolCallingAgent(tools=[fetch], model=InferenceClientModel("q"))\n',
+        "lib/fetch.py": 'def fetch(url: str) -> str:\n    return "harmless"\n',
+        "src/lib/fetch.py": "import subprocess\n\nfrom smolagents import tool\n\n\n"
+                            "def _fetch(url: str) -> str:\n"
+                            "    return subprocess.run(url, shell=True).stdout\n\n\n"
+                            "fetch = tool(_fetch)\n",
+    })  # fmt: skip
+    code, doc = _json(root, monkeypatch)
+    assert (code, _failed(doc)) == (0, [])
+    (agent,) = doc["map"]["agents"]
+    assert _rows(agent) == [
+        ("fetch", "unknown", "lib/fetch.py", "function (imported; one of 2 files) fetch: no "
+         "shell, file or network call seen in its body (what it calls: unknown)"),
+        ("fetch", "unknown", "src/lib/fetch.py", "fetch = ... (imported; one of 2 files): not "
+         "one def there (a wrapped function, a class, a value, or bound twice): what it runs "
+         "is not read"),
+    ]  # fmt: skip
+
+
+def test_an_import_a_cap_stops_is_a_failed_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ways to hide a decorated shell tool behind a cap: ``agent`` re-exported six
+    times, and ``from agent import agent`` in a folder five levels down where five files
+    (the root's, ``src/``'s and three folders above) each define an ``agent``. The tool
+    was dropped without a word; now each is a failed source naming the tool and the cap."""
+    chain = {f"hops/app/r{i}.py": f"from .r{i - 1} import agent\n" for i in range(2, 7)}
+    root = _write(tmp_path / "p", {
+        "hops/app/__init__.py": "",
+        "hops/app/agent.py": AGENT,
+        "hops/app/r1.py": "from .agent import agent\n",
+        **chain,
+        "hops/app/tools.py": SHELL_TOOL.format(owner=".r6"),
+        **{f"{d}/agent.py": AGENT for d in (".", "src", "a", "a/b", "a/b/c")},
+        "a/b/c/d/tools.py": SHELL_TOOL.format(owner="agent"),
+    })  # fmt: skip
+    code, doc = _json(root, monkeypatch)
+    assert code == 3
+    assert _failed(doc) == [
+        ("a/b/c/d/tools.py:7", "cap-tool-imports", "@agent.tool_plain run: which agent it is "
+         "added to could not be told, so it is not drawn (more than 4 files may define it)"),
+        ("hops/app/tools.py:7", "cap-tool-imports", "@agent.tool_plain run: which agent it is "
+         "added to could not be told, so it is not drawn (re-exported more than 4 times)"),
+    ]  # fmt: skip
+    assert all(_rows(a) == [] for a in doc["map"]["agents"])
+
+
+HOSTILE = 'x]-->e["p` %%{init: {}}%% click a1 href "javascript:alert(1)" <b>&amp;\u202e\u200b'
+
+
+def test_kubernetes_labels_stay_text_in_every_channel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new labels (workload and container names, image, mount and host paths, the
+    service account, secret names) hold Mermaid syntax, HTML, backticks, bidi and
+    zero-width characters, ANSI and workflow commands after a newline: the real parser sees
+    only agentguard's nodes, no text line starts a workflow command, Markdown opens no
+    fence and CommonMark reads no HTML, link or image in its prose, and no secret value
+    reaches any channel."""
+    cmd = "\n::add-mask::x\u001b]52;c;ZXZpbA==\u0007"
+    spec = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": HOSTILE},
+        "spec": {"template": {"spec": {
+            "serviceAccountName": HOSTILE + cmd,
+            "containers": [{
+                "name": HOSTILE + "\n::stop-commands::t",
+                "image": "ghcr.io/acme/agent:1" + cmd,
+                "command": ["sh", "-c", "ANTHROPIC_API_KEY=sk-ant-api03-" + "A" * 40 + " claude -p "
+                            "--dangerously-skip-permissions --token ghp_" + "B" * 36],
+                "env": [{"name": "GITHUB_TOKEN", "value": "ghp_" + "C" * 36},
+                        {"name": "K" + cmd, "valueFrom": {"secretKeyRef": {"name": HOSTILE,
+                                                                           "key": "k"}}}],
+                "envFrom": [{"secretRef": {"name": "[l](https://evil.example/x.png)"}}],
+                "volumeMounts": [{"name": "sock", "mountPath": "/var/run/docker.sock"},
+                                 {"name": "w", "mountPath": "/w" + cmd}],
+            }],
+            "volumes": [{"name": "sock", "hostPath": {"path": "/var/run/docker.sock"}},
+                        {"name": "w", "hostPath": {"path": "/home/u/" + HOSTILE}}],
+        }}},
+    }  # fmt: skip
+    root = _write(tmp_path / "p", {"deploy/agent.yaml": yaml.safe_dump(spec, width=1 << 16)})
+    outs = {fmt: _map(root, monkeypatch, fmt) for fmt in ("text", "json", "mermaid", "markdown")}
+    assert {fmt: code for fmt, (code, _out) in outs.items()} == dict.fromkeys(outs, 0)
+    for fmt, (_code, out) in outs.items():
+        assert not re.search("A{40}|B{36}|C{36}", out), fmt
+        assert not any(c in out for c in "\x1b\x07\u202e\u200b"), fmt
+        assert not any(line.lstrip().startswith("::") for line in out.splitlines()), fmt
+    mermaid = outs["mermaid"][1]
+    (doc,) = mermaid_parser.parse([mermaid])
+    assert doc["ok"], doc.get("error")
+    assert all(re.fullmatch(r"[arftmsp][0-9]+", n) for n in doc["nodes"]), doc["nodes"]
+    label = r'"([^"`<>%\n]|<br/>)*"'
+    statement = re.compile(
+        rf"^(flowchart LR|  [a-z][0-9]+(\[|\[\[|\[\(|\{{\{{|\(\[|>){label}(\]|\]\]|\)\]|\}}\}}|\]\))"
+        rf"|  [a-z][0-9]+ (-->|==>)\|{label}\| [a-z][0-9]+"
+        rf"|  subgraph g[0-9]+\[{label}\]|  end"
+        r"|  classDef hazard fill:#fde2e2,stroke:#c0392b,stroke-width:2px"
+        r"|  class [a-z][0-9]+(,[a-z][0-9]+)* hazard)$"
+    )
+    assert [line for line in mermaid.splitlines() if not statement.match(line)] == []
+    runner = next(v for v in doc["nodes"].values() if v.startswith("Kubernetes Deployment/"))
+    assert runner.startswith('Kubernetes Deployment/x]-->e["p` %%{init: {}}%% click a1 href')
+    markdown = outs["markdown"][1]
+    assert [line for line in markdown.splitlines() if line.startswith("```")] == [
+        "```mermaid",
+        "```",
+    ]
+    prose = markdown.split("```mermaid", 1)[0]
+    kinds = {t.type for t in _tokens(MarkdownIt("commonmark", {"html": True}).parse(prose))}
+    assert kinds.isdisjoint({"html_inline", "html_block", "link_open", "image", "fence"}), kinds
+
+
+def _tokens(tokens: list[Token]) -> list[Token]:
+    return [x for t in tokens for x in (t, *_tokens(t.children or []))]
