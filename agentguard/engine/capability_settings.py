@@ -4,9 +4,9 @@ started in the checkout (a contributor's session) loads the root's ``.claude/set
 project when either file is at its root, like a Codex or Gemini configuration file.
 
 Its tools are the built-in categories as the settings leave them: removed when ``deny``
-names every tool of the category, pre-approved when ``allow`` names one (or
-``defaultMode`` is ``acceptEdits``, for the file tools), bypass under
-``bypassPermissions``, else asked; medium confidence (a user's or managed settings, and the
+names every tool of the category whole (``Bash``; ``Bash(rm:*)`` denies only the calls it
+matches), pre-approved when ``allow`` names one (or ``defaultMode`` is ``acceptEdits``,
+for the file tools), bypass under ``bypassPermissions``, else asked; medium confidence (a user's or managed settings, and the
 command line, may change them). Facts in, records out; no I/O, no gatherer.
 """
 
@@ -35,6 +35,7 @@ from agentguard.findings import Confidence
 
 ENGINE = "Claude Code"
 NOTE = "project settings: every `claude` started in this checkout loads them"
+SHOWN = 6  # `allow` entries named in a tools row (the rest counted)
 
 # (site, tools, mcp) -> the entry, joined to the checkout
 Draw = Callable[[AgentSite, tuple[ToolAccess, ...], tuple[McpLink, ...]], AgentCapability]
@@ -44,16 +45,18 @@ def _root(path: str) -> bool:
     return "/" not in path.removeprefix(".claude/")
 
 
-def _names(rules: tuple[str, ...] | None) -> set[str]:
-    """The tool names a permission list names (``Bash(git:*)`` names Bash)."""
-    return {r.split("(", 1)[0].strip() for r in rules or ()}
+def _whole(rules: tuple[str, ...] | None) -> set[str]:
+    """The tools a permission list names whole: ``Bash``; ``Bash(rm:*)`` names only the
+    calls that match it, so a deny of it leaves Bash live."""
+    return {r.strip() for r in rules or () if "(" not in r}
 
 
 def _category(
     name: str, tools: tuple[str, ...], settings: Sequence[ClaudeSettings], at: Evidence
 ) -> ToolAccess:
-    deny = set().union(*(_names(s.deny) for s in settings))
+    deny = set().union(*(_whole(s.deny) for s in settings))
     allow = [r for s in settings for r in s.allow or () if r.split("(", 1)[0].strip() in tools]
+    allow.sort(key=lambda r: "(" in r)  # (a whole tool first: never behind the cap)
     modes = {s.default_mode for s in settings if s.default_mode}
     ev = tuple(Evidence(s.path, s.line_of("permissions"), f"{s.scope} settings") for s in settings)
     ev = ev or (at,)
@@ -63,7 +66,8 @@ def _category(
     if "bypassPermissions" in modes:
         approval, how = BYPASS, "defaultMode = bypassPermissions"
     elif allow:
-        approval, how = PRE_APPROVED, f"`allow` lists {', '.join(allow[:6])}"
+        more = f" and {len(allow) - SHOWN} more" if len(allow) > SHOWN else ""
+        approval, how = PRE_APPROVED, f"`allow` lists {', '.join(allow[:SHOWN])}{more}"
     elif name == "file" and "acceptEdits" in modes:
         approval, how = PRE_APPROVED, "defaultMode = acceptEdits"
     else:

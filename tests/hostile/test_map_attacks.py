@@ -179,6 +179,44 @@ def test_an_import_a_cap_stops_is_a_failed_source(
     assert all(_rows(a) == [] for a in doc["map"]["agents"])
 
 
+def _settings_tools(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    (agent,) = doc["map"]["agents"]
+    return [(t["category"], t["state"], t["approval"], t["how"]) for t in agent["tools"]]
+
+
+def test_a_deny_of_some_commands_leaves_the_shell_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deny`` lists ``Bash(rm -rf /:*)`` and a pattern for each other shell and web tool
+    under ``bypassPermissions``: every other command runs unasked, but the map drew the
+    shell and the web as removed. Only a tool named whole (``Bash``) is removed; a
+    seventh ``allow`` entry (the unrestricted ``Bash``) is never behind the six shown."""
+    deny = ["Bash(rm -rf /:*)", "BashOutput(x)", "KillShell(x)", "KillBash(x)",
+            "WebFetch(domain:evil.example)", "WebSearch(nothing)", "Read"]  # fmt: skip
+    allow = [f"Bash(git {c}:*)" for c in ("status", "diff", "log", "show", "add", "commit")]
+    settings = {"permissions": {"defaultMode": "bypassPermissions", "deny": deny,
+                                "allow": [*allow, "Bash"]}}  # fmt: skip
+    root = _write(tmp_path / "p", {".claude/settings.json": json.dumps(settings)})
+    code, doc = _json(root, monkeypatch)
+    assert code == 0
+    user = " (a user's settings or the command line may change it)"
+    assert _settings_tools(doc) == [
+        ("shell", "live", "bypass", "defaultMode = bypassPermissions" + user),
+        ("file", "live", "bypass", "defaultMode = bypassPermissions" + user),
+        ("web", "live", "bypass", "defaultMode = bypassPermissions" + user),
+    ]
+    settings["permissions"].pop("defaultMode")
+    (root / ".claude/settings.json").write_text(json.dumps(settings))
+    code, doc = _json(root, monkeypatch)
+    shown = ", ".join(["Bash", *allow[:5]])
+    assert _settings_tools(doc)[0] == (
+        "shell",
+        "live",
+        "pre-approved",
+        f"`allow` lists {shown} and 1 more" + user,
+    )
+
+
 HOSTILE = 'x]-->e["p` %%{init: {}}%% click a1 href "javascript:alert(1)" <b>&amp;\u202e\u200b'
 
 
