@@ -27,15 +27,15 @@ from agentguard.findings import Confidence
 TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
-def container_at(containers: Sequence[K8sContainer], path: str, line: int) -> K8sContainer | None:
-    """The container of manifest ``path`` whose text holds ``line`` (its own line, up to
-    the next container's); None: none does."""
-    here = sorted((c for c in containers if c.path == path), key=lambda c: c.line)
-    found = None
-    for c in here:
-        if c.line <= line:
-            found = c
-    return found
+def containers_at(containers: Sequence[K8sContainer], path: str, line: int) -> list[K8sContainer]:
+    """The containers of manifest ``path`` whose own text holds ``line`` (from its first
+    line to its :attr:`~K8sContainer.end`): a line of another document or of the pod's
+    other keys (a ConfigMap's script) is no container's command. Two that hold it (flow
+    style on one line): both."""
+    return [
+        c for c in containers
+        if c.path == path and c.line <= line and (c.end is None or line <= c.end)
+    ]  # fmt: skip
 
 
 def runner_name(c: K8sContainer) -> str:

@@ -16,7 +16,7 @@ import dataclasses
 import posixpath
 from collections.abc import Sequence
 
-from agentguard.engine.capability_k8s import container_at, k8s_hazards, k8s_runner
+from agentguard.engine.capability_k8s import containers_at, k8s_hazards, k8s_runner
 from agentguard.engine.capability_parts import hazards, no_model, reach, secrets_of
 from agentguard.engine.capability_runs import Placement, holds_at, service_paths
 from agentguard.facts.agent_services import AgentService
@@ -148,11 +148,13 @@ def command_places(
         built = _dockerfile_places(path, line, build)
         if built is not None:
             return built
-    c = container_at(k8s, path, line)
-    if c is not None:
-        how = f"its command (line {line}) starts it"
-        return [_k8s_place(build or _EMPTY, c, Confidence.HIGH, how, (), None)]
-    return None
+    if not any(c.path == path for c in k8s):
+        return None
+    how = f"its command (line {line}) starts it"
+    return [
+        _k8s_place(build or _EMPTY, c, Confidence.HIGH, how, (), None)
+        for c in containers_at(k8s, path, line)
+    ]  # (a line no container of the manifest holds: none, said so)
 
 
 _EMPTY = BuildFileFacts((), (), (), (), (), (), None)

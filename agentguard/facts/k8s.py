@@ -50,6 +50,9 @@ class K8sContainer:
     volumes: tuple[K8sVolume, ...]
     env: tuple[tuple[str, str | None, int | None], ...] = field(repr=False, default=())
     lines: tuple[tuple[str, int], ...] = ()  # "securityContext" -> line, ...
+    # the last line of its own text (the line before what follows it in its document;
+    # None: to the end of the file): a command line between ``line`` and ``end`` is its
+    end: int | None = None
     # what the container starts (the map's agent services): the image as written, and
     # ``command``/``args`` as written (None: unset, the image's ENTRYPOINT/CMD run; a value
     # that is not a list of strings: ``("<not a list>",)``)

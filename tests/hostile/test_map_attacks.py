@@ -217,6 +217,58 @@ def test_a_deny_of_some_commands_leaves_the_shell_live(
     )
 
 
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: docs-site}
+spec:
+  template:
+    spec:
+      automountServiceAccountToken: false
+      containers:
+        - name: nginx
+          image: nginx:1.27
+          securityContext: {runAsNonRoot: true, allowPrivilegeEscalation: false}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: agent-script}
+data:
+  run.sh: |
+    claude -p "fix the bug" --dangerously-skip-permissions
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: worker}
+spec:
+  template:
+    spec:
+      containers:
+        - name: worker
+          image: ghcr.io/acme/worker:1
+          command: ["sh", "-c", "claude -p review --permission-mode plan"]
+          securityContext: {privileged: true}
+"""
+
+
+def test_a_configmap_script_is_not_the_command_of_the_container_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``claude`` line of a ConfigMap's script was drawn running, with high
+    confidence, in the hardened nginx container of the document before it. A container
+    holds the lines of its own text only: the script's runner is not read (said), and
+    the worker's own command still runs in the worker."""
+    root = _write(tmp_path / "p", {"deploy.yaml": MANIFEST})
+    code, doc = _json(root, monkeypatch)
+    assert code == 0
+    got = [(a["site"]["evidence"][0]["line"], [r["name"] for r in a["runners"]], a["runner_note"])
+           for a in doc["map"]["agents"]]  # fmt: skip
+    assert got == [
+        (18, [], "the container whose command this is was not read in deploy.yaml"),
+        (29, ["Deployment/worker container worker"], ""),
+    ]
+
+
 HOSTILE = 'x]-->e["p` %%{init: {}}%% click a1 href "javascript:alert(1)" <b>&amp;\u202e\u200b'
 
 

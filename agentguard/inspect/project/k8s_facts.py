@@ -15,6 +15,7 @@ as YAML and holds ``{{``: a comment does not count, and a file that parses is re
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,10 +105,33 @@ def read_manifest_file(path: str, data: bytes) -> Manifests:
             raise TemplatedManifest() from None
         raise
     out: list[K8sContainer] = []
-    for doc in docs:
+    for n, doc in enumerate(docs):
+        after = min(docs[n + 1].lines.values(), default=None) if n + 1 < len(docs) else None
+        spans = _Spans(doc, None if after is None else after - 1)
         for obj, at in _objects(doc.value, (), 0):
-            out += _workload(path, doc, obj, at)
+            out += _workload(path, doc, obj, at, spans)
     return Manifests(out, len(docs), any(_holds_template(doc.value) for doc in docs))
+
+
+class _Spans:
+    """Where the text of a value ends: the line before the first value after it that is
+    not its own (the next container, the pod's volumes, the next item of a List), else the
+    document's last line. Lines are known where values start (a block scalar's lines are
+    not), so this is where the next one starts."""
+
+    def __init__(self, doc: LinedDoc, doc_end: int | None) -> None:
+        self.order = sorted(((line, p) for p, line in doc.lines.items() if p), key=lambda t: t[0])
+        self.lines = [line for line, _p in self.order]
+        self.doc_end = doc_end
+
+    def end(self, at: KeyPath, line: int) -> int | None:
+        """The last line of the value at ``at``, which starts at ``line`` (the values after
+        it are passed over once each: its own, then the first that is not)."""
+        for k in range(bisect.bisect_right(self.lines, line), len(self.order)):
+            later, p = self.order[k]
+            if p[: len(at)] != at:
+                return later - 1
+        return self.doc_end
 
 
 def _holds_template(value: Any) -> bool:
@@ -146,7 +170,9 @@ def _objects(value: Any, at: KeyPath, depth: int) -> list[tuple[dict[str, Any], 
     return [(value, at)]
 
 
-def _workload(path: str, doc: LinedDoc, value: dict[str, Any], at: KeyPath) -> list[K8sContainer]:
+def _workload(
+    path: str, doc: LinedDoc, value: dict[str, Any], at: KeyPath, spans: _Spans
+) -> list[K8sContainer]:
     kind = value["kind"]
     name = _get(value, ("metadata", "name"))
     workload = f"{kind}/{name if isinstance(name, str) else '(unnamed)'}"
@@ -159,17 +185,18 @@ def _workload(path: str, doc: LinedDoc, value: dict[str, Any], at: KeyPath) -> l
                 line=doc.line(*at, *pod_path),
                 code="schema",
             )
-        return _containers(path, doc, workload, pod, (*at, *pod_path))
+        return _containers(path, doc, workload, pod, (*at, *pod_path), spans)
     for pod_path in _POD_PATHS:  # any kind with a pod template or containers
         pod = _get(value, pod_path)
         if isinstance(pod, dict) and isinstance(pod.get("containers"), list):
-            return _containers(path, doc, workload, pod, (*at, *pod_path))
+            return _containers(path, doc, workload, pod, (*at, *pod_path), spans)
     return []
 
 
 def _containers(
-    path: str, doc: LinedDoc, workload: str, pod: dict[str, Any], base: KeyPath
-) -> list[K8sContainer]:
+    path: str, doc: LinedDoc, workload: str, pod: dict[str, Any], base: KeyPath,
+    spans: _Spans,
+) -> list[K8sContainer]:  # fmt: skip
     pod_sc: dict[str, Any] = _mapping(pod.get("securityContext"))
     volumes: list[K8sVolume] = []
     for vol in pod.get("volumes") or ():
@@ -243,6 +270,7 @@ def _containers(
                     workload=workload,
                     name=str(c.get("name", f"{group}[{i}]")),
                     line=doc.line(*at) or 1,
+                    end=spans.end(at, doc.line(*at) or 1),
                     init=group == "initContainers",
                     working_dir=c.get("workingDir")
                     if isinstance(c.get("workingDir"), str)
