@@ -16,6 +16,7 @@ as YAML and holds ``{{``: a comment does not count, and a file that parses is re
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +37,18 @@ WORKLOAD_KINDS = {
 }
 
 
+# a top-level `apiVersion` key as YAML writes it: quoted or not, a space before the colon,
+# after a byte-order mark; or a document in flow style (JSON) at a line's start
+_TOP_KEY = re.compile(rb"""^(?:\xef\xbb\xbf)?["']?apiVersion["']?[ \t]*:""", re.MULTILINE)
+_FLOW_DOC = re.compile(rb"^(?:\xef\xbb\xbf)?(?:---[ \t]+)?\{", re.MULTILINE)
+
+
 def looks_like_manifest(data: bytes) -> bool:
-    """The cheap test: a top-level ``apiVersion:`` and ``kind:`` somewhere."""
-    return (b"\napiVersion:" in data or data.startswith(b"apiVersion:")) and b"kind:" in data
+    """The cheap test: a top-level ``apiVersion`` key and ``kind`` somewhere, in any
+    spelling ``kubectl apply`` reads (each search linear in the file)."""
+    if b"apiVersion" not in data or b"kind" not in data:
+        return False
+    return _TOP_KEY.search(data) is not None or _FLOW_DOC.search(data) is not None
 
 
 def _get(value: Any, path: tuple[str, ...]) -> Any:
