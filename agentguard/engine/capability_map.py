@@ -209,9 +209,11 @@ def _config_agent(
     workdir = workdir_of(cfg, cfg.path, places, facts, build)
     at = cfg.called_from
     if at is not None:  # a composite action's step, as this caller configures it
-        runners = (_job_runner(at.path, at.line, at.job, at.triggers, None),)
+        runners = tuple(_job_runner(j.path, j.line, j.job, j.triggers, None)
+                        for j in (at, *cfg.also_from))  # fmt: skip
         places, note = [], ""
-        note = f"uses: {at.action}" if at.action else f"job {at.job}"
+        jobs = ", ".join(j.job for j in (at, *cfg.also_from))
+        note = f"uses: {at.action}" if at.action else f"job{'s' * bool(cfg.also_from)} {jobs}"
         workdir = with_cwd(_checkout(Evidence(at.path, at.line, note)), cfg, facts)
     tools = config_tools(cfg, facts)
     return _entry(

@@ -92,6 +92,8 @@ class AgentConfig:
     # a composite action's agent step as one caller configures it: that caller's step
     # (``uses: ./FOLDER``, its job and its workflow's triggers); the map's runner
     called_from: ActionStep | None = None
+    # the other jobs that run the same text (a workflow's YAML alias: `steps: *steps`)
+    also_from: tuple[ActionStep, ...] = ()
 
     def gate(self, option: str) -> GateVerdict | None:
         return next((g for g in self.gates if g.option == option), None)

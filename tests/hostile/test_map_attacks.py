@@ -336,3 +336,37 @@ def test_kubernetes_labels_stay_text_in_every_channel(
 
 def _tokens(tokens: list[Token]) -> list[Token]:
     return [x for t in tokens for x in (t, *_tokens(t.children or []))]
+
+
+WORKFLOW = """\
+name: review
+on:
+  pull_request_target:
+jobs:
+  safe:
+    runs-on: ubuntu-latest
+    permissions: {contents: read}
+    steps: &steps
+      - uses: actions/checkout@v4
+      - run: |
+          claude -p "review" --dangerously-skip-permissions
+  deploy:
+    runs-on: self-hosted
+    permissions: write-all
+    environment: production
+    steps: *steps
+"""
+
+
+def test_a_command_line_runs_in_every_job_whose_steps_hold_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub Actions reads YAML anchors: job ``deploy`` (self-hosted, write-all, the
+    production environment) runs the steps of job ``safe`` through ``*steps``. The map
+    drew the command line in ``safe`` alone; now in both."""
+    root = _write(tmp_path / "p", {".github/workflows/review.yml": WORKFLOW})
+    code, doc = _json(root, monkeypatch)
+    assert code == 0
+    got = [(a["site"]["evidence"][0]["line"], [(r["name"], r["evidence"][0]["line"])
+            for r in a["runners"]]) for a in doc["map"]["agents"]]  # fmt: skip
+    assert got == [(11, [("safe", 5), ("deploy", 12)])]

@@ -4,12 +4,14 @@ A command line read from a workflow file by the line readers (a ``run:`` step's
 ``claude -p``, the ``claude_args`` a step hands the repository's own action) carries no
 job: here the workflow is parsed (once, through the project's loader and the hostile-YAML
 loader) and the job whose text holds the line is set as its caller, with the workflow's
-triggers. A workflow that does not parse, or a line outside every job, leaves it unjoined
+triggers; a job that repeats that text through a YAML alias (``steps: *steps``) runs it
+too, never left out for the first. A workflow that does not parse, or a line outside every job, leaves it unjoined
 (the map then says it runs where its process is started: not read).
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Callable, Sequence
 
@@ -32,33 +34,52 @@ def _parsed(path: str, load: Loader) -> LinedDoc | None:
         return None
 
 
-def _job_at(doc: LinedDoc, path: str, line: int) -> ActionStep | None:
-    value = doc.value if isinstance(doc.value, dict) else {}
-    jobs = value.get("jobs")
-    if not isinstance(jobs, dict):
-        return None
-    starts = sorted(
-        (at, str(name))
-        for name in jobs
-        if (at := doc.line("jobs", name)) is not None and at <= line
-    )
-    if not starts:
-        return None
-    at, name = starts[-1]
-    return ActionStep("", "", path, at, name, triggers=workflow_triggers(value))
+class _Jobs:
+    """The jobs of a parsed workflow by the lines of their text. A job's values hold the
+    lines recorded under it; a value an alias repeats (``steps: *steps``) is recorded
+    under each job that holds it, at the anchor's lines, so the line's text belongs to
+    every one of them."""
+
+    def __init__(self, doc: LinedDoc, path: str) -> None:
+        value = doc.value if isinstance(doc.value, dict) else {}
+        jobs = value.get("jobs")
+        self.triggers = workflow_triggers(value)
+        self.path = path
+        self.starts = sorted(set(doc.lines.values()))
+        self.by_line: dict[int, dict[str, int]] = {}
+        if isinstance(jobs, dict):
+            for p, line in doc.lines.items():
+                if len(p) >= 3 and p[0] == "jobs" and isinstance(p[1], str) and p[1] in jobs:
+                    self.by_line.setdefault(line, {})[p[1]] = doc.line("jobs", p[1]) or 1
+
+    def holding(self, line: int) -> list[ActionStep]:
+        """The jobs whose text holds ``line``: those holding the value that starts last at
+        or before it (a block scalar's lines are its value's), each once, in file order."""
+        i = bisect.bisect_right(self.starts, line) - 1
+        if i < 0:
+            return []
+        found = self.by_line.get(self.starts[i], {})
+        return [
+            ActionStep("", "", self.path, at, name, triggers=self.triggers)
+            for name, at in sorted(found.items(), key=lambda kv: (kv[1], kv[0]))
+        ]
 
 
 def join_workflow_jobs(configs: Sequence[AgentConfig], load: Loader) -> list[AgentConfig]:
-    """``configs`` with each workflow command line's job set as ``called_from``."""
-    docs: dict[str, LinedDoc | None] = {}
+    """``configs`` with each workflow command line's job set as ``called_from`` (and the
+    other jobs that hold the same text as ``also_from``)."""
+    docs: dict[str, _Jobs | None] = {}
     out: list[AgentConfig] = []
     for cfg in configs:
         if cfg.called_from is not None or cfg.engine != "claude CLI" or not is_workflow(cfg.path):
             out.append(cfg)
             continue
         if cfg.path not in docs:
-            docs[cfg.path] = _parsed(cfg.path, load)
-        doc = docs[cfg.path]
-        job = _job_at(doc, cfg.path, cfg.line) if doc is not None else None
-        out.append(dataclasses.replace(cfg, called_from=job) if job is not None else cfg)
+            doc = _parsed(cfg.path, load)
+            docs[cfg.path] = _Jobs(doc, cfg.path) if doc is not None else None
+        jobs = docs[cfg.path]
+        held = jobs.holding(cfg.line) if jobs is not None else []
+        if held:
+            cfg = dataclasses.replace(cfg, called_from=held[0], also_from=tuple(held[1:]))
+        out.append(cfg)
     return out
