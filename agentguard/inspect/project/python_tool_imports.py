@@ -123,6 +123,7 @@ class _Origins:
         self.defined = defined  # (file, name) a definition is bound to: no parse needed
         self.exists: dict[str, bool] = {}
         self.found: dict[tuple[str, str], _Found] = {}
+        self.tools: dict[tuple[str, str, int], ToolDef] = {}
 
     def _exists(self, path: str) -> bool:
         if path not in self.exists:
@@ -187,6 +188,24 @@ class _Origins:
         if len(bindings) != 1 or bindings[0].node is None:
             return None
         return bindings[0].node, index.module, index, ev
+
+    def tool(self, path: str, name: str, of: int) -> ToolDef:
+        """The tool ``name`` as ``path`` defines it (``of``: the files the import may
+        name): its ``def`` read, or (bound to something else: a wrapped function, a
+        class, a value) a tool whose body is not read. Each is read once."""
+        if (path, name, of) not in self.tools:
+            note = "imported" if of == 1 else f"imported; one of {of} files"
+            fn = self.function(path, name)
+            if fn is None:
+                line = self.line_of(path, name)
+                self.tools[(path, name, of)] = ToolDef(
+                    name, path, line, f"{name} = ... ({note})", body=False
+                )
+            else:
+                node, scope, index, ev = fn
+                tool = tool_def(path, node, None, scope, index, ev)
+                self.tools[(path, name, of)] = dataclasses.replace(tool, via=f"{tool.via} ({note})")
+        return self.tools[(path, name, of)]
 
     def line_of(self, path: str, name: str) -> int:
         """The line of the first module-level binding of ``name`` in ``path`` (1: none)."""
@@ -253,7 +272,7 @@ def join_imported_tools(
             if len(got.origins) > MAX_ORIGINS:
                 continue
             for path, n in got.origins:
-                added.setdefault(i, []).append(_imported_def(origins, path, n, len(got.origins)))
+                added.setdefault(i, []).append(origins.tool(path, n, len(got.origins)))
     out = list(definitions)
     for i, tools in added.items():
         d = out[i]
@@ -261,16 +280,3 @@ def join_imported_tools(
         kept = (*d.tool_defs, *(t for t in dict.fromkeys(tools) if t not in have))[:MAX_TOOLS]
         out[i] = dataclasses.replace(d, tool_defs=kept)
     return out, origins.sources(list(dict.fromkeys(capped)))
-
-
-def _imported_def(origins: _Origins, path: str, name: str, of: int) -> ToolDef:
-    """The tool ``name`` as ``path`` defines it: its ``def`` read, or (bound to something
-    else: a wrapped function, a class, a value) a tool whose body is not read."""
-    note = "imported" if of == 1 else f"imported; one of {of} files"
-    fn = origins.function(path, name)
-    if fn is None:
-        line = origins.line_of(path, name)
-        return ToolDef(name, path, line, f"{name} = ... ({note})", body=False)
-    node, scope, index, ev = fn
-    tool = tool_def(path, node, None, scope, index, ev)
-    return dataclasses.replace(tool, via=f"{tool.via} ({note})")
