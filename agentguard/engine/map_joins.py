@@ -18,10 +18,13 @@ from agentguard.findings import Source
 Loader = Callable[[str], bytes | None]
 
 
-def with_workflow_jobs(configs: list[AgentConfig], load: Loader | None) -> list[AgentConfig]:
-    """Each claude command line of a workflow with the job whose text holds it."""
+def with_workflow_jobs(
+    configs: list[AgentConfig], load: Loader | None
+) -> tuple[list[AgentConfig], list[Source]]:
+    """Each claude command line of a workflow with the jobs whose text holds it, and the
+    workflows that do not parse (failed sources)."""
     if load is None or not any(c.engine == "claude CLI" for c in configs):
-        return configs
+        return configs, []
     from agentguard.inspect.project.workflow_jobs import join_workflow_jobs
 
     return join_workflow_jobs(configs, load)

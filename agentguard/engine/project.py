@@ -219,11 +219,12 @@ def finish(
 
         definitions, crew_sources = crew_definitions(crews, definitions, col.loader)
         more_sources = (*more_sources, *crew_sources)
-    configs = with_workflow_jobs(configs, col.loader)  # (the map's joins across files)
+    configs, job_sources = with_workflow_jobs(configs, col.loader)  # (the map's joins)
     decorations = [t for o in col.outcomes for t in o.tool_decorations]
     definitions, import_sources = with_imported_tools(definitions, decorations, col.loader)
     read = {s.name for o in col.outcomes for s in o.sources} | {s.name for s in col.sources}
-    more_sources = (*more_sources, *(s for s in import_sources if s.name not in read))
+    join_sources = (*job_sources, *import_sources)  # (a file the walk said: not twice)
+    more_sources = (*more_sources, *(s for s in join_sources if s.name not in read))
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)

@@ -370,3 +370,28 @@ def test_a_command_line_runs_in_every_job_whose_steps_hold_it(
     got = [(a["site"]["evidence"][0]["line"], [(r["name"], r["evidence"][0]["line"])
             for r in a["runners"]]) for a in doc["map"]["agents"]]  # fmt: skip
     assert got == [(11, [("safe", 5), ("deploy", 12)])]
+
+
+def test_a_workflow_the_job_join_cannot_parse_is_a_failed_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An alias bomb (9^9 values) beside the job whose ``run:`` starts ``claude``: the line
+    readers find the command line, no reader of the walk parses the workflow, and the
+    job join's parse stopped at the alias budget without a word ("2 sources read, none
+    failed"). Its runner stays not read, and the workflow is a failed source."""
+    bomb = "".join(f"x{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10))
+    text = (
+        "name: x\non: [pull_request_target]\nx0: &a0 [lol]\n" + bomb + "jobs:\n  r:\n"
+        "    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: claude -p hi --dangerously-skip-permissions\n"
+    )
+    root = _write(tmp_path / "p", {".github/workflows/r.yml": text})
+    code, doc = _json(root, monkeypatch)
+    assert code == 3
+    assert _failed(doc) == [
+        (".github/workflows/r.yml", "workflow-too-large", "more than 200000 values after "
+         "expanding aliases (an alias bomb?) (line 3) (read for the job that runs its "
+         "claude command line)"),
+    ]  # fmt: skip
+    (agent,) = doc["map"]["agents"]
+    assert agent["runners"] == []

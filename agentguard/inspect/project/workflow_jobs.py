@@ -5,8 +5,9 @@ A command line read from a workflow file by the line readers (a ``run:`` step's
 job: here the workflow is parsed (once, through the project's loader and the hostile-YAML
 loader) and the job whose text holds the line is set as its caller, with the workflow's
 triggers; a job that repeats that text through a YAML alias (``steps: *steps``) runs it
-too, never left out for the first. A workflow that does not parse, or a line outside every job, leaves it unjoined
-(the map then says it runs where its process is started: not read).
+too, never left out for the first. A line outside every job's text is left unjoined (the
+map then says it runs where its process is started: not read), and so is each line of a
+workflow that does not parse, which is then a failed source.
 """
 
 from __future__ import annotations
@@ -17,21 +18,27 @@ from collections.abc import Callable, Sequence
 
 from agentguard.facts.agents import AgentConfig
 from agentguard.facts.workflows import ActionStep
-from agentguard.inspect.project.lined import PARSE_FAILURES, LinedDoc
+from agentguard.findings import Source
+from agentguard.inspect.project.lined import PARSE_FAILURES, LinedDoc, document_error
+from agentguard.inspect.project.outcome import failed_source
 from agentguard.inspect.project.workflows import is_workflow, workflow_triggers
 from agentguard.inspect.project.yaml_lined import load_yaml
 
 Loader = Callable[[str], bytes | None]
 
 
-def _parsed(path: str, load: Loader) -> LinedDoc | None:
+def _parsed(path: str, load: Loader) -> LinedDoc | Source | None:
+    """The workflow parsed, or why it could not be (None: not read, as the walk says)."""
     data = load(path)
     if data is None:
         return None
     try:
         return load_yaml(data.decode("utf-8-sig"))
-    except PARSE_FAILURES:
-        return None
+    except PARSE_FAILURES as exc:
+        err = document_error(exc)
+        where = f" (line {err.line})" if err.line else ""
+        why = f"{err}{where} (read for the job that runs its claude command line)"
+        return failed_source(path, why, f"workflow-{err.code}")
 
 
 class _Jobs:
@@ -65,10 +72,14 @@ class _Jobs:
         ]
 
 
-def join_workflow_jobs(configs: Sequence[AgentConfig], load: Loader) -> list[AgentConfig]:
+def join_workflow_jobs(
+    configs: Sequence[AgentConfig], load: Loader
+) -> tuple[list[AgentConfig], list[Source]]:
     """``configs`` with each workflow command line's job set as ``called_from`` (and the
-    other jobs that hold the same text as ``also_from``)."""
+    other jobs that hold the same text as ``also_from``); a workflow that does not parse
+    is a failed source (its command lines' runners stay not read)."""
     docs: dict[str, _Jobs | None] = {}
+    sources: list[Source] = []
     out: list[AgentConfig] = []
     for cfg in configs:
         if cfg.called_from is not None or cfg.engine != "claude CLI" or not is_workflow(cfg.path):
@@ -76,10 +87,12 @@ def join_workflow_jobs(configs: Sequence[AgentConfig], load: Loader) -> list[Age
             continue
         if cfg.path not in docs:
             doc = _parsed(cfg.path, load)
-            docs[cfg.path] = _Jobs(doc, cfg.path) if doc is not None else None
+            if isinstance(doc, Source):
+                sources.append(doc)
+            docs[cfg.path] = _Jobs(doc, cfg.path) if isinstance(doc, LinedDoc) else None
         jobs = docs[cfg.path]
         held = jobs.holding(cfg.line) if jobs is not None else []
         if held:
             cfg = dataclasses.replace(cfg, called_from=held[0], also_from=tuple(held[1:]))
         out.append(cfg)
-    return out
+    return out, sources
