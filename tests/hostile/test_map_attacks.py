@@ -395,3 +395,35 @@ def test_a_workflow_the_job_join_cannot_parse_is_a_failed_source(
     ]  # fmt: skip
     (agent,) = doc["map"]["agents"]
     assert agent["runners"] == []
+
+
+DEEP = "/".join(["module"] * 40)  # a package 40 folders deep: its import is 290 characters
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from .agent import (  # noqa: F401 (the agent)\n    agent,\n)\n",
+        "from .agent import \\\n    agent\n",
+        f"from .{DEEP.replace('/', '.')}.agent import agent\n",
+    ],
+    ids=["comment-paren", "backslash", "long-module"],
+)
+def test_an_import_written_otherwise_still_brings_the_decorated_tools(
+    statement: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bytes test of the decorating file read an import as one line or one
+    parenthesis-free span, and a module name to 200 characters: a comment holding a
+    parenthesis inside the import list, a backslash continuation, or a package deeper
+    than that hid the file's shell tool from the map."""
+    tools = SHELL_TOOL.format(owner=".agent").replace("from .agent import agent\n", statement)
+    at = f"app/{DEEP}/agent.py" if "module" in statement else "app/agent.py"
+    root = _write(tmp_path / "p", {"app/__init__.py": "", at: AGENT, "app/tools.py": tools})
+    code, doc = _json(root, monkeypatch)
+    assert (code, _failed(doc)) == (0, [])
+    (agent,) = doc["map"]["agents"]
+    line = tools.splitlines().index("@agent.tool_plain") + 1
+    assert (agent["site"]["evidence"][0]["path"], _rows(agent)) == (at, [
+        ("run", "live", "app/tools.py",
+         f"@agent.tool_plain run: its body calls subprocess.run (shell, line {line + 2})"),
+    ])  # fmt: skip
