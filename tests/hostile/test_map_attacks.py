@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from markdown_it import MarkdownIt
@@ -26,6 +27,9 @@ from typer.testing import CliRunner
 from agentguard.cli import app
 from tests import mermaid_parser
 
+MAP_SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[2] / "agentguard" / "schemas" / "map-1.json").read_text()
+)
 AGENT = 'from pydantic_ai import Agent\n\nagent = Agent("openai:gpt-4o")\n'
 SHELL_TOOL = (
     "import subprocess\n\nfrom {owner} import agent\n\n\n@agent.tool_plain\n"
@@ -51,6 +55,7 @@ def _map(root: Path, monkeypatch: pytest.MonkeyPatch, fmt: str = "json") -> tupl
 def _json(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any]]:
     code, out = _map(root, monkeypatch)
     doc: dict[str, Any] = json.loads(out)
+    jsonschema.Draft202012Validator(MAP_SCHEMA).validate(doc)
     return code, doc
 
 
