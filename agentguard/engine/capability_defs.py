@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from agentguard.facts.agents import AgentDefinition, ProjectFacts, ToolDef
+from agentguard.facts.agents import MAX_TOOL_DEFS, AgentDefinition, ProjectFacts, ToolDef
 from agentguard.facts.capabilities import (
     DECLARED,
     DEFINITION,
@@ -111,6 +111,10 @@ def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
         how = f"no tools handed in the call; {adds} (tools added in other ways are not read)"
     elif decorated:
         how += f"; {adds}"
+    if d.tools_cut:
+        how += (
+            f"; and {d.tools_cut} more tool functions, not drawn (over the cap of {MAX_TOOL_DEFS})"
+        )
     if d.builtin:
         how += f"; it {d.builtin}"
     if named:  # (one of several in the file: which one)

@@ -135,6 +135,9 @@ class ToolGrant:
     hosted: bool = False  # runs on the provider's side, not in this process or container
 
 
+MAX_TOOL_DEFS = 50  # tool functions kept per definition (those seen to call something first)
+
+
 @dataclass(frozen=True)
 class ToolDef:
     """A function an agent is handed as a tool: decorated onto it (``@agent.tool``,
@@ -176,6 +179,7 @@ class AgentDefinition:
     tools_set: bool = False
     builtin: str = ""
     tool_defs: tuple[ToolDef, ...] = ()  # the functions read as its tools (see ToolDef)
+    tools_cut: int = 0  # tool functions past :data:`MAX_TOOL_DEFS` (not drawn, counted)
     # crewAI: the agents.yaml entry it is built from (`config=self.agents_config["x"]`)
     config_key: str | None = None
     # the module-level names bound to this call on every reading (`agent = Agent(...)`):

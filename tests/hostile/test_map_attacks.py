@@ -432,3 +432,47 @@ def test_an_import_written_otherwise_still_brings_the_decorated_tools(
         ("run", "live", "app/tools.py",
          f"@agent.tool_plain run: its body calls subprocess.run (shell, line {line + 2})"),
     ])  # fmt: skip
+
+
+def _decorated(n: int) -> str:
+    plain = "".join(
+        f"@agent.tool_plain\ndef t{k}() -> str:\n    return 'x'\n\n\n" for k in range(n)
+    )
+    return (
+        "import subprocess\n\nfrom .agent import agent\n\n\n" + plain + "@agent.tool_plain\n"
+        "def run(cmd: str) -> str:\n    return subprocess.run(cmd, shell=True).stdout\n"
+    )
+
+
+def test_harmless_tools_never_push_a_shell_tool_past_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fifty harmless ``@agent.tool_plain`` functions, then the one that runs a shell: the
+    map kept the first fifty and said "no shell, file or web tool seen". A tool whose
+    body is seen to call something is kept before one that is not, and the definition's
+    row counts what the cap left out. A file of more decorations than a file's facts are
+    kept of (200) is a failed source, as for every other fact."""
+    root = _write(tmp_path / "p", {
+        "app/__init__.py": "", "app/agent.py": AGENT, "app/tools.py": _decorated(50),
+        "big/__init__.py": "", "big/agent.py": AGENT, "big/tools.py": _decorated(200),
+    })  # fmt: skip
+    code, doc = _json(root, monkeypatch)
+    assert code == 3
+    assert _failed(doc) == [
+        ("big/tools.py", "cap-file-facts", "201 tool decorations in one file, over the cap of "
+         "200: only the first 200 of each were checked"),
+    ]  # fmt: skip
+    agents = {a["site"]["evidence"][0]["path"]: a for a in doc["map"]["agents"]}
+    for path, n in (("app/agent.py", 50), ("big/agent.py", 200)):
+        rows = _rows(agents[path])
+        tools = path.replace("agent", "tools")
+        assert (len(rows), rows[-1]) == (50, (
+            "run", "live", tools, f"@agent.tool_plain run: its body calls subprocess.run "
+            f"(shell, line {5 * n + 8})",
+        ))  # fmt: skip
+        (declared,) = [t for t in agents[path]["tools"] if t["category"] == "declared"]
+        assert declared["how"].endswith(
+            "(tools added in other ways are not read); and "
+            f"{1 if path.startswith('app') else 150} more tool functions, not drawn (over "
+            "the cap of 50)"
+        ), declared["how"]

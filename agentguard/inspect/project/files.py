@@ -144,6 +144,13 @@ def _cap(path: str, out: FileOutcome) -> None:
     if len(out.definitions) > MAX_FACTS_PER_FILE:  # (drawn by the map only: the map says so)
         out.definitions_cut = len(out.definitions)
         del out.definitions[MAX_FACTS_PER_FILE:]
+    decorations = len(out.tool_decorations)
+    if decorations > MAX_FACTS_PER_FILE:  # (those seen to call something kept first)
+        from agentguard.inspect.project.python_tool_defs import keep_tools
+
+        kept, _cut = keep_tools([d.tool for d in out.tool_decorations], MAX_FACTS_PER_FILE)
+        ids = {id(t) for t in kept}
+        out.tool_decorations[:] = [d for d in out.tool_decorations if id(d.tool) in ids]
     cut = {
         what: len(facts)
         for what, facts in (
@@ -155,6 +162,8 @@ def _cap(path: str, out: FileOutcome) -> None:
         )
         if len(facts) > MAX_FACTS_PER_FILE
     }
+    if decorations > MAX_FACTS_PER_FILE:
+        cut["tool decorations"] = decorations
     if not cut:
         return
     del out.configs[MAX_FACTS_PER_FILE:]

@@ -22,9 +22,9 @@ from agentguard.inspect.project.python_eval import Evaluator, reaching
 from agentguard.inspect.project.python_import_needles import may_import
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
 from agentguard.inspect.project.python_tool_defs import (
-    MAX_TOOLS,
     decorated_onto,
     function_defs,
+    keep_tools,
     named_tool,
     tool_def,
 )
@@ -220,8 +220,8 @@ def _decorated_tools(
     for i, tools in added.items():
         d = out[i]
         tools.sort(key=lambda t: t.line)
-        kept = (*d.tool_defs, *tools)[:MAX_TOOLS]
-        out[i] = replace(d, tool_defs=kept)
+        kept, cut = keep_tools((*d.tool_defs, *tools))
+        out[i] = replace(d, tool_defs=kept, tools_cut=d.tools_cut + cut)
 
 
 def _definition(
@@ -236,9 +236,9 @@ def _definition(
     if isinstance(tools_arg, ast.List | ast.Tuple):
         for elt in tools_arg.elts:
             for fn, bound_in in named_tool(elt, scope):
-                if len(listed) < MAX_TOOLS:
-                    listed.append(tool_def(path, fn, None, bound_in, index, ev))
-            imported += imported_tool(elt, scope)[: MAX_TOOLS - len(imported)]
+                listed.append(tool_def(path, fn, None, bound_in, index, ev))
+            imported += imported_tool(elt, scope)
+    kept, cut = keep_tools(listed)
     parts = q.split(".")
     label = f"{parts[-2]}.{parts[-1]}(...)" if parts[-1] == "create" else f"{parts[-1]}(...)"
     return AgentDefinition(
@@ -253,8 +253,9 @@ def _definition(
         tools_expr="" if tools_arg is None else short(tools_arg, 60),
         tools_set=tools_set,
         builtin=kind.builtin,
-        tool_defs=tuple(listed),
-        tool_imports=tuple(imported),
+        tool_defs=kept,
+        tools_cut=cut,
+        tool_imports=tuple(dict.fromkeys(imported)),
         config_key=next((config_key(k.value) for k in node.keywords if k.arg == "config"), None)
         if kind is _CREW_AGENT
         else None,

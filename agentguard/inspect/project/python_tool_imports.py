@@ -40,9 +40,9 @@ from agentguard.inspect.project.python_imports import ImportResolver, Loader, ca
 from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope
 from agentguard.inspect.project.python_tool_defs import (
     AGENT_METHODS,
-    MAX_TOOLS,
     Def,
     function_defs,
+    keep_tools,
     tool_def,
 )
 from agentguard.inspect.project.python_tool_needle import (
@@ -73,9 +73,7 @@ def tool_decorations(path: str, index: ModuleIndex, ev: Evaluator) -> list[ToolD
                 out.append(
                     ToolDecoration(path, owners, tool_def(path, node, via, scope, index, ev))
                 )
-                if len(out) >= MAX_TOOLS:
-                    return out
-    return out
+    return out  # (a file's facts are capped as every file's: files.MAX_FACTS_PER_FILE)
 
 
 def imported_tool(elt: ast.expr, scope: Scope) -> tuple[tuple[str, str], ...]:
@@ -277,6 +275,6 @@ def join_imported_tools(
     for i, tools in added.items():
         d = out[i]
         have = set(d.tool_defs)
-        kept = (*d.tool_defs, *(t for t in dict.fromkeys(tools) if t not in have))[:MAX_TOOLS]
-        out[i] = dataclasses.replace(d, tool_defs=kept)
+        kept, cut = keep_tools((*d.tool_defs, *(t for t in dict.fromkeys(tools) if t not in have)))
+        out[i] = dataclasses.replace(d, tool_defs=kept, tools_cut=d.tools_cut + cut)
     return out, origins.sources(list(dict.fromkeys(capped)))
