@@ -143,3 +143,18 @@ def test_the_tool_decoration_search_is_linear_on_hostile_imports() -> None:
         # (a quadratic search of a 4 MB file takes minutes: 1,000 times a pass over its
         # bytes is far from it and far from a loaded machine's noise)
         assert _best(may_decorate_elsewhere, data) < 1000 * floor
+
+
+def test_the_command_line_reader_is_linear_in_command_lines_and_bytes() -> None:
+    """4,000 `claude -p` lines (a manifest of that many containers) above 4 MB of other
+    lines: the reader asked, for each command line it read, whether the whole file named
+    `awf` (gh-aw's firewall): 4,000 searches of 4 MB (a generated Kubernetes manifest of
+    25,000 such containers held `map` 53 s in that one search). Once per file now."""
+    data = b"command: [claude, -p]\n" * 4_000 + b"# filler line of the manifest\n" * 140_000
+
+    def split(d: bytes) -> object:
+        return d.decode("utf-8", "replace").splitlines()
+
+    floor = _best(split, data)
+    assert len(cli_flags.cli_configs("m.yaml", data)) == 4_000
+    assert _best(lambda d: cli_flags.cli_configs("m.yaml", d), data) < 60 * floor  # (was 1,500)
