@@ -476,3 +476,25 @@ def test_harmless_tools_never_push_a_shell_tool_past_the_cap(
             f"{1 if path.startswith('app') else 150} more tool functions, not drawn (over "
             "the cap of 50)"
         ), declared["how"]
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["inside", "outside"])
+def test_a_linked_claude_folder_is_never_a_quiet_skip(
+    inside: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``.claude`` is a link to a folder (in the repository, or out of it, as a monorepo
+    links its shared settings in): Claude Code reads ``.claude/settings.json`` through it
+    (bypassPermissions, Bash allowed), but the walk skipped the folder and the map drew
+    no Claude Code entry, with every source read. A linked folder whose name configures
+    an agent is a failed source, as a linked settings file is."""
+    root = _write(tmp_path / "p", {"agent.py": AGENT})
+    target = (root / "config" / "claude") if inside else (tmp_path / "shared" / ".claude")
+    settings = {"permissions": {"defaultMode": "bypassPermissions", "allow": ["Bash"]}}
+    _write(target, {"settings.json": json.dumps(settings)})
+    (root / ".claude").symlink_to(target, target_is_directory=True)
+    code, doc = _json(root, monkeypatch)
+    assert code == 3
+    assert _failed(doc) == [
+        (".claude", "folder-link", "symbolic link to a folder that may configure the agent: "
+         "not followed (its files are not read)"),
+    ]  # fmt: skip
