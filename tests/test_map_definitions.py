@@ -188,7 +188,7 @@ def _crew() -> dict[str, Any]:
     return entry
 
 
-_NOT_HANDED = "no tools handed here (tools added elsewhere are not read)"
+_NOT_HANDED = "no tools handed here (tools added in other ways are not read)"
 _FRAMEWORKS = "what it can do is its framework's (not read)"
 
 
@@ -242,8 +242,8 @@ def test_the_text_says_no_risky_tool_seen_never_none(project: Path) -> None:
         "  runs in   compose service api, from the image built by Dockerfile  "
         "[compose.yaml:2, Dockerfile:3]\n"
         "  works in  /srv (what is there: unknown) (medium confidence)  [compose.yaml:2]\n"
-        "  tools     no built-in shell/file/web tool seen; no tools handed here (tools added elsewhere "
-        "are not read) (low confidence)  [app/whales.py:4]\n"
+        "  tools     no built-in shell/file/web tool seen; no tools handed here (tools added in other "
+        "ways are not read) (low confidence)  [app/whales.py:4]\n"
     ) in result.stdout
     assert "no built-in tools" not in result.stdout
 
@@ -321,7 +321,7 @@ def test_a_file_of_many_agents_is_one_entry_and_the_cap_is_a_note(
     assert agent["site"]["label"] == "Agent(...) x200"
     rows = agent["tools"]
     assert [r["how"] for r in rows[:2]] == [
-        f"Agent(...) at line {n}: no tools handed here (tools added elsewhere are not read)"
+        f"Agent(...) at line {n}: no tools handed here (tools added in other ways are not read)"
         for n in (3, 4)
     ]
     assert len(rows) == 11

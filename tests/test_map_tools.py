@@ -50,7 +50,7 @@ PYD_TOOLS = [
         "tools": [],
         "approval": "unknown",
         "how": "Agent(...) at line 5: no tools handed in the call; its decorators in this file add run, "
-        "roll (tools added in other files are not read)",
+        "roll (tools added in other ways are not read)",
         "confidence": "low",
         "evidence": [{"path": "pyd.py", "line": 5, "note": "pydantic_ai.Agent"}],
     },
@@ -82,7 +82,7 @@ PYD_TOOLS = [
         "tools": [],
         "approval": "unknown",
         "how": "Agent(...) at line 22: no tools handed in the call; its decorators in this file add read "
-        "(tools added in other files are not read)",
+        "(tools added in other ways are not read)",
         "confidence": "low",
         "evidence": [{"path": "pyd.py", "line": 22, "note": "pydantic_ai.Agent"}],
     },

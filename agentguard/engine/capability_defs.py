@@ -5,7 +5,8 @@ One entry per file and framework, as for the tools another framework hands a mod
 test file defines hundreds): each definition is a ``declared`` tools row with its line,
 the first :data:`ROWS` of them one by one, the others in one row that names their lines.
 Its tools are what each call hands, as written; nothing here says it has none (a tool
-list computed at run time, or tools added elsewhere, are not read: unknown).
+list computed at run time, or tools added in other ways, are not read: unknown; tools other
+files decorate onto it or it imports are joined by the reader).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from agentguard.facts.agents import AgentDefinition, ProjectFacts, ToolDef
+from agentguard.facts.agents import MAX_TOOL_DEFS, AgentDefinition, ProjectFacts, ToolDef
 from agentguard.facts.capabilities import (
     DECLARED,
     DEFINITION,
@@ -97,16 +98,23 @@ def _tools(d: AgentDefinition, named: bool) -> ToolAccess:
         how = "what it can do is its framework's (not read)"
         confidence = Confidence.LOW
     else:
-        how = "no tools handed here (tools added elsewhere are not read)"
+        how = "no tools handed here (tools added in other ways are not read)"
         confidence = Confidence.LOW
-    decorated = [t.name for t in d.tool_defs if t.via.startswith("@") and "." in t.via]
+    decorated = [t for t in d.tool_defs if t.via.startswith("@") and "." in t.via]
+    here = [t.name for t in decorated if t.path == d.path]
+    there = [f"{t.name} ({t.path})" for t in decorated if t.path != d.path]
+    adds = "; ".join(
+        [f"its decorators in this file add {', '.join(here)}"] * bool(here)
+        + [f"its decorators in other files add {', '.join(there)}"] * bool(there)
+    )
     if decorated and not d.tools_set:
-        how = (
-            f"no tools handed in the call; its decorators in this file add {', '.join(decorated)}"
-            " (tools added in other files are not read)"
-        )
+        how = f"no tools handed in the call; {adds} (tools added in other ways are not read)"
     elif decorated:
-        how += f"; its decorators in this file add {', '.join(decorated)}"
+        how += f"; {adds}"
+    if d.tools_cut:
+        how += (
+            f"; and {d.tools_cut} more tool functions, not drawn (over the cap of {MAX_TOOL_DEFS})"
+        )
     if d.builtin:
         how += f"; it {d.builtin}"
     if named:  # (one of several in the file: which one)
@@ -127,6 +135,9 @@ def _function(t: ToolDef) -> ToolAccess:
         Evidence(t.path, t.line, f"{t.via} {t.name}"),
         *(Evidence(t.path, line, f"{kind}: {callee}") for kind, callee, line in t.effects),
     )
+    if not t.body:
+        how = f"{t.via}: not one def there (a wrapped function, a class, a value, or bound twice): what it runs is not read"
+        return ToolAccess(FUNCTION, UNKNOWN, (t.name,), UNKNOWN, ev, Confidence.LOW, how=how)
     if t.effects:
         calls = ", ".join(f"{q} ({c}, line {line})" for c, q, line in t.effects)
         how = f"{t.via} {t.name}: its body calls {calls}"

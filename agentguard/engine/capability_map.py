@@ -9,21 +9,18 @@ no gatherer (an import-linter contract holds it).
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from agentguard.engine.capability_parts import (
-    config_tools,
-    grant_tools,
-    hazards,
-    mcp_links,
     model_of,
-    policy_tools,
     reach,
     secrets_of,
     step_secrets,
 )
 from agentguard.engine.capability_runs import Placement, forget_copied, placements, service_paths
-from agentguard.engine.capability_services import service_agents
+from agentguard.engine.capability_services import command_places, service_agents, with_hazards
+from agentguard.engine.capability_tools import config_tools, grant_tools, mcp_links, policy_tools
 from agentguard.engine.capability_workdir import with_cwd, workdir_of
 from agentguard.facts.agents import AgentConfig, EnginePolicy, ProjectFacts, ToolGrant
 from agentguard.facts.capabilities import (
@@ -70,6 +67,8 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
     for i, step in enumerate(facts.action_steps):
         steps_done.add((step.path, step.line))
         cfgs = of_step.get(i, [])
+        if len(cfgs) > 1 and all(c.called_from and c.called_from.path != step.path for c in cfgs):
+            continue  # a composite action's step: each caller's configuration is an entry
         if len(cfgs) == 1:  # the configuration read from its inputs: the step's entry
             by_config[at[id(cfgs[0])]] = len(agents)
         agents.append(
@@ -81,6 +80,15 @@ def _build(target: str, facts: ProjectFacts, build: BuildFileFacts | None) -> Ca
         if any(policy.path == p for p, _ in steps_done) and policy.label.endswith("inputs"):
             continue  # an agent action's inputs: that step's entry
         agents.append(_policy_agent(len(agents) + 1, policy, facts, build, target))
+    from agentguard.engine.capability_settings import settings_agent
+
+    def draw_settings(site: AgentSite, tools: Any, mcp: Any) -> AgentCapability:
+        workdir = workdir_of(None, site.evidence.path, [], facts, build)
+        note = "an engine configuration: it applies wherever the engine runs on this project"
+        return _entry(len(agents) + 1, site, (), note, workdir, [], facts, tools=tools,
+                      tools_known=True, mcp=mcp)  # fmt: skip
+
+    agents += settings_agent(facts, draw_settings, agents)
     by_file: dict[tuple[str, str], list[ToolGrant]] = {}
     for g in facts.grants:
         by_file.setdefault((g.path, g.framework), []).append(g)
@@ -125,12 +133,20 @@ def _step_configs(facts: ProjectFacts) -> dict[int, list[AgentConfig]]:
 
 
 def _runners(
-    path: str, facts: ProjectFacts, build: BuildFileFacts | None, target: str
-) -> tuple[list[Placement], tuple[Runner, ...], str]:
+    path: str, facts: ProjectFacts, build: BuildFileFacts | None, target: str,
+    line: int | None = None,
+) -> tuple[list[Placement], tuple[Runner, ...], str]:  # fmt: skip
+    """The containers that hold ``path``; ``line``: a command line's, written in a
+    container file (a compose service's command runs in that service, not in an image
+    that copies the compose file)."""
     if facts.workdir is not None:  # files of an image
         return [], (Runner(IMAGE, target, (Evidence(path, None, "a file of the image"),),
                            Confidence.HIGH, how="the image holds this file"),), ""  # fmt: skip
-    places = placements(path, build)
+    places = None if line is None else command_places(path, line, build, facts.k8s_containers)
+    if places is not None and not places:
+        return [], (), f"the container whose command this is was not read in {path}"
+    if places is None:
+        places = placements(path, build)
     if not places:
         return (
             [],
@@ -180,7 +196,7 @@ def _entry(
         secrets=(*secrets, *secrets_of(places)),
         model=model if model is not None else no_model(site.evidence),
     )
-    return AgentCapability(**{**agent.__dict__, "hazards": hazards(agent)})
+    return with_hazards(agent, next((p for p in places if p.k8s is not None), None))
 
 
 def _config_agent(
@@ -188,8 +204,17 @@ def _config_agent(
 ) -> AgentCapability:
     kind = IMAGE_PATH if facts.workdir is not None else CLI if cfg.engine == "claude CLI" else CODE
     site = AgentSite(kind, cfg.engine, cfg.label, Evidence(cfg.path, cfg.line, cfg.label))
-    places, runners, note = _runners(cfg.path, facts, build, target)
+    line = cfg.line if kind == CLI else None  # (a command line: the container it starts)
+    places, runners, note = _runners(cfg.path, facts, build, target, line)
     workdir = workdir_of(cfg, cfg.path, places, facts, build)
+    at = cfg.called_from
+    if at is not None:  # a composite action's step, as this caller configures it
+        runners = tuple(_job_runner(j.path, j.line, j.job, j.triggers, None)
+                        for j in (at, *cfg.also_from))  # fmt: skip
+        places, note = [], ""
+        jobs = ", ".join(j.job for j in (at, *cfg.also_from))
+        note = f"uses: {at.action}" if at.action else f"job{'s' * bool(cfg.also_from)} {jobs}"
+        workdir = with_cwd(_checkout(Evidence(at.path, at.line, note)), cfg, facts)
     tools = config_tools(cfg, facts)
     return _entry(
         n,
@@ -237,13 +262,18 @@ def _action_agent(
     ev = Evidence(step.path, step.line, f"uses: {step.action}@{step.ref}")
     site = AgentSite(WORKFLOW_STEP, step.action, f"workflow step (job {step.job})", ev)
     runner = _job_runner(step.path, step.line, step.job, step.triggers, None)
+    callers = tuple(
+        _job_runner(c.path, c.line, c.job, c.triggers, None)
+        for c in dict.fromkeys(k.called_from for k in facts.configs if k.called_from)
+        if c.path != step.path and _calls(c.action, step.path)
+    )
     workdir = _checkout(ev)
     if cfg is not None:
         workdir = with_cwd(workdir, cfg, facts)
         return _entry(
             n,
             site,
-            (runner,),
+            callers or (runner,),
             "",
             workdir,
             [],
@@ -258,7 +288,7 @@ def _action_agent(
     return _entry(
         n,
         site,
-        (runner,),
+        callers or (runner,),
         "",
         workdir,
         [],
@@ -267,6 +297,12 @@ def _action_agent(
         tools_known=bool(tools),
         secrets=step_secrets(step),
     )
+
+
+def _calls(action: str, path: str) -> bool:
+    """Whether ``uses: ACTION`` (``./FOLDER``) names the action whose file is ``path``."""
+    folder = posixpath.normpath(action.removeprefix("./") or ".")
+    return folder == posixpath.normpath(posixpath.dirname(path) or ".")
 
 
 def _run_agent(n: int, run: AgentRunStep, facts: ProjectFacts) -> AgentCapability:
@@ -281,7 +317,7 @@ def _policy_agent(
 ) -> AgentCapability:
     ev = Evidence(policy.path, policy.line, policy.label)
     site = AgentSite(CLI, policy.engine, policy.label, ev)
-    places, runners, note = _runners(policy.path, facts, build, target)
+    places, runners, note = _runners(policy.path, facts, build, target, policy.line)
     if not places and not runners:
         note = "an engine configuration: it applies wherever the engine runs on this project"
     workdir = workdir_of(None, policy.path, places, facts, build)

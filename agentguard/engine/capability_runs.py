@@ -7,8 +7,11 @@ Facts in, records out; no I/O, no gatherer. Two candidates are both returned.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from agentguard.engine.capability_k8s import k8s_holds_at, k8s_paths
 from agentguard.facts.build_copies import copied_files
 from agentguard.facts.capabilities import (
     COMPOSE_SERVICE,
@@ -26,8 +29,11 @@ from agentguard.facts.capabilities import (
 from agentguard.facts.compose import ComposeFile, ComposeService
 from agentguard.facts.dockerfile import CopyStep, DockerfileFacts
 from agentguard.facts.host_paths import holds_project, host_path, is_docker_socket, sensitive_reason
+from agentguard.facts.k8s import K8sContainer
 from agentguard.facts.project import BuildFileFacts, DockerIgnore, TreeFacts
 from agentguard.findings import Confidence
+
+T = TypeVar("T")
 
 
 def _dir(path: str) -> str:
@@ -65,6 +71,7 @@ class Placement:
     compose_path: str | None
     copy: tuple[str, str, CopyStep, DockerIgnore | None] | None  # (dockerfile, context, step)
     mount_source: str | None  # the host folder (project-relative) mounted over the file
+    k8s: K8sContainer | None = None  # a Kubernetes container (``service`` is then None)
 
 
 def _copies_of(path: str, df: DockerfileFacts, context: str) -> list[tuple[CopyStep, str]]:
@@ -115,9 +122,34 @@ def _mount_over(path: str, cf: ComposeFile, svc: ComposeService) -> tuple[str, s
 def placements(path: str, build: BuildFileFacts | None) -> list[Placement]:
     """Every container that holds the agent file ``path``: a compose service that builds
     a Dockerfile which COPYs it or bind-mounts a folder that holds it; a Dockerfile no
-    service builds, as its own image."""
+    service builds, as its own image. (One file holds many configurations, a test file
+    hundreds: each file's placements are worked out once per map.)"""
     if build is None:
         return []
+    key = (id(build), path)
+    hit = _PLACED.get(key)
+    if hit is None:
+        hit = _PLACED[key] = _placements(path, build)
+    return list(hit)
+
+
+# (build, path) -> the placements of that file; dropped with the COPY cache below
+_PLACED: dict[tuple[int, str], list[Placement]] = {}
+# (what, placement) -> what the map reads of one placement (its paths, network, secrets):
+# the configurations of one file share their placements, so each is read once per map
+_OF_PLACE: dict[tuple[str, int], Any] = {}
+
+
+def of_place(what: str, place: Placement, read: Callable[[Placement], T]) -> T:
+    """``read(place)``, once per map and placement."""
+    key = (what, id(place))
+    if key not in _OF_PLACE:
+        _OF_PLACE[key] = (place, read(place))  # (the placement is kept: its id stays its own)
+    got: T = _OF_PLACE[key][1]
+    return got
+
+
+def _placements(path: str, build: BuildFileFacts) -> list[Placement]:
     out: list[Placement] = []
     built: set[str] = set()
     df_by_path = {df.path: (df, ctxs) for df, ctxs in build.dockerfiles}
@@ -211,6 +243,8 @@ def holds_at(
 ) -> tuple[str, str | None, tuple[str, ...], tuple[Evidence, ...], str]:
     """What is in ``workdir`` inside the container: (kind, host source, what of the
     project is there, evidence, how)."""
+    if place.k8s is not None:
+        return k8s_holds_at(workdir, place.k8s)
     svc, cf_path = place.service, place.compose_path
     if svc is not None and cf_path is not None:
         for v in svc.volumes:
@@ -275,14 +309,23 @@ def _copied(
 
 
 def forget_copied() -> None:
-    """Drop the cache (the facts it is keyed on live no longer than one map)."""
+    """Drop the caches (the facts they are keyed on live no longer than one map)."""
     _COPIED.clear()
+    _PLACED.clear()
+    _OF_PLACE.clear()
 
 
 def service_paths(place: Placement) -> list[PathAccess]:
-    """The mounts of the agent's compose service, credentials folders marked."""
+    """The mounts of the agent's compose service (or Kubernetes container), credentials
+    folders marked."""
+    return list(of_place("paths", place, _service_paths))
+
+
+def _service_paths(place: Placement) -> list[PathAccess]:
     svc, cf_path = place.service, place.compose_path
     out: list[PathAccess] = []
+    if place.k8s is not None:
+        return k8s_paths(place.k8s)
     if place.copy is not None:
         df_path, _ctx, step, _ign = place.copy
         out.append(

@@ -178,6 +178,7 @@ def finish(
     contexts: Mapping[str, tuple[str, ...]] | None = None,
 ) -> ProjectResult:
     from agentguard.engine import run_agent_rules
+    from agentguard.engine.map_joins import with_imported_tools, with_k8s_agents, with_workflow_jobs
     from agentguard.facts.agents import ProjectFacts
     from agentguard.inspect.project.python_imports import resolve_configs
 
@@ -218,6 +219,12 @@ def finish(
 
         definitions, crew_sources = crew_definitions(crews, definitions, col.loader)
         more_sources = (*more_sources, *crew_sources)
+    configs, job_sources = with_workflow_jobs(configs, col.loader)  # (the map's joins)
+    decorations = [t for o in col.outcomes for t in o.tool_decorations]
+    definitions, import_sources = with_imported_tools(definitions, decorations, col.loader)
+    read = {s.name for o in col.outcomes for s in o.sources} | {s.name for s in col.sources}
+    join_sources = (*job_sources, *import_sources)  # (a file the walk said: not twice)
+    more_sources = (*more_sources, *(s for s in join_sources if s.name not in read))
     servers = [m for o in col.outcomes for m in o.mcp_servers]
     if col.loader is not None:
         configs, imported_servers = resolve_configs(configs, col.loader)
@@ -267,7 +274,10 @@ def finish(
     # the capability model is made from the facts alone, before the rules that read it
     from agentguard.engine.capability_map import build_map
 
-    capabilities = build_map(target, facts, build if build is not None else _no_build(col))
+    map_build = with_k8s_agents(
+        build if build is not None else _no_build(col), facts.k8s_containers
+    )
+    capabilities = build_map(target, facts, map_build)
     findings = [*container_findings, *run_agent_rules(facts, capabilities)]
     sources = [
         *col.sources,

@@ -1,5 +1,6 @@
 """Containers that run an agent app as what they start: a compose service, or the image
-of a Dockerfile no service builds (facts for the map only; no rule reads them).
+of a Dockerfile no service builds, a container of a Kubernetes manifest (facts for the map
+only; no rule reads them).
 
 Filled by :func:`agentguard.inspect.project.agent_services.agent_services`. How one is
 recognised, and with what confidence, is written on each record: its own start command
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentguard.facts.capabilities import Evidence
+from agentguard.facts.k8s import K8sContainer
 from agentguard.findings import Confidence
 
 
@@ -36,3 +38,6 @@ class AgentService:
     confidence: Confidence
     how: str
     command: str | None = None  # what it starts, as read (redacted), when known
+    # a container of a Kubernetes manifest (``compose_path``/``service`` None; ``dockerfile``
+    # the Dockerfile that builds its image here, when one does)
+    kubernetes: K8sContainer | None = None

@@ -89,6 +89,11 @@ class AgentConfig:
     gates: tuple[GateVerdict, ...] = ()  # what its callback and hooks do (read from code)
     # the container a wrapper in the same file starts this command line in (gh-aw's awf)
     confined_by: FirewallContainer | None = None
+    # a composite action's agent step as one caller configures it: that caller's step
+    # (``uses: ./FOLDER``, its job and its workflow's triggers); the map's runner
+    called_from: ActionStep | None = None
+    # the other jobs that run the same text (a workflow's YAML alias: `steps: *steps`)
+    also_from: tuple[ActionStep, ...] = ()
 
     def gate(self, option: str) -> GateVerdict | None:
         return next((g for g in self.gates if g.option == option), None)
@@ -130,6 +135,9 @@ class ToolGrant:
     hosted: bool = False  # runs on the provider's side, not in this process or container
 
 
+MAX_TOOL_DEFS = 50  # tool functions kept per definition (those seen to call something first)
+
+
 @dataclass(frozen=True)
 class ToolDef:
     """A function an agent is handed as a tool: decorated onto it (``@agent.tool``,
@@ -143,6 +151,9 @@ class ToolDef:
     line: int
     via: str  # "@agent.tool", "@agent.tool_plain", "@function_tool", "@tool", "function"
     effects: tuple[tuple[str, str, int], ...] = ()
+    # False: the name is bound to something other than a ``def`` (a wrapped function, a
+    # class): what it runs is not read (unknown)
+    body: bool = True
 
 
 @dataclass(frozen=True)
@@ -168,8 +179,27 @@ class AgentDefinition:
     tools_set: bool = False
     builtin: str = ""
     tool_defs: tuple[ToolDef, ...] = ()  # the functions read as its tools (see ToolDef)
+    tools_cut: int = 0  # tool functions past :data:`MAX_TOOL_DEFS` (not drawn, counted)
     # crewAI: the agents.yaml entry it is built from (`config=self.agents_config["x"]`)
     config_key: str | None = None
+    # the module-level names bound to this call on every reading (`agent = Agent(...)`):
+    # what another module imports to decorate tools onto it
+    bound_to: tuple[str, ...] = ()
+    # each tools-list element bound to an import: (the name as written, its qualified
+    # origin as imported, ``.tools.search`` for a relative import)
+    tool_imports: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolDecoration:
+    """A function decorated ``@X.tool``/``@X.tool_plain`` where ``X`` is imported from
+    another module (``from .agent import agent``): ``owners``, the qualified origins ``X``
+    may be (relative ones start with dots); joined to that module's agent definition
+    after the files are read (:mod:`agentguard.inspect.project.python_tool_imports`)."""
+
+    path: str
+    owners: tuple[str, ...]
+    tool: ToolDef
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,9 @@ class K8sVolume:
     name: str
     host_path: str | None  # set for hostPath volumes
     kind: str  # "hostPath", "emptyDir", "secret", "configMap", "persistentVolumeClaim", ...
+    # what it names: the secret's ``secretName``, the configMap's or the claim's name
+    # (None: not named, or not a string)
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,21 @@ class K8sContainer:
     volumes: tuple[K8sVolume, ...]
     env: tuple[tuple[str, str | None, int | None], ...] = field(repr=False, default=())
     lines: tuple[tuple[str, int], ...] = ()  # "securityContext" -> line, ...
+    # the last line of its own text (the line before what follows it in its document;
+    # None: to the end of the file): a command line between ``line`` and ``end`` is its
+    end: int | None = None
+    # what the container starts (the map's agent services): the image as written, and
+    # ``command``/``args`` as written (None: unset, the image's ENTRYPOINT/CMD run; a value
+    # that is not a list of strings: ``("<not a list>",)``)
+    image: str | None = None
+    command: tuple[str, ...] | None = None
+    args: tuple[str, ...] | None = None
+    # secrets by name only: (env name, "secret NAME key KEY", line) of each
+    # ``valueFrom.secretKeyRef``; (kind "secretRef"/"configMapRef", name, line) of ``envFrom``
+    secret_env: tuple[tuple[str, str, int | None], ...] = ()
+    env_from: tuple[tuple[str, str, int | None], ...] = ()
+    service_account: str | None = None  # the pod's serviceAccountName (None: "default")
+    automount_token: bool | None = None  # the pod's automountServiceAccountToken (None: unset)
 
     def line_of(self, key: str) -> int:
         return dict(self.lines).get(key, self.line)

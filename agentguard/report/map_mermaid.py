@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from agentguard import escape, redact
 from agentguard.facts.capabilities import (
+    KUBERNETES,
     LIVE,
     MAYBE,
     AgentCapability,
@@ -46,12 +47,27 @@ class _Graph:
         self.lines.append(f'  {a} {arrow}|"{_label(text)}"| {b}')
 
 
+_CONTAINER_RULES = frozenset({"AG403", "AG405"})
 _AGENT = ("[", "]")
 _RUNNER = ("[[", "]]")
 _FOLDER = ("[(", ")]")
 _TOOL = ("{{", "}}")
 _MCP = ("([", "])")
 _SECRET = (">", "]")
+
+
+def _boxed(g: _Graph, agents: tuple[AgentCapability, ...]) -> None:
+    """Several agents: each in a box of its own (a subgraph), so its nodes stay together
+    and no edge of another agent runs across them (a node two agents share is drawn in one
+    of their boxes). The boxes are written last agent first: the layout engine stacks
+    unconnected boxes from the bottom up in the order written, so agent-1 is drawn on top."""
+    blocks: list[list[str]] = []
+    for n, a in enumerate(agents, 1):
+        start = len(g.lines)
+        _agent(g, a)
+        blocks.append([f'  subgraph g{n}["{_label(a.id)}"]', *g.lines[start:], "  end"])
+        del g.lines[start:]
+    g.lines += [line for block in reversed(blocks) for line in block]
 
 
 def _agent(g: _Graph, a: AgentCapability) -> None:
@@ -64,8 +80,13 @@ def _agent(g: _Graph, a: AgentCapability) -> None:
     nid = g.node(("agent", a.id), _AGENT, f"{a.id}: {a.site.engine}", at)
     host = nid
     for r in a.runners:
-        rid = g.node(("runner", f"{r.kind}:{r.name}"), _RUNNER, runner_text(r))
-        g.edge(nid, rid, "runs in")
+        # what the Kubernetes rules report on the container itself (privileged, host namespaces)
+        held = [h for h in a.hazards if h.rule_id in _CONTAINER_RULES
+                and h.evidence.path == r.evidence[0].path] if r.kind == KUBERNETES else []  # fmt: skip
+        said = ", ".join(dict.fromkeys(f"{h.text} ({h.rule_id})" for h in held))
+        rid = g.node(("runner", f"{r.kind}:{r.name}"), _RUNNER, runner_text(r), said,
+                     hazard=bool(held))  # fmt: skip
+        g.edge(nid, rid, "runs in", hazard=bool(held))
         host = rid if len(a.runners) == 1 else nid
     w = a.workdir
     wd_hazard = bool(hz & {"AG202", "AG210"})
@@ -92,11 +113,17 @@ def _agent(g: _Graph, a: AgentCapability) -> None:
     for s in a.secrets:
         sid = g.node(("secret", s.name), _SECRET, f"secret {s.name}")
         g.edge(host, sid, "gets")
+    for p in a.paths:  # the Docker socket and credentials folders (AG203, AG204)
+        if p.sensitive:
+            rule = "AG203" if p.sensitive == "docker socket" else "AG204"
+            pid = g.node(("path", f"{host}:{p.source}:{p.target}"), _FOLDER,
+                         f"{p.sensitive} ({rule})", f"{p.source} -> {p.target}", hazard=True)  # fmt: skip
+            g.edge(host, pid, "mounts", hazard=True)
     for f in a.model.fallbacks:
         if f.witnessed is False:
-            fid = g.node(("fallback", f"{a.id}:{f.evidence[0].line}"), _MCP,
-                         "falls back to " + (", ".join(f.models) or "another model"),
-                         "silently (AG320)", hazard=True)  # fmt: skip
+            fid = g.node(("fallback", f"{a.id}:{f.evidence[0].line}"), _MCP, "falls back to",
+                         ", ".join(f.models) or "another model", "silently (AG320)",
+                         hazard=True)  # fmt: skip
             g.edge(nid, fid, "on failure", hazard=True)
 
 
@@ -105,8 +132,7 @@ def render_map_mermaid(m: CapabilityMap | None) -> str:
     if m is None or not m.agents:
         g.lines.append(f'  none["{_label("no agent found")}"]')
     else:
-        for a in m.agents:
-            _agent(g, a)
+        _boxed(g, m.agents) if len(m.agents) > 1 else _agent(g, m.agents[0])
     if g.hazard_nodes:
         g.lines.append("  classDef hazard fill:#fde2e2,stroke:#c0392b,stroke-width:2px")
         g.lines.append(f"  class {','.join(g.hazard_nodes)} hazard")

@@ -7,6 +7,8 @@ Every value from the scanned project goes through the redactor and the terminal 
 
 from __future__ import annotations
 
+import functools
+
 from agentguard import escape, redact
 from agentguard.facts.capabilities import (
     ASKED,
@@ -20,6 +22,7 @@ from agentguard.facts.capabilities import (
     HOST_FOLDER,
     IMAGE,
     IMAGE_CONTENT,
+    KUBERNETES,
     LIVE,
     MAYBE,
     PRE_APPROVED,
@@ -40,7 +43,12 @@ from agentguard.findings import Confidence, Report
 
 
 def _v(s: str | None) -> str:
-    return escape.terminal(redact.text(s)) if s is not None else "unknown"
+    return _shown(s) if s is not None else "unknown"
+
+
+@functools.lru_cache(maxsize=16384)
+def _shown(s: str) -> str:  # (a map repeats its paths and notes: each is escaped once)
+    return escape.terminal(redact.text(s))
 
 
 def _at(evidence: tuple[Evidence, ...]) -> str:
@@ -55,6 +63,13 @@ def _conf(c: Confidence) -> str:
 def runner_text(r: Runner) -> str:
     if r.kind == COMPOSE_SERVICE:
         text = f"compose service {_v(r.name)}"
+        if r.dockerfile:
+            text += f", from the image built by {_v(r.dockerfile)}"
+        elif r.image:
+            text += f", image {_v(r.image)}"
+        return text
+    if r.kind == KUBERNETES:
+        text = f"Kubernetes {_v(r.name)}"
         if r.dockerfile:
             text += f", from the image built by {_v(r.dockerfile)}"
         elif r.image:
@@ -188,6 +203,8 @@ def agent_block(a: AgentCapability) -> list[str]:
     row("defined", f"{_v(a.site.label)}  {_at((a.site.evidence,))}")
     for r in a.runners:
         row("runs in", f"{runner_text(r)}{_conf(r.confidence)}  {_at(r.evidence)}")
+        if r.kind == KUBERNETES:  # (its securityContext and serviceAccount, in words)
+            row("", _v(r.how))
     if not a.runners:
         row("runs in", f"unknown: {_v(a.runner_note)}")
     elif a.runner_note:

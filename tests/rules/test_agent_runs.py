@@ -65,3 +65,42 @@ def test_a_workflow_that_only_names_the_agent_is_not_an_agent() -> None:
         "on: push\njobs:\n  docs:\n    runs-on: x\n    steps:\n      - run: echo openhands docs\n"
     )
     assert read_agent_runs("w.yml", load_yaml(text)) == []
+
+
+# Modelled on OpenHands' e2e-tests.yml (a cleanup step kills the server it started with
+# `make run`) and ghcr-build.yml (a step builds the sandbox image with the runtime module):
+# neither line starts the agent.
+NOT_A_START = """\
+on: [pull_request]
+jobs:
+  e2e-tests:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Cleanup
+        if: always()
+        run: |
+          echo "Stopping OpenHands processes..."
+          pkill -f "python -m openhands.server" || true
+          pkill -f "make run" || true
+  ghcr_build_runtime:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Create source distribution and Dockerfile
+        run: poetry run python3 -m openhands.runtime.utils.runtime_build --build_folder containers/runtime
+  resolve:
+    runs-on: ubuntu-latest
+    steps:
+      - run: |
+          cd /tmp && LOG_LEVEL=debug python -m openhands.resolver.resolve_issue --issue-number 7
+"""
+
+
+def test_a_process_kill_or_the_runtime_image_build_is_not_an_agent_start() -> None:
+    runs = read_agent_runs("w.yml", load_yaml(NOT_A_START))
+    assert [(r.job, r.line, r.command) for r in runs] == [
+        (
+            "resolve",
+            21,
+            "cd /tmp && LOG_LEVEL=debug python -m openhands.resolver.resolve_issue --issue-number 7",
+        )
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentguard.engine.capability_config import live_tools
-from agentguard.engine.capability_parts import config_tools
+from agentguard.engine.capability_tools import config_tools
 from agentguard.facts.launch_pins import unpinned_reason
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.inspect.project.model import (

@@ -10,7 +10,11 @@ import re
 from agentguard.inspect.project.model import AgentConfig
 
 NEEDLE = b"claude-code-action"
-_USES = re.compile(r"^(\s*)(?:-\s+)?uses:\s*['\"]?anthropics/claude-code(?:-base)?-action@?")
+# the action itself: `anthropics/claude-code-action@ref`, not an action kept in a folder of
+# its repository (`anthropics/claude-code-action/agent-approval-check@main` runs no agent)
+_USES = re.compile(
+    r"^(\s*)(?:-\s+)?uses:\s*['\"]?anthropics/claude-code(?:-base)?-action(?=@|['\"\s]|$)"
+)
 _KEY = re.compile(r"^\s*([A-Za-z_][\w-]*):\s*(.*?)\s*(?:#.*)?$")
 
 

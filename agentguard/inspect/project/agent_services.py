@@ -145,7 +145,9 @@ def image_engine(image: str | None) -> tuple[str, Confidence] | None:
     return (_NAMES[name], Confidence.LOW) if name in _NAMES else None
 
 
-def _starts(df: DockerfileFacts, keep_entrypoint: bool, keep_cmd: bool) -> list[StartStep]:
+def dockerfile_starts(
+    df: DockerfileFacts, keep_entrypoint: bool, keep_cmd: bool
+) -> list[StartStep]:
     if df.final is None:
         return []
     entrypoint, cmd = df.effective_start(df.final)
@@ -156,7 +158,7 @@ def _starts(df: DockerfileFacts, keep_entrypoint: bool, keep_cmd: bool) -> list[
     ]
 
 
-def _from_dockerfile(df: DockerfileFacts, steps: list[StartStep]) -> list[tuple[str, Evidence]]:
+def from_dockerfile(df: DockerfileFacts, steps: list[StartStep]) -> list[tuple[str, Evidence]]:
     out: list[tuple[str, Evidence]] = []
     wrapper = ""
     for step in steps:
@@ -182,8 +184,8 @@ def _service(
             ev = Evidence(cf.path, at, f"starts {text}")
             found.setdefault(engine, []).append((ev, Confidence.HIGH, f"its command starts {text}"))
     if df is not None:
-        steps = _starts(df, "entrypoint" not in keys, "command" not in keys)
-        for engine, ev in _from_dockerfile(df, steps):
+        steps = dockerfile_starts(df, "entrypoint" not in keys, "command" not in keys)
+        for engine, ev in from_dockerfile(df, steps):
             how = f"the image it builds from {df.path} starts {ev.note} (line {ev.line})"
             found.setdefault(engine, []).append((ev, Confidence.MEDIUM, how))
     named = image_engine(svc.image)
@@ -193,7 +195,9 @@ def _service(
         ev = Evidence(cf.path, keys.get("image", svc.line), f"image: {svc.image}")
         found.setdefault(engine, []).append((ev, conf, f"its image {svc.image} ({what})"))
     return [
-        _record(engine, items, cf.path, svc.name, df.path if df else None, svc.image, svc.line)
+        service_record(
+            engine, items, cf.path, svc.name, df.path if df else None, svc.image, svc.line
+        )
         for engine, items in found.items()
     ]
 
@@ -201,7 +205,7 @@ def _service(
 _ORDER = {Confidence.HIGH: 0, Confidence.MEDIUM: 1, Confidence.LOW: 2}
 
 
-def _record(
+def service_record(
     engine: str,
     items: list[tuple[Evidence, Confidence, str]],
     compose_path: str | None,
@@ -244,9 +248,9 @@ def agent_services(
         if path in used:
             continue
         by_engine: dict[str, list[tuple[Evidence, Confidence, str]]] = {}
-        for engine, ev in _from_dockerfile(df, _starts(df, True, True)):
+        for engine, ev in from_dockerfile(df, dockerfile_starts(df, True, True)):
             how = f"its image starts {ev.note} (line {ev.line}; no compose service builds it)"
             by_engine.setdefault(engine, []).append((ev, Confidence.MEDIUM, how))
         for engine, items in by_engine.items():
-            out.append(_record(engine, items, None, None, path, None, items[0][0].line))
+            out.append(service_record(engine, items, None, None, path, None, items[0][0].line))
     return tuple(out)

@@ -146,6 +146,7 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
     text = data.decode("utf-8", "replace")
     out: list[AgentConfig] = []
     physical: list[str] | None = None
+    awf = "awf" in text  # (once: a search of the whole file per command line was quadratic)
     for line_no, line in _logical_lines(text):
         tokens = _tokens(line)
         for i, tok in enumerate(tokens):
@@ -167,7 +168,7 @@ def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[Agen
                     "the workflow's engine command, with Claude's flags)",
                 )
             if config is not None:
-                if "awf" in text:
+                if awf:
                     physical = physical if physical is not None else text.splitlines()
                     config = replace(config, confined_by=_firewall(physical, line_no, line))
                 out.append(config)

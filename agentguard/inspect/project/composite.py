@@ -13,6 +13,7 @@ defaults, and an input without one is unknown. Facts only.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections.abc import Callable, Iterable
@@ -57,6 +58,7 @@ class LocalActionUse:
     job: str
     folder: str
     inputs: tuple[tuple[str, Any, int], ...]
+    triggers: tuple[str, ...] = ()  # the calling workflow's `on:` events
 
 
 def is_action_file(path: str) -> bool:
@@ -160,7 +162,10 @@ def _agent_in(script: str) -> str | None:
 
 def read_local_uses(path: str, doc: LinedDoc) -> list[LocalActionUse]:
     """The steps of a parsed workflow that call a local action (``uses: ./...``)."""
+    from agentguard.inspect.project.workflows import workflow_triggers
+
     jobs = doc.value.get("jobs") if isinstance(doc.value, dict) else None
+    triggers = workflow_triggers(doc.value) if isinstance(doc.value, dict) else ()
     out: list[LocalActionUse] = []
     for job, spec in jobs.items() if isinstance(jobs, dict) else ():
         steps = spec.get("steps") if isinstance(spec, dict) else None
@@ -179,6 +184,7 @@ def read_local_uses(path: str, doc: LinedDoc) -> list[LocalActionUse]:
                         (str(k), v, doc.line("jobs", job, "steps", n, "with", k) or 1)
                         for k, v in (inputs.items() if isinstance(inputs, dict) else ())
                     ),
+                    triggers=triggers,
                 )
             )
     return out
@@ -229,9 +235,12 @@ def join(
                     else " (its inputs' defaults: no caller in this project)"
                 )
                 label = f"{step.action} step of composite action {c.name}{where}"
-                configs.append(
-                    claude_step_config(step, origin=origin, resolve=resolve, label=label)
-                )
+                cfg = claude_step_config(step, origin=origin, resolve=resolve, label=label)
+                if caller is not None:  # (the map runs it in the caller's job)
+                    at = ActionStep(f"./{c.folder}", "", caller.path, caller.line, caller.job,
+                                    triggers=caller.triggers)  # fmt: skip
+                    cfg = dataclasses.replace(cfg, called_from=at)
+                configs.append(cfg)
         engine = c.agent_steps[0].action if c.agent_steps else c.agent_in_run
         if engine is not None and (c.installs or c.tool_installs):
             line = c.agent_steps[0].line if c.agent_steps else 1

@@ -20,6 +20,7 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.servers_needle import names_servers
 
 if TYPE_CHECKING:
@@ -143,6 +144,13 @@ def _cap(path: str, out: FileOutcome) -> None:
     if len(out.definitions) > MAX_FACTS_PER_FILE:  # (drawn by the map only: the map says so)
         out.definitions_cut = len(out.definitions)
         del out.definitions[MAX_FACTS_PER_FILE:]
+    decorations = len(out.tool_decorations)
+    if decorations > MAX_FACTS_PER_FILE:  # (those seen to call something kept first)
+        from agentguard.inspect.project.python_tool_defs import keep_tools
+
+        kept, _cut = keep_tools([d.tool for d in out.tool_decorations], MAX_FACTS_PER_FILE)
+        ids = {id(t) for t in kept}
+        out.tool_decorations[:] = [d for d in out.tool_decorations if id(d.tool) in ids]
     cut = {
         what: len(facts)
         for what, facts in (
@@ -154,6 +162,8 @@ def _cap(path: str, out: FileOutcome) -> None:
         )
         if len(facts) > MAX_FACTS_PER_FILE
     }
+    if decorations > MAX_FACTS_PER_FILE:
+        cut["tool decorations"] = decorations
     if not cut:
         return
     del out.configs[MAX_FACTS_PER_FILE:]
@@ -182,6 +192,8 @@ def _process(
     if kind == "python":
         if may:
             _python(path, data, origin, out, wanted)
+        elif may_decorate_elsewhere(data):  # (tools onto an agent of another module only)
+            _python(path, data, origin, out, decorations_only())
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
@@ -271,6 +283,7 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
     out.harnesses += facts.harnesses
     out.definitions += facts.definitions
     out.crew_classes += facts.crew_classes
+    out.tool_decorations += facts.tool_decorations
     out.mcp_servers += facts.mcp_servers
     out.fallbacks += facts.fallbacks
     out.sources.append(
@@ -283,6 +296,13 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
             else "Python agent code parsed",
         )
     )
+
+
+def decorations_only() -> Wanted:
+    """The readers of a file no other pre-filter passed: its tool decorations alone."""
+    from agentguard.inspect.project.python_agents import Wanted
+
+    return Wanted(False, False, False, False, False, decorations=True)
 
 
 _TEMPLATE_VALUE = re.compile(rb"\{\{-?\s*([^{}]*?)\s*-?\}\}")

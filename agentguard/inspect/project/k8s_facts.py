@@ -15,6 +15,8 @@ as YAML and holds ``{{``: a comment does not count, and a file that parses is re
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +37,18 @@ WORKLOAD_KINDS = {
 }
 
 
+# a top-level `apiVersion` key as YAML writes it: quoted or not, a space before the colon,
+# after a byte-order mark; or a document in flow style (JSON) at a line's start
+_TOP_KEY = re.compile(rb"""^(?:\xef\xbb\xbf)?["']?apiVersion["']?[ \t]*:""", re.MULTILINE)
+_FLOW_DOC = re.compile(rb"^(?:\xef\xbb\xbf)?(?:---[ \t]+)?\{", re.MULTILINE)
+
+
 def looks_like_manifest(data: bytes) -> bool:
-    """The cheap test: a top-level ``apiVersion:`` and ``kind:`` somewhere."""
-    return (b"\napiVersion:" in data or data.startswith(b"apiVersion:")) and b"kind:" in data
+    """The cheap test: a top-level ``apiVersion`` key and ``kind`` somewhere, in any
+    spelling ``kubectl apply`` reads (each search linear in the file)."""
+    if b"apiVersion" not in data or b"kind" not in data:
+        return False
+    return _TOP_KEY.search(data) is not None or _FLOW_DOC.search(data) is not None
 
 
 def _get(value: Any, path: tuple[str, ...]) -> Any:
@@ -104,10 +115,33 @@ def read_manifest_file(path: str, data: bytes) -> Manifests:
             raise TemplatedManifest() from None
         raise
     out: list[K8sContainer] = []
-    for doc in docs:
+    for n, doc in enumerate(docs):
+        after = min(docs[n + 1].lines.values(), default=None) if n + 1 < len(docs) else None
+        spans = _Spans(doc, None if after is None else after - 1)
         for obj, at in _objects(doc.value, (), 0):
-            out += _workload(path, doc, obj, at)
+            out += _workload(path, doc, obj, at, spans)
     return Manifests(out, len(docs), any(_holds_template(doc.value) for doc in docs))
+
+
+class _Spans:
+    """Where the text of a value ends: the line before the first value after it that is
+    not its own (the next container, the pod's volumes, the next item of a List), else the
+    document's last line. Lines are known where values start (a block scalar's lines are
+    not), so this is where the next one starts."""
+
+    def __init__(self, doc: LinedDoc, doc_end: int | None) -> None:
+        self.order = sorted(((line, p) for p, line in doc.lines.items() if p), key=lambda t: t[0])
+        self.lines = [line for line, _p in self.order]
+        self.doc_end = doc_end
+
+    def end(self, at: KeyPath, line: int) -> int | None:
+        """The last line of the value at ``at``, which starts at ``line`` (the values after
+        it are passed over once each: its own, then the first that is not)."""
+        for k in range(bisect.bisect_right(self.lines, line), len(self.order)):
+            later, p = self.order[k]
+            if p[: len(at)] != at:
+                return later - 1
+        return self.doc_end
 
 
 def _holds_template(value: Any) -> bool:
@@ -146,7 +180,9 @@ def _objects(value: Any, at: KeyPath, depth: int) -> list[tuple[dict[str, Any], 
     return [(value, at)]
 
 
-def _workload(path: str, doc: LinedDoc, value: dict[str, Any], at: KeyPath) -> list[K8sContainer]:
+def _workload(
+    path: str, doc: LinedDoc, value: dict[str, Any], at: KeyPath, spans: _Spans
+) -> list[K8sContainer]:
     kind = value["kind"]
     name = _get(value, ("metadata", "name"))
     workload = f"{kind}/{name if isinstance(name, str) else '(unnamed)'}"
@@ -159,17 +195,18 @@ def _workload(path: str, doc: LinedDoc, value: dict[str, Any], at: KeyPath) -> l
                 line=doc.line(*at, *pod_path),
                 code="schema",
             )
-        return _containers(path, doc, workload, pod, (*at, *pod_path))
+        return _containers(path, doc, workload, pod, (*at, *pod_path), spans)
     for pod_path in _POD_PATHS:  # any kind with a pod template or containers
         pod = _get(value, pod_path)
         if isinstance(pod, dict) and isinstance(pod.get("containers"), list):
-            return _containers(path, doc, workload, pod, (*at, *pod_path))
+            return _containers(path, doc, workload, pod, (*at, *pod_path), spans)
     return []
 
 
 def _containers(
-    path: str, doc: LinedDoc, workload: str, pod: dict[str, Any], base: KeyPath
-) -> list[K8sContainer]:
+    path: str, doc: LinedDoc, workload: str, pod: dict[str, Any], base: KeyPath,
+    spans: _Spans,
+) -> list[K8sContainer]:  # fmt: skip
     pod_sc: dict[str, Any] = _mapping(pod.get("securityContext"))
     volumes: list[K8sVolume] = []
     for vol in pod.get("volumes") or ():
@@ -177,11 +214,14 @@ def _containers(
             continue
         kinds = [k for k in vol if k != "name"]
         host = _get(vol, ("hostPath", "path"))
+        kind = kinds[0] if kinds else "unknown"
+        named = _get(vol, (kind, _VOLUME_NAMES[kind])) if kind in _VOLUME_NAMES else None
         volumes.append(
             K8sVolume(
                 name=str(vol.get("name")),
                 host_path=host if isinstance(host, str) else None,
-                kind=kinds[0] if kinds else "unknown",
+                kind=kind,
+                source=named if isinstance(named, str) else None,
             )
         )
     out: list[K8sContainer] = []
@@ -217,6 +257,7 @@ def _containers(
                             doc.line(*at, "env", n),
                         )
                     )
+            starts = _starts(c, doc, at)
             user = pick("runAsUser")
             lines: dict[str, int] = {
                 key: doc.line(*at, "securityContext", key) or doc.line(*at) or 1
@@ -239,6 +280,7 @@ def _containers(
                     workload=workload,
                     name=str(c.get("name", f"{group}[{i}]")),
                     line=doc.line(*at) or 1,
+                    end=spans.end(at, doc.line(*at) or 1),
                     init=group == "initContainers",
                     working_dir=c.get("workingDir")
                     if isinstance(c.get("workingDir"), str)
@@ -257,7 +299,76 @@ def _containers(
                     mounts=mounts,
                     volumes=tuple(volumes),
                     env=tuple(env),
-                    lines=tuple(lines.items()),
+                    lines=tuple((*lines.items(), *starts.lines)),
+                    image=c.get("image") if isinstance(c.get("image"), str) else None,
+                    command=starts.command,
+                    args=starts.args,
+                    secret_env=starts.secret_env,
+                    env_from=starts.env_from,
+                    service_account=_text(
+                        pod.get("serviceAccountName") or pod.get("serviceAccount")
+                    ),
+                    automount_token=pod.get("automountServiceAccountToken")
+                    if isinstance(pod.get("automountServiceAccountToken"), bool)
+                    else None,
                 )
             )
     return out
+
+
+# a volume kind -> the key that names what it mounts
+_VOLUME_NAMES = {
+    "secret": "secretName",
+    "configMap": "name",
+    "persistentVolumeClaim": "claimName",
+}
+NOT_A_LIST = "<not a list>"
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _words(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return tuple(str(v) for v in value)
+    return (NOT_A_LIST,)
+
+
+@dataclass(frozen=True)
+class _Starts:
+    command: tuple[str, ...] | None
+    args: tuple[str, ...] | None
+    secret_env: tuple[tuple[str, str, int | None], ...]
+    env_from: tuple[tuple[str, str, int | None], ...]
+    lines: tuple[tuple[str, int], ...]
+
+
+def _starts(c: dict[str, Any], doc: LinedDoc, at: KeyPath) -> _Starts:
+    """What a container starts, and the secrets its environment names (names only)."""
+    secret_env: list[tuple[str, str, int | None]] = []
+    for n, e in enumerate(c.get("env") or ()):
+        ref = _get(e, ("valueFrom", "secretKeyRef"))
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(ref, dict):
+            what = f"secret {ref.get('name', '(unnamed)')} key {ref.get('key', '(unnamed)')}"
+            secret_env.append((e["name"], what[:120], doc.line(*at, "env", n)))
+    env_from: list[tuple[str, str, int | None]] = []
+    for n, e in enumerate(c.get("envFrom") or ()):
+        for kind in ("secretRef", "configMapRef"):
+            name = _get(e, (kind, "name"))
+            if isinstance(name, str):
+                env_from.append((kind, name, doc.line(*at, "envFrom", n)))
+    lines = tuple(
+        (key, line)
+        for key in ("image", "command", "args", "env", "envFrom", "workingDir")
+        if key in c and (line := doc.line(*at, key)) is not None
+    )
+    return _Starts(
+        _words(c.get("command")),
+        _words(c.get("args")),
+        tuple(secret_env),
+        tuple(env_from),
+        lines,
+    )

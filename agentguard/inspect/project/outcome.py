@@ -14,6 +14,7 @@ from agentguard.facts.agents import (
     EnginePolicy,
     FallbackSite,
     McpServer,
+    ToolDecoration,
     ToolGrant,
 )
 from agentguard.facts.image import ProjectFile
@@ -35,6 +36,8 @@ class FileOutcome:
     fallbacks: list[FallbackSite] = field(default_factory=list)
     definitions: list[AgentDefinition] = field(default_factory=list)  # drawn by the map only
     crew_classes: list[CrewClass] = field(default_factory=list)  # crewAI's @CrewBase classes
+    # tools decorated onto an agent imported from another module (joined after the walk)
+    tool_decorations: list[ToolDecoration] = field(default_factory=list)
     definitions_cut: int = 0  # how many it held, when over the cap (the first ones are kept)
     settings: list[ClaudeSettings] = field(default_factory=list)
     engine_policies: list[EnginePolicy] = field(default_factory=list)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentguard.context import path_context
-from agentguard.facts.agents import CrewClass
+from agentguard.facts.agents import CrewClass, ToolDecoration
 from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import (
     AgentConfig,
@@ -64,6 +64,8 @@ class PythonFacts:
     fallbacks: list[FallbackSite] = field(default_factory=list)
     definitions: list[AgentDefinition] = field(default_factory=list)
     crew_classes: list[CrewClass] = field(default_factory=list)  # crewAI's @CrewBase
+    # tools decorated onto an agent imported from another module (the map's)
+    tool_decorations: list[ToolDecoration] = field(default_factory=list)
     parsed: bool = True  # False: no reader could find anything in it, so it was not parsed
 
 
@@ -80,6 +82,8 @@ class Wanted:
     option_fallbacks: bool
     harnesses: bool = False
     definitions: bool = False  # agent definitions for the map (no rule reads them)
+    # `@X.tool` onto an agent `X` imported from another module (the map's)
+    decorations: bool = False
 
     @classmethod
     def of(cls, data: bytes, *, risk_readers: bool = True, path: str | None = None) -> Wanted:
@@ -94,10 +98,12 @@ class Wanted:
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
         from agentguard.inspect.project.python_harness import may_start_containers
+        from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 
         defines = (path is None or path_context(path) != "test") and may_define(data)
+        decorates = may_decorate_elsewhere(data)
         if not risk_readers:
-            return cls(False, False, False, False, False, False, defines)
+            return cls(False, False, False, False, False, False, defines, decorates)
         lower = data.lower()
         return cls(
             claude=may_import(data, _SDK_NEEDLES),  # (_claude_configs' own test)
@@ -108,13 +114,14 @@ class Wanted:
             option_fallbacks=may_take_fallbacks(data),
             harnesses=may_start_containers(data),
             definitions=defines,
+            decorations=decorates,
         )
 
     @classmethod
     def every(cls, data: bytes) -> Wanted:
         """Every reader, each under its own rule only (the MCP reader's: a file that never
         names MCP declares no server): what the pre-filter must equal."""
-        return cls(True, b"mcp" in data.lower(), True, True, True, True, True)
+        return cls(True, b"mcp" in data.lower(), True, True, True, True, True, True)
 
     def any(self) -> bool:
         return (
@@ -125,6 +132,7 @@ class Wanted:
             or self.option_fallbacks
             or self.harnesses
             or self.definitions
+            or self.decorations
         )
 
 
@@ -136,10 +144,10 @@ def analyse_python(
     A file in which no reader can find anything (``wanted``, from its bytes unless given)
     is not parsed: ``parsed`` is then False and the facts are empty."""
     wanted = Wanted.of(data) if wanted is None else wanted
-    if wanted.definitions and path_context(path) == "test":
+    if (wanted.definitions or wanted.decorations) and path_context(path) == "test":
         # the map's plain agents (no risky tool) in a test suite are the suite's fixtures,
         # not agents anyone runs: not drawn, and a test file is not parsed for them alone
-        wanted = dataclasses.replace(wanted, definitions=False)
+        wanted = dataclasses.replace(wanted, definitions=False, decorations=False)
     if not wanted.any():
         return PythonFacts(parsed=False)
     with warnings.catch_warnings():  # the project's own warnings (bad escapes) are not ours
@@ -168,6 +176,10 @@ def analyse_python(
         from agentguard.inspect.project.python_harness import container_harnesses
 
         out.harnesses.extend(container_harnesses(path, tree))
+    if wanted.decorations:
+        from agentguard.inspect.project.python_tool_imports import tool_decorations
+
+        out.tool_decorations.extend(tool_decorations(path, index, ev))
     if wanted.definitions:
         from agentguard.inspect.project.python_definitions import agent_definitions
 

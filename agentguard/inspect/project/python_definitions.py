@@ -22,12 +22,13 @@ from agentguard.inspect.project.python_eval import Evaluator, reaching
 from agentguard.inspect.project.python_import_needles import in_code, may_import
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope, short
 from agentguard.inspect.project.python_tool_defs import (
-    MAX_TOOLS,
     decorated_onto,
     function_defs,
+    keep_tools,
     named_tool,
     tool_def,
 )
+from agentguard.inspect.project.python_tool_imports import bound_names, imported_tool
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ CLASSES: dict[str, _Kind] = {
     "agents.agent.Agent": _OPENAI,
     "browser_use.Agent": _BROWSER,
     "browser_use.agent.service.Agent": _BROWSER,
+    "browser_use.beta.Agent": _BROWSER,
+    "browser_use.beta.service.Agent": _BROWSER,
     "crewai.Agent": _CREW_AGENT,
     "crewai.agent.Agent": _CREW_AGENT,
     "crewai.Crew": _CREW,
@@ -198,6 +201,8 @@ def agent_definitions(path: str, index: ModuleIndex, ev: Evaluator) -> list[Agen
             )
     if at_call:
         _decorated_tools(path, index, ev, out, at_call)
+        for i, bound in bound_names(index, at_call).items():
+            out[i] = replace(out[i], bound_to=bound)
     return out
 
 
@@ -219,8 +224,8 @@ def _decorated_tools(
     for i, tools in added.items():
         d = out[i]
         tools.sort(key=lambda t: t.line)
-        kept = (*d.tool_defs, *tools)[:MAX_TOOLS]
-        out[i] = replace(d, tool_defs=kept)
+        kept, cut = keep_tools((*d.tool_defs, *tools))
+        out[i] = replace(d, tool_defs=kept, tools_cut=d.tools_cut + cut)
 
 
 def _definition(
@@ -231,11 +236,13 @@ def _definition(
     tools_arg = _arg(node, kind.tools)
     tools, tools_set = _tools(tools_arg) if kind.tools is not None else (None, False)
     listed: list[ToolDef] = []
+    imported: list[tuple[str, str]] = []  # (joined to their files after every file is read)
     if isinstance(tools_arg, ast.List | ast.Tuple):
         for elt in tools_arg.elts:
             for fn, bound_in in named_tool(elt, scope):
-                if len(listed) < MAX_TOOLS:
-                    listed.append(tool_def(path, fn, None, bound_in, index, ev))
+                listed.append(tool_def(path, fn, None, bound_in, index, ev))
+            imported += imported_tool(elt, scope)
+    kept, cut = keep_tools(listed)
     parts = q.split(".")
     label = f"{parts[-2]}.{parts[-1]}(...)" if parts[-1] == "create" else f"{parts[-1]}(...)"
     return AgentDefinition(
@@ -250,7 +257,9 @@ def _definition(
         tools_expr="" if tools_arg is None else short(tools_arg, 60),
         tools_set=tools_set,
         builtin=kind.builtin,
-        tool_defs=tuple(listed),
+        tool_defs=kept,
+        tools_cut=cut,
+        tool_imports=tuple(dict.fromkeys(imported)),
         config_key=next((config_key(k.value) for k in node.keywords if k.arg == "config"), None)
         if kind is _CREW_AGENT
         else None,

@@ -30,7 +30,7 @@ MAX_HOPS = 4
 Loader = Callable[[str], bytes | None]  # project-relative path -> bytes, or None
 
 
-def _candidates(importer: str, qualname: str) -> tuple[list[str], str] | None:
+def candidate_files(importer: str, qualname: str) -> tuple[list[str], str] | None:
     """Files that may hold the module of ``qualname``, and the name inside it."""
     level = len(qualname) - len(qualname.lstrip("."))
     parts = qualname.lstrip(".").split(".")
@@ -64,8 +64,12 @@ class ImportResolver:
     def __init__(self, load: Loader) -> None:
         self.load = load
         self.modules: dict[str, tuple[ModuleIndex, Evaluator] | None] = {}
+        # a file that was read but could not be parsed -> why (the caller says so)
+        self.unparsed: dict[str, str] = {}
 
-    def _module(self, path: str) -> tuple[ModuleIndex, Evaluator] | None:
+    def module(self, path: str) -> tuple[ModuleIndex, Evaluator] | None:
+        """The parsed module of a project file (None: not there, or not Python, and then
+        :attr:`unparsed` says why); each file is read and parsed once."""
         if path not in self.modules:
             data = self.load(path)
             parsed: tuple[ModuleIndex, Evaluator] | None = None
@@ -76,18 +80,25 @@ class ImportResolver:
                         tree = ast.parse(data, filename=path)
                     index = ModuleIndex(tree)
                     parsed = (index, Evaluator(index, lambda _q: False))
-                except (SyntaxError, ValueError, RecursionError):
-                    parsed = None  # the value stays unknown; the file itself is not agent code
+                except SyntaxError as exc:  # the value stays unknown
+                    where = f" at line {exc.lineno}" if exc.lineno else ""
+                    self.unparsed[path] = f"Python syntax error{where}: {exc.msg}"
+                except (ValueError, RecursionError) as exc:
+                    self.unparsed[path] = (
+                        "nested too deeply to read"
+                        if isinstance(exc, RecursionError)
+                        else f"not Python source: {exc}"
+                    )
             self.modules[path] = parsed
         return self.modules[path]
 
     def value(self, importer: str, unknown: Unknown, hops: int = 0) -> Any:
-        found = _candidates(importer, unknown.expr)
+        found = candidate_files(importer, unknown.expr)
         if found is None or hops >= MAX_HOPS:
             return unknown
         paths, name = found
         for path in paths:
-            module = self._module(path)
+            module = self.module(path)
             if module is None:
                 continue
             index, ev = module

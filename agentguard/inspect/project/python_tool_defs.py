@@ -18,13 +18,13 @@ still reach one through a helper: that stays unknown.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from agentguard.facts.agents import ToolDef
+from agentguard.facts.agents import MAX_TOOL_DEFS, ToolDef
 from agentguard.inspect.project.python_eval import Evaluator, reaching
 from agentguard.inspect.project.python_scope import ModuleIndex, Scope
 
-MAX_TOOLS = 50  # tool functions kept per definition
+MAX_TOOLS = MAX_TOOL_DEFS  # tool functions kept per definition
 MAX_EFFECTS = 8  # effect calls kept per tool
 
 # decorator qualname -> how the map names it
@@ -104,6 +104,18 @@ def named_tool(elt: ast.expr, scope: Scope) -> list[tuple[Def, Scope]]:
     if owner is None or not bindings or any(b.node is None for b in bindings):
         return []
     return [(b.node, owner) for b in bindings if b.node is not None]
+
+
+def keep_tools(tools: Sequence[ToolDef], cap: int = MAX_TOOLS) -> tuple[tuple[ToolDef, ...], int]:
+    """At most ``cap`` tools, in their order, and how many were left out. Those whose body
+    is seen to call something (or is not read) are kept first: fifty harmless tools never
+    push a shell tool past the cap."""
+    if len(tools) <= cap:
+        return tuple(tools), 0
+    risky = [i for i, t in enumerate(tools) if t.effects or not t.body]
+    plain = [i for i, t in enumerate(tools) if not (t.effects or not t.body)]
+    keep = sorted((risky + plain)[:cap])
+    return tuple(tools[i] for i in keep), len(tools) - cap
 
 
 def tool_def(

@@ -28,6 +28,7 @@ from agentguard.inspect.project.files import (
     python_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
+from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
     Candidate,
@@ -179,7 +180,7 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         return _unread(
             cand, failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
-    if cand.kind == "python" and not python_may_matter(data):
+    if cand.kind == "python" and not python_may_matter(data) and not may_decorate_elsewhere(data):
         return None
     out = _processed(cand, data)
     if cand.kind == "container":
@@ -206,6 +207,7 @@ def _keep(out: FileOutcome) -> bool:
         or out.fallbacks
         or out.definitions
         or out.crew_classes
+        or out.tool_decorations
         or out.settings
         or out.engine_policies
         or out.action_steps

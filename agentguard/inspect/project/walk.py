@@ -214,11 +214,7 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 if not is_dir and entry.is_symlink() and entry.is_dir():
-                    out.sources.append(
-                        Source.skipped(
-                            "folder", prefix + name, "symbolic link to a folder: not followed"
-                        )
-                    )
+                    out.sources.append(_folder_link(prefix + name, parent))
                     continue
                 if not is_dir and entry.is_symlink() and not inside(entry.path, real_root):
                     # A link out of the project (to ~/.aws/credentials, /proc/self/environ...)
@@ -287,6 +283,38 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
     candidates.sort(key=lambda c: c.rel)
     out.markers.sort()
     return out
+
+
+# folders whose files configure an agent (Claude Code's, Codex's and Gemini CLI's settings,
+# the workflows and actions, the dev container, the editors' MCP files, managed drop-ins)
+CONFIG_DIRS = frozenset(
+    {".claude", ".codex", ".gemini", ".github", ".devcontainer", ".vscode", ".cursor",
+     "managed-settings.d"}
+)  # fmt: skip
+
+
+def _folder_link(path: str, parent: str) -> Source:
+    """A link to a folder is not followed (a loop, a tree read twice): skipped, unless the
+    folder's name says its files configure an agent (``.claude`` linked to a shared one,
+    ``.github/workflows``): those files are not checked, a failed source, never clean."""
+    name = posixpath.basename(path)
+    config = (
+        name in CONFIG_DIRS
+        or (parent == ".github" and name in ("workflows", "actions"))
+        or (parent == ".claude" and name in MARKER_CLAUDE_DIRS)
+    )
+    if not config:
+        return Source.skipped("folder", path, "symbolic link to a folder: not followed")
+    return Source.failed(
+        "folder",
+        path,
+        "symbolic link to a folder that may configure the agent: not followed (its files "
+        "are not read)",
+        error_code="folder-link",
+        retryable=False,
+        remedy="Check the folder the link points to (or the whole repository), or replace "
+        "the link with the folder.",
+    )
 
 
 def _link_out(path: str, parent: str) -> Source:

@@ -25,7 +25,15 @@ from agentguard.inspect.project.lined import LinedDoc
 
 # a command that starts an agent, by its words (the engine's name for the report)
 _AGENT_START = (
-    (re.compile(r"\bpython[\d.]*\s+-m\s+openhands(?:\.[\w.]+)?"), "OpenHands"),
+    # `python -m openhands...` in command position (not an argument of `pkill -f "..."`), and
+    # not the module that builds the sandbox image (`openhands.runtime.utils.runtime_build`)
+    (
+        re.compile(
+            r"(?:^|[;&|(]|\bexec|\bpoetry\s+run|\buv\s+run|\btime)\s*(?:[A-Za-z_]\w*=\S*\s+)*"
+            r"python[\d.]*\s+-m\s+openhands(?!\.runtime\b)(?:\.[\w.]+)?"
+        ),
+        "OpenHands",
+    ),
     # the CLI in command position (a line's start, after `;`, `&&`, `|`, `(`, `exec`, `uvx`)
     (re.compile(r"(?:^|[;&|(]|\bexec|\buvx|\bpipx\s+run)\s*openhands(?:\s|$)"), "OpenHands"),
 )

@@ -50,7 +50,7 @@ def is_workflow(path: str, data: bytes = b"") -> bool:
     return b"\njobs:" in data and (b"\non:" in data or data.startswith(b"on:"))
 
 
-def _triggers(doc: dict[str, Any]) -> tuple[str, ...]:
+def workflow_triggers(doc: dict[str, Any]) -> tuple[str, ...]:
     # YAML 1.1 reads the key `on` as the boolean true
     on = doc.get("on", doc.get("true", doc.get("True")))
     if isinstance(on, str):
@@ -71,7 +71,7 @@ def read_workflow(path: str, data: bytes) -> list[ActionStep]:
     doc = load_workflow_yaml(text)
     if not isinstance(doc.value, dict):
         raise DocumentError("a workflow must be a mapping at the top level", line=1)
-    triggers = _triggers(doc.value)
+    triggers = workflow_triggers(doc.value)
     jobs = doc.value.get("jobs")
     out: list[ActionStep] = []
     for job, spec in jobs.items() if isinstance(jobs, dict) else ():

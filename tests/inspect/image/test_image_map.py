@@ -110,7 +110,7 @@ def test_map_of_an_image_draws_its_agent_and_the_tool_its_decorator_adds(
                     "tools": [],
                     "approval": "unknown",
                     "how": "no tools handed in the call; its decorators in this file add run "
-                    "(tools added in other files are not read)",
+                    "(tools added in other ways are not read)",
                     "confidence": "low",
                     "evidence": [_ev(path, 5, "pydantic_ai.Agent")],
                 },

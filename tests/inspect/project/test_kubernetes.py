@@ -103,6 +103,21 @@ ROLLOUT = (
     + _indent(POD_SPEC, 6)
 )
 COMMENTED = "# {{ not a template }}\n" + ALONE
+# what `kubectl apply` reads as the same Pod: the keys quoted, a space before the colon, a
+# byte-order mark, JSON (flow style, on one line or pretty-printed, after `---`)
+QUOTED = ALONE.replace("apiVersion:", '"apiVersion":').replace("kind:", "'kind':")
+SPACED = ALONE.replace("apiVersion:", "apiVersion :")
+BOM = "\ufeff" + ALONE
+
+
+def _as_json(text: str, indent: int | None) -> str:
+    import yaml
+
+    return json.dumps(yaml.safe_load(text), indent=indent)
+
+
+FLOW = "# the agent\n" + _as_json(ALONE, None) + "\n"
+PRETTY = "---\n" + _as_json(ALONE, 2) + "\n"
 
 
 def _gate(tmp_path: Path, text: str) -> tuple[int, list[tuple[str, str]]]:
@@ -122,6 +137,8 @@ def test_a_privileged_pod_with_the_socket_fails_the_gate_in_every_wrapping(
     code, alone = _gate(tmp_path, ALONE)
     assert code == 1 and {("AG203", "critical"), ("AG403", "critical")} <= set(alone), alone
     for text in (IN_LIST, IN_LIST_IN_LIST, ROLLOUT, COMMENTED):
+        assert _gate(tmp_path, text) == (1, alone), text
+    for text in (QUOTED, SPACED, BOM, FLOW, PRETTY):  # (each was not read as a manifest)
         assert _gate(tmp_path, text) == (1, alone), text
 
 

@@ -117,3 +117,44 @@ def test_a_file_whose_dicts_name_no_tool_type_is_not_walked_for_one(monkeypatch)
     handed = SDK_MODULE + b'client.responses.create(tools=[{"type": "local_shell"}])\n'
     got = analyse_python("loop.py", handed).grants
     assert [(g.tool, g.line) for g in got] == [("local_shell", 13)]
+
+
+def test_the_tool_decoration_search_is_linear_on_hostile_imports() -> None:
+    """A file that decorates `@a.tool` and opens a parenthesised import on each of its
+    200,000 lines (never closed), one 4 MB parenthesis, a million comments holding a
+    parenthesis, or 2 MB of backslashes: each import's span ends at the next parenthesis
+    outside a comment, or at its logical line's end, so no byte is searched twice."""
+    from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
+
+    for imported in (
+        b"from .agent import (\n    agent,\n)\n",
+        b"from .agent import (  # noqa: F401 (re-export)\n    agent,\n)\n",
+        b"from .agent import \\\n    agent\n",
+    ):
+        assert may_decorate_elsewhere(imported + b"\n@agent.tool\ndef f(): ...\n")
+    for data in (
+        b"@a.tool\n" + b"from x import (aaaa\n" * 200_000,
+        b"@a.tool\nfrom x import (" + b"z" * 4_000_000,
+        b"@a.tool\nfrom x import (" + b"#(\n" * 1_000_000,  # comments read whole
+        b"@a.tool\nimport " + b"\\" * 2_000_000,  # backslashes, each with its byte
+    ):
+        floor = _best(bytes.lower, data)
+        assert not may_decorate_elsewhere(data)
+        # (a quadratic search of a 4 MB file takes minutes: 1,000 times a pass over its
+        # bytes is far from it and far from a loaded machine's noise)
+        assert _best(may_decorate_elsewhere, data) < 1000 * floor
+
+
+def test_the_command_line_reader_is_linear_in_command_lines_and_bytes() -> None:
+    """4,000 `claude -p` lines (a manifest of that many containers) above 4 MB of other
+    lines: the reader asked, for each command line it read, whether the whole file named
+    `awf` (gh-aw's firewall): 4,000 searches of 4 MB (a generated Kubernetes manifest of
+    25,000 such containers held `map` 53 s in that one search). Once per file now."""
+    data = b"command: [claude, -p]\n" * 4_000 + b"# filler line of the manifest\n" * 140_000
+
+    def split(d: bytes) -> object:
+        return d.decode("utf-8", "replace").splitlines()
+
+    floor = _best(split, data)
+    assert len(cli_flags.cli_configs("m.yaml", data)) == 4_000
+    assert _best(lambda d: cli_flags.cli_configs("m.yaml", d), data) < 60 * floor  # (was 1,500)

@@ -25,9 +25,7 @@ pytestmark = pytest.mark.usefixtures("isolated_cache")
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "kontext-bot"
 NAME = "@acme/tracker-mcp"
 # the example's .mcp.json, in its own layout, launching the stand-in's package
-STAND_IN = re.sub(
-    r'"@[^"]+"(?=\]\n)', f'"{NAME}"', (EXAMPLE / ".mcp.json").read_text(), count=1
-)
+STAND_IN = re.sub(r'"@[^"]+"(?=\]\n)', f'"{NAME}"', (EXAMPLE / ".mcp.json").read_text(), count=1)
 assert NAME in STAND_IN
 
 
