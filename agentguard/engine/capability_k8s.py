@@ -21,7 +21,7 @@ from agentguard.facts.capabilities import (
     SecretRef,
 )
 from agentguard.facts.host_paths import is_docker_socket, sensitive_reason
-from agentguard.facts.k8s import K8sContainer, K8sVolume
+from agentguard.facts.k8s import NOT_A_NAME, K8sContainer, K8sVolume
 from agentguard.findings import Confidence
 
 TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -72,7 +72,7 @@ def security_words(c: K8sContainer) -> list[str]:
         out.append(f"adds capabilities {', '.join(c.cap_add)}")
     out += [f"shares the host's {n}" for n, on in
             (("network", c.host_network), ("PIDs", c.host_pid), ("IPC", c.host_ipc)) if on]  # fmt: skip
-    account = c.service_account or "default"
+    account = _account(c)
     token = {True: "its token mounted", False: "its token not mounted",
              None: "its token mounted unless the account says otherwise"}[c.automount_token]  # fmt: skip
     out.append(f"serviceAccount {account} ({token})")
@@ -94,6 +94,12 @@ def _volume_path(c: K8sContainer, vol: K8sVolume | None, mount: str, read_only: 
     return PathAccess(vol.kind, vol.source or vol.name, mount, writable, ev, conf)
 
 
+def _account(c: K8sContainer) -> str:
+    if c.service_account == NOT_A_NAME:
+        return "unknown (serviceAccountName is not a name)"
+    return c.service_account or "default"
+
+
 def k8s_paths(c: K8sContainer) -> list[PathAccess]:
     """Each volume mounted in the container, joined to its volume (a mount whose volume the
     pod does not declare: its kind unknown), and the service account's token."""
@@ -101,10 +107,12 @@ def k8s_paths(c: K8sContainer) -> list[PathAccess]:
     out = [_volume_path(c, volumes.get(m.volume), m.mount_path, m.read_only, m.line)
            for m in c.mounts]  # fmt: skip
     if c.automount_token is not False:
-        ev = (Evidence(c.path, c.line, f"serviceAccount {c.service_account or 'default'}"),)
+        account = _account(c)
+        ev = (Evidence(c.path, c.line, f"serviceAccount {account}"),)
         conf = Confidence.HIGH if c.automount_token else Confidence.MEDIUM
-        out.append(PathAccess("serviceAccountToken", c.service_account or "default", TOKEN_PATH,
-                              False, ev, conf))  # fmt: skip
+        if c.service_account == NOT_A_NAME:
+            conf = Confidence.LOW
+        out.append(PathAccess("serviceAccountToken", account, TOKEN_PATH, False, ev, conf))
     return out
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+NOT_A_NAME = "<not a name>"
+
 
 @dataclass(frozen=True)
 class K8sVolume:
@@ -63,7 +65,9 @@ class K8sContainer:
     # ``valueFrom.secretKeyRef``; (kind "secretRef"/"configMapRef", name, line) of ``envFrom``
     secret_env: tuple[tuple[str, str, int | None], ...] = ()
     env_from: tuple[tuple[str, str, int | None], ...] = ()
-    service_account: str | None = None  # the pod's serviceAccountName (None: "default")
+    # the pod's serviceAccountName (None: unset, so "default"; NOT_A_NAME: set to something
+    # that is not a name, which the map says is unknown, never "default")
+    service_account: str | None = None
     automount_token: bool | None = None  # the pod's automountServiceAccountToken (None: unset)
 
     def line_of(self, key: str) -> int:

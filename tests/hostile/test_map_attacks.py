@@ -498,3 +498,25 @@ def test_a_linked_claude_folder_is_never_a_quiet_skip(
         (".claude", "folder-link", "symbolic link to a folder that may configure the agent: "
          "not followed (its files are not read)"),
     ]  # fmt: skip
+
+
+def test_a_service_account_that_is_not_a_name_is_unknown_never_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`serviceAccountName: [1]` (kubectl refuses it; a pull request can still write it)
+    was drawn as the account "default": a value that is not a name is unknown, with low
+    confidence, never the default account's name."""
+    spec = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent"},
+        "spec": {"serviceAccountName": [1],
+                 "containers": [{"name": "a", "image": "x", "command": ["claude", "-p"]}]},
+    }  # fmt: skip
+    root = _write(tmp_path / "p", {"deploy/pod.yaml": yaml.safe_dump(spec)})
+    code, doc = _json(root, monkeypatch)
+    assert code == 0
+    (agent,) = doc["map"]["agents"]
+    tokens = [p for p in agent["paths"] if p["kind"] == "serviceAccountToken"]
+    assert [(p["source"], p["confidence"]) for p in tokens] == [
+        ("unknown (serviceAccountName is not a name)", "low")
+    ]
+    assert "default" not in json.dumps(agent)

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentguard.facts.k8s import NOT_A_NAME
 from agentguard.inspect.project.engine_model import K8sContainer, K8sMount, K8sVolume
 from agentguard.inspect.project.lined import DocumentError, KeyPath, LinedDoc
 from agentguard.inspect.project.model import Unknown
@@ -305,9 +306,7 @@ def _containers(
                     args=starts.args,
                     secret_env=starts.secret_env,
                     env_from=starts.env_from,
-                    service_account=_text(
-                        pod.get("serviceAccountName") or pod.get("serviceAccount")
-                    ),
+                    service_account=_account(pod),
                     automount_token=pod.get("automountServiceAccountToken")
                     if isinstance(pod.get("automountServiceAccountToken"), bool)
                     else None,
@@ -323,6 +322,17 @@ _VOLUME_NAMES = {
     "persistentVolumeClaim": "claimName",
 }
 NOT_A_LIST = "<not a list>"
+
+
+def _account(pod: dict[str, Any]) -> str | None:
+    """The pod's service account: None when unset (Kubernetes takes "default"), NOT_A_NAME
+    when set to a value that is not a name (unknown: never read as "default")."""
+    value = pod.get("serviceAccountName")
+    if value is None or value == "":
+        value = pod.get("serviceAccount")
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, str) else NOT_A_NAME
 
 
 def _text(value: Any) -> str | None:
