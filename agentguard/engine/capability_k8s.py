@@ -20,7 +20,7 @@ from agentguard.facts.capabilities import (
     Runner,
     SecretRef,
 )
-from agentguard.facts.host_paths import is_docker_socket, sensitive_reason
+from agentguard.facts.host_paths import sensitive_reason, socket_reason
 from agentguard.facts.k8s import NOT_A_NAME, K8sContainer, K8sVolume
 from agentguard.findings import Confidence
 
@@ -87,9 +87,7 @@ def _volume_path(c: K8sContainer, vol: K8sVolume | None, mount: str, read_only: 
     if vol is None:
         return PathAccess(UNKNOWN, None, mount, writable, ev, Confidence.LOW)
     if vol.kind == "hostPath":
-        sensitive = (
-            "docker socket" if is_docker_socket(vol.host_path) else sensitive_reason(vol.host_path)
-        )
+        sensitive = socket_reason(vol.host_path) or sensitive_reason(vol.host_path)
         return PathAccess("hostPath", vol.host_path, mount, writable, ev, conf, sensitive)
     return PathAccess(vol.kind, vol.source or vol.name, mount, writable, ev, conf)
 

@@ -27,6 +27,7 @@ from agentguard.facts.capabilities import (
     SecretRef,
     ToolAccess,
 )
+from agentguard.facts.host_paths import DOCKER_SOCKET
 from agentguard.facts.values import alternatives, describe
 from agentguard.facts.workflows import ActionStep
 from agentguard.findings import Confidence
@@ -177,7 +178,7 @@ def hazards(agent: AgentCapability) -> tuple[Hazard, ...]:
         if p.sensitive:
             out.append(
                 Hazard(
-                    "AG203" if p.sensitive == "docker socket" else "AG204",
+                    "AG203" if p.sensitive.startswith(DOCKER_SOCKET) else "AG204",
                     f"mounts {p.sensitive}",
                     p.evidence[0],
                 )

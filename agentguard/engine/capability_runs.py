@@ -28,7 +28,7 @@ from agentguard.facts.capabilities import (
 )
 from agentguard.facts.compose import ComposeFile, ComposeService
 from agentguard.facts.dockerfile import CopyStep, DockerfileFacts
-from agentguard.facts.host_paths import holds_project, host_path, is_docker_socket, sensitive_reason
+from agentguard.facts.host_paths import holds_project, host_path, sensitive_reason, socket_reason
 from agentguard.facts.k8s import K8sContainer
 from agentguard.facts.project import BuildFileFacts, DockerIgnore, TreeFacts
 from agentguard.findings import Confidence
@@ -342,7 +342,7 @@ def _service_paths(place: Placement) -> list[PathAccess]:
         return out
     for v in svc.volumes:
         src = host_path(v.source)
-        sensitive = "docker socket" if is_docker_socket(src) else sensitive_reason(src)
+        sensitive = socket_reason(src) or sensitive_reason(src)
         if sensitive is None and v.type == "bind" and holds_project(v.source):
             sensitive = None
         out.append(

@@ -34,7 +34,27 @@ def is_docker_socket(path: str | None) -> bool:
     return p is not None and posixpath.basename(p) in _SOCKET_NAMES
 
 
-_SOCKET_NAMES = frozenset({"docker.sock", "containerd.sock", "podman.sock", "dockershim.sock"})
+# the host folders that hold an engine's socket: mounting one is mounting the socket (AG203)
+SOCKET_DIRS = frozenset({"/var/run", "/run", "/var/run/docker", "/run/docker"})
+DOCKER_SOCKET = "docker socket"  # the map's mark of a path that is (or holds) one
+
+
+def socket_reason(path: str | None) -> str | None:
+    """The map's mark of a host path that is an engine's socket, or the folder holding it
+    (None otherwise): both are AG203's."""
+    if is_docker_socket(path):
+        return DOCKER_SOCKET
+    if norm(path) in SOCKET_DIRS:
+        return f"{DOCKER_SOCKET} (the folder holding it)"
+    return None
+
+
+# the sockets of container engines and runtimes: whoever reaches one starts containers with
+# the host's files (CRI-O and cri-dockerd are the runtimes a Kubernetes node talks to)
+_SOCKET_NAMES = frozenset(
+    {"docker.sock", "containerd.sock", "podman.sock", "dockershim.sock"}
+    | {"crio.sock", "cri-dockerd.sock"}
+)
 
 
 # Host sources that are the project itself, whatever the working directory.
@@ -70,7 +90,11 @@ _CREDENTIAL_PAIRS = frozenset({(".config", "gcloud"), (".config", "gh"), (".conf
 _SYSTEM_PATHS = frozenset({"/", "/etc", "/root", "/home", "/Users", "/proc", "/sys", "/boot"})
 
 
-_SYSTEM_PATHS_BELOW = ("/etc/", "/root/", "/proc/", "/sys/", "/boot/", "/var/lib/docker")
+# (a node's kubelet and containerd folders hold every pod's secrets, tokens and layers)
+_SYSTEM_PATHS_BELOW = (
+    "/etc/", "/root/", "/proc/", "/sys/", "/boot/", "/var/lib/docker",
+    "/var/lib/kubelet", "/var/lib/containerd",
+)  # fmt: skip
 
 
 _BENIGN_ETC = frozenset({"/etc/localtime", "/etc/timezone", "/etc/hosts", "/etc/resolv.conf"})

@@ -17,6 +17,7 @@ from agentguard.facts.capabilities import (
     AgentCapability,
     CapabilityMap,
 )
+from agentguard.facts.host_paths import DOCKER_SOCKET
 from agentguard.findings import Report
 from agentguard.report.map_text import runner_text, sentence, workdir_text
 
@@ -115,7 +116,7 @@ def _agent(g: _Graph, a: AgentCapability) -> None:
         g.edge(host, sid, "gets")
     for p in a.paths:  # the Docker socket and credentials folders (AG203, AG204)
         if p.sensitive:
-            rule = "AG203" if p.sensitive == "docker socket" else "AG204"
+            rule = "AG203" if p.sensitive.startswith(DOCKER_SOCKET) else "AG204"
             pid = g.node(("path", f"{host}:{p.source}:{p.target}"), _FOLDER,
                          f"{p.sensitive} ({rule})", f"{p.source} -> {p.target}", hazard=True)  # fmt: skip
             g.edge(host, pid, "mounts", hazard=True)

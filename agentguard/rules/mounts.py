@@ -11,7 +11,13 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Collection, Sequence
 
-from agentguard.facts.host_paths import holds_project, is_docker_socket, norm, sensitive_reason
+from agentguard.facts.host_paths import (
+    SOCKET_DIRS,
+    holds_project,
+    is_docker_socket,
+    norm,
+    sensitive_reason,
+)
 from agentguard.facts.image import ImageFacts, MountFact
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.rules.base import Rule, register
@@ -193,9 +199,6 @@ def workdir_relation(destination: str, workdir: str) -> str | None:
     return None
 
 
-_SOCKET_DIRS = frozenset({"/var/run", "/run", "/var/run/docker", "/run/docker"})
-
-
 def check_host_folder_at_workdir(
     mounts: Sequence[MountFact],
     workdir: str | None,
@@ -256,12 +259,13 @@ def check_docker_socket_mounts(
     findings: list[Finding] = []
     for m in mounts:
         direct = is_docker_socket(m.source) or is_docker_socket(m.destination)
-        folder = m.type == "bind" and norm(m.source) in _SOCKET_DIRS
+        folder = m.type == "bind" and norm(m.source) in SOCKET_DIRS
         if not (direct or folder):
             continue
-        what = (
-            "the Docker socket" if direct else f"{m.source}, the folder holding the Docker socket"
-        )
+        sock = next((posixpath.basename(p) for p in (norm(m.source), norm(m.destination))
+                     if p is not None and is_docker_socket(p)), "docker.sock")  # fmt: skip
+        named = "the Docker socket" if sock == "docker.sock" else f"the engine's socket {sock}"
+        what = named if direct else f"{m.source}, the folder holding the Docker socket"
         findings.append(
             DockerSocketExposed.finding(
                 f"{subject} mounts {what} ({m.source or '(unknown)'} -> {m.destination}): "

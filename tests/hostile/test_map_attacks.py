@@ -520,3 +520,54 @@ def test_a_service_account_that_is_not_a_name_is_unknown_never_default(
         ("unknown (serviceAccountName is not a name)", "low")
     ]
     assert "default" not in json.dumps(agent)
+
+
+def test_a_runtime_socket_and_a_node_folder_are_hazards_in_the_map_and_the_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod that mounts CRI-O's socket, the folder holding the engine's socket and the
+    kubelet's folder (every pod's secrets and tokens on the node): CRI-O's socket was no
+    AG203, the kubelet's folder no AG204, and the map drew /var/run as a plain mount."""
+    spec = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent"},
+        "spec": {
+            "containers": [{
+                "name": "a", "image": "x", "command": ["claude", "-p"],
+                "volumeMounts": [{"name": "run", "mountPath": "/host-run"},
+                                 {"name": "kubelet", "mountPath": "/k"},
+                                 {"name": "crio", "mountPath": "/crio.sock"}],
+            }],
+            "volumes": [{"name": "run", "hostPath": {"path": "/var/run"}},
+                        {"name": "kubelet", "hostPath": {"path": "/var/lib/kubelet"}},
+                        {"name": "crio", "hostPath": {"path": "/var/run/crio/crio.sock"}}],
+        },
+    }  # fmt: skip
+    root = _write(tmp_path / "p", {"deploy/pod.yaml": yaml.safe_dump(spec)})
+    code, doc = _json(root, monkeypatch)
+    assert code == 0
+    (agent,) = doc["map"]["agents"]
+    marks = {p["source"]: p["sensitive"] for p in agent["paths"] if p["kind"] == "hostPath"}
+    assert marks == {
+        "/var/run": "docker socket (the folder holding it)",
+        "/var/lib/kubelet": "system path /var/lib/kubelet",
+        "/var/run/crio/crio.sock": "docker socket",
+    }
+    assert sorted(
+        (h["rule_id"], h["text"]) for h in agent["hazards"] if h["rule_id"] in ("AG203", "AG204")
+    ) == [
+        ("AG203", "mounts docker socket"),
+        ("AG203", "mounts docker socket (the folder holding it)"),
+        ("AG204", "mounts system path /var/lib/kubelet"),
+    ]
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(app, ["inspect", ".", "--format", "json"])
+    found = sorted(
+        (f["rule_id"], f["evidence"].get("source"))
+        for f in json.loads(result.stdout)["findings"]
+        if f["rule_id"] in ("AG203", "AG204")
+    )
+    assert found == [
+        ("AG203", "/var/run"),
+        ("AG203", "/var/run/crio/crio.sock"),
+        ("AG204", "/var/lib/kubelet"),
+    ]
