@@ -5,12 +5,14 @@ A line-level reader, not a shell parser: it finds the word ``claude`` used as a 
 ``claude_args:`` input of claude-code-action in a workflow) followed by
 flags, joins backslash continuations and open brackets (a JSON/YAML/Python argv list
 over several lines), and reads the flags that decide what the engine may do. Comment
-lines (``#``, ``//``) are ignored. Each invocation becomes an :class:`AgentConfig` with
+lines (``#``, ``//``) are ignored, and so is the prose of a Python file (its docstrings and
+other bare string statements: documentation that names a command runs nothing). Each invocation becomes an :class:`AgentConfig` with
 engine "claude CLI" and the SDK option names.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
 
@@ -142,8 +144,38 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
     return out
 
 
+def _python_prose_blanked(text: str) -> str:
+    """The Python source with the lines of its bare string statements (docstrings, string
+    blocks left as notes) emptied, line numbers kept; a file that does not parse is kept
+    whole (a template, or another Python: its lines are still read)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    lines = text.split("\n")
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and node.end_lineno is not None
+        ):
+            continue
+        first = lines[node.lineno - 1]
+        if first[: node.col_offset].strip() or node.end_col_offset is None:
+            continue  # (`x = 1; "note"`: code shares the line)
+        last = lines[node.end_lineno - 1]
+        if last[node.end_col_offset :].strip() not in ("", ";"):
+            continue
+        for n in range(node.lineno - 1, node.end_lineno):
+            lines[n] = ""
+    return "\n".join(lines)
+
+
 def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[AgentConfig]:
     text = data.decode("utf-8", "replace")
+    if path.endswith((".py", ".pyi")):
+        text = _python_prose_blanked(text)
     out: list[AgentConfig] = []
     physical: list[str] | None = None
     awf = "awf" in text  # (once: a search of the whole file per command line was quadratic)

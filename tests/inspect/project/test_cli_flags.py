@@ -237,3 +237,27 @@ def test_gh_aw_s_harness_starting_the_workflow_s_engine_command_is_a_claude_comm
     assert plain.label == "claude command line"  # read once, as `claude`
     assert plain.options["allowed_tools"].value == ("Bash", "Read")
     assert cli_configs("a.sh", b"node claude_harness.cjs --version\n") == []
+
+
+def test_python_prose_names_a_command_line_that_runs_nothing() -> None:
+    # agentguard's own gate, CI: a module docstring that said "a run: step's ``claude -p``"
+    # was read as a claude command line with every built-in tool live (AG301 high)
+    source = '''
+        """The job a ``claude`` command line written in a workflow runs in.
+
+        A command line read from a workflow (a ``run:`` step's ``claude -p``) carries no job.
+        """
+        import subprocess
+
+
+        def review(prompt):
+            """Runs ``claude -p`` with every tool."""
+            "claude --dangerously-skip-permissions -p note"
+            return subprocess.run(["claude", "-p", prompt, "--tools", "Read"])
+        '''
+    assert _read("pkg/workflow_jobs.py", source) == [(12, {"tools": ("Read",)})]
+    # a string that is assigned (a script the code writes and runs) is still read
+    script = 'SCRIPT = """\nclaude -p go --dangerously-skip-permissions\n"""\n'
+    assert _read("make_script.py", script) == [(2, {"permission_mode": "bypassPermissions"})]
+    # a Python file that does not parse is read whole, line by line
+    assert _read("broken.py", '"""\nclaude -p x --tools Read\n') == [(2, {"tools": ("Read",)})]
