@@ -20,6 +20,7 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.servers_needle import names_servers
 
@@ -188,12 +189,15 @@ def _cap(path: str, out: FileOutcome) -> None:
 def _process(
     path: str, kind: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None
 ) -> None:
-    may = kind != "python" or python_may_matter(data)
+    text = data  # (what the byte tests read: a Python file's as Python decodes it)
+    if kind == "python":
+        text = as_python_reads(data)
+    may = kind != "python" or python_may_matter(text)
     if kind == "python":
         if may:
-            _python(path, data, origin, out, wanted)
-        elif may_decorate_elsewhere(data):  # (tools onto an agent of another module only)
-            _python(path, data, origin, out, decorations_only())
+            _python(path, data, text, origin, out, wanted)
+        elif may_decorate_elsewhere(text):  # (tools onto an agent of another module only)
+            _python(path, data, text, origin, out, decorations_only())
     elif kind == "ts":
         if TS_NEEDLE in data:
             _ts(path, data, origin, out)
@@ -210,10 +214,10 @@ def _process(
 
         yaml_config(path, data, out, origin=origin)
     read = out.claude_step_lines
-    if kind != "settings" and may and has_cli_use(data):
+    if kind != "settings" and may and has_cli_use(text):
         # (a Python file without "claude" was already ruled out by its pre-filter; one that
         # does not parse, or holds nothing the code readers read, is still read for these)
-        found = cli_configs(path, data, origin=origin)
+        found = cli_configs(path, text, origin=origin)
         out.configs.extend(c for c in found if read is None or c.line not in read)
     if kind in ("script", "container") and has_engine_cli_use(data):
         from agentguard.inspect.project.engine_cli import engine_cli_policies
@@ -227,12 +231,16 @@ def _process(
         read_heredoc_servers(path, kind, data, out)
 
 
-def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wanted | None) -> None:
+def _python(
+    path: str, data: bytes, text: bytes, origin: str, out: FileOutcome, wanted: Wanted | None
+) -> None:
+    """``text``: ``data`` as Python decodes it, in UTF-8 (what the pre-filters test; the
+    parse reads ``data``)."""
     from agentguard.inspect.project.python_agents import Wanted, analyse_python
 
     template = False
     if wanted is None:
-        wanted = Wanted.of(data, risk_readers=python_risk_may_matter(data), path=path)
+        wanted = Wanted.of(text, risk_readers=python_risk_may_matter(text), path=path)
     try:
         try:
             facts = analyse_python(path, data, origin=origin, wanted=wanted)
@@ -245,7 +253,11 @@ def _python(path: str, data: bytes, origin: str, out: FileOutcome, wanted: Wante
                 path,
                 untemplated,
                 origin=origin,
-                wanted=Wanted.of(untemplated, risk_readers=python_risk_may_matter(data), path=path),
+                wanted=Wanted.of(
+                    as_python_reads(untemplated),
+                    risk_readers=python_risk_may_matter(text),
+                    path=path,
+                ),
             )
     except SyntaxError as exc:
         if template:  # a project template that is no Python until it is rendered

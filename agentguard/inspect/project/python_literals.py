@@ -21,6 +21,10 @@ parsed rather than skipped):
   in the same quotes (``f"{x["key"]}"``) or a comment, so its end cannot be told without
   parsing the fields;
 - a quote that opens no string that ends (an unterminated string: a syntax error).
+
+The bytes it is given are the text as Python decodes it, in UTF-8: a file that declares
+another encoding (UTF-7 spells a quote ``+ACI-``; in Shift_JIS a character's second byte
+can be ``\\``) is handed over decoded (:func:`.python_source.as_python_reads`).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from agentguard.inspect.project.files import (
     python_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
+from agentguard.inspect.project.python_source import as_python_reads, declared_encoding
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
@@ -101,6 +102,8 @@ def _may_matter(abspath: str, kind: str) -> bool:
             tail = b""
             done = 0
             while chunk := fh.read(1 << 20):
+                if kind == "python" and not done and declared_encoding(chunk) is not None:
+                    return True  # (its bytes are not the text Python reads: not searched)
                 window = tail + chunk
                 # (the TypeScript SDK's package name and `claude` command lines both say so)
                 if python_may_matter(window) if kind == "python" else b"claude" in window:
@@ -180,8 +183,10 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         return _unread(
             cand, failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
-    if cand.kind == "python" and not python_may_matter(data) and not may_decorate_elsewhere(data):
-        return None
+    if cand.kind == "python":
+        text = as_python_reads(data)
+        if not python_may_matter(text) and not may_decorate_elsewhere(text):
+            return None
     out = _processed(cand, data)
     if cand.kind == "container":
         out.container_file = ProjectFile(cand.rel, data)
