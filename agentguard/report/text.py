@@ -119,6 +119,8 @@ def _group(console: Console, group: list[Finding]) -> None:
             snippets.append(f.fix.snippet)
     for description, snippets in fixes.items():
         console.print(_t("  fix: " + description, style="green"))
+        if not snippets:
+            continue  # (a fix with no command: no empty line under it)
         for snippet_line in "\n".join(s.removesuffix("\n") for s in snippets).split("\n"):
             console.print(_t("       " + snippet_line, style="green"))
 
