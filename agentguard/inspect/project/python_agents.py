@@ -94,7 +94,7 @@ class Wanted:
         not made."""
         from agentguard.inspect.project.python_api_tools import may_declare
         from agentguard.inspect.project.python_definitions import may_define
-        from agentguard.inspect.project.python_fallback import may_switch_model
+        from agentguard.inspect.project.python_fallback_filter import may_switch_model
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
         from agentguard.inspect.project.python_harness import may_start_containers

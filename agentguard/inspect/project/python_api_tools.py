@@ -86,10 +86,42 @@ NEEDLES: tuple[bytes, ...] = (
 )
 
 
+# what a string literal may begin with and still be a tool type (or a tool type's first
+# piece, the rest in strings after it: `"bash_2025" "0124"`)
+_TYPE_START = re.compile(
+    r"(?:bash|text_editor|computer|code_execution|web_search|web_fetch)_\d{0,8}"
+    r"|local_shell"
+    r"|computer_(?:u(?:s(?:e(?:_(?:p(?:r(?:e(?:v(?:i(?:e(?:w)?)?)?)?)?)?)?)?)?)?)?"
+)
+_NAME_BYTES = re.compile(rb"[A-Za-z0-9_]*")
+_QUOTES = b"'\""
+_CONTINUED = (b"\\\n", b"\\\r\n", b"\\\r")  # a backslash-newline inside a string: no character
+
+
 def may_declare(data: bytes) -> bool:
     """False only when :func:`api_tool_grants` cannot find a grant in the file: it needs
-    a tool type's name and an import of ``anthropic`` or ``openai``."""
-    return any(n in data for n in NEEDLES) and may_import(data, (b"anthropic", b"openai"))
+    an import of ``anthropic`` or ``openai`` and a dict whose ``"type"`` is a string
+    constant that is a tool type, so a string literal that begins with a tool type's name
+    (after its quote, or a backslash-newline inside it) and ends where the type can (its
+    closing quote) or holds a backslash there (an escape: read as a tool type)."""
+    return _typed_string(data) and may_import(data, (b"anthropic", b"openai"))
+
+
+def _typed_string(data: bytes) -> bool:
+    for needle in NEEDLES:
+        at = data.find(needle)
+        while at >= 0:
+            quote = data[at - 1] if at and data[at - 1] in _QUOTES else None
+            if quote is not None or data.endswith(_CONTINUED, 0, at):
+                end = _NAME_BYTES.match(data, at).end()  # type: ignore[union-attr]
+                after = data[end] if end < len(data) else None
+                if after == 0x5C:  # a backslash: an escape, or the string goes on
+                    return True
+                closes = after == quote if quote is not None else after in _QUOTES
+                if closes and _TYPE_START.fullmatch(data[at:end].decode("ascii")):
+                    return True
+            at = data.find(needle, at + len(needle))
+    return False
 
 
 def _tool_type(value: str) -> tuple[str, str, str, bool] | None:
