@@ -104,15 +104,26 @@ class Wanted:
         decorates = may_decorate_elsewhere(data)
         if not risk_readers:
             return cls(False, False, False, False, False, False, defines, decorates)
-        lower = data.lower()
+        claude = may_import(data, _SDK_NEEDLES)  # (_claude_configs' own test)
+        # (no MCP named: no server declared)
+        mcp = b"mcp" in data.lower() and _COMMAND.search(data) is not None
+        option_fallbacks = may_take_fallbacks(data)
+        harnesses = may_start_containers(data)
+        # A file parsed for one reader is read by the grant and fallback readers whatever
+        # their tests say: on a tree that is there already they find nothing faster than
+        # their tests tell that they will find nothing (the tests are necessary conditions:
+        # the same facts either way). The other readers cost more than their tests. (A
+        # file's definitions count where its path is known: analyse_python drops them
+        # from a test file, which may then be parsed for nothing else.)
+        parsed = claude or mcp or option_fallbacks or harnesses or (defines and path is not None)
+        grants = parsed or may_grant(data) or may_declare(data)
         return cls(
-            claude=may_import(data, _SDK_NEEDLES),  # (_claude_configs' own test)
-            # (no MCP named: no server declared)
-            mcp=b"mcp" in lower and _COMMAND.search(data) is not None,
-            grants=may_grant(data) or may_declare(data),
-            fallbacks=b"except" in data and may_switch_model(data),
-            option_fallbacks=may_take_fallbacks(data),
-            harnesses=may_start_containers(data),
+            claude=claude,
+            mcp=mcp,
+            grants=grants,
+            fallbacks=b"except" in data and (grants or may_switch_model(data)),
+            option_fallbacks=option_fallbacks,
+            harnesses=harnesses,
             definitions=defines,
             decorations=decorates,
         )
