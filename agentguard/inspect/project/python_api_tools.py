@@ -86,14 +86,16 @@ NEEDLES: tuple[bytes, ...] = (
 )
 
 
-# what a string literal may begin with and still be a tool type (or a tool type's first
-# piece, the rest in strings after it: `"bash_2025" "0124"`)
+# what a string literal that is a tool type holds, and what its first piece may hold when
+# the rest is in strings after it (`"bash_2025" "0124"`)
+_TYPE = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, *_ in _TYPES))
 _TYPE_START = re.compile(
-    r"(?:bash|text_editor|computer|code_execution|web_search|web_fetch)_\d{0,8}"
-    r"|local_shell"
-    r"|computer_(?:u(?:s(?:e(?:_(?:p(?:r(?:e(?:v(?:i(?:e(?:w)?)?)?)?)?)?)?)?)?)?)?"
+    r"(?:bash|text_editor|computer|code_execution|web_search|web_fetch)_\d{0,8}"  # (any digit)
+    r"|local_shell|computer_(?:u(?:s(?:e(?:_(?:p(?:r(?:e(?:v(?:i(?:e(?:w)?)?)?)?)?)?)?)?)?)?)?"
 )
-_NAME_BYTES = re.compile(rb"[A-Za-z0-9_]*")
+_NAME_BYTES = re.compile(rb"[A-Za-z0-9_\x80-\xff]*")  # (`\d` is any digit: `٢`, too)
+# another string right after a closing quote: blanks, newlines, continuations, comments
+_NEXT_STRING = re.compile(rb"(?:[ \t\f\r\n]|\\\r?\n|\\\r|#[^\r\n]*)*[rRuUbBfFtT]{0,2}['\"]")
 _QUOTES = b"'\""
 _CONTINUED = (b"\\\n", b"\\\r\n", b"\\\r")  # a backslash-newline inside a string: no character
 
@@ -102,8 +104,9 @@ def may_declare(data: bytes) -> bool:
     """False only when :func:`api_tool_grants` cannot find a grant in the file: it needs
     an import of ``anthropic`` or ``openai`` and a dict whose ``"type"`` is a string
     constant that is a tool type, so a string literal that begins with a tool type's name
-    (after its quote, or a backslash-newline inside it) and ends where the type can (its
-    closing quote) or holds a backslash there (an escape: read as a tool type)."""
+    (after its quote, or a backslash-newline inside it) and ends where the type does (its
+    closing quote), or goes on in a string after it, or holds a backslash there (an escape:
+    read as a tool type)."""
     return _typed_string(data) and may_import(data, (b"anthropic", b"openai"))
 
 
@@ -118,8 +121,12 @@ def _typed_string(data: bytes) -> bool:
                 if after == 0x5C:  # a backslash: an escape, or the string goes on
                     return True
                 closes = after == quote if quote is not None else after in _QUOTES
-                if closes and _TYPE_START.fullmatch(data[at:end].decode("ascii")):
-                    return True
+                if closes:
+                    text = data[at:end].decode("utf-8", "replace")
+                    if _TYPE.fullmatch(text) or (
+                        _TYPE_START.fullmatch(text) and _NEXT_STRING.match(data, end + 1)
+                    ):
+                        return True
             at = data.find(needle, at + len(needle))
     return False
 
