@@ -120,7 +120,9 @@ def _typed_string(data: bytes) -> bool:
                 after = data[end] if end < len(data) else None
                 if after == 0x5C:  # a backslash: an escape, or the string goes on
                     return True
-                closes = after == quote if quote is not None else after in _QUOTES
+                closes = (
+                    after == quote if quote is not None else after is not None and after in _QUOTES
+                )
                 if closes:
                     text = data[at:end].decode("utf-8", "replace")
                     if _TYPE.fullmatch(text) or (

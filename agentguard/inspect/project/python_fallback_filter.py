@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import warnings
 
 from agentguard.inspect.project.python_fallback import (
@@ -116,12 +117,26 @@ def handler_may_switch(text: bytes, *, clients: bool) -> bool:
     stmt: ast.stmt | None = tree.body[0] if len(tree.body) == 1 else None
     if lead and isinstance(stmt, ast.If) and len(stmt.body) == 1:
         stmt = stmt.body[0]
-    if not isinstance(stmt, ast.Try | ast.TryStar) or len(stmt.handlers) != 1:
+    handlers = _handlers(stmt)
+    if handlers is None or len(handlers) != 1:
         return True  # (not the one handler the text was taken for)
-    handler = stmt.handlers[0]
+    handler = handlers[0]
     if _only_import_errors(handler):
         return False  # an optional-import guard, which fallback_sites never reads
     return any(_may_switch(node, clients) for node in _body_nodes(handler.body))
+
+
+if sys.version_info >= (3, 11):
+
+    def _handlers(stmt: ast.stmt | None) -> list[ast.ExceptHandler] | None:
+        """The handlers of a ``try`` (``except*`` too), None for any other statement."""
+        return stmt.handlers if isinstance(stmt, ast.Try | ast.TryStar) else None
+
+else:  # (no ``except*`` before Python 3.11: ast has no TryStar)
+
+    def _handlers(stmt: ast.stmt | None) -> list[ast.ExceptHandler] | None:
+        """The handlers of a ``try``, None for any other statement."""
+        return stmt.handlers if isinstance(stmt, ast.Try) else None
 
 
 def _may_switch(node: ast.AST, clients: bool) -> bool:

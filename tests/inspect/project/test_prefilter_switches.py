@@ -379,3 +379,12 @@ def test_a_file_parsed_anyway_is_read_by_the_grant_and_fallback_readers() -> Non
     assert _facts(analyse_python("tests/test_options.py", source, wanted=wanted)) == _facts(
         _full("tests/test_options.py", source)
     )
+
+
+def test_a_tool_type_piece_at_the_end_of_a_continued_string_is_no_tool_type() -> None:
+    # (a file cut off after a backslash-newline inside a string: no character follows the
+    # piece; the test asked whether None was a quote, and raised)
+    source = b"import anthropic\ntools = [{'type': '\\\nbash_"
+    assert not may_declare(source)
+    assert not may_declare(source + b"2025")
+    assert may_declare(source + b"20250124'}]\n")
