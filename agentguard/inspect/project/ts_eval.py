@@ -332,7 +332,8 @@ def _descendants(node: ts.Node) -> list[ts.Node]:
     return out
 
 
-_QUERIES: dict[tuple[int, tuple[str, ...]], ts.Query] = {}
+# (the language is kept with its query: an id is another object's once the first is gone)
+_QUERIES: dict[tuple[int, tuple[str, ...]], tuple[ts.Language, ts.Query]] = {}
 
 
 def typed_descendants(
@@ -346,8 +347,11 @@ def typed_descendants(
     kinds asked for here wraps another of them without brackets or keys around it).
     ``language``: the grammar the tree was parsed with."""
     key = (id(language), types)
-    query = _QUERIES.get(key)
-    if query is None:
-        query = _QUERIES[key] = ts.Query(language, "[" + " ".join(f"({t})" for t in types) + "] @n")
+    cached = _QUERIES.get(key)
+    if cached is not None and cached[0] is language:
+        query = cached[1]
+    else:
+        query = ts.Query(language, "[" + " ".join(f"({t})" for t in types) + "] @n")
+        _QUERIES[key] = (language, query)
     found = ts.QueryCursor(query).captures(node).get("n", [])
     return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
