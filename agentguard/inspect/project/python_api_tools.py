@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 from agentguard.inspect.project.model import ToolGrant
 from agentguard.inspect.project.python_fallback import head_word
@@ -107,7 +108,10 @@ def may_declare(data: bytes) -> bool:
     (after its quote, or a backslash-newline inside it) and ends where the type does (its
     closing quote), or goes on in a string after it, or holds a backslash there (an escape:
     read as a tool type)."""
-    return _typed_string(data) and may_import(data, (b"anthropic", b"openai"))
+    if _typed_string(data):
+        return may_import(data, (b"anthropic", b"openai"))
+    # (the pieces' scan is the slower: only in a file that imports a provider)
+    return may_import(data, (b"anthropic", b"openai")) and _spelled_in_pieces(data)
 
 
 def _typed_string(data: bytes) -> bool:
@@ -130,6 +134,51 @@ def _typed_string(data: bytes) -> bool:
                     ):
                         return True
             at = data.find(needle, at + len(needle))
+    return False
+
+
+# a string piece that may begin a tool type where the test above sees no tool type's name
+# after a quote: a proper prefix of a name, the rest in a string after it (`"ba" "sh_..."`),
+# or name characters up to an escape that may spell one (`"\x62ash_..."`, `"bash\u005f..."`)
+_PREFIXES = b"|".join(
+    re.escape(p) for p in sorted({n[:i] for n in NEEDLES for i in range(1, len(n))}, key=len)[::-1]
+)
+_PIECE = re.compile(
+    rb"(['\"])(?:(?:" + _PREFIXES + rb")(?=\1)|[A-Za-z0-9_\x80-\xff]*\\(?:[xuUN0-7]|\r|\n))"
+)
+# what such a piece holds up to its closing quote when it is a tool type or a piece of one
+_PIECE_BODY = re.compile(
+    rb"(?:[A-Za-z0-9_\x80-\xff]|\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}"
+    rb"|N\{[A-Za-z0-9 \-]*\}|[0-7]{1,3}|\r\n|\r|\n))*"
+)
+
+
+def _spelled_in_pieces(data: bytes) -> bool:
+    """Whether a string piece that :func:`_typed_string` does not read (a short first piece,
+    an escape) decodes to a tool type, or to a start of one with a string after it."""
+    for m in _PIECE.finditer(data):
+        start = m.start() + 1
+        end = _PIECE_BODY.match(data, start).end()  # type: ignore[union-attr]
+        if end >= len(data) or data[end] != data[m.start()]:
+            continue  # (another character: no tool type, nor a start of one)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                node = ast.parse(b'"' + data[start:end] + b'"', mode="eval").body
+        except (SyntaxError, ValueError):
+            return True  # (not decoded: may be one)
+        value = node.value if isinstance(node, ast.Constant) else None
+        if not isinstance(value, str):
+            return True
+        if _TYPE.fullmatch(value) or (
+            (
+                value == ""
+                or any(n.startswith(value.encode()) for n in NEEDLES)
+                or _TYPE_START.fullmatch(value)
+            )
+            and _NEXT_STRING.match(data, end + 1)
+        ):
+            return True
     return False
 
 

@@ -1,0 +1,73 @@
+"""Hostile spellings against the second-stage pre-filters: a file the full reader finds a
+hazard in must pass its pre-filter however the hazard is spelled (a pre-filter that says
+"no" wrongly hides the hazard). Each source here is valid Python that the reader reads as a
+tool type or a model switch, written so that the bytes the pre-filter looked for are not
+where it looked: a tool type's name split before its first piece ends, or spelled with an
+escape; a client class or a keyword spelled in letters Python normalises (NFKC) to ASCII.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_api_tools import may_declare
+
+
+def _facts(facts: PythonFacts) -> dict[str, object]:
+    got = dataclasses.asdict(facts)
+    got.pop("parsed")
+    return got
+
+
+def _full(path: str, data: bytes) -> PythonFacts:
+    return analyse_python(path, data, wanted=Wanted.every(data))
+
+
+# -- API tool types: the name is not whole right after a quote -------------------------
+
+
+@pytest.mark.parametrize(
+    "literal",
+    [
+        "'ba' 'sh_20250124'",  # (a first piece shorter than the name)
+        "'b' \\\n 'ash_20250124'",
+        "'text_edito'  # the editor\n  'r_20250429'",
+        "'local_' 'shell'",
+        "'computer' '_use_preview'",
+        "'\\x62ash_20250124'",  # (an escape before the name ends)
+        "'bash\\u005f20250124'",
+        "'\\N{LATIN SMALL LETTER B}ash_20250124'",
+        "'\\142ash_20250124'",
+        "'''\\x6cocal_shell'''",
+        "'\\\nb' 'ash_20250124'",  # (a backslash-newline, then a short piece)
+        "'' '\\x62' 'ash_20250124'",
+    ],
+)
+@pytest.mark.parametrize("named", ["", "# a bash_20250124, local_shell, computer_use tool\n"])
+def test_a_tool_type_spelled_in_pieces_or_escapes_passes(literal: str, named: str) -> None:
+    # (`named`: the name elsewhere in the file, as the test before this one wanted it)
+    source = (
+        "import anthropic\nimport openai\n"
+        f"{named}client = anthropic.Anthropic()\n"
+        f"client.messages.create(tools=[{{'type': {literal}, 'name': 'x'}}])\n"
+    ).encode()
+    full = _full("agent.py", source)
+    assert full.grants, literal
+    assert may_declare(source), literal
+    assert _facts(analyse_python("agent.py", source)) == _facts(full)
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ["'\\x1b[0m'", "'\\x62ash'", "'\\x62ash_2025' + '0124'", "'\\u0062\\x61sh_2025x'"],
+)
+def test_pieces_and_escapes_that_no_tool_type_can_be_are_not_parsed_for_a_grant(
+    literal: str,
+) -> None:
+    # (a short piece with a string after it passes: `'b' 'ar'` is read as a maybe)
+    source = f"import anthropic\nx = [{{'type': {literal}}}]\n".encode()
+    assert not may_declare(source), literal
+    assert not _full("a.py", source).grants
