@@ -42,7 +42,11 @@ from agentguard.inspect.project.python_fallback import (
     _only_import_errors,
 )
 from agentguard.inspect.project.python_handlers import handler_texts
-from agentguard.inspect.project.python_import_needles import may_import, spelled_in_code
+from agentguard.inspect.project.python_import_needles import (
+    in_code,
+    may_import,
+    spelled_in_code,
+)
 
 # what a file must spell for _imports_llm to be true: a qualname that starts with `google.genai`
 # comes of an import of `google` that names `genai` (`from google import genai`); the
@@ -70,6 +74,7 @@ _IMPORT_GUARD = re.compile(
 _MODEL_KEYWORDS = frozenset({"model", "model_name", "fallback_model"})
 _MODEL_KEYS = frozenset({"model", "model_name"})
 _INDENT = re.compile(rb"[ \t\f]*")
+_NON_ASCII = re.compile(rb"[\x80-\xff]+")
 
 
 def _may_import_llm(data: bytes) -> bool:
@@ -89,14 +94,22 @@ def may_switch_model(data: bytes) -> bool:
     if first is None:
         return False
     # (a client's qualname ends with the class's own name, which only an import or an
-    # attribute spells: code, never a string nor a comment)
-    clients = any(n in data for n in _CLIENT_BYTES) and spelled_in_code(data, _CLIENT_BYTES)
+    # attribute spells: code, never a string nor a comment; or a name of other characters
+    # in code that Python reads as it, NFKC-normalised: fullwidth letters spell `OpenAI`)
+    clients = (
+        any(n in data for n in _CLIENT_BYTES) and spelled_in_code(data, _CLIENT_BYTES)
+    ) or _non_ascii_in_code(data)
     for text in (first, *texts):
-        if (clients or _SWITCH_NEEDLE.search(text.lower())) and handler_may_switch(
-            text, clients=clients
-        ):
+        if (
+            clients or _SWITCH_NEEDLE.search(text.lower()) or _NON_ASCII.search(text)
+        ) and handler_may_switch(text, clients=clients):
             return True
     return False
+
+
+def _non_ascii_in_code(data: bytes) -> bool:
+    """Whether a non-ASCII character stands in code (a name Python may read as another)."""
+    return any(in_code(data, m.start()) for m in _NON_ASCII.finditer(data))
 
 
 def handler_may_switch(text: bytes, *, clients: bool) -> bool:

@@ -9,11 +9,13 @@ escape; a client class or a keyword spelled in letters Python normalises (NFKC) 
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 
 import pytest
 
 from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
 from agentguard.inspect.project.python_api_tools import may_declare
+from agentguard.inspect.project.python_fallback_filter import may_switch_model
 
 
 def _facts(facts: PythonFacts) -> dict[str, object]:
@@ -71,3 +73,61 @@ def test_pieces_and_escapes_that_no_tool_type_can_be_are_not_parsed_for_a_grant(
     source = f"import anthropic\nx = [{{'type': {literal}}}]\n".encode()
     assert not may_declare(source), literal
     assert not _full("a.py", source).grants
+
+
+# -- fallback handlers: names Python normalises ----------------------------------------
+
+
+def _src(text: str) -> bytes:
+    return textwrap.dedent(text).encode()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a client class imported in fullwidth letters: `Mk` is `openai.OpenAI`
+        _src(
+            """\
+            import openai
+            from openai import \uff2f\uff50\uff45\uff4e\uff21\uff29 as Mk
+
+            def ask(q):
+                try:
+                    return Mk(api_key="a").chat.completions.create(messages=q)
+                except Exception:  # another model's endpoint
+                    c = Mk(base_url="http://backup")
+                    return c.chat.completions.create(messages=q)
+            """
+        ),
+        # ... or reached through an attribute in those letters
+        _src(
+            """\
+            import openai
+            Mk = openai.\uff2f\uff50\uff45\uff4e\uff21\uff29
+
+            def ask(q):
+                try:
+                    return Mk(api_key="a").chat.completions.create(messages=q)
+                except Exception:
+                    return Mk(base_url="http://backup").chat.completions.create(messages=q)
+            """
+        ),
+        # a `model=` keyword in those letters, no other word of a switch in the handler
+        _src(
+            """\
+            import openai
+
+            def ask(q):
+                try:
+                    return openai.chat.completions.create(model="gpt-4o", messages=q)
+                except Exception:
+                    return openai.chat.completions.create(\uff4d\uff4f\uff44\uff45\uff4c=BACKUP)
+            """
+        ),
+    ],
+)
+def test_a_switch_spelled_in_letters_python_normalises_passes(source: bytes) -> None:
+    full = _full("agent.py", source)
+    assert full.fallbacks
+    assert may_switch_model(source)
+    assert _facts(analyse_python("agent.py", source)) == _facts(full)
