@@ -31,7 +31,7 @@ from agentguard.inspect.project.model import (
 )
 from agentguard.inspect.project.python_eval import Evaluator, plain
 from agentguard.inspect.project.python_gates import callback_verdicts
-from agentguard.inspect.project.python_import_needles import may_import
+from agentguard.inspect.project.python_import_needles import may_import, spelled_non_ascii
 from agentguard.inspect.project.python_scope import (
     CallRef,
     Imported,
@@ -104,6 +104,9 @@ class Wanted:
         decorates = may_decorate_elsewhere(data)
         if not risk_readers:
             return cls(False, False, False, False, False, False, defines, decorates)
+        if spelled_non_ascii(data):  # (names no test of bytes sees: every reader reads it)
+            ours = path is None or path_context(path) != "test"
+            return cls(True, True, True, b"except" in data, True, True, ours, True)
         claude = may_import(data, _SDK_NEEDLES)  # (_claude_configs' own test)
         # (no MCP named: no server declared)
         mcp = b"mcp" in data.lower() and _COMMAND.search(data) is not None

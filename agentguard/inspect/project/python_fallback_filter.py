@@ -43,9 +43,9 @@ from agentguard.inspect.project.python_fallback import (
 )
 from agentguard.inspect.project.python_handlers import handler_texts
 from agentguard.inspect.project.python_import_needles import (
-    in_code,
     may_import,
     spelled_in_code,
+    spelled_non_ascii,
 )
 
 # what a file must spell for _imports_llm to be true: a qualname that starts with `google.genai`
@@ -98,18 +98,13 @@ def may_switch_model(data: bytes) -> bool:
     # in code that Python reads as it, NFKC-normalised: fullwidth letters spell `OpenAI`)
     clients = (
         any(n in data for n in _CLIENT_BYTES) and spelled_in_code(data, _CLIENT_BYTES)
-    ) or _non_ascii_in_code(data)
+    ) or spelled_non_ascii(data)
     for text in (first, *texts):
         if (
             clients or _SWITCH_NEEDLE.search(text.lower()) or _NON_ASCII.search(text)
         ) and handler_may_switch(text, clients=clients):
             return True
     return False
-
-
-def _non_ascii_in_code(data: bytes) -> bool:
-    """Whether a non-ASCII character stands in code (a name Python may read as another)."""
-    return any(in_code(data, m.start()) for m in _NON_ASCII.finditer(data))
 
 
 def handler_may_switch(text: bytes, *, clients: bool) -> bool:

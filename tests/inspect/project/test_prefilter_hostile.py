@@ -131,3 +131,43 @@ def test_a_switch_spelled_in_letters_python_normalises_passes(source: bytes) -> 
     assert full.fallbacks
     assert may_switch_model(source)
     assert _facts(analyse_python("agent.py", source)) == _facts(full)
+
+
+# -- a module named in letters Python normalises: every pre-filter -----------------------
+
+_FULLWIDTH_SDK = _src(
+    """\
+    from \uff43\uff4c\uff41\uff55\uff44\uff45_agent_sdk import ClaudeAgentOptions, query
+
+    options = ClaudeAgentOptions(permission_mode="bypassPermissions", allowed_tools=["Bash"])
+
+    async def main():
+        async for m in query(prompt="fix it", options=options):
+            print(m)
+    """
+)
+
+
+def test_a_module_imported_in_letters_python_normalises_is_read() -> None:
+    from agentguard.inspect.project.files import python_may_matter, python_risk_may_matter
+
+    full = _full("agent.py", _FULLWIDTH_SDK)
+    assert [c.options["permission_mode"].value for c in full.configs] == ["bypassPermissions"]
+    assert python_may_matter(_FULLWIDTH_SDK) and python_risk_may_matter(_FULLWIDTH_SDK)
+    assert _facts(analyse_python("agent.py", _FULLWIDTH_SDK)) == _facts(full)
+
+
+def test_characters_that_spell_no_ascii_name_pass_no_pre_filter() -> None:
+    from agentguard.inspect.project.files import python_may_matter
+    from agentguard.inspect.project.python_import_needles import spelled_non_ascii
+
+    source = _src(
+        """\
+        # Café, naïve, 日本語のコメント\uff1a\uff08全角の句読点\uff09
+        GREETING = "¡Hola! — 🎉 1,572 km²"
+        π = 3.14159  # a Greek name: read as itself
+        """
+    )
+    assert not spelled_non_ascii(source)
+    assert not python_may_matter(source)
+    assert spelled_non_ascii("\uff4d\uff4f\uff44\uff45\uff4c = 1\n".encode())  # (`model`)
