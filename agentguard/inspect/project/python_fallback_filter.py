@@ -26,6 +26,7 @@ too, for the same reason.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import sys
 import warnings
@@ -75,6 +76,7 @@ _MODEL_KEYWORDS = frozenset({"model", "model_name", "fallback_model"})
 _MODEL_KEYS = frozenset({"model", "model_name"})
 _INDENT = re.compile(rb"[ \t\f]*")
 _NON_ASCII = re.compile(rb"[\x80-\xff]+")
+_READ_BUDGET = 4  # handlers' text read, in file sizes, before the file is parsed instead
 
 
 def _may_import_llm(data: bytes) -> bool:
@@ -99,7 +101,15 @@ def may_switch_model(data: bytes) -> bool:
     clients = (
         any(n in data for n in _CLIENT_BYTES) and spelled_in_code(data, _CLIENT_BYTES)
     ) or spelled_non_ascii(data)
-    for text in (first, *texts):
+    # One handler's text is read on to its end, or to the file's where that cannot be told
+    # (an `except` in a string): texts that overlap may add up to the file's size squared
+    # (8,000 `except (` lines in a 72 KB string: 50 s). Past a few times the file's size
+    # read, the file is parsed instead (one pass): "maybe". Taken one at a time, lazily.
+    budget = _READ_BUDGET * len(data) + 65536
+    for text in itertools.chain((first,), texts):
+        budget -= len(text)
+        if budget < 0:
+            return True
         if (
             clients or _SWITCH_NEEDLE.search(text.lower()) or _NON_ASCII.search(text)
         ) and handler_may_switch(text, clients=clients):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+import time
 
 import pytest
 
@@ -171,3 +172,24 @@ def test_characters_that_spell_no_ascii_name_pass_no_pre_filter() -> None:
     assert not spelled_non_ascii(source)
     assert not python_may_matter(source)
     assert spelled_non_ascii("\uff4d\uff4f\uff44\uff45\uff4c = 1\n".encode())  # (`model`)
+
+
+# -- the fallback pre-filter's cost: bounded by the file's size ---------------------------
+
+
+def test_handlers_in_a_string_that_read_to_the_end_cost_no_more_than_a_parse() -> None:
+    # 8,000 `except (` lines in a string: each is a handler's text to the pre-filter, read
+    # on to the end of the file (an open bracket); all of them read and parsed alone took
+    # 50 s and 300 MB for this 72 KB file, quadratic in its size
+    source = (
+        'import openai\nDOC = """\n' + "except (\n" * 8000 + '"""\n\n'
+        "def ask(q):\n"
+        "    try:\n"
+        '        return openai.OpenAI().chat.completions.create(model="gpt-4o", messages=q)\n'
+        "    except Exception:\n"
+        '        return openai.OpenAI().chat.completions.create(model="gpt-4o-mini")\n'
+    ).encode()
+    started = time.process_time()
+    assert may_switch_model(source)
+    assert time.process_time() - started < 10  # (CPU time: about 0.1 s)
+    assert _facts(analyse_python("agent.py", source)) == _facts(_full("agent.py", source))
