@@ -146,6 +146,7 @@ _PREFIXES = b"|".join(
 _PIECE = re.compile(
     rb"(['\"])(?:(?:" + _PREFIXES + rb")(?=\1)|[A-Za-z0-9_\x80-\xff]*\\(?:[xuUN0-7]|\r|\n))"
 )
+_MAX_PIECES = 256
 # what such a piece holds up to its closing quote when it is a tool type or a piece of one
 _PIECE_BODY = re.compile(
     rb"(?:[A-Za-z0-9_\x80-\xff]|\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}"
@@ -156,7 +157,9 @@ _PIECE_BODY = re.compile(
 def _spelled_in_pieces(data: bytes) -> bool:
     """Whether a string piece that :func:`_typed_string` does not read (a short first piece,
     an escape) decodes to a tool type, or to a start of one with a string after it."""
-    for m in _PIECE.finditer(data):
+    for decoded, m in enumerate(_PIECE.finditer(data)):
+        if decoded >= _MAX_PIECES:
+            return True  # (a file of escaped strings: parsed rather than each decoded)
         start = m.start() + 1
         end = _PIECE_BODY.match(data, start).end()  # type: ignore[union-attr]
         if end >= len(data) or data[end] != data[m.start()]:

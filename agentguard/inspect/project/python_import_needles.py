@@ -105,9 +105,9 @@ def in_code(data: bytes, at: int) -> bool:
     return _literals(data).in_code(at, fields=True)
 
 
-_NON_ASCII = re.compile(rb"[\x80-\xff]+")
 _ASCII_NAME_CHAR = re.compile(r"[A-Za-z0-9_]")
 _ASCII = bytes(range(0x80))
+_MAX_ASKED = 512
 
 
 @functools.lru_cache(maxsize=4096)
@@ -126,11 +126,14 @@ def spelled_non_ascii(data: bytes) -> bool:
     # (first the characters alone, without their places: a character's NFKC form holds an
     # ASCII one only from its own decomposition, never from its neighbours)
     chars = set(data.translate(None, _ASCII).decode("utf-8", "replace"))
-    if not any(_reads_as_ascii(c) for c in chars):
+    spelled = sorted(c.encode() for c in chars if _reads_as_ascii(c))
+    if not spelled:
         return False
-    for m in _NON_ASCII.finditer(data):
-        text = unicodedata.normalize("NFKC", m.group().decode("utf-8", "replace"))
-        if _ASCII_NAME_CHAR.search(text) and in_code(data, m.start()):
+    # then where each such character stands (a few hundred in strings at most are asked
+    # about one by one: past that, "maybe")
+    where = re.compile(b"|".join(re.escape(c) for c in spelled))
+    for asked, m in enumerate(where.finditer(data)):
+        if asked >= _MAX_ASKED or in_code(data, m.start()):
             return True
     return False
 
