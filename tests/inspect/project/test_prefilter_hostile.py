@@ -193,3 +193,11 @@ def test_handlers_in_a_string_that_read_to_the_end_cost_no_more_than_a_parse() -
     assert may_switch_model(source)
     assert time.process_time() - started < 10  # (CPU time: about 0.1 s)
     assert _facts(analyse_python("agent.py", source)) == _facts(_full("agent.py", source))
+
+
+def test_a_file_of_escaped_strings_is_parsed_rather_than_each_decoded() -> None:
+    # (each piece decoded costs a parse of it: past a few hundred, the file is parsed)
+    many = b"import anthropic\n" + b"x = '\\x41'\n" * 300
+    assert may_declare(many)
+    assert not may_declare(b"import anthropic\n" + b"x = '\\x41'\n" * 200)
+    assert not _full("a.py", many).grants
