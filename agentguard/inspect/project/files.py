@@ -20,9 +20,9 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.python_import_needles import spelled_non_ascii
 from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
-from agentguard.inspect.project.python_import_needles import spelled_non_ascii
 from agentguard.inspect.project.servers_needle import names_servers
 
 if TYPE_CHECKING:
