@@ -20,6 +20,7 @@ from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.python_import_needles import spelled_non_ascii
 from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.servers_needle import names_servers
@@ -88,6 +89,7 @@ def python_may_matter(data: bytes) -> bool:
         b"claude" in data
         or _FROM_OR_IMPORT.search(data) is not None
         or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+        or spelled_non_ascii(data)  # (a name in letters Python reads as ASCII: maybe)
     )
 
 
@@ -98,6 +100,7 @@ def python_risk_may_matter(data: bytes) -> bool:
         b"claude" in data
         or _RISK_IMPORT.search(data) is not None
         or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+        or spelled_non_ascii(data)
     )
 
 

@@ -31,7 +31,7 @@ from agentguard.inspect.project.model import (
 )
 from agentguard.inspect.project.python_eval import Evaluator, plain
 from agentguard.inspect.project.python_gates import callback_verdicts
-from agentguard.inspect.project.python_import_needles import may_import
+from agentguard.inspect.project.python_import_needles import may_import, spelled_non_ascii
 from agentguard.inspect.project.python_scope import (
     CallRef,
     Imported,
@@ -94,7 +94,7 @@ class Wanted:
         not made."""
         from agentguard.inspect.project.python_api_tools import may_declare
         from agentguard.inspect.project.python_definitions import may_define
-        from agentguard.inspect.project.python_fallback import may_switch_model
+        from agentguard.inspect.project.python_fallback_filter import may_switch_model
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
         from agentguard.inspect.project.python_harness import may_start_containers
@@ -104,15 +104,29 @@ class Wanted:
         decorates = may_decorate_elsewhere(data)
         if not risk_readers:
             return cls(False, False, False, False, False, False, defines, decorates)
-        lower = data.lower()
+        if spelled_non_ascii(data):  # (names no test of bytes sees: every reader reads it)
+            ours = path is None or path_context(path) != "test"
+            return cls(True, True, True, b"except" in data, True, True, ours, True)
+        claude = may_import(data, _SDK_NEEDLES)  # (_claude_configs' own test)
+        # (no MCP named: no server declared)
+        mcp = b"mcp" in data.lower() and _COMMAND.search(data) is not None
+        option_fallbacks = may_take_fallbacks(data)
+        harnesses = may_start_containers(data)
+        # A file parsed for one reader is read by the grant and fallback readers whatever
+        # their tests say: on a tree that is there already they find nothing faster than
+        # their tests tell that they will find nothing (the tests are necessary conditions:
+        # the same facts either way). The other readers cost more than their tests. (A
+        # file's definitions count where its path is known: analyse_python drops them
+        # from a test file, which may then be parsed for nothing else.)
+        parsed = claude or mcp or option_fallbacks or harnesses or (defines and path is not None)
+        grants = parsed or may_grant(data) or may_declare(data)
         return cls(
-            claude=may_import(data, _SDK_NEEDLES),  # (_claude_configs' own test)
-            # (no MCP named: no server declared)
-            mcp=b"mcp" in lower and _COMMAND.search(data) is not None,
-            grants=may_grant(data) or may_declare(data),
-            fallbacks=b"except" in data and may_switch_model(data),
-            option_fallbacks=may_take_fallbacks(data),
-            harnesses=may_start_containers(data),
+            claude=claude,
+            mcp=mcp,
+            grants=grants,
+            fallbacks=b"except" in data and (grants or may_switch_model(data)),
+            option_fallbacks=option_fallbacks,
+            harnesses=harnesses,
             definitions=defines,
             decorations=decorates,
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 from agentguard.inspect.project.model import ToolGrant
 from agentguard.inspect.project.python_fallback import head_word
@@ -86,10 +87,102 @@ NEEDLES: tuple[bytes, ...] = (
 )
 
 
+# what a string literal that is a tool type holds, and what its first piece may hold when
+# the rest is in strings after it (`"bash_2025" "0124"`)
+_TYPE = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, *_ in _TYPES))
+_TYPE_START = re.compile(
+    r"(?:bash|text_editor|computer|code_execution|web_search|web_fetch)_\d{0,8}"  # (any digit)
+    r"|local_shell|computer_(?:u(?:s(?:e(?:_(?:p(?:r(?:e(?:v(?:i(?:e(?:w)?)?)?)?)?)?)?)?)?)?)?"
+)
+_NAME_BYTES = re.compile(rb"[A-Za-z0-9_\x80-\xff]*")  # (`\d` is any digit: `٢`, too)
+# another string right after a closing quote: blanks, newlines, continuations, comments
+_NEXT_STRING = re.compile(rb"(?:[ \t\f\r\n]|\\\r?\n|\\\r|#[^\r\n]*)*[rRuUbBfFtT]{0,2}['\"]")
+_QUOTES = b"'\""
+_CONTINUED = (b"\\\n", b"\\\r\n", b"\\\r")  # a backslash-newline inside a string: no character
+
+
 def may_declare(data: bytes) -> bool:
     """False only when :func:`api_tool_grants` cannot find a grant in the file: it needs
-    a tool type's name and an import of ``anthropic`` or ``openai``."""
-    return any(n in data for n in NEEDLES) and may_import(data, (b"anthropic", b"openai"))
+    an import of ``anthropic`` or ``openai`` and a dict whose ``"type"`` is a string
+    constant that is a tool type, so a string literal that begins with a tool type's name
+    (after its quote, or a backslash-newline inside it) and ends where the type does (its
+    closing quote), or goes on in a string after it, or holds a backslash there (an escape:
+    read as a tool type)."""
+    if _typed_string(data):
+        return may_import(data, (b"anthropic", b"openai"))
+    # (the pieces' scan is the slower: only in a file that imports a provider)
+    return may_import(data, (b"anthropic", b"openai")) and _spelled_in_pieces(data)
+
+
+def _typed_string(data: bytes) -> bool:
+    for needle in NEEDLES:
+        at = data.find(needle)
+        while at >= 0:
+            quote = data[at - 1] if at and data[at - 1] in _QUOTES else None
+            if quote is not None or data.endswith(_CONTINUED, 0, at):
+                end = _NAME_BYTES.match(data, at).end()  # type: ignore[union-attr]
+                after = data[end] if end < len(data) else None
+                if after == 0x5C:  # a backslash: an escape, or the string goes on
+                    return True
+                closes = (
+                    after == quote if quote is not None else after is not None and after in _QUOTES
+                )
+                if closes:
+                    text = data[at:end].decode("utf-8", "replace")
+                    if _TYPE.fullmatch(text) or (
+                        _TYPE_START.fullmatch(text) and _NEXT_STRING.match(data, end + 1)
+                    ):
+                        return True
+            at = data.find(needle, at + len(needle))
+    return False
+
+
+# a string piece that may begin a tool type where the test above sees no tool type's name
+# after a quote: a proper prefix of a name, the rest in a string after it (`"ba" "sh_..."`),
+# or name characters up to an escape that may spell one (`"\x62ash_..."`, `"bash\u005f..."`)
+_PREFIXES = b"|".join(
+    re.escape(p) for p in sorted({n[:i] for n in NEEDLES for i in range(1, len(n))}, key=len)[::-1]
+)
+_PIECE = re.compile(
+    rb"(['\"])(?:(?:" + _PREFIXES + rb")(?=\1)|[A-Za-z0-9_\x80-\xff]*\\(?:[xuUN0-7]|\r|\n))"
+)
+_MAX_PIECES = 256
+# what such a piece holds up to its closing quote when it is a tool type or a piece of one
+_PIECE_BODY = re.compile(
+    rb"(?:[A-Za-z0-9_\x80-\xff]|\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}"
+    rb"|N\{[A-Za-z0-9 \-]*\}|[0-7]{1,3}|\r\n|\r|\n))*"
+)
+
+
+def _spelled_in_pieces(data: bytes) -> bool:
+    """Whether a string piece that :func:`_typed_string` does not read (a short first piece,
+    an escape) decodes to a tool type, or to a start of one with a string after it."""
+    for decoded, m in enumerate(_PIECE.finditer(data)):
+        if decoded >= _MAX_PIECES:
+            return True  # (a file of escaped strings: parsed rather than each decoded)
+        start = m.start() + 1
+        end = _PIECE_BODY.match(data, start).end()  # type: ignore[union-attr]
+        if end >= len(data) or data[end] != data[m.start()]:
+            continue  # (another character: no tool type, nor a start of one)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                node = ast.parse(b'"' + data[start:end] + b'"', mode="eval").body
+        except (SyntaxError, ValueError):
+            return True  # (not decoded: may be one)
+        value = node.value if isinstance(node, ast.Constant) else None
+        if not isinstance(value, str):
+            return True
+        if _TYPE.fullmatch(value) or (
+            (
+                value == ""
+                or any(n.startswith(value.encode()) for n in NEEDLES)
+                or _TYPE_START.fullmatch(value)
+            )
+            and _NEXT_STRING.match(data, end + 1)
+        ):
+            return True
+    return False
 
 
 def _tool_type(value: str) -> tuple[str, str, str, bool] | None:

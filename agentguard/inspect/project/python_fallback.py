@@ -22,7 +22,6 @@ an LLM client (``tiktoken.get_encoding("gpt2")`` names an encoding).
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -30,8 +29,6 @@ from typing import Any
 from agentguard.inspect.project.model import FallbackSite, Unknown
 from agentguard.inspect.project.python_eval import Evaluator
 from agentguard.inspect.project.python_fallback_paths import builds
-from agentguard.inspect.project.python_handlers import handler_texts
-from agentguard.inspect.project.python_import_needles import may_import
 from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope, short
 
 LLM_MODULES = (
@@ -86,19 +83,6 @@ _LOG_METHODS = {
 }
 
 
-# what a file must spell for _imports_llm to be true: a qualname that starts with `google.genai`
-# comes of an import of `google` that names `genai` (`from google import genai`); the
-# others of an import whose module's first name starts with the library's name
-_LLM_ROOTS = tuple(m.encode() for m in LLM_MODULES if "." not in m)
-_LLM_DOTTED = tuple(tuple(p.encode() for p in m.split(".")) for m in LLM_MODULES if "." in m)
-
-
-def _may_import_llm(data: bytes) -> bool:
-    return may_import(data, prefixes=_LLM_ROOTS) or any(
-        may_import(data, (root,)) and all(p in data for p in rest) for root, *rest in _LLM_DOTTED
-    )
-
-
 def _imports_llm(index: ModuleIndex) -> bool:
     for bindings in index.module.bindings.values():
         for b in bindings:
@@ -122,42 +106,6 @@ def _body_nodes(stmts: list[ast.stmt]) -> Iterator[ast.AST]:
 
 _MODEL_PREFIXES = r"claude|gpt|o[1-9]|gemini|mistral|llama|command|sonar|deepseek"
 _MODEL_ID = re.compile(rf"^({_MODEL_PREFIXES})[\w.:-]*$")
-# What a handler's text must hold for fallback_sites to see a switch in it, lower-cased: a
-# name with a holder word (a `model=` keyword, a holder assigned, an argument named for a
-# model) or the start of a model's name in a string. A backslash (an escape) or two
-# adjacent strings (implicit concatenation) may spell a model's name in a way this does not
-# see, so they count too. These are read in the handler as written; a client class is not:
-# the handler may call it under any name bound to it elsewhere (`mk = openai.OpenAI`), so a
-# file that names one anywhere has every handler read.
-_SWITCH_NEEDLE = re.compile(
-    "|".join((*_HOLDER_WORDS, _MODEL_PREFIXES, r"\\", r"[\"'][ \t\r\n]*[rbuf]{0,2}[\"']")).encode()
-)
-_CLIENT_BYTES = tuple(n.encode() for n in sorted(_CLIENT_NAMES))
-# a handler that catches import errors alone, written on its `except` line as
-# _only_import_errors reads it (`except (ImportError, ModuleNotFoundError) as e:`): an
-# optional-import guard, which fallback_sites never reads (any other spelling is read)
-_IMPORT_GUARD = re.compile(
-    rb"except[ \t]*(?P<p>\([ \t]*)?(?:ImportError|ModuleNotFoundError)"
-    rb"(?:[ \t]*,[ \t]*(?:ImportError|ModuleNotFoundError))*(?(p)[ \t]*,?[ \t]*\))"
-    rb"[ \t]*(?:as[ \t]+\w+[ \t]*)?:"
-)
-
-
-def may_switch_model(data: bytes) -> bool:
-    """False only when no ``except`` handler of the file can yield a fallback site (the
-    second-stage pre-filter: such a file need not be parsed for fallbacks), nor a file
-    that cannot import an LLM client library at its module level (:func:`_imports_llm`)."""
-    if not _may_import_llm(data):
-        return False
-    texts = (t for t in handler_texts(data) if _IMPORT_GUARD.match(t) is None)
-    first = next(texts, None)
-    if first is None:
-        return False
-    if any(name in data for name in _CLIENT_BYTES):
-        return True  # (a qualname ends with the class's own name: the file spells it)
-    return any(_SWITCH_NEEDLE.search(t.lower()) for t in itertools.chain((first,), texts))
-
-
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 

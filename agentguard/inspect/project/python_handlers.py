@@ -1,8 +1,8 @@
 """The text of each ``except`` handler of a Python file, found without parsing it.
 
-Used by the second-stage pre-filter (:func:`agentguard.inspect.project.python_fallback.
-may_switch_model`): a file whose handlers hold none of the words a model switch needs
-cannot yield a fallback, so it need not be parsed for one.
+Used by the second-stage pre-filter of the fallback reader (:func:`.python_fallback_filter.
+may_switch_model`): a file whose handlers hold no switch of a model cannot yield a
+fallback, so it need not be parsed for one.
 
 The handler text found here is always a superset of the handler's body as Python reads it.
 A handler runs from its ``except`` line to the first physical line that starts a new

@@ -16,7 +16,9 @@ comment, where no import statement can be.
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections.abc import Iterable
 
 from agentguard.inspect.project.python_literals import Literals
@@ -101,6 +103,39 @@ def in_code(data: bytes, at: int) -> bool:
     """Whether ``data[at]`` is code or in a field of an f-string (where an expression, a
     call, may stand): not in a plain string literal, nor in a comment."""
     return _literals(data).in_code(at, fields=True)
+
+
+_ASCII_NAME_CHAR = re.compile(r"[A-Za-z0-9_]")
+_ASCII = bytes(range(0x80))
+_MAX_ASKED = 512
+
+
+@functools.lru_cache(maxsize=4096)
+def _reads_as_ascii(char: str) -> bool:
+    return _ASCII_NAME_CHAR.search(unicodedata.normalize("NFKC", char)) is not None
+
+
+def spelled_non_ascii(data: bytes) -> bool:
+    """Whether code (or an f-string's field) holds a character that Python reads as an
+    ASCII letter, digit or ``_`` in a name: names are NFKC-normalised (fullwidth
+    letters import ``claude_agent_sdk``), so no test of a name's bytes
+    sees such a name, and a pre-filter that finds one says "maybe". Characters that stay
+    other than ASCII (accents, CJK, fullwidth punctuation) spell no name a reader matches."""
+    if data.isascii():
+        return False  # (most files: faster than the search)
+    # (first the characters alone, without their places: a character's NFKC form holds an
+    # ASCII one only from its own decomposition, never from its neighbours)
+    chars = set(data.translate(None, _ASCII).decode("utf-8", "replace"))
+    spelled = sorted(c.encode() for c in chars if _reads_as_ascii(c))
+    if not spelled:
+        return False
+    # then where each such character stands (a few hundred in strings at most are asked
+    # about one by one: past that, "maybe")
+    where = re.compile(b"|".join(re.escape(c) for c in spelled))
+    for asked, m in enumerate(where.finditer(data)):
+        if asked >= _MAX_ASKED or in_code(data, m.start()):
+            return True
+    return False
 
 
 # the literals of the file asked about last: the pre-filters ask about one file several

@@ -38,8 +38,12 @@ def names_servers(data: bytes) -> bool:
     """``data`` holds ``mcpServers``, written out or with escapes."""
     if _WORD_BYTES in data:
         return True
-    return _ESCAPE_BYTES.search(data) is not None and any(
-        p.search(data) is not None for p in _SPLIT_BYTES
+    # (a backslash is found with memchr, ten times faster than the pattern's search: most
+    # files hold none)
+    return (
+        b"\\" in data
+        and _ESCAPE_BYTES.search(data) is not None
+        and any(p.search(data) is not None for p in _SPLIT_BYTES)
     )
 
 

@@ -24,7 +24,7 @@ from agentguard.inspect.project.model import (
     Unknown,
     alternatives,
 )
-from agentguard.inspect.project.ts_eval import TSModule, _descendants, _short, _text
+from agentguard.inspect.project.ts_eval import TSModule, _short, _text, typed_descendants
 
 OPTION_NAMES = {
     "tools": "tools",
@@ -78,16 +78,15 @@ def _first_error_line(root: ts.Node) -> int | None:
 
 def analyse_ts(path: str, data: bytes, *, origin: str = "project") -> TSFacts:
     """Extract Claude SDK configurations from one TS/JS file."""
-    parser = ts.Parser(_language(path))
-    tree = parser.parse(data)
+    language = _language(path)
+    tree = ts.Parser(language).parse(data)
     mod = TSModule(path, tree.root_node)
     out = TSFacts()
     if mod.engine is None:
         return out
     if tree.root_node.has_error:
         out.parse_error_line = _first_error_line(tree.root_node)
-    nodes = _descendants(tree.root_node)
-    for node in nodes:
+    for node in typed_descendants(tree.root_node, language, ("call_expression",)):
         if node.type == "call_expression":
             fn = node.child_by_field_name("function")
             if fn is None or mod.callee(fn) != "query":
@@ -97,7 +96,7 @@ def analyse_ts(path: str, data: bytes, *, origin: str = "project") -> TSFacts:
             params = mod.eval(first) if first is not None else {}
             _add_configs(mod, out, node, params, origin, label="query({ options })")
     seen = mod.resolved
-    for node in nodes:
+    for node in typed_descendants(tree.root_node, language, ("variable_declarator",)):
         if node.type == "variable_declarator":
             ann = node.child_by_field_name("type")
             value = node.child_by_field_name("value")

@@ -37,11 +37,11 @@ from agentguard.inspect.project.servers_needle import SPELLED_BYTES
 from agentguard.inspect.project.ts_agents import _language
 from agentguard.inspect.project.ts_eval import (
     TSModule,
-    _descendants,
     _key_name,
     _name,
     _short,
     _text,
+    typed_descendants,
 )
 
 _TABLE = "mcpServers"
@@ -53,6 +53,8 @@ _WRAPPERS = frozenset(
     {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression"}
 )
 _WRITTEN_LAUNCH_KEYS = _LAUNCH_KEYS - {"**"}
+# the nodes the reader reads (its loop below), in the order of a walk of the tree
+_READ = ("pair", "assignment_expression", "augmented_assignment_expression", "call_expression")
 _FUNCTIONS = ("function_declaration", "function_expression", "arrow_function", "function")
 
 
@@ -67,12 +69,13 @@ class TSServers:
 
 def analyse_ts_servers(path: str, data: bytes) -> TSServers:
     """Every MCP server definition of one TS/JS file (see the module's docstring)."""
-    tree = ts.Parser(_language(path)).parse(data)
+    language = _language(path)
+    tree = ts.Parser(language).parse(data)
     mod = TSModule(path, tree.root_node)
     out = TSServers()
     if tree.root_node.has_error:
         out.parse_error_line = _unread_table(tree.root_node, data)
-    for node in _descendants(tree.root_node):
+    for node in typed_descendants(tree.root_node, language, _READ):
         if node.type == "pair":
             key = node.child_by_field_name("key")
             value = node.child_by_field_name("value")
@@ -280,7 +283,7 @@ def _returned_array(
     name = _text(fn)
     if out.functions is None:
         out.functions = {}
-        for n in _descendants(mod.root):
+        for n in typed_descendants(mod.root, _language(mod.path), _NAMED_BODIES):
             named = _named_body(n)
             if named is not None:
                 out.functions.setdefault(named[0], []).append(named[1])
@@ -297,6 +300,9 @@ def _returned_array(
             return None
     value = mod.eval(returned[0])
     return (name, value) if isinstance(value, tuple) else None
+
+
+_NAMED_BODIES = ("function_declaration", "variable_declarator")  # (what _named_body reads)
 
 
 def _named_body(node: ts.Node) -> tuple[str, ts.Node] | None:

@@ -21,7 +21,7 @@ _PIECES = st.sampled_from(
     [
         "claude", "claude_args:", "codex", "gemini", "@openai/codex", "@google/gemini-cli",
         " ", "\n", "\t", "\v", '"', "'", "`", "[", "]", "(", ")", "/", ";", "&", "|", "=", ",",
-        "_", "-", "x", "1", "é",
+        "_", "-", "x", "1", "é", "_harness.cjs",
     ]
 )  # fmt: skip
 
@@ -30,7 +30,8 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=12))
 def test_the_command_searches_answer_as_their_patterns(pieces: list[str]) -> None:
     data = "".join(pieces).encode()
-    assert cli_flags.has_cli_use(data) == (cli_flags._COMMAND.search(data) is not None)
+    harness = b"claude" + cli_flags._HARNESS_TAIL in data  # (gh-aw's harness, read as a use)
+    assert cli_flags.has_cli_use(data) == (harness or cli_flags._COMMAND.search(data) is not None)
     assert engine_cli.has_engine_cli_use(data) == (engine_cli._COMMAND.search(data) is not None)
 
 
@@ -54,6 +55,19 @@ def test_the_command_searches_cost_about_a_pass_over_the_bytes() -> None:
     # (the patterns took 20-30 passes: an alternation tried at every byte; these take 1-2)
     assert _best(cli_flags.has_cli_use, data) < 10 * floor
     assert _best(engine_cli.has_engine_cli_use, data) < 10 * floor
+
+
+def test_a_claude_on_every_line_costs_a_few_passes_over_the_bytes() -> None:
+    # 8 MB of recorded exchanges that name a Claude model on each short line (pydantic-ai's
+    # cassettes): a Python loop over each ``claude`` took about 40 passes; the search runs
+    # in the regex engine from one occurrence to the next (about 4)
+    line = b'{"model": "claude-3-5-sonnet", "id": "msg_01"}\n'
+    data = line * (8_000_000 // len(line))
+    floor = _best(bytes.lower, data)
+    assert not cli_flags.has_cli_use(data)
+    assert _best(cli_flags.has_cli_use, data) < 15 * floor
+    # a use after them all is still found
+    assert cli_flags.has_cli_use(data + b"run: claude -p hi\n")
 
 
 CREW_TOOL = b"""\

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from agentguard.inspect.project import python_fallback_options, python_frameworks
 from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
-from agentguard.inspect.project.python_fallback import may_switch_model
+from agentguard.inspect.project.python_fallback_filter import may_switch_model
 from agentguard.inspect.project.python_handlers import handler_texts
 
 ROOT = Path(__file__).resolve().parents[3]

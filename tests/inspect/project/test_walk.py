@@ -268,12 +268,12 @@ def test_pool_ranges_take_every_file_once_each_a_sample_of_the_whole_walk() -> N
 
     order, ranges = scan._interleave(list(range(1000)), 2)
     assert sorted(order) == list(range(1000))
-    assert len(ranges) == 16  # eight per worker
+    assert len(ranges) == 64  # thirty-two per worker
     assert ranges[0][0] == 0 and ranges[-1][1] == 1000
-    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(15))
-    for a, b in ranges:  # blocks of 15 neighbours, from the first quarter to the last
+    assert all(ranges[i][1] == ranges[i + 1][0] for i in range(63))
+    for a, b in ranges:  # blocks of 3 neighbours, from the first quarter to the last
         taken = order[a:b]
-        assert taken[:15] == list(range(taken[0], taken[0] + 15))
+        assert taken[:3] == list(range(taken[0], taken[0] + 3))
         assert min(taken) < 250 and max(taken) >= 750
     assert scan._interleave([], 2) == ([], [])
     assert scan._interleave([7, 8], 2) == ([7, 8], [(0, 1), (1, 2)])
