@@ -9,6 +9,7 @@ and facts for JSON readers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,15 +17,18 @@ from typing import TYPE_CHECKING
 
 from agentguard.facts.agents import AgentConfig
 from agentguard.facts.capabilities import CapabilityMap
-from agentguard.facts.image import ProjectFile
 from agentguard.facts.mcp_pins import ServerLock
 from agentguard.facts.project import BuildFileFacts, TreeFacts
+from agentguard.facts.project_file import ProjectFile
 from agentguard.findings import Finding, JSONValue, Source
 
 if TYPE_CHECKING:
     from agentguard.facts.agents import ProjectFacts
     from agentguard.facts.installs import RequirementsFile
     from agentguard.inspect.project.scan import Collected, ContainerScan
+
+
+MCP_LOCK_NAME = "mcp.lock.json"  # (agentguard.lock.servers.lockfile.MCP_LOCK: a test holds it)
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,8 @@ def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerS
 def _server_lock(root: Path) -> tuple[ServerLock | None, tuple[Source, ...]]:
     """The project's MCP server lock (``mcp.lock.json``), read when there is one: AG310
     names the versions it holds, AG142 compares the launches with it."""
+    if not os.path.lexists(root / MCP_LOCK_NAME):  # (none: its reader is not even imported)
+        return None, ()
     from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError, read
 
     try:

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentguard.facts.project import BuildFileFacts as BuildFileFacts
+from agentguard.facts.project_file import ProjectFile
 from agentguard.findings import JSONValue, Source
-from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project.agent_services import agent_services
 from agentguard.inspect.project.compose_facts import ComposeFile, read_compose
 from agentguard.inspect.project.devcontainer_facts import DevcontainerFacts, read_devcontainer
