@@ -107,18 +107,21 @@ def lock_questions(
 
 
 def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list[Finding]:
-    """The build-file rules over a project's joined container and build files."""
+    """The build-file rules over a project's joined container and build files (each
+    family imported where there are facts of its kind: a project without a Dockerfile, a
+    compose file or a devcontainer.json does not load the container rules)."""
     from agentguard.rules.buildfiles import check_unlocked_installs
-    from agentguard.rules.compose_rules import (
-        check_compose_file,
-        check_devcontainer,
-        check_dockerfile_hardening,
-    )
-    from agentguard.rules.context_copy import check_context_copy
     from agentguard.rules.sdk_bounds import check_sdk_bounds
-    from agentguard.rules.tool_installs import check_tool_installs
 
     findings: list[Finding] = []
+    if facts.dockerfiles or facts.composes or facts.devcontainers:
+        from agentguard.rules.compose_rules import (
+            check_compose_file,
+            check_devcontainer,
+            check_dockerfile_hardening,
+        )
+    if facts.dockerfiles:
+        from agentguard.rules.context_copy import check_context_copy
     for df, contexts in facts.dockerfiles:
         findings += check_dockerfile_hardening(df)
         for ctx, ignore in contexts:
@@ -134,7 +137,10 @@ def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list
     for cmd, refs in facts.installs:
         findings += check_unlocked_installs([cmd], refs, watched)
     findings += check_sdk_bounds(list(facts.decls), watched, locked=facts.locked)
-    findings += check_tool_installs(facts.tool_installs)
+    if facts.tool_installs:
+        from agentguard.rules.tool_installs import check_tool_installs
+
+        findings += check_tool_installs(facts.tool_installs)
     return findings
 
 

@@ -186,7 +186,6 @@ def finish(
     from agentguard.engine import run_agent_rules
     from agentguard.engine.map_joins import with_imported_tools, with_k8s_agents, with_workflow_jobs
     from agentguard.facts.agents import ProjectFacts
-    from agentguard.inspect.project.python_imports import resolve_configs
 
     container_findings: list[Finding] = []
     container_sources: list[Source] = []
@@ -232,10 +231,12 @@ def finish(
     join_sources = (*job_sources, *import_sources)  # (a file the walk said: not twice)
     more_sources = (*more_sources, *(s for s in join_sources if s.name not in read))
     servers = [m for o in col.outcomes for m in o.mcp_servers]
-    if col.loader is not None:
+    if col.loader is not None and configs:  # (the import resolver: where there is a config)
+        from agentguard.inspect.project.python_imports import resolve_configs
+
         configs, imported_servers = resolve_configs(configs, col.loader)
         servers += imported_servers
-    if root is not None:  # a folder: its own files may point the launchers elsewhere
+    if root is not None and servers:  # a folder: its own files may point the launchers elsewhere
         from agentguard.inspect.project.registry_files import project_registries
 
         servers, registry_read = project_registries(root, servers)
