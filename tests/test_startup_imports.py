@@ -13,7 +13,10 @@ The boundaries held here (docs/benchmarks.md, "Start-up"):
 - `lock` of a project that holds only its inputs and its locks reads the project for MCP
   server launches with the walk and the needle tests alone: no reader of agent code,
   workflows, settings or containers, no agent record, no MCP server step;
-- `inspect` of a folder without an ``mcp.lock.json`` does not import the MCP lock's reader.
+- `inspect` of a folder without an ``mcp.lock.json`` does not import the MCP lock's reader;
+- `--version` imports the command line's root alone: no command, no engine, no findings;
+- a re-lock of unchanged inputs writes no lock, so it imports neither the TOML writer nor
+  PEP 751's validator (``packaging.pylock``): it compares the inputs' hashes.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from agentguard import __version__
 from agentguard.engine.project import MCP_LOCK_NAME
 from agentguard.lock.servers.lockfile import MCP_LOCK
 from tests.lock.helpers import write_project
@@ -97,6 +101,8 @@ def test_a_lock_and_its_relock_import_neither_the_readers_nor_the_text_renderer(
         scan = _under(modules, "agentguard.inspect")
         assert "agentguard.inspect.project.walk" in scan, run
         assert len(scan) <= LOCK_SCAN_BUDGET, (run, scan)
+        if run != "lock":
+            assert _under(modules, "tomli_w", "packaging.pylock") == [], run
         for unneeded in (
             "agentguard.inspect.project.cli_flags",
             "agentguard.inspect.project.engine_cli",
@@ -118,6 +124,31 @@ def test_a_lock_and_its_relock_import_neither_the_readers_nor_the_text_renderer(
             "agentguard.harden",
         ):
             assert _under(modules, unneeded) == [], (run, unneeded)
+
+
+def test_version_imports_the_root_of_the_command_line_alone(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentguard", "--version"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout) == (0, f"agentguard {__version__}\n")
+    code, modules = _imported(["--version"], tmp_path, env)
+    assert code == 0
+    assert _under(modules, "agentguard") == [
+        "agentguard",
+        "agentguard.__main__",
+        "agentguard.cli",
+        "agentguard.exit_codes",
+        "agentguard.interrupts",
+    ]
+    assert _under(modules, "rich", "packaging", "pydantic", "yaml") == []
 
 
 def test_a_text_lock_imports_the_text_renderer(

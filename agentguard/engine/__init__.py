@@ -13,7 +13,6 @@ Exit codes (one table for every command):
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,25 +32,12 @@ if TYPE_CHECKING:
     from agentguard.facts.project import BuildFileFacts
     from agentguard.facts.smoke import SmokeFacts
 from agentguard.errors import UsageError as UsageError
+from agentguard.exit_codes import EXIT_CODE_TABLE as EXIT_CODE_TABLE
+from agentguard.exit_codes import ExitCode as ExitCode
 from agentguard.provenance import make_report as make_report
 from agentguard.provenance import now_utc as now_utc
 
 REFUSED = "refused"
-
-
-class ExitCode(enum.IntEnum):
-    OK = 0
-    FINDINGS = 1
-    USAGE = 2
-    INCOMPLETE = 3
-
-
-EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
-    (0, "complete, and no active finding at or above --fail-on"),
-    (1, "complete, and at least one active finding at or above --fail-on"),
-    (2, "usage or configuration error: bad flag, malformed input, unknown config key"),
-    (3, "incomplete: a source failed or could not be read (wins over 1)"),
-)
 
 
 def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = False) -> ExitCode:

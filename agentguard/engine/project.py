@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard.facts.agents import AgentConfig
-from agentguard.facts.capabilities import CapabilityMap
-from agentguard.facts.mcp_pins import ServerLock
-from agentguard.facts.project import BuildFileFacts, TreeFacts
-from agentguard.facts.project_file import ProjectFile
+from agentguard.facts.project import BuildFileFacts
 from agentguard.findings import Finding, JSONValue, Source
 
-if TYPE_CHECKING:
-    from agentguard.facts.agents import ProjectFacts
+if TYPE_CHECKING:  # (annotations only: each record's module is imported where one is built)
+    from agentguard.facts.agents import AgentConfig, ProjectFacts
+    from agentguard.facts.capabilities import CapabilityMap
     from agentguard.facts.installs import RequirementsFile
+    from agentguard.facts.mcp_pins import ServerLock
+    from agentguard.facts.project import TreeFacts
+    from agentguard.facts.project_file import ProjectFile
     from agentguard.inspect.project.scan import Collected, ContainerScan
 
 
