@@ -36,7 +36,7 @@ from tests.lock.helpers import write_project
 
 THIRD_PARTY_READERS = ("jsonschema", "docker", "cryptography", "tree_sitter")
 # what the lock's scan for MCP launches imports at most, of the project scan
-LOCK_SCAN_BUDGET = 16
+LOCK_SCAN_BUDGET = 17  # (the walk, the needle tests of each reader, the Python pre-filters)
 
 
 # the command, run as `python -m agentguard` runs it, writing the names of the modules
@@ -100,7 +100,7 @@ def test_a_lock_and_its_relock_import_neither_the_readers_nor_the_text_renderer(
         # the project was read for MCP server launches, with the walk and the needles only
         scan = _under(modules, "agentguard.inspect")
         assert "agentguard.inspect.project.walk" in scan, run
-        assert len(scan) <= LOCK_SCAN_BUDGET, (run, scan)
+        assert len(scan) <= LOCK_SCAN_BUDGET, (run, sorted(scan))
         if run != "lock":
             assert _under(modules, "tomli_w", "packaging.pylock") == [], run
         for unneeded in (
