@@ -1,8 +1,9 @@
 """The command line: parse -> config -> run -> render -> exit code. Nothing else lives here.
 
-The application, its root options, the catalogue commands (rules, explain) and the last line
-of defence; the shared options and the way a report leaves the process are in
-:mod:`agentguard.cli_shared`, each report command in its own module (:mod:`agentguard.commands`)."""
+The application, its root options and the last line of defence; the shared options and the
+way a report leaves the process are in :mod:`agentguard.cli_shared`, each command in its own
+module (:mod:`agentguard.commands`, the catalogue's `rules` and `explain` in
+:mod:`agentguard.commands.catalogue`)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,10 @@ from typing import Annotated
 import typer
 
 from agentguard import __version__
-from agentguard.cli_shared import (  # the shared options and helpers (one home)
-    FormatOpt,
-    OutputOpt,
-    _terminal,
-    fail_usage,
-    say,
-    write_result,
-)
-from agentguard.engine import EXIT_CODE_TABLE, ExitCode
-from agentguard.report import Format
+from agentguard.exit_codes import EXIT_CODE_TABLE, ExitCode
+
+# (the shared options and helpers are in agentguard.cli_shared, imported by each command's
+# module and where they are used here: `--version` imports neither them nor the engine)
 
 
 def version_callback(value: bool) -> None:
@@ -41,42 +36,6 @@ def _root(
     ] = False,
 ) -> None:
     pass
-
-
-def rules_cmd(fmt: FormatOpt = Format.TEXT, output: OutputOpt = None) -> None:
-    """List every rule: id, name, default severity, title."""
-    from agentguard.report.catalogue import render_catalogue
-    from agentguard.rules.base import all_rules
-
-    terminal = output is None and _terminal()
-    text = render_catalogue(
-        all_rules(),
-        fmt,
-        page=False,
-        terminal=terminal,
-        color=terminal and "NO_COLOR" not in os.environ,
-    )
-    write_result(text, output)
-
-
-def explain(
-    rule_id: Annotated[str, typer.Argument(help="A rule id, e.g. AG101.")],
-    fmt: FormatOpt = Format.TEXT,
-    output: OutputOpt = None,
-) -> None:
-    """Print a rule's page: what it checks, why it matters, an example, what to do instead."""
-    from agentguard.report.catalogue import render_catalogue
-    from agentguard.rules.base import get_rule
-
-    try:
-        rule = get_rule(rule_id)
-    except KeyError as exc:
-        fail_usage(str(exc.args[0]))
-    terminal = output is None and _terminal()
-    text = render_catalogue(
-        [rule], fmt, page=True, terminal=terminal, color=terminal and "NO_COLOR" not in os.environ
-    )
-    write_result(text, output)
 
 
 def _command(name: str) -> Callable[..., None]:
@@ -101,6 +60,8 @@ def _command(name: str) -> Callable[..., None]:
         from agentguard.commands.map import map_cmd
 
         return map_cmd
+    from agentguard.commands.catalogue import explain, rules_cmd
+
     return rules_cmd if name == "rules" else explain
 
 
@@ -109,7 +70,8 @@ COMMANDS = ("lock", "check", "inspect", "harden", "map", "rules", "explain")
 
 
 def build(only: str | None = None) -> typer.Typer:
-    """The application: every command, or only ``only``, the one a command line names.
+    """The application: every command, or only ``only``, the one a command line names
+    (``""``: none, the root alone, for ``--version``).
     typer builds each command's options from its signature on every run (and imports its
     module): a run of one command, `lock` on the clock beside its resolver, pays for that
     one alone. What it parses and prints is the same either way."""
@@ -151,14 +113,19 @@ def main() -> None:
     signal.signal(signal.SIGTERM, outside_imports(KeyboardInterrupt))
     signal.signal(signal.SIGINT, outside_imports(KeyboardInterrupt))
     args = sys.argv[1:2]
+    only = args[0] if args and args[0] in COMMANDS else None
+    if sys.argv[1:] == ["--version"]:
+        only = ""  # (the root's eager option answers it: no command is built, none imported)
     try:
-        build(args[0] if args and args[0] in COMMANDS else None)()
+        build(only)()
     except KeyboardInterrupt:
         typer.echo("agentguard: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # the last line of defence: never a traceback, never exit 0
         if os.environ.get("AGENTGUARD_DEBUG"):
             raise
+        from agentguard.cli_shared import say
+
         typer.echo(
             say(
                 f"agentguard: internal error: {type(exc).__name__}: {exc} -- the run is "

@@ -14,8 +14,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agentguard import cli
 from agentguard.cli import app
+from agentguard.commands import catalogue
 from agentguard.docs import GENERATED, rule_page
 from agentguard.rules.base import all_rules, get_rule
 from tests.lock.helpers import write_project
@@ -145,7 +145,7 @@ def test_explain_plain_when_piped_drawn_on_a_terminal(
     assert piped.stdout == plain  # the committed Markdown page, without the file's comment
     assert "<!--" not in piped.stdout
 
-    monkeypatch.setattr(cli, "_terminal", lambda: True)
+    monkeypatch.setattr(catalogue, "_terminal", lambda: True)
     drawn = runner.invoke(app, ["explain", "AG101"], env={"NO_COLOR": "1"})
     assert drawn.exit_code == 0
     out = drawn.stdout

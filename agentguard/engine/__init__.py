@@ -13,7 +13,6 @@ Exit codes (one table for every command):
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,25 +32,12 @@ if TYPE_CHECKING:
     from agentguard.facts.project import BuildFileFacts
     from agentguard.facts.smoke import SmokeFacts
 from agentguard.errors import UsageError as UsageError
+from agentguard.exit_codes import EXIT_CODE_TABLE as EXIT_CODE_TABLE
+from agentguard.exit_codes import ExitCode as ExitCode
 from agentguard.provenance import make_report as make_report
 from agentguard.provenance import now_utc as now_utc
 
 REFUSED = "refused"
-
-
-class ExitCode(enum.IntEnum):
-    OK = 0
-    FINDINGS = 1
-    USAGE = 2
-    INCOMPLETE = 3
-
-
-EXIT_CODE_TABLE: tuple[tuple[int, str], ...] = (
-    (0, "complete, and no active finding at or above --fail-on"),
-    (1, "complete, and at least one active finding at or above --fail-on"),
-    (2, "usage or configuration error: bad flag, malformed input, unknown config key"),
-    (3, "incomplete: a source failed or could not be read (wins over 1)"),
-)
 
 
 def exit_code(report: Report, fail_on: Severity, *, allow_incomplete: bool = False) -> ExitCode:
@@ -107,18 +93,21 @@ def lock_questions(
 
 
 def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list[Finding]:
-    """The build-file rules over a project's joined container and build files."""
+    """The build-file rules over a project's joined container and build files (each
+    family imported where there are facts of its kind: a project without a Dockerfile, a
+    compose file or a devcontainer.json does not load the container rules)."""
     from agentguard.rules.buildfiles import check_unlocked_installs
-    from agentguard.rules.compose_rules import (
-        check_compose_file,
-        check_devcontainer,
-        check_dockerfile_hardening,
-    )
-    from agentguard.rules.context_copy import check_context_copy
     from agentguard.rules.sdk_bounds import check_sdk_bounds
-    from agentguard.rules.tool_installs import check_tool_installs
 
     findings: list[Finding] = []
+    if facts.dockerfiles or facts.composes or facts.devcontainers:
+        from agentguard.rules.compose_rules import (
+            check_compose_file,
+            check_devcontainer,
+            check_dockerfile_hardening,
+        )
+    if facts.dockerfiles:
+        from agentguard.rules.context_copy import check_context_copy
     for df, contexts in facts.dockerfiles:
         findings += check_dockerfile_hardening(df)
         for ctx, ignore in contexts:
@@ -134,7 +123,10 @@ def run_build_file_rules(facts: BuildFileFacts, watched: frozenset[str]) -> list
     for cmd, refs in facts.installs:
         findings += check_unlocked_installs([cmd], refs, watched)
     findings += check_sdk_bounds(list(facts.decls), watched, locked=facts.locked)
-    findings += check_tool_installs(facts.tool_installs)
+    if facts.tool_installs:
+        from agentguard.rules.tool_installs import check_tool_installs
+
+        findings += check_tool_installs(facts.tool_installs)
     return findings
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentguard.engine.capability_k8s import k8s_holds_at, k8s_paths
 from agentguard.facts.build_copies import copied_files
@@ -26,12 +26,14 @@ from agentguard.facts.capabilities import (
     PathAccess,
     Runner,
 )
-from agentguard.facts.compose import ComposeFile, ComposeService
-from agentguard.facts.dockerfile import CopyStep, DockerfileFacts
 from agentguard.facts.host_paths import holds_project, host_path, sensitive_reason, socket_reason
-from agentguard.facts.k8s import K8sContainer
-from agentguard.facts.project import BuildFileFacts, DockerIgnore, TreeFacts
 from agentguard.findings import Confidence
+
+if TYPE_CHECKING:  # (annotations only: a project without container files builds none)
+    from agentguard.facts.compose import ComposeFile, ComposeService
+    from agentguard.facts.dockerfile import CopyStep, DockerfileFacts
+    from agentguard.facts.k8s import K8sContainer
+    from agentguard.facts.project import BuildFileFacts, DockerIgnore, TreeFacts
 
 T = TypeVar("T")
 

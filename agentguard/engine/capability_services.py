@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from agentguard.engine.capability_k8s import containers_at, k8s_hazards, k8s_runner
 from agentguard.engine.capability_parts import hazards, no_model, reach, secrets_of
@@ -31,10 +32,12 @@ from agentguard.facts.capabilities import (
     Runner,
     Workdir,
 )
-from agentguard.facts.compose import ComposeFile, ComposeService
-from agentguard.facts.k8s import K8sContainer
 from agentguard.facts.project import BuildFileFacts
 from agentguard.findings import Confidence
+
+if TYPE_CHECKING:  # (annotations only: a project without a compose file reads none)
+    from agentguard.facts.compose import ComposeFile, ComposeService
+    from agentguard.facts.k8s import K8sContainer
 
 
 def service_agents(

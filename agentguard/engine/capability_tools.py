@@ -26,7 +26,6 @@ from agentguard.facts.capabilities import (
     ToolAccess,
     Workdir,
 )
-from agentguard.facts.launch_pins import unpinned_reason
 from agentguard.facts.values import Unknown, alternatives, describe
 from agentguard.findings import Confidence
 
@@ -146,6 +145,10 @@ def policy_tools(policies: Sequence[EnginePolicy]) -> list[ToolAccess]:
 
 
 def pinned_of(server: Any) -> tuple[bool | None, str]:
+    # (the launch readers' records, where a server is drawn: a project without one
+    # imports neither them nor the MCP pin records)
+    from agentguard.facts.launch_pins import unpinned_reason
+
     reason = unpinned_reason(server)
     if reason is not None:
         return (False if reason[3].value != "low" else None), reason[1]

@@ -105,7 +105,7 @@ def _image_part(
     argv: tuple[tuple[str, ...] | None, tuple[str, ...] | None] | None = None,
 ) -> InspectResult:
     """Rules over one image, its agent (wherever it is in the image), and its facts."""
-    from agentguard.facts.image import ProjectFile
+    from agentguard.facts.project_file import ProjectFile
     from agentguard.inspect.image.agentfiles import find_agent
     from agentguard.inspect.summary import agent_files, image_facts_json
     from agentguard.rules.mounts import effective_workdir

@@ -9,22 +9,26 @@ and facts for JSON readers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard.facts.agents import AgentConfig
-from agentguard.facts.capabilities import CapabilityMap
-from agentguard.facts.image import ProjectFile
-from agentguard.facts.mcp_pins import ServerLock
-from agentguard.facts.project import BuildFileFacts, TreeFacts
+from agentguard.facts.project import BuildFileFacts
 from agentguard.findings import Finding, JSONValue, Source
 
-if TYPE_CHECKING:
-    from agentguard.facts.agents import ProjectFacts
+if TYPE_CHECKING:  # (annotations only: each record's module is imported where one is built)
+    from agentguard.facts.agents import AgentConfig, ProjectFacts
+    from agentguard.facts.capabilities import CapabilityMap
     from agentguard.facts.installs import RequirementsFile
+    from agentguard.facts.mcp_pins import ServerLock
+    from agentguard.facts.project import TreeFacts
+    from agentguard.facts.project_file import ProjectFile
     from agentguard.inspect.project.scan import Collected, ContainerScan
+
+
+MCP_LOCK_NAME = "mcp.lock.json"  # (agentguard.lock.servers.lockfile.MCP_LOCK: a test holds it)
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,8 @@ def _scan_beside(files: list[ProjectFile], tree: TreeFacts | None) -> ContainerS
 def _server_lock(root: Path) -> tuple[ServerLock | None, tuple[Source, ...]]:
     """The project's MCP server lock (``mcp.lock.json``), read when there is one: AG310
     names the versions it holds, AG142 compares the launches with it."""
+    if not os.path.lexists(root / MCP_LOCK_NAME):  # (none: its reader is not even imported)
+        return None, ()
     from agentguard.lock.servers.lockfile import MCP_LOCK, LockReadError, read
 
     try:
@@ -180,7 +186,6 @@ def finish(
     from agentguard.engine import run_agent_rules
     from agentguard.engine.map_joins import with_imported_tools, with_k8s_agents, with_workflow_jobs
     from agentguard.facts.agents import ProjectFacts
-    from agentguard.inspect.project.python_imports import resolve_configs
 
     container_findings: list[Finding] = []
     container_sources: list[Source] = []
@@ -226,10 +231,12 @@ def finish(
     join_sources = (*job_sources, *import_sources)  # (a file the walk said: not twice)
     more_sources = (*more_sources, *(s for s in join_sources if s.name not in read))
     servers = [m for o in col.outcomes for m in o.mcp_servers]
-    if col.loader is not None:
+    if col.loader is not None and configs:  # (the import resolver: where there is a config)
+        from agentguard.inspect.project.python_imports import resolve_configs
+
         configs, imported_servers = resolve_configs(configs, col.loader)
         servers += imported_servers
-    if root is not None:  # a folder: its own files may point the launchers elsewhere
+    if root is not None and servers:  # a folder: its own files may point the launchers elsewhere
         from agentguard.inspect.project.registry_files import project_registries
 
         servers, registry_read = project_registries(root, servers)

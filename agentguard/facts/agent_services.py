@@ -13,10 +13,13 @@ none of these says anything about is not an agent service: unknown, not drawn.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from agentguard.facts.capabilities import Evidence
-from agentguard.facts.k8s import K8sContainer
 from agentguard.findings import Confidence
+
+if TYPE_CHECKING:  # (annotations only)
+    from agentguard.facts.capabilities import Evidence
+    from agentguard.facts.k8s import K8sContainer
 
 
 @dataclass(frozen=True)

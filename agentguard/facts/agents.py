@@ -11,13 +11,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentguard.facts.mcp_pins import ServerLock
 from agentguard.facts.values import Unknown, describe, to_json
 from agentguard.findings import JSONValue
 from agentguard.secret_text import redact_argv
 
+# (annotations only: a run that reads none of these records does not build them)
 if TYPE_CHECKING:
     from agentguard.facts.k8s import K8sContainer
+    from agentguard.facts.mcp_pins import ServerLock
     from agentguard.facts.workflows import ActionStep, AgentRunStep
 
 

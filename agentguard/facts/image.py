@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# (its own module: a scan of a project folder builds it without the image records)
+from agentguard.facts.project_file import ProjectFile as ProjectFile
+
 
 @dataclass(frozen=True)
 class HistoryEntry:
@@ -131,17 +134,6 @@ class ContainerFacts:
     image: ImageFacts | None = None  # the image's own facts, when read
     entrypoint: tuple[str, ...] | None = None  # what the container runs (its Config)
     cmd: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True)
-class ProjectFile:
-    """A file of a project folder (or collected from an image) handed to the agent-config rules."""
-
-    path: str  # relative to the project root (or absolute inside an image)
-    data: bytes
-    origin: str = "project"  # "project" or "image:<layer digest>"
-    readable: bool = True  # False: it exists but was not read (its source says why)
-    kind: str | None = None  # what to read it as when named (else decided from its path)
 
 
 @dataclass(frozen=True)

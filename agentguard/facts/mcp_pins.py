@@ -10,15 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentguard.facts.launch_argv import IMAGE as IMAGE
 from agentguard.facts.launch_argv import NPM as NPM
 from agentguard.facts.launch_argv import PYPI as PYPI
 from agentguard.facts.launch_argv import parse_launch, registry_said
-from agentguard.facts.mcp_tools import ToolSnapshot
-from agentguard.facts.npm_tree import NpmTree
-from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
+
+if TYPE_CHECKING:  # (annotations only: a launch read from a project builds none of these)
+    from agentguard.facts.mcp_tools import ToolSnapshot
+    from agentguard.facts.npm_tree import NpmTree
+    from agentguard.facts.npm_trust import ProvenanceCheck, RegistrySignature
 
 
 class McpServer(Protocol):

@@ -6,18 +6,20 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from agentguard.facts.agent_services import AgentService
-from agentguard.facts.compose import ComposeFile
-from agentguard.facts.devcontainer import DevcontainerFacts
-from agentguard.facts.dockerfile import DockerfileFacts
-from agentguard.facts.installs import (
-    InstallCommand,
-    RequirementDecl,
-    RequirementsFile,
-    ToolInstall,
-)
-from agentguard.globmatch import Glob
+if TYPE_CHECKING:  # (annotations only: the walk reads TreeFacts without the build-file records)
+    from agentguard.facts.agent_services import AgentService
+    from agentguard.facts.compose import ComposeFile
+    from agentguard.facts.devcontainer import DevcontainerFacts
+    from agentguard.facts.dockerfile import DockerfileFacts
+    from agentguard.facts.installs import (
+        InstallCommand,
+        RequirementDecl,
+        RequirementsFile,
+        ToolInstall,
+    )
+    from agentguard.globmatch import Glob
 
 KEEP_OUT_DIRS = {"docs": "docs", "plans": "plans", ".claude": "agent settings"}
 

@@ -9,9 +9,12 @@ could not be tried is not here but in the report's sources, as skipped with the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from agentguard.facts.mcp_tools import ToolsCompared, ToolSnapshot
 from agentguard.findings import JSONValue
+
+if TYPE_CHECKING:  # (annotations only)
+    from agentguard.facts.mcp_tools import ToolsCompared, ToolSnapshot
 
 # statuses of a probe
 OK = "ok"

@@ -7,9 +7,10 @@ Frozen records produced by :mod:`agentguard.inspect.project.workflows` and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentguard.facts.installs import InstallCommand, RequirementsFile, ToolInstall
+if TYPE_CHECKING:  # (annotations only)
+    from agentguard.facts.installs import InstallCommand, RequirementsFile, ToolInstall
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ import re
 import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from typing import Any
 
 from packaging.utils import (
@@ -298,36 +297,15 @@ def _version_of(filename: str, name: str) -> Version | None:
     return None
 
 
-class _AnchorParser(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.anchors: list[dict[str, str | None]] = []
-        self._current: dict[str, str | None] | None = None
-        self._text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self._current = dict(attrs)
-            self._text = []
-
-    def handle_data(self, data: str) -> None:
-        if self._current is not None:
-            self._text.append(data)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "a" and self._current is not None:
-            self._current["_text"] = "".join(self._text).strip()
-            self.anchors.append(self._current)
-            self._current = None
-
-
 def _split_hash(url: str) -> tuple[str, str | None]:
     base, _, frag = url.partition("#")
     return base, sha256_or_none(frag[len("sha256=") :]) if frag.startswith("sha256=") else None
 
 
 def parse_html_page(name: str, page_url: str, html: str) -> ProjectPage:
-    parser = _AnchorParser()
+    from agentguard.lock.html_anchors import AnchorParser  # (an index that serves HTML)
+
+    parser = AnchorParser()
     parser.feed(html)
     files: list[IndexFile] = []
     for a in parser.anchors:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import canonicalize_name
 
 from agentguard import redact, safeio
@@ -49,6 +48,8 @@ class StoredLock:
 
 def read_stored(root: Path) -> StoredLock | None:
     """The previous lock, or None when neither file exists. Raises LockfileError when unreadable."""
+    from packaging.pylock import Pylock, PylockValidationError
+
     from agentguard.lock.backend import ResolverError, parse_requirements_lock
 
     py = root / PYLOCK

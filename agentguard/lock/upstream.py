@@ -15,7 +15,6 @@ import io
 import json
 import os
 import re
-import tarfile
 import threading
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -98,6 +97,8 @@ def read_requires(client: IndexClient, file: IndexFile) -> list[str]:
 
 def _pkg_info_requires(data: bytes, filename: str) -> list[str]:
     """Requires-Dist from the sdist's top-level PKG-INFO (read from the archive in memory)."""
+    import tarfile  # (only where a release publishes no wheel metadata)
+
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tf:
             member = next(

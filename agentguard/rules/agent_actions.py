@@ -9,7 +9,7 @@ from agentguard import escape
 from agentguard.facts.workflows import ActionStep
 from agentguard.findings import Finding, Fix, Location, Severity
 from agentguard.rules.base import Rule, register
-from agentguard.rules.hardening import RunsAsRoot
+from agentguard.rules.hardening_rules import RunsAsRoot
 
 _SHA = frozenset("0123456789abcdef")
 

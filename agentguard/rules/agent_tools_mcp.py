@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from agentguard import escape
 from agentguard.facts.agents import AgentConfig, FallbackSite, McpServer, ProjectFacts
 from agentguard.facts.builtin_tools import option_syntax
-from agentguard.facts.launch_pins import unpinned
-from agentguard.facts.mcp_pins import (
-    IMAGE,
-    REWRITABLE_SUFFIXES,
-    ServerLaunch,
-    ServerLock,
-    launch_of,
-    pin_for,
-    registry_launches,
-)
 from agentguard.facts.values import alternatives, describe, redact_text
 from agentguard.findings import Confidence, Finding, Fix, Location, Severity
 from agentguard.rules.agent_tools import McpServerUnpinned, SilentModelFallback
-from agentguard.rules.mcp_drift import drift_findings
+
+# (the MCP launch and pin records are imported where there is a server or a server lock:
+# the fallback rules here run over every configuration, most projects launch no server)
+if TYPE_CHECKING:
+    from agentguard.facts.mcp_pins import ServerLock
 
 
 def _fix(server: McpServer, pinned: str, lock: ServerLock | None, project: bool) -> Fix:
     """What AG310 says to do: the version the MCP server lock holds and the command that
     pins it; without one, in a project, the command that resolves and writes it."""
+    from agentguard.facts.mcp_pins import (
+        IMAGE,
+        REWRITABLE_SUFFIXES,
+        ServerLaunch,
+        launch_of,
+        pin_for,
+    )
+
     launch = launch_of(server)
     pin = (
         pin_for(launch, lock.pins)
@@ -66,6 +70,8 @@ def check_mcp_server(
 ) -> list[Finding]:
     """AG310. ``lock``: the project's MCP server lock; ``project``: the server is in a
     project folder (`agentguard lock` can pin it there), not in an image's files."""
+    from agentguard.facts.launch_pins import unpinned
+
     found = unpinned(server)
     if found is None:
         return []
@@ -94,6 +100,9 @@ def check_server_lock(facts: ProjectFacts) -> list[Finding]:
     launch is AG310's, which names the locked version)."""
     if facts.server_lock is None:
         return []
+    from agentguard.facts.mcp_pins import IMAGE, registry_launches
+    from agentguard.rules.mcp_drift import drift_findings
+
     found, _ = registry_launches(facts.mcp_servers)
     lockable = [x for x in found if x.kind != IMAGE or x.digest]
     return drift_findings(lockable, facts.server_lock.pins, unpinned=False)

@@ -7,11 +7,11 @@ re-exported here for the callers that import them from this module.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from agentguard import escape
-from agentguard.facts.image import ImageFacts
 from agentguard.findings import Finding, Fix, Location, Severity
-from agentguard.rules.hardening import LiteralSecret
+from agentguard.rules.hardening_rules import LiteralSecret
 from agentguard.secret_text import SecretHit as SecretHit
 from agentguard.secret_text import assignments as assignments
 from agentguard.secret_text import classify as classify
@@ -23,6 +23,9 @@ from agentguard.secret_text import redact_step as redact_step
 from agentguard.secret_text import scan_text as scan_text
 from agentguard.secret_text import value_fingerprint as value_fingerprint
 from agentguard.secret_text import value_format as value_format
+
+if TYPE_CHECKING:  # (an agent's secrets are judged without the image records)
+    from agentguard.facts.image import ImageFacts
 
 # AG402 over facts -----------------------------------------------------------------
 

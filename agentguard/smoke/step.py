@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentguard.facts.smoke import Crossing
 from agentguard.findings import Finding, JSONValue, Report, Source
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (a run without the smoke step, most of them, builds none of its records)
     from agentguard.config import Config
+    from agentguard.facts.smoke import Crossing
     from agentguard.smoke.run import SmokeOptions
 
 UNTRUSTED_NOTE = (
@@ -34,6 +34,8 @@ def wanted(flag: bool | None, config: Config) -> tuple[bool, str | None]:
 
 def crossings(findings: tuple[Finding, ...] | list[Finding]) -> tuple[Crossing, ...]:
     """AG101's ranges across majors, to explain a crash with."""
+    from agentguard.facts.smoke import Crossing
+
     out = []
     for f in findings:
         if f.rule_id != "AG101":

@@ -5,6 +5,7 @@ readers. They gather facts and sources and never judge them; the rules run over 
 
 from __future__ import annotations
 
-from agentguard.facts.image import ProjectFile as ProjectFile
+# (from its own module: a reader of this package need not build the image records)
+from agentguard.facts.project_file import ProjectFile as ProjectFile
 
 __all__ = ["ProjectFile"]

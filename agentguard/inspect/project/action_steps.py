@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 
 from agentguard.inspect.project.model import AgentConfig
+from agentguard.inspect.project.needles import ACTION_NEEDLE
 
-NEEDLE = b"claude-code-action"
+NEEDLE = ACTION_NEEDLE
 # the action itself: `anthropics/claude-code-action@ref`, not an action kept in a folder of
 # its repository (`anthropics/claude-code-action/agent-approval-check@main` runs no agent)
 _USES = re.compile(

@@ -161,8 +161,22 @@ class ContentCache:
 
 
 # modules of the records an outcome may hold that the scan imports only where it reads such a
-# file (a workflow's local actions): a record decodes only into a type already imported
-_LAZY_RECORDS = ("agentguard.inspect.project.composite",)
+# file (a workflow's local actions, an agent's configuration, a Kubernetes manifest; a run
+# that reads none of them does not build their records): a record decodes only into a type
+# already imported, so these are imported, by these fixed names, when an entry needs them
+_LAZY_RECORDS = (
+    "agentguard.facts.agents",
+    "agentguard.facts.values",
+    "agentguard.facts.image",
+    "agentguard.facts.k8s",
+    "agentguard.facts.workflows",
+    "agentguard.facts.installs",
+    "agentguard.facts.mcp_pins",
+    "agentguard.facts.mcp_tools",
+    "agentguard.facts.npm_tree",
+    "agentguard.facts.npm_trust",
+    "agentguard.inspect.project.composite",
+)
 
 
 def _decoded(raw: Any) -> object:
@@ -171,7 +185,8 @@ def _decoded(raw: Any) -> object:
     except RecursionError:
         return None
     except BadEntry:
-        missing = [m for m in _LAZY_RECORDS if m not in sys.modules]
+        named = _modules_named(raw)
+        missing = [m for m in _LAZY_RECORDS if m not in sys.modules and m in named]
         if not missing:
             return None
     for name in missing:  # (agentguard's own, by a fixed name: never one the entry names)
@@ -180,6 +195,24 @@ def _decoded(raw: Any) -> object:
         return decode(raw)
     except (BadEntry, RecursionError):
         return None
+
+
+def _modules_named(raw: Any) -> set[str]:
+    """The modules the records and enums of an encoded entry name (only compared with
+    :data:`_LAZY_RECORDS`: what is imported is one of those names, never the entry's)."""
+    out: set[str] = set()
+    todo = [raw]
+    while todo and len(out) < 64:
+        value = todo.pop()
+        if isinstance(value, list):
+            todo += value
+        elif isinstance(value, dict):
+            for key in ("c", "e"):
+                name = value.get(key)
+                if isinstance(name, str):
+                    out.add(name.partition(":")[0])
+            todo += value.values()
+    return out
 
 
 MAX_PACKS = 64  # folders scanned from one cache folder (the least recently written go)

@@ -20,6 +20,7 @@ from agentguard.facts.agents import FirewallContainer
 from agentguard.inspect.project.awf import read_awf, wrapper_of
 from agentguard.inspect.project.line_hits import lines_holding
 from agentguard.inspect.project.model import AgentConfig, Option
+from agentguard.inspect.project.needles import has_cli_use as has_cli_use
 from agentguard.inspect.project.shell_words import shell_words
 
 # What ends an unquoted word besides white space: the brackets and commas of an argv list
@@ -49,32 +50,6 @@ _FLAGS: dict[str, tuple[str, int]] = {
     "--print": ("print", 0),
 }
 MAX_JOIN = 30  # lines joined for one command
-
-
-_HARNESS_TAIL = b"_harness.cjs"  # (gh-aw's `claude_harness.cjs`, see _EMBEDDED)
-_BEFORE = frozenset(b" \t\n\r\f\v\"'`[(/;&|=")  # what _COMMAND allows before `claude`
-_AFTER = frozenset(b" \t\n\r\f\v\"'`,])")  # and after it
-
-
-def has_cli_use(data: bytes) -> bool:
-    """``_COMMAND.search(data) is not None`` (and ``claude_harness.cjs``), found from each
-    ``claude`` in the bytes: the pattern opens with an alternation, so the regex engine
-    tries it at every byte (on 180 MB of a large repository that was 2.4 s); this one opens
-    with the word and asks what stands before it in a lookbehind, so the engine's search
-    for the word runs in C from one occurrence to the next (a Python loop over each
-    ``claude`` of 150 MB of recorded exchanges that name Claude models cost twice as much)."""
-    return _USE.search(data) is not None
-
-
-_USE = re.compile(
-    rb"claude(?:_args:|"
-    + re.escape(_HARNESS_TAIL)
-    + rb"|(?<![^"
-    + re.escape(bytes(sorted(_BEFORE)))
-    + rb"]claude)(?:["
-    + re.escape(bytes(sorted(_AFTER)))
-    + rb"]|\Z))"
-)
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:

@@ -17,19 +17,11 @@ import posixpath
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agentguard.facts.project import BuildFileFacts as BuildFileFacts
+from agentguard.facts.project_file import ProjectFile
 from agentguard.findings import JSONValue, Source
-from agentguard.inspect.facts import ProjectFile
-from agentguard.inspect.project.agent_services import agent_services
-from agentguard.inspect.project.compose_facts import ComposeFile, read_compose
-from agentguard.inspect.project.devcontainer_facts import DevcontainerFacts, read_devcontainer
-from agentguard.inspect.project.dockerfile_facts import (
-    DockerfileError,
-    DockerfileFacts,
-    build_facts,
-)
-from agentguard.inspect.project.dockerignore import DockerIgnore, parse_dockerignore
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
     RequirementDecl,
@@ -41,11 +33,17 @@ from agentguard.inspect.project.install_facts import (
 )
 from agentguard.inspect.project.kinds import TreeFacts, file_kind
 from agentguard.inspect.project.lined import PARSE_FAILURES, DocumentError, document_error
-from agentguard.inspect.project.tool_installs import (
-    ToolInstall,
-    find_added_scripts,
-    find_tool_installs,
-)
+
+# The reader of each kind is imported where a file of that kind is read: a project without
+# a Dockerfile, a compose file or a devcontainer.json (a library, an action) does not build
+# their records nor load their parsers (YAML, the compose schema, JSONC).
+if TYPE_CHECKING:
+    from agentguard.facts.agent_services import AgentService
+    from agentguard.facts.compose import ComposeFile
+    from agentguard.facts.devcontainer import DevcontainerFacts
+    from agentguard.facts.dockerfile import DockerfileFacts
+    from agentguard.facts.installs import ToolInstall
+    from agentguard.facts.project import DockerIgnore
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,6 +106,7 @@ def _dockerfile(path: str, text: str) -> tuple[DockerfileFacts, str] | str:
     """The facts of a Dockerfile and how it was read, or why it could not be. A template
     (by name, or `{% %}` markers; `{{ }}` alone only when the plain read fails, since a
     `--format '{{.Id}}'` in a RUN is no template) is read best-effort, every branch kept."""
+    from agentguard.inspect.project.dockerfile_facts import DockerfileError, build_facts
     from agentguard.inspect.project.templates import is_template, untemplate
 
     named = _template(path, "") is not None or "{%" in text
@@ -156,6 +155,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         g.dockerfiles[f.path] = df
         g.sources.append(Source.ok("file", f.path, how))
     elif kind == "compose":
+        from agentguard.inspect.project.compose_facts import read_compose
+
         try:
             cf = read_compose(f.path, text)
         except DocumentError as exc:
@@ -176,6 +177,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         else:
             g.sources.append(Source.ok("file", f.path, "compose file"))
     elif kind == "devcontainer":
+        from agentguard.inspect.project.devcontainer_facts import read_devcontainer
+
         try:
             dc = read_devcontainer(f.path, text)
         except DocumentError as exc:
@@ -186,6 +189,8 @@ def _read_one(f: ProjectFile, kind: str, g: _Gathered) -> None:
         g.devcontainers[f.path] = dc
         g.sources.append(Source.ok("file", f.path, "devcontainer.json"))
     elif kind == "dockerignore":
+        from agentguard.inspect.project.dockerignore import parse_dockerignore
+
         g.ignores[f.path] = parse_dockerignore(f.path, text)
         g.sources.append(Source.ok("file", f.path, ".dockerignore"))
     elif kind == "requirements":
@@ -220,6 +225,8 @@ def gather(files: Sequence[ProjectFile]) -> _Gathered:
             continue
         if not f.readable:  # its failed source is recorded by the reader
             if kind == "dockerignore":
+                from agentguard.facts.project import DockerIgnore
+
                 g.ignores[f.path] = DockerIgnore(f.path, (), readable=False)
             continue
         if kind == "devcontainer-script":
@@ -305,9 +312,9 @@ def _compose_builds(g: _Gathered) -> list[tuple[ComposeFile, str, str, str]]:
 
 def _installs(g: _Gathered) -> list[tuple[InstallCommand, str]]:
     """Every install command with the folder its relative paths are read from."""
-    from agentguard.inspect.project.uv_lock_state import lock_state
-
     found: list[tuple[InstallCommand, str]] = []
+    if g.dockerfiles:  # (`uv sync` in a RUN: whether the build has the lock to sync)
+        from agentguard.inspect.project.uv_lock_state import lock_state
     locks = {f.path for f, _, _ in g.lock_files}
     for path, df in g.dockerfiles.items():
         for stage in df.stages:
@@ -398,8 +405,20 @@ def join_build_files(g: _Gathered, tree: TreeFacts | None) -> BuildFileFacts:
         tool_installs=tuple(_tool_installs(g)),
         tree=tree,
         locked=dict(g.locked),
-        agent_services=agent_services(g.composes.values(), g.dockerfiles, builds),
+        agent_services=_agent_services(g, builds),
     )
+
+
+def _agent_services(
+    g: _Gathered, builds: list[tuple[ComposeFile, str, str, str]]
+) -> tuple[AgentService, ...]:
+    """The containers that start an agent app (none without a compose file or a Dockerfile:
+    its reader is then not imported)."""
+    if not g.composes and not g.dockerfiles:
+        return ()
+    from agentguard.inspect.project.agent_services import agent_services
+
+    return agent_services(g.composes.values(), g.dockerfiles, builds)
 
 
 def _saved_as(url: str, dest: str) -> str:
@@ -412,6 +431,10 @@ def _saved_as(url: str, dest: str) -> str:
 def _tool_installs(g: _Gathered) -> list[ToolInstall]:
     """npm/npx/curl installs in build steps and start commands (AG130)."""
     found: list[ToolInstall] = []
+    if not g.dockerfiles and not g.composes and not g.devcontainers:
+        return found  # (their reader is not imported)
+    from agentguard.inspect.project.tool_installs import find_added_scripts, find_tool_installs
+
     for path, df in g.dockerfiles.items():
         for stage in df.stages:
             for run in stage.runs:

@@ -24,6 +24,7 @@ import re
 from agentguard.inspect.project.engine_model import CODEX, GEMINI, EnginePolicy
 from agentguard.inspect.project.line_hits import lines_holding
 from agentguard.inspect.project.model import Option, Unknown
+from agentguard.inspect.project.needles import has_engine_cli_use as has_engine_cli_use
 from agentguard.inspect.project.shell_words import shell_words
 
 _COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])(?:codex|gemini|@openai/codex|@google/gemini-cli)\b")
@@ -31,26 +32,6 @@ _SEPARATORS = {"&&", "||", "|", ";", "&", "(", ")"}
 _PACKAGES = {"@openai/codex": CODEX, "@google/gemini-cli": GEMINI}
 _RUNNERS = ("npx", "bunx", "-y", "--yes", "exec", "dlx", "pnpx")
 MAX_JOIN = 30
-
-
-_BEFORE = frozenset(b" \t\n\r\f\v\"'`[(/;&|=")  # what _COMMAND allows before the name
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def has_engine_cli_use(data: bytes) -> bool:
-    """``_COMMAND.search(data) is not None``, found from each ``codex`` and ``gemini`` in the
-    bytes (a scoped package's name holds ``/codex`` or ``/gemini`` at a word's end, so the
-    two names are all it takes; the pattern opens with an alternation, which the regex
-    engine tries at every byte)."""
-    end = len(data)
-    for name in (b"codex", b"gemini"):
-        at = data.find(name)
-        while at >= 0:
-            after = at + len(name)
-            if (at == 0 or data[at - 1] in _BEFORE) and (after == end or data[after] not in _WORD):
-                return True
-            at = data.find(name, after)
-    return False
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:

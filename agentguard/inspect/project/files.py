@@ -13,11 +13,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from agentguard.findings import Source, SourceStatus
-from agentguard.inspect.project.action_steps import NEEDLE as ACTION_NEEDLE
-from agentguard.inspect.project.action_steps import action_steps
-from agentguard.inspect.project.cli_flags import cli_configs, has_cli_use
-from agentguard.inspect.project.engine_cli import has_engine_cli_use
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
+from agentguard.inspect.project.needles import ACTION_NEEDLE, has_cli_use, has_engine_cli_use
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
 from agentguard.inspect.project.python_import_needles import spelled_non_ascii
@@ -216,8 +213,12 @@ def _process(
         from agentguard.inspect.project.engine_files import yaml_config
 
         yaml_config(path, data, out, origin=origin)
+    # (each reader is imported where its needle is found: a scan of files that name no
+    # agent imports none of them, nor the records they build)
     read = out.claude_step_lines
     if kind != "settings" and may and has_cli_use(text):
+        from agentguard.inspect.project.cli_flags import cli_configs
+
         # (a Python file without "claude" was already ruled out by its pre-filter; one that
         # does not parse, or holds nothing the code readers read, is still read for these)
         found = cli_configs(path, text, origin=origin)
@@ -227,6 +228,8 @@ def _process(
 
         out.engine_policies.extend(engine_cli_policies(path, data))
     if kind == "script" and ACTION_NEEDLE in data and read is None:
+        from agentguard.inspect.project.action_steps import action_steps
+
         out.configs.extend(action_steps(path, data, origin=origin))
     if kind in ("script", "container") and names_servers(data):  # a here-document writing one
         from agentguard.inspect.project.heredoc_servers import read_heredoc_servers

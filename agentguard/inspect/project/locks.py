@@ -8,8 +8,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping
 
+from agentguard.facts.project_file import ProjectFile
 from agentguard.findings import Source
-from agentguard.inspect.facts import ProjectFile
 from agentguard.lock.readers import READERS, LockReadError, read_lock
 
 

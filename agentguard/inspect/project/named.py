@@ -127,8 +127,8 @@ def read_named_file(path: Path, file_kind: str | None) -> Collected:
     agentguard reads is a usage error listing the kinds, never a skipped source in a run
     that exits 0."""
     from agentguard.errors import UsageError
+    from agentguard.facts.project_file import ProjectFile
     from agentguard.findings import Source
-    from agentguard.inspect.facts import ProjectFile
     from agentguard.inspect.project.files import failed_source, process_file
     from agentguard.inspect.project.scan import Collected, folder_loader, oversize
     from agentguard.inspect.project.walk import NotRegular, TooLarge, read_candidate

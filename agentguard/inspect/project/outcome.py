@@ -5,25 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentguard.facts.agents import (
-    AgentConfig,
-    AgentDefinition,
-    ClaudeSettings,
-    ContainerHarness,
-    CrewClass,
-    EnginePolicy,
-    FallbackSite,
-    McpServer,
-    ToolDecoration,
-    ToolGrant,
-)
-from agentguard.facts.image import ProjectFile
-from agentguard.facts.k8s import K8sContainer
-from agentguard.facts.workflows import ActionStep
 from agentguard.findings import Source
 
-if TYPE_CHECKING:  # (workflow_runs and its pip-install reader: imported where a workflow is read)
-    from agentguard.facts.workflows import AgentRunStep
+# (annotations only: a scan imports the modules of the records it builds, where it reads
+# a file that holds them; the content cache imports them to decode an entry: see
+# agentguard.inspect.project.cache._LAZY_RECORDS)
+if TYPE_CHECKING:
+    from agentguard.facts.agents import (
+        AgentConfig,
+        AgentDefinition,
+        ClaudeSettings,
+        ContainerHarness,
+        CrewClass,
+        EnginePolicy,
+        FallbackSite,
+        McpServer,
+        ToolDecoration,
+        ToolGrant,
+    )
+    from agentguard.facts.k8s import K8sContainer
+    from agentguard.facts.project_file import ProjectFile
+    from agentguard.facts.workflows import ActionStep, AgentRunStep
     from agentguard.inspect.project.composite import CompositeAction, LocalActionUse
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# (not facts.image: a folder scan builds no image record)
+from agentguard.facts.project_file import ProjectFile
 from agentguard.findings import Finding, JSONValue, Source
-from agentguard.inspect.facts import ProjectFile
 from agentguard.inspect.project import cache as content_cache
 from agentguard.inspect.project.files import (
     FileOutcome,
@@ -305,7 +306,10 @@ def _process_all(
     # The children are forked after the walk: they inherit the candidates and are sent
     # only range numbers (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
-    _preload()
+    cache = content_cache.ACTIVE
+    if cache is None or not cache.entries:
+        _preload()  # (a re-run from a pack parses only what changed: a reader that parses
+        # one imports its parser there, instead of this process importing them all)
 
     def own_files() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
         own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
@@ -324,7 +328,6 @@ def _process_all(
         _SHARED.clear()
     kept = [(own[n], o) for n, o in own_kept]
     kept += [(rest[n], o) for _, got, _ in results for n, o in got]
-    cache = content_cache.ACTIVE
     if cache is not None:
         for _, _, records in results:
             if records is not None:

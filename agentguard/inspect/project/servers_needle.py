@@ -8,6 +8,7 @@ so each letter may also be written ``\\u00XX``, ``\\xXX`` or ``\\u{XX}``."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 WORD = "mcpServers"
@@ -19,17 +20,33 @@ def _letter(c: str) -> str:
 
 
 _SPELLED = "".join(_letter(c) for c in WORD)
-SPELLED_TEXT = re.compile(_SPELLED)
-SPELLED_BYTES = re.compile(_SPELLED.encode())
 # The same word as two patterns, one per way of writing its first letter: each opens with
 # a literal, which the regex engine finds with its fast loop (a pattern that opens with an
 # alternation is tried at every byte: three times the cost). A match of either is a match
 # of the whole pattern, and the other way round.
 _REST = "".join(_letter(c) for c in WORD[1:])
-_SPLIT_BYTES = (
-    re.compile(("m" + _REST).encode()),
-    re.compile((_letter("m")[len("(?:m|") : -1] + _REST).encode()),
-)
+
+
+# (compiled where a file holds an escape: most runs read none, and the four patterns cost
+# a few milliseconds to compile in every `lock` and `inspect`)
+@functools.cache
+def spelled_text() -> re.Pattern[str]:
+    return re.compile(_SPELLED)
+
+
+@functools.cache
+def spelled_bytes() -> re.Pattern[bytes]:
+    return re.compile(_SPELLED.encode())
+
+
+@functools.cache
+def _split_bytes() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    return (
+        re.compile(("m" + _REST).encode()),
+        re.compile((_letter("m")[len("(?:m|") : -1] + _REST).encode()),
+    )
+
+
 _ESCAPE_BYTES = re.compile(rb"\\[ux]")  # (a literal first: one fast scan, not two)
 _WORD_BYTES = WORD.encode()
 
@@ -43,7 +60,7 @@ def names_servers(data: bytes) -> bool:
     return (
         b"\\" in data
         and _ESCAPE_BYTES.search(data) is not None
-        and any(p.search(data) is not None for p in _SPLIT_BYTES)
+        and any(p.search(data) is not None for p in _split_bytes())
     )
 
 
@@ -51,4 +68,4 @@ def text_names_servers(text: str) -> bool:
     """:func:`names_servers` for decoded text."""
     if WORD in text:
         return True
-    return ("\\u" in text or "\\x" in text) and SPELLED_TEXT.search(text) is not None
+    return ("\\u" in text or "\\x" in text) and spelled_text().search(text) is not None

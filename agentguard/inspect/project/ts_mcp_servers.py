@@ -33,7 +33,7 @@ import tree_sitter as ts
 
 from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import McpServer, Unknown
-from agentguard.inspect.project.servers_needle import SPELLED_BYTES
+from agentguard.inspect.project.servers_needle import spelled_bytes
 from agentguard.inspect.project.ts_agents import _language
 from agentguard.inspect.project.ts_eval import (
     TSModule,
@@ -113,7 +113,7 @@ def _unread_table(root: ts.Node, data: bytes) -> int | None:
     wholly parse (a definition there may be missed or misread), or None: the errors are
     in other statements (gemini-cli's tests hold ``importOriginal<typeof import("x")>()``,
     beyond the grammar, far from any server table)."""
-    for m in SPELLED_BYTES.finditer(data):
+    for m in spelled_bytes().finditer(data):
         node: ts.Node | None = root.descendant_for_byte_range(m.start(), m.end())
         while node is not None and not _statement(node):
             node = node.parent

@@ -10,7 +10,6 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from agentguard.facts.installs import poetry_to_pep440
 from agentguard.lock.readers.interface import (
     ExistingLock,
     LockedFile,
@@ -39,6 +38,9 @@ def _marker(value: Any) -> str | None:
 
 def _constraints(spec: Any) -> list[tuple[str, str | None]]:
     """(PEP 440 specifier, marker) for each constraint Poetry lists for one dependency."""
+    # (the install records' module, where a poetry.lock is read)
+    from agentguard.facts.installs import poetry_to_pep440
+
     items = spec if isinstance(spec, list) else [spec]
     out: list[tuple[str, str | None]] = []
     for item in items:

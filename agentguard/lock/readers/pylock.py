@@ -5,7 +5,8 @@ PEP 751 records no ranges, so every edge's specifier is read from the parent's
 
 from __future__ import annotations
 
-from packaging.pylock import PackageSdist, PackageWheel, Pylock, PylockValidationError
+from typing import TYPE_CHECKING
+
 from packaging.utils import canonicalize_name
 
 from agentguard.lock.readers.interface import (
@@ -18,6 +19,9 @@ from agentguard.lock.readers.interface import (
     load_toml,
     table_lines,
 )
+
+if TYPE_CHECKING:
+    from packaging.pylock import PackageSdist, PackageWheel
 
 _OURS = 'created-by = "agentguard"'
 
@@ -32,6 +36,10 @@ class PylockReader(LockReader):
         return _OURS not in text and 'created-by = "agentguard-export"' not in text
 
     def read(self, text: str, path: str) -> ExistingLock:
+        # (packaging.pylock where such a file is read: a project without one, or with ours
+        # alone, is never read by this reader)
+        from packaging.pylock import Pylock, PylockValidationError
+
         data = load_toml(text, path)
         try:
             lock = Pylock.from_dict(data)

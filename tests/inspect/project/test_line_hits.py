@@ -147,5 +147,5 @@ _LETTERS = st.sampled_from(
 @given(st.lists(_LETTERS, max_size=24))
 def test_the_servers_needle_answers_as_its_pattern(pieces: list[str]) -> None:
     data = "".join(pieces).encode()
-    expected = b"mcpServers" in data or servers_needle.SPELLED_BYTES.search(data) is not None
+    expected = b"mcpServers" in data or servers_needle.spelled_bytes().search(data) is not None
     assert servers_needle.names_servers(data) is expected

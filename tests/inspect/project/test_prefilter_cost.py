@@ -14,7 +14,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentguard.inspect.project import cli_flags, engine_cli, python_api_tools
+from agentguard.inspect.project import cli_flags, engine_cli, needles, python_api_tools
 from agentguard.inspect.project.python_agents import Wanted, analyse_python
 
 _PIECES = st.sampled_from(
@@ -30,7 +30,7 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=12))
 def test_the_command_searches_answer_as_their_patterns(pieces: list[str]) -> None:
     data = "".join(pieces).encode()
-    harness = b"claude" + cli_flags._HARNESS_TAIL in data  # (gh-aw's harness, read as a use)
+    harness = b"claude" + needles.HARNESS_TAIL in data  # (gh-aw's harness, read as a use)
     assert cli_flags.has_cli_use(data) == (harness or cli_flags._COMMAND.search(data) is not None)
     assert engine_cli.has_engine_cli_use(data) == (engine_cli._COMMAND.search(data) is not None)
 

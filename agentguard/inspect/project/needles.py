@@ -1,0 +1,60 @@
+"""The cheap byte tests that decide whether a project file is read by the command-line
+readers at all: a ``claude`` command (:mod:`.cli_flags`), a ``codex``/``gemini`` command
+(:mod:`.engine_cli`), a claude-code-action step (:mod:`.action_steps`).
+
+They run on every candidate file, so they live apart from their readers: a scan of a
+folder where no file holds one of these words (a `lock` of a project that holds only its
+pyproject.toml) imports none of the readers, nor the records they build."""
+
+from __future__ import annotations
+
+import re
+
+ACTION_NEEDLE = b"claude-code-action"  # (the step reader reads nothing without it)
+
+HARNESS_TAIL = b"_harness.cjs"  # (gh-aw's `claude_harness.cjs`, see cli_flags._EMBEDDED)
+_BEFORE = frozenset(b" \t\n\r\f\v\"'`[(/;&|=")  # what cli_flags._COMMAND allows before `claude`
+_AFTER = frozenset(b" \t\n\r\f\v\"'`,])")  # and after it
+
+
+def has_cli_use(data: bytes) -> bool:
+    """``cli_flags._COMMAND.search(data) is not None`` (and ``claude_harness.cjs``), found
+    from each ``claude`` in the bytes: the pattern opens with an alternation, so the regex
+    engine tries it at every byte (on 180 MB of a large repository that was 2.4 s); this one
+    opens with the word and asks what stands before it in a lookbehind, so the engine's
+    search for the word runs in C from one occurrence to the next (a Python loop over each
+    ``claude`` of 150 MB of recorded exchanges that name Claude models cost twice as much)."""
+    return _USE.search(data) is not None
+
+
+_USE = re.compile(
+    rb"claude(?:_args:|"
+    + re.escape(HARNESS_TAIL)
+    + rb"|(?<![^"
+    + re.escape(bytes(sorted(_BEFORE)))
+    + rb"]claude)(?:["
+    + re.escape(bytes(sorted(_AFTER)))
+    + rb"]|\Z))"
+)
+
+
+_ENGINE_BEFORE = _BEFORE  # what engine_cli._COMMAND allows before the name
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def has_engine_cli_use(data: bytes) -> bool:
+    """``engine_cli._COMMAND.search(data) is not None``, found from each ``codex`` and
+    ``gemini`` in the bytes (a scoped package's name holds ``/codex`` or ``/gemini`` at a
+    word's end, so the two names are all it takes; the pattern opens with an alternation,
+    which the regex engine tries at every byte)."""
+    end = len(data)
+    for name in (b"codex", b"gemini"):
+        at = data.find(name)
+        while at >= 0:
+            after = at + len(name)
+            if (at == 0 or data[at - 1] in _ENGINE_BEFORE) and (
+                after == end or data[after] not in _WORD
+            ):
+                return True
+            at = data.find(name, after)
+    return False
