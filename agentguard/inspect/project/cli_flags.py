@@ -127,7 +127,10 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
 def _python_prose_blanked(text: str) -> str:
     """The Python source with the lines of its bare string statements (docstrings, string
     blocks left as notes) emptied, line numbers kept; a file that does not parse is kept
-    whole (a template, or another Python: its lines are still read)."""
+    whole (a template, or another Python: its lines are still read), and so is one that
+    reads a docstring back (``__doc__``, ``getdoc``: its prose may be what it runs)."""
+    if "__doc__" in text or "getdoc" in text:
+        return text
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -261,3 +261,15 @@ def test_python_prose_names_a_command_line_that_runs_nothing() -> None:
     assert _read("make_script.py", script) == [(2, {"permission_mode": "bypassPermissions"})]
     # a Python file that does not parse is read whole, line by line
     assert _read("broken.py", '"""\nclaude -p x --tools Read\n') == [(2, {"tools": ("Read",)})]
+
+
+def test_a_docstring_the_code_reads_back_is_read() -> None:
+    # (the prose filter's own attack: a module that runs its docstring)
+    source = '"""claude -p go --dangerously-skip-permissions"""\nimport os\nos.system(__doc__)\n'
+    assert _read("run.py", source) == [(1, {"permission_mode": "bypassPermissions"})]
+    getdoc = (
+        "import inspect, subprocess\n\n\ndef job():\n"
+        '    """claude -p triage --tools Read"""\n\n\n'
+        "subprocess.run(inspect.getdoc(job), shell=True)\n"
+    )
+    assert _read("job.py", getdoc) == [(5, {"tools": ("Read",)})]
