@@ -91,10 +91,22 @@ def poetry_to_pep440(spec: str) -> str:
     if spec.startswith("^"):
         return f">={spec[1:]},<{_caret_upper(spec[1:])}"
     if spec.startswith("~") and not spec.startswith("~="):
-        return f"~={spec[1:]}" if spec[1:].count(".") >= 1 else f">={spec[1:]}"
+        return _tilde(spec[1:].strip())
     if re.fullmatch(r"\d+(\.\d+)*", spec):
         return f"=={spec}"
     return spec
+
+
+def _tilde(version: str) -> str:
+    """Poetry's ``~``: the minor is fixed where one is given (``~1.2`` and ``~1.2.3`` are
+    below 1.3), the major where only it is (``~1`` is below 2). PEP 440's ``~=1.2`` would
+    admit every 1.x, a wider range than Poetry resolves."""
+    m = re.match(r"(\d+)(?:\.(\d+))?", version)
+    if m is None:
+        return f"=={version}"  # (not a version Poetry reads either: left to the parser)
+    major, minor = m.group(1), m.group(2)
+    upper = f"{int(major) + 1}" if minor is None else f"{major}.{int(minor) + 1}"
+    return f">={version},<{upper}"
 
 
 def _caret_upper(version: str) -> str:

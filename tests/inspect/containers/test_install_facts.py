@@ -117,7 +117,14 @@ def test_pyproject_requirements_with_lines() -> None:
     assert [poetry_to_pep440(s) for s in ("*", "^1.2.3", "~1.2", "1.4", ">=2")] == [
         "",
         ">=1.2.3,<2",
-        "~=1.2",
+        ">=1.2,<1.3",  # Poetry's ~1.2 stays below 1.3 (PEP 440's ~=1.2 admits every 1.x)
         "==1.4",
         ">=2",
+    ]
+    assert [poetry_to_pep440(s) for s in ("~1", "~1.2.3", "~ 0.9", "~=1.2", "~1.2b1")] == [
+        ">=1,<2",
+        ">=1.2.3,<1.3",
+        ">=0.9,<0.10",
+        "~=1.2",
+        ">=1.2b1,<1.3",
     ]
