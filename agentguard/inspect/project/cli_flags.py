@@ -124,35 +124,54 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
     return out
 
 
+# What lets a Python file run its own prose: reading a docstring back (``__doc__``, by any
+# spelling: a computed name through getattr, vars, globals, a ``__dict__``, a frame, a
+# format string), a code object's constants, or its own text (``__file__``, the loader,
+# linecache, inspect, any file it opens). A file naming any of these keeps its prose.
+_READS_ITS_PROSE = re.compile(
+    r"__doc__|getdoc|get_docstring|pydoc|\bhelp\b|inspect|__code__|co_consts|f_code|"
+    r"__file__|__loader__|__spec__|__cached__|argv|linecache|tokenize|getsource|"
+    r"__dict__|\bvars\b|\bglobals\b|\blocals\b|f_globals|\bmodules\b|__builtins__|"
+    r"\bgetattr\b|attrgetter|__getattribute__|\bformat\b|format_map|Formatter|"
+    r"__import__|importlib|pkgutil|\bopen\b|read_text|read_bytes|get_data"
+)
+# Python's own line breaks (what an AST's line numbers count), kept as they are
+_PY_BREAK = re.compile(r"(\r\n|\r|\n)")
+
+
 def _python_prose_blanked(text: str) -> str:
     """The Python source with the lines of its bare string statements (docstrings, string
-    blocks left as notes) emptied, line numbers kept; a file that does not parse is kept
-    whole (a template, or another Python: its lines are still read), and so is one that
-    reads a docstring back (``__doc__``, ``getdoc``: its prose may be what it runs)."""
-    if "__doc__" in text or "getdoc" in text:
+    blocks left as notes) emptied, line numbers and line breaks kept; a file that does not
+    parse is kept whole (a template, or another Python: its lines are still read), and so
+    is one that may read its prose back (:data:`_READS_ITS_PROSE`: it may be what it runs)."""
+    if _READS_ITS_PROSE.search(text):
         return text
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
-    lines = text.split("\n")
+    parts = _PY_BREAK.split(text)
+    lines = parts[0::2]  # (the AST's lines: columns are UTF-8 byte offsets)
     for node in ast.walk(tree):
         if not (
             isinstance(node, ast.Expr)
             and isinstance(node.value, ast.Constant)
             and isinstance(node.value.value, str)
             and node.end_lineno is not None
+            and node.end_col_offset is not None
+            and node.end_lineno <= len(lines)
         ):
             continue
-        first = lines[node.lineno - 1]
-        if first[: node.col_offset].strip() or node.end_col_offset is None:
+        first = lines[node.lineno - 1].encode()
+        if first[: node.col_offset].strip():
             continue  # (`x = 1; "note"`: code shares the line)
-        last = lines[node.end_lineno - 1]
-        if last[node.end_col_offset :].strip() not in ("", ";"):
+        last = lines[node.end_lineno - 1].encode()
+        if last[node.end_col_offset :].strip() not in (b"", b";"):
             continue
         for n in range(node.lineno - 1, node.end_lineno):
             lines[n] = ""
-    return "\n".join(lines)
+    parts[0::2] = lines
+    return "".join(parts)
 
 
 def cli_configs(path: str, data: bytes, *, origin: str = "project") -> list[AgentConfig]:

@@ -273,3 +273,40 @@ def test_a_docstring_the_code_reads_back_is_read() -> None:
         "subprocess.run(inspect.getdoc(job), shell=True)\n"
     )
     assert _read("job.py", getdoc) == [(5, {"tools": ("Read",)})]
+
+
+def test_prose_read_back_by_any_spelling_is_read() -> None:
+    # (the prose filter's attack, again: `__doc__` spelled so no text search finds it, a
+    # code object's constants, the file's own text)
+    run = "claude -p go --dangerously-skip-permissions"
+    bypass = {"permission_mode": "bypassPermissions"}
+    read_back = {
+        "globals.py": f'"""{run}"""\nimport os\nos.system(globals()["__d" "oc__"])\n',
+        "getattr.py": f'"""{run}"""\nimport os, sys\n'
+        'os.system(getattr(sys.modules[__name__], "_" * 2 + "doc" + "_" * 2))\n',
+        "vars.py": f'import os\nclass C:\n    """{run}"""\nos.system(vars(C)["__d" "oc__"])\n',
+        "fmt.py": f'"""{run}"""\nimport os, sys\n'
+        'os.system(("{0.__d" "oc__}").format(sys.modules[__name__]))\n',
+        "consts.py": f'import os\ndef f():\n    "{run}"\nos.system(f.__code__.co_consts[0])\n',
+        "own.py": f'"""{run}"""\nimport os\nos.system(open("own.py").readline()[3:-4])\n',
+        "lines.py": f'import linecache, os\n"{run}"\n'
+        "os.system(linecache.getline(__file__, 2).strip().strip(chr(34)))\n",
+    }
+    for name, source in read_back.items():
+        line = 3 if name in ("vars.py", "consts.py") else 2 if name == "lines.py" else 1
+        assert _read(name, source) == [(line, bypass)], name
+
+
+def test_prose_blanking_counts_lines_and_columns_as_python_does() -> None:
+    run = 'os.system("claude -p x --dangerously-skip-permissions")'
+    bypass = {"permission_mode": "bypassPermissions"}
+    # columns are UTF-8 bytes: a note of wide characters must not swallow the code after it
+    wide = f'import os\n"{"€" * 40}"; {run}\n'
+    assert _read("wide.py", wide) == [(2, bypass)]
+    # a lone CR ends a line for Python: a note on line 2 must not empty the code on the
+    # third physical line (nor may a note past the last "\n" line fail the read)
+    cr = f'import os\r"{"x" * 90}"\n{run}\n'
+    assert cli_configs("cr.py", cr.encode())[0].options["permission_mode"].value == (
+        "bypassPermissions"
+    )
+    assert cli_configs("cr_only.py", b'import os\rimport sys\r"claude -p note"\r') == []
