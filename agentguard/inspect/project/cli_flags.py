@@ -13,7 +13,9 @@ engine "claude CLI" and the SDK option names.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import replace
 
 from agentguard.facts.agents import FirewallContainer
@@ -129,7 +131,7 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
 # format string), a code object's constants, or its own text (``__file__``, the loader,
 # linecache, inspect, any file it opens). A file naming any of these keeps its prose.
 _READS_ITS_PROSE = re.compile(
-    r"__doc__|getdoc|get_docstring|pydoc|\bhelp\b|inspect|__code__|co_consts|f_code|"
+    r"__doc__|getdoc|get_docstring|pydoc|\bhelp\b|getcomments|__code__|co_consts|f_code|"
     r"__file__|__loader__|__spec__|__cached__|argv|linecache|tokenize|getsource|"
     r"__dict__|\bvars\b|\bglobals\b|\blocals\b|f_globals|\bmodules\b|__builtins__|"
     r"\bgetattr\b|attrgetter|__getattribute__|\bformat\b|format_map|Formatter|"
@@ -139,16 +141,36 @@ _READS_ITS_PROSE = re.compile(
 _PY_BREAK = re.compile(r"(\r\n|\r|\n)")
 
 
+def _reads_its_prose(text: str) -> bool:
+    """Whether the file's code (its names, not its comments or strings: a docstring that
+    says "open" reads nothing) names a way to its own prose (:data:`_READS_ITS_PROSE`);
+    True when its tokens cannot be read."""
+    try:
+        names = [
+            tok.string
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.NAME
+            # (an f-string's fields are code: one token before Python 3.12)
+            or (
+                tok.type == tokenize.STRING
+                and "f" in tok.string.split("'")[0].split('"')[0].lower()
+            )
+        ]
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return _READS_ITS_PROSE.search(" ".join(names)) is not None
+
+
 def _python_prose_blanked(text: str) -> str:
     """The Python source with the lines of its bare string statements (docstrings, string
     blocks left as notes) emptied, line numbers and line breaks kept; a file that does not
     parse is kept whole (a template, or another Python: its lines are still read), and so
     is one that may read its prose back (:data:`_READS_ITS_PROSE`: it may be what it runs)."""
-    if _READS_ITS_PROSE.search(text):
-        return text
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text
+    if _reads_its_prose(text):
         return text
     parts = _PY_BREAK.split(text)
     lines = parts[0::2]  # (the AST's lines: columns are UTF-8 byte offsets)

@@ -310,3 +310,18 @@ def test_prose_blanking_counts_lines_and_columns_as_python_does() -> None:
         "bypassPermissions"
     )
     assert cli_configs("cr_only.py", b'import os\rimport sys\r"claude -p note"\r') == []
+
+
+def test_prose_read_back_from_an_f_string_field_is_read() -> None:
+    # (an f-string is one STRING token before Python 3.12: its fields are code all the same)
+    source = (
+        '"""claude -p go --dangerously-skip-permissions"""\nimport os\nos.system(f"{__doc__}")\n'
+    )
+    assert _read("run.py", source) == [(1, {"permission_mode": "bypassPermissions"})]
+    # a docstring that only says "open" or "format" reads nothing back: still prose
+    prose = (
+        '"""Open the report and format it.\n\n'
+        "A line read from a workflow (a ``run:`` step's ``claude -p``) carries no job.\n"
+        '"""\nimport json\n'
+    )
+    assert _read("report.py", prose) == []
