@@ -388,7 +388,8 @@ def scan_container_facts(
     takes); None for files collected from an image (AG212 then probes typical names)."""
     from agentguard.config import deps_policy
     from agentguard.engine import lock_questions, run_build_file_rules
-    from agentguard.inspect.project.containers import build_files_json, gather, join_build_files
+    from agentguard.inspect.project.containers import gather, join_build_files
+    from agentguard.inspect.project.containers_json import build_files_json
 
     watched = watched if watched is not None else deps_policy().watched
     g = gather(files)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from agentguard.facts.project import BuildFileFacts as BuildFileFacts
 from agentguard.facts.project_file import ProjectFile
-from agentguard.findings import JSONValue, Source
+from agentguard.findings import Source
 from agentguard.inspect.project.install_facts import (
     InstallCommand,
     RequirementDecl,
@@ -421,79 +421,10 @@ def _agent_services(
     return agent_services(g.composes.values(), g.dockerfiles, builds)
 
 
-def _saved_as(url: str, dest: str) -> str:
-    """The file an ``ADD <url> <dest>`` writes (a folder destination keeps the URL's name)."""
-    if dest.endswith("/"):
-        return dest + (url.rstrip("/").rsplit("/", 1)[-1] or "index.html")
-    return dest
-
-
 def _tool_installs(g: _Gathered) -> list[ToolInstall]:
     """npm/npx/curl installs in build steps and start commands (AG130)."""
-    found: list[ToolInstall] = []
     if not g.dockerfiles and not g.composes and not g.devcontainers:
-        return found  # (their reader is not imported)
-    from agentguard.inspect.project.tool_installs import find_added_scripts, find_tool_installs
+        return []  # (their reader is not imported)
+    from agentguard.inspect.project.tool_installs import tool_installs_of
 
-    for path, df in g.dockerfiles.items():
-        for stage in df.stages:
-            for run in stage.runs:
-                found += find_tool_installs(run.script, path=path, line=run.line, phase="build")
-            adds = [
-                (src, _saved_as(src, c.destination_abs), c.line)
-                for c in stage.copies
-                if c.instruction == "ADD" and c.checksum is None
-                for src in c.sources
-                if src.startswith(("http://", "https://"))
-            ]
-            if adds:
-                runs = [(r.script, r.line) for r in stage.runs]
-                found += find_added_scripts(adds, runs, path=path)
-    for path, cf in g.composes.items():
-        for svc in cf.services:
-            if svc.command:
-                at = svc.line_of("command") or svc.line_of("entrypoint") or 1
-                found += find_tool_installs(
-                    svc.command, path=path, line=at, phase="start", line_offsets=False
-                )
-    for path, dc in g.devcontainers.items():
-        for _key, script, line in dc.commands:
-            found += find_tool_installs(
-                script, path=path, line=line or 1, phase="start", line_offsets=False
-            )
-        for _key, script_path, text in dc.scripts:
-            found += find_tool_installs(text, path=script_path, line=1, phase="start")
-    return found
-
-
-def build_files_json(g: _Gathered) -> dict[str, JSONValue]:
-    """The ``containers`` facts of a report: what was read of each file, for JSON readers."""
-    return {
-        "dockerfiles": [
-            {
-                "path": df.path,
-                "parser": df.parser,
-                "stages": [
-                    {"base": s.base, "name": s.name, "user": s.user, "workdir": s.workdir}
-                    for s in df.stages
-                ],
-            }
-            for df in g.dockerfiles.values()
-        ],
-        "compose_files": [
-            {
-                "path": cf.path,
-                "services": [s.name for s in cf.services],
-                "schema_valid": not cf.schema_errors,
-            }
-            for cf in g.composes.values()
-        ],
-        "devcontainers": [
-            {
-                "path": dc.path,
-                "workspace_folder": dc.workspace_folder.value,
-                "workspace_mount": dc.workspace_mount.origin if dc.workspace_mount else None,
-            }
-            for dc in g.devcontainers.values()
-        ],
-    }
+    return tool_installs_of(g.dockerfiles, g.composes, g.devcontainers)

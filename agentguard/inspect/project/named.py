@@ -130,7 +130,8 @@ def read_named_file(path: Path, file_kind: str | None) -> Collected:
     from agentguard.facts.project_file import ProjectFile
     from agentguard.findings import Source
     from agentguard.inspect.project.files import failed_source, process_file
-    from agentguard.inspect.project.scan import Collected, folder_loader, oversize
+    from agentguard.inspect.project.scan import Collected, folder_loader
+    from agentguard.inspect.project.scan_oversize import oversize
     from agentguard.inspect.project.walk import NotRegular, TooLarge, read_candidate
 
     col = Collected(loader=folder_loader(path.parent))

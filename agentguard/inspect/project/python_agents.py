@@ -15,7 +15,6 @@ from typing import Any
 
 from agentguard.context import path_context
 from agentguard.facts.agents import CrewClass, ToolDecoration
-from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.model import (
     AgentConfig,
     AgentDefinition,
@@ -34,7 +33,6 @@ from agentguard.inspect.project.python_gates import callback_verdicts
 from agentguard.inspect.project.python_import_needles import may_import, spelled_non_ascii
 from agentguard.inspect.project.python_scope import (
     CallRef,
-    Imported,
     ModuleIndex,
     Scope,
     short,
@@ -173,7 +171,9 @@ def analyse_python(
     if wanted.claude:
         _claude_configs(path, index, ev, out, origin)
     if wanted.mcp:
-        _mcp_servers(path, index, ev, out)
+        from agentguard.inspect.project.python_mcp_servers import mcp_servers
+
+        out.mcp_servers.extend(mcp_servers(path, index, ev))
     from agentguard.inspect.project.python_api_tools import api_tool_grants
     from agentguard.inspect.project.python_fallback import fallback_sites
     from agentguard.inspect.project.python_fallback_options import option_fallbacks
@@ -427,67 +427,8 @@ def _regated(
 # MCP server definitions in code
 # --------------------------------------------------------------------------------------
 
-_STDIO_CALLEES = ("stdio", "mcp")
 # what _mcp_servers needs the file to spell: `command` as a whole string (a dict's key:
 # its closing quote, or a backslash continuation inside the string, after it) or as a
 # keyword (`command=`, blanks, newlines and comments between, as inside brackets). Not
 # `"command-r"`, `commands` or `**command`.
 _COMMAND = re.compile(rb"command(?:[\"']|\\\r?\n|\\\r|(?:[ \t\f\r\n]|\\\r?\n|#[^\r\n]*)*=(?!=))")
-
-
-def _mcp_servers(path: str, index: ModuleIndex, ev: Evaluator, out: PythonFacts) -> None:
-    names: dict[int, str] = {}
-    for node, _scope in index.dicts:
-        for k, v in zip(node.keys, node.values, strict=True):
-            if isinstance(v, ast.Dict) and isinstance(k, ast.Constant) and isinstance(k.value, str):
-                names[id(v)] = k.value
-    for node, scope in index.dicts:
-        keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
-        if "command" not in keys or not ({"args", "type", "env"} & keys):
-            continue
-        spec = plain(ev.eval(node, scope))
-        if not isinstance(spec, dict):
-            continue
-        out.mcp_servers.append(
-            mcp_server_from_mapping(
-                names.get(id(node), "(unnamed)"),
-                spec,
-                path=path,
-                line=node.lineno,
-                declared_in="mapping in code",
-            )
-        )
-    for call, scope in index.calls:
-        kws = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-        if "command" not in kws or "args" not in kws:
-            continue
-        q = ev.qualname(call.func, scope) or short(call.func, 60)
-        if not any(s in q.lower() for s in _STDIO_CALLEES):
-            continue
-        spec = {
-            "command": plain(ev.eval(kws["command"], scope)),
-            "args": plain(ev.eval(kws["args"], scope)),
-        }
-        out.mcp_servers.append(
-            mcp_server_from_mapping(
-                "(unnamed)",
-                spec,
-                path=path,
-                line=call.lineno,
-                declared_in=f"{q.split('.')[-1]}(...)",
-            )
-        )
-
-
-def imported_names(index: ModuleIndex) -> set[str]:
-    """Every module imported anywhere in the file (for framework detection)."""
-    out: set[str] = set()
-
-    def walk(scope: Scope) -> None:
-        for bindings in scope.bindings.values():
-            for b in bindings:
-                if isinstance(b.value, Imported):
-                    out.add(b.value.qualname)
-
-    walk(index.module)
-    return out

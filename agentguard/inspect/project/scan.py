@@ -29,7 +29,7 @@ from agentguard.inspect.project.files import (
     python_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
-from agentguard.inspect.project.python_source import as_python_reads, declared_encoding
+from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.walk import (
     MAX_FILE_BYTES,
@@ -42,7 +42,6 @@ from agentguard.inspect.project.walk import (
     read_candidate,
     walk,
 )
-from agentguard.safeio import open_regular
 
 if TYPE_CHECKING:
     from agentguard.facts.project import BuildFileFacts
@@ -70,52 +69,6 @@ class Collected:
     loader: Loader | None = None  # reads another project file (imported names), or None
     container_scan: ContainerScan | None = None  # made beside the pool, when there was one
     tree: TreeFacts | None = None  # what a whole-folder COPY takes (folders only)
-
-
-def _too_large(path: str, size: int) -> Source:
-    return Source.skipped(
-        "file", path, f"{size} bytes, over the {MAX_FILE_BYTES} byte cap: not read"
-    )
-
-
-NEEDLE_SCAN_BYTES = 64 * 1024 * 1024  # how far an oversize file is searched for agent names
-
-
-def oversize(rel: str, abspath: str, kind: str, size: int) -> Source:
-    """A candidate over the cap is skipped only when it cannot configure an agent: a
-    settings/MCP/container file always can, code and scripts when they name an agent SDK
-    (searched in bounded chunks). Otherwise it is a failed source: not a clean result."""
-    if kind in ("python", "ts", "script") and not _may_matter(abspath, kind):
-        return _too_large(rel, size)
-    return failed_source(
-        rel,
-        f"{size} bytes, over the {MAX_FILE_BYTES} byte cap, and it may configure an agent: "
-        "not analysed",
-        "cap-file-bytes",
-    )
-
-
-def _may_matter(abspath: str, kind: str) -> bool:
-    """Whether an oversize file names an agent SDK (True when that cannot be told)."""
-    overlap = 4096  # an import split across two chunks is still seen
-    try:
-        with open_regular(abspath, listed=True) as fh:
-            tail = b""
-            done = 0
-            while chunk := fh.read(1 << 20):
-                if kind == "python" and not done and declared_encoding(chunk) is not None:
-                    return True  # (its bytes are not the text Python reads: not searched)
-                window = tail + chunk
-                # (the TypeScript SDK's package name and `claude` command lines both say so)
-                if python_may_matter(window) if kind == "python" else b"claude" in window:
-                    return True
-                tail = window[-overlap:]
-                done += len(chunk)
-                if done > NEEDLE_SCAN_BYTES:
-                    return True
-    except OSError:
-        return True
-    return False
 
 
 # `check --base`: a file's outcome depends only on its path, kind and bytes, so the base's
@@ -177,6 +130,8 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
     try:
         data = read_candidate(cand.abspath, cand.regular)
     except TooLarge as exc:
+        from agentguard.inspect.project.scan_oversize import oversize  # (rare: not at start)
+
         return _unread(cand, oversize(cand.rel, cand.abspath, cand.kind, exc.size))
     except NotRegular:
         return _unread(cand, Source.skipped("file", cand.rel, "not a regular file"))
@@ -254,6 +209,13 @@ CHUNK = 250  # about this many files in one range at most (a range is one task o
 RANGES_PER_JOB = 32
 
 
+def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[int, int]]]:
+    """:func:`.scan_ranges.interleave` with this module's sizes (tests change them here)."""
+    from agentguard.inspect.project.scan_ranges import interleave  # (forked scans only)
+
+    return interleave(indexes, jobs, chunk=CHUNK, ranges_per_job=RANGES_PER_JOB)
+
+
 def _jobs(count: int, python: int = 0) -> int:
     """Processes reading ``count`` candidates, this one included: 1 = in-process.
 
@@ -302,7 +264,9 @@ def _process_all(
     own = [i for i, c in enumerate(candidates) if c.kind == "container"]
     rest = [i for i, c in enumerate(candidates) if c.kind != "container"]
     rest, ranges = _interleave(rest, jobs)
-    ranges = _costliest_first([candidates[i] for i in rest], ranges)
+    from agentguard.inspect.project.scan_ranges import costliest_first
+
+    ranges = costliest_first([candidates[i] for i in rest], ranges)
     # The children are forked after the walk: they inherit the candidates and are sent
     # only range numbers (no candidate is pickled); results map back to global indexes.
     _SHARED[:] = [candidates[i] for i in rest]
@@ -334,52 +298,6 @@ def _process_all(
                 cache.merge(records)
     kept.sort(key=lambda t: t[0])
     return own_read + sum(r for r, _, _ in results), [o for _, o in kept], scanned
-
-
-def _interleave(indexes: list[int], jobs: int) -> tuple[list[int], list[tuple[int, int]]]:
-    """``indexes`` reordered so that each of the returned ranges is a sample of the whole
-    walk, and the ranges.
-
-    Several ranges per worker, each made of blocks of neighbouring files taken from all
-    over the walk: the walk keeps a folder's files together, and in an SDK's own repository
-    one folder of tests can hold most of the parsing, which one contiguous range would
-    give to one worker alone. (Neighbours stay together in a block: reading a tree in its
-    own order costs less.)
-    """
-    if not indexes:
-        return [], []
-    count = min(len(indexes), max(jobs * RANGES_PER_JOB, -(-len(indexes) // CHUNK)))
-    block = max(1, len(indexes) // (count * 4))  # four blocks or more per range
-    blocks = [indexes[b : b + block] for b in range(0, len(indexes), block)]
-    order: list[int] = []
-    ranges: list[tuple[int, int]] = []
-    for r in range(count):
-        start = len(order)
-        for taken in blocks[r::count]:
-            order += taken
-        ranges.append((start, len(order)))
-    return order, ranges
-
-
-# what a byte of each kind costs to read, relative to a byte of Python (parsed when it names
-# an agent library); the others are searched, not parsed
-_COST_PER_BYTE = {"python": 20, "ts": 4}
-
-
-def _costliest_first(
-    cands: list[Candidate], ranges: list[tuple[int, int]]
-) -> list[tuple[int, int]]:
-    """The ranges, those with the most bytes to read first (Python's counting most): the
-    processes end together, instead of one parsing a range of large test modules taken
-    last while the other waits. (One ``lstat`` per file: a few milliseconds.)"""
-    sizes = []
-    for cand in cands:
-        try:
-            size = os.lstat(cand.abspath).st_size
-        except OSError:
-            size = 0
-        sizes.append(size * _COST_PER_BYTE.get(cand.kind, 1))
-    return sorted(ranges, key=lambda r: -sum(sizes[r[0] : r[1]]))
 
 
 _SHARED: list[Candidate] = []  # what forked workers read their ranges from
@@ -492,7 +410,9 @@ def collect_files(files: Sequence[ProjectFile], *, workdir: str | None) -> Colle
             continue
         col.files_read += 1
         if len(f.data) > MAX_FILE_BYTES:
-            col.sources.append(_too_large(f.path, len(f.data)))
+            from agentguard.inspect.project.scan_oversize import too_large
+
+            col.sources.append(too_large(f.path, len(f.data)))
             continue
         if kind == "container":
             col.container_files.append(f)

@@ -5,9 +5,16 @@ into a shell. Facts only (text in, records out); AG130 judges them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from agentguard.facts.installs import AGENT_NPM as AGENT_NPM
 from agentguard.facts.installs import ToolInstall as ToolInstall
+
+if TYPE_CHECKING:
+    from agentguard.facts.compose import ComposeFile
+    from agentguard.facts.devcontainer import DevcontainerFacts
+    from agentguard.facts.dockerfile import DockerfileFacts
 
 # the words of one command: blanks between them, or a backslash continuing the line (never
 # a plain new line: the next line is the next command)
@@ -119,3 +126,48 @@ def find_tool_installs(
         at = _line(line, script, m.start(), line_offsets)
         out.append(ToolInstall("remote-script", url, f"{how}, unpinned", path, at, phase))
     return sorted(set(out), key=lambda t: (t.line, t.kind, t.what))
+
+
+def _saved_as(url: str, dest: str) -> str:
+    """The file an ``ADD <url> <dest>`` writes (a folder destination keeps the URL's name)."""
+    if dest.endswith("/"):
+        return dest + (url.rstrip("/").rsplit("/", 1)[-1] or "index.html")
+    return dest
+
+
+def tool_installs_of(
+    dockerfiles: Mapping[str, DockerfileFacts],
+    composes: Mapping[str, ComposeFile],
+    devcontainers: Mapping[str, DevcontainerFacts],
+) -> list[ToolInstall]:
+    """npm/npx/curl installs in the build steps and start commands of the files read (AG130)."""
+    found: list[ToolInstall] = []
+    for path, df in dockerfiles.items():
+        for stage in df.stages:
+            for run in stage.runs:
+                found += find_tool_installs(run.script, path=path, line=run.line, phase="build")
+            adds = [
+                (src, _saved_as(src, c.destination_abs), c.line)
+                for c in stage.copies
+                if c.instruction == "ADD" and c.checksum is None
+                for src in c.sources
+                if src.startswith(("http://", "https://"))
+            ]
+            if adds:
+                runs = [(r.script, r.line) for r in stage.runs]
+                found += find_added_scripts(adds, runs, path=path)
+    for path, cf in composes.items():
+        for svc in cf.services:
+            if svc.command:
+                at = svc.line_of("command") or svc.line_of("entrypoint") or 1
+                found += find_tool_installs(
+                    svc.command, path=path, line=at, phase="start", line_offsets=False
+                )
+    for path, dc in devcontainers.items():
+        for _key, script, line in dc.commands:
+            found += find_tool_installs(
+                script, path=path, line=line or 1, phase="start", line_offsets=False
+            )
+        for _key, script_path, text in dc.scripts:
+            found += find_tool_installs(text, path=script_path, line=1, phase="start")
+    return found
