@@ -31,6 +31,8 @@ from agentguard.lock.uv_lock_run import uv_lock_command as uv_lock_command
 from agentguard.provenance import make_report
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from agentguard.config import DepsPolicy
     from agentguard.lock.start import Settings
 
@@ -76,14 +78,8 @@ def relock_uv(
         if old is None:
             if started is not None:
                 started.cancel()
-            return make_report(
-                "lock",
-                [],
-                sources,
-                target=str(root),
-                inputs=prov,
-                notes=[f"{UV_LOCK} was left untouched; `uv lock` was not run."],
-                status="not-written",
+            return _not_written(
+                root, sources, prov, f"{UV_LOCK} was left untouched; `uv lock` was not run."
             )
         sources.append(lock_source(old))
     # While uv resolves, refresh the released versions of what the lock holds now (an
@@ -138,15 +134,7 @@ def relock_uv(
                 remedy=err.remedy,
             )
         )
-        return make_report(
-            "lock",
-            [],
-            sources,
-            target=str(root),
-            inputs=prov,
-            notes=[f"{UV_LOCK} was left untouched."],
-            status="not-written",
-        )
+        return _not_written(root, sources, prov, f"{UV_LOCK} was left untouched.")
     try:
         # `uv lock` kept the file byte for byte (a re-lock of unchanged inputs): the same facts
         new = old if old is not None and new_text == old_text else reader.read(new_text, UV_LOCK)
@@ -154,15 +142,7 @@ def relock_uv(
         sources.append(
             read_failure(exc, "Report this: `uv lock` wrote a lock agentguard cannot read.")
         )
-        return make_report(
-            "lock",
-            [],
-            sources,
-            target=str(root),
-            inputs=prov,
-            notes=[f"{UV_LOCK} was left untouched."],
-            status="not-written",
-        )
+        return _not_written(root, sources, prov, f"{UV_LOCK} was left untouched.")
     sources.append(Source.ok("resolver", "uv lock", f"{len(new.registry_pins)} packages locked"))
     analysis = None
     if speculating is not None and new_text == old_text:
@@ -245,4 +225,13 @@ def relock_uv(
         facts=facts,
         notes=notes,
         status=status,
+    )
+
+
+def _not_written(
+    root: Path, sources: list[Source], prov: dict[str, JSONValue], note: str
+) -> Report:
+    """The report of a re-lock that wrote nothing (``uv.lock`` as it was), with ``note``."""
+    return make_report(
+        "lock", [], sources, target=str(root), inputs=prov, notes=[note], status="not-written"
     )

@@ -113,7 +113,7 @@ _OPENROUTER = _src(
                 try:
                     error_response = _OpenRouterErrorResponse.model_validate(response_dict)
                 except ValidationError:
-                    pass
+                    ...  # (pydantic-ai writes `pass`: the same empty handler)
                 else:
                     raise ModelHTTPError(
                         status_code=error_response.error.code,

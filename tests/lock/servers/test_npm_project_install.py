@@ -217,12 +217,12 @@ def test_a_copy_deeper_in_node_modules_or_behind_a_link(
 def test_an_installed_tree_that_leads_out_of_the_project_is_unknown(
     tmp_path: Path, registry: NpmRegistry
 ) -> None:
-    """A link out of the project (a `file:../shared` dependency npm installed as a link)
+    """A link out of the project (a `file:../common` dependency npm installed as a link)
     holds a tree agentguard does not read: every npm launch is unknown."""
     root = _project(tmp_path)
-    (tmp_path / "shared" / "node_modules" / "x").mkdir(parents=True)
+    (tmp_path / "common" / "node_modules" / "x").mkdir(parents=True)
     (root / "node_modules").mkdir()
-    (root / "node_modules" / "shared").symlink_to(tmp_path / "shared")
+    (root / "node_modules" / "common").symlink_to(tmp_path / "common")
     code, report = _lock(root, registry)
     assert code == 3
     assert [
@@ -233,7 +233,7 @@ def test_an_installed_tree_that_leads_out_of_the_project_is_unknown(
         (
             "package.json",
             "npm-install-unreadable",
-            "node_modules/shared/node_modules leads out of the project: what it sets for npx "
+            "node_modules/common/node_modules leads out of the project: what it sets for npx "
             "(the project's own install) is unknown: every npm launch is unknown",
         )
     ]
