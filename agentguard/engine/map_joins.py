@@ -23,7 +23,7 @@ def with_workflow_jobs(
 ) -> tuple[list[AgentConfig], list[Source]]:
     """Each claude command line of a workflow with the jobs whose text holds it, and the
     workflows that do not parse (failed sources)."""
-    if load is None or not any(c.engine == "claude CLI" for c in configs):
+    if load is None or not any(c.engine == "claude CLI" and c.called_from is None for c in configs):
         return configs, []
     from agentguard.inspect.project.workflow_jobs import join_workflow_jobs
 

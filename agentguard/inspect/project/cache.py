@@ -34,7 +34,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentguard import safeio
 from agentguard.cache_key import KEY_ENV as KEY_ENV
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 FORMAT = b"agentguard-inspect-cache 2\n"
 _NOTHING = 0  # the entry of a file read that holds nothing (an empty outcome)
 MAX_PACK_BYTES = 256 * 1024 * 1024
+R = TypeVar("R")
 # (what a forked reader sends back: entries it computed, keys it found)
 Records = tuple[dict[str, Any], list[str]]
 
@@ -110,14 +111,28 @@ class ContentCache:
         if raw is None:
             return None
         if type(raw) is int and raw == _NOTHING:
-            out: object = FileOutcome()
-        else:
-            out = _decoded(raw)
-        if not isinstance(out, FileOutcome):
-            self.entries.pop(key, None)  # (recomputed, and replaced in the next pack)
+            self.found.append(key)
+            return FileOutcome()
+        return self.get_record(key, FileOutcome)
+
+    def get_record(self, key: str, cls: type[R]) -> R | None:
+        """The entry under ``key`` when it decodes to a ``cls`` (anything else is dropped:
+        recomputed, and replaced in the next pack)."""
+        raw = self.entries.get(key)
+        if raw is None:
+            return None
+        out = _decoded(raw)
+        if not isinstance(out, cls):
+            self.entries.pop(key, None)
             return None
         self.found.append(key)
         return out
+
+    def put_record(self, key: str, value: object) -> None:
+        """Keep ``value`` (one of agentguard's records) under ``key``; a value the codec
+        does not store is not kept (computed again next run), never stored lossily."""
+        with contextlib.suppress(Uncacheable, RecursionError):
+            self.fresh[key] = encode(value)
 
     def put(self, key: str, out: FileOutcome) -> None:
         from agentguard.inspect.project.outcome import FileOutcome
@@ -125,8 +140,7 @@ class ContentCache:
         if out == FileOutcome():  # (most files: read, and nothing in them)
             self.fresh[key] = _NOTHING
             return
-        with contextlib.suppress(Uncacheable, RecursionError):
-            self.fresh[key] = encode(out)
+        self.put_record(key, out)
 
     def take(self) -> Records:
         """What this process recorded since the last take (sent back by a forked reader)."""

@@ -235,6 +235,12 @@ def _process(
         from agentguard.inspect.project.heredoc_servers import read_heredoc_servers
 
         read_heredoc_servers(path, kind, data, out)
+    if any(c.engine == "claude CLI" and c.called_from is None for c in out.configs):
+        from agentguard.inspect.project.workflow_jobs import join_own_jobs
+
+        # (a workflow's command lines with their jobs, from the bytes in hand: kept with the
+        # file's facts, so a cached file is not parsed again for the map's join)
+        out.configs[:] = join_own_jobs(path, data, out.configs)
 
 
 def _python(

@@ -258,7 +258,10 @@ def _process_all(
         if beside is not None:
             beside()
         read, kept = _process_chunk((0, candidates))
-        return read, [o for _, o in kept], None
+        outcomes = [o for _, o in kept]
+        # (here too, not left to the caller: it then runs with the content cache open)
+        files = [o.container_file for o in outcomes if o.container_file]
+        return read, outcomes, containers(files, tree) if containers is not None else None
     from agentguard.inspect.project.forked import share
 
     own = [i for i, c in enumerate(candidates) if c.kind == "container"]

@@ -96,3 +96,14 @@ def join_workflow_jobs(
             cfg = dataclasses.replace(cfg, called_from=held[0], also_from=tuple(held[1:]))
         out.append(cfg)
     return out, sources
+
+
+def join_own_jobs(path: str, data: bytes, configs: list[AgentConfig]) -> list[AgentConfig]:
+    """The command lines one file's readers found, joined to the jobs of that file when it is
+    a workflow that parses: what :func:`join_workflow_jobs` would make of them later from the
+    same bytes, done while the file is in hand (and cached with its facts). A workflow that
+    does not parse is left to that later join, which reports it once."""
+    if not is_workflow(path):
+        return configs
+    joined, failed = join_workflow_jobs(configs, lambda rel: data if rel == path else None)
+    return configs if failed else joined
