@@ -235,12 +235,14 @@ def _process(
         from agentguard.inspect.project.heredoc_servers import read_heredoc_servers
 
         read_heredoc_servers(path, kind, data, out)
-    if any(c.engine == "claude CLI" and c.called_from is None for c in out.configs):
+    kept = out.configs[:MAX_FACTS_PER_FILE]  # (the rest is cut by _cap: never joined)
+    if any(c.engine == "claude CLI" and c.called_from is None for c in kept):
         from agentguard.inspect.project.workflow_jobs import join_own_jobs
 
         # (a workflow's command lines with their jobs, from the bytes in hand: kept with the
-        # file's facts, so a cached file is not parsed again for the map's join)
-        out.configs[:] = join_own_jobs(path, data, out.configs)
+        # file's facts, so a cached file is not parsed again for the map's join; each line
+        # a cap keeps, as that join did: a line many jobs hold costs one step per job)
+        out.configs[: len(kept)] = join_own_jobs(path, data, kept)
 
 
 def _python(
