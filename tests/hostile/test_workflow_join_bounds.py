@@ -23,6 +23,7 @@ from agentguard.cli import app
 from agentguard.inspect.project import cache as content_cache
 from agentguard.inspect.project import workflow_jobs
 from agentguard.inspect.project.files import MAX_FACTS_PER_FILE, process_file
+from agentguard.inspect.project.workflow_jobs import MAX_JOBS_PER_LINE
 
 JOBS = 20
 LINES = 3 * MAX_FACTS_PER_FILE
@@ -93,3 +94,27 @@ def test_a_cached_run_of_the_multiplying_workflow_reports_what_an_uncached_one_d
     agents = uncached["map"]["agents"]
     assert len(agents) == MAX_FACTS_PER_FILE
     assert all(len(a["runners"]) == 6 for a in agents)
+
+
+def test_a_line_thousands_of_jobs_hold_draws_a_bounded_map_and_says_so(home: Path) -> None:
+    """Modelled on the attack: 250 lines x 3,000 jobs made a 184 MB report in 20 s (every
+    job drawn as a runner of every line). Each line now draws the first
+    :data:`MAX_JOBS_PER_LINE` jobs, the workflow is one failed source that says how many
+    held it, cold and warm alike, and the reader leaves such a file to the map's join (its
+    cache entry holds its lines, not lines x jobs steps)."""
+    repo = home / "repo"
+    (repo / PATH).parent.mkdir(parents=True)
+    jobs = 3 * MAX_JOBS_PER_LINE
+    (repo / PATH).write_text(_workflow(jobs=jobs, lines=5))
+    out = process_file(PATH, "script", _workflow(jobs=jobs, lines=5).encode())
+    assert [c.called_from for c in out.configs] == [None] * 5
+    uncached = _inspect(repo, "--no-cache")
+    assert _inspect(repo) == uncached
+    assert _inspect(repo) == uncached
+    failed = [s for s in uncached["sources"] if s["status"] == "failed"]
+    assert [(s["name"], s["error_code"]) for s in failed] == [(PATH, "cap-jobs-per-line")]
+    assert f"up to {jobs + 1} jobs" in failed[0]["reason"]
+    agents = uncached["map"]["agents"]
+    assert len(agents) == 5
+    assert all(len(a["runners"]) == MAX_JOBS_PER_LINE for a in agents)
+    assert len(json.dumps(uncached)) < 2_000_000

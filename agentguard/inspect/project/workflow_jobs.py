@@ -25,6 +25,11 @@ from agentguard.inspect.project.workflows import is_workflow, workflow_triggers
 from agentguard.inspect.project.yaml_lined import load_yaml
 
 Loader = Callable[[str], bytes | None]
+# Jobs drawn for one command line: real workflows share a line's text among a few jobs (an
+# alias, ``steps: *steps``); a file built so that thousands of jobs hold each of its lines
+# made a report of lines x jobs runners (184 MB for 56 KB). Past this the rest are not
+# drawn, and the workflow is a failed source that says so.
+MAX_JOBS_PER_LINE = 64
 
 
 def _parsed(path: str, load: Loader) -> LinedDoc | Source | None:
@@ -81,6 +86,7 @@ def join_workflow_jobs(
     docs: dict[str, _Jobs | None] = {}
     sources: list[Source] = []
     out: list[AgentConfig] = []
+    crowded: dict[str, tuple[int, int]] = {}  # path -> (its first such line, most jobs)
     for cfg in configs:
         if cfg.called_from is not None or cfg.engine != "claude CLI" or not is_workflow(cfg.path):
             out.append(cfg)
@@ -92,9 +98,19 @@ def join_workflow_jobs(
             docs[cfg.path] = _Jobs(doc, cfg.path) if isinstance(doc, LinedDoc) else None
         jobs = docs[cfg.path]
         held = jobs.holding(cfg.line) if jobs is not None else []
+        if len(held) > MAX_JOBS_PER_LINE:
+            first, most = crowded.get(cfg.path, (cfg.line, 0))
+            crowded[cfg.path] = (first, max(most, len(held)))
+            del held[MAX_JOBS_PER_LINE:]
         if held:
             cfg = dataclasses.replace(cfg, called_from=held[0], also_from=tuple(held[1:]))
         out.append(cfg)
+    for path, (line, most) in crowded.items():
+        why = (
+            f"up to {most} jobs hold the text of a claude command line (first at line {line}): "
+            f"the first {MAX_JOBS_PER_LINE} of each are drawn as its runners, the rest not"
+        )
+        sources.append(failed_source(path, why, "cap-jobs-per-line"))
     return out, sources
 
 
@@ -102,7 +118,8 @@ def join_own_jobs(path: str, data: bytes, configs: list[AgentConfig]) -> list[Ag
     """The command lines one file's readers found, joined to the jobs of that file when it is
     a workflow that parses: what :func:`join_workflow_jobs` would make of them later from the
     same bytes, done while the file is in hand (and cached with its facts). A workflow that
-    does not parse is left to that later join, which reports it once."""
+    does not parse, or whose lines too many jobs hold, is left to that later join, which
+    reports it once (and its cache entry stays the size of its lines)."""
     if not is_workflow(path):
         return configs
     joined, failed = join_workflow_jobs(configs, lambda rel: data if rel == path else None)
