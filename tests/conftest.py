@@ -93,6 +93,18 @@ def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture()
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Per-user folders of this test alone (the key file, the default content cache of
+    ``inspect``), and one process (no forked readers): what is parsed is seen here."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("AGENTGUARD_CACHE_DIR", raising=False)
+    monkeypatch.delenv("AGENTGUARD_CACHE_KEY", raising=False)
+    monkeypatch.setenv("AGENTGUARD_JOBS", "1")
+    return tmp_path
+
+
+@pytest.fixture()
 def agent_index(tmp_path: Path) -> dict[str, Any]:
     """A local index that replays the incident with small real wheels.
 

@@ -20,7 +20,6 @@ import pytest
 from typer.testing import CliRunner
 
 from agentguard.cli import app
-from agentguard.inspect.project import cache as content_cache
 from agentguard.inspect.project import workflow_jobs
 from agentguard.inspect.project.files import MAX_FACTS_PER_FILE, process_file
 from agentguard.inspect.project.workflow_jobs import MAX_JOBS_PER_LINE
@@ -63,16 +62,6 @@ def test_the_readers_join_looks_up_only_the_command_lines_the_cap_keeps(
         assert len(cfg.also_from) == JOBS  # (j0..j19 and `last`: one is called_from)
 
 
-@pytest.fixture()
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("AGENTGUARD_CACHE_DIR", raising=False)
-    monkeypatch.delenv(content_cache.KEY_ENV, raising=False)
-    monkeypatch.setenv("AGENTGUARD_JOBS", "1")
-    return tmp_path
-
-
 def _inspect(repo: Path, *extra: str) -> dict[str, Any]:
     result = CliRunner().invoke(
         app, ["inspect", str(repo), "--format", "json", "--no-project-config", *extra]
@@ -83,9 +72,9 @@ def _inspect(repo: Path, *extra: str) -> dict[str, Any]:
 
 
 def test_a_cached_run_of_the_multiplying_workflow_reports_what_an_uncached_one_does(
-    home: Path,
+    cache_home: Path,
 ) -> None:
-    repo = home / "repo"
+    repo = cache_home / "repo"
     (repo / PATH).parent.mkdir(parents=True)
     (repo / PATH).write_text(_workflow(jobs=5, lines=MAX_FACTS_PER_FILE + 50))
     uncached = _inspect(repo, "--no-cache")
@@ -96,13 +85,13 @@ def test_a_cached_run_of_the_multiplying_workflow_reports_what_an_uncached_one_d
     assert all(len(a["runners"]) == 6 for a in agents)
 
 
-def test_a_line_thousands_of_jobs_hold_draws_a_bounded_map_and_says_so(home: Path) -> None:
+def test_a_line_thousands_of_jobs_hold_draws_a_bounded_map_and_says_so(cache_home: Path) -> None:
     """Modelled on the attack: 250 lines x 3,000 jobs made a 184 MB report in 20 s (every
     job drawn as a runner of every line). Each line now draws the first
     :data:`MAX_JOBS_PER_LINE` jobs, the workflow is one failed source that says how many
     held it, cold and warm alike, and the reader leaves such a file to the map's join (its
     cache entry holds its lines, not lines x jobs steps)."""
-    repo = home / "repo"
+    repo = cache_home / "repo"
     (repo / PATH).parent.mkdir(parents=True)
     jobs = 3 * MAX_JOBS_PER_LINE
     (repo / PATH).write_text(_workflow(jobs=jobs, lines=5))

@@ -20,32 +20,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agentguard.cli import app
-from agentguard.inspect.project import cache as content_cache
 from agentguard.inspect.project import workflow_jobs
 from agentguard.inspect.project.files import process_file
 from agentguard.lock import readers
+from tests.inspect.containers.test_lock_reads import UV_LOCK
+from tests.test_map_joins import BASE_ACTION_TEST
 
-WORKFLOW = """\
-name: Test Claude Code Action
-
-on:
-  pull_request:
-  workflow_dispatch:
-
-jobs:
-  test-inline-prompt:
-    runs-on: ubuntu-latest
-    steps:
-      - name: Test with inline prompt
-        uses: ./base-action
-        with:
-          prompt: List the files in the current directory
-          claude_args: '--allowedTools "LS,Read"'
-  test-prompt-file:
-    runs-on: ubuntu-latest
-    steps:
-      - run: claude -p "$(cat prompt.txt)" --allowedTools Bash
-"""
+WORKFLOW = BASE_ACTION_TEST  # (claude-code-action's test-base-action.yml)
 # an alias bomb (9^9 values) above a job that starts claude: the line readers find the
 # command line, the job join's parse stops at its alias budget
 BOMB = (
@@ -54,40 +35,7 @@ BOMB = (
     + "jobs:\n  r:\n    runs-on: ubuntu-latest\n    steps:\n"
     "      - run: claude -p hi --dangerously-skip-permissions\n"
 )
-UV_LOCK = """version = 1
-revision = 3
-requires-python = ">=3.10"
-
-[[package]]
-name = "mcp"
-version = "1.28.1"
-source = { registry = "https://index.example/simple" }
-sdist = { url = "https://index.example/mcp-1.28.1.tar.gz", hash = "sha256:aa", size = 1 }
-
-[[package]]
-name = "bot"
-version = "0.1.0"
-source = { virtual = "." }
-dependencies = [
-    { name = "mcp" },
-]
-
-[package.metadata]
-requires-dist = [{ name = "mcp", specifier = ">=1.10" }]
-"""
 PYPROJECT = '[project]\nname = "bot"\nversion = "0.1.0"\ndependencies = ["mcp>=1.10"]\n'
-
-
-@pytest.fixture()
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Per-user folders of this test alone (the key file, the default cache), and one
-    process (no forked readers), so that what is parsed here is seen here."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv("AGENTGUARD_CACHE_DIR", raising=False)
-    monkeypatch.delenv(content_cache.KEY_ENV, raising=False)
-    monkeypatch.setenv("AGENTGUARD_JOBS", "1")
-    return tmp_path
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -147,19 +95,19 @@ def test_a_workflow_command_line_is_joined_to_its_job_with_the_files_facts() -> 
     the cache keeps already says which job runs it."""
     out = process_file(".github/workflows/test-base-action.yml", "script", WORKFLOW.encode())
     got = [(c.line, c.called_from.job if c.called_from else None) for c in out.configs]
-    assert got == [(15, "test-inline-prompt"), (19, "test-prompt-file")]
+    assert got == [(16, "test-inline-prompt"), (20, "test-prompt-file")]
     assert all(c.called_from and c.called_from.triggers for c in out.configs)
 
 
 def test_a_rerun_joins_from_the_cache_and_reports_the_same(
-    home: Path, workflow_parses: list[int]
+    cache_home: Path, workflow_parses: list[int]
 ) -> None:
-    repo = _write(home / "repo", {".github/workflows/test-base-action.yml": WORKFLOW})
+    repo = _write(cache_home / "repo", {".github/workflows/test-base-action.yml": WORKFLOW})
     code, plain = _inspect(repo, "--no-cache")
     assert code == 1
     assert _runners(plain) == [
-        (15, [("workflow-job", "test-inline-prompt")]),
-        (19, [("workflow-job", "test-prompt-file")]),
+        (16, [("workflow-job", "test-inline-prompt")]),
+        (20, [("workflow-job", "test-prompt-file")]),
     ]
     assert _inspect(repo) == (1, plain)  # cold: the reader joins, the pack keeps it
     workflow_parses.clear()
@@ -168,9 +116,9 @@ def test_a_rerun_joins_from_the_cache_and_reports_the_same(
 
 
 def test_a_workflow_the_join_cannot_parse_is_one_failed_source_on_every_run(
-    home: Path, workflow_parses: list[int]
+    cache_home: Path, workflow_parses: list[int]
 ) -> None:
-    repo = _write(home / "repo", {".github/workflows/r.yml": BOMB})
+    repo = _write(cache_home / "repo", {".github/workflows/r.yml": BOMB})
     runs = [_inspect(repo, "--no-cache"), _inspect(repo), _inspect(repo)]
     for code, report in runs:
         assert code == 3
@@ -189,8 +137,8 @@ def _lock_source(report: dict[str, Any]) -> dict[str, Any]:
     return source
 
 
-def test_a_lock_is_parsed_once_per_content(home: Path, lock_reads: list[str]) -> None:
-    repo = _write(home / "repo", {"pyproject.toml": PYPROJECT, "uv.lock": UV_LOCK})
+def test_a_lock_is_parsed_once_per_content(cache_home: Path, lock_reads: list[str]) -> None:
+    repo = _write(cache_home / "repo", {"pyproject.toml": PYPROJECT, "uv.lock": UV_LOCK})
     _, plain = _inspect(repo, "--no-cache")
     assert _lock_source(plain)["status"] == "ok"
     assert [f["evidence"].get("locked") for f in plain["findings"] if f["rule_id"] == "AG121"] == [
@@ -211,9 +159,11 @@ def test_a_lock_is_parsed_once_per_content(home: Path, lock_reads: list[str]) ->
     assert moved == _inspect(repo, "--no-cache")[1]
 
 
-def test_a_lock_that_does_not_parse_fails_on_every_run(home: Path, lock_reads: list[str]) -> None:
+def test_a_lock_that_does_not_parse_fails_on_every_run(
+    cache_home: Path, lock_reads: list[str]
+) -> None:
     broken = UV_LOCK.replace('version = "1.28.1"', 'version = "1.28.1')
-    repo = _write(home / "repo", {"pyproject.toml": PYPROJECT, "uv.lock": broken})
+    repo = _write(cache_home / "repo", {"pyproject.toml": PYPROJECT, "uv.lock": broken})
     runs = [_inspect(repo, "--no-cache"), _inspect(repo), _inspect(repo)]
     for code, report in runs:
         assert code == 3
