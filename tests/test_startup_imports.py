@@ -11,8 +11,9 @@ The boundaries held here (docs/benchmarks.md, "Start-up"):
   for a compose file, docker for the engine, cryptography for npm signatures and
   attestations, tree-sitter for TypeScript;
 - `lock` of a project that holds only its inputs and its locks reads the project for MCP
-  server launches with the walk and the needle tests alone: no reader of agent code,
-  workflows, settings or containers, no agent record, no MCP server step;
+  server launches with the walk and the needle tests alone: not the project scan, no
+  reader of agent code, workflows, settings or containers, no agent record, no MCP server
+  step;
 - `inspect` of a folder without an ``mcp.lock.json`` does not import the MCP lock's reader;
 - `--version` imports the command line's root alone: no command, no engine, no findings;
 - a re-lock of unchanged inputs writes no lock, so it imports neither the TOML writer nor
@@ -104,6 +105,9 @@ def test_a_lock_and_its_relock_import_neither_the_readers_nor_the_text_renderer(
         if run != "lock":
             assert _under(modules, "tomli_w", "packaging.pylock") == [], run
         for unneeded in (
+            # a folder of build files that name no launch: the walk and the needles alone
+            "agentguard.inspect.project.scan",
+            "agentguard.inspect.project.files",
             "agentguard.inspect.project.cli_flags",
             "agentguard.inspect.project.engine_cli",
             "agentguard.inspect.project.action_steps",

@@ -250,14 +250,15 @@ class UvRun:
         self._proc: subprocess.Popen[str] | None = None
         try:
             self._out = scratch_inputs(req, self._tmp)
-            # `uv --version` runs beside the resolution, not before it (it is on the clock).
+            # `uv --version` runs beside the resolution, not before it (it is on the clock),
+            # and is started after it: each start waits for its child's exec (3-7 ms)
             children.started(self)
             # an interrupt inside Popen, after its fork, would leave a resolver no handle
             # names (cancel could not stop it): held until the handle is kept
             with held():
-                self._probe = _popen([uv, "--version"], self._tmp, None, text_err=False)
-            with held():
                 self._proc = _popen(cmd, self._tmp, env)
+            with held():
+                self._probe = _popen([uv, "--version"], self._tmp, None, text_err=False)
         except BaseException:
             self.cancel()
             raise

@@ -45,7 +45,9 @@ MAX_BYTES = 256 * 1024 * 1024
 def digest(name: str, url: str, body: bytes) -> str:
     """The SHA-256 of a page's bytes with its URL and name: the key of its entry, and what
     :mod:`agentguard.lock.fix_memory` compares to tell that a page is the same."""
-    return hashlib.sha256(b"%s\n%s\n" % (url.encode(), name.encode()) + body).hexdigest()
+    h = hashlib.sha256(b"%s\n%s\n" % (url.encode(), name.encode()))
+    h.update(body)  # (not joined to the head first: a copy of every page, 30 ms on 54 MB)
+    return h.hexdigest()
 
 
 def _names(cache: Path, name: str, url: str, body: bytes, key: str | None) -> tuple[Path, str, str]:

@@ -307,6 +307,27 @@ def test_the_uv_run_is_killed_when_its_deadline_passes(tmp_path: Path) -> None:
     assert not Path(run._tmp.name).exists()
 
 
+def test_the_resolver_starts_before_the_uv_version_probe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each start waits for its child's exec: the resolution, which the run waits for, is
+    started first, and `uv --version` beside it."""
+    from agentguard.lock.backend import ResolveRequest
+
+    started: list[list[str]] = []
+    popen = backend._popen
+
+    def recorded(cmd: list[str], *args: Any, **kwargs: Any) -> subprocess.Popen[str]:
+        started.append(list(cmd))
+        return popen(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(backend, "_popen", recorded)
+    request = ResolveRequest(("mcp",), None, None, (), True, False, (), False, None)
+    run = backend.UvRun(request)
+    run.cancel()
+    assert [c[1:3] for c in started] == [["pip", "compile"], ["--version"]]
+
+
 def test_the_light_look_for_a_foreign_lock_knows_every_reader() -> None:
     from agentguard.lock.readers import READERS
     from agentguard.lock.which_lock import LOCK_FILES

@@ -214,7 +214,8 @@ def _process(
 
         yaml_config(path, data, out, origin=origin)
     # (each reader is imported where its needle is found: a scan of files that name no
-    # agent imports none of them, nor the records they build)
+    # agent imports none of them, nor the records they build; a container file is read
+    # for these three needles alone, which servers._launches_none tests before any scan)
     read = out.claude_step_lines
     if kind != "settings" and may and has_cli_use(text):
         from agentguard.inspect.project.cli_flags import cli_configs

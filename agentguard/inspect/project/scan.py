@@ -39,6 +39,7 @@ from agentguard.inspect.project.walk import (
     WalkResult,
     classify,
     is_marker,
+    project_source,
     read_candidate,
     walk,
 )
@@ -372,8 +373,10 @@ def collect_folder(
     beside: Callable[[], None] | None = None,
     containers: ContainerStep | None = None,
     cache: content_cache.ContentCache | None = None,
+    walked: WalkResult | None = None,
 ) -> Collected:
-    got = walk(str(root), exclude=exclude)
+    """``walked``: the walk of ``root`` (with ``exclude``) when the caller made it."""
+    got = walked if walked is not None else walk(str(root), exclude=exclude)
     col = Collected(sources=list(got.sources), markers=list(got.markers))
     col.loader = folder_loader(root)
     col.files_seen = got.files_seen
@@ -389,15 +392,7 @@ def collect_folder(
     finally:
         content_cache.ACTIVE = None
     col.container_files = [o.container_file for o in col.outcomes if o.container_file]
-    col.sources.append(
-        Source.ok(
-            "project",
-            str(root),
-            f"{got.files_seen} files in {got.dirs_seen} folders walked "
-            f"({got.dirs_skipped} dependency/cache folders not entered), "
-            f"{col.files_read} candidate files read",
-        )
-    )
+    col.sources.append(project_source(str(root), got, col.files_read))
     return col
 
 

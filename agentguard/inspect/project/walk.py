@@ -285,6 +285,17 @@ def walk(root: str, *, exclude: Sequence[str] = ()) -> WalkResult:
     return out
 
 
+def project_source(root: str, got: WalkResult, files_read: int) -> Source:
+    """The scan's own source: what was walked and how many candidate files were read."""
+    return Source.ok(
+        "project",
+        root,
+        f"{got.files_seen} files in {got.dirs_seen} folders walked "
+        f"({got.dirs_skipped} dependency/cache folders not entered), "
+        f"{files_read} candidate files read",
+    )
+
+
 # folders whose files configure an agent (Claude Code's, Codex's and Gemini CLI's settings,
 # the workflows and actions, the dev container, the editors' MCP files, managed drop-ins)
 CONFIG_DIRS = frozenset(
