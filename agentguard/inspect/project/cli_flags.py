@@ -29,7 +29,9 @@ from agentguard.inspect.project.shell_words import shell_words
 # written in code (JSON, YAML, Python), and the shell's `;`.
 _WORD_END = frozenset(",[](){};")
 # inside double quotes a backslash escapes only these (POSIX); elsewhere it stays
-_COMMAND = re.compile(rb"(?:^|[\s\"'`\[(/;&|=])claude(?:[\s\"'`,\])]|$)|claude_args:")
+_COMMAND = re.compile(
+    rb"(?:^|[\s\"'`\[(/;&|=])claude(?:[\s\"'`,\])]|$)|claude_args:|@anthropic-ai/claude-code"
+)
 _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _CLAUDE_PACKAGES = ("@anthropic-ai/claude-code",)
 

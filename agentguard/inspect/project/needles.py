@@ -30,6 +30,8 @@ def has_cli_use(data: bytes) -> bool:
 _USE = re.compile(
     rb"claude(?:_args:|"
     + re.escape(HARNESS_TAIL)
+    # (the package run by npx/bunx/dlx: `npx -y @anthropic-ai/claude-code --flags`)
+    + rb"|-code(?<=@anthropic-ai/claude-code)"
     + rb"|(?<![^"
     + re.escape(bytes(sorted(_BEFORE)))
     + rb"]claude)(?:["

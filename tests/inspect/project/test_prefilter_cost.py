@@ -21,7 +21,7 @@ _PIECES = st.sampled_from(
     [
         "claude", "claude_args:", "codex", "gemini", "@openai/codex", "@google/gemini-cli",
         " ", "\n", "\t", "\v", '"', "'", "`", "[", "]", "(", ")", "/", ";", "&", "|", "=", ",",
-        "_", "-", "x", "1", "é", "_harness.cjs",
+        "_", "-", "x", "1", "é", "_harness.cjs", "@anthropic-ai/", "-code", "anthropic-ai/",
     ]
 )  # fmt: skip
 
