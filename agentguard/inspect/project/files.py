@@ -17,6 +17,7 @@ from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.needles import ACTION_NEEDLE, has_cli_use, has_engine_cli_use
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
+from agentguard.inspect.project.outcome import not_utf8_source
 from agentguard.inspect.project.python_import_needles import spelled_non_ascii
 from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
@@ -113,6 +114,9 @@ def process_file(
 ) -> FileOutcome:
     """Facts and sources from one file. Never raises for bad input. ``wanted``: a Python
     file's readers, when the caller has worked them out from ``data`` already."""
+    wide = not_utf8_source(path, kind, data)
+    if wide is not None:
+        return FileOutcome(sources=[wide], read=False)
     out = FileOutcome()
     try:
         _process(path, kind, data, origin, out, wanted)

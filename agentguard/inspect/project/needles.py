@@ -60,3 +60,21 @@ def has_engine_cli_use(data: bytes) -> bool:
                 return True
             at = data.find(name, after)
     return False
+
+
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 (and UTF-32 LE, which starts the same)
+
+
+def wide_text(data: bytes) -> str | None:
+    """What a file is when it is text the byte needles cannot read (they look for ASCII
+    words; in UTF-16 or UTF-32 every letter is split by NUL bytes): its encoding as a
+    reason, else None. A byte-order mark, or NUL bytes in a quarter of its first 512
+    bytes (UTF-16 without a mark); a stray NUL in UTF-8 text is not enough."""
+    if data.startswith(b"\x00\x00\xfe\xff") or data.startswith(b"\xff\xfe\x00\x00"):
+        return "UTF-32"
+    if data.startswith(_WIDE_BOMS):
+        return "UTF-16"
+    head = data[:512]
+    if len(head) >= 8 and head.count(0) * 4 >= len(head):
+        return "UTF-16 or UTF-32 without a byte-order mark, or binary"
+    return None

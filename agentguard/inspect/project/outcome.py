@@ -66,3 +66,18 @@ def failed_source(path: str, reason: str, code: str) -> Source:
         retryable=False,
         remedy="Fix the file (or exclude it); agentguard could not read what it configures.",
     )
+
+
+def not_utf8_source(path: str, kind: str, data: bytes) -> Source | None:
+    """The failed source of a file whose text the byte needles cannot read (UTF-16/32:
+    see :func:`~agentguard.inspect.project.needles.wide_text`), so that it is never a
+    file that "holds nothing"; None for anything else. A container/build file is left to
+    its reader, which decodes it strictly and fails it itself."""
+    from agentguard.inspect.project.needles import wide_text
+
+    wide = wide_text(data) if kind != "container" else None
+    if wide is None:
+        return None
+    return failed_source(
+        path, f"not UTF-8 text ({wide}): not read; re-encode it as UTF-8", "not-utf8"
+    )

@@ -29,6 +29,7 @@ from agentguard.inspect.project.files import (
     python_may_matter,
 )
 from agentguard.inspect.project.kinds import TreeFacts, gitignore_lists_env
+from agentguard.inspect.project.outcome import not_utf8_source
 from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.walk import (
@@ -140,6 +141,9 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         return _unread(
             cand, failed_source(cand.rel, f"cannot read: {exc.strerror or exc}", "file-unreadable")
         )
+    wide = not_utf8_source(cand.rel, cand.kind, data)  # (before the Python pre-filter)
+    if wide is not None:
+        return _unread(cand, wide)
     if cand.kind == "python":
         text = as_python_reads(data)
         if not python_may_matter(text) and not may_decorate_elsewhere(text):
