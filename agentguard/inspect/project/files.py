@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 
 from agentguard.findings import Source, SourceStatus
 from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
-from agentguard.inspect.project.needles import ACTION_NEEDLE, has_cli_use, has_engine_cli_use
+from agentguard.inspect.project.needles import (
+    ACTION_NEEDLE,
+    as_shell_reads,
+    has_cli_use,
+    has_engine_cli_use,
+)
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
 from agentguard.inspect.project.outcome import not_utf8_source
@@ -117,6 +122,7 @@ def process_file(
     wide = not_utf8_source(path, kind, data)
     if wide is not None:
         return FileOutcome(sources=[wide], read=False)
+    data = as_shell_reads(path, data)  # (what the shell runs: its NUL bytes dropped)
     out = FileOutcome()
     try:
         _process(path, kind, data, origin, out, wanted)

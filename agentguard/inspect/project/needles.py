@@ -8,6 +8,7 @@ pyproject.toml) imports none of the readers, nor the records they build."""
 
 from __future__ import annotations
 
+import codecs
 import re
 
 ACTION_NEEDLE = b"claude-code-action"  # (the step reader reads nothing without it)
@@ -63,18 +64,52 @@ def has_engine_cli_use(data: bytes) -> bool:
 
 
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 (and UTF-32 LE, which starts the same)
+BINARY = "binary"  # what :func:`wide_text` calls a head that is no text in any of them
+_WIDE = {
+    "utf-32-le": "UTF-32LE",
+    "utf-32-be": "UTF-32BE",
+    "utf-16-le": "UTF-16LE",
+    "utf-16-be": "UTF-16BE",
+}
+_TEXT_CONTROLS = frozenset("\t\n\r\f\v")
 
 
 def wide_text(data: bytes) -> str | None:
     """What a file is when it is text the byte needles cannot read (they look for ASCII
     words; in UTF-16 or UTF-32 every letter is split by NUL bytes): its encoding as a
     reason, else None. A byte-order mark, or NUL bytes in a quarter of its first 512
-    bytes (UTF-16 without a mark); a stray NUL in UTF-8 text is not enough."""
+    bytes (UTF-16 without a mark); a stray NUL in UTF-8 text is not enough. Such a head
+    that is no text in UTF-16 or UTF-32 either (a control character, or no decoding at
+    all: an MPEG transport stream named ``.ts``, a DVB capture's zero-filled packets) is
+    :data:`BINARY`: no parser of its kind reads it (YAML refuses control characters,
+    Python and Node a NUL), so it is no configuration unread."""
     if data.startswith(b"\x00\x00\xfe\xff") or data.startswith(b"\xff\xfe\x00\x00"):
         return "UTF-32"
     if data.startswith(_WIDE_BOMS):
         return "UTF-16"
     head = data[:512]
     if len(head) >= 8 and head.count(0) * 4 >= len(head):
-        return "UTF-16 or UTF-32 without a byte-order mark, or binary"
+        head = head[: len(head) - len(head) % 4]
+        for encoding, name in _WIDE.items():
+            try:
+                text = codecs.getincrementaldecoder(encoding)().decode(head)
+            except UnicodeDecodeError:
+                continue
+            if all(c.isprintable() or c in _TEXT_CONTROLS for c in text):
+                return f"{name} without a byte-order mark"
+        return BINARY
     return None
+
+
+SHELL_EXT = (".sh", ".bash", ".zsh")
+
+
+def as_shell_reads(path: str, data: bytes) -> bytes:
+    """A shell script's bytes as the shell runs them: dash drops every NUL byte of a
+    script, and bash too past its first 80 bytes (it refuses a file with one there), so
+    ``c\\0laude`` runs ``claude``, and so does a UTF-16 body after an ASCII head (a
+    head the test of :func:`wide_text` finds no NUL in). ``data`` itself for any other
+    file."""
+    if path.endswith(SHELL_EXT) and b"\x00" in data:
+        return data.replace(b"\x00", b"")
+    return data

@@ -71,13 +71,21 @@ def failed_source(path: str, reason: str, code: str) -> Source:
 def not_utf8_source(path: str, kind: str, data: bytes) -> Source | None:
     """The failed source of a file whose text the byte needles cannot read (UTF-16/32:
     see :func:`~agentguard.inspect.project.needles.wide_text`), so that it is never a
-    file that "holds nothing"; None for anything else. A container/build file is left to
-    its reader, which decodes it strictly and fails it itself."""
-    from agentguard.inspect.project.needles import wide_text
+    file that "holds nothing"; a skipped one for a binary file under a text file's name
+    (a video named ``.ts``); None for anything else. A container/build file is left to
+    its reader, which decodes it strictly and fails it itself; a shell script is read as
+    the shell reads it, NUL bytes dropped (:func:`~.needles.as_shell_reads`)."""
+    from agentguard.inspect.project.needles import BINARY, SHELL_EXT, wide_text
 
-    wide = wide_text(data) if kind != "container" else None
+    if kind == "container" or path.endswith(SHELL_EXT):
+        return None
+    wide = wide_text(data)
     if wide is None:
         return None
+    if wide == BINARY:
+        return Source.skipped(
+            "file", path, "binary (NUL and control bytes, no text in any encoding): not read"
+        )
     return failed_source(
         path, f"not UTF-8 text ({wide}): not read; re-encode it as UTF-8", "not-utf8"
     )
