@@ -68,16 +68,21 @@ def failed_source(path: str, reason: str, code: str) -> Source:
     )
 
 
+_NEEDLE_READ = frozenset({"python", "script", "ts"})
+
+
 def not_utf8_source(path: str, kind: str, data: bytes) -> Source | None:
     """The failed source of a file whose text the byte needles cannot read (UTF-16/32:
     see :func:`~agentguard.inspect.project.needles.wide_text`), so that it is never a
     file that "holds nothing"; a skipped one for a binary file under a text file's name
-    (a video named ``.ts``); None for anything else. A container/build file is left to
-    its reader, which decodes it strictly and fails it itself; a shell script is read as
+    (a video named ``.ts``); None for anything else. Only the kinds the needles pick
+    out (code, scripts, workflows); a container/build file, a settings or MCP file and
+    an engine's configuration are left to their readers, which decode them strictly and
+    fail them themselves; a shell script is read as
     the shell reads it, NUL bytes dropped (:func:`~.needles.as_shell_reads`)."""
     from agentguard.inspect.project.needles import BINARY, SHELL_EXT, wide_text
 
-    if kind == "container" or path.endswith(SHELL_EXT):
+    if kind not in _NEEDLE_READ or path.endswith(SHELL_EXT):
         return None
     wide = wide_text(data)
     if wide is None:
