@@ -23,7 +23,12 @@ from agentguard.inspect.project.needles import (
 from agentguard.inspect.project.outcome import FileOutcome as FileOutcome
 from agentguard.inspect.project.outcome import failed_source as failed_source
 from agentguard.inspect.project.outcome import not_utf8_source
-from agentguard.inspect.project.python_import_needles import spelled_non_ascii
+from agentguard.inspect.project.python_prefilter import MAP_MODULES as MAP_MODULES
+from agentguard.inspect.project.python_prefilter import PY_MODULES as PY_MODULES
+from agentguard.inspect.project.python_prefilter import python_may_matter as python_may_matter
+from agentguard.inspect.project.python_prefilter import (
+    python_risk_may_matter as python_risk_may_matter,
+)
 from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 from agentguard.inspect.project.servers_needle import names_servers
@@ -32,86 +37,8 @@ if TYPE_CHECKING:
     from agentguard.facts.agents import McpServer
     from agentguard.inspect.project.python_agents import Wanted
 
-# A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
-# command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
-PY_MODULES = (
-    b"claude",
-    b"agents",
-    b"smolagents",
-    b"langchain",
-    b"langgraph",
-    b"autogen",
-    b"crewai",
-    b"mcp",
-    b"fastmcp",
-    b"anthropic",
-    b"openai",
-    b"litellm",
-    b"google.genai",
-    b"google.generativeai",
-    b"ollama",
-    b"mistralai",
-    b"llama_index",
-    b"agno",
-    b"pydantic_ai",
-)
-# the frameworks whose agents only the map draws (no risk reader reads their files): a file
-# that imports one of them and none of the above is parsed for its agent definitions alone
-MAP_MODULES = (b"aider", b"browser_use")
-
-
-def _import_of(modules: tuple[bytes, ...]) -> re.Pattern[bytes]:
-    alternatives = b"|".join(re.escape(m) for m in modules)
-    return re.compile(
-        rb"m[ \tp](?:(?<=from[ \t])[ \t]*(?:"
-        + alternatives
-        + rb")|(?<=imp)ort[ \t]+(?:[\w. \t]*,[ \t]*)*(?:"
-        + alternatives
-        + rb"))"
-    )
-
-
-# ``from[ \t]+<module>`` and ``import[ \t]+(?:[\w. \t]*,[ \t]*)*<module>`` (``import a as b,
-# <module>``) in one scan: a match starts at the ``m`` both keywords share (``re`` finds
-# a pattern's single leading literal with its fastest loop), the byte after it (blank for
-# ``from``, ``p`` for ``import``) and a lookbehind tell which keyword it ends, if any.
-# Two scans of the same bytes (``from``..., ``import``...) cost 40% more.
-_FROM_OR_IMPORT = _import_of(PY_MODULES + MAP_MODULES)
-_RISK_IMPORT = _import_of(PY_MODULES)  # (run only on files the first one matched)
 TS_NEEDLE = b"@anthropic-ai/claude"
 _PY = f"{sys.version_info.major}.{sys.version_info.minor}"
-
-
-def python_may_matter(data: bytes) -> bool:
-    """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
-    or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
-    (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count), or
-    an import of ``docker`` followed by a ``containers.run(``/``.create(`` call; or an
-    import of one of :data:`MAP_MODULES`."""
-    return (
-        b"claude" in data
-        or _FROM_OR_IMPORT.search(data) is not None
-        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
-        or spelled_non_ascii(data)  # (a name in letters Python reads as ASCII: maybe)
-    )
-
-
-def python_risk_may_matter(data: bytes) -> bool:
-    """:func:`python_may_matter` without :data:`MAP_MODULES`: the pre-filter of the readers
-    the rules read (a file only the map's reader wants is not theirs)."""
-    return (
-        b"claude" in data
-        or _RISK_IMPORT.search(data) is not None
-        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
-        or spelled_non_ascii(data)
-    )
-
-
-# a harness that starts containers for its package's scripts (agbench's run_cmd.py) imports
-# no agent module: it is read when it imports the Docker SDK and calls a container start
-_DOCKER_HARNESS = re.compile(
-    rb"(?m)^[ \t]*(?:import|from)[ \t]+docker\b[^\n]*$[\s\S]*containers\.(?:run|create)\("
-)
 
 
 def process_file(

@@ -86,7 +86,7 @@ class Wanted:
     @classmethod
     def of(cls, data: bytes, *, risk_readers: bool = True, path: str | None = None) -> Wanted:
         """``risk_readers`` False: the file passed the first pre-filter for the map's
-        definitions alone (:func:`~agentguard.inspect.project.files.python_risk_may_matter`
+        definitions alone (:func:`~agentguard.inspect.project.python_prefilter.python_risk_may_matter`
         said no), so only that reader may read it. ``path``: the file's, when known: a
         test file is not read for definitions (:func:`analyse_python`), so its test is
         not made."""

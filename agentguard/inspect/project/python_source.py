@@ -1,5 +1,5 @@
 """A Python file's text as Python reads it, in UTF-8: what the byte tests of the
-pre-filters search (:func:`~agentguard.inspect.project.files.python_may_matter`, the
+pre-filters search (:func:`~agentguard.inspect.project.python_prefilter.python_may_matter`, the
 readers' tests of :class:`~agentguard.inspect.project.python_agents.Wanted` and the scan of
 string literals they ask).
 
