@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentguard.cli import app
-from agentguard.inspect.project import scan
+from agentguard.inspect.project import scan_read
 
 PARENT = os.getpid()
 
@@ -24,13 +24,13 @@ def _slow_tree(root: Path, monkeypatch: pytest.MonkeyPatch, files: int = 40) -> 
         (root / f"m{n}.py").write_text(
             "from agents import Agent, ShellTool\nAgent(tools=[ShellTool()])\n"
         )
-    real = scan.process_file
+    real = scan_read.process_file
 
     def slow(*args: object, **kwargs: object) -> object:
         time.sleep(0.05)  # 40 files: 2 s in one process, far past the deadline
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(scan, "process_file", slow)
+    monkeypatch.setattr(scan_read, "process_file", slow)
 
 
 def _no_children_left() -> bool:

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from agentguard.cli import app
 from agentguard.inspect.project import cache as content_cache
-from agentguard.inspect.project import engine_files, python_agents, scan
+from agentguard.inspect.project import engine_files, python_agents, scan_read
 from agentguard.inspect.project.cache_codec import BadEntry, decode, encode
 from agentguard.inspect.project.files import process_file
 
@@ -310,13 +310,13 @@ def test_a_rerun_searches_no_script_and_runs_no_pre_filter_again(
     )
     monkeypatch.setenv("AGENTGUARD_JOBS", "1")
     read: list[tuple[str, str]] = []
-    real = scan.process_file
+    real = scan_read.process_file
 
     def counting(path: str, kind: str, *a: Any, **k: Any) -> Any:
         read.append((path, kind))
         return real(path, kind, *a, **k)
 
-    monkeypatch.setattr(scan, "process_file", counting)
+    monkeypatch.setattr(scan_read, "process_file", counting)
     plain = _inspect(repo)
     assert ("tests/cassette_0.yaml", "script") in read
     assert ("tests/test_lib.py", "python") in read and ("servers.ts", "ts") in read
