@@ -17,6 +17,7 @@ from agentguard.inspect.project.lined import PARSE_FAILURES, document_error
 from agentguard.inspect.project.needles import (
     ACTION_NEEDLE,
     as_shell_reads,
+    escaped_command,
     has_cli_use,
     has_engine_cli_use,
 )
@@ -69,7 +70,18 @@ def process_file(
             ]
         )
     _cap(path, out)
+    if kind in _ESCAPE_READ and escaped_command(data):  # (what the runner expands, unread)
+        why = (
+            "a claude/codex/gemini command line spelled with letter escapes (\\x63, \\u0063,"
+            " \\143): not read, the readers read the text as written; write it plainly"
+        )
+        out.sources.append(failed_source(path, why, "escaped-command"))
     return out
+
+
+# the kinds read by the byte needles and the line readers (the settings, MCP and engine
+# configuration readers parse their JSON/TOML whole, escapes decoded)
+_ESCAPE_READ = frozenset({"python", "script", "ts", "container"})
 
 
 MAX_FACTS_PER_FILE = 200  # agent configurations (and tools, servers...) from one file

@@ -113,3 +113,45 @@ def as_shell_reads(path: str, data: bytes) -> bytes:
     if path.endswith(SHELL_EXT) and b"\x00" in data:
         return data.replace(b"\x00", b"")
     return data
+
+
+# A letter written as an escape that YAML's double quotes, Python, JavaScript, bash's
+# `$'...'`, `printf` and `echo -e` turn back into the letter: `\x63`, `\u0063`,
+# `\U00000063`, octal `\143`.
+_HEX_LETTER = rb"(?:[46][1-9a-fA-F]|[57][0-9aA])"
+_LETTER_ESCAPE = re.compile(
+    rb"\\(?:x(" + _HEX_LETTER + rb")|u00(" + _HEX_LETTER + rb")|U000000("
+    + _HEX_LETTER + rb")|(1[0-7][0-7]))"
+)  # fmt: skip
+
+
+def _letter(m: re.Match[bytes]) -> bytes:
+    hex_digits = m[1] or m[2] or m[3]
+    return bytes([int(hex_digits, 16) if hex_digits else int(m[4], 8)])
+
+
+def _uses(data: bytes) -> int:
+    """How many command lines the two needles find (claude; codex and gemini)."""
+    count = len(_USE.findall(data))
+    end = len(data)
+    for name in (b"codex", b"gemini"):
+        at = data.find(name)
+        while at >= 0:
+            after = at + len(name)
+            if (at == 0 or data[at - 1] in _ENGINE_BEFORE) and (
+                after == end or data[after] not in _WORD
+            ):
+                count += 1
+            at = data.find(name, after)
+    return count
+
+
+def escaped_command(data: bytes) -> bool:
+    """A ``claude``, ``codex`` or ``gemini`` command that only letter escapes spell
+    (``"\\x63laude --dangerously-skip-permissions"`` in a workflow's double-quoted
+    ``run:``, ``$'\\x63laude'`` in a script): the needles and the line readers read the
+    text as written, and would find no command where the runner runs one. True when the
+    text with every letter escape decoded holds more command lines than the text itself."""
+    if b"\\" not in data or _LETTER_ESCAPE.search(data) is None:
+        return False
+    return _uses(_LETTER_ESCAPE.sub(_letter, data)) > _uses(data)

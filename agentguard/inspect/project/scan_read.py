@@ -19,6 +19,7 @@ from agentguard.inspect.project.files import (
     process_file,
     python_may_matter,
 )
+from agentguard.inspect.project.needles import escaped_command
 from agentguard.inspect.project.outcome import not_utf8_source
 from agentguard.inspect.project.python_source import as_python_reads
 from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
@@ -97,7 +98,11 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         return _unread(cand, wide)
     if cand.kind == "python":
         text = as_python_reads(data)
-        if not python_may_matter(text) and not may_decorate_elsewhere(text):
+        if (
+            not python_may_matter(text)
+            and not may_decorate_elsewhere(text)
+            and not escaped_command(data)
+        ):
             return None
     out = _processed(cand, data)
     if cand.kind == "container":
