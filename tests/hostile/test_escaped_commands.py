@@ -94,3 +94,77 @@ def test_escapes_that_spell_no_command_are_no_failure(text: str) -> None:
 def test_an_escaped_command_beside_a_plain_one_is_still_seen() -> None:
     text = 'claude -p "plain"\nrun: "\\x63laude --dangerously-skip-permissions"\n'
     assert escaped_command(text.encode()) is True
+
+
+# Found by the second attack (each ran claude here: bash, PyYAML, Python, Node); all were
+# exit 0 with no source before. (text, whether the file may be a shell's)
+EXPANDED = [
+    ("c''laude --dangerously-skip-permissions\n", True),  # bash quote removal
+    ('c""laude --dangerously-skip-permissions\n', True),
+    ('"cl"aude --dangerously-skip-permissions\n', True),
+    ("cl\\aude --dangerously-skip-permissions\n", True),  # bash backslash removal
+    ("\\claude --dangerously-skip-permissions\n", True),  # (the alias-bypassing form)
+    ("$'\\x63'laude --dangerously-skip-permissions\n", True),
+    ("eval $'\\x63laude\\x20--dangerously-skip-permissions'\n", True),  # escaped separator
+    ('run: "claude\\x20--dangerously-skip-permissions"\n', True),
+    ('run: "echo\\x20\\x63laude\\x20--dangerously-skip-permissions"\n', True),
+    ("$'\\u63laude' --dangerously-skip-permissions\n", True),  # bash's short \u
+    ("$'\\U63laude' --dangerously-skip-permissions\n", True),
+    ("echo -e '\\0143laude --dangerously-skip-permissions' | sh\n", True),  # \0NNN
+    ("printf '\\143laude\\040--dangerously-skip-permissions' | sh\n", True),
+    ('run: "cla\\\n    ude --dangerously-skip-permissions"\n', True),  # YAML continuation
+    ("cla\\\nude --dangerously-skip-permissions\n", True),  # bash's
+    ('subprocess.run(["cla\\\nude", "--dangerously-skip-permissions"])\n', False),
+    (
+        'subprocess.run(["\\N{LATIN SMALL LETTER C}laude", "--dangerously-skip-permissions"])\n',
+        False,
+    ),
+    ('spawn("\\u{63}laude", ["--dangerously-skip-permissions"])\n', False),  # JS code point
+    # a decoy that the expansion hides (`codex\x41` is a use as written, `codexA` is none)
+    ('echo codex\\x41\nrun: "\\x63laude --dangerously-skip-permissions"\n', True),
+]
+
+
+@pytest.mark.parametrize(("text", "shell"), EXPANDED)
+def test_what_a_runner_expands_into_a_command_is_seen(text: str, shell: bool) -> None:
+    assert escaped_command(text.encode(), shell=shell) is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "c''laude --dangerously-skip-permissions\n",
+        "cl\\aude --dangerously-skip-permissions\n",
+        "\\claude --dangerously-skip-permissions\n",
+    ],
+)
+def test_the_shell_removal_in_a_file_of_no_shell_is_none(text: str) -> None:
+    """(Python's `'cl''aude'` is a name assembled from parts, as `"cl" "aude"` is: the
+    known limit; `\\c` in a Python or JavaScript string is a backslash and a `c`)"""
+    assert escaped_command(text.encode(), shell=True) is True
+    assert escaped_command(text.encode(), shell=False) is False
+
+
+def test_a_shell_script_spelled_by_quote_removal_is_a_failed_source(tmp_path: Path) -> None:
+    _write(tmp_path, "scripts/nightly.sh", "#!/bin/bash\nc''laude --dangerously-skip-permissions\n")
+    code, doc = _inspect(tmp_path)
+    assert code == 3
+    failed = [(s["name"], s["error_code"]) for s in doc["sources"] if s["status"] == "failed"]
+    assert failed == [("scripts/nightly.sh", "escaped-command")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the Claude Agent SDK's own message (a `\n` beside a plain name is prose's)
+        '"  npm install -g @anthropic-ai/claude-code\\n"\n',
+        'open_ended.append(f"claude_args: {shown}")\n',  # a string's prefix, no word
+        'CASES = [(b"claude_args: --mcp-config x\\n", True)]\n',
+        'write_text("#!/bin/sh\\nclaude -p hi\\n")\n',
+        'PATH = "\\\\x63laude"\n',  # an escaped backslash: a backslash, then x63
+        "echo don't call claude\n",
+    ],
+)
+@pytest.mark.parametrize("shell", [True, False])
+def test_expansions_that_spell_no_new_command_are_no_failure(text: str, shell: bool) -> None:
+    assert escaped_command(text.encode(), shell=shell) is False

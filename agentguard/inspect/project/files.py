@@ -70,10 +70,13 @@ def process_file(
             ]
         )
     _cap(path, out)
-    if kind in _ESCAPE_READ and escaped_command(data):  # (what the runner expands, unread)
+    if kind in _ESCAPE_READ and escaped_command(
+        data, shell=kind in _SHELL_KINDS
+    ):  # (what the runner expands, unread)
         why = (
-            "a claude/codex/gemini command line spelled with letter escapes (\\x63, \\u0063,"
-            " \\143): not read, the readers read the text as written; write it plainly"
+            "a claude/codex/gemini command line that only its runner's expansion spells"
+            " (\\x63, \\u0063, \\143, a joined line, c''laude): not read, the readers read"
+            " the text as written; write it plainly"
         )
         out.sources.append(failed_source(path, why, "escaped-command"))
     return out
@@ -82,6 +85,7 @@ def process_file(
 # the kinds read by the byte needles and the line readers (the settings, MCP and engine
 # configuration readers parse their JSON/TOML whole, escapes decoded)
 _ESCAPE_READ = frozenset({"python", "script", "ts", "container"})
+_SHELL_KINDS = frozenset({"script", "container"})  # (scripts, workflows, Dockerfiles)
 
 
 MAX_FACTS_PER_FILE = 200  # agent configurations (and tools, servers...) from one file

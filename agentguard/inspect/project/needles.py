@@ -115,24 +115,87 @@ def as_shell_reads(path: str, data: bytes) -> bytes:
     return data
 
 
-# A letter written as an escape that YAML's double quotes, Python, JavaScript, bash's
-# `$'...'`, `printf` and `echo -e` turn back into the letter: `\x63`, `\u0063`,
-# `\U00000063`, octal `\143`.
-_HEX_LETTER = rb"(?:[46][1-9a-fA-F]|[57][0-9aA])"
-_LETTER_ESCAPE = re.compile(
-    rb"\\(?:x(" + _HEX_LETTER + rb")|u00(" + _HEX_LETTER + rb")|U000000("
-    + _HEX_LETTER + rb")|(1[0-7][0-7]))"
+# What the runners turn back into a character that the text as written spells otherwise:
+# YAML's double quotes, Python, JavaScript, bash's `$'...'`, `printf` and `echo -e` expand a
+# printable character's escape (`\x63`, `\u0063`, `\U00000063`, JS `\u{63}`, bash's short
+# `\u63`, octal `\143` and `\0143`, Python's `\N{LATIN SMALL LETTER C}`) and `\t`, `\n`...;
+# a backslash at a line's end joins two lines (YAML double quotes, bash, Python, JS, a
+# Dockerfile). The shell also drops a backslash before a letter (`cl\\aude`) and quotes
+# inside a word (`c''laude`, `"cl"aude`, `$'\x63'laude`). An escaped backslash stays.
+_HEX = rb"(?:[2-7][0-9a-fA-F]|0[9a-dA-D])"  # printable ASCII, tab, newline, VT, FF, CR
+_NOT_HEX = rb"(?![0-9a-fA-F])"
+_ESCAPES = (
+    rb"\\\\"
+    + rb"|\\(?:x(" + _HEX + rb")|u\{0*(" + _HEX + rb")\}|u00(" + _HEX + rb")|u0?("
+    + _HEX + rb")" + _NOT_HEX + rb"|U000000(" + _HEX + rb")|U0{0,5}(" + _HEX + rb")"
+    + _NOT_HEX + rb"|0?(0[4-7][0-7]|1[0-7][0-7]|01[1-5])"
+    + rb"|N\{LATIN (SMALL|CAPITAL) LETTER ([A-Z])\}|([tnrfv])|(\r?\n[ \t]*)"
 )  # fmt: skip
+_W = rb"[A-Za-z0-9_]"
 
 
-def _letter(m: re.Match[bytes]) -> bytes:
-    hex_digits = m[1] or m[2] or m[3]
-    return bytes([int(hex_digits, 16) if hex_digits else int(m[4], 8)])
+def _quote(q: bytes) -> bytes:
+    """A quote inside a word, not after a Python string's prefix (`f"claude_args:`); the
+    quote comes first in the pattern, so the regex engine skips to the next quote in C."""
+    return (
+        q + rb"(?<=" + _W + q + rb")(?<![^A-Za-z0-9_][bBfFrRuU]" + q
+        + rb")(?<![^A-Za-z0-9_][bBfFrR]{2}" + q + rb")(?=" + _W + rb")"
+    )  # fmt: skip
 
 
-def _uses(data: bytes) -> int:
-    """How many command lines the two needles find (claude; codex and gemini)."""
-    count = len(_USE.findall(data))
+_REWRITE = re.compile(_ESCAPES + rb"|(?!))")  # (group 12: never, the shell's alone)
+_SHELL_REWRITE = re.compile(
+    _ESCAPES + rb"|([A-Za-z]))|" + rb"|".join(_quote(q) for q in (b"''", b'""', b"'", b'"'))
+)
+_SHORT = {b"t": b"\t", b"n": b"\n", b"r": b"\r", b"f": b"\f", b"v": b"\v"}
+
+
+def _rewritten(m: re.Match[bytes]) -> bytes | None:
+    """What the runner makes of one match of :data:`_REWRITE` (None: it stays as written)."""
+    if m[0] == b"\\\\":
+        return None
+    hex_digits = next((h for h in m.groups()[:6] if h is not None), None)
+    if hex_digits is not None:
+        return bytes([int(hex_digits, 16)])
+    if m[7] is not None:
+        return bytes([int(m[7], 8)])
+    if m[9] is not None:
+        return m[9].lower() if m[8] == b"SMALL" else m[9]
+    if m[10] is not None:
+        return _SHORT[m[10]]
+    if m.lastindex == 12:
+        return m[12]
+    return b""  # a joined line, a quote inside a word
+
+
+def _as_run(data: bytes, shell: bool) -> tuple[bytes, set[int]]:
+    """``data`` as a runner may expand it, and the offsets in it of each character an
+    expansion wrote (or, where it removed text, of the character after the removal)."""
+    parts: list[bytes] = []
+    marks: set[int] = set()
+    at = size = 0
+    for m in (_SHELL_REWRITE if shell else _REWRITE).finditer(data):
+        new = _rewritten(m)
+        if new is None:
+            continue
+        parts.append(data[at : m.start()])
+        size += m.start() - at
+        if m[10] is None:  # (a `\n` beside a name is prose's line end: `"... claude\n"`)
+            marks.add(size)
+        parts.append(new)
+        size += len(new)
+        at = m.end()
+    parts.append(data[at:])
+    return b"".join(parts), marks
+
+
+def _use_spans(data: bytes) -> list[tuple[int, int]]:
+    """Where each command line the two needles find stands, with the characters they ask
+    about (the one before the name, the one after it, `@anthropic-ai/` before `claude-code`)."""
+    spans = [
+        (m.end() - 25 if m[0].endswith(b"-code") else m.start() - 1, m.end())
+        for m in _USE.finditer(data)
+    ]
     end = len(data)
     for name in (b"codex", b"gemini"):
         at = data.find(name)
@@ -141,17 +204,53 @@ def _uses(data: bytes) -> int:
             if (at == 0 or data[at - 1] in _ENGINE_BEFORE) and (
                 after == end or data[after] not in _WORD
             ):
-                count += 1
+                spans.append((at - 1, after))
             at = data.find(name, after)
-    return count
+    return spans
 
 
-def escaped_command(data: bytes) -> bool:
-    """A ``claude``, ``codex`` or ``gemini`` command that only letter escapes spell
-    (``"\\x63laude --dangerously-skip-permissions"`` in a workflow's double-quoted
-    ``run:``, ``$'\\x63laude'`` in a script): the needles and the line readers read the
-    text as written, and would find no command where the runner runs one. True when the
-    text with every letter escape decoded holds more command lines than the text itself."""
-    if b"\\" not in data or _LETTER_ESCAPE.search(data) is None:
+# The cheap tests first: an escape of a printable character, or a backslash at a word's
+# end that joins it to the next line's; a backslash before a name; in a shell's text, a
+# quote or a backslash between two letters of the names where the names without quotes
+# and backslashes are more. (The quotes and backslashes are all `'` for the search: a
+# pattern that opens with one byte is searched in C from one to the next, one that opens
+# with a set of three byte by byte, at twice the cost on 150 MB of recorded exchanges.)
+_MAY_ESCAPE = re.compile(
+    rb"\\(?:x(?:[2-7]|0[9a-dA-D])|u\{0*[2-7][0-9a-fA-F]\}|u00[2-7]|u0?[2-7][0-9a-fA-F]"
+    rb"(?![0-9a-fA-F])|U000000[2-7]|U0{0,5}[2-7][0-9a-fA-F](?![0-9a-fA-F])"
+    rb"|0?(?:0[4-7]|1[0-7])[0-7]|0?01[1-5]|N\{LATIN|(?<=[A-Za-z0-9_]\\)\r?\n[ \t]*[A-Za-z0-9_]"
+    rb"|claude|codex|gemini)"  # (the last: the shell's `\claude`)
+)
+_L = rb"[acdegilmnoux]"  # the letters of the three names
+_AS_QUOTE = bytes.maketrans(b'"\\', b"''")
+_MAY_JOIN = re.compile(rb"'(?='?" + _L + rb")(?<=" + _L + rb"')")
+_NAMES = (b"claude", b"codex", b"gemini")
+
+
+def _may_expand(data: bytes, shell: bool) -> bool:
+    if _MAY_ESCAPE.search(data) is not None:
+        return True
+    if not shell:
         return False
-    return _uses(_LETTER_ESCAPE.sub(_letter, data)) > _uses(data)
+    if _MAY_JOIN.search(data.translate(_AS_QUOTE)) is None:
+        return False
+    bare = data.translate(None, b"'\"\\")
+    return any(n in bare and bare.count(n) > data.count(n) for n in _NAMES)
+
+
+def escaped_command(data: bytes, shell: bool = True) -> bool:
+    """A ``claude``, ``codex`` or ``gemini`` command that only an expansion spells
+    (``"\\x63laude --dangerously-skip-permissions"`` in a workflow's double-quoted
+    ``run:``, ``$'\\x63laude'`` or ``c''laude`` in a script, ``\\x20`` after the name):
+    the needles and the line readers read the text as written, and would find no command
+    where the runner runs one. True when the text as a runner may expand it holds a
+    command line that touches a character an expansion wrote (a decoy elsewhere that an
+    expansion hides counts for nothing). ``shell``: the text may be a shell's (a script,
+    a workflow, a Dockerfile), whose quote and backslash removal counts too; Python's and
+    JavaScript's escapes are the others'."""
+    if not _may_expand(data, shell):
+        return False
+    text, marks = _as_run(data, shell)
+    if not marks:
+        return False
+    return any(any(i in marks for i in range(s, e + 1)) for s, e in _use_spans(text))

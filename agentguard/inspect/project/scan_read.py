@@ -101,7 +101,7 @@ def read_and_process(cand: Candidate) -> FileOutcome | None:
         if (
             not python_may_matter(text)
             and not may_decorate_elsewhere(text)
-            and not escaped_command(data)
+            and not escaped_command(data, shell=False)
         ):
             return None
     out = _processed(cand, data)
