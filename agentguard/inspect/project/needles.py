@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 
 ACTION_NEEDLE = b"claude-code-action"  # (the step reader reads nothing without it)
 
@@ -50,6 +51,11 @@ def has_engine_cli_use(data: bytes) -> bool:
     ``gemini`` in the bytes (a scoped package's name holds ``/codex`` or ``/gemini`` at a
     word's end, so the two names are all it takes; the pattern opens with an alternation,
     which the regex engine tries at every byte)."""
+    return next(_engine_uses(data), None) is not None
+
+
+def _engine_uses(data: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each ``codex`` and ``gemini`` that stands as a command's name."""
     end = len(data)
     for name in (b"codex", b"gemini"):
         at = data.find(name)
@@ -58,9 +64,8 @@ def has_engine_cli_use(data: bytes) -> bool:
             if (at == 0 or data[at - 1] in _ENGINE_BEFORE) and (
                 after == end or data[after] not in _WORD
             ):
-                return True
+                yield at, after
             at = data.find(name, after)
-    return False
 
 
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 (and UTF-32 LE, which starts the same)
@@ -196,16 +201,7 @@ def _use_spans(data: bytes) -> list[tuple[int, int]]:
         (m.end() - 25 if m[0].endswith(b"-code") else m.start() - 1, m.end())
         for m in _USE.finditer(data)
     ]
-    end = len(data)
-    for name in (b"codex", b"gemini"):
-        at = data.find(name)
-        while at >= 0:
-            after = at + len(name)
-            if (at == 0 or data[at - 1] in _ENGINE_BEFORE) and (
-                after == end or data[after] not in _WORD
-            ):
-                spans.append((at - 1, after))
-            at = data.find(name, after)
+    spans += [(at - 1, after) for at, after in _engine_uses(data)]
     return spans
 
 
