@@ -62,3 +62,20 @@ def findings(report: dict[str, Any], rule_id: str) -> list[dict[str, Any]]:
 def strip_volatile(finding: dict[str, Any]) -> dict[str, Any]:
     """A finding without its fingerprint (a hash of the rest)."""
     return {k: v for k, v in finding.items() if k != "fingerprint"}
+
+
+def not_ok(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sources a report could not read whole (what an incomplete report is about)."""
+    return [s for s in report["sources"] if s["status"] != "ok"]
+
+
+def lock_complete(*args: str) -> tuple[int, dict[str, Any], str]:
+    """``lock`` against the real index, run once more when every source it failed says it
+    may be retried (a page the index did not serve in time on a loaded machine): the
+    report must then be complete, and its failures are shown when it is not."""
+    got = run_json("lock", *args)
+    failed = [s for s in not_ok(got[1]) if s["status"] == "failed"]
+    if failed and all(s.get("retryable") for s in failed):
+        got = run_json("lock", *args)
+    assert got[1]["complete"] is True, not_ok(got[1])
+    return got

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lock.helpers import findings, run_json, write_project
+from tests.lock.helpers import findings, lock_complete, run_json, write_project
 
 pytestmark = pytest.mark.network
 
@@ -64,8 +64,7 @@ def test_a_forked_stack_locked_twice_and_upgraded_crosses_no_major(
     tmp_path: Path, deps: list[str]
 ) -> None:
     project = write_project(tmp_path / "stack", deps)
-    first, report, _ = run_json("lock", str(project))
-    assert report["complete"] is True, report["sources"]
+    first, _, _ = lock_complete(str(project))
     text = (project / "requirements.lock").read_text()
     assert " ; python_full_version" in text  # the lock forks
     files = {n: (project / n).read_bytes() for n in ("requirements.lock", "pylock.toml")}
@@ -86,8 +85,7 @@ def _apply_snippets_and_install(project: Path, deps: list[str]) -> None:
     assert offered and {f["evidence"]["fix_set"] for f in offered} == {"resolves"}
     snippets = sorted({f["fix"]["snippet"] for f in offered})
     write_project(project, [*deps, *snippets], requires_python=_requires_python(project))
-    _, report, _ = run_json("lock", str(project))
-    assert report["complete"] is True, report["sources"]
+    lock_complete(str(project))
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--isolated",
          "--require-hashes", "-r", str(project / "requirements.lock")],

@@ -70,9 +70,8 @@ def process_file(
             ]
         )
     _cap(path, out)
-    if kind in _ESCAPE_READ and escaped_command(
-        data, shell=kind in _SHELL_KINDS
-    ):  # (what the runner expands, unread)
+    shell = kind in _SHELL_KINDS  # (what the runner expands, which the readers do not)
+    if kind in _ESCAPE_READ and escaped_command(data, shell=shell):
         why = (
             "a claude/codex/gemini command line that only its runner's expansion spells"
             " (\\x63, \\u0063, \\143, a joined line, c''laude): not read, the readers read"
