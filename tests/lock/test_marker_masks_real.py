@@ -13,22 +13,12 @@ from pathlib import Path
 import pytest
 
 from agentguard.facts.environments import EnvironmentTable
+from tests.lock.test_marker_masks_fast import _mask_one_by_one
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "markers"
 REAL = (FIXTURES / "real-locks.txt").read_text(encoding="utf-8").splitlines()
 ODD = (FIXTURES / "odd-spellings.txt").read_text(encoding="utf-8").splitlines()
 ALL = [m for m in (*REAL, *ODD) if m.strip()]
-
-
-class _Ungrouped(EnvironmentTable):
-    def _groups(self, marker: str) -> list[tuple[int, ...]]:
-        return [(i,) for i in range(len(self.environments))]
-
-
-def _one_by_one(table: EnvironmentTable, marker: str) -> int:
-    fresh = _Ungrouped([])
-    fresh.environments, fresh.all = table.environments, table.all
-    return fresh.mask(marker)
 
 
 def _tables() -> list[EnvironmentTable]:
@@ -46,5 +36,5 @@ def test_every_real_and_odd_marker_masks_as_one_evaluation_per_environment(
     table: EnvironmentTable,
 ) -> None:
     assert len(REAL) > 250 and len(ODD) > 50
-    wrong = [m for m in ALL if table.mask(m) != _one_by_one(table, m)]
+    wrong = [m for m in ALL if table.mask(m) != _mask_one_by_one(table, m)]
     assert wrong == []
