@@ -1,137 +1,49 @@
-"""GET over http(s) for the index client, through urllib3 (pooling, TLS, proxies).
+"""GET over http(s) for the index client: straight to the index with ``http.client``
+(:mod:`agentguard.lock.http_direct`), or through a proxy with urllib3
+(:mod:`agentguard.lock.http_proxied`).
 
 What is agentguard's own: every answer is capped (and an error body is never read whole),
 every read is bounded by the run's :class:`Deadline` as well as a per-read timeout (a
-server sending a byte every few seconds is cut off at the deadline), each redirect is
-checked against the :class:`UrlPolicy`, a login goes only to its own origin, and every
-message names the URL without its secrets.
+server sending a byte every few seconds is cut off at the deadline), a body shorter than
+its declared length is a failed read, each redirect is checked against the
+:class:`UrlPolicy`, a login goes only to its own origin, and every message names the URL
+without its secrets.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import http.client
 import socket
-import ssl
 import threading
 import time
 import urllib.parse
 import urllib.request
+from typing import TYPE_CHECKING
 
-import urllib3
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import (
-    HTTPError,
-    NewConnectionError,
-    ProtocolError,
-    ProxyError,
-    SSLError,
-    TimeoutError,
-)
-
+from agentguard.lock import http_direct
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.pages import MAX_PAGE_BYTES, IndexError_
 from agentguard.lock.urls import UrlPolicy, clean_url
+
+if TYPE_CHECKING:
+    import urllib3
 
 TIMEOUT = 30.0
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_REDIRECTS = 5
 USER_AGENT = "agentguard (+lock)"
 
-_MANAGERS: dict[str, urllib3.PoolManager] = {}
-_MANAGERS_LOCK = threading.Lock()
-
-
-def _ssl_context() -> ssl.SSLContext:
-    for name in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT"):
-        cafile = os.environ.get(name)
-        if cafile and os.path.isfile(cafile):
-            return ssl.create_default_context(cafile=cafile)
-    return ssl.create_default_context()
-
-
-_DNS: dict[tuple[str, int], str] = {}
-_DNS_LOCKS: dict[tuple[str, int], threading.Lock] = {}
-
-
-def _address(host: str, port: int) -> str:
-    """Each host is looked up once per process: the 16 workers opening their connections at
-    once would otherwise send a burst of look-ups, and a resolver that rate-limits them
-    stalls for 5 s (measured here: a cold lock took 6 s instead of 1.5 s)."""
-    key = (host, port)
-    with _MANAGERS_LOCK:
-        lock = _DNS_LOCKS.setdefault(key, threading.Lock())
-    with lock:
-        if key not in _DNS:
-            info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            _DNS[key] = str(info[0][4][0])
-        return _DNS[key]
-
-
-class _CachedDNS(HTTPConnection):
-    def _new_conn(self) -> socket.socket:
-        name = self._dns_host
-        with contextlib.suppress(OSError, UnicodeError):  # else urllib3 names the failure
-            self._dns_host = _address(name.rstrip("."), self.port)
-        try:
-            return super()._new_conn()
-        finally:
-            self._dns_host = name
-
-
-class _Connection(_CachedDNS):
-    pass
-
-
-class _TLSConnection(_CachedDNS, HTTPSConnection):
-    pass
-
-
-class _Pool(HTTPConnectionPool):
-    ConnectionCls = _Connection
-
-
-class _TLSPool(HTTPSConnectionPool):
-    ConnectionCls = _TLSConnection
-
-
-def _manager(url: str) -> urllib3.PoolManager:
-    """One pool per proxy (none: ""), shared by every thread: 16 connections per host, as
-    many as the analysis has workers. Proxies as urllib reads them from the environment."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(urllib.parse.urlsplit(url).scheme, "")
-    if proxy and urllib.request.proxy_bypass(host):
-        proxy = ""
-    with _MANAGERS_LOCK:
-        if proxy not in _MANAGERS:
-            options = {"num_pools": 16, "maxsize": 16, "retries": False}
-            context = _ssl_context()
-            manager = (
-                urllib3.ProxyManager(proxy, ssl_context=context, **options)  # type: ignore[arg-type]
-                if proxy
-                else urllib3.PoolManager(ssl_context=context, **options)  # type: ignore[arg-type]
-            )
-            manager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
-            _MANAGERS[proxy] = manager
-        return _MANAGERS[proxy]
-
 
 def _why(exc: BaseException) -> str:
-    """A short reason for a failed request (no object reprs, no URLs)."""
+    """A short reason for a failed request on the direct path (no object reprs, no URLs)."""
     if isinstance(exc, TimeoutError):
         return "timed out"
-    if isinstance(exc, NewConnectionError):
-        return str(exc).rsplit("new connection: ", 1)[-1]
-    if isinstance(exc, ProtocolError) and len(exc.args) > 1:
-        inner = exc.args[1]
-        return str(inner) or type(inner).__name__
-    if isinstance(exc, SSLError):
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return str(exc) or "Remote end closed connection without response"
+    if isinstance(exc, OSError) and type(exc).__module__ == "ssl":
         return f"TLS: {exc}"
-    if isinstance(exc, ProxyError):
-        return f"proxy: {exc.args[0] if exc.args else exc}"
     return str(exc) or type(exc).__name__
 
 
@@ -148,6 +60,8 @@ class Http:
         self.policy = policy
         self.deadline = deadline
         self._watchdog = _Watchdog(deadline)
+        self._proxies: dict[str, str] | None = None
+        self._bypass: dict[str, bool] = {}
 
     def _deadline_error(self, url: str) -> IndexError_:
         return IndexError_(
@@ -191,11 +105,7 @@ class Http:
                     retryable=status >= 500 or status == 429,
                 )
             if len(body) > limit:
-                raise IndexError_(
-                    f"{shown}: answer larger than {limit} bytes",
-                    code="index-too-large",
-                    retryable=False,
-                )
+                raise _too_large(url, limit)
             return body, ctype
         raise IndexError_(
             f"{clean_url(url)}: more than {MAX_REDIRECTS} redirects",
@@ -203,42 +113,147 @@ class Http:
             retryable=False,
         )
 
+    def _proxy(self, parts: urllib.parse.SplitResult) -> str:
+        """The proxy the environment names for this URL ("": none), as urllib reads the
+        environment, once per run (reading it per request cost 18 ms on 271 pages)."""
+        if self._proxies is None:
+            self._proxies = urllib.request.getproxies()
+        proxy = self._proxies.get(parts.scheme, "")
+        host = parts.hostname or ""
+        if proxy:
+            bypass = self._bypass.get(host)
+            if bypass is None:
+                bypass = self._bypass[host] = bool(urllib.request.proxy_bypass(host))
+            if bypass:
+                return ""
+        return proxy
+
     def _once(
         self, url: str, headers: dict[str, str], limit: int
     ) -> tuple[int, str | None, str, bytes]:
-        """One request (sent again once when a kept-alive connection turns out closed)."""
+        """One request (sent again once when the connection fails before the answer: a
+        kept-alive connection the server has closed meanwhile)."""
         parts = urllib.parse.urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port, parts = None, parts._replace(netloc="")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise IndexError_(
                 f"{clean_url(url)}: unsupported URL", code="index-bad-url", retryable=False
             )
         sent = {**headers, **self.credentials.header(url)}
+        proxy = self._proxy(parts)
+        if proxy:
+            return self._once_proxied(url, proxy, sent, limit)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        origin = (parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80))
         for attempt in (0, 1):
             if self.deadline.passed:
                 raise self._deadline_error(url)
-            timeout = urllib3.Timeout(
-                connect=self.deadline.bound(TIMEOUT), read=self.deadline.bound(TIMEOUT)
-            )
+            conn = http_direct.take(*origin, self.deadline.bound(TIMEOUT))
             try:
-                resp = _manager(url).urlopen(
+                if conn.sock is None:
+                    conn.connect()
+            except OSError as exc:  # refused, no such host, TLS, a connect that timed out
+                conn.close()
+                raise self._failed(url, "unreachable", exc) from None
+            try:
+                conn.request("GET", target, headers=sent)
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                if attempt == 0 and not isinstance(exc, TimeoutError):
+                    continue
+                what = "unreachable" if isinstance(exc, TimeoutError) else "connection failed"
+                raise self._failed(url, what, exc) from None
+            try:
+                body = self._read(
+                    conn, resp, url, limit if resp.status < 300 else MAX_ERROR_BODY_BYTES
+                )
+            except BaseException:
+                conn.close()
+                raise
+            if resp.isclosed() and not resp.will_close:
+                http_direct.give_back(*origin, conn)
+            else:
+                conn.close()
+            return resp.status, resp.getheader("Location"), resp.getheader("Content-Type", ""), body
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _failed(self, url: str, what: str, exc: BaseException) -> IndexError_:
+        if isinstance(exc, TimeoutError) and self.deadline.passed:
+            return self._deadline_error(url)
+        return _unreachable(url, what, _why(exc))
+
+    def _read(
+        self, conn: http.client.HTTPConnection, resp: http.client.HTTPResponse, url: str, limit: int
+    ) -> bytes:
+        """At most ``limit + 1`` bytes. Each read waits no longer than the per-read timeout,
+        and the whole body no longer than the deadline (the watchdog shuts the socket).
+        The caller closes a connection whose answer was not read to its end (its rest is
+        never the next answer)."""
+        declared = resp.getheader("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            if resp.status < 300:
+                raise _too_large(url, limit)
+            return b""
+        sock = http_direct.sock_of(conn, resp)
+        if sock is not None:
+            self._watchdog.watch(sock)
+        try:
+            # identity was asked for: the bytes as sent
+            body = resp.read(limit + 1)
+        except (http.client.HTTPException, OSError) as exc:
+            if self.deadline.passed:
+                raise self._deadline_error(url) from None
+            raise _unreachable(url, "connection failed", _why(exc)) from None
+        finally:
+            if sock is not None:
+                self._watchdog.unwatch(sock)
+        if self.deadline.passed:
+            raise self._deadline_error(url)
+        left = resp.length
+        if left and len(body) <= limit:  # the connection ended before the declared length
+            raise _unreachable(
+                url,
+                "connection failed",
+                f"IncompleteRead({len(body)} bytes read, {left} more expected)",
+            )
+        return body
+
+    # -- through a proxy (urllib3) ---------------------------------------------------------
+    def _once_proxied(
+        self, url: str, proxy: str, sent: dict[str, str], limit: int
+    ) -> tuple[int, str | None, str, bytes]:
+        from agentguard.lock import http_proxied as px
+
+        for attempt in (0, 1):
+            if self.deadline.passed:
+                raise self._deadline_error(url)
+            bound = self.deadline.bound(TIMEOUT)
+            try:
+                resp = px.manager(proxy).urlopen(
                     "GET",
                     url,
                     headers=sent,
                     preload_content=False,
                     redirect=False,
                     retries=False,
-                    timeout=timeout,
+                    timeout=px.timeout(bound),
                 )
-            except ProtocolError as exc:
+            except px.ProtocolError as exc:
                 if attempt == 0:
                     continue
-                raise self._unreachable(url, "connection failed", exc) from None
-            except HTTPError as exc:
-                if isinstance(exc, TimeoutError) and self.deadline.passed:
+                raise _unreachable(url, "connection failed", px.why(exc)) from None
+            except px.HTTPError as exc:
+                if isinstance(exc, px.TimeoutError) and self.deadline.passed:
                     raise self._deadline_error(url) from None
-                raise self._unreachable(url, "unreachable", exc) from None
+                raise _unreachable(url, "unreachable", px.why(exc)) from None
             try:
-                body = self._read(resp, url, limit if resp.status < 300 else MAX_ERROR_BODY_BYTES)
+                body = self._read_proxied(
+                    resp, url, limit if resp.status < 300 else MAX_ERROR_BODY_BYTES
+                )
             finally:
                 resp.release_conn()
             return (
@@ -249,37 +264,26 @@ class Http:
             )
         raise AssertionError("unreachable")  # pragma: no cover
 
-    @staticmethod
-    def _unreachable(url: str, what: str, exc: BaseException) -> IndexError_:
-        return IndexError_(
-            f"{clean_url(url)}: {what} ({_why(exc)})", code="index-unreachable", retryable=True
-        )
+    def _read_proxied(self, resp: urllib3.BaseHTTPResponse, url: str, limit: int) -> bytes:
+        """:meth:`_read` for an answer through urllib3."""
+        from agentguard.lock import http_proxied as px
 
-    def _read(self, resp: urllib3.BaseHTTPResponse, url: str, limit: int) -> bytes:
-        """At most ``limit + 1`` bytes. Each read waits no longer than the per-read timeout,
-        and the whole body no longer than the deadline (the watchdog shuts the socket).
-        A body not read to its end closes the connection (its rest is never the next answer)."""
         declared = resp.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             resp.close()
             if resp.status < 300:
-                raise IndexError_(
-                    f"{clean_url(url)}: answer larger than {limit} bytes",
-                    code="index-too-large",
-                    retryable=False,
-                )
+                raise _too_large(url, limit)
             return b""
-        sock = _socket_of(resp)
+        sock = px.socket_of(resp)
         if sock is not None:
             self._watchdog.watch(sock)
         try:
-            # identity was asked for: the bytes as sent (no decoder copies on the way)
             body = resp.read(limit + 1, decode_content=False)
-        except (HTTPError, OSError) as exc:
+        except (px.HTTPError, OSError) as exc:
             resp.close()
             if self.deadline.passed:
                 raise self._deadline_error(url) from None
-            raise self._unreachable(url, "connection failed", exc) from None
+            raise _unreachable(url, "connection failed", px.why(exc)) from None
         finally:
             if sock is not None:
                 self._watchdog.unwatch(sock)
@@ -291,15 +295,18 @@ class Http:
         return body
 
 
-def _socket_of(resp: urllib3.BaseHTTPResponse) -> socket.socket | None:
-    """The socket a body is read from. An answer that closes its connection (HTTP/1.0, or
-    `Connection: close`) keeps the socket only in the response's file: the connection has
-    let go of it, and a watchdog that looked only there would never shut a slow drip."""
-    sock = getattr(getattr(resp, "connection", None), "sock", None)
-    if sock is None:
-        fp = getattr(getattr(resp, "_fp", None), "fp", None)  # http.client's buffered file
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
+def _unreachable(url: str, what: str, why: str) -> IndexError_:
+    return IndexError_(
+        f"{clean_url(url)}: {what} ({why})", code="index-unreachable", retryable=True
+    )
+
+
+def _too_large(url: str, limit: int) -> IndexError_:
+    return IndexError_(
+        f"{clean_url(url)}: answer larger than {limit} bytes",
+        code="index-too-large",
+        retryable=False,
+    )
 
 
 def _shut(sock: socket.socket) -> None:

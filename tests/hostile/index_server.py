@@ -15,6 +15,7 @@ per request, what the server does instead of answering well:
 ``huge-500`` answer 500 with a body that never ends (until the client hangs up)
 ``deep``     answer 200 with a JSON page nested 100,000 levels deep
 ``slow``     answer 200 and then one byte every :attr:`IndexServer.slow_interval` seconds
+``short``    answer 200 declaring more bytes than it sends, then close the connection
 ``redirect URL``  answer ``302`` to URL
 
 With :attr:`auth` set, every request without that basic login gets ``401``. Pages can be
@@ -97,6 +98,7 @@ class IndexServer:
     advertised: dict[str, str] = field(default_factory=dict)  # wheel file name -> its hash
     slow_interval: float = 2.0
     headers_seen: list[dict[str, str]] = field(default_factory=list)
+    connections: list[int] = field(default_factory=list)  # the client port of each connection
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
     _rng: random.Random = field(default_factory=lambda: random.Random(7))
@@ -121,6 +123,10 @@ class IndexServer:
 
             def log_message(self, format: str, *args: object) -> None:
                 return
+
+            def setup(self) -> None:
+                super().setup()
+                server.connections.append(int(self.client_address[1]))
 
             def do_GET(self) -> None:
                 server._handle(self)
@@ -177,6 +183,15 @@ class IndexServer:
             return
         if action == "close":
             h.connection.shutdown(socket.SHUT_RDWR)
+            h.close_connection = True
+            return
+        if action == "short":
+            with contextlib.suppress(OSError):
+                h.send_response(200)
+                h.send_header("Content-Type", JSON_TYPE)
+                h.send_header("Content-Length", "1000")
+                h.end_headers()
+                h.wfile.write(b'{"files": [')
             h.close_connection = True
             return
         if action in ("500", "503"):

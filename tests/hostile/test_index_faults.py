@@ -61,6 +61,12 @@ def wheels(tmp_path: Path) -> Path:
             "{url}/mcp/: connection failed (Remote end closed connection without response)",
         ),
         ("hang", "index-unreachable", True, "{url}/mcp/: unreachable (timed out)"),
+        (
+            "short",
+            "index-unreachable",
+            True,
+            "{url}/mcp/: connection failed (IncompleteRead(11 bytes read, 989 more expected))",
+        ),
     ],
 )
 def test_index_client_page_faults(

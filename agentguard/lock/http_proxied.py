@@ -1,0 +1,98 @@
+"""Requests through a proxy, with urllib3 (which speaks every kind of proxy: plain, CONNECT
+tunnels, TLS to the proxy). Imported only when a proxy applies to a URL: the direct path
+(:mod:`agentguard.lock.http_direct`) is ``http.client`` alone."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import (
+    HTTPError,
+    NewConnectionError,
+    ProtocolError,
+    ProxyError,
+    SSLError,
+    TimeoutError,
+)
+
+from agentguard.lock.http_direct import address, ssl_context
+
+__all__ = ["HTTPError", "ProtocolError", "TimeoutError", "manager", "socket_of", "timeout", "why"]
+
+_MANAGERS: dict[str, urllib3.PoolManager] = {}
+_MANAGERS_LOCK = threading.Lock()
+
+
+class _CachedDNS(HTTPConnection):
+    def _new_conn(self) -> socket.socket:
+        name = self._dns_host
+        with contextlib.suppress(OSError, UnicodeError):  # else urllib3 names the failure
+            self._dns_host = address(name.rstrip("."), self.port)
+        try:
+            return super()._new_conn()
+        finally:
+            self._dns_host = name
+
+
+class _Connection(_CachedDNS):
+    pass
+
+
+class _TLSConnection(_CachedDNS, HTTPSConnection):
+    pass
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _Connection
+
+
+class _TLSPool(HTTPSConnectionPool):
+    ConnectionCls = _TLSConnection
+
+
+def manager(proxy: str) -> urllib3.PoolManager:
+    """One pool per proxy, shared by every thread: 16 connections per host, as many as the
+    analysis has workers."""
+    with _MANAGERS_LOCK:
+        if proxy not in _MANAGERS:
+            options = {"num_pools": 16, "maxsize": 16, "retries": False}
+            made = urllib3.ProxyManager(proxy, ssl_context=ssl_context(), **options)  # type: ignore[arg-type]
+            made.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
+            _MANAGERS[proxy] = made
+        return _MANAGERS[proxy]
+
+
+def timeout(seconds: float) -> urllib3.Timeout:
+    return urllib3.Timeout(connect=seconds, read=seconds)
+
+
+def why(exc: BaseException) -> str:
+    """A short reason for a failed request (no object reprs, no URLs)."""
+    if isinstance(exc, NewConnectionError):
+        return str(exc).rsplit("new connection: ", 1)[-1]
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    if isinstance(exc, ProtocolError) and len(exc.args) > 1:
+        inner = exc.args[1]
+        return str(inner) or type(inner).__name__
+    if isinstance(exc, SSLError):
+        return f"TLS: {exc}"
+    if isinstance(exc, ProxyError):
+        return f"proxy: {exc.args[0] if exc.args else exc}"
+    return str(exc) or type(exc).__name__
+
+
+def socket_of(resp: urllib3.BaseHTTPResponse) -> socket.socket | None:
+    """The socket a body is read from. An answer that closes its connection (HTTP/1.0, or
+    `Connection: close`) keeps the socket only in the response's file: the connection has
+    let go of it, and a watchdog that looked only there would never shut a slow drip."""
+    sock = getattr(getattr(resp, "connection", None), "sock", None)
+    if sock is None:
+        fp = getattr(getattr(resp, "_fp", None), "fp", None)  # http.client's buffered file
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None

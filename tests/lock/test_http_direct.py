@@ -1,0 +1,155 @@
+"""The index client's direct path (``http.client``, no proxy) and the proxied one (urllib3):
+which one a URL takes, kept-alive connections, and a body cut short."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from agentguard.lock import index as ix
+from tests.hostile.index_server import Request, serving
+from tests.wheelhouse import build_wheel
+
+pytestmark = pytest.mark.usefixtures("isolated_cache")
+
+
+@pytest.fixture()
+def wheels(tmp_path: Path) -> Path:
+    folder = tmp_path / "wheels"
+    build_wheel(folder, "mcp", "1.0.0")
+    build_wheel(folder, "mcp", "2.0.0")
+    build_wheel(folder, "agent-sdk", "1.0.0", ["mcp>=1"])
+    return folder
+
+
+@pytest.fixture()
+def no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
+def _versions(client: ix.IndexClient, name: str) -> list[str]:
+    return sorted(str(v) for v in client.project_page(name).versions())
+
+
+@pytest.mark.usefixtures("no_proxy_env")
+def test_pages_share_one_kept_alive_connection(wheels: Path, tmp_path: Path) -> None:
+    with serving(wheels) as index:
+        client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
+        assert _versions(client, "mcp") == ["1.0.0", "2.0.0"]
+        assert _versions(client, "agent-sdk") == ["1.0.0"]
+        pages = [r for r, _ in index.log if r.is_page]
+    assert len(pages) == 2
+    assert len(index.connections) == 1  # the second page on the first one's connection
+
+
+@pytest.mark.usefixtures("no_proxy_env")
+def test_a_kept_alive_connection_the_server_closed_is_replaced(
+    wheels: Path, tmp_path: Path
+) -> None:
+    """The server hangs up on the kept-alive connection when the second request comes: the
+    request is sent once more, on a new connection, and the page is read."""
+    answers = iter(["ok", "close", "ok"])
+
+    def plan(_r: Request) -> str:
+        return next(answers)
+
+    with serving(wheels, plan) as index:
+        client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
+        assert _versions(client, "mcp") == ["1.0.0", "2.0.0"]
+        assert _versions(client, "agent-sdk") == ["1.0.0"]
+        actions = [a for _, a in index.log]
+    assert actions == ["ok", "close", "ok"]
+    assert len(index.connections) == 2
+
+
+class _Proxy:
+    """A plain HTTP forward proxy on 127.0.0.1 that notes every URL it is asked for."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def do_GET(self) -> None:
+                proxy.seen.append(self.path)
+                target = http.client.HTTPConnection(self.path.split("/")[2], timeout=10)
+                path = "/" + self.path.split("/", 3)[3]
+                target.request("GET", path, headers=dict(self.headers.items()))
+                resp = target.getresponse()
+                body = resp.read()
+                self.send_response(resp.status)
+                for key, value in resp.getheaders():
+                    if key.lower() not in ("content-length", "connection", "transfer-encoding"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                target.close()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture()
+def forward_proxy(no_proxy_env: None) -> Iterator[_Proxy]:
+    proxy = _Proxy()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+def test_a_proxy_in_the_environment_carries_the_page_reads(
+    wheels: Path, tmp_path: Path, forward_proxy: _Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", forward_proxy.url)
+    with serving(wheels) as index:
+        client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
+        assert _versions(client, "mcp") == ["1.0.0", "2.0.0"]
+        assert [r.path for r, _ in index.log] == ["/simple/mcp/"]
+    assert forward_proxy.seen == [f"{index.url}/mcp/"]
+
+
+def test_no_proxy_sends_the_page_reads_straight_to_the_index(
+    wheels: Path, tmp_path: Path, forward_proxy: _Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", forward_proxy.url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with serving(wheels) as index:
+        client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
+        assert _versions(client, "mcp") == ["1.0.0", "2.0.0"]
+        assert [r.path for r, _ in index.log] == ["/simple/mcp/"]
+    assert forward_proxy.seen == []
+
+
+@pytest.mark.usefixtures("no_proxy_env")
+def test_nothing_listening_is_named_as_such(tmp_path: Path) -> None:
+    """A refused connection says so (it was "timed out" through urllib3, whose refusal is a
+    kind of connect timeout)."""
+    with socket.socket() as held:  # a port nothing listens on (bound, never listening)
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/simple"
+        client = ix.IndexClient([url], cache_dir=tmp_path / "cache")
+        with pytest.raises(ix.IndexError_) as caught:
+            client.project_page("mcp")
+    assert caught.value.code == "index-unreachable" and caught.value.retryable
+    assert str(caught.value) == f"{url}/mcp/: unreachable ([Errno 111] Connection refused)"
