@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
-from agentguard.lock import metadata, page_cache
+from agentguard.lock import metadata, page_cache, page_spans
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.lock.pages import (
@@ -225,18 +225,24 @@ class IndexClient:
             cached = page_cache.load(self.cache.folder, cname, url, body, key)
             if cached is not None:  # this very body, parsed on an earlier run
                 return cached
-            try:
-                data = json.loads(body)
-            except (ValueError, RecursionError):  # a hostile page may nest without end
-                raise IndexError_(
-                    f"{shown}: answer is not JSON", code="index-garbage", retryable=True
-                ) from None
+            parsed = page_spans.parse(body)  # (None: parsed below, uncached, as ever)
+            if parsed is not None:
+                data, spans = parsed
+            else:
+                try:
+                    data = json.loads(body)
+                except (ValueError, RecursionError):  # a hostile page may nest without end
+                    raise IndexError_(
+                        f"{shown}: answer is not JSON", code="index-garbage", retryable=True
+                    ) from None
+                spans = None
             if not isinstance(data, dict):
                 raise IndexError_(
                     f"{shown}: answer is not a JSON object", code="index-garbage", retryable=True
                 )
             page = parse_json_page(cname, url, data)
-            page_cache.store(self.cache.folder, cname, url, body, page, key)
+            if spans is not None:
+                page_cache.store(self.cache.folder, cname, url, body, page, spans, key)
             return page
         text = body.decode("utf-8", "replace")
         if "<a" not in text and "<html" not in text.lower():

@@ -4,20 +4,26 @@ not parsed again.
 A re-lock reads every locked package's page from the index (the index is the truth, and
 its pages carry no validators to ask "changed?"), and parsing them was most of its own
 CPU: the 271 pages of a 272-pin stack are 54 MB of JSON (pydantic-core alone 7 MB), and
-a lock needs the files of a few versions of each. So a page is stored split by version,
-keyed by the SHA-256 of the page's own bytes (with its URL and name, which its links and
-versions are read against): a key names exactly one body, so an entry can never describe
-another state of the index; an index change is a new body, a new key, a full parse. On a
-hit only the header (versions, which are all yanked, where each version's files are) is
-decoded; the files of a version when something asks for them.
+a lock needs the files of a few versions of each. So for a page's exact bytes an entry
+keeps where each version's files stand in those bytes (:mod:`agentguard.lock.page_spans`
+finds them while parsing the page, at no extra cost), keyed by the SHA-256 of the page's
+own bytes (with its URL and name, which its links and versions are read against): a key
+names exactly one body, so an entry can never describe another state of the index; an
+index change is a new body, a new key, a full parse. On a hit only the entry's head is
+read (versions, which are all yanked, where each version's files are); the files of a
+version are decoded from the page's own bytes when something asks for them. (Entries
+held the files themselves until version 3: reading and checking 54 MB of entries cost
+0.1 s of CPU per re-lock, beside the resolver.)
 
 One entry per page URL is kept (storing a new body removes the old one). File names are
 hex digests made here. The cache is the user's (``AGENTGUARD_CACHE_DIR``), never the
 scanned repository's; an entry that does not read back as written is ignored. A key names
 a body anyone can fetch, so anyone who can write the folder could plant an entry under it
-that lists other versions: each entry is sealed (HMAC-SHA256 under the cache key of
-:mod:`agentguard.cache_key`) and one that does not verify is ignored (the page is parsed).
-No key: no cache.
+that lists other versions or other places: each entry is sealed (HMAC-SHA256 under the
+cache key of :mod:`agentguard.cache_key`) and one that does not verify is ignored (the
+page is parsed); places that do not decode to the files of their version (which only a
+sealed entry of another body could give) send the page to a full parse. A page that is not
+ASCII is parsed every time. No key: no cache.
 """
 
 from __future__ import annotations
@@ -33,13 +39,13 @@ from typing import Any
 from packaging.version import Version
 
 from agentguard import cache_key, safeio
-from agentguard.lock.pages import ProjectPage, _parse_version, _version_text
+from agentguard.lock.pages import ProjectPage, _parse_version, _version_text, parse_json_page
 
-FOLDER = "pages-v2"
-HEAD = b"agentguard-page 2\n"
+FOLDER = "pages-v3"
+HEAD = b"agentguard-page 3\n"
 _MAC = 64  # hex digits of the entry's HMAC-SHA256
 MIN_BYTES = 64 * 1024  # smaller pages parse faster than a cache file is read
-MAX_BYTES = 256 * 1024 * 1024
+MAX_BYTES = 64 * 1024 * 1024  # an entry holds places, not files: far under its page
 
 
 def digest(name: str, url: str, body: bytes) -> str:
@@ -75,39 +81,40 @@ def load(
         want = hmac.new(secret, sealed, hashlib.sha256).hexdigest().encode()
         if not hmac.compare_digest(data[len(HEAD) : start - 1], want):
             return None
-        end = data.index(b"\n", start)
-        head = json.loads(data[start:end])
+        head = json.loads(data[start:])
         if head.get("key") != key or head.get("name") != name or head.get("url") != url:
             return None
-        return CachedPage(name, url, head, memoryview(data)[end + 1 :])
+        return CachedPage(name, url, head, body)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 def store(
-    cache: Path, name: str, url: str, body: bytes, page: ProjectPage, key: str | None = None
+    cache: Path,
+    name: str,
+    url: str,
+    body: bytes,
+    page: ProjectPage,
+    spans: list[tuple[int, int]],
+    key: str | None = None,
 ) -> None:
-    """Keep ``page`` (parsed from ``body``) for the next read of the same body."""
+    """Keep where the files of ``page`` (parsed from ``body``; ``spans``: where each element
+    of its file list stands in ``body``) are, for the next read of the same body."""
     if len(body) < MIN_BYTES or page.raw_items is None:
         return
     secret = _secret(cache)
     if secret is None:
         return
+    objects = [span for span in spans if body[span[0] : span[0] + 1] == b"{"]
+    if len(objects) != len(page.raw_items):  # (the items are the list's objects, in order)
+        return
     folder, where, key = _names(cache, name, url, body, key)
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for item in page.raw_items:
+    ranges: dict[str, list[int]] = {}
+    for item, (begin, end) in zip(page.raw_items, objects, strict=True):
         filename = item.get("filename")
         vtext = _version_text(filename) if isinstance(filename, str) else None
         if vtext is not None:
-            groups.setdefault(vtext, []).append(item)
-    blobs: list[bytes] = []
-    slices: dict[str, list[int]] = {}
-    at = 0
-    for vtext, items in groups.items():
-        blob = json.dumps(items, separators=(",", ":")).encode()
-        slices[vtext] = [at, at + len(blob)]
-        blobs.append(blob)
-        at += len(blob)
+            ranges.setdefault(vtext, []).extend((begin, end))
     head = {
         "key": key,
         "name": name,
@@ -115,9 +122,9 @@ def store(
         "count": len(page),
         "hint": page.versions_hint,
         "yanked": sorted(page.yanked_versions()),
-        "slices": slices,
+        "ranges": ranges,
     }
-    sealed = json.dumps(head, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
+    sealed = json.dumps(head, separators=(",", ":")).encode() + b"\n"
     mac = hmac.new(secret, sealed, hashlib.sha256).hexdigest().encode()
     data = HEAD + mac + b"\n" + sealed
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
@@ -133,9 +140,10 @@ def _secret(cache: Path) -> bytes | None:
 
 
 class CachedPage(ProjectPage):
-    """A JSON page read back from the cache: each version's files decoded on first use."""
+    """A JSON page read back from the cache: each version's files decoded, on first use,
+    from the places the entry gives in the page's own bytes."""
 
-    def __init__(self, name: str, url: str, head: dict[str, Any], blobs: memoryview) -> None:
+    def __init__(self, name: str, url: str, head: dict[str, Any], body: bytes) -> None:
         hint = head["hint"]
         super().__init__(
             name,
@@ -145,16 +153,17 @@ class CachedPage(ProjectPage):
         )
         self._count = int(head["count"])
         self._yanked_texts = {str(v) for v in head["yanked"]}
-        self._slices: dict[str, tuple[int, int]] = {
-            str(k): (int(v[0]), int(v[1])) for k, v in dict(head["slices"]).items()
+        self._ranges: dict[str, list[int]] = {
+            str(k): [int(n) for n in v] for k, v in dict(head["ranges"]).items()
         }
-        self._blobs = blobs
+        self._body = body
         self._texts: dict[Version, list[str]] = {}
-        for vtext in self._slices:
+        for vtext in self._ranges:
             v = _parse_version(vtext)
             if v is not None:
                 self._texts.setdefault(v, []).append(vtext)
         self._decoded: dict[Version, list[dict[str, Any]]] = {}
+        self._whole: ProjectPage | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -167,11 +176,36 @@ class CachedPage(ProjectPage):
         if items is None:
             items = []
             for vtext in self._texts.get(version, ()):
-                start, end = self._slices[vtext]
-                part = json.loads(bytes(self._blobs[start:end]))
-                items.extend(i for i in part if isinstance(i, dict))
+                items.extend(self._decode(vtext))
             self._decoded[version] = items
         return items
+
+    def _decode(self, vtext: str) -> list[dict[str, Any]]:
+        pairs = self._ranges[vtext]
+        view = memoryview(self._body)
+        parts = [view[pairs[i] : pairs[i + 1]] for i in range(0, len(pairs) - 1, 2)]
+        try:
+            got = json.loads(b"[" + b",".join(parts) + b"]")
+        except (ValueError, RecursionError):
+            got = None
+        if isinstance(got, list) and all(
+            isinstance(i, dict) and _version_of_item(i) == vtext for i in got
+        ):
+            return got
+        return self._parsed_whole().get(vtext, [])
+
+    def _parsed_whole(self) -> dict[str, list[dict[str, Any]]]:
+        """The page's files by version text from a full parse of its bytes (places that do
+        not decode to their version's files are never believed)."""
+        if self._whole is None:
+            data = json.loads(self._body)
+            self._whole = parse_json_page(self.name, self._page_url, data)
+        out: dict[str, list[dict[str, Any]]] = {}
+        for item in self._whole.raw_items or []:
+            vtext = _version_of_item(item)
+            if vtext is not None:
+                out.setdefault(vtext, []).append(item)
+        return out
 
     @property
     def raw_items(self) -> list[dict[str, Any]]:
@@ -184,3 +218,8 @@ class CachedPage(ProjectPage):
         released = self.released_versions()
         released.groups()
         released.keys()
+
+
+def _version_of_item(item: dict[str, Any]) -> str | None:
+    filename = item.get("filename")
+    return _version_text(filename) if isinstance(filename, str) else None

@@ -111,7 +111,7 @@ def test_a_planted_entry_that_hides_a_release_changes_nothing(tmp_path: Path) ->
         start = len(page_cache.HEAD) + 65
         end = data.index(b"\n", start)
         head = json.loads(data[start:end])
-        head["slices"] = {k: v for k, v in head["slices"].items() if k != "2.0.0"}
+        head["ranges"] = {k: v for k, v in head["ranges"].items() if k != "2.0.0"}
         head["hint"] = ["1.0.0"]
         sealed = json.dumps(head).encode() + b"\n" + data[end + 1 :]
         for key in (b"k" * 64, None):
@@ -133,3 +133,34 @@ def test_a_planted_entry_that_hides_a_release_changes_nothing(tmp_path: Path) ->
         [entry] = (cache / page_cache.FOLDER).rglob("*-*")
         entry.write_bytes(page_cache.HEAD + mac + b"\n" + sealed)
         assert _facts(_read(server.url, cache))[0] == ("1.0.0",)
+
+
+def test_places_that_do_not_give_their_versions_files_are_never_believed(tmp_path: Path) -> None:
+    """An entry sealed with the user's own key (only a bug could write one) whose places for
+    mcp 2.0.0 point at 1.0.0's files: the versions' files come from a full parse instead."""
+    import hashlib
+    import hmac
+    import json
+
+    from agentguard import cache_key
+
+    wheels = tmp_path / "wheels"
+    for v in ("1.0.0", "2.0.0"):
+        build_wheel(wheels, "mcp", v)
+    cache = tmp_path / "cache"
+    with serving(wheels) as server:
+        server.upload_times = {p.name: "2025-01-01T00:00:00Z" for p in wheels.glob("*.whl")}
+        fresh = _facts(_read(server.url, cache))
+        [entry] = (cache / page_cache.FOLDER).rglob("*-*")
+        data = entry.read_bytes()
+        start = len(page_cache.HEAD) + 65
+        head = json.loads(data[start:])
+        head["ranges"]["2.0.0"] = head["ranges"]["1.0.0"]
+        sealed = json.dumps(head).encode() + b"\n"
+        secret = cache_key.secret(cache, str(cache))
+        assert secret is not None
+        mac = hmac.new(secret, sealed, hashlib.sha256).hexdigest().encode()
+        entry.write_bytes(page_cache.HEAD + mac + b"\n" + sealed)
+        page = _read(server.url, cache)
+        assert isinstance(page, page_cache.CachedPage)  # believed as an entry...
+        assert _facts(page) == fresh  # ...but not for files it does not give
