@@ -241,3 +241,18 @@ def test_config_spells_package_names_as_packaging_does(name: str) -> None:
     from agentguard.config import canonical_name
 
     assert canonical_name(name) == canonicalize_name(name)
+
+
+def test_the_shipped_policies_read_the_same_through_the_import_system(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Read from the package's folder (the fast way), or through importlib.resources when
+    the package is no folder (installed in a zip): the same policies, the same texts."""
+    from agentguard import config as config_module
+
+    names = config_module.shipped_policies()
+    data = {n: config_module.load_policy_data(n) for n in names}
+    assert "default" in names
+    monkeypatch.setattr(config_module, "_POLICIES", tmp_path / "not-a-folder")
+    assert config_module.shipped_policies() == names
+    assert {n: config_module.load_policy_data(n) for n in names} == data

@@ -153,9 +153,7 @@ class CachedPage(ProjectPage):
         )
         self._count = int(head["count"])
         self._yanked_texts = {str(v) for v in head["yanked"]}
-        self._ranges: dict[str, list[int]] = {
-            str(k): [int(n) for n in v] for k, v in dict(head["ranges"]).items()
-        }
+        self._ranges: dict[str, Any] = dict(head["ranges"])  # (checked when decoded)
         self._body = body
         self._texts: dict[Version, list[str]] = {}
         for vtext in self._ranges:
@@ -182,12 +180,12 @@ class CachedPage(ProjectPage):
 
     def _decode(self, vtext: str) -> list[dict[str, Any]]:
         pairs = self._ranges[vtext]
-        view = memoryview(self._body)
-        parts = [view[pairs[i] : pairs[i + 1]] for i in range(0, len(pairs) - 1, 2)]
-        try:
-            got = json.loads(b"[" + b",".join(parts) + b"]")
-        except (ValueError, RecursionError):
-            got = None
+        got: object = None
+        if isinstance(pairs, list) and all(type(n) is int for n in pairs):
+            view = memoryview(self._body)
+            parts = [view[pairs[i] : pairs[i + 1]] for i in range(0, len(pairs) - 1, 2)]
+            with contextlib.suppress(ValueError, RecursionError):
+                got = json.loads(b"[" + b",".join(parts) + b"]")
         if isinstance(got, list) and all(
             isinstance(i, dict) and _version_of_item(i) == vtext for i in got
         ):
