@@ -21,9 +21,10 @@ import urllib.parse
 import urllib.request
 from typing import TYPE_CHECKING
 
-from agentguard.lock import http_direct
+from agentguard.lock import http_answer, http_direct
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
+from agentguard.lock.http_answer import AnswerTooLarge, wire_cap
 from agentguard.lock.pages import MAX_PAGE_BYTES, IndexError_
 from agentguard.lock.urls import UrlPolicy, clean_url
 
@@ -34,6 +35,7 @@ TIMEOUT = 30.0
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_REDIRECTS = 5
 USER_AGENT = "agentguard (+lock)"
+PAGE_STATUSES = (200, 203)  # the answers whose body is the page (no 204, 206, 3xx...)
 
 
 def _why(exc: BaseException) -> str:
@@ -42,6 +44,8 @@ def _why(exc: BaseException) -> str:
         return "timed out"
     if isinstance(exc, http.client.RemoteDisconnected):
         return str(exc) or "Remote end closed connection without response"
+    if isinstance(exc, http.client.BadStatusLine):  # (its text is the index's bytes)
+        return "not an HTTP/1 answer"
     if isinstance(exc, OSError) and type(exc).__module__ == "ssl":
         return f"TLS: {exc}"
     return str(exc) or type(exc).__name__
@@ -77,8 +81,11 @@ class Http:
         for _ in range(MAX_REDIRECTS + 1):
             status, location, ctype, body = self._once(url, headers, limit)
             if status in (301, 302, 303, 307, 308) and location:
-                target = urllib.parse.urljoin(url, location)
-                refusal = self.policy.refusal(target, url) if self.policy else None
+                try:
+                    target = urllib.parse.urljoin(url, location)
+                    refusal = self.policy.refusal(target, url) if self.policy else None
+                except ValueError:  # "http://[::1/", "http://[zz]/"
+                    refusal = "names a URL that cannot be read"
                 if refusal is not None:
                     raise IndexError_(
                         f"{clean_url(url)}: redirect refused: {refusal}",
@@ -103,6 +110,12 @@ class Http:
                     f"{shown}: HTTP {status}",
                     code="index-http-error",
                     retryable=status >= 500 or status == 429,
+                )
+            if status not in PAGE_STATUSES:  # not a whole page: a failed read, never data
+                raise IndexError_(
+                    f"{shown}: HTTP {status} (not an answer with a page)",
+                    code="index-http-error",
+                    retryable=False,
                 )
             if len(body) > limit:
                 raise _too_large(url, limit)
@@ -133,7 +146,10 @@ class Http:
     ) -> tuple[int, str | None, str, bytes]:
         """One request (sent again once when the connection fails before the answer: a
         kept-alive connection the server has closed meanwhile)."""
-        parts = urllib.parse.urlsplit(url)
+        try:
+            parts = urllib.parse.urlsplit(url)
+        except ValueError:
+            parts = urllib.parse.SplitResult("", "", "", "", "")
         try:
             port = parts.port
         except ValueError:
@@ -146,6 +162,7 @@ class Http:
         proxy = self._proxy(parts)
         if proxy:
             return self._once_proxied(url, proxy, sent, limit)
+        http_answer.expect(wire_cap(max(limit, MAX_ERROR_BODY_BYTES)))
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         origin = (parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80))
         for attempt in (0, 1):
@@ -158,22 +175,20 @@ class Http:
             except OSError as exc:  # refused, no such host, TLS, a connect that timed out
                 conn.close()
                 raise self._failed(url, "unreachable", exc) from None
+            # the deadline holds from the request on: a status line, headers or interim
+            # answers dripping in never trip the per-read timeout either
+            sock = conn.sock
+            self._watchdog.watch(sock)
             try:
-                conn.request("GET", target, headers=sent)
-                resp = conn.getresponse()
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
-                if attempt == 0 and not isinstance(exc, TimeoutError):
+                resp = self._exchange(conn, url, target, sent, attempt)
+                if resp is None:
                     continue
-                what = "unreachable" if isinstance(exc, TimeoutError) else "connection failed"
-                raise self._failed(url, what, exc) from None
-            try:
-                body = self._read(
-                    conn, resp, url, limit if resp.status < 300 else MAX_ERROR_BODY_BYTES
-                )
+                body = self._read(resp, url, limit if resp.status < 300 else MAX_ERROR_BODY_BYTES)
             except BaseException:
                 conn.close()
                 raise
+            finally:
+                self._watchdog.unwatch(sock)
             if resp.isclosed() and not resp.will_close:
                 http_direct.give_back(*origin, conn)
             else:
@@ -181,36 +196,57 @@ class Http:
             return resp.status, resp.getheader("Location"), resp.getheader("Content-Type", ""), body
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _failed(self, url: str, what: str, exc: BaseException) -> IndexError_:
-        if isinstance(exc, TimeoutError) and self.deadline.passed:
-            return self._deadline_error(url)
-        return _unreachable(url, what, _why(exc))
+    def _exchange(
+        self,
+        conn: http.client.HTTPConnection,
+        url: str,
+        target: str,
+        sent: dict[str, str],
+        attempt: int,
+    ) -> http.client.HTTPResponse | None:
+        """The request sent and the answer's head read (None: send it again, once)."""
+        try:
+            conn.request("GET", target, headers=sent)
+            return conn.getresponse()
+        except (UnicodeError, http.client.InvalidURL):  # a redirect's path http can't carry
+            raise IndexError_(
+                f"{clean_url(url)}: unsupported URL", code="index-bad-url", retryable=False
+            ) from None
+        except AnswerTooLarge:
+            raise _too_large(url, MAX_ERROR_BODY_BYTES) from None
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            if attempt == 0 and not isinstance(exc, TimeoutError) and not self.deadline.passed:
+                return None
+            what = "unreachable" if isinstance(exc, TimeoutError) else "connection failed"
+            raise self._failed(url, what, exc) from None
 
-    def _read(
-        self, conn: http.client.HTTPConnection, resp: http.client.HTTPResponse, url: str, limit: int
-    ) -> bytes:
+    def _failed(
+        self, url: str, what: str, exc: BaseException, why: str | None = None
+    ) -> IndexError_:
+        if self.deadline.passed:
+            return self._deadline_error(url)
+        return _unreachable(url, what, _why(exc) if why is None else why)
+
+    def _read(self, resp: http.client.HTTPResponse, url: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes. Each read waits no longer than the per-read timeout,
-        and the whole body no longer than the deadline (the watchdog shuts the socket).
-        The caller closes a connection whose answer was not read to its end (its rest is
-        never the next answer)."""
+        and the whole exchange no longer than the deadline (the caller's watchdog shuts the
+        socket). The caller closes a connection whose answer was not read to its end (its
+        rest is never the next answer)."""
         declared = resp.getheader("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             if resp.status < 300:
                 raise _too_large(url, limit)
             return b""
-        sock = http_direct.sock_of(conn, resp)
-        if sock is not None:
-            self._watchdog.watch(sock)
         try:
             # identity was asked for: the bytes as sent
             body = resp.read(limit + 1)
-        except (http.client.HTTPException, OSError) as exc:
+        except AnswerTooLarge:
+            raise _too_large(url, limit) from None
+        except (http.client.HTTPException, OSError, ValueError) as exc:
             if self.deadline.passed:
                 raise self._deadline_error(url) from None
             raise _unreachable(url, "connection failed", _why(exc)) from None
-        finally:
-            if sock is not None:
-                self._watchdog.unwatch(sock)
         if self.deadline.passed:
             raise self._deadline_error(url)
         left = resp.length
@@ -226,8 +262,19 @@ class Http:
     def _once_proxied(
         self, url: str, proxy: str, sent: dict[str, str], limit: int
     ) -> tuple[int, str | None, str, bytes]:
+        try:
+            return self._proxied(url, proxy, sent, limit)
+        finally:
+            for sock in http_answer.watched():
+                self._watchdog.unwatch(sock)
+
+    def _proxied(
+        self, url: str, proxy: str, sent: dict[str, str], limit: int
+    ) -> tuple[int, str | None, str, bytes]:
         from agentguard.lock import http_proxied as px
 
+        # the watchdog watches each answer's socket from its status line on
+        http_answer.expect(wire_cap(max(limit, MAX_ERROR_BODY_BYTES)), self._watchdog.watch)
         for attempt in (0, 1):
             if self.deadline.passed:
                 raise self._deadline_error(url)
@@ -243,11 +290,13 @@ class Http:
                     timeout=px.timeout(bound),
                 )
             except px.ProtocolError as exc:
-                if attempt == 0:
+                if px.too_large(exc):
+                    raise _too_large(url, MAX_ERROR_BODY_BYTES) from None
+                if attempt == 0 and not self.deadline.passed:
                     continue
-                raise _unreachable(url, "connection failed", px.why(exc)) from None
+                raise self._failed(url, "connection failed", exc, px.why(exc)) from None
             except px.HTTPError as exc:
-                if isinstance(exc, px.TimeoutError) and self.deadline.passed:
+                if self.deadline.passed:
                     raise self._deadline_error(url) from None
                 raise _unreachable(url, "unreachable", px.why(exc)) from None
             try:
@@ -274,19 +323,15 @@ class Http:
             if resp.status < 300:
                 raise _too_large(url, limit)
             return b""
-        sock = px.socket_of(resp)
-        if sock is not None:
-            self._watchdog.watch(sock)
-        try:
+        try:  # (the socket is watched since the answer's status line)
             body = resp.read(limit + 1, decode_content=False)
-        except (px.HTTPError, OSError) as exc:
+        except (px.HTTPError, OSError, ValueError) as exc:
             resp.close()
+            if px.too_large(exc):
+                raise _too_large(url, limit) from None
             if self.deadline.passed:
                 raise self._deadline_error(url) from None
             raise _unreachable(url, "connection failed", px.why(exc)) from None
-        finally:
-            if sock is not None:
-                self._watchdog.unwatch(sock)
         if self.deadline.passed:
             resp.close()
             raise self._deadline_error(url)

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import http.client
 import os
+import select
 import socket
 import ssl
 import threading
+
+from agentguard.lock.http_answer import Answer
 
 MAX_IDLE = 16  # kept-alive connections per origin (as many as the page readers)
 
@@ -84,6 +87,7 @@ def _new(scheme: str, host: str, port: int, timeout: float) -> http.client.HTTPC
     else:
         conn = http.client.HTTPConnection(host, port, timeout=timeout)
     conn._create_connection = _connect  # type: ignore[attr-defined]  # (http.client's hook)
+    conn.response_class = Answer
     return conn
 
 
@@ -93,18 +97,41 @@ def _key(scheme: str, host: str, port: int) -> tuple[str, str, int, int]:
 
 def take(scheme: str, host: str, port: int, timeout: float) -> http.client.HTTPConnection:
     """A connection to ``scheme://host:port`` whose every read waits at most ``timeout``:
-    one kept alive from an earlier answer (which the server may have closed since), or a
-    new one, not yet connected."""
+    one kept alive from an earlier answer (which the server may have closed since: a
+    request that meets that is sent again), or a new one, not yet connected. An idle
+    connection on which anything came meanwhile is closed, never used."""
     key = _key(scheme, host, port)
-    with _LOCK:
-        idle = _IDLE.get(key)
-        conn = idle.pop() if idle else None
-    if conn is None:
-        return _new(scheme, host, port, timeout)
+    while True:
+        with _LOCK:
+            idle = _IDLE.get(key)
+            conn = idle.pop() if idle else None
+        if conn is None:
+            return _new(scheme, host, port, timeout)
+        if not _has_input(conn.sock):
+            break
+        conn.close()
     conn.timeout = timeout
     if conn.sock is not None:
         conn.sock.settimeout(timeout)
     return conn
+
+
+def _has_input(sock: socket.socket | None) -> bool:
+    """Something came on an idle connection: bytes no request asked for (the rest of an
+    answer, an answer sent ahead), or the server closing it. Such a connection is never
+    used again: what it holds would be read as the answer to the next request."""
+    if sock is None:
+        return False
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    try:
+        if hasattr(select, "poll"):
+            poll = select.poll()
+            poll.register(sock, select.POLLIN | select.POLLPRI)
+            return bool(poll.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def give_back(scheme: str, host: str, port: int, conn: http.client.HTTPConnection) -> None:
@@ -117,15 +144,3 @@ def give_back(scheme: str, host: str, port: int, conn: http.client.HTTPConnectio
             idle.append(conn)
             return
     conn.close()
-
-
-def sock_of(
-    conn: http.client.HTTPConnection, resp: http.client.HTTPResponse
-) -> socket.socket | None:
-    """The socket an answer's body is read from (the response's own when the connection
-    has let go of it: an answer that closes its connection)."""
-    sock = conn.sock
-    if sock is None:
-        raw = getattr(getattr(resp, "fp", None), "raw", None)
-        sock = getattr(raw, "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None

@@ -5,6 +5,7 @@ tunnels, TLS to the proxy). Imported only when a proxy applies to a URL: the dir
 from __future__ import annotations
 
 import contextlib
+import http.client
 import socket
 import threading
 
@@ -20,15 +21,26 @@ from urllib3.exceptions import (
     TimeoutError,
 )
 
+from agentguard.lock.http_answer import Answer, AnswerTooLarge
 from agentguard.lock.http_direct import address, ssl_context
 
-__all__ = ["HTTPError", "ProtocolError", "TimeoutError", "manager", "socket_of", "timeout", "why"]
+__all__ = [
+    "HTTPError",
+    "ProtocolError",
+    "TimeoutError",
+    "manager",
+    "timeout",
+    "too_large",
+    "why",
+]
 
 _MANAGERS: dict[str, urllib3.PoolManager] = {}
 _MANAGERS_LOCK = threading.Lock()
 
 
 class _CachedDNS(HTTPConnection):
+    response_class = Answer  # (urllib3 reads the answer with http.client's getresponse)
+
     def _new_conn(self) -> socket.socket:
         name = self._dns_host
         with contextlib.suppress(OSError, UnicodeError):  # else urllib3 names the failure
@@ -67,6 +79,13 @@ def manager(proxy: str) -> urllib3.PoolManager:
         return _MANAGERS[proxy]
 
 
+def too_large(exc: BaseException) -> bool:
+    """The answer passed its cap on the wire (urllib3 wraps the error it met)."""
+    return isinstance(exc, AnswerTooLarge) or any(
+        isinstance(arg, AnswerTooLarge) for arg in getattr(exc, "args", ())
+    )
+
+
 def timeout(seconds: float) -> urllib3.Timeout:
     return urllib3.Timeout(connect=seconds, read=seconds)
 
@@ -79,20 +98,13 @@ def why(exc: BaseException) -> str:
         return "timed out"
     if isinstance(exc, ProtocolError) and len(exc.args) > 1:
         inner = exc.args[1]
+        if isinstance(inner, http.client.BadStatusLine) and not isinstance(
+            inner, http.client.RemoteDisconnected
+        ):
+            return "not an HTTP/1 answer"  # (its text is the index's bytes)
         return str(inner) or type(inner).__name__
     if isinstance(exc, SSLError):
         return f"TLS: {exc}"
     if isinstance(exc, ProxyError):
         return f"proxy: {exc.args[0] if exc.args else exc}"
     return str(exc) or type(exc).__name__
-
-
-def socket_of(resp: urllib3.BaseHTTPResponse) -> socket.socket | None:
-    """The socket a body is read from. An answer that closes its connection (HTTP/1.0, or
-    `Connection: close`) keeps the socket only in the response's file: the connection has
-    let go of it, and a watchdog that looked only there would never shut a slow drip."""
-    sock = getattr(getattr(resp, "connection", None), "sock", None)
-    if sock is None:
-        fp = getattr(getattr(resp, "_fp", None), "fp", None)  # http.client's buffered file
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
