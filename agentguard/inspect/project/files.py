@@ -8,6 +8,7 @@ result; nothing here raises for bad input.
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 from typing import TYPE_CHECKING
@@ -202,7 +203,22 @@ def _python(
     path: str, data: bytes, text: bytes, origin: str, out: FileOutcome, wanted: Wanted | None
 ) -> None:
     """``text``: ``data`` as Python decodes it, in UTF-8 (what the pre-filters test; the
-    parse reads ``data``)."""
+    parse reads ``data``). The cyclic collector is paused meanwhile: a syntax tree is
+    many new objects alive until the readers are done, and each collection that its
+    building set off walked them and freed nothing (40 ms of 1.8 s on openai-agents-python);
+    the tree is freed by reference counting, a cycle by the next collection."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        _python_read(path, data, text, origin, out, wanted)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _python_read(
+    path: str, data: bytes, text: bytes, origin: str, out: FileOutcome, wanted: Wanted | None
+) -> None:
     from agentguard.inspect.project.python_agents import Wanted, analyse_python
 
     template = False

@@ -163,8 +163,9 @@ def _process_all(
     _SHARED[:] = [candidates[i] for i in rest]
     cache = content_cache.ACTIVE
     if cache is None or not cache.entries:
-        _preload()  # (a re-run from a pack parses only what changed: a reader that parses
-        # one imports its parser there, instead of this process importing them all)
+        # (a re-run from a pack parses only what changed: a reader that parses one imports
+        # its parser there, instead of this process importing them all)
+        _preload(yaml=any(_is_yaml_script(c) for c in _SHARED))
 
     def own_files() -> tuple[int, list[tuple[int, FileOutcome]], ContainerScan | None]:
         own_read, own_kept = _process_chunk((0, [candidates[i] for i in own]))
@@ -204,8 +205,19 @@ def _process_range(
     return read, kept, cache.take() if cache is not None else None
 
 
-def _preload() -> None:
-    """Import the parsers before forking, so workers do not each import them."""
+def _is_yaml_script(cand: Candidate) -> bool:
+    return cand.kind == "script" and cand.rel.endswith((".yml", ".yaml"))
+
+
+def _preload(*, yaml: bool = False) -> None:
+    """Import the parsers before forking, so workers do not each import them. ``yaml``:
+    the YAML readers too (PyYAML, workflows, composite actions, Kubernetes manifests:
+    28 ms), which every YAML script's reader imports (``engine_files.yaml_config``): a
+    tree with one has them imported by some process anyway, and by each that reads one."""
+    if yaml:
+        import agentguard.inspect.project.composite
+        import agentguard.inspect.project.k8s_facts
+        import agentguard.inspect.project.workflows
     import agentguard.inspect.project.claude_settings
     import agentguard.inspect.project.cli_flags
     import agentguard.inspect.project.engine_files

@@ -348,3 +348,28 @@ def test_the_walk_classifies_each_file_as_classify_does(tmp_path: Path) -> None:
         for name in names:
             rel = f"{folder}/{name}" if folder else name
             assert got.get(rel) == classify(rel), rel
+
+
+@pytest.mark.parametrize("workflow", [True, False])
+def test_the_yaml_readers_are_imported_before_the_fork_where_a_yaml_script_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workflow: bool
+) -> None:
+    # (each forked reader that reads a YAML script imports PyYAML and the workflow,
+    # composite and Kubernetes readers: imported once, before the fork, where one is)
+    from agentguard.inspect.project import scan
+
+    for i in range(20):
+        _tree(tmp_path, {f"p{i % 3}/m{i}.py": AGENT if i % 9 == 0 else f"x = {i}\n"})
+    if workflow:
+        _tree(tmp_path, {".github/workflows/ci.yml": "on: push\njobs: {}\n"})
+    asked: list[bool] = []
+    real = scan._preload
+
+    def preload(*, yaml: bool = False) -> None:
+        asked.append(yaml)
+        real(yaml=yaml)
+
+    monkeypatch.setattr(scan, "_preload", preload)
+    monkeypatch.setattr(scan, "_jobs", lambda _count, _python=0: 2)
+    inspect_project(tmp_path)
+    assert asked == [workflow]
