@@ -129,8 +129,10 @@ def store(
     data = HEAD + mac + b"\n" + sealed
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
         for old in folder.glob(f"{where}-*") if folder.is_dir() else ():
-            old.unlink()
-        safeio.write_in(cache / FOLDER, f"{where[:2]}/{where}-{key}", data)
+            safeio.remove_in(cache / FOLDER, f"{where[:2]}/{old.name}")  # (never via a link)
+        # (the user's alone, as the fix sets: its head names the page's URL, which may carry
+        # an index's token in its path)
+        safeio.write_in(cache / FOLDER, f"{where[:2]}/{where}-{key}", data, mode=0o600)
 
 
 @functools.lru_cache(maxsize=8)
@@ -162,6 +164,7 @@ class CachedPage(ProjectPage):
                 self._texts.setdefault(v, []).append(vtext)
         self._decoded: dict[Version, list[dict[str, Any]]] = {}
         self._whole: ProjectPage | None = None
+        self._all: list[dict[str, Any]] | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -172,45 +175,55 @@ class CachedPage(ProjectPage):
     def _items_for(self, version: Version) -> list[dict[str, Any]]:
         items = self._decoded.get(version)
         if items is None:
-            items = []
-            for vtext in self._texts.get(version, ()):
-                items.extend(self._decode(vtext))
+            items = self._decode(self._texts.get(version, []))
+            if items is None:  # (places that do not give their files are never believed)
+                items = self._parsed_whole()._items_for(version)
             self._decoded[version] = items
         return items
 
-    def _decode(self, vtext: str) -> list[dict[str, Any]]:
-        pairs = self._ranges[vtext]
+    def _decode(self, vtexts: list[str]) -> list[dict[str, Any]] | None:
+        """The files of the version texts ``vtexts`` decoded from their places, in the
+        page's order (as a fresh parse lists them: a version spelled two ways, ``1.0`` and
+        ``1.0.0``, has its files interleaved); None when the places do not give them."""
+        placed: list[tuple[int, int, str]] = []
+        for vtext in vtexts:
+            pairs = self._ranges[vtext]
+            if not isinstance(pairs, list) or not all(type(n) is int for n in pairs):
+                return None
+            placed.extend((pairs[i], pairs[i + 1], vtext) for i in range(0, len(pairs) - 1, 2))
+        if not placed:
+            return []
+        placed.sort()
+        view = memoryview(self._body)
         got: object = None
-        if isinstance(pairs, list) and all(type(n) is int for n in pairs):
-            view = memoryview(self._body)
-            parts = [view[pairs[i] : pairs[i + 1]] for i in range(0, len(pairs) - 1, 2)]
-            with contextlib.suppress(ValueError, RecursionError):
-                got = json.loads(b"[" + b",".join(parts) + b"]")
-        if isinstance(got, list) and all(
-            isinstance(i, dict) and _version_of_item(i) == vtext for i in got
+        with contextlib.suppress(ValueError, RecursionError):
+            got = json.loads(b"[" + b",".join(view[a:b] for a, b, _ in placed) + b"]")
+        if (
+            isinstance(got, list)
+            and len(got) == len(placed)
+            and all(
+                isinstance(i, dict) and _version_of_item(i) == p[2]
+                for i, p in zip(got, placed, strict=True)
+            )
         ):
             return got
-        return self._parsed_whole().get(vtext, [])
+        return None
 
-    def _parsed_whole(self) -> dict[str, list[dict[str, Any]]]:
-        """The page's files by version text from a full parse of its bytes (places that do
-        not decode to their version's files are never believed)."""
+    def _parsed_whole(self) -> ProjectPage:
+        """The page from a full parse of its bytes."""
         if self._whole is None:
             data = json.loads(self._body)
             self._whole = parse_json_page(self.name, self._page_url, data)
-        out: dict[str, list[dict[str, Any]]] = {}
-        for item in self._whole.raw_items or []:
-            vtext = _version_of_item(item)
-            if vtext is not None:
-                out.setdefault(vtext, []).append(item)
-        return out
+        return self._whole
 
     @property
     def raw_items(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for v in self._texts:
-            out.extend(self._items_for(v))
-        return out
+        """The files of every version, in the page's order (decoded at once)."""
+        if self._all is None:
+            texts = [t for ts in self._texts.values() for t in ts]
+            got = self._decode(texts)
+            self._all = got if got is not None else list(self._parsed_whole().raw_items or [])
+        return self._all
 
     def warm(self) -> None:
         released = self.released_versions()

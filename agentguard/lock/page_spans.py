@@ -11,7 +11,11 @@ C decoder, noting where it starts and ends (as fast as ``json.loads``, measured:
 Only pages in ASCII are parsed here (so that a place in the text is the same place in the
 bytes; every page of a 272-package stack on the public index is); for anything else, or
 anything unexpected, :func:`parse` answers None and the caller parses with ``json.loads``,
-which gives the error its usual words.
+which gives the error its usual words. A value that could nest deeper than
+:data:`MAX_NEST` (more brackets than that) is something else too: how deep the decoder may
+go depends on how deep the stack is when it runs (this walk decodes a file two levels
+shallower than ``json.loads`` of the page, a cached page decodes it again later, on another
+stack), so near the limit this walk would keep a page ``json.loads`` refuses.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 Span = tuple[int, int]
+MAX_NEST = 64  # brackets in one value (an index's file: 2 to 4)
+_RUN = 8  # files whose brackets are counted at once (more than MAX_NEST: each is counted)
 
 
 def parse(body: bytes) -> tuple[dict[str, Any], list[Span]] | None:
@@ -63,7 +69,9 @@ def _walk(text: str) -> tuple[dict[str, Any], list[Span]] | None:
         if key == "files" and text[at : at + 1] == "[":
             data[key], spans, at = _array(text, at)
         else:
-            data[key], at = _DECODER.raw_decode(text, at)
+            data[key], end = _DECODER.raw_decode(text, at)
+            _shallow(text, at, end)
+            at = end
             if key == "files":
                 spans = None  # (json.loads keeps the last "files": not a list now)
         at = _ws(text, at)
@@ -94,4 +102,21 @@ def _array(text: str, at: int) -> tuple[list[Any], list[Span], int]:
             continue
         if text[at : at + 1] != "]":
             raise ValueError("unterminated files array")
+        for first in range(0, len(spans), _RUN):  # (counting costs about 1 ms a MB)
+            run = spans[first : first + _RUN]
+            if _brackets(text, run[0][0], run[-1][1]) > MAX_NEST:
+                for start, stop in run:
+                    _shallow(text, start, stop)
         return items, spans, at + 1
+
+
+def _brackets(text: str, start: int, end: int) -> int:
+    """The brackets that open in ``text[start:end]``, those in its strings too: never fewer
+    than the depth of a value there."""
+    return text.count("[", start, end) + text.count("{", start, end)
+
+
+def _shallow(text: str, start: int, end: int) -> None:
+    """Refuse a value that could nest deeper than :data:`MAX_NEST`."""
+    if end - start > MAX_NEST and _brackets(text, start, end) > MAX_NEST:
+        raise ValueError("nested deeper than this walk takes")
