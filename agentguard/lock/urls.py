@@ -114,4 +114,9 @@ class UrlPolicy:
             return f"names another host over http ({target[1]}:{target[2]})"
         if is_machine_local(target[1]):
             return f"names a host on this machine or its link ({target[1]})"
+        # (a login is found by host, as netrc keys it: another port of an index's host, or of
+        # the host that named the URL, would be sent the login of a service it is not)
+        hosts = {o[1] for o in self.index_origins} | ({source[1]} if source else set())
+        if target[1] in hosts:
+            return f"names another port of a host it reads from ({target[1]}:{target[2]})"
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -153,3 +154,66 @@ def test_nothing_listening_is_named_as_such(tmp_path: Path) -> None:
             client.project_page("mcp")
     assert caught.value.code == "index-unreachable" and caught.value.retryable
     assert str(caught.value) == f"{url}/mcp/: unreachable ([Errno 111] Connection refused)"
+
+
+@pytest.mark.parametrize(
+    ("url", "came_from", "refused"),
+    [
+        ("https://203.0.113.5:8443/simple/mcp/", "https://203.0.113.5/simple/", True),
+        ("https://203.0.113.5/files/mcp.whl", "https://203.0.113.5/simple/mcp/", False),
+        ("https://203.0.113.9:444/f.whl", "https://203.0.113.9/f.whl", True),  # a CDN's other port
+        ("https://203.0.113.9/f.whl", "https://203.0.113.5/simple/mcp/", False),  # a CDN
+        ("https://203.0.113.9:444/f.whl", "https://203.0.113.5/simple/mcp/", False),
+    ],
+)
+def test_another_port_of_a_host_read_from_is_refused(
+    url: str, came_from: str, refused: bool
+) -> None:
+    """The policy's promise: never another port of the same host (logins are found by host,
+    as netrc keys them; another port is another service)."""
+    from agentguard.lock.urls import UrlPolicy, origin
+
+    index = origin("https://203.0.113.5/simple/")
+    assert index is not None
+    why = UrlPolicy(frozenset({index})).refusal(url, came_from)
+    assert (why is not None) == refused, why
+    if refused:
+        assert why is not None and "another port" in why
+
+
+@pytest.mark.usefixtures("no_proxy_env")
+def test_a_tls_handshake_dripping_in_stops_at_the_deadline() -> None:
+    """A server that answers the TLS hello with a record header announcing 16 KB and then a
+    byte every 0.2 s (each read inside the per-read timeout) is cut at the run's deadline:
+    the socket's timeout, never more than what is left of the run, bounds the whole
+    handshake (Python's ssl module), not each read of it. (A guard: held before.)"""
+    from agentguard.lock.deadline import Deadline
+    from agentguard.lock.http import Http
+    from agentguard.lock.pages import IndexError_
+
+    stop = threading.Event()
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)  # the client's hello
+            conn.sendall(b"\x16\x03\x03\x40\x00")  # a handshake record of 16 KB, coming...
+            while not stop.wait(0.2):
+                try:
+                    conn.sendall(b"\x00")
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    url = f"https://127.0.0.1:{server.getsockname()[1]}/simple/mcp/"
+    start = time.monotonic()
+    try:
+        with pytest.raises(IndexError_) as caught:
+            Http(deadline=Deadline.start(2)).get(url)
+    finally:
+        stop.set()
+        server.close()
+    elapsed = time.monotonic() - start
+    assert caught.value.code == "deadline-exceeded", str(caught.value)
+    assert elapsed < 6, elapsed
