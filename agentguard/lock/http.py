@@ -84,7 +84,7 @@ class Http:
                 try:
                     target = urllib.parse.urljoin(url, location)
                     refusal = self.policy.refusal(target, url) if self.policy else None
-                except ValueError:  # "http://[::1/", "http://[zz]/"
+                except ValueError:  # (an IPv6 literal left open, or not an address)
                     refusal = "names a URL that cannot be read"
                 if refusal is not None:
                     raise IndexError_(
