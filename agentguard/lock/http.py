@@ -233,10 +233,7 @@ class Http:
         and the whole exchange no longer than the deadline (the caller's watchdog shuts the
         socket). The caller closes a connection whose answer was not read to its end (its
         rest is never the next answer)."""
-        declared = resp.getheader("Content-Length", "")
-        if declared.isdigit() and int(declared) > limit:
-            if resp.status < 300:
-                raise _too_large(url, limit)
+        if _declared_over(resp.getheader("Content-Length", ""), resp.status, url, limit):
             return b""
         try:
             # identity was asked for: the bytes as sent
@@ -249,13 +246,7 @@ class Http:
             raise _unreachable(url, "connection failed", _why(exc)) from None
         if self.deadline.passed:
             raise self._deadline_error(url)
-        left = resp.length
-        if left and len(body) <= limit:  # the connection ended before the declared length
-            raise _unreachable(
-                url,
-                "connection failed",
-                f"IncompleteRead({len(body)} bytes read, {left} more expected)",
-            )
+        _whole(url, body, resp.length, limit)
         return body
 
     # -- through a proxy (urllib3) ---------------------------------------------------------
@@ -317,11 +308,8 @@ class Http:
         """:meth:`_read` for an answer through urllib3."""
         from agentguard.lock import http_proxied as px
 
-        declared = resp.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > limit:
+        if _declared_over(resp.headers.get("Content-Length", ""), resp.status, url, limit):
             resp.close()
-            if resp.status < 300:
-                raise _too_large(url, limit)
             return b""
         try:  # (the socket is watched since the answer's status line)
             body = resp.read(limit + 1, decode_content=False)
@@ -337,7 +325,29 @@ class Http:
             raise self._deadline_error(url)
         if len(body) > limit:
             resp.close()
+        _whole(url, body, resp.length_remaining, limit)
         return body
+
+
+def _declared_over(declared: str, status: int, url: str, limit: int) -> bool:
+    """The answer declares more than ``limit`` bytes: a page is refused (too large), an
+    error's body is not read (True: the caller closes the connection)."""
+    if declared.isdigit() and int(declared) > limit:
+        if status < 300:
+            raise _too_large(url, limit)
+        return True
+    return False
+
+
+def _whole(url: str, body: bytes, left: int | None, limit: int) -> None:
+    """A body the connection ended before its declared length (``left`` bytes still to
+    come) is a failed read, never data: a metadata file cut short lists fewer requirements."""
+    if left and len(body) <= limit:
+        raise _unreachable(
+            url,
+            "connection failed",
+            f"IncompleteRead({len(body)} bytes read, {left} more expected)",
+        )
 
 
 def _unreachable(url: str, what: str, why: str) -> IndexError_:

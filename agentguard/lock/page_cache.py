@@ -39,7 +39,7 @@ from typing import Any
 from packaging.version import Version
 
 from agentguard import cache_key, safeio
-from agentguard.lock.pages import ProjectPage, _parse_version, _version_text, parse_json_page
+from agentguard.lock.pages import ProjectPage, _parse_version, item_version_text, parse_json_page
 
 FOLDER = "pages-v3"
 HEAD = b"agentguard-page 3\n"
@@ -111,8 +111,7 @@ def store(
     folder, where, key = _names(cache, name, url, body, key)
     ranges: dict[str, list[int]] = {}
     for item, (begin, end) in zip(page.raw_items, objects, strict=True):
-        filename = item.get("filename")
-        vtext = _version_text(filename) if isinstance(filename, str) else None
+        vtext = item_version_text(item)
         if vtext is not None:
             ranges.setdefault(vtext, []).extend((begin, end))
     head = {
@@ -202,7 +201,7 @@ class CachedPage(ProjectPage):
             isinstance(got, list)
             and len(got) == len(placed)
             and all(
-                isinstance(i, dict) and _version_of_item(i) == p[2]
+                isinstance(i, dict) and item_version_text(i) == p[2]
                 for i, p in zip(got, placed, strict=True)
             )
         ):
@@ -229,8 +228,3 @@ class CachedPage(ProjectPage):
         released = self.released_versions()
         released.groups()
         released.keys()
-
-
-def _version_of_item(item: dict[str, Any]) -> str | None:
-    filename = item.get("filename")
-    return _version_text(filename) if isinstance(filename, str) else None

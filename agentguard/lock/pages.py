@@ -109,8 +109,7 @@ class ProjectPage:
         if self._by_version is None:
             index: dict[Version, list[dict[str, Any]]] = {}
             for item in self.raw_items or []:
-                filename = item.get("filename")
-                vtext = _version_text(filename) if isinstance(filename, str) else None
+                vtext = item_version_text(item)
                 v = _parse_version(vtext) if vtext is not None else None
                 if v is not None:
                     index.setdefault(v, []).append(item)
@@ -122,8 +121,7 @@ class ProjectPage:
             raw: dict[str, list[Callable[[], IndexFile | None]]] = {}
             not_yanked: set[str] = set()
             for item in self.raw_items or []:
-                filename = item.get("filename")
-                vtext = _version_text(filename) if isinstance(filename, str) else None
+                vtext = item_version_text(item)
                 if vtext is None:
                     continue
                 raw.setdefault(vtext, []).append(
@@ -335,6 +333,12 @@ def parse_html_page(name: str, page_url: str, html: str) -> ProjectPage:
             )
         )
     return ProjectPage(name, tuple(files))
+
+
+def item_version_text(item: dict[str, Any]) -> str | None:
+    """The version text of a JSON page's file item, from its file name (None: none)."""
+    filename = item.get("filename")
+    return _version_text(filename) if isinstance(filename, str) else None
 
 
 def _version_text(filename: str) -> str | None:

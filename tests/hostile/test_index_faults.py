@@ -18,23 +18,16 @@ import pytest
 
 from agentguard.lock import http as lock_http
 from agentguard.lock import index as ix
+from tests.hostile.index_helpers import wheels
 from tests.hostile.index_server import IndexServer, Request, serving
 from tests.hostile.promises import check_failed_source, run_agentguard
 from tests.lock.helpers import write_project
-from tests.wheelhouse import build_wheel
+
+__all__ = ["wheels"]  # fixtures
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
 
 UV_FAST = {"UV_HTTP_RETRIES": "0", "UV_HTTP_TIMEOUT": "3"}
-
-
-@pytest.fixture()
-def wheels(tmp_path: Path) -> Path:
-    folder = tmp_path / "wheels"
-    build_wheel(folder, "mcp", "1.0.0")
-    build_wheel(folder, "mcp", "2.0.0")
-    build_wheel(folder, "agent-sdk", "1.0.0", ["mcp>=1"])
-    return folder
 
 
 # -- agentguard's own index client -----------------------------------------------------

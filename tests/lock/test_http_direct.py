@@ -14,19 +14,12 @@ from pathlib import Path
 import pytest
 
 from agentguard.lock import index as ix
+from tests.hostile.index_helpers import wheels
 from tests.hostile.index_server import Request, serving
-from tests.wheelhouse import build_wheel
+
+__all__ = ["wheels"]  # fixtures
 
 pytestmark = pytest.mark.usefixtures("isolated_cache")
-
-
-@pytest.fixture()
-def wheels(tmp_path: Path) -> Path:
-    folder = tmp_path / "wheels"
-    build_wheel(folder, "mcp", "1.0.0")
-    build_wheel(folder, "mcp", "2.0.0")
-    build_wheel(folder, "agent-sdk", "1.0.0", ["mcp>=1"])
-    return folder
 
 
 @pytest.fixture()
@@ -217,3 +210,42 @@ def test_a_tls_handshake_dripping_in_stops_at_the_deadline() -> None:
     elapsed = time.monotonic() - start
     assert caught.value.code == "deadline-exceeded", str(caught.value)
     assert elapsed < 6, elapsed
+
+
+@pytest.mark.usefixtures("no_proxy_env")
+def test_a_body_cut_short_through_a_proxy_is_a_failed_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through urllib3 too (a proxy), a body shorter than its declared length is a failed
+    read naming it, not a truncated page (or metadata file) taken as data."""
+
+    class Short(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b'{"files": [')
+            self.close_connection = True
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Short)
+    proxy.daemon_threads = True
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.server_address[1]}")
+        url = "http://127.0.0.1:9/simple"  # (only the proxy answers)
+        client = ix.IndexClient([url], cache_dir=tmp_path / "cache")
+        with pytest.raises(ix.IndexError_) as caught:
+            client.project_page("mcp")
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert caught.value.code == "index-unreachable"
+    assert str(caught.value) == (
+        f"{url}/mcp/: connection failed (IncompleteRead(11 bytes read, 989 more expected))"
+    )

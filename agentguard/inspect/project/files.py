@@ -207,12 +207,12 @@ def _python(
     many new objects alive until the readers are done, and each collection that its
     building set off walked them and freed nothing (40 ms of 1.8 s on openai-agents-python);
     the tree is freed by reference counting, a cycle by the next collection."""
-    paused = gc.isenabled()
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
         _python_read(path, data, text, origin, out, wanted)
     finally:
-        if paused:
+        if was_enabled:
             gc.enable()
 
 
