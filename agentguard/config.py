@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentguard import safeio
 from agentguard.config_validate import AGE as _AGE
@@ -32,9 +32,12 @@ from agentguard.config_validate import Layer as _Layer
 from agentguard.config_validate import parse_deps, severity_of, validate_layer
 from agentguard.errors import ConfigError as ConfigError
 from agentguard.facts.names import canonical_name as canonical_name
-from agentguard.findings import Severity, Source
 from agentguard.rules.deps_policy import DepsPolicy as DepsPolicy
 from agentguard.safeio import MAX_CONFIG_BYTES
+from agentguard.severity import Severity
+
+if TYPE_CHECKING:
+    from agentguard.findings import Source
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -301,6 +304,8 @@ def load_target_config(
         unreadable = text.startswith(("not valid TOML", "nested too deeply", "cannot read"))
         if config_file is not None or text == str(exc) or not unreadable:
             raise
+        from agentguard.findings import Source
+
         failed = Source.failed(
             "config",
             str(root / PYPROJECT),

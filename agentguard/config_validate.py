@@ -13,8 +13,8 @@ from typing import Any
 
 from agentguard.errors import ConfigError
 from agentguard.facts.names import canonical_name
-from agentguard.findings import Severity
 from agentguard.rules.deps_policy import DepsPolicy
+from agentguard.severity import Severity
 
 TOP_KEYS = (
     "policy",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from agentguard.findings import Severity
+from agentguard.severity import Severity
 
 CONTEXTS = ("production", "example", "test", "docs")
 

@@ -15,53 +15,9 @@ from typing import Any
 
 from agentguard.config_trace import ConfigTrace as ConfigTrace
 from agentguard.remedies import remedy_for
+from agentguard.severity import Severity as Severity
 
 JSONValue = Any  # str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]
-
-
-class Severity(enum.Enum):
-    """How bad a finding is. Ordered: ``Severity.HIGH > Severity.LOW``."""
-
-    INFO = "info"
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-    CRITICAL = "critical"
-
-    @property
-    def rank(self) -> int:
-        return _SEVERITY_ORDER.index(self)
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, Severity):
-            return NotImplemented
-        return self.rank < other.rank
-
-    def __le__(self, other: object) -> bool:
-        if not isinstance(other, Severity):
-            return NotImplemented
-        return self.rank <= other.rank
-
-    def __gt__(self, other: object) -> bool:
-        if not isinstance(other, Severity):
-            return NotImplemented
-        return self.rank > other.rank
-
-    def __ge__(self, other: object) -> bool:
-        if not isinstance(other, Severity):
-            return NotImplemented
-        return self.rank >= other.rank
-
-    @classmethod
-    def parse(cls, text: str) -> Severity:
-        try:
-            return cls(text.strip().lower())
-        except ValueError:
-            names = ", ".join(s.value for s in cls)
-            raise ValueError(f"unknown severity {text!r} (expected one of: {names})") from None
-
-
-_SEVERITY_ORDER = [Severity.INFO, Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
 
 
 class Confidence(enum.Enum):

@@ -24,6 +24,7 @@ from agentguard.lock.inputs import ProjectInputs, read_inputs
 from agentguard.lock.mutex import LockfileError, project_lock
 from agentguard.lock.start import LockOptions as LockOptions
 from agentguard.lock.start import settings_for
+from agentguard.smoke.step import wanted
 
 if TYPE_CHECKING:
     from agentguard.config import Config, DepsPolicy
@@ -354,8 +355,6 @@ def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -
 
 def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
     """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) on the lock."""
-    from agentguard.smoke.step import wanted
-
     run, note = wanted(opts.smoke, config)
     if note:
         report = dataclasses.replace(report, notes=(*report.notes, note))

@@ -16,6 +16,9 @@ The boundaries held here (docs/benchmarks.md, "Start-up"):
   step;
 - `inspect` of a folder without an ``mcp.lock.json`` does not import the MCP lock's reader;
 - `--version` imports the command line's root alone: no command, no engine, no findings;
+- `lock` starts its resolver before it imports packaging's requirement and marker parser,
+  or the findings model: a plain requirement is read without them
+  (:mod:`agentguard.lock.plain_requirements`);
 - a re-lock of unchanged inputs writes no lock, so it imports neither the TOML writer nor
   PEP 751's validator (``packaging.pylock``): it compares the inputs' hashes.
 """
@@ -128,6 +131,64 @@ def test_a_lock_and_its_relock_import_neither_the_readers_nor_the_text_renderer(
             "agentguard.harden",
         ):
             assert _under(modules, unneeded) == [], (run, unneeded)
+
+
+# the modules loaded when the command starts its first child process
+_AT_FIRST_CHILD = """
+import subprocess
+import sys
+import agentguard.__main__ as main
+
+names = sys.argv.pop(1)
+first = []
+popen_init = subprocess.Popen.__init__
+
+
+def _init(self, args, *rest, **kwargs):
+    if not first:
+        first.append(args)
+        with open(names, "w") as out:
+            out.write("\\n".join([" ".join(map(str, args)), *sorted(sys.modules)]))
+    popen_init(self, args, *rest, **kwargs)
+
+
+subprocess.Popen.__init__ = _init
+sys.argv[0] = "agentguard"
+main.run()
+"""
+
+
+def test_lock_starts_its_resolver_before_the_requirement_parser_is_imported(
+    tmp_path: Path, agent_index: dict[str, Any], env: dict[str, str]
+) -> None:
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"])
+    names = tmp_path / "at-first-child.txt"
+    for run in ("lock", "re-lock of unchanged inputs"):
+        args = ["lock", str(project), "--index-url", agent_index["url"], "--format", "json"]
+        out = ["--output", str(tmp_path / "report.json")]
+        proc = subprocess.run(
+            [sys.executable, "-c", _AT_FIRST_CHILD, str(names), *args, *out],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode in (0, 1), proc.stderr[-2000:]
+        command, *modules = names.read_text(encoding="utf-8").split("\n")
+        assert " pip compile requirements.in " in command, run  # the resolver, first
+        assert "agentguard.lock.inputs" in modules and "agentguard.config" in modules
+        assert _under(modules, "rich", "typer", "agentguard.cli") == [], run
+        for later in (
+            "packaging.requirements",
+            "packaging.markers",
+            "packaging.tags",
+            "agentguard.findings",
+            "agentguard.lock.index",
+        ):
+            assert _under(modules, later) == [], (run, later)
 
 
 def test_version_imports_the_root_of_the_command_line_alone(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -18,19 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
-
 from agentguard import redact
 from agentguard.errors import UsageError
+from agentguard.facts.names import canonical_name as canonicalize_name
+from agentguard.facts.pins import LockedPackage
 from agentguard.interrupts import held
 from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
-from agentguard.lock.graph import LockedPackage
 from agentguard.lock.resolver_errors import ResolverError as ResolverError
 from agentguard.lock.resolver_errors import classify as _classify
-from agentguard.lock.urls import clean_url, split_userinfo
 from agentguard.scratch import make as make_scratch
 from agentguard.scratch import remove as remove_scratch
 from agentguard.scratch import scratch_folder
@@ -70,6 +65,8 @@ _PLAIN_PIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z
 
 
 def _valid_version(text: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
     try:
         Version(text)
     except InvalidVersion:
@@ -79,6 +76,8 @@ def _valid_version(text: str) -> bool:
 
 def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], list[str]]:
     """Parse a hash-pinned requirements file: pins, index urls, find-links."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
     pins: list[LockedPackage] = []
     index_urls: list[str] = []
     find_links: list[str] = []
@@ -171,6 +170,8 @@ def uv_binary() -> str:
         with _UV_LOOKUP:
             return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
+        import shutil
+
         found = shutil.which("uv")
         if found:
             return found
@@ -199,10 +200,13 @@ def index_flags(
     its environment (``env_name``), never on its command line (which every local user can
     read) or in what agentguard shows."""
     flags: list[str] = []
-    if req.index_url and split_userinfo(req.index_url)[1] is not None:
-        env[env_name] = req.index_url
-    elif req.index_url:
-        flags += [index_flag, req.index_url]
+    if req.index_url:
+        from agentguard.lock.urls import split_userinfo
+
+        if split_userinfo(req.index_url)[1] is not None:
+            env[env_name] = req.index_url
+        else:
+            flags += [index_flag, req.index_url]
     for link in req.find_links:
         flags += ["--find-links", link]
     if req.no_index:
@@ -280,6 +284,8 @@ class UvRun:
                 out = ""
         finally:
             self.cancel()
+        from agentguard.lock.urls import clean_url
+
         version = (out or "").strip() or "uv"
         cmd = self.cmd
         shown = tuple(
@@ -401,4 +407,6 @@ def default_index_urls() -> tuple[str, ...]:
             children.resolver_env(),
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
+    from agentguard.lock.urls import clean_url
+
     return tuple(clean_url(u) for u in urls)

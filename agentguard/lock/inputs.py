@@ -7,15 +7,16 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
+from typing import TYPE_CHECKING, Any
 
 from agentguard import redact, safeio
 from agentguard.errors import UsageError
+from agentguard.facts.names import canonical_name as canonicalize_name
+from agentguard.lock.plain_requirements import is_plain, plain_python_floor
 from agentguard.tomllines import TomlLines
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,6 +35,8 @@ class DeclaredRequirement:
 
     @property
     def requirement(self) -> Requirement:
+        from packaging.requirements import Requirement
+
         return Requirement(self.text)
 
     @property
@@ -65,6 +68,17 @@ class ProjectInputs:
         return [r.text for r in self.constraints]
 
 
+def _check_python_spec(requires_python: str) -> None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        SpecifierSet(requires_python)
+    except InvalidSpecifier:
+        raise UsageError(
+            f"[project].requires-python {requires_python!r} is not a valid specifier"
+        ) from None
+
+
 def _hash_inputs(
     reqs: list[DeclaredRequirement], requires_python: str | None, selection: list[str]
 ) -> str:
@@ -93,6 +107,10 @@ def _read_text(path: Path) -> str:
 
 
 def _req(text: str, file: str, line: int | None, allow_url: bool = False) -> DeclaredRequirement:
+    if is_plain(text):  # its own normal form, no URL (and packaging not imported for it)
+        return DeclaredRequirement(text, file, line)
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
@@ -183,12 +201,8 @@ def read_pyproject(
     if requires_python is not None:
         if not isinstance(requires_python, str):
             raise UsageError("[project].requires-python must be a string")
-        try:
-            SpecifierSet(requires_python)
-        except InvalidSpecifier:
-            raise UsageError(
-                f"[project].requires-python {requires_python!r} is not a valid specifier"
-            ) from None
+        if plain_python_floor(requires_python) is None:
+            _check_python_spec(requires_python)
     reqs = _dedupe(reqs)
     return ProjectInputs(
         root,

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from agentguard import safeio
 from agentguard.errors import UsageError
 
@@ -74,6 +72,8 @@ def _read_file(root: Path, name: str) -> tuple[DynamicLine, ...]:
         text = safeio.read_text(path, root=root.resolve(), cap=MAX_DYNAMIC_FILE_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{name}: cannot read ({exc})") from None
+    from packaging.requirements import InvalidRequirement, Requirement
+
     out: list[DynamicLine] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()

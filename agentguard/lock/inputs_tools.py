@@ -9,9 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from packaging.utils import canonicalize_name
-
 from agentguard.errors import UsageError
+from agentguard.facts.names import canonical_name as canonicalize_name
 
 MAX_WORKSPACE_MEMBERS = 256
 

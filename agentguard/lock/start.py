@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from agentguard import safeio
 from agentguard.errors import UsageError
-from agentguard.findings import JSONValue
 from agentguard.lock.mutex import REQUIREMENTS_LOCK
+from agentguard.lock.plain_requirements import plain_python_floor
 from agentguard.safeio import MAX_LOCK_BYTES
 
 if TYPE_CHECKING:
     from agentguard.config import Config
+    from agentguard.findings import JSONValue
     from agentguard.lock.backend import ResolveRequest
     from agentguard.lock.inputs import ProjectInputs
 
@@ -94,10 +95,13 @@ def settings_for(opts: LockOptions, config: Config) -> Settings:
 
 
 def python_floor(requires_python: str | None) -> str | None:
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     if not requires_python:
         return None
+    plain = plain_python_floor(requires_python)  # `>=3.10`: without importing packaging
+    if plain is not None:
+        return plain
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         spec = SpecifierSet(requires_python)
     except InvalidSpecifier:

@@ -199,6 +199,9 @@ def render_text(
         width=110,
         highlight=False,
         soft_wrap=True,
+        # the tables' titles and headers are rich strings: no `:name:` in them is an emoji,
+        # and rich's table of 3,600 emoji names is not loaded as the run ends
+        emoji=False,
     )
     prov = report.provenance
     console.print(_t(f"agentguard {prov.tool_version} {prov.command}", style="bold"), end="")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentguard.facts.names import canonical_name as canonical_name
-from agentguard.findings import Severity
+from agentguard.severity import Severity
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ from agentguard.lock.previous import Previous, previous_digest, same_lock
 from agentguard.lock.urls import clean_url
 from agentguard.provenance import make_report, now_utc
 
+# (imported with the report, not after the resolver returns: the run's last milliseconds
+# are wall time, while the resolver runs they are not)
+from agentguard.rules.deps_age import check_young_releases
+from agentguard.rules.deps_cover import check_environment_cover
+
 if TYPE_CHECKING:
     from agentguard.lock.analysis import Analysis
     from agentguard.lock.backend import Resolution
@@ -53,8 +58,6 @@ def young_releases(
     """AG106 from the upload times of the locked files (the earliest file of a release)."""
     import datetime as dt
 
-    from agentguard.rules.deps_age import check_young_releases
-
     uploaded: dict[tuple[str, str], str | None] = {}
     for key, files in analysis.files.items():
         times = sorted(f.upload_time for f in files if f.upload_time)
@@ -89,8 +92,6 @@ def assemble(
     blocking = [f for f in crossings if f.severity > Severity.INFO]
     young, unknown_times = young_releases(graph, analysis, settings.min_release_age)
     findings += young
-    from agentguard.rules.deps_cover import check_environment_cover
-
     findings += check_environment_cover(
         resolution.universal, resolution.environment, inputs.requires_python, PYLOCK
     )
