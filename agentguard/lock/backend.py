@@ -9,7 +9,6 @@ It never runs package code itself beyond what the resolver does; with
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 import subprocess
 import sys
@@ -18,16 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
-
 from agentguard import redact
 from agentguard.errors import UsageError
 from agentguard.interrupts import held
 from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.graph import LockedPackage
+from agentguard.lock.requirements_text import (
+    parse_requirements_lock as parse_requirements_lock,
+)
 from agentguard.lock.resolver_errors import ResolverError as ResolverError
 from agentguard.lock.resolver_errors import classify as _classify
 from agentguard.lock.urls import clean_url, split_userinfo
@@ -64,79 +62,6 @@ class Resolution:
     # a lock that is not universal: the marker values of the one environment it was
     # resolved for (python_version, sys_platform, platform_machine)
     environment: Mapping[str, str] | None = None
-
-
-_PLAIN_PIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9.!+_-]+)")
-
-
-def _valid_version(text: str) -> bool:
-    try:
-        Version(text)
-    except InvalidVersion:
-        return False
-    return True
-
-
-def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], list[str]]:
-    """Parse a hash-pinned requirements file: pins, index urls, find-links."""
-    pins: list[LockedPackage] = []
-    index_urls: list[str] = []
-    find_links: list[str] = []
-    logical: list[str] = []
-    for raw in [*text.splitlines(), ""]:
-        line = raw.strip()
-        if line.startswith("#"):
-            continue
-        if line.endswith("\\"):
-            logical.append(line[:-1].strip())
-            continue
-        logical.append(line)
-        entry = " ".join(x for x in logical if x).strip()
-        logical = []
-        if not entry:
-            continue
-        if entry.startswith(("--index-url", "-i ")):
-            index_urls.insert(
-                0, entry.split(None, 1)[1].strip() if " " in entry else entry.split("=", 1)[1]
-            )
-            continue
-        if entry.startswith("--extra-index-url"):
-            index_urls.append(re.split(r"[ =]", entry, maxsplit=1)[1].strip())
-            continue
-        if entry.startswith(("--find-links", "-f ")):
-            find_links.append(re.split(r"[ =]", entry, maxsplit=1)[1].strip())
-            continue
-        if entry.startswith("-"):
-            continue
-        parts = entry.split(" --hash=")
-        spec = parts[0].strip()
-        hashes = tuple(sorted(h.strip() for h in parts[1:]))
-        plain = _PLAIN_PIN.fullmatch(spec)  # `name==version`: most lines, no parser needed
-        if plain is not None and _valid_version(plain.group(2)):
-            pins.append(
-                LockedPackage(canonicalize_name(plain.group(1)), plain.group(2), None, hashes)
-            )
-            continue
-        try:
-            req = Requirement(spec)
-        except InvalidRequirement as exc:
-            raise ResolverError(
-                f"resolver output has an unreadable line {redact.quote(spec)}: "
-                f"{redact.quote(str(exc).splitlines()[0] if str(exc) else '')}",
-                code="resolver-garbage",
-                retryable=False,
-            ) from None
-        pinned = [s for s in req.specifier if s.operator == "=="]
-        version = "" if len(pinned) != 1 else pinned[0].version
-        pins.append(
-            LockedPackage(
-                name=canonicalize_name(req.name),
-                version=version,
-                marker=str(req.marker) if req.marker else None,
-                hashes=hashes,
-            )
-        )
-    return pins, index_urls, find_links
 
 
 def run_resolver(
