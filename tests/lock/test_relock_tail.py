@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from agentguard.lock import lockfile
 from agentguard.lock.backend import ResolverError
@@ -183,3 +184,27 @@ def test_pins_the_quick_read_leaves_to_the_parser() -> None:
         'sys_platform == "win32"',
         'python_version > "3"',
     ]
+
+
+def test_a_graphs_pins_by_name_and_edges_by_child_are_those_a_scan_finds() -> None:
+    from agentguard.lock.graph import PROJECT, DependencyEdge, LockedPackage, LockGraph
+
+    pins = (
+        LockedPackage("b-pkg", "2.0", 'sys_platform == "win32"', ()),
+        LockedPackage("a", "1.0", None, ()),
+        LockedPackage("b-pkg", "1.0", 'sys_platform != "win32"', ()),
+    )
+    edges = (
+        DependencyEdge(PROJECT, None, "a", ">=1"),
+        DependencyEdge("a", "1.0", "b-pkg", "<3"),
+        DependencyEdge(PROJECT, None, "b-pkg", ">=1"),
+    )
+    graph = LockGraph(pins, edges)
+    for name in ("b-pkg", "B_Pkg", "b.pkg", "a", "missing"):
+        want = [p for p in pins if p.name == canonicalize_name(name)]
+        assert graph.versions_of(name) == want
+        graph.versions_of(name).clear()  # (each caller gets a list of its own)
+        assert graph.versions_of(name) == want
+    for child in ("a", "b-pkg", "missing"):
+        assert graph.edges_into(child) == [e for e in edges if e.child == child]
+    assert [p.version for p in graph.versions_of("b-pkg")] == ["2.0", "1.0"]  # lock order
