@@ -208,3 +208,59 @@ def test_a_graphs_pins_by_name_and_edges_by_child_are_those_a_scan_finds() -> No
     for child in ("a", "b-pkg", "missing"):
         assert graph.edges_into(child) == [e for e in edges if e.child == child]
     assert [p.version for p in graph.versions_of("b-pkg")] == ["2.0", "1.0"]  # lock order
+
+
+def test_a_page_too_small_to_be_kept_reads_as_the_walk_that_finds_places_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from packaging.version import Version
+
+    from agentguard.lock import page_cache, page_spans
+    from agentguard.lock.index import IndexClient
+    from tests.hostile.index_server import serving
+    from tests.wheelhouse import build_wheel
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("AGENTGUARD_CACHE_KEY", raising=False)
+    wheels = tmp_path / "wheels"
+    for v in ("0.9.0", "1.0.0", "1.1.0", "2.0.0"):
+        build_wheel(wheels, "mcp", v)
+    walks: list[int] = []
+    walk = page_spans.parse
+
+    def counting(body: bytes) -> Any:
+        walks.append(len(body))
+        return walk(body)
+
+    monkeypatch.setattr(page_spans, "parse", counting)
+
+    def facts(cache: Path) -> tuple[object, ...]:
+        client = IndexClient([server.url], cache_dir=cache)
+        try:
+            page = client.project_page("mcp")
+        finally:
+            client.close()
+        assert not isinstance(page, page_cache.CachedPage)
+        released = page.released_versions()
+        return (
+            tuple(str(v) for v in released),
+            [
+                (f.filename, f.sha256, f.upload_time, f.size)
+                for v in released
+                for f in page.files_for(v)
+            ],
+            page.yanked_versions(),
+            page.upload_times(Version("1.0.0")),
+            page.raw_items,
+            len(page),
+        )
+
+    with serving(wheels) as server:
+        server.upload_times = {p.name: "2025-01-01T00:00:00Z" for p in wheels.glob("*.whl")}
+        small = facts(tmp_path / "one")
+        assert walks == []  # under the cache's floor: json.loads alone
+        monkeypatch.setattr(page_cache, "MIN_BYTES", 0)
+        walked = facts(tmp_path / "two")
+        assert len(walks) == 1
+    assert small == walked
+    assert small[0] == ("0.9.0", "1.0.0", "1.1.0", "2.0.0")
