@@ -264,3 +264,23 @@ def test_a_page_too_small_to_be_kept_reads_as_the_walk_that_finds_places_reads_i
         assert len(walks) == 1
     assert small == walked
     assert small[0] == ("0.9.0", "1.0.0", "1.1.0", "2.0.0")
+
+
+def test_a_versions_major_key_kept_per_version_is_the_one_it_works_out() -> None:
+    from packaging.version import Version
+
+    from agentguard.facts.graph import major_key
+
+    texts = ["0", "0.0", "0.1", "0.1.0", "0.1.0.0", "1", "1.0", "1.0.0", "1!0.5", "0.5"]
+    texts += ["2.0rc1", "2.0.post1", "0.9.dev3", "10.1+local", "0.10", "0.10.0.1"]
+    major_key.cache_clear()
+    for text in texts + list(reversed(texts)):  # equal versions met in either order
+        v = Version(text)
+        assert major_key(v) == major_key.__wrapped__(v), text
+    assert [major_key(Version(t)) for t in ("0.1", "0.1.0", "1.0", "1.0.0", "1!0.5")] == [
+        "0.1",
+        "0.1",
+        "1",
+        "1",
+        "0.5",
+    ]
