@@ -70,8 +70,8 @@ def _lock_names(folder: Path) -> set[str]:
 
 def _pins(folder: Path, name: str) -> dict[str, set[str]]:
     """name -> versions in one lock ("" for an entry with no exact version)."""
-    from agentguard.lock.backend import parse_requirements_lock
     from agentguard.lock.readers import READERS, LockReadError, read_lock, read_lock_text
+    from agentguard.lock.requirements_text import parse_requirements_lock
 
     path = folder / name
     try:

@@ -9,7 +9,6 @@ It never runs package code itself beyond what the resolver does; with
 from __future__ import annotations
 
 import contextlib
-import re
 import subprocess
 import sys
 import threading
@@ -19,7 +18,6 @@ from pathlib import Path
 
 from agentguard import redact
 from agentguard.errors import UsageError
-from agentguard.facts.names import canonical_name as canonicalize_name
 from agentguard.facts.pins import LockedPackage
 from agentguard.interrupts import held
 from agentguard.lock import children
@@ -59,83 +57,6 @@ class Resolution:
     # a lock that is not universal: the marker values of the one environment it was
     # resolved for (python_version, sys_platform, platform_machine)
     environment: Mapping[str, str] | None = None
-
-
-_PLAIN_PIN = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==([A-Za-z0-9.!+_-]+)")
-
-
-def _valid_version(text: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        Version(text)
-    except InvalidVersion:
-        return False
-    return True
-
-
-def parse_requirements_lock(text: str) -> tuple[list[LockedPackage], list[str], list[str]]:
-    """Parse a hash-pinned requirements file: pins, index urls, find-links."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    pins: list[LockedPackage] = []
-    index_urls: list[str] = []
-    find_links: list[str] = []
-    logical: list[str] = []
-    for raw in [*text.splitlines(), ""]:
-        line = raw.strip()
-        if line.startswith("#"):
-            continue
-        if line.endswith("\\"):
-            logical.append(line[:-1].strip())
-            continue
-        logical.append(line)
-        entry = " ".join(x for x in logical if x).strip()
-        logical = []
-        if not entry:
-            continue
-        if entry.startswith(("--index-url", "-i ")):
-            index_urls.insert(
-                0, entry.split(None, 1)[1].strip() if " " in entry else entry.split("=", 1)[1]
-            )
-            continue
-        if entry.startswith("--extra-index-url"):
-            index_urls.append(re.split(r"[ =]", entry, maxsplit=1)[1].strip())
-            continue
-        if entry.startswith(("--find-links", "-f ")):
-            find_links.append(re.split(r"[ =]", entry, maxsplit=1)[1].strip())
-            continue
-        if entry.startswith("-"):
-            continue
-        parts = entry.split(" --hash=")
-        spec = parts[0].strip()
-        hashes = tuple(sorted(h.strip() for h in parts[1:]))
-        plain = _PLAIN_PIN.fullmatch(spec)  # `name==version`: most lines, no parser needed
-        if plain is not None and _valid_version(plain.group(2)):
-            pins.append(
-                LockedPackage(canonicalize_name(plain.group(1)), plain.group(2), None, hashes)
-            )
-            continue
-        try:
-            req = Requirement(spec)
-        except InvalidRequirement as exc:
-            raise ResolverError(
-                f"resolver output has an unreadable line {redact.quote(spec)}: "
-                f"{redact.quote(str(exc).splitlines()[0] if str(exc) else '')}",
-                code="resolver-garbage",
-                retryable=False,
-            ) from None
-        pinned = [s for s in req.specifier if s.operator == "=="]
-        version = "" if len(pinned) != 1 else pinned[0].version
-        pins.append(
-            LockedPackage(
-                name=canonicalize_name(req.name),
-                version=version,
-                marker=str(req.marker) if req.marker else None,
-                hashes=hashes,
-            )
-        )
-    return pins, index_urls, find_links
 
 
 def run_resolver(
@@ -269,6 +190,9 @@ class UvRun:
 
     def result(self) -> Resolution:
         """Wait for the resolver (within the request's deadline) and read its pins."""
+        from agentguard.lock.requirements_text import parse_requirements_lock
+        from agentguard.lock.urls import clean_url
+
         assert self._proc is not None and self._probe is not None
         try:
             stderr = _wait(self._proc, self.req.deadline)
@@ -284,8 +208,6 @@ class UvRun:
                 out = ""
         finally:
             self.cancel()
-        from agentguard.lock.urls import clean_url
-
         version = (out or "").strip() or "uv"
         cmd = self.cmd
         shown = tuple(
@@ -390,6 +312,9 @@ def resolve_uv(req: ResolveRequest) -> Resolution:
 
 def default_index_urls() -> tuple[str, ...]:
     """The index the resolver uses when none is given (asked from uv, not hard-coded)."""
+    from agentguard.lock.requirements_text import parse_requirements_lock
+    from agentguard.lock.urls import clean_url
+
     with scratch_folder("agentguard-idx-") as tmp:
         (tmp / "empty.in").write_text("", encoding="utf-8")
         proc = run_resolver(
@@ -407,6 +332,4 @@ def default_index_urls() -> tuple[str, ...]:
             children.resolver_env(),
         )
         _, urls, _ = parse_requirements_lock(proc.stdout)
-    from agentguard.lock.urls import clean_url
-
     return tuple(clean_url(u) for u in urls)

@@ -48,6 +48,11 @@ MIN_BYTES = 64 * 1024  # smaller pages parse faster than a cache file is read
 MAX_BYTES = 64 * 1024 * 1024  # an entry holds places, not files: far under its page
 
 
+def keeps(body: bytes) -> bool:
+    """Whether a page of this size is kept (parsed, it is stored; read again, looked up)."""
+    return len(body) >= MIN_BYTES
+
+
 def digest(name: str, url: str, body: bytes) -> str:
     """The SHA-256 of a page's bytes with its URL and name: the key of its entry, and what
     :mod:`agentguard.lock.fix_memory` compares to tell that a page is the same."""
@@ -66,7 +71,7 @@ def load(
 ) -> ProjectPage | None:
     """The page stored for exactly this body (``key``: its :func:`digest`, when known), or
     None."""
-    if len(body) < MIN_BYTES:
+    if not keeps(body):
         return None
     secret = _secret(cache)
     if secret is None:
@@ -100,7 +105,7 @@ def store(
 ) -> None:
     """Keep where the files of ``page`` (parsed from ``body``; ``spans``: where each element
     of its file list stands in ``body``) are, for the next read of the same body."""
-    if len(body) < MIN_BYTES or page.raw_items is None:
+    if not keeps(body) or page.raw_items is None:
         return
     secret = _secret(cache)
     if secret is None:

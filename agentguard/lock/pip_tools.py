@@ -18,11 +18,11 @@ from agentguard.lock.backend import (
     ResolveRequest,
     default_index_urls,
     index_flags,
-    parse_requirements_lock,
     run_resolver,
     scratch_inputs,
 )
 from agentguard.lock.graph import LockedPackage
+from agentguard.lock.requirements_text import parse_requirements_lock
 from agentguard.lock.resolver_errors import classify as _classify
 from agentguard.lock.urls import clean_url
 from agentguard.scratch import scratch_folder

@@ -50,7 +50,8 @@ def read_stored(root: Path) -> StoredLock | None:
     """The previous lock, or None when neither file exists. Raises LockfileError when unreadable."""
     from packaging.pylock import Pylock, PylockValidationError
 
-    from agentguard.lock.backend import ResolverError, parse_requirements_lock
+    from agentguard.lock.backend import ResolverError
+    from agentguard.lock.requirements_text import parse_requirements_lock
 
     py = root / PYLOCK
     req = root / REQUIREMENTS_LOCK

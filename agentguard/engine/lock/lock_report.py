@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agentguard.lock.deadline import Deadline
     from agentguard.lock.graph import LockGraph
     from agentguard.lock.inputs import ProjectInputs
+    from agentguard.lock.lockfile import PylockPackages
     from agentguard.lock.start import LockOptions, Settings
 
 
@@ -77,8 +78,10 @@ def assemble(
     crossings: list[Finding],
     sources: list[Source],
     previous: Previous | None,
+    pylock: PylockPackages | None = None,
 ) -> Report:
-    """The report, with the lock files written when nothing blocks and no source failed."""
+    """The report, with the lock files written when nothing blocks and no source failed.
+    ``pylock``: the lock's packages made ahead (taken when they are of ``graph``)."""
     from agentguard.lock.lockfile import (
         build_pylock,
         env_marker,
@@ -140,7 +143,13 @@ def assemble(
     else:
         resolved_at = now_utc()
         data = build_pylock(
-            inputs, resolution, graph, analysis.files, resolved_at, settings.tool_table()
+            inputs,
+            resolution,
+            graph,
+            analysis.files,
+            resolved_at,
+            settings.tool_table(),
+            built=pylock,
         )
         index_line = clean_url(opts.index_url) if opts.index_url and not opts.no_index else None
         requirements_text = render_requirements(

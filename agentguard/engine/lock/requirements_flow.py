@@ -236,6 +236,7 @@ def lock_requirements(
         crossings,
         sources,
         previous,
+        speculated.pylock if speculated is not None else None,
     )
     retain(client, analysis, speculated, speculating, previous, graph)  # (see retain)
     return report

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from agentguard.lock.graph import LockedPackage, LockGraph
     from agentguard.lock.index import IndexClient
     from agentguard.lock.inputs import ProjectInputs
-    from agentguard.lock.lockfile import QuickPrevious
+    from agentguard.lock.lockfile import PylockPackages, QuickPrevious
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,9 @@ class Speculated:
     graph: LockGraph
     findings: tuple[Finding, ...]
     crossings: tuple[Finding, ...]
+    # the packages of the pylock.toml these pins make, from the index read (None: made
+    # once the resolver returns, as on a first lock)
+    pylock: PylockPackages | None = None
 
 
 def outcome(future: Future[Speculated]) -> Speculated | None:
@@ -57,7 +60,23 @@ def speculate(
     # The report is redacted on the main thread once uv returns; each text's redaction is
     # cached (agentguard.redact), so doing it here first takes most of that off the clock.
     redact.scrub((findings, analysis.sources))
-    return Speculated(analysis, graph, tuple(findings), tuple(crossings))
+    return Speculated(
+        analysis, graph, tuple(findings), tuple(crossings), _pylock(analysis, graph, client)
+    )
+
+
+def _pylock(analysis: Analysis, graph: LockGraph, client: IndexClient) -> PylockPackages | None:
+    """The lock's packages table, made while the resolver still runs (about 30 ms of the
+    time after it, otherwise): for the index the resolver names when it reads this client's
+    (the report takes it only then, :func:`agentguard.lock.lockfile.build_pylock`)."""
+    from agentguard.lock.lockfile import pylock_packages
+    from agentguard.lock.urls import clean_url
+
+    urls = client.index_urls_given
+    try:
+        return pylock_packages(graph, analysis.files, clean_url(urls[0]) if urls else None)
+    except Exception:  # made again after the resolver, where a failure is reported
+        return None
 
 
 def rules(
