@@ -103,7 +103,9 @@ def may_switch_model(data: bytes) -> bool:
     # attribute spells: code, never a string nor a comment; or a name of other characters
     # in code that Python reads as it, NFKC-normalised: fullwidth letters spell `OpenAI`,
     # and a name called in a handler may be bound in other letters: any may be a client)
-    spelled = any(n in data for n in _CLIENT_BYTES) and spelled_in_code(data, _CLIENT_BYTES)
+    spelled = any(n in data for n in _CLIENT_BYTES) and spelled_in_code(
+        data, _CLIENT_BYTES, whole=True
+    )  # (whole: `OpenAIResponsesModel` names no client class)
     non_ascii = spelled_non_ascii(data)
     clients = spelled or non_ascii
 

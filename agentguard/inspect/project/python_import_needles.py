@@ -115,15 +115,24 @@ def may_import(data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[b
     return False
 
 
-def spelled_in_code(data: bytes, names: Iterable[bytes]) -> bool:
+def spelled_in_code(data: bytes, names: Iterable[bytes], *, whole: bool = False) -> bool:
     """Whether one of ``names`` stands in code or in a field of an f-string (a name a
-    reader matches as a callee, a keyword or an import): not only in strings and comments."""
+    reader matches as a callee, a keyword or an import): not only in strings and comments.
+    ``whole``: as a whole name, not inside a longer one (a reader that matches a callee's
+    last name, or a keyword, exactly: ``ShellTool`` is not read in ``ShellToolSet``)."""
     for name in names:
         at = data.find(name)
         while at >= 0:
-            if in_code(data, at):
+            end = at + len(name)
+            if (
+                not whole
+                or (
+                    (at == 0 or data[at - 1] not in NAME_BYTES)
+                    and (end == len(data) or data[end] not in NAME_BYTES)
+                )
+            ) and in_code(data, at):
                 return True
-            at = data.find(name, at + len(name))
+            at = data.find(name, end)
     return False
 
 

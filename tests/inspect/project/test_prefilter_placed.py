@@ -277,3 +277,53 @@ def test_a_bracket_in_a_comment_before_an_annotated_binding_starts_nothing() -> 
     )
     assert _full("a.py", source).fallbacks
     assert may_name_a_client(source, "make") and may_switch_model(source)
+
+
+# -- framework tools: a callee's last name, whole ------------------------------------------
+
+# openai-agents-python tests/sandbox/capabilities/test_shell_capability.py and
+# tests/test_items_helpers.py: names that hold a tool class's name inside a longer one
+_LONGER_NAMES = _src(
+    """\
+    from agents import Agent
+    from agents.sandbox.capabilities import Shell, ShellToolSet
+    from openai.types.responses import ResponseComputerToolCall, ResponseApplyPatchToolCall
+
+    def configure_tools(toolset: ShellToolSet) -> None:
+        toolset.add(Shell())
+
+    call = ResponseComputerToolCall(id="c", type="computer_call")
+    patch: ResponseApplyPatchToolCall | None = None
+    agent = Agent(name="a", tools=[])
+    """
+)
+
+
+def test_a_tool_class_name_inside_a_longer_name_is_not_parsed_for_a_grant() -> None:
+    from agentguard.inspect.project.python_frameworks import may_grant
+
+    assert not may_grant(_LONGER_NAMES)
+    assert not _full("test_shell.py", _LONGER_NAMES).grants
+    got = analyse_python("tests/test_shell.py", _LONGER_NAMES)
+    assert _facts(got) == _facts(_full("tests/test_shell.py", _LONGER_NAMES))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from agents import ShellTool as Shell\nt = Shell(executor=run)",
+        "import agents\nt = agents.ComputerTool(computer=c)",
+        "import agents\nt = (agents\n    .WebSearchTool)()",
+        "from agents import Agent, LocalShellTool\nt = LocalShellTool(executor=run)",
+        "from langchain_community.tools import ShellTool\nt = ShellTool()",
+        "from autogen import AssistantAgent\na = AssistantAgent(code_execution_config={'use_docker': False})",
+    ],
+)
+def test_a_tool_class_named_whole_is_still_parsed(code: str) -> None:
+    from agentguard.inspect.project.python_frameworks import may_grant
+
+    source = f"{code}\n".encode()
+    full = _full("agent.py", source)
+    assert full.grants, code
+    assert may_grant(source)
+    assert _facts(analyse_python("agent.py", source)) == _facts(full)
