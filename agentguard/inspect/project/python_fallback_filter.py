@@ -9,9 +9,9 @@ string that is a model's name); an assignment of something other than a non-stri
 constant to a name whose head word holds a model, client or llm; or a call of an LLM
 client class. Each of these is read from the handler's syntax alone, but for the client
 call: its callee is resolved through the file's bindings (``mk = openai.OpenAI``), so a
-call by a bare name counts where the file spells a client class in code and may bind
-that name to one (:mod:`.python_client_alias`: a ``log_error(e)`` or ``UserError(...)``
-imported as itself, a callback taken as a parameter, names no client).
+call by a bare name counts wherever the file spells a client class in code (a name is
+not followed to what binds it here: chains, walruses, targets and line ends make that a
+grammar of its own, and a miss would hide a fallback).
 
 Two stages: the handler's text (:func:`~.python_handlers.handler_texts`, a superset of its
 body) must hold a word of a switch, lower-cased (a holder word, the start of a model's
@@ -34,7 +34,6 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from agentguard.inspect.project.python_client_alias import may_name_a_client
 from agentguard.inspect.project.python_fallback import (
     _CLIENT_NAMES,
     _HOLDER_WORDS,
@@ -101,16 +100,14 @@ def may_switch_model(data: bytes) -> bool:
         return False
     # (a client's qualname ends with the class's own name, which only an import or an
     # attribute spells: code, never a string nor a comment; or a name of other characters
-    # in code that Python reads as it, NFKC-normalised: fullwidth letters spell `OpenAI`,
-    # and a name called in a handler may be bound in other letters: any may be a client)
-    spelled = any(n in data for n in _CLIENT_BYTES) and spelled_in_code(
-        data, _CLIENT_BYTES, whole=True
-    )  # (whole: `OpenAIResponsesModel` names no client class)
-    non_ascii = spelled_non_ascii(data)
-    clients = spelled or non_ascii
+    # in code that Python reads as it, NFKC-normalised: fullwidth letters spell `OpenAI`)
+    clients = (
+        any(n in data for n in _CLIENT_BYTES)
+        and spelled_in_code(data, _CLIENT_BYTES, whole=True)  # (`OpenAIResponsesModel`: no)
+    ) or spelled_non_ascii(data)
 
-    def client(name: str) -> bool:
-        return non_ascii or (spelled and may_name_a_client(data, name))
+    def client(name: str) -> bool:  # (any bare name may be bound to a client class)
+        return clients
 
     # One handler's text is read on to its end, or to the file's where that cannot be told
     # (an `except` in a string): texts that overlap may add up to the file's size squared
@@ -130,8 +127,8 @@ def may_switch_model(data: bytes) -> bool:
 
 def handler_may_switch(text: bytes, *, client: Callable[[str], bool]) -> bool:
     """Whether the handler whose text (from its ``except`` line, indentation included)
-    is ``text`` may switch model or client; ``client``: whether a call by a bare name may
-    construct a client (:func:`may_name_a_client`). True when the text does not parse
+    is ``text`` may switch model or client; ``client``: whether a call by this bare name
+    may construct a client (the file spells a client class in code). True when the text does not parse
     alone as one handler."""
     indent = _INDENT.match(text)
     lead = indent.group() if indent else b""
