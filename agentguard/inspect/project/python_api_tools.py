@@ -17,10 +17,11 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from collections.abc import Callable
 
 from agentguard.inspect.project.model import ToolGrant
 from agentguard.inspect.project.python_fallback import head_word
-from agentguard.inspect.project.python_import_needles import may_import
+from agentguard.inspect.project.python_import_needles import gap_start, may_import
 from agentguard.inspect.project.python_scope import ModuleIndex
 
 # tool type -> (category, what it lets the model do, provider-hosted)
@@ -107,7 +108,8 @@ def may_declare(data: bytes) -> bool:
     constant that is a tool type, so a string literal that begins with a tool type's name
     (after its quote, or a backslash-newline inside it) and ends where the type does (its
     closing quote), or goes on in a string after it, or holds a backslash there (an escape:
-    read as a tool type)."""
+    read as a tool type), and that stands where a ``"type"`` key's value can
+    (:func:`_after_type_key`)."""
     if _typed_string(data):
         return may_import(data, (b"anthropic", b"openai"))
     # (the pieces' scan is the slower: only in a file that imports a provider)
@@ -122,12 +124,14 @@ def _typed_string(data: bytes) -> bool:
             if quote is not None or data.endswith(_CONTINUED, 0, at):
                 end = _NAME_BYTES.match(data, at).end()  # type: ignore[union-attr]
                 after = data[end] if end < len(data) else None
-                if after == 0x5C:  # a backslash: an escape, or the string goes on
+                # (a string continued from the line before: its start is not looked for)
+                placed = quote is None or _after_type_key(data, at - 1)
+                if after == 0x5C and placed:  # a backslash: an escape, or the string goes on
                     return True
                 closes = (
                     after == quote if quote is not None else after is not None and after in _QUOTES
                 )
-                if closes:
+                if closes and placed:
                     text = data[at:end].decode("utf-8", "replace")
                     if _TYPE.fullmatch(text) or (
                         _TYPE_START.fullmatch(text) and _NEXT_STRING.match(data, end + 1)
@@ -157,13 +161,17 @@ _PIECE_BODY = re.compile(
 def _spelled_in_pieces(data: bytes) -> bool:
     """Whether a string piece that :func:`_typed_string` does not read (a short first piece,
     an escape) decodes to a tool type, or to a start of one with a string after it."""
-    for decoded, m in enumerate(_PIECE.finditer(data)):
-        if decoded >= _MAX_PIECES:
-            return True  # (a file of escaped strings: parsed rather than each decoded)
+    decoded = 0
+    for m in _PIECE.finditer(data):
         start = m.start() + 1
         end = _PIECE_BODY.match(data, start).end()  # type: ignore[union-attr]
         if end >= len(data) or data[end] != data[m.start()]:
             continue  # (another character: no tool type, nor a start of one)
+        if not _after_type_key(data, m.start()):
+            continue  # (no `"type"` key's value, nor a piece after an empty one)
+        decoded += 1
+        if decoded > _MAX_PIECES:
+            return True  # (a file of escaped strings: parsed rather than each decoded)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -183,6 +191,53 @@ def _spelled_in_pieces(data: bytes) -> bool:
         ):
             return True
     return False
+
+
+# What may stand between a `"type"` key and its value in a dict display: blanks, newlines,
+# backslash continuations, and brackets around either (`("type"): ("bash_20250124")`); a
+# comment may too, read below as "maybe". A piece before the value's own is searched for
+# its opening quote this far back at most (past that: "maybe").
+_PIECE_REACH = 128
+_PREFIX_LETTERS = frozenset(b"rRuUbBfFtT")
+
+
+def _after_type_key(data: bytes, quote: int) -> bool:
+    """False only when the string literal whose opening quote is at ``quote`` cannot be,
+    nor begin, the value of a ``"type"`` key in a dict display (the only place
+    :func:`api_tool_grants` reads a tool type): right before it, past its prefix letters
+    and the gap, stands a ``:`` whose key is a string that may end ``"type"`` (its last
+    piece a suffix of ``type`` or holding a backslash); or the closing quote of a piece
+    that may be empty (then an earlier piece is the value's start, and is asked about on
+    its own when it is not empty). A comment in a gap: "maybe"."""
+    i = quote
+    while i > quote - 2 and i > 0 and data[i - 1] in _PREFIX_LETTERS:
+        i -= 1
+    i, commented = gap_start(data, i, b"(")  # `(`
+    if commented:
+        return True
+    if i > 0 and data[i - 1] in _QUOTES:  # another string piece right before this one
+        return _last_piece_may_be(data, i - 1, lambda piece: piece == b"")
+    if i == 0 or data[i - 1] != 0x3A:  # `:`
+        return False
+    i, commented = gap_start(data, i - 1, b")")  # `)`
+    if commented:
+        return True
+    if i == 0 or data[i - 1] not in _QUOTES:
+        return False  # (a key that is no string constant: no `"type"`)
+    return _last_piece_may_be(data, i - 1, b"type".endswith)
+
+
+def _last_piece_may_be(data: bytes, closing: int, plain: Callable[[bytes], bool]) -> bool:
+    """Whether the string piece whose closing quote is at ``closing`` may hold what
+    ``plain`` accepts: its text back to the same quote before it (the opening one, or one
+    inside the piece, escaped or in a triple-quoted string, so that the piece's value holds
+    a quote: accepted by no test here) holds a backslash or is accepted; a piece longer
+    than the search reaches: "maybe"."""
+    opening = data.rfind(data[closing : closing + 1], max(0, closing - _PIECE_REACH), closing)
+    if opening < 0:
+        return True
+    text = data[opening + 1 : closing]
+    return b"\\" in text or plain(text)
 
 
 def _tool_type(value: str) -> tuple[str, str, str, bool] | None:

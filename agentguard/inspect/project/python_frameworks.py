@@ -73,11 +73,13 @@ NEEDLES: tuple[bytes, ...] = tuple(
 def may_grant(data: bytes) -> bool:
     """False only when :func:`framework_grants` cannot find a grant in the file: it needs
     a needle and an import of a framework (:func:`_imports_a_framework`)."""
-    # (a callee's last name or a keyword, in code: a docstring's `ShellTool(...)` is none)
+    # (a callee's last name or a keyword, whole and in code: a docstring's `ShellTool(...)`
+    # is none, nor `ShellToolSet` or `ResponseComputerToolCall`: the qualname's last name
+    # is an import's or an attribute's, written whole)
     return (
         may_import(data, (b"agents", b"smolagents"), prefixes=(b"langchain", b"autogen", b"crewai"))
         and any(n in data for n in NEEDLES)
-        and spelled_in_code(data, NEEDLES)
+        and spelled_in_code(data, NEEDLES, whole=True)
     )
 
 

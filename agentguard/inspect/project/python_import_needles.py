@@ -24,18 +24,19 @@ from collections.abc import Iterable
 from agentguard.inspect.project.python_literals import Literals
 
 _BLANKS = b" \t\f"
-_NAME_BYTES = frozenset(
+NAME_BYTES = frozenset(
     b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100))
 )
 _BLANK_BYTES = frozenset(_BLANKS)
-_LIST_BYTES = _NAME_BYTES | _BLANK_BYTES | frozenset(b".,")
+_LIST_BYTES = NAME_BYTES | _BLANK_BYTES | frozenset(b".,")
+_LINE_REACH = 4096  # (a line longer than this before a gap: "maybe, a comment")
 _IMPORT_WORD = re.compile(rb"(?<![\w\x80-\xff])import(?![\w\x80-\xff])")
 
 
 def _is_name_byte(byte: int) -> bool:
     # ASCII letters, digits, `_`, and any byte of a non-ASCII character (an identifier may
     # hold one: `agentsé` is another name)
-    return byte in _NAME_BYTES
+    return byte in NAME_BYTES
 
 
 def _skip_back(data: bytes, i: int, over: frozenset[int]) -> int:
@@ -68,6 +69,33 @@ def _after_an_opener(data: bytes, start: int) -> bool:
     return _IMPORT_WORD.search(run) is not None
 
 
+def gap_start(data: bytes, i: int, also: bytes = b"") -> tuple[int, bool]:
+    """The start of the gap that ends at ``i`` (blanks, newlines, backslash continuations
+    and the bytes of ``also``: what stands between two tokens inside brackets), and
+    whether the line it starts on may end in a comment (a ``#`` on it, or a line longer
+    than the search reaches): a comment's last byte is then where the gap starts, and what
+    stands before the comment was not looked for. Only that line can hold a comment: a
+    line the gap crosses whole holds nothing else."""
+    crossed = False
+    while i > 0:
+        byte = data[i - 1]
+        if byte == 0x0A or byte == 0x0D:
+            i -= 2 if byte == 0x0A and i >= 2 and data[i - 2] == 0x0D else 1
+            crossed = True
+            if i > 0 and data[i - 1] == 0x5C:
+                i -= 1  # (a backslash continuation)
+        elif byte in _BLANK_BYTES or byte in also:
+            i -= 1
+        else:
+            break
+    if not crossed:
+        return i, False  # (a comment on the gap's own line would run on over what follows)
+    lo = max(0, i - _LINE_REACH)
+    line = data.rfind(b"\n", lo, i)
+    line = max(line, data.rfind(b"\r", max(line, lo), i)) + 1
+    return i, (line == 0 and lo > 0) or data.find(b"#", line, i) >= 0
+
+
 def may_import(data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[bytes] = ()) -> bool:
     """False only when no import statement of the file can name a module whose first name
     is one of ``roots``, or starts with one of ``prefixes``. A name in a string literal or
@@ -87,15 +115,24 @@ def may_import(data: bytes, roots: Iterable[bytes] = (), *, prefixes: Iterable[b
     return False
 
 
-def spelled_in_code(data: bytes, names: Iterable[bytes]) -> bool:
+def spelled_in_code(data: bytes, names: Iterable[bytes], *, whole: bool = False) -> bool:
     """Whether one of ``names`` stands in code or in a field of an f-string (a name a
-    reader matches as a callee, a keyword or an import): not only in strings and comments."""
+    reader matches as a callee, a keyword or an import): not only in strings and comments.
+    ``whole``: as a whole name, not inside a longer one (a reader that matches a callee's
+    last name, or a keyword, exactly: ``ShellTool`` is not read in ``ShellToolSet``)."""
     for name in names:
         at = data.find(name)
         while at >= 0:
-            if in_code(data, at):
+            end = at + len(name)
+            if (
+                not whole
+                or (
+                    (at == 0 or data[at - 1] not in NAME_BYTES)
+                    and (end == len(data) or data[end] not in NAME_BYTES)
+                )
+            ) and in_code(data, at):
                 return True
-            at = data.find(name, at + len(name))
+            at = data.find(name, end)
     return False
 
 

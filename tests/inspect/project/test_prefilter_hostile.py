@@ -197,7 +197,9 @@ def test_handlers_in_a_string_that_read_to_the_end_cost_no_more_than_a_parse() -
 
 def test_a_file_of_escaped_strings_is_parsed_rather_than_each_decoded() -> None:
     # (each piece decoded costs a parse of it: past a few hundred, the file is parsed)
-    many = b"import anthropic\n" + b"x = '\\x41'\n" * 300
+    # of those that stand where a `"type"` key's value can: the others are not decoded
+    many = b"import anthropic\n" + b"x = {'type': '\\x41'}\n" * 300
     assert may_declare(many)
-    assert not may_declare(b"import anthropic\n" + b"x = '\\x41'\n" * 200)
+    assert not may_declare(b"import anthropic\n" + b"x = {'type': '\\x41'}\n" * 200)
     assert not _full("a.py", many).grants
+    assert not may_declare(b"import anthropic\n" + b"x = '\\x41'\n" * 300)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from agentguard.inspect.project import python_fallback_options, python_frameworks
 from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_api_tools import may_declare
 from agentguard.inspect.project.python_fallback_filter import may_switch_model
 from agentguard.inspect.project.python_handlers import handler_texts
 
@@ -195,6 +196,78 @@ def test_a_client_class_called_under_another_name_is_seen(binding: str) -> None:
     assert _full("a.py", source).fallbacks, binding
     assert may_switch_model(source)
     assert _facts(analyse_python("a.py", source)) == _facts(_full("a.py", source))
+
+
+# -- where a name stands: every layout of a binding, and of a `"type"` key's value -------
+
+_TARGETS = ["mk", "(mk)", "mk: type", "(\nmk\n): type", "if 1: mk"]
+_GAPS = ["", " ", " \\\n ", "  # c\n"]
+_VALUES = ["openai.OpenAI", "OpenAI", "(openai  # c\n .OpenAI)", "openai.OpenAI()", "other"]
+_VALUES += ['"OpenAI"', "None", "openai.Other", "(\nother\n)"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    target=st.sampled_from(_TARGETS),
+    gaps=st.tuples(st.sampled_from(_GAPS), st.sampled_from(_GAPS)),
+    value=st.sampled_from(_VALUES),
+    walrus=st.booleans(),
+    other=st.sampled_from(["openai.AsyncOpenAI", "print", "OpenAI()"]),
+)
+def test_a_name_bound_to_a_client_in_any_layout_is_seen(
+    target: str, gaps: tuple[str, str], value: str, walrus: bool, other: str
+) -> None:
+    """A handler that only calls `mk()`: whenever the full reader resolves `mk` to a
+    client class, the fallback pre-filter lets the file through; either way the facts are
+    the full reading's."""
+    binding = (
+        f"[({target}{gaps[0]}:={gaps[1]}{value})]"
+        if walrus
+        else f"{target}{gaps[0]}={gaps[1]}{value}"
+    )
+    source = (
+        f"import openai\nfrom openai import OpenAI\nother = {other}\n{binding}\n\n"
+        "def f(ask):\n    try:\n        return ask()\n    except Exception:\n        return mk()\n"
+    )
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return  # (a layout Python rejects)
+    data = source.encode()
+    full = _full("a.py", data)
+    if full.fallbacks:
+        assert may_switch_model(data), source
+    assert _facts(analyse_python("a.py", data)) == _facts(full), source
+
+
+_KEYS = ['"type"', "'type'", '("type")', '"ty" "pe"', '"t\\x79pe"', "'''type'''", '"kind"', "KEY"]
+_TOOL_VALUES = ['"bash_20250124"', '("local_shell")', '"" "computer_use"', '"local_" "shell"']
+_TOOL_VALUES += ['"\\x62ash_20250124"', "r'text_editor_20250429'", '"computer"', '"web_search_x"']
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    key=st.sampled_from(_KEYS),
+    gaps=st.tuples(st.sampled_from(_GAPS), st.sampled_from(_GAPS)),
+    value=st.sampled_from(_TOOL_VALUES),
+    context=st.sampled_from(["client.create(tools=[{}])", "TOOLS = [{}]", "KINDS = {}"]),
+)
+def test_a_tool_type_in_any_layout_of_a_dict_display_is_seen(
+    key: str, gaps: tuple[str, str], value: str, context: str
+) -> None:
+    """Whenever the full reader reads a grant from a dict display, the API tool reader's
+    pre-filter lets the file through; either way the facts are the full reading's."""
+    entry = "{" + f"{key}{gaps[0]}:{gaps[1]}{value}" + ", 'name': 'x'}"
+    source = f"import anthropic\nimport openai\nKEY = 'type'\n{context.replace('{}', entry)}\n"
+    try:
+        ast.parse(source)
+    except SyntaxError:
+        return
+    data = source.encode()
+    full = _full("a.py", data)
+    if full.grants:
+        assert may_declare(data), source
+    assert _facts(analyse_python("a.py", data)) == _facts(full), source
 
 
 def test_a_one_line_handler_and_a_handler_at_the_end_of_the_file() -> None:

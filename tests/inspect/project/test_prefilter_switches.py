@@ -254,11 +254,13 @@ def test_a_client_class_named_only_in_a_docstring_or_a_comment_is_no_call() -> N
 
 def test_a_handler_that_does_not_parse_alone_counts_as_a_switch() -> None:
     # (an unterminated string: the handler's text runs to the end of the file)
-    assert handler_may_switch(b"    except E:\n        s = '''open\nx = 1\n", clients=False)
+    assert handler_may_switch(
+        b"    except E:\n        s = '''open\nx = 1\n", client=lambda _: False
+    )
     # (more than the handler: a text that is read on past it is not taken for one)
-    assert handler_may_switch(b"except E:\n    pass\nexcept F:\n    pass\n", clients=False)
-    assert not handler_may_switch(b"except E:\n    log(e)\n", clients=False)
-    assert handler_may_switch(b"except E:\n    c = mk()\n", clients=True)  # (mk = OpenAI?)
+    assert handler_may_switch(b"except E:\n    pass\nexcept F:\n    pass\n", client=lambda _: False)
+    assert not handler_may_switch(b"except E:\n    log(e)\n", client=lambda _: False)
+    assert handler_may_switch(b"except E:\n    c = mk()\n", client=lambda _: True)  # (mk = OpenAI?)
 
 
 # -- API tool types --------------------------------------------------------------------
@@ -331,10 +333,11 @@ def test_the_first_piece_of_every_tool_type_passes() -> None:
     types += ["computer_use", "computer_use_preview", "code_execution_20250825"]
     types += ["web_search_20250305", "web_fetch_20250910"]
     for name in types:
-        assert _tool_type(name) is not None and _typed_string(f"'{name}'".encode()), name
+        whole = f"{{'type': '{name}'}}"
+        assert _tool_type(name) is not None and _typed_string(whole.encode()), name
         needle = next(n.decode() for n in NEEDLES if name.startswith(n.decode()))
         for cut in range(len(needle), len(name)):  # `'bash_2025' '0124'`
-            split = f"x = ('{name[:cut]}'  # a comment\n  '{name[cut:]}')"
+            split = f"x = {{'type': ('{name[:cut]}'  # a comment\n  '{name[cut:]}')}}"
             assert _typed_string(split.encode()), split
 
 
