@@ -65,11 +65,14 @@ main.run()
 """
 
 
-def _imported(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, list[str]]:
-    """The exit code and every module loaded when the run ended."""
+def _imported(
+    args: list[str], cwd: Path, env: dict[str, str], script: str = _RUN
+) -> tuple[int, list[str]]:
+    """The exit code and every module loaded when the run ended (or what ``script``
+    writes)."""
     names = cwd / "modules.txt"
     proc = subprocess.run(
-        [sys.executable, "-c", _RUN, str(names), *args],
+        [sys.executable, "-c", script, str(names), *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -162,22 +165,12 @@ def test_lock_starts_its_resolver_before_the_requirement_parser_is_imported(
     tmp_path: Path, agent_index: dict[str, Any], env: dict[str, str]
 ) -> None:
     project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"])
-    names = tmp_path / "at-first-child.txt"
+    args = ["lock", str(project), "--index-url", agent_index["url"], "--format", "json"]
     for run in ("lock", "re-lock of unchanged inputs"):
-        args = ["lock", str(project), "--index-url", agent_index["url"], "--format", "json"]
-        out = ["--output", str(tmp_path / "report.json")]
-        proc = subprocess.run(
-            [sys.executable, "-c", _AT_FIRST_CHILD, str(names), *args, *out],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-            stdin=subprocess.DEVNULL,
+        code, (command, *modules) = _imported(
+            [*args, "--output", str(tmp_path / "report.json")], tmp_path, env, _AT_FIRST_CHILD
         )
-        assert proc.returncode in (0, 1), proc.stderr[-2000:]
-        command, *modules = names.read_text(encoding="utf-8").split("\n")
+        assert code in (0, 1), run
         assert " pip compile requirements.in " in command, run  # the resolver, first
         assert "agentguard.lock.inputs" in modules and "agentguard.config" in modules
         assert _under(modules, "rich", "typer", "agentguard.cli") == [], run

@@ -18,12 +18,11 @@ here yields a fallback site when parsed, so its pre-filtered reading must be the
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
-from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_agents import Wanted, analyse_python
 from agentguard.inspect.project.python_fallback_filter import may_switch_model
+from tests.inspect.project.prefilter_support import facts as _facts
 
 _HANDLER = "\ndef ask():\n    try:\n        pass\n    except Exception:\n        make()\n"
 _IMPORT = "from openai import OpenAI\n"
@@ -65,12 +64,6 @@ _SOURCES = {
     "assignment first after a byte order mark": "\ufeffmake = OpenAI\n" + _IMPORT + _HANDLER,
     "annotated first after a byte order mark": "\ufeffmake: type = OpenAI\n" + _IMPORT + _HANDLER,
 }
-
-
-def _facts(facts: PythonFacts) -> dict[str, object]:
-    got = dataclasses.asdict(facts)
-    got.pop("parsed")
-    return got
 
 
 @pytest.mark.parametrize("layout", sorted(_SOURCES))

@@ -8,26 +8,16 @@ escape; a client class or a keyword spelled in letters Python normalises (NFKC) 
 
 from __future__ import annotations
 
-import dataclasses
-import textwrap
 import time
 
 import pytest
 
-from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_agents import analyse_python
 from agentguard.inspect.project.python_api_tools import may_declare
 from agentguard.inspect.project.python_fallback_filter import may_switch_model
-
-
-def _facts(facts: PythonFacts) -> dict[str, object]:
-    got = dataclasses.asdict(facts)
-    got.pop("parsed")
-    return got
-
-
-def _full(path: str, data: bytes) -> PythonFacts:
-    return analyse_python(path, data, wanted=Wanted.every(data))
-
+from tests.inspect.project.prefilter_support import facts as _facts
+from tests.inspect.project.prefilter_support import full as _full
+from tests.inspect.project.prefilter_support import src as _src
 
 # -- API tool types: the name is not whole right after a quote -------------------------
 
@@ -77,10 +67,6 @@ def test_pieces_and_escapes_that_no_tool_type_can_be_are_not_parsed_for_a_grant(
 
 
 # -- fallback handlers: names Python normalises ----------------------------------------
-
-
-def _src(text: str) -> bytes:
-    return textwrap.dedent(text).encode()
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ pre-filtered one finds too.
 
 from __future__ import annotations
 
-import dataclasses
 import textwrap
 
 import pytest
@@ -17,12 +16,7 @@ import pytest
 from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
 from agentguard.inspect.project.python_import_needles import may_import
-
-
-def _facts(facts: PythonFacts) -> dict[str, object]:
-    got = dataclasses.asdict(facts)
-    got.pop("parsed")
-    return got
+from tests.inspect.project.prefilter_support import facts as _facts
 
 
 def _same_as_full(source: bytes) -> PythonFacts:

@@ -10,7 +10,6 @@ allows, and hold the name lists to the readers that match them.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import inspect
 import textwrap
 from pathlib import Path
@@ -20,22 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentguard.inspect.project import python_fallback_options, python_frameworks
-from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_agents import analyse_python
 from agentguard.inspect.project.python_api_tools import may_declare
 from agentguard.inspect.project.python_fallback_filter import may_switch_model
 from agentguard.inspect.project.python_handlers import handler_texts
+from tests.inspect.project.prefilter_support import facts as _facts
+from tests.inspect.project.prefilter_support import full as _full
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _facts(facts: PythonFacts) -> dict[str, object]:
-    got = dataclasses.asdict(facts)
-    got.pop("parsed")
-    return got
-
-
-def _full(path: str, data: bytes) -> PythonFacts:
-    return analyse_python(path, data, wanted=Wanted.every(data))
 
 
 def _corpus() -> list[Path]:

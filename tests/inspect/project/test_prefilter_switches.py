@@ -9,29 +9,14 @@ handlers that made crewAI's own modules parsed for nothing are no longer read.
 
 from __future__ import annotations
 
-import dataclasses
-import textwrap
-
 import pytest
 
-from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+from agentguard.inspect.project.python_agents import Wanted, analyse_python
 from agentguard.inspect.project.python_api_tools import may_declare
 from agentguard.inspect.project.python_fallback_filter import handler_may_switch, may_switch_model
-
-
-def _facts(facts: PythonFacts) -> dict[str, object]:
-    got = dataclasses.asdict(facts)
-    got.pop("parsed")
-    return got
-
-
-def _full(path: str, data: bytes) -> PythonFacts:
-    return analyse_python(path, data, wanted=Wanted.every(data))
-
-
-def _src(text: str) -> bytes:
-    return textwrap.dedent(text).encode()
-
+from tests.inspect.project.prefilter_support import facts as _facts
+from tests.inspect.project.prefilter_support import full as _full
+from tests.inspect.project.prefilter_support import src as _src
 
 # -- fallback sites of the field trees: still found ------------------------------------
 

@@ -1,0 +1,24 @@
+"""What the pre-filter tests share: a file read by every reader (no pre-filter), and its
+facts less the ``parsed`` flag, to compare a pre-filtered reading with it."""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+
+
+def facts(found: PythonFacts) -> dict[str, object]:
+    got = dataclasses.asdict(found)
+    got.pop("parsed")
+    return got
+
+
+def full(path: str, data: bytes) -> PythonFacts:
+    """``data`` read by every reader, as if each pre-filter had said yes."""
+    return analyse_python(path, data, wanted=Wanted.every(data))
+
+
+def src(text: str) -> bytes:
+    return textwrap.dedent(text).encode()
