@@ -15,7 +15,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from agentguard import redact, safeio
+from agentguard import safeio
 from agentguard.lock.graph import (
     PROJECT,
     DependencyEdge,
@@ -101,25 +101,14 @@ def read_stored(root: Path) -> StoredLock | None:
         key = (canonicalize_name(p.name), str(p.version) if p.version else "")
         uploaded[key] = times[0].isoformat() if times else None
     tool = dict((lock.tool or {}).get("agentguard", {}))
-    edges = []
-    for e in tool.get("edges", []):
-        try:
-            edges.append(
-                DependencyEdge(
-                    parent=e["parent"] or PROJECT,
-                    parent_version=e.get("parent-version"),
-                    child=e["child"],
-                    specifier=e["specifier"],
-                    marker=e.get("marker"),
-                    extras=tuple(e.get("extras", [])),
-                    admitted_majors=tuple(e["majors-admitted"]) if "majors-admitted" in e else None,
-                )
-            )
-        except (KeyError, TypeError):
-            raise LockfileError(
-                f"{PYLOCK}: malformed [tool.agentguard] edge {redact.quote(repr(e))}",
-                code="lockfile-invalid",
-            ) from None
+    try:
+        edges = [_edge(e) for e in _list(tool.get("edges", []))]
+    except (KeyError, TypeError):
+        raise LockfileError(
+            f"{PYLOCK}: malformed [tool.agentguard] edge (each needs a parent, a child and a "
+            "specifier as strings)",
+            code="lockfile-invalid",
+        ) from None
     try:
         bounds = tuple(
             UpstreamBound(
@@ -135,11 +124,20 @@ def read_stored(root: Path) -> StoredLock | None:
         raise LockfileError(
             f"{PYLOCK}: malformed [tool.agentguard] upstream-bounds", code="lockfile-invalid"
         ) from None
+    try:
+        released = {str(k): tuple(_text_list(v)) for k, v in _table(tool, "released-majors")}
+        unknown = tuple(_text_list(tool.get("unknown-metadata", [])))
+    except TypeError:
+        raise LockfileError(
+            f"{PYLOCK}: malformed [tool.agentguard] released-majors or unknown-metadata "
+            "(arrays of strings)",
+            code="lockfile-invalid",
+        ) from None
     graph = LockGraph(
         packages=packages,
         edges=tuple(edges),
-        released_majors={k: tuple(v) for k, v in dict(tool.get("released-majors", {})).items()},
-        unknown_metadata=tuple(tool.get("unknown-metadata", [])),
+        released_majors=released,
+        unknown_metadata=unknown,
         upstream_bounds=bounds,
         major_uploads=_str_tables(tool.get("major-uploads")),
         release_uploads=_strs(tool.get("release-uploads")),
@@ -160,6 +158,49 @@ def read_stored(root: Path) -> StoredLock | None:
     return StoredLock(
         packages, graph, tool.get("input-hash"), req_hash, tuple(pins), tool, uploaded
     )
+
+
+# The stored lock is the pull request's: every value that becomes part of the graph is
+# checked for its type as it is read (a list where a name belongs is a malformed lock, exit
+# 3 with the file named, never a crash of a rule that indexes or sorts by it).
+
+
+def _edge(e: object) -> DependencyEdge:
+    if not isinstance(e, dict):
+        raise TypeError("an edge is a table")
+    majors = e.get("majors-admitted")
+    return DependencyEdge(
+        parent=_text(e["parent"]) or PROJECT,
+        parent_version=_text(e["parent-version"]) if e.get("parent-version") is not None else None,
+        child=_text(e["child"]),
+        specifier=_text(e["specifier"]),
+        marker=_text(e["marker"]) if e.get("marker") is not None else None,
+        extras=tuple(_text_list(e.get("extras", []))),
+        admitted_majors=tuple(_text_list(majors)) if "majors-admitted" in e else None,
+    )
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"not a string: {type(value).__name__}")
+    return value
+
+
+def _list(value: object) -> list[object]:
+    if not isinstance(value, list):
+        raise TypeError(f"not an array: {type(value).__name__}")
+    return value
+
+
+def _table(tool: dict[str, object], key: str) -> list[tuple[object, object]]:
+    value = tool.get(key, {})
+    if not isinstance(value, dict):
+        raise TypeError(f"{key}: not a table")
+    return list(value.items())
+
+
+def _text_list(value: object) -> list[str]:
+    return [_text(v) for v in _list(value)]
 
 
 def _strs(value: object) -> dict[str, str]:
