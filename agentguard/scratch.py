@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,8 +40,6 @@ def remove(path: Path | str) -> None:
     owner = _made.get(key)
     if owner is not None and owner != os.getpid():
         return
-    import shutil  # (not on the resolver's start path)
-
     shutil.rmtree(key, ignore_errors=True)
     if not os.path.lexists(key):
         _made.pop(key, None)
