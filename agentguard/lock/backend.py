@@ -9,6 +9,7 @@ It never runs package code itself beyond what the resolver does; with
 from __future__ import annotations
 
 import contextlib
+import shutil  # (the scratch folder's tempfile imports it anyway)
 import subprocess
 import sys
 import threading
@@ -91,8 +92,6 @@ def uv_binary() -> str:
         with _UV_LOOKUP:
             return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
-        import shutil
-
         found = shutil.which("uv")
         if found:
             return found

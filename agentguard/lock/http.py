@@ -26,7 +26,7 @@ from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.http_answer import AnswerTooLarge, wire_cap
 from agentguard.lock.pages import MAX_PAGE_BYTES, IndexError_
-from agentguard.lock.urls import UrlPolicy, clean_url
+from agentguard.lock.urls import UrlPolicy, clean_url, origin
 
 if TYPE_CHECKING:
     import urllib3
@@ -146,34 +146,31 @@ class Http:
     ) -> tuple[int, str | None, str, bytes]:
         """One request (sent again once when the connection fails before the answer: a
         kept-alive connection the server has closed meanwhile)."""
-        try:
-            parts = urllib.parse.urlsplit(url)
-        except ValueError:
-            parts = urllib.parse.SplitResult("", "", "", "", "")
-        try:
-            port = parts.port
-        except ValueError:
-            port, parts = None, parts._replace(netloc="")
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        where = origin(url)  # (None: no http(s) URL, or one that does not parse)
+        if where is None:
             raise IndexError_(
                 f"{clean_url(url)}: unsupported URL", code="index-bad-url", retryable=False
             )
+        parts = urllib.parse.urlsplit(url)
         sent = {**headers, **self.credentials.header(url)}
         proxy = self._proxy(parts)
         if proxy:
             return self._once_proxied(url, proxy, sent, limit)
         http_answer.expect(wire_cap(max(limit, MAX_ERROR_BODY_BYTES)))
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        origin = (parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80))
         for attempt in (0, 1):
             if self.deadline.passed:
                 raise self._deadline_error(url)
-            conn = http_direct.take(*origin, self.deadline.bound(TIMEOUT))
+            conn: http.client.HTTPConnection | None = None
             try:
+                conn = http_direct.take(*where, self.deadline.bound(TIMEOUT))
                 if conn.sock is None:
                     conn.connect()
-            except OSError as exc:  # refused, no such host, TLS, a connect that timed out
-                conn.close()
+            # refused, no such host, TLS, a connect that timed out; a host name IDNA cannot
+            # encode (UnicodeError) or http.client refuses (InvalidURL): unreachable, named
+            except (OSError, UnicodeError, http.client.HTTPException) as exc:
+                if conn is not None:
+                    conn.close()
                 raise self._failed(url, "unreachable", exc) from None
             # the deadline holds from the request on: a status line, headers or interim
             # answers dripping in never trip the per-read timeout either
@@ -190,7 +187,7 @@ class Http:
             finally:
                 self._watchdog.unwatch(sock)
             if resp.isclosed() and not resp.will_close:
-                http_direct.give_back(*origin, conn)
+                http_direct.give_back(*where, conn)
             else:
                 conn.close()
             return resp.status, resp.getheader("Location"), resp.getheader("Content-Type", ""), body

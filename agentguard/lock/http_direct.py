@@ -33,10 +33,6 @@ _CONTEXTS: dict[str, ssl.SSLContext] = {}
 _DNS: dict[tuple[str, int], str] = {}
 _DNS_LOCKS: dict[tuple[str, int], threading.Lock] = {}
 
-# what a request on a connection can meet that says "the connection, not the index":
-# a kept-alive connection the server closed meanwhile is one of them (sent again, once)
-CONNECTION_ERRORS = (http.client.HTTPException, ConnectionError)
-
 
 def ssl_context() -> ssl.SSLContext:
     """The TLS context for the CA bundle the environment names (as pip and requests read

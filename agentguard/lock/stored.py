@@ -102,7 +102,7 @@ def read_stored(root: Path) -> StoredLock | None:
         uploaded[key] = times[0].isoformat() if times else None
     tool = dict((lock.tool or {}).get("agentguard", {}))
     try:
-        edges = [_edge(e) for e in _list(tool.get("edges", []))]
+        edges = [_edge(e) for e in _tables(tool.get("edges", []))]
     except (KeyError, TypeError):
         raise LockfileError(
             f"{PYLOCK}: malformed [tool.agentguard] edge (each needs a parent, a child and a "
@@ -112,13 +112,13 @@ def read_stored(root: Path) -> StoredLock | None:
     try:
         bounds = tuple(
             UpstreamBound(
-                parent=str(b["parent"]),
-                parent_version=str(b["parent-version"]),
-                child=str(b["child"]),
-                specifier=str(b["specifier"]),
-                parent_versions=tuple(str(v) for v in b["later-releases"]),
+                parent=_text(b["parent"]),
+                parent_version=_text(b["parent-version"]),
+                child=_text(b["child"]),
+                specifier=_text(b["specifier"]),
+                parent_versions=tuple(_text_list(b["later-releases"])),
             )
-            for b in tool.get("upstream-bounds", [])
+            for b in _tables(tool.get("upstream-bounds", []))
         )
     except (KeyError, TypeError):
         raise LockfileError(
@@ -165,10 +165,7 @@ def read_stored(root: Path) -> StoredLock | None:
 # 3 with the file named, never a crash of a rule that indexes or sorts by it).
 
 
-def _edge(e: object) -> DependencyEdge:
-    if not isinstance(e, dict):
-        raise TypeError("an edge is a table")
-    majors = e.get("majors-admitted")
+def _edge(e: dict[str, object]) -> DependencyEdge:
     return DependencyEdge(
         parent=_text(e["parent"]) or PROJECT,
         parent_version=_text(e["parent-version"]) if e.get("parent-version") is not None else None,
@@ -176,7 +173,7 @@ def _edge(e: object) -> DependencyEdge:
         specifier=_text(e["specifier"]),
         marker=_text(e["marker"]) if e.get("marker") is not None else None,
         extras=tuple(_text_list(e.get("extras", []))),
-        admitted_majors=tuple(_text_list(majors)) if "majors-admitted" in e else None,
+        admitted_majors=tuple(_text_list(e["majors-admitted"])) if "majors-admitted" in e else None,
     )
 
 
@@ -197,6 +194,13 @@ def _table(tool: dict[str, object], key: str) -> list[tuple[object, object]]:
     if not isinstance(value, dict):
         raise TypeError(f"{key}: not a table")
     return list(value.items())
+
+
+def _tables(value: object) -> list[dict[str, object]]:
+    items = _list(value)
+    if not all(isinstance(v, dict) for v in items):
+        raise TypeError("not an array of tables")
+    return [v for v in items if isinstance(v, dict)]
 
 
 def _text_list(value: object) -> list[str]:

@@ -27,14 +27,17 @@ def split_userinfo(url: str) -> tuple[str, Login | None]:
     """The URL without its userinfo, and the login it carried (if any)."""
     if "@" not in url:  # no userinfo anywhere (a lock's thousands of file URLs)
         return url, None
-    parts = urllib.parse.urlsplit(url)
-    if "@" not in parts.netloc:
+    # (by hand, not urlsplit: a URL that does not parse, `https://u:p@[::1/x`, still has its
+    # login taken off before it is shown or passed on)
+    scheme, sep, rest = url.partition("://")
+    end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    netloc, tail = rest[:end], rest[end:]  # (the authority ends at `/`, `?` or `#`)
+    if not sep or "@" not in netloc:
         return url, None
-    info, _, hostport = parts.netloc.rpartition("@")
+    info, _, hostport = netloc.rpartition("@")
     user, _, password = info.partition(":")
-    clean = urllib.parse.urlunsplit(parts._replace(netloc=hostport))
     login = Login(urllib.parse.unquote(user), urllib.parse.unquote(password))
-    return clean, login
+    return f"{scheme}://{hostport}{tail}", login
 
 
 def clean_url(url: str) -> str:
@@ -46,14 +49,17 @@ Origin = tuple[str, str, int]
 
 
 def origin(url: str) -> Origin | None:
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
+    """``(scheme, host, port)`` of an http(s) URL; None for anything else, and for a URL
+    that does not parse (an IPv6 literal left open, a port that is no number): an index
+    page names URLs, and none of them may raise here."""
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
     except ValueError:
         return None
-    return parts.scheme, parts.hostname.lower(), port
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname.lower(), port or (443 if parts.scheme == "https" else 80)
 
 
 def configured_hosts() -> frozenset[str]:
@@ -101,8 +107,10 @@ class UrlPolicy:
         """Why ``url`` (named by, or redirected to from, ``came_from``) is refused, or None."""
         target = origin(url)
         if target is None:
-            scheme = urllib.parse.urlsplit(url).scheme or "no scheme"
-            return f"names a {scheme} URL (only http and https are read)"
+            scheme = url.partition(":")[0] if ":" in url else ""
+            if not scheme.isascii() or not scheme.replace("+", "").replace(".", "").isalnum():
+                return "names a URL that cannot be read"
+            return f"names a {scheme.lower()} URL (only http and https are read)"
         if target in self.index_origins:
             return None
         if target[1] in self.extra_hosts:

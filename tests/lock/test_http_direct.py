@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from agentguard.lock import index as ix
 from tests.hostile.index_helpers import wheels
@@ -249,3 +250,44 @@ def test_a_body_cut_short_through_a_proxy_is_a_failed_read(
     assert str(caught.value) == (
         f"{url}/mcp/: connection failed (IncompleteRead(11 bytes read, 989 more expected))"
     )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://a..b/simple/",  # an empty label: IDNA cannot encode it (UnicodeError)
+        "https://" + "a" * 64 + ".invalid/simple/",  # a label over 63 characters
+        "http://a b/simple/",  # a host http.client refuses (InvalidURL)
+        "https://[::1/simple/",  # an IPv6 literal left open
+        "https://index.invalid:port/simple/",  # a port that is no number
+    ],
+)
+def test_an_index_url_that_cannot_be_reached_is_a_named_failure(url: str, tmp_path: Path) -> None:
+    """(Each of these escaped the direct path as its own exception, an internal error, where
+    urllib3 had said "unreachable": a mistyped index is a failed read that says why.)"""
+    client = ix.IndexClient([url], cache_dir=tmp_path / "cache")
+    with pytest.raises(ix.IndexError_) as caught:
+        client.project_page("mcp")
+    assert caught.value.code in ("index-unreachable", "index-bad-url"), caught.value.code
+
+
+def test_a_file_url_that_does_not_parse_is_refused_not_raised(tmp_path: Path) -> None:
+    """A page is the index's: a file URL in it that does not parse (`https://[::1/...`) is
+    a refused read of that file, never a ValueError through the lock's analysis."""
+    page = "https://203.0.113.5/simple/mcp/"
+    client = ix.IndexClient(["https://203.0.113.5/simple/"], cache_dir=tmp_path / "cache")
+    bad = ix.IndexFile(
+        filename="mcp-1.0-py3-none-any.whl",
+        url="https://[::1/mcp-1.0-py3-none-any.whl",
+        version=Version("1.0"),
+        sha256=None,
+        size=None,
+        upload_time=None,
+        requires_python=None,
+        yanked=False,
+        has_metadata=False,
+        page_url=page,
+    )
+    with pytest.raises(ix.IndexError_) as caught:
+        client.requires_dist(bad)
+    assert caught.value.code == "index-bad-url"

@@ -60,3 +60,33 @@ def test_check_reports_an_edge_whose_child_is_not_a_name_as_a_failed_read(
     assert code == 3 and report["complete"] is False  # (a read that failed, never "clean")
     failed = [s for s in report["sources"] if s["status"] == "failed"]
     assert any("malformed [tool.agentguard] edge" in s["reason"] for s in failed), failed
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            '[[tool.agentguard.upstream-bounds]]\nparent = "a"\nparent-version = "1"\n'
+            'child = ["x"]\nspecifier = "<2"\nlater-releases = ["2"]\n\n',
+            "malformed [tool.agentguard] upstream-bounds",
+        ),
+        (
+            '[[tool.agentguard.edges]]\nparent = "a"\nchild = "x"\nspecifier = 2\n\n',
+            "malformed [tool.agentguard] edge",
+        ),
+    ],
+)
+def test_a_value_of_another_type_in_the_graph_tables_is_a_malformed_lock(
+    tmp_path: Path, agent_index: dict[str, Any], table: str, message: str
+) -> None:
+    """(A list was written back as the text "['x']", a number taken where a specifier
+    belongs: read as a name or a range nobody wrote.)"""
+    project = write_project(tmp_path / "bot", ["claude-agent-sdk==0.2.95"])
+    run_json("lock", str(project), "--index-url", agent_index["url"])
+    pylock = project / "pylock.toml"
+    text = pylock.read_text()
+    at = text.index("[[tool.agentguard.edges]]")
+    pylock.write_text(text[:at] + table + text[at:])
+    proc = run_cli("lock", "--check", str(project), "--format", "json")
+    assert "internal error" not in proc.stderr, proc.stderr
+    assert message in proc.stdout + proc.stderr

@@ -32,7 +32,6 @@ import itertools
 import re
 import sys
 import warnings
-from collections.abc import Callable
 
 from agentguard.inspect.project.python_fallback import (
     _CLIENT_NAMES,
@@ -105,10 +104,6 @@ def may_switch_model(data: bytes) -> bool:
         any(n in data for n in _CLIENT_BYTES)
         and spelled_in_code(data, _CLIENT_BYTES, whole=True)  # (`OpenAIResponsesModel`: no)
     ) or spelled_non_ascii(data)
-
-    def client(name: str) -> bool:  # (any bare name may be bound to a client class)
-        return clients
-
     # One handler's text is read on to its end, or to the file's where that cannot be told
     # (an `except` in a string): texts that overlap may add up to the file's size squared
     # (8,000 `except (` lines in a 72 KB string: 50 s). Past a few times the file's size
@@ -120,15 +115,15 @@ def may_switch_model(data: bytes) -> bool:
             return True
         if (
             clients or _SWITCH_NEEDLE.search(text.lower()) or _NON_ASCII.search(text)
-        ) and handler_may_switch(text, client=client):
+        ) and handler_may_switch(text, clients=clients):
             return True
     return False
 
 
-def handler_may_switch(text: bytes, *, client: Callable[[str], bool]) -> bool:
+def handler_may_switch(text: bytes, *, clients: bool) -> bool:
     """Whether the handler whose text (from its ``except`` line, indentation included)
-    is ``text`` may switch model or client; ``client``: whether a call by this bare name
-    may construct a client (the file spells a client class in code). True when the text does not parse
+    is ``text`` may switch model or client; ``clients``: the file spells a client class in
+    code, so a call by a bare name may construct one. True when the text does not parse
     alone as one handler."""
     indent = _INDENT.match(text)
     lead = indent.group() if indent else b""
@@ -149,7 +144,7 @@ def handler_may_switch(text: bytes, *, client: Callable[[str], bool]) -> bool:
     handler = handlers[0]
     if _only_import_errors(handler):
         return False  # an optional-import guard, which fallback_sites never reads
-    return any(_may_switch(node, client) for node in _body_nodes(handler.body))
+    return any(_may_switch(node, clients) for node in _body_nodes(handler.body))
 
 
 if sys.version_info >= (3, 11):
@@ -165,7 +160,7 @@ else:  # (no ``except*`` before Python 3.11: ast has no TryStar)
         return stmt.handlers if isinstance(stmt, ast.Try) else None
 
 
-def _may_switch(node: ast.AST, client: Callable[[str], bool]) -> bool:
+def _may_switch(node: ast.AST, clients: bool) -> bool:
     """A node of a handler's body that fallback_sites may read as a switch."""
     if isinstance(node, ast.Dict):
         return any(isinstance(k, ast.Constant) and k.value in _MODEL_KEYS for k in node.keys)
@@ -173,7 +168,7 @@ def _may_switch(node: ast.AST, client: Callable[[str], bool]) -> bool:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _CLIENT_NAMES:
             return True  # (an attribute's qualname ends with its own name)
-        if isinstance(func, ast.Name) and client(func.id):
+        if isinstance(func, ast.Name) and clients:
             return True  # (a bare name's qualname is that of what the file bound to it)
         return any(kw.arg in _MODEL_KEYWORDS for kw in node.keywords) or any(
             _names_a_model(a) for a in node.args

@@ -24,11 +24,11 @@ from collections.abc import Iterable
 from agentguard.inspect.project.python_literals import Literals
 
 _BLANKS = b" \t\f"
-NAME_BYTES = frozenset(
+_NAME_BYTES = frozenset(
     b"_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100))
 )
 _BLANK_BYTES = frozenset(_BLANKS)
-_LIST_BYTES = NAME_BYTES | _BLANK_BYTES | frozenset(b".,")
+_LIST_BYTES = _NAME_BYTES | _BLANK_BYTES | frozenset(b".,")
 _LINE_REACH = 4096  # (a line longer than this before a gap: "maybe, a comment")
 _IMPORT_WORD = re.compile(rb"(?<![\w\x80-\xff])import(?![\w\x80-\xff])")
 
@@ -36,7 +36,7 @@ _IMPORT_WORD = re.compile(rb"(?<![\w\x80-\xff])import(?![\w\x80-\xff])")
 def _is_name_byte(byte: int) -> bool:
     # ASCII letters, digits, `_`, and any byte of a non-ASCII character (an identifier may
     # hold one: `agentsé` is another name)
-    return byte in NAME_BYTES
+    return byte in _NAME_BYTES
 
 
 def _skip_back(data: bytes, i: int, over: frozenset[int]) -> int:
@@ -127,8 +127,8 @@ def spelled_in_code(data: bytes, names: Iterable[bytes], *, whole: bool = False)
             if (
                 not whole
                 or (
-                    (at == 0 or data[at - 1] not in NAME_BYTES)
-                    and (end == len(data) or data[end] not in NAME_BYTES)
+                    (at == 0 or data[at - 1] not in _NAME_BYTES)
+                    and (end == len(data) or data[end] not in _NAME_BYTES)
                 )
             ) and in_code(data, at):
                 return True

@@ -239,13 +239,11 @@ def test_a_client_class_named_only_in_a_docstring_or_a_comment_is_no_call() -> N
 
 def test_a_handler_that_does_not_parse_alone_counts_as_a_switch() -> None:
     # (an unterminated string: the handler's text runs to the end of the file)
-    assert handler_may_switch(
-        b"    except E:\n        s = '''open\nx = 1\n", client=lambda _: False
-    )
+    assert handler_may_switch(b"    except E:\n        s = '''open\nx = 1\n", clients=False)
     # (more than the handler: a text that is read on past it is not taken for one)
-    assert handler_may_switch(b"except E:\n    pass\nexcept F:\n    pass\n", client=lambda _: False)
-    assert not handler_may_switch(b"except E:\n    log(e)\n", client=lambda _: False)
-    assert handler_may_switch(b"except E:\n    c = mk()\n", client=lambda _: True)  # (mk = OpenAI?)
+    assert handler_may_switch(b"except E:\n    pass\nexcept F:\n    pass\n", clients=False)
+    assert not handler_may_switch(b"except E:\n    log(e)\n", clients=False)
+    assert handler_may_switch(b"except E:\n    c = mk()\n", clients=True)  # (mk = OpenAI?)
 
 
 # -- API tool types --------------------------------------------------------------------
