@@ -27,7 +27,7 @@ def split_userinfo(url: str) -> tuple[str, Login | None]:
     """The URL without its userinfo, and the login it carried (if any)."""
     if "@" not in url:  # no userinfo anywhere (a lock's thousands of file URLs)
         return url, None
-    # (by hand, not urlsplit: a URL that does not parse, `https://u:p@[::1/x`, still has its
+    # (by hand, not urlsplit: a URL that does not parse, an IPv6 literal left open, still has its
     # login taken off before it is shown or passed on)
     scheme, sep, rest = url.partition("://")
     end = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
