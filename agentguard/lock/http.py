@@ -25,6 +25,7 @@ from agentguard.lock import http_answer, http_direct
 from agentguard.lock.credentials import Credentials
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
 from agentguard.lock.http_answer import AnswerTooLarge, wire_cap
+from agentguard.lock.http_retry import Retries, Transient
 from agentguard.lock.pages import MAX_PAGE_BYTES, IndexError_
 from agentguard.lock.urls import UrlPolicy, clean_url, origin
 
@@ -64,6 +65,7 @@ class Http:
         self.policy = policy
         self.deadline = deadline
         self._watchdog = _Watchdog(deadline)
+        self._retries = Retries(deadline)
         self._proxies: dict[str, str] | None = None
         self._bypass: dict[str, bool] = {}
 
@@ -75,6 +77,18 @@ class Http:
     def get(
         self, url: str, accept: str | None = None, limit: int = MAX_PAGE_BYTES
     ) -> tuple[bytes, str]:
+        """The page's bytes and content type; a transient failure is tried again
+        (:mod:`agentguard.lock.http_retry`)."""
+        attempt = 1
+        while True:
+            try:
+                return self._get(url, accept, limit)
+            except Transient as exc:
+                if not self._retries.pause(attempt):
+                    raise exc.after(attempt) from None
+                attempt += 1
+
+    def _get(self, url: str, accept: str | None, limit: int) -> tuple[bytes, str]:
         headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
         if accept:
             headers["Accept"] = accept
@@ -106,10 +120,9 @@ class Http:
                     retryable=False,
                 )
             if status >= 400:
-                raise IndexError_(
-                    f"{shown}: HTTP {status}",
-                    code="index-http-error",
-                    retryable=status >= 500 or status == 429,
+                again = status >= 500 or status == 429
+                raise (Transient if again else IndexError_)(
+                    f"{shown}: HTTP {status}", code="index-http-error", retryable=again
                 )
             if status not in PAGE_STATUSES:  # not a whole page: a failed read, never data
                 raise IndexError_(
@@ -216,14 +229,20 @@ class Http:
             if attempt == 0 and not isinstance(exc, TimeoutError) and not self.deadline.passed:
                 return None
             what = "unreachable" if isinstance(exc, TimeoutError) else "connection failed"
-            raise self._failed(url, what, exc) from None
+            raise self._failed(url, what, exc, transient=True) from None
 
     def _failed(
-        self, url: str, what: str, exc: BaseException, why: str | None = None
+        self,
+        url: str,
+        what: str,
+        exc: BaseException,
+        why: str | None = None,
+        *,
+        transient: bool = False,
     ) -> IndexError_:
         if self.deadline.passed:
             return self._deadline_error(url)
-        return _unreachable(url, what, _why(exc) if why is None else why)
+        return _unreachable(url, what, _why(exc) if why is None else why, transient)
 
     def _read(self, resp: http.client.HTTPResponse, url: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes. Each read waits no longer than the per-read timeout,
@@ -240,7 +259,7 @@ class Http:
         except (http.client.HTTPException, OSError, ValueError) as exc:
             if self.deadline.passed:
                 raise self._deadline_error(url) from None
-            raise _unreachable(url, "connection failed", _why(exc)) from None
+            raise _unreachable(url, "connection failed", _why(exc), True) from None
         if self.deadline.passed:
             raise self._deadline_error(url)
         _whole(url, body, resp.length, limit)
@@ -282,7 +301,9 @@ class Http:
                     raise _too_large(url, MAX_ERROR_BODY_BYTES) from None
                 if attempt == 0 and not self.deadline.passed:
                     continue
-                raise self._failed(url, "connection failed", exc, px.why(exc)) from None
+                raise self._failed(
+                    url, "connection failed", exc, px.why(exc), transient=True
+                ) from None
             except px.HTTPError as exc:
                 if self.deadline.passed:
                     raise self._deadline_error(url) from None
@@ -316,7 +337,7 @@ class Http:
                 raise _too_large(url, limit) from None
             if self.deadline.passed:
                 raise self._deadline_error(url) from None
-            raise _unreachable(url, "connection failed", px.why(exc)) from None
+            raise _unreachable(url, "connection failed", px.why(exc), True) from None
         if self.deadline.passed:
             resp.close()
             raise self._deadline_error(url)
@@ -344,11 +365,12 @@ def _whole(url: str, body: bytes, left: int | None, limit: int) -> None:
             url,
             "connection failed",
             f"IncompleteRead({len(body)} bytes read, {left} more expected)",
+            True,
         )
 
 
-def _unreachable(url: str, what: str, why: str) -> IndexError_:
-    return IndexError_(
+def _unreachable(url: str, what: str, why: str, transient: bool = False) -> IndexError_:
+    return (Transient if transient else IndexError_)(
         f"{clean_url(url)}: {what} ({why})", code="index-unreachable", retryable=True
     )
 

@@ -9,7 +9,7 @@ per request, what the server does instead of answering well:
 ``reset``    close the connection with a TCP reset before answering
 ``close``    close the connection cleanly without a byte of answer
 ``500``      answer ``500 Internal Server Error``
-``503``      answer ``503 Service Unavailable``
+``503``      answer ``503 Service Unavailable`` (``404`` and ``429`` likewise)
 ``garbage``  answer 200 with the right content type and a body that is not JSON/HTML
 ``huge``     answer 200 with a body of :attr:`IndexServer.huge_bytes` bytes
 ``huge-500`` answer 500 with a body that never ends (until the client hangs up)
@@ -75,6 +75,13 @@ class Request:
 
 
 Plan = Callable[[Request], str]
+
+_STATUS_TEXT = {
+    "404": "Not Found",
+    "429": "Too Many Requests",
+    "500": "Internal Server Error",
+    "503": "Service Unavailable",
+}
 
 
 def _dist_name(filename: str) -> str:
@@ -194,8 +201,8 @@ class IndexServer:
                 h.wfile.write(b'{"files": [')
             h.close_connection = True
             return
-        if action in ("500", "503"):
-            text = "Internal Server Error" if action == "500" else "Service Unavailable"
+        if action in _STATUS_TEXT:
+            text = _STATUS_TEXT[action]
             self._send(h, int(action), "text/plain", f"{action} {text}\n".encode())
             return
         if action == "huge-500":

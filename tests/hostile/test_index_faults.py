@@ -33,32 +33,40 @@ UV_FAST = {"UV_HTTP_RETRIES": "0", "UV_HTTP_TIMEOUT": "3"}
 # -- agentguard's own index client -----------------------------------------------------
 
 
+AFTER3 = " (after 3 attempts)"  # a transient failure, tried again twice
+
+
 @pytest.mark.parametrize(
-    ("action", "code", "retryable", "reason"),
+    ("action", "code", "retryable", "reason", "sent"),
     [
-        ("500", "index-http-error", True, "{url}/mcp/: HTTP 500"),
-        ("503", "index-http-error", True, "{url}/mcp/: HTTP 503"),
-        ("huge-500", "index-http-error", True, "{url}/mcp/: HTTP 500"),
-        ("garbage", "index-garbage", True, "{url}/mcp/: answer is not JSON"),
-        ("huge", "index-too-large", False, "{url}/mcp/: answer larger than 67108864 bytes"),
+        ("500", "index-http-error", True, "{url}/mcp/: HTTP 500" + AFTER3, 3),
+        ("503", "index-http-error", True, "{url}/mcp/: HTTP 503" + AFTER3, 3),
+        ("huge-500", "index-http-error", True, "{url}/mcp/: HTTP 500" + AFTER3, 3),
+        ("garbage", "index-garbage", True, "{url}/mcp/: answer is not JSON", 1),
+        ("huge", "index-too-large", False, "{url}/mcp/: answer larger than 67108864 bytes", 1),
         (
             "reset",
             "index-unreachable",
             True,
-            "{url}/mcp/: connection failed ([Errno 104] Connection reset by peer)",
+            "{url}/mcp/: connection failed ([Errno 104] Connection reset by peer)" + AFTER3,
+            6,  # (each attempt sends once more on a fresh connection: a kept-alive one closed)
         ),
         (
             "close",
             "index-unreachable",
             True,
-            "{url}/mcp/: connection failed (Remote end closed connection without response)",
+            "{url}/mcp/: connection failed (Remote end closed connection without response)"
+            + AFTER3,
+            6,
         ),
-        ("hang", "index-unreachable", True, "{url}/mcp/: unreachable (timed out)"),
+        ("hang", "index-unreachable", True, "{url}/mcp/: unreachable (timed out)" + AFTER3, 3),
         (
             "short",
             "index-unreachable",
             True,
-            "{url}/mcp/: connection failed (IncompleteRead(11 bytes read, 989 more expected))",
+            "{url}/mcp/: connection failed (IncompleteRead(11 bytes read, 989 more expected))"
+            + AFTER3,
+            3,
         ),
     ],
 )
@@ -70,6 +78,7 @@ def test_index_client_page_faults(
     code: str,
     retryable: bool,
     reason: str,
+    sent: int,
 ) -> None:
     monkeypatch.setattr(lock_http, "TIMEOUT", 1.0)
     with serving(wheels, lambda _r: action) as index:
@@ -87,10 +96,12 @@ def test_index_client_page_faults(
         t.start()
         t.join(30)
         elapsed = time.monotonic() - start
+        asked = len(index.log)
     [exc] = result
     assert isinstance(exc, ix.IndexError_)
     assert (exc.code, exc.retryable, str(exc)) == (code, retryable, reason.format(url=index.url))
-    assert elapsed < 10, elapsed  # an endless error body is not read to its end
+    assert asked == sent
+    assert elapsed < 15, elapsed  # an endless error body is not read to its end
 
 
 def test_metadata_garbage_never_reads_as_no_requirements(wheels: Path, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def test_claude_agent_sdk_0_2_95_admits_two_mcp_majors(tmp_path: Path) -> None:
     project = write_project(
         tmp_path / "bot", ["claude-agent-sdk==0.2.95"], requires_python=">=3.11"
     )
-    code, report, _ = run_json("lock", str(project))
+    code, report, _ = lock_complete(str(project))
     assert code == 1
     [edge] = _mcp_edges(report, "claude-agent-sdk")
     assert edge["severity"] == "high"
@@ -43,7 +43,7 @@ def test_claude_agent_sdk_0_2_95_admits_two_mcp_majors(tmp_path: Path) -> None:
 
 def test_openai_agents_0_24_0_admits_mcp_1_and_2(tmp_path: Path) -> None:
     project = write_project(tmp_path / "bot", ["openai-agents==0.24.0"], requires_python=">=3.11")
-    code, report, _ = run_json("lock", str(project))
+    code, report, _ = lock_complete(str(project))
     [edge] = _mcp_edges(report, "openai-agents")
     assert edge["severity"] == "high"
     assert edge["evidence"]["specifier"] == "<3,>=1.19.0"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentguard.lock.inputs import read_inputs
-from tests.lock.helpers import findings, run_json
+from tests.lock.helpers import findings, lock_complete
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "existing_locks" / "poetry-relock"
 
@@ -79,7 +79,7 @@ def test_a_poetry_relock_across_a_major_is_gated_against_the_committed_lock(
     tmp_path: Path,
 ) -> None:
     root = _project(tmp_path)
-    code, report, _ = run_json("lock", str(root))
+    code, report, _ = lock_complete(str(root))
 
     crossing = findings(report, "AG102")
     assert [(f["severity"], f["evidence"]["old"], f["evidence"]["new"]) for f in crossing] == [

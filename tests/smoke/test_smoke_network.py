@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lock.helpers import findings, run_json, write_project
+from tests.lock.helpers import findings, lock_complete, run_json, write_project
 
 pytestmark = pytest.mark.network
 
@@ -37,7 +37,7 @@ def _bot(root: Path, deps: list[str]) -> Path:
 
 def test_mcp_2_crashes_the_sdk_server_and_the_cap_starts_it(tmp_path: Path) -> None:
     broken = _bot(tmp_path / "broken", ["claude-agent-sdk==0.2.95", "mcp==2.3.0"])
-    code, report, _ = run_json("lock", "--smoke", str(broken))
+    code, report, _ = lock_complete("--smoke", str(broken))
     assert code == 1
     [crash] = findings(report, "AG603")
     assert crash["message"].startswith(

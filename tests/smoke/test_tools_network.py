@@ -12,7 +12,7 @@ import pytest
 
 from agentguard.lock.servers.tools_lock import to_lock
 from agentguard.smoke.tools import snapshot_of
-from tests.lock.helpers import run_json
+from tests.lock.helpers import lock_complete, run_json
 
 pytestmark = [pytest.mark.network, pytest.mark.usefixtures("isolated_cache")]
 
@@ -26,7 +26,7 @@ def test_real_answers_are_recorded_and_a_changed_one_is_reported_by_check(tmp_pa
     project = tmp_path / "agent"
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": SERVERS}, indent=2) + "\n")
-    code, report, _ = run_json("lock", "--smoke", "--write-launch", str(project))
+    code, report, _ = lock_complete("--smoke", "--write-launch", str(project))
     assert not [s for s in report["sources"] if s["status"] == "failed"], report["sources"]
     path = project / "mcp.lock.json"
     lock = json.loads(path.read_text())
