@@ -229,7 +229,9 @@ class Http:
             if attempt == 0 and not isinstance(exc, TimeoutError) and not self.deadline.passed:
                 return None
             what = "unreachable" if isinstance(exc, TimeoutError) else "connection failed"
-            raise self._failed(url, what, exc, transient=True) from None
+            # (a connection that broke may not break again; an answer that is no HTTP will)
+            again = isinstance(exc, OSError)
+            raise self._failed(url, what, exc, transient=again) from None
 
     def _failed(
         self,
@@ -302,7 +304,7 @@ class Http:
                 if attempt == 0 and not self.deadline.passed:
                     continue
                 raise self._failed(
-                    url, "connection failed", exc, px.why(exc), transient=True
+                    url, "connection failed", exc, px.why(exc), transient=px.broken(exc)
                 ) from None
             except px.HTTPError as exc:
                 if self.deadline.passed:

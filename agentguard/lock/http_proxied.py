@@ -86,6 +86,12 @@ def too_large(exc: BaseException) -> bool:
     )
 
 
+def broken(exc: BaseException) -> bool:
+    """A ProtocolError whose cause is a connection that broke (reset, closed), which may
+    not recur; not an answer that is no HTTP, which will."""
+    return len(exc.args) > 1 and isinstance(exc.args[1], OSError)
+
+
 def timeout(seconds: float) -> urllib3.Timeout:
     return urllib3.Timeout(connect=seconds, read=seconds)
 

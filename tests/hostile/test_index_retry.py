@@ -4,6 +4,7 @@ a failing index cannot multiply the run's requests or hold it past its deadline.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections import Counter
@@ -15,9 +16,11 @@ from agentguard.lock import http as lock_http
 from agentguard.lock import http_retry
 from agentguard.lock import index as ix
 from agentguard.lock.deadline import Deadline
+from agentguard.lock.http import Http
 from agentguard.lock.http_retry import Retries
 from tests.hostile.index_helpers import failed_sources, lock, project, report_of, wheels
 from tests.hostile.index_server import Request, serving
+from tests.hostile.raw_index import raw_serving
 
 __all__ = ["project", "wheels"]  # fixtures
 
@@ -132,3 +135,29 @@ def test_a_lock_run_through_a_blip_on_every_page_is_complete(wheels: Path, proje
         "/simple/mcp/",
     }
     assert all(n == 2 for p, n in seen.items() if p.startswith("/simple/"))
+
+
+@pytest.mark.parametrize("through_proxy", [False, True])
+def test_an_answer_that_is_no_http_is_not_tried_again(
+    monkeypatch: pytest.MonkeyPatch, through_proxy: bool
+) -> None:
+    """A status line that is no HTTP is what this index sends, not a blip: the GET is not
+    tried again (only the one resend of a kept-alive connection), directly or via a proxy."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+    def answer(sock: socket.socket, _line: str) -> bool:
+        sock.sendall(b"NOT HTTP AT ALL\r\n")
+        return False
+
+    with raw_serving(answer) as server:
+        url = server.url("/simple/a/")
+        if through_proxy:
+            monkeypatch.setenv("HTTP_PROXY", server.url("/"))
+            url = "http://127.0.0.1:9/simple/a/"  # (only the proxy answers)
+        with pytest.raises(ix.IndexError_) as caught:
+            Http().get(url)
+        asked = len(server.requests)
+    assert str(caught.value) == f"{url}: connection failed (not an HTTP/1 answer)"
+    assert asked <= 2
