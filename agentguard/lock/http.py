@@ -157,8 +157,9 @@ class Http:
     def _once(
         self, url: str, headers: dict[str, str], limit: int
     ) -> tuple[int, str | None, str, bytes]:
-        """One request (sent again once when the connection fails before the answer: a
-        kept-alive connection the server has closed meanwhile)."""
+        """One request (sent again once, on a new connection, when a kept-alive one fails
+        before the answer: the server may have closed it meanwhile; a new connection that
+        fails is the caller's to try again, after a pause, within the run's bounds)."""
         where = origin(url)  # (None: no http(s) URL, or one that does not parse)
         if where is None:
             raise IndexError_(
@@ -175,9 +176,11 @@ class Http:
             if self.deadline.passed:
                 raise self._deadline_error(url)
             conn: http.client.HTTPConnection | None = None
+            kept = False
             try:
                 conn = http_direct.take(*where, self.deadline.bound(TIMEOUT))
-                if conn.sock is None:
+                kept = conn.sock is not None
+                if not kept:
                     conn.connect()
             # refused, no such host, TLS, a connect that timed out; a host name IDNA cannot
             # encode (UnicodeError) or http.client refuses (InvalidURL): unreachable, named
@@ -190,7 +193,7 @@ class Http:
             sock = conn.sock
             self._watchdog.watch(sock)
             try:
-                resp = self._exchange(conn, url, target, sent, attempt)
+                resp = self._exchange(conn, url, target, sent, attempt == 0 and kept)
                 if resp is None:
                     continue
                 body = self._read(resp, url, limit if resp.status < 300 else MAX_ERROR_BODY_BYTES)
@@ -212,9 +215,10 @@ class Http:
         url: str,
         target: str,
         sent: dict[str, str],
-        attempt: int,
+        kept: bool,
     ) -> http.client.HTTPResponse | None:
-        """The request sent and the answer's head read (None: send it again, once)."""
+        """The request sent and the answer's head read (None: send it again, once, as the
+        connection was a kept-alive one, ``kept``, and failed before a byte of answer)."""
         try:
             conn.request("GET", target, headers=sent)
             return conn.getresponse()
@@ -226,7 +230,7 @@ class Http:
             raise _too_large(url, MAX_ERROR_BODY_BYTES) from None
         except (OSError, http.client.HTTPException) as exc:
             conn.close()
-            if attempt == 0 and not isinstance(exc, TimeoutError) and not self.deadline.passed:
+            if kept and not isinstance(exc, TimeoutError) and not self.deadline.passed:
                 return None
             what = "unreachable" if isinstance(exc, TimeoutError) else "connection failed"
             # (a connection that broke may not break again; an answer that is no HTTP will)
@@ -309,7 +313,11 @@ class Http:
             except px.HTTPError as exc:
                 if self.deadline.passed:
                     raise self._deadline_error(url) from None
-                raise _unreachable(url, "unreachable", px.why(exc)) from None
+                why = px.why(exc)
+                if px.broken(exc):  # (sent, then no head came, or the connection broke)
+                    what = "unreachable" if why == "timed out" else "connection failed"
+                    raise _unreachable(url, what, why, True) from None
+                raise _unreachable(url, "unreachable", why) from None
             try:
                 body = self._read_proxied(
                     resp, url, limit if resp.status < 300 else MAX_ERROR_BODY_BYTES

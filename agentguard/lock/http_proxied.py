@@ -17,6 +17,7 @@ from urllib3.exceptions import (
     NewConnectionError,
     ProtocolError,
     ProxyError,
+    ReadTimeoutError,
     SSLError,
     TimeoutError,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "HTTPError",
     "ProtocolError",
     "TimeoutError",
+    "broken",
     "manager",
     "timeout",
     "too_large",
@@ -87,9 +89,21 @@ def too_large(exc: BaseException) -> bool:
 
 
 def broken(exc: BaseException) -> bool:
-    """A ProtocolError whose cause is a connection that broke (reset, closed), which may
-    not recur; not an answer that is no HTTP, which will."""
-    return len(exc.args) > 1 and isinstance(exc.args[1], OSError)
+    """The request was sent and the connection then failed: no answer's head within the
+    read timeout, or the connection closed, reset or cut short; such a failure may not
+    recur. urllib3 names every failure on a connection to a plain proxy "Unable to connect
+    to proxy", the ones after the request too (a failed connect is a NewConnectionError or
+    a ConnectTimeoutError in it; a tunnel the proxy refused, an OSError without an errno,
+    is its answer, not a break), and wraps one during the answer's head in a ProtocolError.
+    An answer that is no HTTP (a bad status line, a line too long) is what the index sends,
+    not a break."""
+    if isinstance(exc, (ProxyError, ProtocolError)) and len(exc.args) > 1:
+        exc = exc.args[1]
+    if isinstance(
+        exc, (ReadTimeoutError, http.client.RemoteDisconnected, http.client.IncompleteRead)
+    ):
+        return True
+    return isinstance(exc, OSError) and exc.errno is not None
 
 
 def timeout(seconds: float) -> urllib3.Timeout:
@@ -111,6 +125,11 @@ def why(exc: BaseException) -> str:
         return str(inner) or type(inner).__name__
     if isinstance(exc, SSLError):
         return f"TLS: {exc}"
+    if isinstance(exc, ProxyError) and broken(exc):
+        inner = exc.args[1]
+        return (
+            "timed out" if isinstance(inner, TimeoutError) else str(inner) or type(inner).__name__
+        )
     if isinstance(exc, ProxyError):
         return f"proxy: {exc.args[0] if exc.args else exc}"
     return str(exc) or type(exc).__name__

@@ -49,7 +49,7 @@ AFTER3 = " (after 3 attempts)"  # a transient failure, tried again twice
             "index-unreachable",
             True,
             "{url}/mcp/: connection failed ([Errno 104] Connection reset by peer)" + AFTER3,
-            6,  # (each attempt sends once more on a fresh connection: a kept-alive one closed)
+            3,  # (a new connection is not sent on once more: that is for a kept-alive one)
         ),
         (
             "close",
@@ -57,7 +57,7 @@ AFTER3 = " (after 3 attempts)"  # a transient failure, tried again twice
             True,
             "{url}/mcp/: connection failed (Remote end closed connection without response)"
             + AFTER3,
-            6,
+            3,
         ),
         ("hang", "index-unreachable", True, "{url}/mcp/: unreachable (timed out)" + AFTER3, 3),
         (

@@ -1,0 +1,125 @@
+"""Attacks on the retry of agentguard's own index client (agentguard.lock.http_retry), each
+counted on a server of 127.0.0.1: what a failing index may cost, and what the run says."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agentguard.lock import http as lock_http
+from agentguard.lock import http_retry
+from agentguard.lock.deadline import Deadline
+from agentguard.lock.http import Http
+from agentguard.lock.pages import IndexError_
+from tests.hostile.index_helpers import UV_FAST
+from tests.hostile.index_server import serving
+from tests.hostile.promises import run_agentguard
+from tests.hostile.test_index_from_the_user import _uv_project, sdk_wheels
+
+__all__ = ["sdk_wheels"]  # fixtures
+
+pytestmark = pytest.mark.usefixtures("isolated_cache")
+
+PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+def _get(http: Http, url: str) -> IndexError_:
+    got: list[BaseException] = []
+
+    def read() -> None:  # in a fresh thread: no kept-alive connection of another test
+        try:
+            http.get(url)
+        except BaseException as exc:
+            got.append(exc)
+
+    t = threading.Thread(target=read)
+    t.start()
+    t.join(60)
+    [exc] = got
+    assert isinstance(exc, IndexError_)
+    return exc
+
+
+@pytest.fixture()
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_retry, "BACKOFF", (0.01, 0.01))
+    monkeypatch.setattr(lock_http, "TIMEOUT", 0.5)
+    for name in PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
+@pytest.mark.usefixtures("fast")
+@pytest.mark.parametrize("action", ["reset", "close"])
+def test_a_new_connection_that_breaks_is_asked_three_times_not_six(
+    tmp_path: Path, action: str
+) -> None:
+    """Broke before the fix: every attempt sent the request once more on a second new
+    connection (the resend meant for a kept-alive connection the server closed while idle),
+    so "(after 3 attempts)" was 6 requests and 6 connections, and a redirect chain ending
+    in a reset cost 3 x 7. Fixed: only a kept-alive connection is sent on once more."""
+    with serving(tmp_path, lambda _r: action) as index:
+        exc = _get(Http(deadline=Deadline.start(30)), index.url + "/mcp/")
+        asked, connections = len(index.log), len(index.connections)
+    assert str(exc).endswith("(after 3 attempts)")
+    assert (asked, connections) == (3, 3)
+
+
+@pytest.mark.usefixtures("fast")
+@pytest.mark.parametrize(
+    ("action", "reason"),
+    [
+        ("reset", "connection failed ([Errno 104] Connection reset by peer)"),
+        ("close", "connection failed (Remote end closed connection without response)"),
+        ("hang", "unreachable (timed out)"),
+    ],
+)
+def test_through_a_proxy_a_broken_connection_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, action: str, reason: str
+) -> None:
+    """Broke before the fix: through a plain proxy (a CI runner's), urllib3 names a reset, a
+    close or a head that never came "Unable to connect to proxy" (ProxyError) or a read
+    timeout, and neither was tried again: one request, and a reason saying the proxy could
+    not be reached when it had taken the request. The direct path tried each three times."""
+    with serving(tmp_path, lambda _r: action) as proxy:  # the proxy itself misbehaves
+        monkeypatch.setenv("http_proxy", proxy.url.rsplit("/", 1)[0])
+        exc = _get(Http(deadline=Deadline.start(30)), "http://index.invalid/simple/mcp/")
+        asked = len(proxy.log)
+    assert (exc.code, exc.retryable) == ("index-unreachable", True)
+    assert str(exc) == f"http://index.invalid/simple/mcp/: {reason} (after 3 attempts)"
+    assert asked == 3
+
+
+@pytest.mark.usefixtures("fast")
+def test_a_proxy_that_cannot_be_reached_is_not_waited_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    exc = _get(Http(deadline=Deadline.start(30)), "http://index.invalid/simple/mcp/")
+    assert (
+        str(exc)
+        == "http://index.invalid/simple/mcp/: unreachable (proxy: Unable to connect to proxy)"
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="open: the uv.lock analysis reads without the deadline")
+def test_a_uv_lock_run_ends_near_its_timeout_when_the_index_hangs(
+    tmp_path: Path, sdk_wheels: Path
+) -> None:
+    """Open (not fixed here): `lock` of a uv project analyses uv.lock with IndexClients made
+    without the run's deadline (analyse_existing, refresh_released), so each read waits its
+    per-read timeout (30 s) and is now tried three times: with --timeout 4 and an index
+    that takes agentguard's requests and never answers, the run took 185 s (62 s before
+    the retries). The promise "never past the run's deadline" does not hold on this path."""
+    with serving(sdk_wheels, lambda r: "hang" if r.from_agentguard else "ok") as index:
+        project = _uv_project(tmp_path, index.url)
+        start = time.monotonic()
+        run = run_agentguard(
+            "lock", str(project), "--index-url", index.url, "--timeout", "4",
+            "--format", "json", env=UV_FAST, timeout=60,
+        )  # fmt: skip
+        elapsed = time.monotonic() - start
+    run.check_no_crash()
+    assert run.code == 3
+    assert elapsed < 4 + 15, elapsed
