@@ -51,7 +51,7 @@ def run_lock(
             "nothing: run `agentguard lock --export-npm DIR`"
         )
     root = opts.project
-    started = Deadline.start(opts.timeout)  # the MCP server step's share of --timeout
+    started = Deadline.start(opts.timeout)  # the run's: the analysis and the MCP server step
     if not opts.export and not any((root / n).is_file() for n in PYTHON_INPUTS):
         return _servers_only(opts, started)
     from agentguard.lock.early import take
@@ -111,7 +111,9 @@ def run_lock(
     if opts.check:
         from agentguard.engine.lock.every_lock import check_every_lock
 
-        report = check_every_lock(root, inputs, project_config().deps, foreign, own, opts.index_url)
+        report = check_every_lock(
+            root, inputs, project_config().deps, foreign, own, opts.index_url, started
+        )
     else:
         try:
             with early.held if early is not None else project_lock(root):
@@ -131,6 +133,7 @@ def run_lock(
                             else settings_for(opts, project_config())
                         ),
                         warm=warm,
+                        deadline=started,
                     )
                 else:
                     from agentguard.engine.lock.requirements_flow import lock_requirements

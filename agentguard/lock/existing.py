@@ -26,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 from agentguard.findings import Source
 from agentguard.lock.analysis import build_graph, page_failed, with_majors
 from agentguard.lock.configured import HOW, configured
+from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.lock.graph import (
     LockGraph,
     ReleasedVersions,
@@ -133,7 +134,11 @@ def released_versions(
 
 
 def refresh_released(
-    lock: ExistingLock, base: Path, cache_dir: Path | None = None, index_url: str | None = None
+    lock: ExistingLock,
+    base: Path,
+    cache_dir: Path | None = None,
+    index_url: str | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> None:
     """Read the index page of every package the lock names and cache its released versions
     (run beside ``uv lock``: a re-lock keeps most names, and the analysis then reads them
@@ -146,7 +151,9 @@ def refresh_released(
         for p in lock.registry_pins
         if p.index and allowed.allows(as_url(p.index, base))
     }
-    clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
+    clients = {
+        i: IndexClient((i,), cache_dir=cache, deadline=deadline) for i in set(index_of.values())
+    }
 
     def one(name: str) -> None:
         index = index_of[name]
@@ -169,6 +176,7 @@ def analyse_existing(
     base: Path | None = None,
     fresh: bool = False,
     index_url: str | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> ExistingAnalysis:
     """``base``: the folder the lock's relative paths start from (the project root).
 
@@ -196,7 +204,9 @@ def analyse_existing(
         )
     )
     index_of = {n: i for n, i in index_of.items() if allowed.allows(i)}
-    clients = {i: IndexClient((i,), cache_dir=cache) for i in set(index_of.values())}
+    clients = {
+        i: IndexClient((i,), cache_dir=cache, deadline=deadline) for i in set(index_of.values())
+    }
     requires = _requires_from_lock(lock)
     unknown: list[str] = []
     unread_parents: list[str] = []
@@ -230,7 +240,7 @@ def analyse_existing(
                 unknown.append(pin.name)
     progress(f"reading the declared ranges of {len(to_read)} packages")
     # (a wheel on a configured index's origin is read as named, with that index's login)
-    reader = IndexClient(allowed.urls, cache_dir=cache)
+    reader = IndexClient(allowed.urls, cache_dir=cache, deadline=deadline)
     for pin, wheel in to_read:  # pages to look a wheel up on: read ahead, and read once
         off_index = pin.name in index_of and not allowed.allows_file(wheel.url)
         if off_index and reader.cache.get(wheel, wheel.url + ".metadata") is None:

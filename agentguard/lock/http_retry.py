@@ -6,8 +6,10 @@ pages is not a failed source, as it is not for uv (which retries three times by 
 What is never tried again: a connection that could not be made (refused, no such host, TLS),
 a 4xx other than 429, an answer too large, a page that is not JSON, a refused redirect, and
 anything once the run's deadline has passed. A failing index cannot multiply the run's
-requests: each GET is tried at most ``1 + len(BACKOFF)`` times, a run spends at most
-``BUDGET`` retries in all, and a pause never outlasts the deadline.
+requests: each GET is tried at most ``1 + len(BACKOFF)`` times, an index client (a run
+makes one per index and npm registry, and one for the analysis) spends at most ``BUDGET``
+retries in all, and a pause never outlasts the deadline. A retry asks the URL asked for
+again (a redirect chain is followed anew); a ``Retry-After`` is not read.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Transient(IndexError_):
 
 
 class Retries:
-    """One run's retry budget, shared by its threads."""
+    """One index client's retry budget, shared by its threads."""
 
     def __init__(self, deadline: Deadline, budget: int | None = None) -> None:
         self.deadline = deadline

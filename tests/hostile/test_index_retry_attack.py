@@ -3,6 +3,7 @@ counted on a server of 127.0.0.1: what a failing index may cost, and what the ru
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -103,23 +104,25 @@ def test_a_proxy_that_cannot_be_reached_is_not_waited_on(monkeypatch: pytest.Mon
     )
 
 
-@pytest.mark.xfail(strict=True, reason="open: the uv.lock analysis reads without the deadline")
+@pytest.mark.parametrize("check", [(), ("--check",)])
 def test_a_uv_lock_run_ends_near_its_timeout_when_the_index_hangs(
-    tmp_path: Path, sdk_wheels: Path
+    tmp_path: Path, sdk_wheels: Path, check: tuple[str, ...]
 ) -> None:
-    """Open (not fixed here): `lock` of a uv project analyses uv.lock with IndexClients made
-    without the run's deadline (analyse_existing, refresh_released), so each read waits its
-    per-read timeout (30 s) and is now tried three times: with --timeout 4 and an index
-    that takes agentguard's requests and never answers, the run took 185 s (62 s before
-    the retries). The promise "never past the run's deadline" does not hold on this path."""
+    """`lock` of a uv project analysed uv.lock with index clients made without the run's
+    deadline (analyse_existing, refresh_released): each read waited its per-read timeout
+    (30 s), tried three times. With --timeout 4 and an index that takes agentguard's
+    requests and never answers, the run took 185 s (62 s before the retries)."""
     with serving(sdk_wheels, lambda r: "hang" if r.from_agentguard else "ok") as index:
         project = _uv_project(tmp_path, index.url)
         start = time.monotonic()
         run = run_agentguard(
-            "lock", str(project), "--index-url", index.url, "--timeout", "4",
+            "lock", *check, str(project), "--index-url", index.url, "--timeout", "4",
             "--format", "json", env=UV_FAST, timeout=60,
         )  # fmt: skip
         elapsed = time.monotonic() - start
     run.check_no_crash()
     assert run.code == 3
     assert elapsed < 4 + 15, elapsed
+    failed = [s for s in json.loads(run.stdout)["sources"] if s["status"] == "failed"]
+    assert failed
+    assert {s["error_code"] for s in failed} == {"deadline-exceeded"}

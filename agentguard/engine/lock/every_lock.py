@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentguard.findings import JSONValue, Report, Source
+from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.project_locks import workspace_root
 from agentguard.provenance import make_report
@@ -34,24 +35,28 @@ def check_every_lock(
     readers: tuple[LockReader, ...],
     own: bool,
     index_url: str | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> Report:
-    """One report over each lock (a single lock's report as it is)."""
+    """One report over each lock (a single lock's report as it is); every index read
+    within ``deadline``, the run's."""
     from agentguard.engine.lock.check import check_lock
     from agentguard.engine.lock.existing_flow import check_existing
 
     own_files = (root / REQUIREMENTS_LOCK).exists() or (root / PYLOCK).exists()
     if own and not readers and not own_files:
-        member = check_member(root, deps, index_url)
+        member = check_member(root, deps, index_url, deadline)
         if member is not None:
             return member
     reports = [check_lock(inputs, deps)] if own else []
-    reports += [check_existing(inputs, r, deps, index_url) for r in readers]
+    reports += [check_existing(inputs, r, deps, index_url, deadline) for r in readers]
     if len(reports) == 1:
         return reports[0]
     return _merged(root, reports)
 
 
-def check_member(root: Path, deps: DepsPolicy, index_url: str | None = None) -> Report | None:
+def check_member(
+    root: Path, deps: DepsPolicy, index_url: str | None = None, deadline: Deadline = NO_DEADLINE
+) -> Report | None:
     """A uv workspace member with no lock of its own: the workspace's uv.lock, checked
     whole (uv installs every member from it), never "no lock"."""
     import dataclasses
@@ -64,7 +69,7 @@ def check_member(root: Path, deps: DepsPolicy, index_url: str | None = None) -> 
     if workspace is None:
         return None
     report = check_existing(
-        read_inputs(workspace, allow_urls=True), UvLockReader(), deps, index_url
+        read_inputs(workspace, allow_urls=True), UvLockReader(), deps, index_url, deadline
     )
     rel = root.resolve().relative_to(workspace.resolve())
     note = (

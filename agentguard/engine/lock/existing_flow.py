@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentguard.findings import Finding, JSONValue, Report, Source
+from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.lock.inputs import ProjectInputs
 from agentguard.lock.mutex import PYLOCK, REQUIREMENTS_LOCK
 from agentguard.lock.readers import LockReadError, read_existing
@@ -69,10 +70,15 @@ def dynamic_source(inputs: ProjectInputs, lock: ExistingLock | None) -> Source |
 
 
 def check_existing(
-    inputs: ProjectInputs, reader: LockReader, policy: DepsPolicy, index_url: str | None = None
+    inputs: ProjectInputs,
+    reader: LockReader,
+    policy: DepsPolicy,
+    index_url: str | None = None,
+    deadline: Deadline = NO_DEADLINE,
 ) -> Report:
     """Offline when the cache holds the edges: AG101, AG104 and AG103 against the project's lock
-    (indexes read: the configured ones, ``index_url`` the run's --index-url)."""
+    (indexes read: the configured ones, ``index_url`` the run's --index-url; every read
+    within ``deadline``, the run's)."""
     from agentguard.engine.lock.existing_check import (
         check_hashes,
         check_in_sync,
@@ -99,7 +105,7 @@ def check_existing(
     from agentguard.lock.existing import analyse_existing  # (index client: only when used)
 
     analysis = analyse_existing(
-        lock, root_requirements(inputs, lock), base=root, index_url=index_url
+        lock, root_requirements(inputs, lock), base=root, index_url=index_url, deadline=deadline
     )
     sources.extend(analysis.sources)
     declared = declared_as_uv_records(root) if lock.format == "uv.lock" else None
@@ -153,21 +159,34 @@ def lock_existing(
     no_build: bool = False,
     settings: Settings | None = None,
     warm: Callable[[], None] = lambda: None,
+    deadline: Deadline | None = None,
 ) -> Report:
     """A re-lock: uv projects through ``uv lock`` and the gate; other locks are read and
     gated, not re-locked (said so). ``started``: `uv lock` already running (lock.early);
-    ``settings``: the cooldown's cut-off `uv lock` is given."""
+    ``settings``: the cooldown's cut-off `uv lock` is given; ``deadline``: the run's
+    (made from ``--timeout`` when not given)."""
+    if deadline is None:
+        deadline = Deadline.start(getattr(opts, "timeout", None))
     if reader.format == "uv.lock":
         from agentguard.engine.lock.uv_project import relock_uv
 
         report = relock_uv(
-            opts, inputs, policy, started, no_build=no_build, settings=settings, warm=warm
+            opts,
+            inputs,
+            policy,
+            started,
+            no_build=no_build,
+            settings=settings,
+            warm=warm,
+            deadline=deadline,
         )
         return _export(opts, inputs, reader, report)
-    report = check_existing(inputs, reader, policy, getattr(opts, "index_url", None))
+    report = check_existing(inputs, reader, policy, getattr(opts, "index_url", None), deadline)
     from dataclasses import replace
 
-    gate_findings, gate_sources, gate_notes = _gate_against_committed(inputs, reader, opts)
+    gate_findings, gate_sources, gate_notes = _gate_against_committed(
+        inputs, reader, opts, deadline
+    )
     report = replace(
         report,
         findings=(*report.findings, *gate_findings),
@@ -192,7 +211,7 @@ def lock_existing(
 
 
 def _gate_against_committed(
-    inputs: ProjectInputs, reader: LockReader, opts: Any
+    inputs: ProjectInputs, reader: LockReader, opts: Any, deadline: Deadline
 ) -> tuple[list[Finding], list[Source], list[str]]:
     """AG102 for the lock in the working tree against the one at git HEAD (the tool that
     wrote it has already replaced it: the gate says so, it cannot refuse)."""
@@ -211,7 +230,11 @@ def _gate_against_committed(
     from agentguard.lock.existing import analyse_existing
 
     analysis = analyse_existing(
-        new, root_requirements(inputs, new), base=root, index_url=getattr(opts, "index_url", None)
+        new,
+        root_requirements(inputs, new),
+        base=root,
+        index_url=getattr(opts, "index_url", None),
+        deadline=deadline,
     )
     crossings = check_major_crossings(
         old.packages(), analysis.graph, opts.allow_major, inputs.requires_python

@@ -46,14 +46,18 @@ def relock_uv(
     no_build: bool = False,
     settings: Settings | None = None,
     warm: Callable[[], None] = lambda: None,
+    deadline: Deadline | None = None,
 ) -> Report:
-    """``started``: `uv lock` already running for these options (else it is started here,
-    once the committed lock was read); ``no_build``: `build = false` in the configuration;
+    """``deadline``: the run's (`uv lock` and every index read of the analysis within it;
+    made from ``--timeout`` when not given). ``started``: `uv lock` already running for
+    these options (else it is started here, once the committed lock was read); ``no_build``: `build = false` in the configuration;
     ``settings``: the cooldown (its cut-off goes to `uv lock` as ``--exclude-newer``);
     ``warm``: the caller's imports, done while `uv lock` runs."""
     from agentguard.lock.lockfile import write_atomically
     from agentguard.lock.resolver_errors import classify as _classify
     from agentguard.rules.deps_gate import check_major_crossings
+
+    deadline = Deadline.start(opts.timeout) if deadline is None else deadline
 
     root = inputs.root
     path = root / UV_LOCK
@@ -92,7 +96,9 @@ def relock_uv(
     if old is not None:
         pool = ThreadPoolExecutor(1)
         if upgrading:
-            refreshing = pool.submit(refresh_released, old, root, index_url=opts.index_url)
+            refreshing = pool.submit(
+                refresh_released, old, root, index_url=opts.index_url, deadline=deadline
+            )
         else:
             speculating = pool.submit(
                 analyse_existing,
@@ -100,6 +106,7 @@ def relock_uv(
                 root_requirements(inputs, old),
                 base=root,
                 index_url=opts.index_url,
+                deadline=deadline,
             )
         pool.shutdown(wait=False)
     run = started or UvLockRun(
@@ -107,7 +114,7 @@ def relock_uv(
         root,
         inputs.requires_python,
         old_text,
-        Deadline.start(opts.timeout),
+        deadline,
         no_build=no_build,
         exclude_newer=settings.exclude_newer if settings is not None else None,
     )
@@ -157,6 +164,7 @@ def relock_uv(
             base=root,
             fresh=upgrading and old is None,
             index_url=opts.index_url,
+            deadline=deadline,
         )
     sources.extend(analysis.sources)
     findings: list[Finding] = graph_findings(analysis, policy)
