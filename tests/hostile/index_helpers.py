@@ -4,11 +4,14 @@ loopback index, and reading what it reported."""
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentguard.lock import index as ix
 from tests.hostile.index_server import Request
 from tests.hostile.promises import Run, check_failed_source, run_agentguard
 from tests.lock.helpers import write_project
@@ -78,3 +81,25 @@ def assert_secret_nowhere(secret: str, run: Run, *folders: Path) -> None:
     assert secret not in run.stdout and secret not in run.stderr
     for folder in folders:
         assert secret not in every_file_text(folder), folder
+
+
+def raised_in_a_fresh_thread(call: Callable[[], object], wait: float = 60) -> BaseException | None:
+    """What ``call`` raised (None: nothing), run in a fresh thread: a fresh connection pool,
+    as a new run has (no kept-alive connection of another test)."""
+    got: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:
+            got.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(wait)
+    return got[0] if got else None
+
+
+def read_page(client: ix.IndexClient, name: str = "mcp", wait: float = 60) -> BaseException | None:
+    """What reading ``name``'s page raised (None: read), in a fresh thread."""
+    return raised_in_a_fresh_thread(lambda: client.project_page(name), wait)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 
 from agentguard.lock import http as lock_http
 from agentguard.lock import index as ix
-from tests.hostile.index_helpers import wheels
+from tests.hostile.index_helpers import read_page, wheels
 from tests.hostile.index_server import IndexServer, Request, serving
 from tests.hostile.promises import check_failed_source, run_agentguard
 from tests.lock.helpers import write_project
@@ -84,20 +83,9 @@ def test_index_client_page_faults(
     with serving(wheels, lambda _r: action) as index:
         client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
         start = time.monotonic()
-        result: list[BaseException] = []
-
-        def read() -> None:  # in a fresh thread: a fresh connection pool
-            try:
-                client.project_page("mcp")
-            except BaseException as exc:
-                result.append(exc)
-
-        t = threading.Thread(target=read)
-        t.start()
-        t.join(30)
+        exc = read_page(client, wait=30)
         elapsed = time.monotonic() - start
         asked = len(index.log)
-    [exc] = result
     assert isinstance(exc, ix.IndexError_)
     assert (exc.code, exc.retryable, str(exc)) == (code, retryable, reason.format(url=index.url))
     assert asked == sent

@@ -18,7 +18,14 @@ from agentguard.lock import index as ix
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.http import Http
 from agentguard.lock.http_retry import Retries
-from tests.hostile.index_helpers import failed_sources, lock, project, report_of, wheels
+from tests.hostile.index_helpers import (
+    failed_sources,
+    lock,
+    project,
+    read_page,
+    report_of,
+    wheels,
+)
 from tests.hostile.index_server import Request, serving
 from tests.hostile.raw_index import raw_serving
 
@@ -42,21 +49,6 @@ def _first_fails(action: str, times: int = 1) -> tuple[Counter[str], object]:
     return seen, plan
 
 
-def _read_page(client: ix.IndexClient) -> BaseException | None:
-    got: list[BaseException] = []
-
-    def read() -> None:  # in a fresh thread: a fresh connection pool
-        try:
-            client.project_page("mcp")
-        except BaseException as exc:
-            got.append(exc)
-
-    t = threading.Thread(target=read)
-    t.start()
-    t.join(60)
-    return got[0] if got else None
-
-
 @pytest.mark.parametrize("action", ["503", "429", "reset", "short", "hang"])
 def test_a_fault_that_passes_is_read_through(
     wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, action: str
@@ -65,7 +57,7 @@ def test_a_fault_that_passes_is_read_through(
     seen, plan = _first_fails(action)
     with serving(wheels, plan) as index:  # type: ignore[arg-type]
         client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
-        assert _read_page(client) is None
+        assert read_page(client) is None
         page = client.project_page("mcp")
     assert sorted(f.filename for f in page.files) == [
         "mcp-1.0.0-py3-none-any.whl",
@@ -78,7 +70,7 @@ def test_a_fault_that_passes_is_read_through(
 def test_an_answer_that_is_no_blip_is_asked_once(wheels: Path, tmp_path: Path, action: str) -> None:
     seen, plan = _first_fails(action, times=99)
     with serving(wheels, plan) as index:  # type: ignore[arg-type]
-        exc = _read_page(ix.IndexClient([index.url], cache_dir=tmp_path / "cache"))
+        exc = read_page(ix.IndexClient([index.url], cache_dir=tmp_path / "cache"))
     assert isinstance(exc, ix.IndexError_)
     assert "attempts" not in str(exc)
     assert seen["/simple/mcp/"] == 1
@@ -87,7 +79,7 @@ def test_an_answer_that_is_no_blip_is_asked_once(wheels: Path, tmp_path: Path, a
 def test_nothing_listening_is_not_waited_on(tmp_path: Path) -> None:
     client = ix.IndexClient(["http://127.0.0.1:9/simple"], cache_dir=tmp_path / "cache")
     start = time.monotonic()
-    exc = _read_page(client)
+    exc = read_page(client)
     assert isinstance(exc, ix.IndexError_)
     assert (exc.code, "attempts" in str(exc)) == ("index-unreachable", False)
     assert time.monotonic() - start < http_retry.BACKOFF[0]
@@ -114,7 +106,7 @@ def test_a_failing_index_costs_a_bounded_number_of_requests(
     monkeypatch.setattr(http_retry, "BUDGET", 2)
     with serving(wheels, lambda _r: "503") as index:
         client = ix.IndexClient([index.url], cache_dir=tmp_path / "cache")
-        errors = [_read_page(client) for _ in range(4)]
+        errors = [read_page(client) for _ in range(4)]
         asked = len(index.log)
     assert [str(e).endswith("(after 3 attempts)") for e in errors] == [True, False, False, False]
     assert asked == 3 + 1 + 1 + 1

@@ -4,7 +4,6 @@ counted on a server of 127.0.0.1: what a failing index may cost, and what the ru
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from agentguard.lock import http_retry
 from agentguard.lock.deadline import Deadline
 from agentguard.lock.http import Http
 from agentguard.lock.pages import IndexError_
-from tests.hostile.index_helpers import UV_FAST
+from tests.hostile.index_helpers import UV_FAST, raised_in_a_fresh_thread
 from tests.hostile.index_server import serving
 from tests.hostile.promises import run_agentguard
 from tests.hostile.test_index_from_the_user import _uv_project, sdk_wheels
@@ -28,18 +27,7 @@ PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
 def _get(http: Http, url: str) -> IndexError_:
-    got: list[BaseException] = []
-
-    def read() -> None:  # in a fresh thread: no kept-alive connection of another test
-        try:
-            http.get(url)
-        except BaseException as exc:
-            got.append(exc)
-
-    t = threading.Thread(target=read)
-    t.start()
-    t.join(60)
-    [exc] = got
+    exc = raised_in_a_fresh_thread(lambda: http.get(url))
     assert isinstance(exc, IndexError_)
     return exc
 
