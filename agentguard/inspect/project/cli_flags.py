@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from dataclasses import replace
 
 from agentguard.facts.agents import FirewallContainer
@@ -141,7 +142,7 @@ _READS_ITS_PROSE = re.compile(
 _PY_BREAK = re.compile(r"(\r\n|\r|\n)")
 
 
-def _reads_its_prose(tree: ast.Module) -> bool:
+def _reads_its_prose(tree: ast.Module, lines: list[str]) -> bool:
     """Whether the file's code (its names, not its comments or strings: a docstring that
     says "open" reads nothing) names a way to its own prose (:data:`_READS_ITS_PROSE`).
 
@@ -149,12 +150,15 @@ def _reads_its_prose(tree: ast.Module) -> bool:
     definition's, an argument's or keyword's, an import's, a ``global``'s, a pattern's:
     each string field of a node other than a constant's value), and the whole text of every
     f-string (its fields are code; its literal parts and the strings inside its fields are
-    searched too, as the tokenizer saw one token). Read off the tree the file was parsed
-    into: the same words Python's tokenizer gives, without tokenizing the file again
-    (what cost pydantic-ai a tenth of a second)."""
+    searched too, as the tokenizer saw one token): both as the source spells it (escapes,
+    line continuations, bytes and each part of an implicit concatenation as they stand, the
+    tokenizer's token) and as Python decodes it (``lines``: the source's lines, Python's
+    breaks). Read off the tree the file was parsed into: the words Python's tokenizer gives,
+    without tokenizing the file again (what cost pydantic-ai a tenth of a second)."""
     words: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
+            words.append(_source_of(node, lines))
             words.extend(
                 n.value
                 for n in ast.walk(node)
@@ -172,6 +176,19 @@ def _reads_its_prose(tree: ast.Module) -> bool:
     return _READS_ITS_PROSE.search(" ".join(words)) is not None
 
 
+def _source_of(node: ast.expr, lines: list[str]) -> str:
+    """The source text a node spans (``lines``: the source's lines, Python's breaks; the
+    columns are UTF-8 byte offsets); all the lines it is on when its place is not known."""
+    end_lineno, end_col = node.end_lineno, node.end_col_offset
+    if end_lineno is None or end_col is None or not 1 <= node.lineno <= end_lineno <= len(lines):
+        return " ".join(lines[max(node.lineno - 1, 0) : end_lineno or len(lines)])
+    if node.lineno == end_lineno:
+        return lines[node.lineno - 1].encode()[node.col_offset : end_col].decode(errors="replace")
+    first = lines[node.lineno - 1].encode()[node.col_offset :].decode(errors="replace")
+    last = lines[end_lineno - 1].encode()[:end_col].decode(errors="replace")
+    return "\n".join([first, *lines[node.lineno : end_lineno - 1], last])
+
+
 def _python_prose_blanked(text: str) -> str:
     """The Python source with the lines of its bare string statements (docstrings, string
     blocks left as notes) emptied, line numbers and line breaks kept; a file that does not
@@ -181,12 +198,14 @@ def _python_prose_blanked(text: str) -> str:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
-    # (every word the tree gives is spelled in the text, or decoded from a string of an
-    # f-string: a text that spells none of them names no way to its prose in its code)
-    if _READS_ITS_PROSE.search(text) is not None and _reads_its_prose(tree):
-        return text
     parts = _PY_BREAK.split(text)
     lines = parts[0::2]  # (the AST's lines: columns are UTF-8 byte offsets)
+    # (every word the tree gives is spelled in the text as Python reads a name, NFKC-folded:
+    # fullwidth `open` is `open`, or decoded from a string of an f-string: a text that spells none
+    # of them names no way to its prose in its code)
+    spelled = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    if _READS_ITS_PROSE.search(spelled) is not None and _reads_its_prose(tree, lines):
+        return text
     for node in ast.walk(tree):
         if not (
             isinstance(node, ast.Expr)
