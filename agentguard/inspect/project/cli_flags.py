@@ -200,9 +200,10 @@ def _python_prose_blanked(text: str) -> str:
         return text
     parts = _PY_BREAK.split(text)
     lines = parts[0::2]  # (the AST's lines: columns are UTF-8 byte offsets)
-    # (every word the tree gives is spelled in the text as Python reads a name, NFKC-folded:
-    # fullwidth `open` is `open`, or decoded from a string of an f-string: a text that spells none
-    # of them names no way to its prose in its code)
+    # (every name the tree gives is spelled in the text as Python reads a name, NFKC-folded:
+    # fullwidth `open` is `open`; every f-string's source too: a text that spells none of the
+    # words names no way to its prose in its code. A word only an f-string's escape spells,
+    # `f"\x6fpen"`, is not sought, as the tokenizer's token did not spell it either)
     spelled = text if text.isascii() else unicodedata.normalize("NFKC", text)
     if _READS_ITS_PROSE.search(spelled) is not None and _reads_its_prose(tree, lines):
         return text
