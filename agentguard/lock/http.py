@@ -265,7 +265,10 @@ class Http:
         except (http.client.HTTPException, OSError, ValueError) as exc:
             if self.deadline.passed:
                 raise self._deadline_error(url) from None
-            raise _unreachable(url, "connection failed", _why(exc), True) from None
+            # (a connection that broke or cut the body short may not again; a chunked body
+            # that does not parse, ValueError or a line too long, is what the index sends)
+            again = isinstance(exc, (OSError, http.client.IncompleteRead))
+            raise _unreachable(url, "connection failed", _why(exc), again) from None
         if self.deadline.passed:
             raise self._deadline_error(url)
         _whole(url, body, resp.length, limit)
