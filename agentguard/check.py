@@ -29,6 +29,7 @@ from agentguard.engine import UsageError, make_report
 from agentguard.facts.capabilities import CapabilityMap
 from agentguard.facts.capabilities_json import map_json
 from agentguard.findings import Finding, JSONValue, Report, Severity, Source
+from agentguard.lock.deadline import Deadline
 from agentguard.policy import apply_policy
 
 if sys.version_info >= (3, 11):
@@ -50,6 +51,7 @@ class CheckOptions:
     smoke: bool | None = None  # --smoke / --no-smoke (None: the configuration decides)
     smoke_timeout: float | None = None
     base: str | None = None  # --base REF: report what the change adds and removes
+    timeout: float | None = None  # --timeout: the run's (see index_deadline)
 
 
 @dataclass(frozen=True)
@@ -126,15 +128,30 @@ def _something_to_check(
         )
 
 
+# The lock step's index reads end at this share of the run's --timeout, so that a hanging
+# index is a failed source of that step and the other steps are still reported, where the
+# run's own timer would report nothing (it still bounds everything else).
+INDEX_SHARE = 0.8
+
+
+def index_deadline(timeout: float | None) -> Deadline:
+    from agentguard.watchdog import DEFAULT_TIMEOUT
+
+    return Deadline.start(INDEX_SHARE * (DEFAULT_TIMEOUT if timeout is None else timeout))
+
+
 def _base_steps(
-    config: Config,
+    config: Config, deadline: Deadline
 ) -> Callable[[Path], tuple[list[Finding], list[Source], list[CapabilityMap]]]:
     """The folder steps (lock --check, the project rules) for the base's copy, with the
     head's configuration: the base's own configuration is never read."""
 
     def run(folder: Path) -> tuple[list[Finding], list[Source], list[CapabilityMap]]:
         steps = [
-            ("lock", guarded("lock", str(folder), partial(lock_step, folder, config.deps))),
+            (
+                "lock",
+                guarded("lock", str(folder), partial(lock_step, folder, config.deps, deadline)),
+            ),
             (
                 "project",
                 guarded(
@@ -163,11 +180,13 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
     baseline = read_baseline(opts.baseline) if opts.baseline else None
 
     locked: list[StepResult] = []
+    deadline = index_deadline(opts.timeout)
 
     def lock_once() -> None:
         if not locked:
             progress("checking the lock files")
-            locked.append(guarded("lock", str(project), partial(lock_step, project, config.deps)))
+            step = partial(lock_step, project, config.deps, deadline)
+            locked.append(guarded("lock", str(project), step))
 
     # The lock step runs beside the scan (while forked children read a large folder), or
     # before it; once the scan has ended, at the latest. Its result is reported first.
@@ -184,7 +203,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
         with outcomes_shared():
             scanned = guarded("project", str(project), scan)
             progress(f"reading and scanning the base revision {opts.base}")
-            side = gather_base(opts.base, project, config, _base_steps(config))
+            side = gather_base(opts.base, project, config, _base_steps(config, deadline))
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
     _smoke(project, opts, config, steps, progress)

@@ -15,6 +15,7 @@ from agentguard.config import Config, DepsPolicy
 from agentguard.engine import UsageError
 from agentguard.facts.capabilities import CapabilityMap
 from agentguard.findings import Finding, JSONValue, Location, Source
+from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.safeio import MAX_CONFIG_BYTES
 
 if sys.version_info >= (3, 11):
@@ -54,8 +55,9 @@ def _declares_dependencies(project: Path) -> bool:
         return True  # let the lock step report the problem with the file
 
 
-def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
-    """``lock --check``: offline, reads the inputs and the two lock files."""
+def lock_step(project: Path, deps: DepsPolicy, deadline: Deadline = NO_DEADLINE) -> StepResult:
+    """``lock --check``: offline, reads the inputs and the two lock files (an index read it
+    needs ends with ``deadline``: a failed source, the other steps still reported)."""
     if not _declares_dependencies(project):
         return StepResult(
             sources=(
@@ -74,7 +76,7 @@ def lock_step(project: Path, deps: DepsPolicy) -> StepResult:
     # agentguard's pair beside them): each is checked, none hides another
     own, foreign = locks_to_check(project)
     inputs = read_inputs(project, allow_urls=bool(foreign))
-    report = check_every_lock(project, inputs, deps, foreign, own)
+    report = check_every_lock(project, inputs, deps, foreign, own, deadline=deadline)
     facts: dict[str, JSONValue] = {"inputs": dict(report.provenance.inputs), **report.facts}
     return StepResult(report.findings, report.sources, facts, report.notes)
 

@@ -105,6 +105,7 @@ def check(
         smoke=smoke,
         smoke_timeout=smoke_timeout,
         base=base,
+        timeout=timeout,
     )
     if fail_on is not None:
         parse_severity(fail_on)

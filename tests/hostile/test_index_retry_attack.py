@@ -114,3 +114,29 @@ def test_a_uv_lock_run_ends_near_its_timeout_when_the_index_hangs(
     failed = [s for s in json.loads(run.stdout)["sources"] if s["status"] == "failed"]
     assert failed
     assert {s["error_code"] for s in failed} == {"deadline-exceeded"}
+
+
+def test_check_reports_its_other_steps_when_the_index_hangs(
+    tmp_path: Path, sdk_wheels: Path
+) -> None:
+    """`check --timeout`: the lock step's index reads end at a share of the run's timeout, so
+    a hanging index is a failed source of that step and the project's own findings are still
+    reported. The run's timer alone reported nothing ("it did not look everywhere")."""
+    with serving(sdk_wheels, lambda r: "hang" if r.from_agentguard else "ok") as index:
+        project = _uv_project(tmp_path, index.url)
+        (project / "Dockerfile").write_text("FROM python:3.12-slim\nRUN pip install mcp\n")
+        start = time.monotonic()
+        run = run_agentguard(
+            "check", str(project), "--timeout", "8", "--format", "json",
+            env={**UV_FAST, "UV_INDEX_URL": index.url}, timeout=60,
+        )  # fmt: skip
+        elapsed = time.monotonic() - start
+    run.check_no_crash()
+    assert run.code == 3
+    assert elapsed < 8 + 5, elapsed
+    report = json.loads(run.stdout)
+    failed = [s for s in report["sources"] if s["status"] == "failed"]
+    assert failed
+    assert {s["error_code"] for s in failed} == {"deadline-exceeded"}
+    assert {s["kind"] for s in failed} != {"run"}
+    assert any(f["rule_id"] == "AG120" for f in report["findings"])  # the Dockerfile's own
