@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 import unicodedata
+import warnings
 from dataclasses import replace
 
 from agentguard.facts.agents import FirewallContainer
@@ -195,7 +196,9 @@ def _python_prose_blanked(text: str) -> str:
     parse is kept whole (a template, or another Python: its lines are still read), and so
     is one that may read its prose back (:data:`_READS_ITS_PROSE`: it may be what it runs)."""
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # (the project's own warnings: bad escapes)
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text
     parts = _PY_BREAK.split(text)

@@ -364,3 +364,15 @@ def test_a_way_to_the_prose_named_anywhere_in_the_code_keeps_it(where: str) -> N
                  "locals", "modules"):  # fmt: skip
         inert = inert.replace(word, "spam")
     assert _read(f"inert-{where}.py", run + inert) == []
+
+
+def test_a_bad_escape_in_the_project_warns_nothing_of_ours() -> None:
+    # (the project's own warnings are not agentguard's output: Python 3.12 prints them)
+    import warnings
+
+    source = 'import os\nx = "\\#"\nos.system("claude -p go --dangerously-skip-permissions")\n'
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = cli_configs("esc.py", source.encode())
+    assert got[0].options["permission_mode"].value == "bypassPermissions"
+    assert [str(w.message) for w in seen] == []
