@@ -22,3 +22,11 @@ def full(path: str, data: bytes) -> PythonFacts:
 
 def src(text: str) -> bytes:
     return textwrap.dedent(text).encode()
+
+
+def read_whole(path: str, data: bytes) -> PythonFacts:
+    """``data`` read by every reader, once the pre-filtered reading is checked to find the
+    same facts (what every soundness test of a pre-filter asks)."""
+    whole = full(path, data)
+    assert facts(analyse_python(path, data)) == facts(whole), path
+    return whole

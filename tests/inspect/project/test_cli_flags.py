@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
 from agentguard.facts.agents import FirewallContainer
 from agentguard.inspect.project.cli_flags import cli_configs
 
@@ -327,43 +325,6 @@ def test_prose_read_back_from_an_f_string_field_is_read() -> None:
         '"""\nimport json\n'
     )
     assert _read("report.py", prose) == []
-
-
-# A name in each place Python's grammar holds one (the words are read off the parsed tree,
-# not a second tokenizing of the file): each keeps the docstring, as a token did.
-_NAMED_IN_CODE = {
-    "import": "import importlib\n",
-    "import-alias": "from io import open as reader\n",
-    "import-module": "from importlib import util\n",
-    "argument": "def f(*, open=None):\n    return open\n",
-    "keyword": "dict(format=1)\n",
-    "decorator": "@help\ndef f():\n    pass\n",
-    "except-name": "try:\n    pass\nexcept OSError as open:\n    pass\n",
-    "global": "def f():\n    global argv\n",
-    "annotation": "x: getattr = None\n",
-    "lambda": "f = lambda open: 0\n",
-    "attribute": "import sys\nsys.modules\n",
-    "class-keyword": "class C(metaclass=vars):\n    pass\n",
-    "match-rest": "match {}:\n    case {**vars}:\n        pass\n",
-    "match-keyword": "match 1:\n    case int(real=globals):\n        pass\n",
-    "match-capture": "match 1:\n    case [*locals]:\n        pass\n",
-    "f-string-text": 'x = f"open {1}"\n',
-    "f-string-field-string": "x = f\"{ {'a': 1}['open'] }\"\n",
-}
-
-
-@pytest.mark.parametrize("where", sorted(_NAMED_IN_CODE))
-def test_a_way_to_the_prose_named_anywhere_in_the_code_keeps_it(where: str) -> None:
-    run = '"""claude -p go --dangerously-skip-permissions"""\n'
-    assert _read(f"{where}.py", run + _NAMED_IN_CODE[where]) == [
-        (1, {"permission_mode": "bypassPermissions"})
-    ]
-    # the same place holding a name that reads nothing: the docstring is prose, not read
-    inert = _NAMED_IN_CODE[where]
-    for word in ("importlib", "open", "format", "help", "argv", "getattr", "vars", "globals",
-                 "locals", "modules"):  # fmt: skip
-        inert = inert.replace(word, "spam")
-    assert _read(f"inert-{where}.py", run + inert) == []
 
 
 def test_a_bad_escape_in_the_project_warns_nothing_of_ours() -> None:

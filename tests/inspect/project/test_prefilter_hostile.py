@@ -12,11 +12,10 @@ import time
 
 import pytest
 
-from agentguard.inspect.project.python_agents import analyse_python
 from agentguard.inspect.project.python_api_tools import may_declare
 from agentguard.inspect.project.python_fallback_filter import may_switch_model
-from tests.inspect.project.prefilter_support import facts as _facts
 from tests.inspect.project.prefilter_support import full as _full
+from tests.inspect.project.prefilter_support import read_whole
 from tests.inspect.project.prefilter_support import src as _src
 
 # -- API tool types: the name is not whole right after a quote -------------------------
@@ -47,10 +46,9 @@ def test_a_tool_type_spelled_in_pieces_or_escapes_passes(literal: str, named: st
         f"{named}client = anthropic.Anthropic()\n"
         f"client.messages.create(tools=[{{'type': {literal}, 'name': 'x'}}])\n"
     ).encode()
-    full = _full("agent.py", source)
+    full = read_whole("agent.py", source)
     assert full.grants, literal
     assert may_declare(source), literal
-    assert _facts(analyse_python("agent.py", source)) == _facts(full)
 
 
 @pytest.mark.parametrize(
@@ -114,10 +112,9 @@ def test_pieces_and_escapes_that_no_tool_type_can_be_are_not_parsed_for_a_grant(
     ],
 )
 def test_a_switch_spelled_in_letters_python_normalises_passes(source: bytes) -> None:
-    full = _full("agent.py", source)
+    full = read_whole("agent.py", source)
     assert full.fallbacks
     assert may_switch_model(source)
-    assert _facts(analyse_python("agent.py", source)) == _facts(full)
 
 
 # -- a module named in letters Python normalises: every pre-filter -----------------------
@@ -138,10 +135,9 @@ _FULLWIDTH_SDK = _src(
 def test_a_module_imported_in_letters_python_normalises_is_read() -> None:
     from agentguard.inspect.project.files import python_may_matter, python_risk_may_matter
 
-    full = _full("agent.py", _FULLWIDTH_SDK)
+    full = read_whole("agent.py", _FULLWIDTH_SDK)
     assert [c.options["permission_mode"].value for c in full.configs] == ["bypassPermissions"]
     assert python_may_matter(_FULLWIDTH_SDK) and python_risk_may_matter(_FULLWIDTH_SDK)
-    assert _facts(analyse_python("agent.py", _FULLWIDTH_SDK)) == _facts(full)
 
 
 def test_characters_that_spell_no_ascii_name_pass_no_pre_filter() -> None:
@@ -178,7 +174,7 @@ def test_handlers_in_a_string_that_read_to_the_end_cost_no_more_than_a_parse() -
     started = time.process_time()
     assert may_switch_model(source)
     assert time.process_time() - started < 10  # (CPU time: about 0.1 s)
-    assert _facts(analyse_python("agent.py", source)) == _facts(_full("agent.py", source))
+    read_whole("agent.py", source)
 
 
 def test_a_file_of_escaped_strings_is_parsed_rather_than_each_decoded() -> None:
