@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentguard.inspect.project.model import FallbackSite, Unknown
-from agentguard.inspect.project.python_eval import Evaluator
+from agentguard.inspect.project.python_eval import Evaluator, reaching
 from agentguard.inspect.project.python_fallback_paths import builds
 from agentguard.inspect.project.python_scope import Imported, ModuleIndex, Scope, short
 
@@ -192,6 +192,42 @@ def _model_values(nodes: list[ast.AST], scope: Scope, ev: Evaluator) -> list[tup
     return out
 
 
+# how a call takes a model's settings as a whole: `llm.with_config(cfg)`, `llm.bind(cfg)`,
+# `create(**cfg)`, `invoke(x, config=cfg)` / `configurable=cfg`
+_CONFIG_METHODS = frozenset({"with_config", "bind"})
+_CONFIG_KEYWORDS = frozenset({"config", "configurable"})
+
+
+def _config_args(call: ast.Call) -> list[ast.Name]:
+    """The names ``call`` takes a model's settings from as a whole."""
+    out = [kw.value for kw in call.keywords if kw.arg is None or kw.arg in _CONFIG_KEYWORDS]
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _CONFIG_METHODS:
+        out += call.args
+    return [a for a in out if isinstance(a, ast.Name)]
+
+
+def _tried_by_name(try_nodes: list[ast.AST], scope: Scope, ev: Evaluator) -> list[tuple[str, Any]]:
+    """Models the try body hands a call as its settings through a name (:func:`_config_args`,
+    outside conditions) that is bound once, above it in the same scope,
+    to a dict literal (``cfg = {"model": X}``): the try body's own, so that a handler
+    asking for the same ``X`` again (a token-limit retry with the same model) is no switch.
+    A name only read, bound more than once or conditionally, or bound in another scope
+    (a closure, a global another function may rebind) vouches for nothing."""
+    out: list[tuple[str, Any]] = []
+    tested = _condition_nodes(try_nodes)
+    for n in try_nodes:
+        if not isinstance(n, ast.Call) or id(n) in tested:
+            continue
+        for name in _config_args(n):
+            owner, bindings = reaching(name.id, scope, name.lineno)
+            if owner is not scope or len(scope.bindings.get(name.id, ())) != 1:
+                continue
+            [binding] = bindings
+            if isinstance(binding.value, ast.Dict) and not binding.conditional:
+                out += _model_values([binding.value], scope, ev)
+    return out
+
+
 def _assigned(node: ast.AST) -> tuple[list[ast.expr], ast.expr | None]:
     if isinstance(node, ast.Assign):
         return list(node.targets), node.value
@@ -275,7 +311,7 @@ def fallback_sites(path: str, index: ModuleIndex, ev: Evaluator) -> list[Fallbac
         nodes = list(_body_nodes(handler.body))
         try_node = index.handler_try.get(id(handler))
         try_nodes = list(_body_nodes(try_node.body)) if try_node else []
-        tried = _model_values(try_nodes, scope, ev)
+        tried = _model_values(try_nodes, scope, ev) + _tried_by_name(try_nodes, scope, ev)
         tried_keys = {_key(v, text) for text, v in tried}
         tried_from = _tried_sources(try_nodes)
         switches: list[str] = []
