@@ -1,5 +1,9 @@
 """agentguard: keeps AI-agent containers honest."""
 
+from agentguard import classcode as _classcode
+
+_classcode.install()  # (before any record class is made: agentguard/classcode.py)
+
 __version__ = "0.1.0"
 
 # The distribution's name on the package index (the command and the import stay

@@ -128,6 +128,10 @@ def _leave(code: object) -> None:
         status = status or 1
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
+    with contextlib.suppress(Exception):  # (the report is out: nothing here may change it)
+        from agentguard.classcode import save
+
+        save()
     os._exit(status)
 
 

@@ -1,0 +1,234 @@
+"""The table of the methods dataclasses writes (agentguard/classcode.py): the same methods
+as without it, a second run compiles none of agentguard's, and a table that is not one is
+never used."""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agentguard import classcode
+
+_RECORDS = textwrap.dedent(
+    """
+    from dataclasses import dataclass, field
+
+    @dataclass(frozen=True)
+    class Frozen:
+        name: str
+        tags: tuple[str, ...] = ()
+        extra: dict[str, int] = field(default_factory=dict, compare=False)
+
+    @dataclass(order=True)
+    class Ordered:
+        a: int
+        b: "list[int]" = field(default_factory=list)
+
+    @dataclass(eq=False, repr=False, kw_only=True)
+    class Plain:
+        x: int = 1
+    """
+)
+
+
+def _made(with_table: bool) -> dict[str, type]:
+    """The classes of ``_RECORDS``, made with the table's exec or with the builtin's."""
+    namespace: dict[str, object] = {"__name__": __name__}
+    saved = dataclasses.__dict__.pop("exec", None)
+    try:
+        if with_table:
+            dataclasses.exec = classcode._exec  # type: ignore[attr-defined]
+        exec(compile(_RECORDS, "records.py", "exec", dont_inherit=True), namespace)
+    finally:
+        dataclasses.__dict__.pop("exec", None)
+        if saved is not None:
+            dataclasses.exec = saved  # type: ignore[attr-defined]
+    return {k: v for k, v in namespace.items() if isinstance(v, type)}
+
+
+def test_installed_when_agentguard_is_imported() -> None:
+    assert dataclasses.__dict__.get("exec") is classcode._exec
+
+
+def test_the_methods_are_the_ones_dataclasses_writes() -> None:
+    ours, theirs = _made(True), _made(False)
+    compared = 0
+    for name, cls in theirs.items():
+        for attr, fn in vars(cls).items():
+            code = getattr(fn, "__code__", None)
+            if code is None:
+                continue
+            mine = vars(ours[name])[attr].__code__
+            assert mine == code, (name, attr)
+            assert (mine.co_filename, mine.co_flags, mine.co_qualname) == (
+                code.co_filename,
+                code.co_flags,
+                code.co_qualname,
+            )
+            compared += 1
+    assert compared >= 12  # (__init__, __repr__, __eq__, __hash__, order, frozen setters)
+    frozen = ours["Frozen"]("a", ("t",))
+    assert frozen == ours["Frozen"]("a", ("t",), {"x": 1})  # (compare=False kept)
+    assert hash(frozen) == hash(ours["Frozen"]("a", ("t",)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frozen.name = "b"  # type: ignore[misc]
+    assert ours["Ordered"](1) < ours["Ordered"](2)
+    with pytest.raises(TypeError):
+        ours["Plain"](2)  # (keyword-only)
+
+
+def test_other_uses_of_exec_are_the_builtins() -> None:
+    space: dict[str, object] = {}
+    classcode._exec(compile("y = 2", "<t>", "exec"), space)
+    classcode._exec(b"z = 3", space)
+    assert (space["y"], space["z"]) == (2, 3)
+
+
+# --- across processes: each test keeps its table under its own bytecode prefix ----------
+
+
+def _env(prefix: Path, *, write: bool = True) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    if not write:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _table(prefix: Path) -> Path:
+    found = list(prefix.rglob("dataclass-methods.*.bin"))
+    assert len(found) <= 1, found
+    return found[0] if found else prefix / "none"
+
+
+def _inspect(prefix: Path, folder: Path, *, write: bool = True) -> None:
+    ran = subprocess.run(
+        [sys.executable, "-m", "agentguard", "inspect", str(folder), "--no-cache"],
+        env=_env(prefix, write=write),
+        capture_output=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
+
+
+_COUNT = (
+    "import agentguard.classcode as c, agentguard.cli, agentguard.commands.inspect;"
+    "import agentguard.engine.inspect_run, agentguard.report.text;"
+    "t = c._TABLE; print(t.compiled, len(t.code) - t.compiled, t.path)"
+)
+
+
+def _count(prefix: Path) -> tuple[int, int, str]:
+    ran = subprocess.run(
+        [sys.executable, "-c", _COUNT],
+        env=_env(prefix),
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    compiled, loaded, path = ran.stdout.decode().split(maxsplit=2)
+    return int(compiled), int(loaded), path.strip()
+
+
+def test_a_second_run_compiles_none_of_its_records(tmp_path: Path) -> None:
+    prefix, empty = tmp_path / "pyc", tmp_path / "empty"
+    empty.mkdir()
+    assert _count(prefix)[1] == 0  # (no table yet: every method compiled)
+    _inspect(prefix, empty)
+    table = _table(prefix)
+    assert table.is_file()
+    compiled, loaded, path = _count(prefix)
+    assert loaded > 100 and compiled == 0
+    assert Path(path) == table  # (where Python keeps agentguard's own bytecode)
+    before = table.stat().st_mtime_ns
+    _inspect(prefix, empty)
+    assert table.stat().st_mtime_ns == before  # (nothing new: not written again)
+
+
+def test_no_table_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> None:
+    prefix, empty = tmp_path / "pyc", tmp_path / "empty"
+    empty.mkdir()
+    _inspect(prefix, empty, write=False)
+    assert not _table(prefix).exists()
+
+
+@pytest.mark.parametrize(
+    "what",
+    [
+        "garbage",
+        "truncated",
+        "another-magic",
+        "not-a-dict",
+        "a-value-not-code",
+        "code-named-otherwise",
+        "too-large",
+        "a-link",
+    ],
+)
+def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> None:
+    prefix, empty = tmp_path / "pyc", tmp_path / "empty"
+    empty.mkdir()
+    _inspect(prefix, empty)
+    good = _table(prefix).read_bytes()
+    head = good[: len(classcode._HEAD)]
+    evil = compile("import os; os.environ['PWNED'] = '1'", "<string>", "exec")
+    source = "def __create_fn__():\n def __init__(self): pass\n return __init__"
+    blobs = {
+        "garbage": b"\x00" * 64,
+        "truncated": good[: len(good) // 2],
+        "another-magic": head[:-4] + b"\x00\x00\x0d\x0a" + good[len(head) :],
+        "not-a-dict": head + marshal.dumps([evil]),
+        "a-value-not-code": head + marshal.dumps({source: "x"}),
+        "code-named-otherwise": head + marshal.dumps({source: compile("1", "evil.py", "exec")}),
+        "too-large": head + marshal.dumps({source: evil}) + b"\x00" * classcode.MAX_BYTES,
+    }
+    table = _table(prefix)
+    if what == "a-link":
+        target = tmp_path / "elsewhere.bin"
+        target.write_bytes(good)
+        table.unlink()
+        table.symlink_to(target)
+    else:
+        table.write_bytes(blobs[what])
+    compiled, loaded, _ = _count(prefix)
+    assert loaded == 0 and compiled > 100  # (every method compiled as without a table)
+    _inspect(prefix, empty)  # a run works, and writes a good table again
+    if what != "a-link":
+        compiled, loaded, _ = _count(prefix)
+        assert compiled == 0 and loaded > 100
+    else:
+        assert table.is_symlink() or table.is_file()  # (never written through the link)
+        assert target.read_bytes() == good
+
+
+def test_a_forked_reader_writes_no_table(tmp_path: Path) -> None:
+    prefix = tmp_path / "pyc"
+    script = textwrap.dedent(
+        """
+        import dataclasses, os, sys
+        import agentguard.classcode as c
+        @dataclasses.dataclass
+        class New:
+            only_here_1f3a: int
+        pid = os.fork()
+        if pid == 0:
+            os._exit(3 if c.save() else 0)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), c.save())
+        """
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script],
+        env=_env(prefix),
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    assert ran.stdout.split() == [b"0", b"True"]  # (the child: no; the parent: yes)
