@@ -327,6 +327,7 @@ def _verdict(
             stage="initialize",
             output=output,
             detail=f"{what}; the smoke run passes no secret, and it did not start without one",
+            timed_out=init == "timeout",  # (it hung: the run's deadline may be why)
         )
     why = _why(init, timeout, "initialize")
     if init == "timeout" and base.package is not None:
