@@ -71,8 +71,10 @@ def _smoke(
     config: Config,
     steps: list[tuple[str, StepResult]],
     progress: Progress,
+    deadline: Deadline,
 ) -> None:
-    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) as a step."""
+    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) as a step, ended
+    by its own budget or by ``deadline`` (the run's share for it), whichever comes first."""
     from agentguard.smoke.step import wanted
 
     run, note = wanted(opts.smoke, config)
@@ -83,7 +85,9 @@ def _smoke(
     from agentguard.smoke.run import DEFAULT_TIMEOUT, SmokeOptions
     from agentguard.smoke.step import smoke_step
 
-    smoke = SmokeOptions(timeout=opts.smoke_timeout or DEFAULT_TIMEOUT, exclude=config.exclude)
+    smoke = SmokeOptions(
+        timeout=opts.smoke_timeout or DEFAULT_TIMEOUT, exclude=config.exclude, deadline=deadline
+    )
     prior = steps[0][1].findings
 
     def step() -> StepResult:
@@ -128,16 +132,18 @@ def _something_to_check(
         )
 
 
-# The lock step's index reads end at this share of the run's --timeout, so that a hanging
-# index is a failed source of that step and the other steps are still reported, where the
-# run's own timer would report nothing (it still bounds everything else).
+# The lock step's index reads and the smoke run end at this share of the run's --timeout, so
+# that a hanging index (or server, or probe) is a failed source of that step and the other
+# steps are still reported, where the run's own timer would report nothing (it still bounds
+# everything else).
 INDEX_SHARE = 0.8
 
 
 def index_deadline(timeout: float | None) -> Deadline:
     from agentguard.watchdog import DEFAULT_TIMEOUT
 
-    return Deadline.start(INDEX_SHARE * (DEFAULT_TIMEOUT if timeout is None else timeout))
+    whole = DEFAULT_TIMEOUT if timeout is None else timeout
+    return Deadline.start(INDEX_SHARE * whole, whole=whole)
 
 
 def _base_steps(
@@ -206,7 +212,7 @@ def run_check(opts: CheckOptions, progress: Progress = lambda _m: None) -> Check
             side = gather_base(opts.base, project, config, _base_steps(config, deadline))
     lock_once()
     steps: list[tuple[str, StepResult]] = [("lock", locked[0]), ("project", scanned)]
-    _smoke(project, opts, config, steps, progress)
+    _smoke(project, opts, config, steps, progress, deadline)
     images, image_sources = _images(opts)
     _something_to_check(project, steps, images)
     steps.append(("compose", StepResult(sources=tuple(image_sources))))

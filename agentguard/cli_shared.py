@@ -241,5 +241,10 @@ SmokeOpt = Annotated[
 ]
 SmokeTimeoutOpt = Annotated[
     float | None,
-    typer.Option("--smoke-timeout", min=1.0, help="Seconds for the smoke run (default 900)."),
+    typer.Option(
+        "--smoke-timeout",
+        min=1.0,
+        help="Seconds for the smoke run (default 900). It is inside --timeout: it also ends "
+        "by the run's deadline, and what that cuts short fails (exit 3).",
+    ),
 ]

@@ -51,7 +51,8 @@ def run_lock(
             "nothing: run `agentguard lock --export-npm DIR`"
         )
     root = opts.project
-    started = Deadline.start(opts.timeout)  # the run's: the analysis and the MCP server step
+    # the run's: the analysis, the MCP server step and the smoke run
+    started = Deadline.start(opts.timeout)
     if not opts.export and not any((root / n).is_file() for n in PYTHON_INPUTS):
         return _servers_only(opts, started)
     from agentguard.lock.early import take
@@ -154,7 +155,7 @@ def run_lock(
             )
     config = _config(root, configured, config_file)
     report = _servers(report, opts, config, started, beside=beside)
-    report = _smoke(report, opts, config)
+    report = _smoke(report, opts, config, started)
     return _apply(report, config, root), config.fail_on
 
 
@@ -197,7 +198,7 @@ def _servers_only(opts: LockOptions, deadline: Deadline) -> tuple[Report, Severi
         target=str(root),
     )
     report = _servers(report, opts, config, deadline, gathered=(servers, read))
-    report = _smoke(report, opts, config)
+    report = _smoke(report, opts, config, deadline)
     return _apply(report, config, root), config.fail_on
 
 
@@ -356,8 +357,9 @@ def _record_rewritten(opts: LockOptions, config: Config, result: ServerResult) -
             lockfile.write(opts.project, pins)
 
 
-def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
-    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) on the lock."""
+def _smoke(report: Report, opts: LockOptions, config: Config, deadline: Deadline) -> Report:
+    """The smoke run (``--smoke``, or ``smoke = true`` from ``--config``) on the lock,
+    inside the run's ``deadline``: its own budget (``--smoke-timeout``) ends by it."""
     run, note = wanted(opts.smoke, config)
     if note:
         report = dataclasses.replace(report, notes=(*report.notes, note))
@@ -382,6 +384,7 @@ def _smoke(report: Report, opts: LockOptions, config: Config) -> Report:
         exclude=config.exclude,
         record_tools=written and not opts.check,
         accept_tools=opts.accept_tools,
+        deadline=deadline,
     )
     if opts.accept_tools and not smoke.record_tools:
         note = (

@@ -95,7 +95,8 @@ def lock(
         typer.Option(
             "--timeout",
             min=0.1,
-            help="Seconds for the whole run (default 1800); what runs out of time fails (exit 3).",
+            help="Seconds for the whole run (default 1800), the smoke run included; what runs "
+            "out of time fails (exit 3).",
         ),
     ] = None,
     npm_registry: Annotated[

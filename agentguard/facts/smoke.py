@@ -61,6 +61,9 @@ class Probe:
     # entry its launch matches (file, server, kind, package; None: not a registry launch)
     snapshot: ToolSnapshot | None = None
     lock_key: tuple[str, str, str, str] | None = None
+    # it did not answer within the time it was given (a stdio server): whose deadline that
+    # was decides whether it is the server's failure or a run that ended first
+    timed_out: bool = False
 
     def to_json(self) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {

@@ -18,11 +18,14 @@ DEADLINE_CODE = "deadline-exceeded"
 class Deadline:
     seconds: float
     ends: float = field(default=0.0)
+    # the run's whole --timeout, when this deadline is the share of it a step gets (`check`
+    # keeps the rest to report its other steps): named so that a reason says both
+    whole: float | None = None
 
     @staticmethod
-    def start(seconds: float | None = None) -> Deadline:
+    def start(seconds: float | None = None, whole: float | None = None) -> Deadline:
         total = DEFAULT_TIMEOUT if seconds is None else float(seconds)
-        return Deadline(total, time.monotonic() + total)
+        return Deadline(total, time.monotonic() + total, whole)
 
     def left(self) -> float:
         return max(0.0, self.ends - time.monotonic())
@@ -36,6 +39,11 @@ class Deadline:
         return max(0.001, min(seconds, self.left()))
 
     def describe(self) -> str:
+        if self.whole is not None:
+            return (
+                f"the run's deadline ({self.seconds:g} s of --timeout {self.whole:g}, the rest "
+                "kept to report the other steps) passed"
+            )
         return f"the run's deadline ({self.seconds:g} s, --timeout) passed"
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from agentguard.facts.smoke import Install
 from agentguard.findings import Source
+from agentguard.smoke.clock import Clock, cut_short
 from agentguard.smoke.proc import child_env, run, tail
 
 # uv's words for "this could not be tried here", not "the lock does not install"
@@ -51,12 +52,12 @@ class Interpreter:
     note: str | None  # why not the project's floor, when it is not
 
 
-def _version_of(path: str) -> str | None:
+def _version_of(path: str, timeout: float = 20.0) -> str | None:
     try:
         done = subprocess.run(
             [path, "-I", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
             capture_output=True,
-            timeout=20,
+            timeout=max(0.001, timeout),
             check=False,
             env={"PATH": os.environ.get("PATH", os.defpath)},
         )
@@ -66,8 +67,9 @@ def _version_of(path: str) -> str | None:
     return out if done.returncode == 0 and re.fullmatch(r"\d+\.\d+\.\d+", out) else None
 
 
-def pick_interpreter(requires_python: str | None) -> Interpreter | str:
-    """The lowest Python here that ``requires_python`` admits; a reason when none does."""
+def pick_interpreter(requires_python: str | None, clock: Clock | None = None) -> Interpreter | str:
+    """The lowest Python here that ``requires_python`` admits; a reason when none does
+    (each interpreter asked for its version within 20 s, or what is left of ``clock``)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
@@ -85,7 +87,8 @@ def pick_interpreter(requires_python: str | None) -> Interpreter | str:
             found[running] = sys.executable
         else:
             path = shutil.which(f"python3.{minor}")
-            version = _version_of(path) if path else None
+            limit = clock.budget(20.0).seconds if clock is not None else 20.0
+            version = _version_of(path, limit) if path else None
             if version is None:
                 continue
             found[version] = path or ""
@@ -120,7 +123,7 @@ def _floor(requires_python: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-def _uv_export(root: Path, scratch: str) -> tuple[str, str] | Source:
+def _uv_export(root: Path, scratch: str, clock: Clock) -> tuple[str, str] | Source:
     """The project's uv.lock as `uv sync --frozen --no-dev` installs it, written out by uv
     itself (no workspace member: those are the project's own code)."""
     from agentguard import safeio
@@ -132,7 +135,12 @@ def _uv_export(root: Path, scratch: str) -> tuple[str, str] | Source:
     env = child_env(
         scratch, {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "UV_NO_CONFIG": "1"}
     )
-    done = run(argv, cwd=scratch, env=env, timeout=120)
+    left = clock.budget(120.0)
+    done = run(argv, cwd=scratch, env=env, timeout=max(0.001, left.seconds))
+    if done.timed_out and left.cut:
+        return cut_short(
+            "smoke", "install", "`uv export --frozen` of uv.lock was stopped", left.cut
+        )
     if done.code != 0:
         return Source.skipped(
             "smoke",
@@ -142,7 +150,7 @@ def _uv_export(root: Path, scratch: str) -> tuple[str, str] | Source:
     return "uv.lock", safeio.read_text(out, root=scratch, cap=64 * 1024 * 1024)
 
 
-def lock_text(root: Path, scratch: str) -> tuple[str, str] | Source:
+def lock_text(root: Path, scratch: str, clock: Clock) -> tuple[str, str] | Source:
     """(lock name, requirements text with hashes) of the lock the project deploys from."""
     from agentguard import safeio
     from agentguard.errors import UsageError
@@ -164,7 +172,7 @@ def lock_text(root: Path, scratch: str) -> tuple[str, str] | Source:
                 )
             return REQUIREMENTS_LOCK, safeio.read_text(path, root=root)
         if reader.format == "uv.lock":
-            return _uv_export(root, scratch)
+            return _uv_export(root, scratch, clock)
         from agentguard.lock.export import render_export
 
         text = safeio.read_text(root / reader.filename, root=root)
@@ -178,17 +186,24 @@ def lock_text(root: Path, scratch: str) -> tuple[str, str] | Source:
 
 
 def install(
-    root: Path, scratch: str, requires_python: str | None, opts: Options, timeout: float
+    root: Path, scratch: str, requires_python: str | None, opts: Options, clock: Clock
 ) -> tuple[Install | None, str | None, Source]:
-    """(what the install did, the scratch interpreter when it worked, its source)."""
+    """(what the install did, the scratch interpreter when it worked, its source), within
+    ``clock`` (the install's share of the smoke run, capped by the run's deadline)."""
     from agentguard.lock.backend import uv_binary
 
-    got = lock_text(root, scratch)
+    timeout = clock.budget()
+    if timeout.spent:
+        return None, None, _out_of_time(timeout.cut, "not started")
+    got = lock_text(root, scratch, clock)
     if isinstance(got, Source):
         return None, None, got
     lock_name, text = got
-    interp = pick_interpreter(requires_python)
+    interp = pick_interpreter(requires_python, clock)
     if isinstance(interp, str):
+        left = clock.budget()
+        if left.spent and left.cut:  # (an interpreter that did not answer in the time left)
+            return None, None, cut_short("smoke", "install", "no interpreter picked", left.cut)
         return None, None, Source.skipped("smoke", "install", interp)
     from agentguard import safeio
 
@@ -198,13 +213,16 @@ def install(
         scratch, {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "UV_NO_CONFIG": "1"}
     )
     uv = uv_binary()
+    left = clock.budget(60.0)
     made = run(
         [uv, "venv", "-q", "--python", interp.path, venv],
         cwd=scratch,
         env=env,
-        timeout=min(60.0, timeout),
+        timeout=max(0.001, left.seconds),
     )
     python = os.path.join(venv, "bin", "python")
+    if made.timed_out and left.cut:
+        return None, None, cut_short("smoke", "install", "uv venv was stopped", left.cut)
     if made.code != 0:
         return (
             None,
@@ -222,7 +240,8 @@ def install(
         argv += ["--find-links", link]
     if opts.no_index:
         argv.append("--no-index")
-    done = run(argv, cwd=scratch, env=env, timeout=max(1.0, timeout - made.seconds))
+    left = clock.budget()
+    done = run(argv, cwd=scratch, env=env, timeout=max(0.001, left.seconds))
     lines = tail(done.output)
     base = Install(
         lock_name,
@@ -232,8 +251,11 @@ def install(
         interpreter_note=interp.note,
         output=lines,
     )
+    if done.timed_out and left.cut:
+        what = f"uv pip sync of {lock_name} was stopped after {done.seconds:.1f} s"
+        return None, None, cut_short("smoke", "install", what, left.cut)
     if done.timed_out:
-        reason = f"uv pip sync of {lock_name} did not finish within {timeout:g} s"
+        reason = f"uv pip sync of {lock_name} did not finish within {timeout.seconds:.0f} s"
         return None, None, Source.skipped("smoke", "install", reason)
     if done.code != 0:
         last = _gist(lines)
@@ -260,3 +282,11 @@ def install(
     note = f" ({interp.note})" if interp.note else ""
     reason = f"{lock_name} installed with `{how}` into Python {interp.version}{note} in {base.seconds:.1f} s"
     return base, python, Source.ok("smoke", "install", reason)
+
+
+def _out_of_time(cut: str | None, what: str) -> Source:
+    """The install's time was gone before it began: the run's deadline (a failed source),
+    or the smoke run's own budget (skipped, as what it did not get to always was)."""
+    if cut:
+        return cut_short("smoke", "install", what, cut)
+    return Source.skipped("smoke", "install", f"{what}: the smoke run's deadline passed")

@@ -14,8 +14,9 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 PASSED = ("LANG", "LC_ALL", "LC_CTYPE", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
@@ -52,9 +53,47 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=5)
 
 
+# The children running now (their process groups), so that an interrupted run (Ctrl-C,
+# SIGTERM, check's own deadline) ends them at once, where its threads would otherwise wait
+# for each one's deadline before the command could end; once stopped, a child that is
+# started anyway (a server still queued for a thread) is ended as it starts.
+_running: set[int] = set()
+_guard = threading.Lock()
+_stopped = threading.Event()
+
+
+def started(proc: subprocess.Popen[bytes]) -> None:
+    with _guard:
+        _running.add(proc.pid)
+    if _stopped.is_set():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def ended(proc: subprocess.Popen[bytes]) -> None:
+    with _guard:
+        _running.discard(proc.pid)
+
+
+@contextlib.contextmanager
+def ended_on_interrupt() -> Iterator[None]:
+    """Every child this block started is killed when the block is left by an exception."""
+    _stopped.clear()
+    try:
+        yield
+    except BaseException:
+        _stopped.set()
+        with _guard:
+            groups = list(_running)
+        for pgid in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+        raise
+
+
 def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -> Ran:
     """Run ``argv`` to its end or its deadline; stdin is closed, the output's tail kept."""
-    started = time.monotonic()
+    began = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -64,6 +103,7 @@ def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    started(proc)
     try:
         out, _ = proc.communicate(timeout=timeout)
         code: int | None = proc.returncode
@@ -76,8 +116,9 @@ def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -
             out = b""
     finally:
         kill_group(proc)  # what it left running in its group
+        ended(proc)
     text = out[-MAX_OUTPUT:].decode("utf-8", "replace")
-    return Ran(code, text, time.monotonic() - started)
+    return Ran(code, text, time.monotonic() - began)
 
 
 def tail(text: str, lines: int = 12) -> tuple[str, ...]:

@@ -24,13 +24,15 @@ from agentguard.facts.smoke import (
 )
 from agentguard.findings import Source
 from agentguard.inspect.project.own_modules import project_modules
+from agentguard.lock.deadline import NO_DEADLINE, Deadline
 from agentguard.scratch import make as make_scratch
 from agentguard.scratch import remove as remove_scratch
+from agentguard.smoke.clock import Clock, cut_short
 from agentguard.smoke.install import Options, install
-from agentguard.smoke.proc import Ran, child_env, run, tail
+from agentguard.smoke.proc import Ran, child_env, ended_on_interrupt, run, tail
 from agentguard.smoke.targets import Target, gather
 
-DEFAULT_TIMEOUT = 900.0  # the whole smoke run, seconds
+DEFAULT_TIMEOUT = 900.0  # the whole smoke run, seconds (and never past the run's --timeout)
 SERVER_TIMEOUT = 180.0  # one stdio server: a launcher's cold download, initialize, tools/list
 PROBE_TIMEOUT = 600.0  # the probe child (every import and in-process server, in turn)
 
@@ -46,6 +48,9 @@ class SmokeOptions:
     # entry (where it holds none, or where --accept-tools names a changed one)
     record_tools: bool = False
     accept_tools: tuple[str, ...] = ()
+    # the run's deadline (--timeout): the smoke run ends by it too, and a part of it that
+    # the run's deadline cut short is a failed source (see agentguard.smoke.clock)
+    deadline: Deadline = NO_DEADLINE
 
 
 def smoke_run(
@@ -54,9 +59,12 @@ def smoke_run(
     opts: SmokeOptions,
     crossings: tuple[Crossing, ...] = (),
 ) -> tuple[SmokeFacts, list[Source]]:
-    ends = time.monotonic() + opts.timeout
+    clock = Clock.start(opts.timeout, opts.deadline)
     targets = gather(root, opts.exclude)
     sources = list(targets.sources)
+    left = clock.budget()
+    if left.spent and left.cut:  # nothing of it can start: each part it would have tried fails
+        return _not_run(root, targets.probes, targets.servers, left.cut, sources, crossings)
     own = project_modules(root)
     mine = sorted({t.module for t in targets.probes if t.module.split(".")[0] in own})
     if mine:  # the project's own package (an SDK's own repository): never imported
@@ -76,19 +84,22 @@ def smoke_run(
         versions: tuple[tuple[str, str], ...] = ()
         # the servers started by a launcher (npx, uvx) run beside the install; the probe
         # child and the `python -m` servers once it is done (each thread waits on a process)
-        with ThreadPoolExecutor(max_workers=4) as pool:
+        # (an interrupt ends the children first: the pool then waits on no deadline)
+        with ThreadPoolExecutor(max_workers=4) as pool, ended_on_interrupt():
             launched, rest = _split(targets.servers)
             started = _start_servers(
-                pool, root, launched, None, scratch, opts, ends, sources, not_started
+                pool, root, launched, None, scratch, opts, clock, sources, not_started
             )
             installed, python, src = install(
-                root, scratch, requires_python, opts.index, opts.timeout * 0.8
+                root, scratch, requires_python, opts.index, clock.within(opts.timeout * 0.8)
             )
             sources.append(src)
             child = None
             if python is not None and targets.probes:
-                left = min(opts.probe_timeout, ends - time.monotonic())
-                child = pool.submit(_run_probes, python, targets.probes, scratch, left)
+                budget = clock.budget(opts.probe_timeout)
+                child = pool.submit(
+                    _run_probes, python, targets.probes, scratch, budget.seconds, budget.cut
+                )
             elif targets.probes:
                 sources.append(
                     Source.skipped(
@@ -107,7 +118,7 @@ def smoke_run(
                     )
                 )
             started += _start_servers(
-                pool, root, rest, python, scratch, opts, ends, sources, not_started
+                pool, root, rest, python, scratch, opts, clock, sources, not_started
             )
             if child is not None:
                 got, versions, not_tried = child.result()
@@ -128,8 +139,17 @@ def smoke_run(
                         )
                     else:
                         probes.append(probe)
-            for label, future in started:
+            for label, future, cut in started:
                 probe = future.result()
+                if cut and probe.timed_out:  # not its hang: the run gave it less time
+                    asked = "tools/list" if probe.stage == "list-tools" else probe.stage
+                    what = f"stopped waiting for its answer to {asked}"
+                    sources.append(cut_short("mcp-server", label, what, cut))
+                    not_started.append(
+                        NotStarted(probe.subject, probe.path or "", probe.line or 0, cut,
+                                   probe.lock_key)
+                    )  # fmt: skip
+                    continue
                 probes.append(probe)
                 if probe.status == NEEDS_CREDENTIALS:
                     sources.append(
@@ -179,41 +199,73 @@ def _start_servers(
     python: str | None,
     scratch: str,
     opts: SmokeOptions,
-    ends: float,
+    clock: Clock,
     sources: list[Source],
     not_started: list[NotStarted],
-) -> list[tuple[str, Future[Probe]]]:
-    """Each stdio server agentguard can start, started in ``pool``; the others skipped."""
+) -> list[tuple[str, Future[Probe], str | None]]:
+    """Each stdio server agentguard can start, started in ``pool`` (with the run's deadline
+    described when it is what bounds the server's time); the others skipped, or failed
+    when the run's deadline left them no time."""
     from agentguard.smoke.stdio import launch_argv, lock_key, start_server
 
-    def skip(server: McpServer, why: str) -> None:
+    def skip(server: McpServer, why: str, cut: str | None = None) -> None:
         label = f"{server.name} ({server.path})"
-        sources.append(Source.skipped("mcp-server", label, f"not started: {why}"))
+        if cut:
+            sources.append(cut_short("mcp-server", label, "not started", cut))
+        else:
+            sources.append(Source.skipped("mcp-server", label, f"not started: {why}"))
         not_started.append(NotStarted(server.name, server.path, server.line, why, lock_key(server)))
 
     modules = project_modules(root)
-    out: list[tuple[str, Future[Probe]]] = []
+    out: list[tuple[str, Future[Probe], str | None]] = []
     for server in servers:
         argv = launch_argv(server, python, modules, opts.index)
         label = f"{server.name} ({server.path})"
         if isinstance(argv, str):
             skip(server, argv)
             continue
-        left = ends - time.monotonic()
-        if left < 5:
-            skip(server, "the smoke run's deadline passed")
+        left = clock.budget()
+        if left.seconds < 5:
+            skip(server, left.cut or "the smoke run's deadline passed", left.cut)
             continue
-        timeout = min(opts.server_timeout, left)
+        budget = clock.budget(opts.server_timeout)
         cwd = os.path.join(scratch, "tmp")
-        out.append((label, pool.submit(start_server, server, argv, scratch, cwd, timeout)))
+        future = pool.submit(start_server, server, argv, scratch, cwd, budget.seconds)
+        out.append((label, future, budget.cut))
     return out
 
 
+def _not_run(
+    root: Path,
+    probes: list[Target],
+    servers: list[McpServer],
+    cut: str,
+    sources: list[Source],
+    crossings: tuple[Crossing, ...],
+) -> tuple[SmokeFacts, list[Source]]:
+    """The run's deadline passed before the smoke run began: it fails, and so does each
+    thing it would have started (its tools are not compared: the server was not started)."""
+    from agentguard.smoke.stdio import lock_key
+
+    sources.append(cut_short("smoke", "smoke run", "not started", cut))
+    for t in probes:
+        sources.append(cut_short("smoke", f"{t.kind} {t.module}", "not tried", cut))
+    not_started = []
+    for server in servers:
+        label = f"{server.name} ({server.path})"
+        sources.append(cut_short("mcp-server", label, "not started", cut))
+        not_started.append(NotStarted(server.name, server.path, server.line, cut, lock_key(server)))
+    facts = SmokeFacts(str(root), None, (), crossings, not_started=tuple(not_started))
+    return facts, sources
+
+
 def _run_probes(
-    python: str, targets: list[Target], scratch: str, timeout: float
+    python: str, targets: list[Target], scratch: str, timeout: float, cut: str | None = None
 ) -> tuple[list[Probe], tuple[tuple[str, str], ...], list[Source]]:
     """Every probe in a child of the scratch interpreter; a child that dies or hangs on one
-    is started again for the rest (the one it was running is the failure)."""
+    is started again for the rest (the one it was running is the failure). ``cut``: the
+    run's deadline, described, when it is what bounds ``timeout``: then a probe it stopped,
+    and each one not tried, is a failed source, not a failure of the package."""
     from agentguard import safeio
 
     script = Path(__file__).with_name("probe_child.py").read_text(encoding="utf-8")
@@ -271,7 +323,11 @@ def _run_probes(
                 i = int(rec["done"])
                 results[i] = _probe(todo.pop(i), rec, ran.output, scratch)
                 started = None
-        if started is not None and started in todo:
+        if started is not None and started in todo and cut and ran.timed_out:
+            t = todo.pop(started)
+            what = f"the probe was stopped after {ran.seconds:.1f} s"
+            skipped.append(cut_short("smoke", f"{t.kind} {t.module}", what, cut))
+        elif started is not None and started in todo:
             t = todo.pop(started)
             why = (
                 f"the probe did not finish within {timeout:g} s"
@@ -292,6 +348,9 @@ def _run_probes(
             break
     out_of_time = ran is None or ran.timed_out or ends - time.monotonic() <= 1
     for i, t in todo.items():  # never reported on: the child did not get to them
+        if out_of_time and cut:  # the run's deadline: the run is incomplete
+            skipped.append(cut_short("smoke", f"{t.kind} {t.module}", "not tried", cut))
+            continue
         if out_of_time:  # not tried (a slow machine is not a broken lock)
             skipped.append(
                 Source.skipped(

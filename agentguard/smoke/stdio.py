@@ -28,7 +28,7 @@ from typing import Any
 from agentguard.facts.agents import McpServer
 from agentguard.facts.smoke import FAILED, NEEDS_CREDENTIALS, NOT_IN_REGISTRY, OK, Probe
 from agentguard.smoke.install import Options
-from agentguard.smoke.proc import child_env, kill_group, tail
+from agentguard.smoke.proc import child_env, ended, kill_group, started, tail
 from agentguard.smoke.tools import snapshot_of
 
 PROTOCOL = "2025-06-18"
@@ -187,6 +187,7 @@ def start_server(
             return replace(
                 base, status=FAILED, stage="start", detail=f"cannot start `{argv[0]}`: {exc}"
             )
+        started(proc)
         reader = _Lines(proc.stdout)
         reader.start()
         ends = time.monotonic() + timeout
@@ -214,6 +215,7 @@ def start_server(
             init, tools = "exited", "not asked"
         finally:
             kill_group(proc)
+            ended(proc)
         err.seek(0)
         output = tail(err.read()[-65536:].decode("utf-8", "replace"))
     with contextlib.suppress(OSError):
@@ -301,7 +303,10 @@ def _verdict(
                 snapshot=snapshot,
             )
         why = _why(tools, timeout, "tools/list")
-        return replace(base, status=FAILED, stage="list-tools", detail=why, output=output)
+        return replace(
+            base, status=FAILED, stage="list-tools", detail=why, output=output,
+            timed_out=tools == "timeout",
+        )  # fmt: skip
     if isinstance(init, str) and init == "exited" and _NO_PACKAGE.search(text):
         return replace(
             base,
@@ -322,13 +327,17 @@ def _verdict(
             stage="initialize",
             output=output,
             detail=f"{what}; the smoke run passes no secret, and it did not start without one",
+            timed_out=init == "timeout",  # (it hung: the run's deadline may be why)
         )
     why = _why(init, timeout, "initialize")
     if init == "timeout" and base.package is not None:
         why += " (the time includes the launcher's download of the package)"
     if init == "exited" and code is not None:
         why = f"it exited with status {code} before answering initialize"
-    return replace(base, status=FAILED, stage="initialize", detail=why, output=output)
+    return replace(
+        base, status=FAILED, stage="initialize", detail=why, output=output,
+        timed_out=init == "timeout",
+    )  # fmt: skip
 
 
 def _why(answer: dict[str, Any] | str, timeout: float, method: str) -> str:
