@@ -43,7 +43,23 @@ def _quiet_interrupts(unraisable: sys.UnraisableHookArgs) -> None:
 GC_THRESHOLDS = (50_000, 20, 20)
 
 
+def _not_from_the_folder() -> None:
+    """``python -m agentguard`` puts the folder it was started in (in CI: the checkout) first
+    on the import path, and every module agentguard imports later (a reader's parser, the
+    pip-tools backend's ``piptools``) would be looked for there first. Dropped: agentguard's
+    own modules come from its package, the others from the environment. (What Python
+    imported before this runs is Python's: use the ``agentguard`` command, or ``python -P``,
+    in a checkout; docs/security.md.)"""
+    if getattr(sys.flags, "safe_path", False) or not sys.path:
+        return
+    first = sys.path[0]
+    with contextlib.suppress(OSError):
+        if first == "" or os.path.samefile(first, os.getcwd()):
+            del sys.path[0]
+
+
 def run() -> None:
+    _not_from_the_folder()
     gc.set_threshold(*GC_THRESHOLDS)
     sys.unraisablehook = _quiet_interrupts
     from agentguard.interrupts import outside_imports

@@ -18,6 +18,22 @@ from typing import Protocol
 # The variables that name a path, of uv and of pip (the pip-tools backend).
 PATH_VARIABLES = ("UV_CACHE_DIR", "UV_CONFIG_FILE", "PIP_CACHE_DIR")
 
+# `python -m NAME` puts the folder it starts in first on the import path: started in a
+# checkout, a `NAME/` folder there (`piptools/__main__.py`) would run instead of the
+# installed module, with the runner's tokens. This opens with the path's first entry gone
+# (``sys`` is built in: nothing is imported from the folder before it), then runs the
+# module as ``-m`` would (``sys.argv[0]`` its file, the rest its arguments).
+_RUN_MODULE = (
+    "import sys; del sys.path[0]; sys.argv[:] = sys.argv[1:]; import runpy; "
+    "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)"
+)
+
+
+def own_module(python: str, module: str, *args: str) -> list[str]:
+    """The command that runs an installed ``module`` under ``python``, as ``python -m
+    module args`` does, but never a module of the folder the command is started in."""
+    return [python, "-c", _RUN_MODULE, module, *args]
+
 
 def resolver_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """A copy of the environment (``os.environ`` by default) for a resolver run elsewhere."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from pathlib import Path
 
 from agentguard import redact
 from agentguard.errors import UsageError
@@ -21,6 +20,7 @@ from agentguard.lock.backend import (
     run_resolver,
     scratch_inputs,
 )
+from agentguard.lock.children import own_module
 from agentguard.lock.graph import LockedPackage
 from agentguard.lock.requirements_text import parse_requirements_lock
 from agentguard.lock.resolver_errors import classify as _classify
@@ -38,7 +38,7 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
     env = children.resolver_env()
     # See the indexes we were told, not the machine's pip.conf.
     env["PIP_CONFIG_FILE"] = os.devnull
-    cmd = [sys.executable, "-m", "piptools", "compile", "requirements.in", "--no-config"]
+    cmd = own_module(sys.executable, "piptools", "compile", "requirements.in", "--no-config")
     cmd += [
         *OUTPUT_FLAGS,
         "--strip-extras",
@@ -49,14 +49,11 @@ def resolve_pip_tools(req: ResolveRequest) -> Resolution:
         pip_args.append(f"--uploaded-prior-to {req.exclude_newer}")
     if pip_args:
         cmd += ["--pip-args", " ".join(pip_args)]
-    pins, index_urls, find_links = _compile(req, cmd, env)
-    raw_version = run_resolver(
-        [sys.executable, "-m", "piptools", "--version"], Path.cwd(), env
-    ).stdout.strip()
+    pins, index_urls, find_links, raw_version = _compile(req, cmd, env)
     version = "pip-compile " + raw_version.rsplit(" ", 1)[-1] if raw_version else "pip-compile"
     if not index_urls and not req.no_index:
         index_urls = [clean_url(req.index_url)] if req.index_url else list(default_index_urls())
-    shown = tuple(redact.url(a) for a in ("pip-compile", *cmd[4:]))
+    shown = tuple(redact.url(a) for a in ("pip-compile", *cmd[5:]))
     return Resolution(
         tuple(pins), tuple(index_urls), tuple(find_links), version, False, shown, this_environment()
     )
@@ -73,14 +70,18 @@ def this_environment() -> dict[str, str]:
 
 def _compile(
     req: ResolveRequest, cmd: list[str], env: dict[str, str]
-) -> tuple[list[LockedPackage], list[str], list[str]]:
+) -> tuple[list[LockedPackage], list[str], list[str], str]:
     """Run one resolver command in a scratch folder holding requirements.in (and the
-    previous lock as requirements.txt: both resolvers prefer the pins already there)."""
+    previous lock as requirements.txt: both resolvers prefer the pins already there), and
+    ask the resolver its version there too (never in the folder agentguard was started
+    in, which may be the checkout)."""
     with scratch_folder("agentguard-lock-") as tmpdir:
         out = scratch_inputs(req, tmpdir)
         proc = run_resolver(cmd, tmpdir, env, req.deadline)
         if proc.returncode != 0:
             raise _classify(proc.stderr)
         pins, index_urls, find_links = parse_requirements_lock(out.read_text(encoding="utf-8"))
+        asked = own_module(sys.executable, "piptools", "--version")
+        version = run_resolver(asked, tmpdir, env, req.deadline).stdout.strip()
     # What is written and shown of an index: never its login or a token.
-    return pins, [clean_url(u) for u in index_urls], [clean_url(u) for u in find_links]
+    return pins, [clean_url(u) for u in index_urls], [clean_url(u) for u in find_links], version
