@@ -59,6 +59,7 @@ class _Table:
         self.used: set[str] = set()
         self.compiled = 0  # texts compiled by this process (misses)
         self.owner = os.getpid()
+        self.loaded = path is None  # (read when the first method is made: `--version` makes none)
 
 
 _TABLE: _Table | None = None
@@ -79,10 +80,7 @@ def install() -> None:
     global _TABLE
     if _TABLE is not None or "exec" in vars(dataclasses):
         return
-    path = table_path()
-    _TABLE = _Table(path)
-    if path is not None:
-        _TABLE.code = _load(path)
+    _TABLE = _Table(table_path())
     dataclasses.exec = _exec  # type: ignore[attr-defined]
 
 
@@ -111,6 +109,9 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     table = _TABLE
     if table is None or type(source) is not str:
         return builtins.exec(source, globals, locals)
+    if not table.loaded:
+        table.loaded = True
+        table.code = _load(table.path) if table.path is not None else {}
     code = table.code.get(source)
     if code is None:
         code = compile(source, _NAME, "exec", dont_inherit=True)
