@@ -202,6 +202,7 @@ def test_version_imports_the_root_of_the_command_line_alone(
     assert _under(modules, "agentguard") == [
         "agentguard",
         "agentguard.__main__",
+        "agentguard.classcode",  # (its table is read where a record class is made: not here)
         "agentguard.cli",
         "agentguard.exit_codes",
         "agentguard.interrupts",
