@@ -49,6 +49,25 @@ def _runs_here(requires_python: str | None) -> bool:
         return False
 
 
+def python_request(requires_python: str | None) -> str:
+    """What `uv lock` is told to run as its interpreter: always said, never left to uv. Left
+    alone, uv takes the request from a `.python-version` in the copy or above it (the pull
+    request's file, read whenever uv reads the project's configuration), and a request there
+    may be a path: `./tools/python`, run by uv to ask what it is, with the runner's tokens.
+    This interpreter when the project accepts it (else uv probes every python on PATH), or
+    the project's own bounds written back by ``packaging`` (a version request, never a
+    path): uv finds one on PATH or among its own installations, or says why not."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if _runs_here(requires_python):
+        return sys.executable
+    try:
+        bounds = str(SpecifierSet(requires_python or ""))
+    except InvalidSpecifier:
+        bounds = ""
+    return bounds or sys.executable  # (no bounds: uv says this one does not fit)
+
+
 def uv_lock_command(
     opts: Any,
     requires_python: str | None = None,
@@ -60,11 +79,7 @@ def uv_lock_command(
     ``exclude_newer``: the cooldown's cut-off (:func:`agentguard.lock.start.settings_for`)."""
     from agentguard.lock.backend import uv_binary
 
-    cmd = [uv_binary(), "lock"]
-    # Name this interpreter when it fits (left alone, uv probes every python on PATH);
-    # otherwise uv finds one the project accepts, or says why not.
-    if _runs_here(requires_python):
-        cmd += ["--python", sys.executable]
+    cmd = [uv_binary(), "lock", "--python", python_request(requires_python)]
     if opts.upgrade:
         cmd.append("--upgrade")
     for p in opts.upgrade_packages:
@@ -126,6 +141,8 @@ def _copy_project(root: Path, dest: Path, beside: tuple[tuple[Path, Path], ...] 
 _UP_AND_OUT = re.compile(
     r"""\b(?:editable|directory|path|virtual)\s*=\s*["']((?:\.\./)+[^"'\n]*)["']"""
 )
+# the scratch folder's own pyproject.toml, above the copy (see :func:`_workspace`)
+_NO_WORKSPACE = "[tool.uv.workspace]\nmembers = []\n"
 MAX_UP = 4  # levels above the project a local source may sit (a deeper one is not copied)
 
 
@@ -140,12 +157,20 @@ def _workspace(
     each source the lock names is copied into its place, so uv sees what it saw."""
     real = root.resolve()
     tmp = make_scratch("agentguard-uvlock-")
+    # uv looks above the project for a workspace that lists it as a member (and then locks
+    # that workspace: its members built, its lock written there), and for `.python-version`
+    # up to that workspace's root. The scratch folder's parents (`/tmp`) any local user can
+    # write; a workspace root of ours that lists nothing ends uv's search inside the
+    # scratch folder ("found a workspace root, but the project is not included"). The copy
+    # goes one folder down, so no project name meets this file.
+    (tmp / "pyproject.toml").write_text(_NO_WORKSPACE, encoding="utf-8")
+    inner = tmp / "copy"
     rels = sorted(set(_UP_AND_OUT.findall(lock_text or "")))
     depth = max((r.count("../") for r in rels), default=0)
     if depth == 0 or depth > MAX_UP or depth >= len(real.parents):
-        return tmp, tmp / real.name, ()
+        return tmp, inner / real.name, ()
     top = real.parents[depth - 1]
-    base = tmp / (top.name or "root")
+    base = inner / (top.name or "root")
     beside: list[tuple[Path, Path]] = []
     for rel in rels:
         src = Path(os.path.normpath(real / rel))

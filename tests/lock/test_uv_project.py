@@ -359,7 +359,8 @@ def test_uv_lock_is_told_this_interpreter_only_when_the_project_accepts_it() -> 
     fits = uv_lock_command(opts, f">={here}")[1:]
     assert fits == ["lock", "--python", sys.executable, "--upgrade-package", "mcp", "--no-build"]
     later = uv_lock_command(opts, f">{here}.99")[1:]
-    assert later == ["lock", "--upgrade-package", "mcp", "--no-build"]
+    # (said all the same: left alone, uv would take a `.python-version` of the project's)
+    assert later == ["lock", "--python", f">{here}.99", "--upgrade-package", "mcp", "--no-build"]
 
 
 def test_edges_whose_parent_metadata_cannot_be_read_are_named(

@@ -71,6 +71,10 @@ def default_registry(deadline: Deadline, project: Path | None = None) -> str | N
     if npm is None:
         return None
     with scratch_folder("agentguard-npm-") as tmp:
+        # npm takes the nearest folder above it with a `package.json` for the project and
+        # reads that folder's `.npmrc`: the scratch folder's parents (`/tmp`) any local user
+        # can write. A `package.json` here makes the scratch folder that project.
+        (tmp / "package.json").write_text("{}\n", encoding="utf-8")
         try:
             proc = subprocess.run(
                 [npm, "config", "get", "registry"],
