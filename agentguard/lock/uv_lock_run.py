@@ -220,6 +220,17 @@ class UvLockRun:
         self._proc: subprocess.Popen[str] | None = None
         env = children.resolver_env()  # (a relative UV_CACHE_DIR: against where we started)
         env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+        if opts.only_binary or no_build:  # ("no package code runs": the project's neither)
+            from agentguard.lock.uv_builds import built_by_uv_lock
+
+            builds = built_by_uv_lock(root)
+            if builds is not None:
+                self.failure = (
+                    f"`uv lock` not started: it would run the build backend of {builds}, "
+                    "the checkout's code, which --only-binary (build = false) forbids. "
+                    "Declare that metadata statically, or lock without --only-binary"
+                )
+                return
         try:
             self._tmp, self._work, beside = _workspace(root, lock_text)
             children.started(self)

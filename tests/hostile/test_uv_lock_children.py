@@ -105,13 +105,15 @@ def test_a_workspace_planted_above_the_scratch_folder_is_not_the_one_locked(
     assert sorted(p.name for p in shared.iterdir()) == ["m", "pyproject.toml"]  # (copy gone)
 
 
-@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 def test_npm_registry_question_reads_no_npmrc_above_the_scratch_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """npm takes the nearest folder above it with a `package.json` for the project and reads
     its `.npmrc`: one in the shared temporary folder named the registry agentguard used."""
     import tempfile
+
+    if shutil.which("npm") is None:  # (a test that cannot ask npm fails: it never skips)
+        pytest.fail("npm is needed for this test (install npm)")
 
     from agentguard.lock.deadline import NO_DEADLINE
     from agentguard.lock.servers.npm import default_registry
@@ -125,3 +127,41 @@ def test_npm_registry_question_reads_no_npmrc_above_the_scratch_folder(
     monkeypatch.delenv("npm_config_registry", raising=False)
 
     assert "planted" not in (default_registry(NO_DEADLINE) or "")
+
+
+def _dynamic_package(folder: Path, name: str, marker: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "backend.py").write_text(_BACKEND.format(marker=str(marker)), encoding="utf-8")
+    (folder / "pyproject.toml").write_text(
+        f'[project]\nname = "{name}"\nversion = "0.1.0"\ndynamic = ["dependencies"]\n\n'
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n',
+        encoding="utf-8",
+    )
+
+
+@pytest.mark.parametrize("where", ["the project", "a workspace member"])
+def test_only_binary_runs_no_build_backend_of_the_checkout(tmp_path: Path, where: str) -> None:
+    """`--only-binary` ("no package code runs while locking"): uv's `--no-build` covers the
+    packages it downloads, not the project or its workspace members, whose build backend
+    it asks for their dynamic metadata: `uv lock` is not started on such a project, and the
+    run says why (incomplete, never a lock "up to date")."""
+    marker = tmp_path / "built"
+    project = tmp_path / "bot"
+    if where == "the project":
+        _dynamic_package(project, "bot", marker)
+        (project / "uv.lock").write_text(_LOCK.format(rp=">=3.10", name="bot"))
+    else:
+        here = "{}.{}".format(*__import__("sys").version_info[:2])
+        _uv_project(project, f">={here}", '\n[tool.uv.workspace]\nmembers = ["libs/*"]\n')
+        _dynamic_package(project / "libs" / "m", "m", marker)
+    before = (project / "uv.lock").read_bytes()
+
+    code, report, stderr = run_json(
+        "lock", str(project), "--only-binary", "--no-index", env=_env(tmp_path)
+    )
+
+    assert not marker.exists(), stderr
+    assert code == 3 and report["complete"] is False
+    reasons = " ".join(str(s.get("reason")) for s in report["sources"])
+    assert "would run the build backend of" in reasons and "dynamic" in reasons, reasons
+    assert (project / "uv.lock").read_bytes() == before
