@@ -165,3 +165,39 @@ def test_only_binary_runs_no_build_backend_of_the_checkout(tmp_path: Path, where
     reasons = " ".join(str(s.get("reason")) for s in report["sources"])
     assert "would run the build backend of" in reasons and "dynamic" in reasons, reasons
     assert (project / "uv.lock").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("members", "member", "how"),
+    [
+        ('members = ["libs/*"]', "libs/.m", "--only-binary"),  # (uv's `*` takes `.m`)
+        ('members = ["**/m"]', "libs/x/m", "--only-binary"),  # (uv's `**` is any depth)
+        # (uv excludes the path it found, `libs/a`, not where the link leads)
+        ('members = ["libs/*"]\nexclude = ["other/m"]', "libs/a", "build = false"),
+    ],
+)
+def test_members_uv_finds_are_the_members_looked_at(
+    tmp_path: Path, members: str, member: str, how: str
+) -> None:
+    """A workspace member with dynamic metadata that uv's glob finds but Python's did not
+    (a hidden folder, `**`, a link into an excluded folder): its backend ran under
+    `--only-binary` and under `build = false`."""
+    marker = tmp_path / "built"
+    project = tmp_path / "bot"
+    here = "{}.{}".format(*__import__("sys").version_info[:2])
+    config = "\n[tool.agentguard]\nbuild = false\n" if how == "build = false" else ""
+    _uv_project(project, f">={here}", f"\n[tool.uv.workspace]\n{members}\n{config}")
+    if member == "libs/a":
+        _dynamic_package(project / "other" / "m", "m", marker)
+        (project / "libs").mkdir()
+        (project / "libs" / "a").symlink_to("../other/m")
+    else:
+        _dynamic_package(project / member, "m", marker)
+    flags = ["--only-binary"] if how == "--only-binary" else []
+
+    code, report, stderr = run_json("lock", str(project), *flags, "--no-index", env=_env(tmp_path))
+
+    assert not marker.exists(), stderr
+    assert code == 3 and report["complete"] is False
+    reasons = " ".join(str(s.get("reason")) for s in report["sources"])
+    assert f"{member}/pyproject.toml (its metadata is dynamic)" in reasons, reasons

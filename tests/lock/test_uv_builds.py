@@ -3,6 +3,7 @@ workspace member with dynamic metadata; what cannot be read is "may be built".""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,91 @@ def test_a_dynamic_or_unreadable_root(tmp_path: Path) -> None:
     assert built_by_uv_lock(tmp_path) == "pyproject.toml (its metadata is dynamic)"
     _write(tmp_path / "pyproject.toml", "not = toml = here")
     assert built_by_uv_lock(tmp_path) == "pyproject.toml (it cannot be read as TOML)"
+
+
+@pytest.mark.parametrize(
+    ("members", "exclude", "where"),
+    [
+        # uv's glob: `*` matches a name with a leading dot (Python's skips it)
+        ('"libs/*"', "", "libs/.m"),
+        # `**` is any depth to uv (Python's glob read it as `*`)
+        ('"**/m"', "", "libs/x/m"),
+        ('"libs/**"', "", "libs/m"),
+        # uv excludes by the path its glob found: a link to an excluded folder is built
+        ('"libs/*"', '"other/b"', "libs/a"),
+        # an exclude pattern it was not seen to read as written is not taken to exclude
+        ('"libs/*"', '"libs/./m"', "libs/m"),
+        ('"libs/*"', '"libs//m"', "libs/m"),
+    ],
+)
+def test_members_are_found_as_uv_finds_them(
+    tmp_path: Path, members: str, exclude: str, where: str
+) -> None:
+    root = _root(tmp_path, members, exclude)
+    if where == "libs/a":
+        _write(root / "other" / "b" / "pyproject.toml", _DYNAMIC.format(n="b"))
+        (root / "libs").mkdir()
+        (root / "libs" / "a").symlink_to("../other/b")
+    else:
+        _write(root / where / "pyproject.toml", _DYNAMIC.format(n="m"))
+    assert built_by_uv_lock(root) == f"{where}/pyproject.toml (its metadata is dynamic)"
+
+
+def test_exclude_as_uv_reads_it(tmp_path: Path) -> None:
+    """`*` in an exclude pattern crosses folders for uv (`libs/*` excludes `libs/x/m`), and
+    `./libs/m` or `libs/m/` is `libs/m` to it."""
+    root = _root(tmp_path, '"libs/*/*", "libs/[mn]"', '"libs/*"')
+    assert built_by_uv_lock(root) is None
+    root = _root(tmp_path, '"libs/*/*", "libs/[mn]"', '"./libs/m", "libs/x/m/"')
+    _write(root / "libs" / "x" / "m" / "pyproject.toml", _DYNAMIC.format(n="m"))
+    _write(root / "libs" / "m" / "pyproject.toml", _DYNAMIC.format(n="m"))
+    assert built_by_uv_lock(root) is None
+
+
+@pytest.mark.parametrize(
+    ("dynamic", "built"),
+    [
+        ('["readme", "classifiers", "scripts", "entry-points"]', False),  # (never asked by uv)
+        ("[]", False),
+        ('["version"]', True),
+        ('["requires-python"]', True),
+        ('["optional-dependencies"]', True),
+        ('["readme", "dependencies"]', True),
+        ('["some-future-field"]', True),
+        ('"dependencies"', True),
+        ("[1]", True),
+    ],
+)
+def test_which_dynamic_fields_uv_builds_for(tmp_path: Path, dynamic: str, built: bool) -> None:
+    _write(
+        tmp_path / "pyproject.toml", f'[project]\nname = "r"\nversion = "1"\ndynamic = {dynamic}\n'
+    )
+    assert (built_by_uv_lock(tmp_path) is not None) is built
+
+
+def test_link_loops_and_long_lists_are_bounded(tmp_path: Path) -> None:
+    import time
+
+    root = _root(tmp_path, '"**/zz"')
+    for name in ("a", "b"):
+        (root / "d").mkdir(exist_ok=True)
+        (root / "d" / name).symlink_to("..")
+    start = time.monotonic()
+    assert "entries" in (built_by_uv_lock(root) or "")
+    _root(tmp_path, ", ".join(['"**"'] * 900), ", ".join(['"x*"'] * 90))
+    assert "entries" in (built_by_uv_lock(root) or "")
+    _root(tmp_path, ", ".join(['"x"'] * 2000))
+    assert "workspace patterns" in (built_by_uv_lock(root) or "")
+    assert time.monotonic() - start < 10
+
+
+def test_fifos_do_not_hang(tmp_path: Path) -> None:
+    root = _root(tmp_path / "p", '"libs/*"')
+    (root / "libs" / "m").mkdir(parents=True)
+    os.mkfifo(root / "libs" / "m" / "pyproject.toml")
+    assert built_by_uv_lock(root) is None  # (uv cannot read it as a member: nothing built)
+    os.mkfifo(tmp_path / "q")
+    assert built_by_uv_lock(tmp_path / "q") is not None
+    (root / "pyproject.toml").unlink()
+    os.mkfifo(root / "pyproject.toml")
+    assert built_by_uv_lock(root) == "pyproject.toml (it cannot be read as TOML)"
