@@ -132,15 +132,16 @@ _COUNT = (
 )
 
 
-def _count(prefix: Path) -> tuple[int, int, str]:
+def _python(code: str, prefix: Path) -> bytes:
+    """What ``python -c code`` prints, its table under ``prefix``."""
     ran = subprocess.run(
-        [sys.executable, "-c", _COUNT],
-        env=_env(prefix),
-        capture_output=True,
-        timeout=60,
-        check=True,
+        [sys.executable, "-c", code], env=_env(prefix), capture_output=True, timeout=60, check=True
     )
-    compiled, loaded, path = ran.stdout.decode().split(maxsplit=2)
+    return ran.stdout
+
+
+def _count(prefix: Path) -> tuple[int, int, str]:
+    compiled, loaded, path = _python(_COUNT, prefix).decode().split(maxsplit=2)
     return int(compiled), int(loaded), path.strip()
 
 
@@ -231,14 +232,7 @@ def test_a_forked_reader_writes_no_table(tmp_path: Path) -> None:
         print(os.waitstatus_to_exitcode(status), c.save())
         """
     )
-    ran = subprocess.run(
-        [sys.executable, "-c", script],
-        env=_env(prefix),
-        capture_output=True,
-        timeout=60,
-        check=True,
-    )
-    assert ran.stdout.split() == [b"0", b"True"]  # (the child: no; the parent: yes)
+    assert _python(script, prefix).split() == [b"0", b"True"]  # (the child: no; the parent: yes)
 
 
 def test_a_table_over_its_budget_keeps_what_the_run_used(
