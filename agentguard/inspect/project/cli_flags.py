@@ -130,10 +130,12 @@ def _tokens(line: str, depth: int = 0) -> list[str]:
 
 # What lets a Python file run its own prose: reading a docstring back (``__doc__``, by any
 # spelling: a computed name through getattr, vars, globals, a ``__dict__``, a frame, a
-# format string), a code object's constants, or its own text (``__file__``, the loader,
-# linecache, inspect, any file it opens). A file naming any of these keeps its prose.
+# format string, a name built at run time and evaluated: ``eval("__d" + "oc__")``), a code
+# object's constants, or its own text (``__file__``, the loader, linecache, inspect, any
+# file it opens). A file naming any of these keeps its prose.
 _READS_ITS_PROSE = re.compile(
     r"__doc__|getdoc|get_docstring|pydoc|\bhelp\b|getcomments|__code__|co_consts|f_code|"
+    r"\beval\b|\bexec\b|"
     r"__file__|__loader__|__spec__|__cached__|argv|linecache|tokenize|getsource|"
     r"__dict__|\bvars\b|\bglobals\b|\blocals\b|f_globals|\bmodules\b|__builtins__|"
     r"\bgetattr\b|attrgetter|__getattribute__|\bformat\b|format_map|Formatter|"

@@ -90,3 +90,13 @@ _FOLDED_NAME = {
 def test_a_name_python_folds_into_a_way_to_the_prose_keeps_it(where: str) -> None:
     # (inert: a name that folds into no such word)
     _keeps_its_prose(where, _FOLDED_NAME[where], "\uff53\uff50\uff41\uff4d = 1\n")
+
+
+def test_a_name_built_and_evaluated_keeps_the_prose() -> None:
+    """``__doc__`` spelled in pieces and evaluated: no piece names it, ``eval`` reaches it
+    (and ``exec`` of code that does); each keeps the docstring, beside a twin that calls
+    another name."""
+    code = 'import os\nos.system(eval("__d" + "oc__"))\n'
+    _keeps_its_prose("eval-pieces", code, code.replace("eval", "spam"))
+    code = 'exec("import os; os.system(__d" + "oc__)")\n'
+    _keeps_its_prose("exec-pieces", code, code.replace("exec", "spam"))
