@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 PASSED = ("LANG", "LC_ALL", "LC_CTYPE", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
 MAX_OUTPUT = 64 * 1024  # bytes kept of a child's output (its tail)
@@ -91,8 +92,33 @@ def ended_on_interrupt() -> Iterator[None]:
         raise
 
 
+class Tail(threading.Thread):
+    """A child's output, read to its end as it comes; only its last :data:`MAX_OUTPUT`
+    bytes kept (a child that writes without end fills neither the disk nor agentguard's
+    memory, and the run never waits on the pipe: a child that left the process group may
+    hold it open past every deadline)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.kept = bytearray()
+        self.guard = threading.Lock()
+
+    def run(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := os.read(self.stream.fileno(), 65536):
+                with self.guard:
+                    self.kept += chunk
+                    del self.kept[:-MAX_OUTPUT]
+
+    def text(self) -> str:
+        with self.guard:
+            return bytes(self.kept).decode("utf-8", "replace")
+
+
 def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -> Ran:
-    """Run ``argv`` to its end or its deadline; stdin is closed, the output's tail kept."""
+    """Run ``argv`` to its end or its deadline; stdin is closed, the output's tail kept.
+    What it left running in its group is killed as it ends."""
     began = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
@@ -104,21 +130,19 @@ def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -
         start_new_session=True,
     )
     started(proc)
+    assert proc.stdout is not None
+    out = Tail(proc.stdout)
+    out.start()
+    code: int | None = None
     try:
-        out, _ = proc.communicate(timeout=timeout)
-        code: int | None = proc.returncode
+        code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        kill_group(proc)
         code = None
-        try:  # what it wrote before (a child that left the group may hold the pipe open)
-            out, _ = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            out = b""
     finally:
-        kill_group(proc)  # what it left running in its group
+        kill_group(proc)  # at its deadline, or what it left running in its group
         ended(proc)
-    text = out[-MAX_OUTPUT:].decode("utf-8", "replace")
-    return Ran(code, text, time.monotonic() - began)
+    out.join(1.0)  # (the rest of what it wrote; a child that left the group: not waited on)
+    return Ran(code, out.text(), time.monotonic() - began)
 
 
 def tail(text: str, lines: int = 12) -> tuple[str, ...]:

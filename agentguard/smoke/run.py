@@ -98,7 +98,13 @@ def smoke_run(
             if python is not None and targets.probes:
                 budget = clock.budget(opts.probe_timeout)
                 child = pool.submit(
-                    _run_probes, python, targets.probes, scratch, budget.seconds, budget.cut
+                    _run_probes,
+                    python,
+                    targets.probes,
+                    scratch,
+                    budget.seconds,
+                    budget.cut,
+                    time.monotonic() + budget.seconds,
                 )
             elif targets.probes:
                 sources.append(
@@ -230,7 +236,10 @@ def _start_servers(
             continue
         budget = clock.budget(opts.server_timeout)
         cwd = os.path.join(scratch, "tmp")
-        future = pool.submit(start_server, server, argv, scratch, cwd, budget.seconds)
+        # its deadline is fixed now: a server queued behind others (the pool's threads are
+        # fewer than the servers) does not get its time again when a thread gets to it
+        ends = time.monotonic() + budget.seconds
+        future = pool.submit(start_server, server, argv, scratch, cwd, budget.seconds, ends)
         out.append((label, future, budget.cut))
     return out
 
@@ -260,12 +269,19 @@ def _not_run(
 
 
 def _run_probes(
-    python: str, targets: list[Target], scratch: str, timeout: float, cut: str | None = None
+    python: str,
+    targets: list[Target],
+    scratch: str,
+    timeout: float,
+    cut: str | None = None,
+    ends: float | None = None,
 ) -> tuple[list[Probe], tuple[tuple[str, str], ...], list[Source]]:
     """Every probe in a child of the scratch interpreter; a child that dies or hangs on one
     is started again for the rest (the one it was running is the failure). ``cut``: the
     run's deadline, described, when it is what bounds ``timeout``: then a probe it stopped,
-    and each one not tried, is a failed source, not a failure of the package."""
+    and each one not tried, is a failed source, not a failure of the package. ``ends``:
+    when the time ends (time.monotonic(), fixed when the probes were queued), else
+    ``timeout`` seconds from now."""
     from agentguard import safeio
 
     script = Path(__file__).with_name("probe_child.py").read_text(encoding="utf-8")
@@ -274,7 +290,7 @@ def _run_probes(
     results: dict[int, Probe] = {}
     skipped: list[Source] = []
     versions: tuple[tuple[str, str], ...] = ()
-    ends = time.monotonic() + timeout
+    ends = time.monotonic() + timeout if ends is None else ends
     attempt = 0
     ran: Ran | None = None
     while todo and attempt <= len(targets):

@@ -12,11 +12,11 @@ server that needs a secret and does not start without it is "needs credentials".
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
 import re
+import select
 import shutil
 import subprocess
 import threading
@@ -28,7 +28,7 @@ from typing import Any
 from agentguard.facts.agents import McpServer
 from agentguard.facts.smoke import FAILED, NEEDS_CREDENTIALS, NOT_IN_REGISTRY, OK, Probe
 from agentguard.smoke.install import Options
-from agentguard.smoke.proc import child_env, ended, kill_group, started, tail
+from agentguard.smoke.proc import Tail, child_env, ended, kill_group, started, tail
 from agentguard.smoke.tools import snapshot_of
 
 PROTOCOL = "2025-06-18"
@@ -119,10 +119,25 @@ class _Lines(threading.Thread):
         self.lines.put(None)
 
 
-def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any], ends: float) -> bool:
+    """Write ``message`` to the server's stdin by ``ends``; False when it is not all written
+    by then (a server that does not read its stdin fills the pipe: a blocking write would
+    wait on it past every deadline). The pipe is non-blocking (see :func:`start_server`)."""
     assert proc.stdin is not None
-    proc.stdin.write(json.dumps(message).encode() + b"\n")
-    proc.stdin.flush()
+    data = json.dumps(message).encode() + b"\n"
+    fd = proc.stdin.fileno()
+    while data:
+        left = ends - time.monotonic()
+        if left <= 0:
+            return False
+        _, ready, _ = select.select([], [fd], [], left)
+        if not ready:
+            return False
+        try:
+            data = data[os.write(fd, data) :]
+        except BlockingIOError:
+            continue
+    return True
 
 
 def _answer(
@@ -146,22 +161,28 @@ def _answer(
         if not isinstance(msg, dict):
             continue
         if "method" in msg and "id" in msg:  # a request of the server's (roots, sampling)
-            _send(
-                proc,
-                {
-                    "jsonrpc": "2.0",
-                    "id": msg["id"],
-                    "error": {"code": -32601, "message": "not supported"},
-                },
-            )
+            refused = {
+                "jsonrpc": "2.0",
+                "id": msg["id"],
+                "error": {"code": -32601, "message": "not supported"},
+            }
+            if not _send(proc, refused, ends):
+                return "timeout"
             continue
         if msg.get("id") == want:
             return msg
 
 
 def start_server(
-    server: McpServer, argv: Sequence[str], scratch: str, cwd: str, timeout: float
+    server: McpServer,
+    argv: Sequence[str],
+    scratch: str,
+    cwd: str,
+    timeout: float,
+    ends: float | None = None,
 ) -> Probe:
+    """Start ``server`` and ask it for its tools, by ``ends`` (time.monotonic(); fixed when
+    the server was queued, not when a thread got to it) or ``timeout`` seconds from now."""
     env = child_env(
         scratch,
         {"UV_CACHE_DIR": os.path.join(scratch, "uv-cache"), "npm_config_update_notifier": "false"},
@@ -171,55 +192,57 @@ def start_server(
         "stdio", server.name, FAILED, "start", server.path, server.line, package=_package(argv),
         lock_key=lock_key(server),
     )  # fmt: skip
-    err_path = os.path.join(scratch, f"stderr-{os.getpid()}-{time.monotonic_ns()}")
-    with open(err_path, "w+b") as err:
-        try:
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return replace(
-                base, status=FAILED, stage="start", detail=f"cannot start `{argv[0]}`: {exc}"
-            )
-        started(proc)
-        reader = _Lines(proc.stdout)
-        reader.start()
-        ends = time.monotonic() + timeout
-        try:
-            _send(
-                proc,
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": PROTOCOL,
-                        "capabilities": {},
-                        "clientInfo": {"name": "agentguard-smoke", "version": "1"},
-                    },
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return replace(
+            base, status=FAILED, stage="start", detail=f"cannot start `{argv[0]}`: {exc}"
+        )
+    started(proc)
+    assert proc.stdin is not None and proc.stderr is not None
+    os.set_blocking(proc.stdin.fileno(), False)
+    reader = _Lines(proc.stdout)
+    reader.start()
+    err = Tail(proc.stderr)
+    err.start()
+    ends = time.monotonic() + timeout if ends is None else ends
+    try:
+        asked = _send(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "agentguard-smoke", "version": "1"},
                 },
-            )
-            init = _answer(proc, reader, 1, ends)
-            tools: dict[str, Any] | str = "not asked"
-            if isinstance(init, dict) and "result" in init:
-                _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-                _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
-                tools = _answer(proc, reader, 2, ends)
-        except (BrokenPipeError, OSError):
-            init, tools = "exited", "not asked"
-        finally:
-            kill_group(proc)
-            ended(proc)
-        err.seek(0)
-        output = tail(err.read()[-65536:].decode("utf-8", "replace"))
-    with contextlib.suppress(OSError):
-        os.unlink(err_path)
+            },
+            ends,
+        )
+        init = _answer(proc, reader, 1, ends) if asked else "timeout"
+        tools: dict[str, Any] | str = "not asked"
+        if isinstance(init, dict) and "result" in init:
+            asked = _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"}, ends)
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+            asked = asked and _send(proc, listing, ends)
+            tools = _answer(proc, reader, 2, ends) if asked else "timeout"
+    except (BrokenPipeError, OSError):
+        init, tools = "exited", "not asked"
+    finally:
+        kill_group(proc)
+        ended(proc)
+    err.join(1.0)  # (a child that left the group may hold the pipe: not waited for)
+    output = tail(err.text())
     return _verdict(base, init, tools, output, declared, proc.returncode, timeout)
 
 
