@@ -5,7 +5,8 @@ Every child (the installer, the probe in the scratch interpreter, a stdio MCP se
 paths of the machine's CA certificates (file names, no secret); nothing else of the
 caller's environment (no tokens, no proxy settings, no index credentials). Each runs in a
 session of its own, and the whole process group is killed when its deadline passes or its
-run ends, so a package that forks a daemon does not outlive the run.
+run ends, so a package that forks a daemon into its group does not outlive the run (one
+that leaves the group with ``setsid`` can: docs/smoke.md, "not promised").
 """
 
 from __future__ import annotations
