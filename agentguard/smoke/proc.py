@@ -64,6 +64,25 @@ _guard = threading.Lock()
 _stopped = threading.Event()
 
 
+def spawn(
+    argv: Sequence[str], *, cwd: str, env: dict[str, str], stdin: int
+) -> subprocess.Popen[bytes]:
+    """``argv`` started in a session of its own (its group is what :func:`kill_group` and an
+    interrupt end), its output piped (stderr beside stdout when ``stdin`` is DEVNULL, else
+    on its own pipe), and counted among the children running now."""
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if stdin == subprocess.DEVNULL else subprocess.PIPE,
+        start_new_session=True,
+    )
+    started(proc)
+    return proc
+
+
 def started(proc: subprocess.Popen[bytes]) -> None:
     with _guard:
         _running.add(proc.pid)
@@ -121,16 +140,7 @@ def run(argv: Sequence[str], *, cwd: str, env: dict[str, str], timeout: float) -
     """Run ``argv`` to its end or its deadline; stdin is closed, the output's tail kept.
     What it left running in its group is killed as it ends."""
     began = time.monotonic()
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    started(proc)
+    proc = spawn(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
     assert proc.stdout is not None
     out = Tail(proc.stdout)
     out.start()

@@ -28,7 +28,7 @@ from typing import Any
 from agentguard.facts.agents import McpServer
 from agentguard.facts.smoke import FAILED, NEEDS_CREDENTIALS, NOT_IN_REGISTRY, OK, Probe
 from agentguard.smoke.install import Options
-from agentguard.smoke.proc import Tail, child_env, ended, kill_group, started, tail
+from agentguard.smoke.proc import Tail, child_env, ended, kill_group, spawn, tail
 from agentguard.smoke.tools import snapshot_of
 
 PROTOCOL = "2025-06-18"
@@ -193,20 +193,11 @@ def start_server(
         lock_key=lock_key(server),
     )  # fmt: skip
     try:
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = spawn(argv, cwd=cwd, env=env, stdin=subprocess.PIPE)
     except OSError as exc:
         return replace(
             base, status=FAILED, stage="start", detail=f"cannot start `{argv[0]}`: {exc}"
         )
-    started(proc)
     assert proc.stdin is not None and proc.stderr is not None
     os.set_blocking(proc.stdin.fileno(), False)
     reader = _Lines(proc.stdout)
