@@ -85,26 +85,36 @@ def _smoke_findings(report: dict[str, Any]) -> list[str]:
     return [f["rule_id"] for f in report["findings"] if f["rule_id"].startswith("AG6")]
 
 
+def _ended_by(
+    ran: tuple[int, dict[str, Any], float, str], timeout: str, *parts: tuple[str, str]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """A `lock` run ended by its --timeout (``timeout`` seconds, as written): on time, exit
+    3, each of ``parts`` a failed source naming the deadline, no AG6xx finding (the run
+    ended them, the lock did not); its sources by (kind, name)."""
+    code, report, took, stderr = ran
+    assert took < float(timeout) + MARGIN, took  # not the smoke run's own 900 s
+    assert code == 3, stderr
+    assert report["complete"] is False
+    by = _by(report)
+    for part in parts:
+        _cut(by[part], f"{timeout} s, --timeout")
+    assert _smoke_findings(report) == []
+    return by
+
+
 def test_a_hanging_probe_and_server_end_at_the_runs_timeout(
     tmp_path: Path, wheels: tuple[Path, dict[str, Path]]
 ) -> None:
     folder, _ = wheels
     root = _project(tmp_path / "p")
-    code, report, took, stderr = _lock(root, folder, "--smoke", "--timeout", "12")
-    assert took < 12 + MARGIN, took  # not the smoke run's own 900 s
-    assert code == 3, stderr
-    assert report["complete"] is False
-    by = _by(report)
+    ran = _lock(root, folder, "--smoke", "--timeout", "12")
+    hang = ("mcp-server", "hang (.mcp.json)")
+    by = _ended_by(ran, "12", ("smoke", "import claude_agent_sdk"), hang)
     assert (root / "requirements.lock").is_file()  # the lock was written, then installed
     assert by[("smoke", "install")]["status"] == "ok"
-    _cut(by[("smoke", "import claude_agent_sdk")], "12 s, --timeout")
-    hang = by[("mcp-server", "hang (.mcp.json)")]
-    _cut(hang, "12 s, --timeout")
-    assert "stopped waiting for its answer to initialize" in hang["reason"]
-    # the run ended them: no finding says the import or the server hangs, and no probe of
-    # them is reported as the lock's behaviour
-    assert _smoke_findings(report) == []
-    assert report["facts"]["smoke"]["probes"] == []
+    assert "stopped waiting for its answer to initialize" in by[hang]["reason"]
+    # no probe of what the run ended is reported as the lock's behaviour
+    assert ran[1]["facts"]["smoke"]["probes"] == []
 
 
 def test_the_smoke_timeout_below_what_is_left_still_governs(
@@ -134,11 +144,8 @@ def test_smoke_from_a_config_file_is_inside_the_timeout_too(
     root = _project(tmp_path / "p", servers=None)
     ci = tmp_path / "ci.toml"
     ci.write_text("smoke = true\n")
-    code, report, took, stderr = _lock(root, folder, "--config", str(ci), "--timeout", "10")
-    assert took < 10 + MARGIN, took
-    assert code == 3, stderr
-    _cut(_by(report)[("smoke", "import claude_agent_sdk")], "10 s, --timeout")
-    assert _smoke_findings(report) == []
+    ran = _lock(root, folder, "--config", str(ci), "--timeout", "10")
+    _ended_by(ran, "10", ("smoke", "import claude_agent_sdk"))
 
 
 def test_a_smoke_run_the_deadline_left_no_time_fails_and_says_why(
@@ -147,17 +154,13 @@ def test_a_smoke_run_the_deadline_left_no_time_fails_and_says_why(
     folder, _ = wheels
     root = _project(tmp_path / "p")
     # (the lock takes longer than that, or all of it: the smoke run finds no time left)
-    code, report, took, stderr = _lock(root, folder, "--smoke", "--timeout", "0.1")
-    assert took < 0.1 + MARGIN, took
-    assert code == 3, stderr
-    by = _by(report)
-    _cut(by[("smoke", "smoke run")], "0.1 s, --timeout")
-    assert by[("smoke", "smoke run")]["reason"].startswith("not started: ")
-    _cut(by[("smoke", "import claude_agent_sdk")], "0.1 s, --timeout")
-    _cut(by[("mcp-server", "hang (.mcp.json)")], "0.1 s, --timeout")
-    assert not [s for s in report["sources"] if s["kind"] in ("smoke", "mcp-server")
+    ran = _lock(root, folder, "--smoke", "--timeout", "0.1")
+    whole = ("smoke", "smoke run")
+    parts = (whole, ("smoke", "import claude_agent_sdk"), ("mcp-server", "hang (.mcp.json)"))
+    by = _ended_by(ran, "0.1", *parts)
+    assert by[whole]["reason"].startswith("not started: ")
+    assert not [s for s in ran[1]["sources"] if s["kind"] in ("smoke", "mcp-server")
                 and s["status"] != "failed"]  # fmt: skip
-    assert _smoke_findings(report) == []
 
 
 def test_check_smoke_ends_at_its_share_of_the_timeout_with_the_other_steps_reported(
