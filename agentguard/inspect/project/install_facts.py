@@ -289,11 +289,15 @@ def parse_requirements_file(path: str, text: str) -> RequirementsFile:
 def pyproject_requirements(
     path: str, text: str, data: Mapping[str, object]
 ) -> list[RequirementDecl]:
-    """Requirements in ``[project]``, ``[dependency-groups]`` and ``[tool.poetry]``."""
+    """Requirements in ``[project]``, ``[dependency-groups]`` and ``[tool.poetry]``; never
+    the project itself (``smolagents[all]`` in smolagents' own extras: an extra made of
+    others, which installs this project, not a release an index can move)."""
     from packaging.utils import canonicalize_name
 
     strings: list[str] = []
     project = data.get("project")
+    named = project.get("name") if isinstance(project, dict) else None
+    own = canonicalize_name(named) if isinstance(named, str) else None
     if isinstance(project, dict):
         deps = project.get("dependencies")
         if isinstance(deps, list):
@@ -311,13 +315,15 @@ def pyproject_requirements(
     out: list[RequirementDecl] = []
     lines = TomlLines(text)
     for s in strings:
-        out.append(parse_requirement(s, path=path, line=lines.next(s), origin="pyproject"))
+        decl = parse_requirement(s, path=path, line=lines.next(s), origin="pyproject")
+        if own is None or decl.name != own:
+            out.append(decl)
     tool = data.get("tool")
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     pdeps = poetry.get("dependencies") if isinstance(poetry, dict) else None
     if isinstance(pdeps, dict):
         for name, spec in pdeps.items():
-            if name == "python":
+            if name == "python" or canonicalize_name(name) == own:
                 continue
             version = spec.get("version") if isinstance(spec, dict) else spec
             if not isinstance(version, str):
