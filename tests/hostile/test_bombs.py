@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from agentguard.findings import Source
 from agentguard.inspect.image import Limits, read_image_archive, read_image_stream
 from tests.hostile.archives import END, entries_bomb, gzip_bomb, header, zstd_bomb
@@ -171,16 +173,22 @@ def test_compressed_saved_tarball_skipping_a_huge_member_stops_at_the_stream_cap
     assert run.seconds < 30, run.seconds
 
 
-def test_layers_before_the_config_stop_at_the_cap_and_leave_nothing(tmp_path: Path) -> None:
+def test_layers_before_the_config_stop_at_the_cap_and_leave_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In a stream, a layer that comes before any config must be remembered until the
-    config arrives; a bomb there stops at the image cap, and nothing is left on disk."""
+    config arrives; a bomb there stops at the image cap, and nothing is left on disk.
+    (The reader's temporary folder is this test's own: the shared one also holds what
+    tests running beside it make, a lock's scratch folder among them.)"""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     cfg = config([FAKE_DIFF_ID])
     name = hashlib.sha256(cfg).hexdigest() + ".json"
     layer_path = "a" * 64 + "/layer.tar"
     manifest = json.dumps([{"Config": name, "RepoTags": ["x:1"], "Layers": [layer_path]}]).encode()
     big = header(b"app/big.bin", size=200 * MiB) + bytes(200 * MiB) + END
     data = tar_members([(layer_path, big), (name, cfg), ("manifest.json", manifest)])
-    before = set(os.listdir(tempfile.gettempdir()))
     with within(60):
         read = read_image_stream(
             OneWay(data, step=1 << 20),  # type: ignore[arg-type]
@@ -194,6 +202,5 @@ def test_layers_before_the_config_stop_at_the_cap_and_leave_nothing(tmp_path: Pa
             f"more than {64 * MiB} bytes of layer data (the max_image_bytes cap)",
         )
     ]
-    after = set(os.listdir(tempfile.gettempdir()))
-    assert [p for p in after - before if "agentguard" in p] == []
+    assert os.listdir(private) == []
     assert only([s for s in read.sources if s.kind == "image-config"]).status.value == "ok"
