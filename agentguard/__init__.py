@@ -1,8 +1,10 @@
 """agentguard: keeps AI-agent containers honest."""
 
 from agentguard import classcode as _classcode
+from agentguard import regexcode as _regexcode
 
 _classcode.install()  # (before any record class is made: agentguard/classcode.py)
+_regexcode.install()  # (before agentguard's patterns are compiled: agentguard/regexcode.py)
 
 __version__ = "0.1.0"
 

@@ -145,9 +145,9 @@ def _leave(code: object) -> None:
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.flush()
     with contextlib.suppress(Exception):  # (the report is out: nothing here may change it)
-        from agentguard.classcode import save
+        from agentguard.codetable import save_all
 
-        save()
+        save_all()
     os._exit(status)
 
 

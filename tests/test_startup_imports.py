@@ -204,8 +204,11 @@ def test_version_imports_the_root_of_the_command_line_alone(
         "agentguard.__main__",
         "agentguard.classcode",  # (its table is read where a record class is made: not here)
         "agentguard.cli",
+        "agentguard.codetable",
         "agentguard.exit_codes",
         "agentguard.interrupts",
+        "agentguard.regexcode",
+        "agentguard.safeio",  # (what reads the tables: imported before either is installed)
     ]
     assert _under(modules, "rich", "packaging", "pydantic", "yaml") == []
 

@@ -1,0 +1,160 @@
+"""Tables of what every start compiles the same way, kept from one run for the next.
+
+Two kinds of work are the same on every start and are not Python's own bytecode: the
+methods ``dataclasses`` writes for agentguard's record classes (:mod:`.classcode`) and
+the programs of the regular expressions compiled by agentguard and the libraries it
+imports (:mod:`.regexcode`). Each keeps what it compiled in a :class:`Table`: a dict
+keyed by the whole source text (and whatever else the compile read), saved with
+:mod:`marshal`.
+
+A table is kept where Python keeps agentguard's own bytecode
+(:func:`importlib.util.cache_from_source`: the package's ``__pycache__``, or under
+``PYTHONPYCACHEPREFIX``), one file per kind and interpreter (its cache tag in the name;
+its magic number and the kind's own version in the head), and is trusted exactly as the
+``.pyc`` files beside it are: whoever can write there can already replace agentguard's
+code (docs/security.md, "agentguard's own files"). It is never looked for in a scanned
+folder nor in a cache folder a workflow restores. A file that is not a table of this kind
+under this interpreter (truncated, another Python's, another program's, too large, an
+entry of another shape) is ignored. Read when the first entry is asked for; written by
+:func:`save_all` when the command ends, from the process that loaded it (a forked reader
+writes nothing), only when it compiled something new and Python itself may write bytecode
+(``-B``, ``PYTHONDONTWRITEBYTECODE``: never); through the one safe write path, in one
+rename. A folder it cannot write to leaves every run as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import sys
+from collections.abc import Callable, Hashable
+from importlib.util import MAGIC_NUMBER, cache_from_source
+from typing import Generic, TypeVar
+
+# (imported here, before a table is installed: a table is read in the middle of whatever
+# import first compiles a pattern or makes a record class, pathlib's own included, so its
+# read must import nothing then)
+from agentguard import safeio
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+MAX_BYTES = 16 * 1024 * 1024  # a table this large is not read (about 1 MB is usual)
+# Past either, a table keeps only what the last run used: a table that only grows (each
+# release's changed texts are new keys; a scanned folder's own patterns) costs its load at
+# every start (9 MB: 35 ms, the whole gain) and, past MAX_BYTES, would never be written again.
+MAX_ENTRIES = 8192
+KEEP_BYTES = 4 * 1024 * 1024
+
+_TABLES: list[Table[object, object]] = []
+_loading = False  # a table is being read (its imports compile: see Table.get)
+
+
+def table_path(name: str) -> str | None:
+    """Where this interpreter's table ``name`` is kept, or None (no bytecode cache for it)."""
+    try:
+        beside = cache_from_source(os.path.join(os.path.dirname(__file__), "__init__.py"))
+    except (NotImplementedError, ValueError):  # (no cache tag: bytecode is not cached)
+        return None
+    tag = sys.implementation.cache_tag
+    return os.path.join(os.path.dirname(beside), f"{name}.{tag}.bin")
+
+
+class Table(Generic[K, V]):
+    """One kind's table: ``entries`` as loaded (lazily, by :meth:`get`) and as compiled."""
+
+    def __init__(self, name: str, version: bytes, valid: Callable[[object], bool]) -> None:
+        """``version``: what else the entries depend on (besides this interpreter's magic
+        number); ``valid``: whether a loaded object is a whole table of this kind."""
+        self.head = b"agentguard-" + name.encode() + b" " + version + b"\n" + MAGIC_NUMBER
+        self.path = table_path(name)
+        self.valid = valid
+        self.entries: dict[K, V] = {}
+        self.used: set[K] = set()
+        self.compiled = 0  # entries compiled by this process (misses)
+        self.owner = os.getpid()
+        self.loaded = self.path is None  # (read when the first entry is asked for)
+        _TABLES.append(self)  # type: ignore[arg-type]
+
+    def get(self, key: K) -> V | None:
+        """The entry for ``key``, or None: never seen, or asked for while a table loads
+        (the load's own imports compile patterns and make record classes: those are
+        compiled as without a table, and the table is loaded at the next call)."""
+        if not self.loaded:
+            if _loading:
+                return None
+            self.entries = self.load()
+            self.loaded = True
+        got = self.entries.get(key)
+        if got is not None:
+            self.used.add(key)
+        return got
+
+    def put(self, key: K, value: V) -> None:
+        if not self.loaded:  # (compiled while a table loads: see get)
+            return
+        self.entries[key] = value
+        self.used.add(key)
+        self.compiled += 1
+
+    def forget(self, key: K) -> None:
+        """An entry that turned out unusable: not kept, not written again."""
+        self.entries.pop(key, None)
+        self.used.discard(key)
+        self.compiled += 1  # (the file on disk still holds it: written again without it)
+
+    def load(self) -> dict[K, V]:
+        global _loading
+        if self.path is None:
+            return {}
+        _loading = True
+        try:
+            return self._load(self.path)
+        finally:
+            _loading = False
+
+    def _load(self, path: str) -> dict[K, V]:
+        try:
+            blob = safeio.read_bytes(path, cap=MAX_BYTES)
+        except OSError:  # (none yet, or not a regular file, or too large: compiled as usual)
+            return {}
+        if not blob.startswith(self.head):
+            return {}
+        try:
+            table = marshal.loads(memoryview(blob)[len(self.head) :])
+        except (ValueError, EOFError, TypeError):
+            return {}
+        if not isinstance(table, dict) or not self.valid(table):
+            return {}
+        return table
+
+    def save(self) -> bool:
+        """Keep what this run compiled for the next one: whether the table was written."""
+        if (
+            self.path is None
+            or not self.compiled
+            or self.owner != os.getpid()
+            or sys.dont_write_bytecode
+        ):
+            return False
+        kept = self.entries
+        blob = self.head + marshal.dumps(kept) if len(kept) <= MAX_ENTRIES else b""
+        if not blob or len(blob) > min(KEEP_BYTES, MAX_BYTES):
+            kept = {k: v for k, v in kept.items() if k in self.used}
+            blob = self.head + marshal.dumps(kept)
+        if len(blob) > MAX_BYTES:
+            return False
+        with contextlib.suppress(OSError):
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            safeio.write_output(self.path, blob, sync=False)
+            self.compiled = 0
+            return True
+        return False
+
+
+def save_all() -> None:
+    """Every table's :meth:`Table.save` (the command's last step, once its report is out)."""
+    for table in _TABLES:
+        with contextlib.suppress(Exception):  # (a table is only ever an optimisation)
+            table.save()
