@@ -368,3 +368,40 @@ def test_the_index_holds_every_dict_literal_of_the_module() -> None:
         assert {id(n) for n, _ in ModuleIndex(tree).dicts} == every, path
         count += len(every)
     assert count > 1000
+
+
+def test_the_handlers_are_found_where_a_search_anchored_at_each_line_finds_them() -> None:
+    """handler_texts finds the keyword, then looks back to its line's start (8 times
+    faster than a search anchored at every line): the same handler texts as the anchored
+    search gives, on crafted layouts and on every file here."""
+    import re
+
+    from agentguard.inspect.project import python_handlers
+
+    anchored = re.compile(rb"^([ \t\f]*)except\b", re.M)
+
+    def by_anchor(data: bytes) -> list[bytes]:
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        out = []
+        for m in anchored.finditer(data):
+            column = python_handlers._indent(data, m.start())[0]
+            out.append(data[m.start() : python_handlers._handler_end(data, m.end(), column)])
+        return out
+
+    crafted = [
+        b"except E:\n    model = 1\n",  # (at the file's start)
+        b"try:\n\tpass\n\texcept E:\n\t\tx = 1\n",
+        b"try: pass\n\x0c  except E: x = 1\n",
+        b"x = 1; except_ = 2\nmyexcept = 3\n  except_hook = 4\n",
+        b"y = 'except'\n  except E:\n",
+        b"try:\r\n  pass\r\nexcept E:\r\n  pass\rexcept F:\r  pass",
+        b"a = 1  except\n",
+        b"\n\n\nexcept",
+        b"except\x00except\nexcept",
+        b"try: pass\nexcept E: pass\ntry: pass\nexcept E: pass\n",  # (the same text twice)
+    ]
+    files = [path.read_bytes() for path in _corpus()]
+    assert sum(b"except" in data for data in files) > 100
+    for data in crafted + files:
+        assert list(handler_texts(data)) == by_anchor(data), data[:200]
