@@ -10,7 +10,8 @@ keyed by the whole source text (and whatever else the compile read), saved with
 A table is kept where Python keeps agentguard's own bytecode
 (:func:`importlib.util.cache_from_source`: the package's ``__pycache__``, or under
 ``PYTHONPYCACHEPREFIX``), one file per kind and interpreter (its cache tag in the name;
-its magic number and the kind's own version in the head), and is trusted exactly as the
+its magic number and the kind's own version in the head, and a checksum of the rest: a
+table damaged on disk is ignored, never unmarshalled), and is trusted exactly as the
 ``.pyc`` files beside it are: whoever can write there can already replace agentguard's
 code (docs/security.md, "agentguard's own files"). It is never looked for in a scanned
 folder nor in a cache folder a workflow restores. A file that is not a table of this kind
@@ -28,6 +29,7 @@ import contextlib
 import marshal
 import os
 import sys
+import zlib
 from collections.abc import Callable, Hashable
 from importlib.util import MAGIC_NUMBER, cache_from_source
 from typing import Generic, TypeVar
@@ -64,14 +66,30 @@ def table_path(name: str) -> str | None:
 class Table(Generic[K, V]):
     """One kind's table: ``entries`` as loaded (lazily, by :meth:`get`) and as compiled."""
 
-    def __init__(self, name: str, version: bytes, valid: Callable[[object], bool]) -> None:
+    def __init__(
+        self,
+        name: str,
+        version: bytes,
+        valid: Callable[[object], bool],
+        *,
+        verify: Callable[[K, V], bool] | None = None,
+        keep_bytes: int | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
         """``version``: what else the entries depend on (besides this interpreter's magic
-        number); ``valid``: whether a loaded object is a whole table of this kind."""
+        number); ``valid``: whether a loaded object is a whole table of this kind;
+        ``verify``: whether an entry this run made is right, asked before it is written
+        (not kept otherwise); the two sizes: :data:`KEEP_BYTES`, :data:`MAX_BYTES` when
+        not given."""
         self.head = b"agentguard-" + name.encode() + b" " + version + b"\n" + MAGIC_NUMBER
         self.path = table_path(name)
         self.valid = valid
+        self.verify = verify
+        self.keep_bytes = keep_bytes
+        self.max_bytes = max_bytes
         self.entries: dict[K, V] = {}
         self.used: set[K] = set()
+        self.new: set[K] = set()  # entries this process made (verified before written)
         self.compiled = 0  # entries compiled by this process (misses)
         self.owner = os.getpid()
         self.loaded = self.path is None  # (read when the first entry is asked for)
@@ -96,12 +114,14 @@ class Table(Generic[K, V]):
             return
         self.entries[key] = value
         self.used.add(key)
+        self.new.add(key)
         self.compiled += 1
 
     def forget(self, key: K) -> None:
         """An entry that turned out unusable: not kept, not written again."""
         self.entries.pop(key, None)
         self.used.discard(key)
+        self.new.discard(key)
         self.compiled += 1  # (the file on disk still holds it: written again without it)
 
     def load(self) -> dict[K, V]:
@@ -116,14 +136,21 @@ class Table(Generic[K, V]):
 
     def _load(self, path: str) -> dict[K, V]:
         try:
-            blob = safeio.read_bytes(path, cap=MAX_BYTES)
+            blob = safeio.read_bytes(path, cap=self._max())
         except OSError:  # (none yet, or not a regular file, or too large: compiled as usual)
             return {}
-        if not blob.startswith(self.head):
+        start = len(self.head) + 4
+        if not blob.startswith(self.head) or len(blob) < start:
+            return {}
+        body = memoryview(blob)[start:]
+        # (a table changed on disk is ignored before marshal reads it: marshal makes a
+        # tuple of the length a damaged header claims before it reads one item, and the
+        # engine checks a regular expression's program less than the program needs)
+        if zlib.crc32(body).to_bytes(4, "little") != blob[len(self.head) : start]:
             return {}
         try:
-            table = marshal.loads(memoryview(blob)[len(self.head) :])
-        except (ValueError, EOFError, TypeError):
+            table = marshal.loads(body)
+        except (ValueError, EOFError, TypeError, MemoryError, RecursionError):
             return {}
         if not isinstance(table, dict) or not self.valid(table):
             return {}
@@ -138,12 +165,18 @@ class Table(Generic[K, V]):
             or sys.dont_write_bytecode
         ):
             return False
+        if self.verify is not None:
+            for key in [k for k in self.new if k in self.entries]:
+                if not self.verify(key, self.entries[key]):
+                    del self.entries[key]
+        self.new.clear()
         kept = self.entries
-        blob = self.head + marshal.dumps(kept) if len(kept) <= MAX_ENTRIES else b""
-        if not blob or len(blob) > min(KEEP_BYTES, MAX_BYTES):
+        blob = self._blob(kept) if len(kept) <= MAX_ENTRIES else b""
+        keep = KEEP_BYTES if self.keep_bytes is None else self.keep_bytes
+        if not blob or len(blob) > min(keep, self._max()):
             kept = {k: v for k, v in kept.items() if k in self.used}
-            blob = self.head + marshal.dumps(kept)
-        if len(blob) > MAX_BYTES:
+            blob = self._blob(kept)
+        if len(blob) > self._max():
             return False
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -151,6 +184,13 @@ class Table(Generic[K, V]):
             self.compiled = 0
             return True
         return False
+
+    def _max(self) -> int:
+        return MAX_BYTES if self.max_bytes is None else self.max_bytes
+
+    def _blob(self, entries: dict[K, V]) -> bytes:
+        body = marshal.dumps(entries)
+        return self.head + zlib.crc32(body).to_bytes(4, "little") + body
 
 
 def save_all() -> None:

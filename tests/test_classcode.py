@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,12 @@ def test_no_table_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> 
     assert not _table(prefix).exists()
 
 
+def _sealed(head: bytes, value: object) -> bytes:
+    """A table file as agentguard writes one (its head, the checksum, the body) of ``value``."""
+    body = marshal.dumps(value)
+    return head + zlib.crc32(body).to_bytes(4, "little") + body
+
+
 @pytest.mark.parametrize(
     "what",
     [
@@ -177,6 +184,7 @@ def test_no_table_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> 
         "a-value-not-code",
         "code-named-otherwise",
         "too-large",
+        "changed-on-disk",
         "a-link",
     ],
 )
@@ -193,10 +201,11 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "garbage": b"\x00" * 64,
         "truncated": good[: len(good) // 2],
         "another-magic": head[:-4] + b"\x00\x00\x0d\x0a" + good[len(head) :],
-        "not-a-dict": head + marshal.dumps([evil]),
-        "a-value-not-code": head + marshal.dumps({source: "x"}),
-        "code-named-otherwise": head + marshal.dumps({source: compile("1", "evil.py", "exec")}),
-        "too-large": head + marshal.dumps({source: evil}) + b"\x00" * codetable.MAX_BYTES,
+        "not-a-dict": _sealed(head, [evil]),
+        "a-value-not-code": _sealed(head, {source: "x"}),
+        "code-named-otherwise": _sealed(head, {source: compile("1", "evil.py", "exec")}),
+        "too-large": _sealed(head, {source: evil}) + b"\x00" * codetable.MAX_BYTES,
+        "changed-on-disk": good[:-9] + bytes([good[-9] ^ 0x20]) + good[-8:],
     }
     table = _table(prefix)
     if what == "a-link":
@@ -249,7 +258,7 @@ def test_a_table_over_its_budget_keeps_what_the_run_used(
         text: compile(text, "<string>", "exec", dont_inherit=True)
         for text in (f"# an earlier release's class {i}\n" + "x = 1\n" * 40 for i in range(200))
     }
-    stale = len(table.head + marshal.dumps(table.entries))
+    stale = len(table.head + marshal.dumps(table.entries)) + 4
     monkeypatch.setattr(classcode, "_TABLE", table)
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     for cap in ("MAX_BYTES", "KEEP_BYTES"):

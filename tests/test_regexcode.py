@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import warnings
+import zlib
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,10 @@ _PATTERNS: list[tuple[str | bytes, int]] = [
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> codetable.Table[object, object]:
     """A table of its own (loaded, empty, kept under tmp_path) in place of the process's."""
     table: codetable.Table[object, object] = codetable.Table(
-        "regex-programs", b"test", regexcode._valid
+        "regex-programs",
+        b"test",
+        regexcode._valid,
+        verify=regexcode._verified,  # type: ignore[arg-type]
     )
     table.path = str(tmp_path / "regex-programs.bin")
     table.loaded = True
@@ -214,8 +218,23 @@ def test_both_tables_on_disk_load_whatever_is_imported_first(tmp_path: Path) -> 
         assert (ran.returncode, ran.stdout.split()) == (0, [b"True", b"True"]), ran.stderr
 
 
+def _sealed(head: bytes, value: object) -> bytes:
+    """A table file as agentguard writes one (its head, the checksum, the body) of ``value``."""
+    body = marshal.dumps(value)
+    return head + zlib.crc32(body).to_bytes(4, "little") + body
+
+
 @pytest.mark.parametrize(
-    "what", ["garbage", "another-version", "not-a-dict", "a-key-of-another-shape", "a-link"]
+    "what",
+    [
+        "garbage",
+        "another-version",
+        "not-a-dict",
+        "a-key-of-another-shape",
+        "groups-not-its-names",
+        "changed-on-disk",
+        "a-link",
+    ],
 )
 def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> None:
     prefix, empty = tmp_path / "pyc", tmp_path / "empty"
@@ -231,8 +250,10 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "garbage": b"\x00" * 64,
         "another-version": head.replace(b"regex-programs ", b"regex-programs 0")
         + good[len(head) :],
-        "not-a-dict": head + marshal.dumps([("a", 0)]),
-        "a-key-of-another-shape": head + marshal.dumps({("a", 0, 1): program}),
+        "not-a-dict": _sealed(head, [("a", 0)]),
+        "a-key-of-another-shape": _sealed(head, {("a", 0, 1): program}),
+        "groups-not-its-names": _sealed(head, {("(x)", 0): (32, [17], 2**28, {}, (None,))}),
+        "changed-on-disk": good[:-9] + bytes([good[-9] ^ 0x20]) + good[-8:],
     }
     if what == "a-link":
         target = tmp_path / "elsewhere.bin"
@@ -262,8 +283,9 @@ def test_the_screen_for_warnings_is_linear_in_the_pattern() -> None:
 
     pattern = "[" + "a[" * 20000 + "]"  # (a class Python compiles in milliseconds, no warning)
     started = time.perf_counter()
-    regexcode._may_warn(pattern)
-    regexcode._may_warn(re.escape("a[" * 20000))
+    regexcode._keepable(pattern)
+    regexcode._keepable(re.escape("a[" * 20000))
+    regexcode._keepable("[" + "a" * 4000 + "(?" * 20000)
     assert time.perf_counter() - started < 1.0
 
 
@@ -271,19 +293,23 @@ def test_the_screen_for_warnings_is_linear_in_the_pattern() -> None:
     "pattern",
     ["a(?t)", "a(?tx)", "(a)(?t)", "a|(?ut)", "x(?it)b"],  # (3.10's template flag, late)
 )
-def test_the_screen_for_warnings_knows_every_flag_the_parser_reads(pattern: str) -> None:
+def test_the_screen_for_warnings_knows_every_flag_the_parser_reads(
+    pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Python 3.10 reads `(?t)` as a global flag: late, it warns (DeprecationWarning) as
-    the other letters do, and a program kept from it would never warn again."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            regexcode._ORIGINAL(pattern, 0)
-        except re.error:
-            pytest.skip("not a pattern on this Python")
-        except Warning:
-            assert regexcode._may_warn(pattern)
-            return
-    pytest.skip("no warning on this Python")
+    the other letters do, and a program kept from it would never warn again. The screen
+    takes the letters from the parser's own table (3.10's, as here), not from a list."""
+    monkeypatch.setattr(regexcode, "_LATE_FLAGS", "aiLmsuxt")
+    assert not regexcode._keepable(pattern)
+    assert regexcode._keepable(pattern.replace("(?", "(?:"))  # (a group, not flags)
+
+
+def test_the_late_flags_screened_are_the_parsers_own() -> None:
+    parser = getattr(re, "_parser", None) or re.sre_parse  # type: ignore[attr-defined]
+    if sys.version_info < (3, 11):
+        assert set(regexcode._LATE_FLAGS) == set(parser.FLAGS) >= set("aiLmsuxt")
+    else:  # (late global flags are an error from 3.11 on: nothing to screen)
+        assert regexcode._LATE_FLAGS == ""
 
 
 def test_a_warning_names_the_line_that_compiled_the_pattern() -> None:
@@ -304,21 +330,23 @@ def test_a_pattern_too_deep_for_the_stack_fails_on_every_run(
 ) -> None:
     """Kept when it once compiled (a higher recursion limit, a shallower stack), a
     pattern Python cannot parse at this depth came from the table without its
-    RecursionError."""
+    RecursionError: a pattern with many parentheses is never kept."""
     table = _fresh(monkeypatch, tmp_path)
     deep = "(" * 600 + "a" + ")" * 600
     limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(20000)
-        regexcode._compile(deep, 0)
+        assert regexcode._compile(deep, 0).match("a")
     finally:
         sys.setrecursionlimit(limit)
-    if (deep, 0) not in table.entries:
-        pytest.skip("not kept: nothing to check")
+    assert (deep, 0) not in table.entries
     with pytest.raises(RecursionError):
         regexcode._ORIGINAL(deep, 0)  # (what Python does here)
     with pytest.raises(RecursionError):
         regexcode._compile(deep, 0)
+    shallow = "(" * regexcode.MAX_KEPT_GROUPS + "a" + ")" * regexcode.MAX_KEPT_GROUPS
+    regexcode._compile(shallow, 0)
+    assert (shallow, 0) in table.entries
 
 
 def test_a_program_whose_group_count_is_not_its_names_is_never_used(
@@ -396,3 +424,19 @@ def test_a_program_changed_by_one_word_never_crashes_a_run(tmp_path: Path) -> No
     )
     ran = _child(prefix, f"import agentguard, re; re.compile({pattern!r}).search('xxyzyxx')")
     assert ran.returncode == 0, (ran.returncode, ran.stderr.decode(errors="replace")[-800:])
+
+
+def test_an_entry_is_written_only_when_it_makes_pythons_own_pattern(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """What a run compiled is checked against Python's own compiler when the table is
+    written: a program that makes another pattern (a compiler that works otherwise) is
+    not kept."""
+    table = _fresh(monkeypatch, tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    regexcode._compile("ab+c", 0)
+    regexcode._compile("x(y)z", 0)
+    flags, code, groups, names, numbers = table.entries[("ab+c", 0)]
+    table.entries[("ab+c", 0)] = (flags, [c for c in code if c != ord("b")], groups, names, numbers)
+    assert table.save()
+    assert set(table.load()) == {("x(y)z", 0)}

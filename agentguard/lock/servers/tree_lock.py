@@ -22,6 +22,7 @@ from agentguard.lock.servers.npm_tree_shape import (
 )
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
+_PLACEHOLDER = re.compile(r'"tree-package-([0-9a-f]{32})-(\d+)"')
 _KEYS = {"lockfile-version", "digest", "packages"}
 
 
@@ -83,5 +84,9 @@ class OneLine:
     def fill(self, text: str) -> str:
         if not self.lines:
             return text
-        found = re.compile(rf'"tree-package-{self.nonce}-(\d+)"')
-        return found.sub(lambda m: self.lines[int(m.group(1))], text)
+        # (one pattern for every nonce, the nonce compared after: a pattern that holds
+        # it is a new text each run, compiled anew and kept by no table of programs)
+        return _PLACEHOLDER.sub(
+            lambda m: self.lines[int(m.group(2))] if m.group(1) == self.nonce else m.group(0),
+            text,
+        )

@@ -153,3 +153,21 @@ def test_an_edited_edge_is_no_tree_and_never_reaches_npm_ci(
     assert not (folder / "node_modules" / "evil").exists()
     assert other.requests == []
     assert not (tmp_path / "prepare-ran").exists()
+
+
+def test_each_tree_package_is_put_back_on_its_own_line_and_only_its_own() -> None:
+    """The placeholders carry this writer's nonce; a string of the lock that looks like one
+    with another nonce (a server's tool description) is left as it is. (One pattern for
+    every nonce: a pattern that held it was a new text on each run.)"""
+    import json
+
+    from agentguard.lock.servers.tree_lock import OneLine
+
+    writer = OneLine()
+    entry = {"tree": {"packages": [{"name": "a"}, {"name": "b"}]}}
+    marked = writer.mark(entry)
+    other = f"tree-package-{'0' * 32}-0"
+    text = json.dumps({"e": marked, "description": other})
+    filled = writer.fill(text)
+    assert json.loads(filled) == {"e": entry, "description": other}
+    assert filled.count('{"name": "a"}') == 1 and filled.count('{"name": "b"}') == 1
