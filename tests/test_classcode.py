@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
-import os
 import subprocess
 import sys
 import textwrap
-import zlib
 from pathlib import Path
 
 import pytest
 
 from agentguard import classcode, codetable
+from tests.codetable_support import env, inspect, sealed, table_file
 
 _RECORDS = textwrap.dedent(
     """
@@ -102,30 +101,6 @@ def test_other_uses_of_exec_are_the_builtins() -> None:
 MANY = 100 if sys.version_info < (3, 13) else 30
 
 
-def _env(prefix: Path, *, write: bool = True) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
-    if not write:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
-def _table(prefix: Path) -> Path:
-    found = list(prefix.rglob("dataclass-methods.*.bin"))
-    assert len(found) <= 1, found
-    return found[0] if found else prefix / "none"
-
-
-def _inspect(prefix: Path, folder: Path, *, write: bool = True) -> None:
-    ran = subprocess.run(
-        [sys.executable, "-m", "agentguard", "inspect", str(folder), "--no-cache"],
-        env=_env(prefix, write=write),
-        capture_output=True,
-        timeout=120,
-    )
-    assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
-
-
 _COUNT = (
     "import agentguard.classcode as c, agentguard.cli, agentguard.commands.inspect;"
     "import agentguard.engine.inspect_run, agentguard.report.text;"
@@ -136,7 +111,7 @@ _COUNT = (
 def _python(code: str, prefix: Path) -> bytes:
     """What ``python -c code`` prints, its table under ``prefix``."""
     ran = subprocess.run(
-        [sys.executable, "-c", code], env=_env(prefix), capture_output=True, timeout=60, check=True
+        [sys.executable, "-c", code], env=env(prefix), capture_output=True, timeout=60, check=True
     )
     return ran.stdout
 
@@ -150,28 +125,22 @@ def test_a_second_run_compiles_none_of_its_records(tmp_path: Path) -> None:
     prefix, empty = tmp_path / "pyc", tmp_path / "empty"
     empty.mkdir()
     assert _count(prefix)[1] == 0  # (no table yet: every method compiled)
-    _inspect(prefix, empty)
-    table = _table(prefix)
+    inspect(prefix, empty)
+    table = table_file(prefix, "dataclass-methods")
     assert table.is_file()
     compiled, loaded, path = _count(prefix)
     assert loaded > MANY and compiled == 0
     assert Path(path) == table  # (where Python keeps agentguard's own bytecode)
     before = table.stat().st_mtime_ns
-    _inspect(prefix, empty)
+    inspect(prefix, empty)
     assert table.stat().st_mtime_ns == before  # (nothing new: not written again)
 
 
 def test_no_table_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> None:
     prefix, empty = tmp_path / "pyc", tmp_path / "empty"
     empty.mkdir()
-    _inspect(prefix, empty, write=False)
-    assert not _table(prefix).exists()
-
-
-def _sealed(head: bytes, value: object) -> bytes:
-    """A table file as agentguard writes one (its head, the checksum, the body) of ``value``."""
-    body = marshal.dumps(value)
-    return head + zlib.crc32(body).to_bytes(4, "little") + body
+    inspect(prefix, empty, write=False)
+    assert not table_file(prefix, "dataclass-methods").exists()
 
 
 @pytest.mark.parametrize(
@@ -191,8 +160,8 @@ def _sealed(head: bytes, value: object) -> bytes:
 def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> None:
     prefix, empty = tmp_path / "pyc", tmp_path / "empty"
     empty.mkdir()
-    _inspect(prefix, empty)
-    good = _table(prefix).read_bytes()
+    inspect(prefix, empty)
+    good = table_file(prefix, "dataclass-methods").read_bytes()
     assert classcode._TABLE is not None
     head = good[: len(classcode._TABLE.head)]
     evil = compile("import os; os.environ['PWNED'] = '1'", "<string>", "exec")
@@ -201,13 +170,13 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "garbage": b"\x00" * 64,
         "truncated": good[: len(good) // 2],
         "another-magic": head[:-4] + b"\x00\x00\x0d\x0a" + good[len(head) :],
-        "not-a-dict": _sealed(head, [evil]),
-        "a-value-not-code": _sealed(head, {source: "x"}),
-        "code-named-otherwise": _sealed(head, {source: compile("1", "evil.py", "exec")}),
-        "too-large": _sealed(head, {source: evil}) + b"\x00" * codetable.MAX_BYTES,
+        "not-a-dict": sealed(head, [evil]),
+        "a-value-not-code": sealed(head, {source: "x"}),
+        "code-named-otherwise": sealed(head, {source: compile("1", "evil.py", "exec")}),
+        "too-large": sealed(head, {source: evil}) + b"\x00" * codetable.MAX_BYTES,
         "changed-on-disk": good[:-9] + bytes([good[-9] ^ 0x20]) + good[-8:],
     }
-    table = _table(prefix)
+    table = table_file(prefix, "dataclass-methods")
     if what == "a-link":
         target = tmp_path / "elsewhere.bin"
         target.write_bytes(good)
@@ -217,7 +186,7 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         table.write_bytes(blobs[what])
     compiled, loaded, _ = _count(prefix)
     assert loaded == 0 and compiled > MANY  # (every method compiled as without a table)
-    _inspect(prefix, empty)  # a run works, and writes a good table again
+    inspect(prefix, empty)  # a run works, and writes a good table again
     if what != "a-link":
         compiled, loaded, _ = _count(prefix)
         assert compiled == 0 and loaded > MANY

@@ -5,18 +5,16 @@ program the engine refuses) is never used."""
 
 from __future__ import annotations
 
-import marshal
-import os
 import re
 import subprocess
 import sys
 import warnings
-import zlib
 from pathlib import Path
 
 import pytest
 
 from agentguard import codetable, regexcode
+from tests.codetable_support import env, inspect, sealed, table_file
 
 _PATTERNS: list[tuple[str | bytes, int]] = [
     (r"(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)", 0),
@@ -146,33 +144,9 @@ _COUNT = (
 )
 
 
-def _env(prefix: Path, *, write: bool = True) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
-    if not write:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
-def _table(prefix: Path) -> Path:
-    found = list(prefix.rglob("regex-programs.*.bin"))
-    assert len(found) <= 1, found
-    return found[0] if found else prefix / "none"
-
-
-def _inspect(prefix: Path, folder: Path, *, write: bool = True) -> None:
-    ran = subprocess.run(
-        [sys.executable, "-m", "agentguard", "inspect", str(folder), "--no-cache"],
-        env=_env(prefix, write=write),
-        capture_output=True,
-        timeout=120,
-    )
-    assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
-
-
 def _count(prefix: Path) -> tuple[int, int, str]:
     ran = subprocess.run(
-        [sys.executable, "-c", _COUNT], env=_env(prefix), capture_output=True, timeout=60
+        [sys.executable, "-c", _COUNT], env=env(prefix), capture_output=True, timeout=60
     )
     assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
     compiled, loaded, path = ran.stdout.decode().split(maxsplit=2)
@@ -184,8 +158,8 @@ def test_a_second_run_compiles_none_of_its_patterns(tmp_path: Path) -> None:
     empty.mkdir()
     compiled, loaded, _ = _count(prefix)
     assert loaded == 0 and compiled > 30  # (no table yet: every pattern compiled)
-    _inspect(prefix, empty)
-    table = _table(prefix)
+    inspect(prefix, empty)
+    table = table_file(prefix, "regex-programs")
     assert table.is_file()
     compiled, loaded, path = _count(prefix)
     assert loaded > 30 and compiled == 0
@@ -195,8 +169,8 @@ def test_a_second_run_compiles_none_of_its_patterns(tmp_path: Path) -> None:
 def test_no_table_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> None:
     prefix, empty = tmp_path / "pyc", tmp_path / "empty"
     empty.mkdir()
-    _inspect(prefix, empty, write=False)
-    assert not _table(prefix).exists()
+    inspect(prefix, empty, write=False)
+    assert not table_file(prefix, "regex-programs").exists()
 
 
 def test_both_tables_on_disk_load_whatever_is_imported_first(tmp_path: Path) -> None:
@@ -205,7 +179,7 @@ def test_both_tables_on_disk_load_whatever_is_imported_first(tmp_path: Path) -> 
     reader module was imported first with both tables written."""
     prefix, empty = tmp_path / "pyc", tmp_path / "empty"
     empty.mkdir()
-    _inspect(prefix, empty)
+    inspect(prefix, empty)
     for first in ("agentguard.inspect.project.python_agents", "pathlib", "agentguard.lock.early"):
         code = (
             f"import agentguard, {first}, agentguard.classcode as c, agentguard.regexcode as r;"
@@ -213,15 +187,9 @@ def test_both_tables_on_disk_load_whatever_is_imported_first(tmp_path: Path) -> 
             "print(len(c._TABLE.entries) > 50, len(r._TABLE.entries) > 50)"
         )
         ran = subprocess.run(
-            [sys.executable, "-c", code], env=_env(prefix), capture_output=True, timeout=60
+            [sys.executable, "-c", code], env=env(prefix), capture_output=True, timeout=60
         )
         assert (ran.returncode, ran.stdout.split()) == (0, [b"True", b"True"]), ran.stderr
-
-
-def _sealed(head: bytes, value: object) -> bytes:
-    """A table file as agentguard writes one (its head, the checksum, the body) of ``value``."""
-    body = marshal.dumps(value)
-    return head + zlib.crc32(body).to_bytes(4, "little") + body
 
 
 @pytest.mark.parametrize(
@@ -239,8 +207,8 @@ def _sealed(head: bytes, value: object) -> bytes:
 def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> None:
     prefix, empty = tmp_path / "pyc", tmp_path / "empty"
     empty.mkdir()
-    _inspect(prefix, empty)
-    table = _table(prefix)
+    inspect(prefix, empty)
+    table = table_file(prefix, "regex-programs")
     good = table.read_bytes()
     assert regexcode._TABLE is not None
     head = regexcode._TABLE.head  # (this interpreter's: the same in the child)
@@ -250,9 +218,9 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "garbage": b"\x00" * 64,
         "another-version": head.replace(b"regex-programs ", b"regex-programs 0")
         + good[len(head) :],
-        "not-a-dict": _sealed(head, [("a", 0)]),
-        "a-key-of-another-shape": _sealed(head, {("a", 0, 1): program}),
-        "groups-not-its-names": _sealed(head, {("(x)", 0): (32, [17], 2**28, {}, (None,))}),
+        "not-a-dict": sealed(head, [("a", 0)]),
+        "a-key-of-another-shape": sealed(head, {("a", 0, 1): program}),
+        "groups-not-its-names": sealed(head, {("(x)", 0): (32, [17], 2**28, {}, (None,))}),
         "changed-on-disk": good[:-9] + bytes([good[-9] ^ 0x20]) + good[-8:],
     }
     if what == "a-link":
@@ -264,7 +232,7 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         table.write_bytes(blobs[what])
     compiled, loaded, _ = _count(prefix)
     assert loaded == 0 and compiled > 30  # (every pattern compiled as without a table)
-    _inspect(prefix, empty)  # a run works, and writes a good table again (never via a link)
+    inspect(prefix, empty)  # a run works, and writes a good table again (never via a link)
     if what == "a-link":
         assert target.read_bytes() == good
     else:

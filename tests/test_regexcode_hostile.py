@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentguard import regexcode
-from tests.test_regexcode import _env, _fresh
+from tests.codetable_support import env
+from tests.test_regexcode import _fresh
 
 # --- attacks on the table (each a hole found by trying; see the commit that adds them) ---
 
@@ -109,7 +110,7 @@ def test_a_program_whose_group_count_is_not_its_names_is_never_used(
 
 def _child(prefix: Path, code: str, **kw: object) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(  # type: ignore[call-overload,no-any-return]
-        [sys.executable, "-c", code], env=_env(prefix), capture_output=True, timeout=120, **kw
+        [sys.executable, "-c", code], env=env(prefix), capture_output=True, timeout=120, **kw
     )
 
 

@@ -1,0 +1,44 @@
+"""What the tests of agentguard's compiled tables share: a run whose bytecode (and so its
+tables) is kept under a prefix of the test's own, and a table file as agentguard writes one."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+
+def env(prefix: Path, *, write: bool = True) -> dict[str, str]:
+    """The environment of a run that keeps its bytecode under ``prefix`` (``write``: and
+    may write it, whatever this machine's PYTHONDONTWRITEBYTECODE)."""
+    out = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out["PYTHONPYCACHEPREFIX"] = str(prefix)
+    if not write:
+        out["PYTHONDONTWRITEBYTECODE"] = "1"
+    return out
+
+
+def table_file(prefix: Path, name: str) -> Path:
+    """The table ``name`` under ``prefix`` (one at most), or a path that does not exist."""
+    found = list(prefix.rglob(f"{name}.*.bin"))
+    assert len(found) <= 1, found
+    return found[0] if found else prefix / "none"
+
+
+def inspect(prefix: Path, folder: Path, *, write: bool = True) -> None:
+    ran = subprocess.run(
+        [sys.executable, "-m", "agentguard", "inspect", str(folder), "--no-cache"],
+        env=env(prefix, write=write),
+        capture_output=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-2000:]
+
+
+def sealed(head: bytes, value: object) -> bytes:
+    """A table file as agentguard writes one (its head, the checksum, the body) of ``value``."""
+    body = marshal.dumps(value)
+    return head + zlib.crc32(body).to_bytes(4, "little") + body
