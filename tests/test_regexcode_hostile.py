@@ -70,6 +70,37 @@ def test_a_warning_names_the_line_that_compiled_the_pattern() -> None:
     assert seen[0].filename == __file__
 
 
+class _Text(str):
+    """A pattern of a str subclass (an enum.StrEnum member is one)."""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda p: re.sub(p, "", ""), id="sub"),
+        pytest.param(lambda p: re.subn(p, "", ""), id="subn"),
+        pytest.param(lambda p: re.split(p, ""), id="split"),
+        pytest.param(lambda p: re.compile(p, True), id="bool-flags"),
+        pytest.param(lambda p: re.compile(_Text(p)), id="str-subclass"),
+    ],
+)
+def test_a_warning_names_the_caller_whatever_the_flags_and_patterns_type(
+    call: object,
+) -> None:
+    """3.13's re.sub, re.subn and re.split hand re's compiler a flags of an int subclass
+    (their keyword's sentinel); the table's compile handed such a flags, a bool, or a
+    pattern of a str subclass to Python's compile from one frame deeper, so the warning
+    named re's own file (and was hidden outside __main__)."""
+    pattern = "[[" + "warnsatthecallertoo" + "]"
+    re.purge()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        call(pattern)  # type: ignore[operator]
+    found = [w for w in seen if w.category is FutureWarning]
+    assert len(found) == 1
+    assert found[0].filename == __file__
+
+
 def test_a_pattern_too_deep_for_the_stack_fails_on_every_run(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
