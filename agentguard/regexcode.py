@@ -14,7 +14,8 @@ to ``_sre.compile``; and keeps the program in a table. The next run hands the ke
 to ``_sre.compile`` without parsing (``_sre`` checks the code before it makes the
 pattern; a program it refuses is compiled again, as without the table). Installed only
 under the Pythons whose compiler does exactly this (3.10 to 3.13, the same source); a
-pattern given parsed (``re.Scanner``) is Python's compiler's alone.
+pattern given parsed (``re.Scanner``) or as a subclass of text is compiled the same way,
+and not kept.
 
 Not kept: a pattern whose compile may warn (Python warns at a process's first compile: a
 program from the table would never warn), screened by its text in one pass; a debug
@@ -118,22 +119,27 @@ def install() -> None:
 
 
 def _compile(p: Any, flags: Any = 0) -> Any:
-    """Python's ``compile(p, flags)`` (re/_compiler.py), the program kept (see above)."""
+    """Python's ``compile(p, flags)`` (re/_compiler.py), step by step in its place on the
+    stack, for every input; the program kept for a pattern of exactly text or bytes (flags
+    of any int kind: 3.13's ``re.sub`` passes a subclass of int, a caller may pass a bool)."""
     table = _TABLE
-    kind = type(p)
-    if table is None or (kind is not str and kind is not bytes) or type(flags) is not int:
-        return _ORIGINAL(p, flags)
-    key = (p, flags)
-    program = table.get(key)
-    if program is not None:
-        if _whole(program):
-            try:
-                return _sre.compile(p, *program)
-            except Exception:  # (not a program _sre takes: compiled as without the table)
-                pass
-        table.forget(key)
-    # Python's compile, step by step, in its place on the stack
-    parsed = _parser.parse(p, flags)
+    key: Key | None = None
+    if table is not None and (type(p) is str or type(p) is bytes) and isinstance(flags, int):
+        key = (p, int(flags))
+        program = table.get(key)
+        if program is not None:
+            if _whole(program):
+                try:
+                    return _sre.compile(p, *program)
+                except Exception:  # (not a program _sre takes: compiled as without the table)
+                    pass
+            table.forget(key)
+    if isinstance(p, (str, bytes)):
+        pattern = p
+        parsed = _parser.parse(p, flags)
+    else:  # (already parsed: re.Scanner's way)
+        pattern = None
+        parsed = p
     code = _compiler._code(parsed, flags)
     if flags & _DEBUG:
         print()  # noqa: T201  (what Python's compile prints before the dump)
@@ -143,9 +149,14 @@ def _compile(p: Any, flags: Any = 0) -> Any:
     for k, i in groupindex.items():
         indexgroup[i] = k
     made = _sre.compile(
-        p, flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup)
+        pattern,
+        flags | parsed.state.flags,
+        code,
+        parsed.state.groups - 1,
+        groupindex,
+        tuple(indexgroup),
     )
-    if not flags & _DEBUG and _keepable(p):
+    if key is not None and table is not None and not flags & _DEBUG and _keepable(p):
         kept = _as_program(flags | parsed.state.flags, code, parsed.state.groups, groupindex)
         if kept is not None:
             table.put(key, kept)
