@@ -32,9 +32,7 @@ import itertools
 import re
 import sys
 import warnings
-from collections.abc import Callable
 
-from agentguard.inspect.project.python_binders import binder
 from agentguard.inspect.project.python_fallback import (
     _CLIENT_NAMES,
     _HOLDER_WORDS,
@@ -102,14 +100,10 @@ def may_switch_model(data: bytes) -> bool:
     # (a client's qualname ends with the class's own name, which only an import or an
     # attribute spells: code, never a string nor a comment; or a name of other characters
     # in code that Python reads as it, NFKC-normalised: fullwidth letters spell `OpenAI`)
-    non_ascii = spelled_non_ascii(data)
     clients = (
         any(n in data for n in _CLIENT_BYTES)
         and spelled_in_code(data, _CLIENT_BYTES, whole=True)  # (`OpenAIResponsesModel`: no)
-    ) or non_ascii
-    # (a call by a bare name may make a client only where the file may bind that name to
-    # an import or an alias: .python_binders; a name spelled in other characters: any)
-    bound = binder(data, LLM_MODULES, _CLIENT_NAMES) if clients and not non_ascii else None
+    ) or spelled_non_ascii(data)
     # One handler's text is read on to its end, or to the file's where that cannot be told
     # (an `except` in a string): texts that overlap may add up to the file's size squared
     # (8,000 `except (` lines in a 72 KB string: 50 s). Past a few times the file's size
@@ -121,14 +115,12 @@ def may_switch_model(data: bytes) -> bool:
             return True
         if (
             clients or _SWITCH_NEEDLE.search(text.lower()) or _NON_ASCII.search(text)
-        ) and handler_may_switch(text, clients=clients, bound=bound):
+        ) and handler_may_switch(text, clients=clients):
             return True
     return False
 
 
-def handler_may_switch(
-    text: bytes, *, clients: bool, bound: Callable[[str], bool] | None = None
-) -> bool:
+def handler_may_switch(text: bytes, *, clients: bool) -> bool:
     """Whether the handler whose text (from its ``except`` line, indentation included)
     is ``text`` may switch model or client; ``clients``: the file spells a client class in
     code, so a call by a bare name may construct one. True when the text does not parse
@@ -152,7 +144,7 @@ def handler_may_switch(
     handler = handlers[0]
     if _only_import_errors(handler):
         return False  # an optional-import guard, which fallback_sites never reads
-    return any(_may_switch(node, clients, bound) for node in _body_nodes(handler.body))
+    return any(_may_switch(node, clients) for node in _body_nodes(handler.body))
 
 
 if sys.version_info >= (3, 11):
@@ -168,7 +160,7 @@ else:  # (no ``except*`` before Python 3.11: ast has no TryStar)
         return stmt.handlers if isinstance(stmt, ast.Try) else None
 
 
-def _may_switch(node: ast.AST, clients: bool, bound: Callable[[str], bool] | None) -> bool:
+def _may_switch(node: ast.AST, clients: bool) -> bool:
     """A node of a handler's body that fallback_sites may read as a switch."""
     if isinstance(node, ast.Dict):
         return any(isinstance(k, ast.Constant) and k.value in _MODEL_KEYS for k in node.keys)
@@ -176,7 +168,7 @@ def _may_switch(node: ast.AST, clients: bool, bound: Callable[[str], bool] | Non
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _CLIENT_NAMES:
             return True  # (an attribute's qualname ends with its own name)
-        if isinstance(func, ast.Name) and clients and (bound is None or bound(func.id)):
+        if isinstance(func, ast.Name) and clients:
             return True  # (a bare name's qualname is that of what the file bound to it)
         return any(kw.arg in _MODEL_KEYWORDS for kw in node.keywords) or any(
             _names_a_model(a) for a in node.args

@@ -192,39 +192,6 @@ _BINDINGS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "binding",
-    [
-        "from .helpers import make",  # (its qualname is the helpers module's)
-        "from agents_util import OpenAI as other\ndef make():\n    return None",
-        "class make:\n    pass",
-        "for make in (openai.OpenAI,):\n    pass",  # (a loop's name: unknown)
-        "make, x = openai.OpenAI, 1",  # (unpacked: unknown)
-        "with openai.OpenAI() as make:\n    pass",
-        "def f(a) -> make:\n    return a",  # (a return annotation names it)
-    ],
-)
-def test_a_bare_callee_the_file_cannot_bind_to_a_client_needs_no_parse(binding: str) -> None:
-    """A file that spells a client class (here `openai.OpenAI`) lets a call by a bare name
-    in a handler count only where the file may bind that name to an import from an LLM
-    library or to an alias (python_binders): a name made otherwise never resolves to a
-    client, and the full reading agrees."""
-    source = (
-        "import openai\n"
-        f"{binding}\n\n"
-        "client = openai.OpenAI()\n"
-        "def ask(q, log):\n"
-        "    try:\n"
-        "        return q()\n"
-        "    except Exception as exc:\n"
-        "        log(exc)\n"
-        "        return make()\n"
-    ).encode()
-    full = read_whole("agent.py", source)
-    assert not full.fallbacks, binding
-    assert not may_switch_model(source), binding
-
-
 @pytest.mark.parametrize("binding", _BINDINGS)
 def test_a_name_bound_to_a_client_and_called_in_a_handler_is_still_parsed(binding: str) -> None:
     source = (
