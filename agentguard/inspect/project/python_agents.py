@@ -30,7 +30,7 @@ from agentguard.inspect.project.model import (
 )
 from agentguard.inspect.project.python_eval import Evaluator, plain
 from agentguard.inspect.project.python_gates import callback_verdicts
-from agentguard.inspect.project.python_import_needles import may_import, spelled_non_ascii
+from agentguard.inspect.project.python_import_needles import GAP, may_import, spelled_non_ascii
 from agentguard.inspect.project.python_scope import (
     CallRef,
     ModuleIndex,
@@ -431,4 +431,4 @@ def _regated(
 # its closing quote, or a backslash continuation inside the string, after it) or as a
 # keyword (`command=`, blanks, newlines and comments between, as inside brackets). Not
 # `"command-r"`, `commands` or `**command`.
-_COMMAND = re.compile(rb"command(?:[\"']|\\\r?\n|\\\r|(?:[ \t\f\r\n]|\\\r?\n|#[^\r\n]*)*=(?!=))")
+_COMMAND = re.compile(rb"command(?:[\"']|\\\r?\n|\\\r|" + GAP + rb"=(?!=))")

@@ -33,6 +33,14 @@ _LINE_REACH = 4096  # (a line longer than this before a gap: "maybe, a comment")
 _IMPORT_WORD = re.compile(rb"(?<![\w\x80-\xff])import(?![\w\x80-\xff])")
 
 
+# What may stand between two tokens inside brackets: blanks, line ends, backslash
+# continuations, comments. Each spelled one way only (a comment runs to its line's end, a
+# continuation's CR LF is one continuation, never a continuation and a line end): a gap a
+# match cannot take, tried every way it may be split, costs time exponential in its length
+# (`command ` and forty `#`s took longer than any run).
+GAP = rb"(?:[ \t\f\r\n]|\\(?:\r\n|\r(?!\n)|\n)|#[^\r\n]*(?![^\r\n]))*"
+
+
 def _is_name_byte(byte: int) -> bool:
     # ASCII letters, digits, `_`, and any byte of a non-ASCII character (an identifier may
     # hold one: `agentsé` is another name)

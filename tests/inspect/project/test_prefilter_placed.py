@@ -290,3 +290,31 @@ def test_a_tool_class_named_whole_is_still_parsed(code: str) -> None:
     full = read_whole("agent.py", source)
     assert full.grants, code
     assert may_grant(source)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # (the MCP test: `command`, then a comment of `#`s that no `=` follows)
+        b"import mcp\nx = f(command " + b"#" * 4000 + b"\n)\n",
+        # (the API tools' test: a tool type's first piece, then such a comment, no string)
+        b'import openai\nx = {"type": "bash_2025" ' + b"#" * 4000 + b"\n}\n",
+        # (backslash continuations with CR LF, each readable as a continuation and a line end)
+        b'import openai\nx = {"type": "bash_2025" ' + b"\\\r\n" * 4000 + b"}\n",
+        b"import mcp\nx = f(command " + b"\\\r\n" * 4000 + b"1)\n",
+    ],
+)
+def test_a_gap_between_tokens_is_read_in_time_linear_in_its_length(source: bytes) -> None:
+    """The gap the byte tests allow between a name and what follows it (blanks, line ends,
+    continuations, comments) is spelled one way only: a gap that could be split several
+    ways took time exponential in its length (forty `#`s after `command`: hours), in a
+    file a pull request writes."""
+    import time
+
+    from agentguard.inspect.project.python_agents import Wanted
+
+    started = time.perf_counter()
+    Wanted.of(source)
+    assert (
+        time.perf_counter() - started < 2.0
+    )  # (exponential: 22 `#`s took 0.2 s, each one doubled)
