@@ -164,6 +164,9 @@ WRITERS = {
     "agentguard/docs.py",  # the docs generator: shipped file names only
     "agentguard/cli_reference.py",  # the CLI reference generator: its own output path
     "agentguard/progress.py",  # the status line: escape.terminal + escape.commands
+    # a debug compile's blank line, as Python's own compile prints it (a constant; the dump
+    # after it is the standard library's): only for a caller that asks for re.DEBUG
+    "agentguard/regexcode.py",
 }
 
 
