@@ -126,14 +126,12 @@ def _compile(p: Any, flags: Any = 0) -> Any:
     key: Key | None = None
     if table is not None and (type(p) is str or type(p) is bytes) and isinstance(flags, int):
         key = (p, int(flags))
-        program = table.get(key)
+        program = table.get(key)  # (each loaded entry's shape was checked by _valid)
         if program is not None:
-            if _whole(program):
-                try:
-                    return _sre.compile(p, *program)
-                except Exception:  # (not a program _sre takes: compiled as without the table)
-                    pass
-            table.forget(key)
+            try:
+                return _sre.compile(p, *program)
+            except Exception:  # (not a program _sre takes: compiled as without the table)
+                table.forget(key)
     if isinstance(p, (str, bytes)):
         pattern = p
         parsed = _parser.parse(p, flags)
@@ -196,18 +194,6 @@ def _as_program(flags: int, code: Any, groups: int, names: Any) -> Program | Non
             numbers[number] = name
         return int(flags), [int(c) for c in code], int(groups - 1), plain, tuple(numbers)
     except Exception:  # (a compiler that works otherwise: nothing kept)
-        return None
-
-
-def _program(p: str | bytes, flags: int) -> Program | None:
-    """What Python's compiler hands ``_sre.compile`` for ``p`` (its steps, not its call)."""
-    try:
-        parsed = _parser.parse(p, flags)
-        code = _compiler._code(parsed, flags)
-        return _as_program(
-            flags | parsed.state.flags, code, parsed.state.groups, parsed.state.groupdict
-        )
-    except Exception:
         return None
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -42,3 +43,40 @@ def sealed(head: bytes, value: object) -> bytes:
     """A table file as agentguard writes one (its head, the checksum, the body) of ``value``."""
     body = marshal.dumps(value)
     return head + zlib.crc32(body).to_bytes(4, "little") + body
+
+
+def written(tmp_path: Path, name: str) -> tuple[Path, Path, Path]:
+    """(bytecode prefix, an empty folder, the table ``name``) after one `inspect` of that
+    folder wrote the table under the prefix."""
+    prefix, empty = tmp_path / "pyc", tmp_path / "empty"
+    empty.mkdir()
+    inspect(prefix, empty)
+    return prefix, empty, table_file(prefix, name)
+
+
+def plant_and_rerun(
+    tmp_path: Path,
+    table: Path,
+    planted: bytes | None,
+    count: Callable[[], tuple[int, int]],
+    many: int,
+) -> None:
+    """Put ``planted`` where the table is (None: a link to a copy of the good table
+    elsewhere), then: a run compiles everything as without a table (``count``: compiled,
+    loaded), an `inspect` works and writes a good table again, never through the link."""
+    good = table.read_bytes()
+    target = tmp_path / "elsewhere.bin"
+    if planted is None:
+        target.write_bytes(good)
+        table.unlink()
+        table.symlink_to(target)
+    else:
+        table.write_bytes(planted)
+    compiled, loaded = count()
+    assert loaded == 0 and compiled > many  # (everything compiled as without a table)
+    inspect(tmp_path / "pyc", tmp_path / "empty")
+    if planted is None:
+        assert target.read_bytes() == good  # (never written through the link)
+    else:
+        compiled, loaded = count()
+        assert compiled == 0 and loaded > many

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentguard import classcode, codetable
-from tests.codetable_support import env, inspect, sealed, table_file
+from tests.codetable_support import env, inspect, plant_and_rerun, sealed, table_file, written
 
 _RECORDS = textwrap.dedent(
     """
@@ -158,10 +158,8 @@ def test_no_table_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> 
     ],
 )
 def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> None:
-    prefix, empty = tmp_path / "pyc", tmp_path / "empty"
-    empty.mkdir()
-    inspect(prefix, empty)
-    good = table_file(prefix, "dataclass-methods").read_bytes()
+    prefix, _, table = written(tmp_path, "dataclass-methods")
+    good = table.read_bytes()
     assert classcode._TABLE is not None
     head = good[: len(classcode._TABLE.head)]
     evil = compile("import os; os.environ['PWNED'] = '1'", "<string>", "exec")
@@ -176,23 +174,7 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "too-large": sealed(head, {source: evil}) + b"\x00" * codetable.MAX_BYTES,
         "changed-on-disk": good[:-9] + bytes([good[-9] ^ 0x20]) + good[-8:],
     }
-    table = table_file(prefix, "dataclass-methods")
-    if what == "a-link":
-        target = tmp_path / "elsewhere.bin"
-        target.write_bytes(good)
-        table.unlink()
-        table.symlink_to(target)
-    else:
-        table.write_bytes(blobs[what])
-    compiled, loaded, _ = _count(prefix)
-    assert loaded == 0 and compiled > MANY  # (every method compiled as without a table)
-    inspect(prefix, empty)  # a run works, and writes a good table again
-    if what != "a-link":
-        compiled, loaded, _ = _count(prefix)
-        assert compiled == 0 and loaded > MANY
-    else:
-        assert table.is_symlink() or table.is_file()  # (never written through the link)
-        assert target.read_bytes() == good
+    plant_and_rerun(tmp_path, table, blobs.get(what), lambda: _count(prefix)[:2], MANY)
 
 
 def test_a_forked_reader_writes_no_table(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentguard import codetable, regexcode
-from tests.codetable_support import env, inspect, sealed, table_file
+from tests.codetable_support import env, inspect, plant_and_rerun, sealed, table_file, written
 
 _PATTERNS: list[tuple[str | bytes, int]] = [
     (r"(?P<name>--?[A-Za-z][A-Za-z0-9_.-]*)[\"']?(?:=|\s*,\s*|\s+)", 0),
@@ -44,6 +44,13 @@ def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> codetable.Table[o
     table.loaded = True
     monkeypatch.setattr(regexcode, "_TABLE", table)
     return table
+
+
+def kept(pattern: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple:  # type: ignore[type-arg]
+    """The program the table keeps for ``pattern`` (compiled through a table of its own)."""
+    table = _fresh(monkeypatch, tmp_path)
+    regexcode._compile(pattern, 0)
+    return table.entries[(pattern, 0)]  # type: ignore[return-value]
 
 
 def _compiler() -> object:
@@ -220,10 +227,7 @@ def test_both_tables_on_disk_load_whatever_is_imported_first(tmp_path: Path) -> 
     ],
 )
 def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> None:
-    prefix, empty = tmp_path / "pyc", tmp_path / "empty"
-    empty.mkdir()
-    inspect(prefix, empty)
-    table = table_file(prefix, "regex-programs")
+    prefix, _, table = written(tmp_path, "regex-programs")
     good = table.read_bytes()
     assert regexcode._TABLE is not None
     head = regexcode._TABLE.head  # (this interpreter's: the same in the child)
@@ -238,18 +242,4 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "groups-not-its-names": sealed(head, {("(x)", 0): (32, [17], 2**28, {}, (None,))}),
         "changed-on-disk": good[:-9] + bytes([good[-9] ^ 0x20]) + good[-8:],
     }
-    if what == "a-link":
-        target = tmp_path / "elsewhere.bin"
-        target.write_bytes(good)
-        table.unlink()
-        table.symlink_to(target)
-    else:
-        table.write_bytes(blobs[what])
-    compiled, loaded, _ = _count(prefix)
-    assert loaded == 0 and compiled > 30  # (every pattern compiled as without a table)
-    inspect(prefix, empty)  # a run works, and writes a good table again (never via a link)
-    if what == "a-link":
-        assert target.read_bytes() == good
-    else:
-        compiled, loaded, _ = _count(prefix)
-        assert compiled == 0 and loaded > 30
+    plant_and_rerun(tmp_path, table, blobs.get(what), lambda: _count(prefix)[:2], 30)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentguard import regexcode
-from tests.codetable_support import env
-from tests.test_regexcode import _fresh
+from tests.codetable_support import env, sealed
+from tests.test_regexcode import _fresh, kept
 
 # --- attacks on the table (each a hole found by trying; see the commit that adds them) ---
 
@@ -130,13 +130,16 @@ def test_a_program_whose_group_count_is_not_its_names_is_never_used(
 ) -> None:
     """`_sre` takes any group count up to 2**30 (2**29 from 3.11) with the same code: each
     match then allocates 2 * (groups + 1) marks (2**28: 4 GB and 2 s per match)."""
-    table = _fresh(monkeypatch, tmp_path)
     pattern = "(?P<a>x)(y)"
-    program = regexcode._program(pattern, 0)
-    assert program is not None
-    flags, code, _, names, numbers = program
-    table.entries[(pattern, 0)] = (flags, code, 2**28, names, numbers)
+    flags, code, _, names, numbers = kept(pattern, monkeypatch, tmp_path / "first")
+    table = _fresh(monkeypatch, tmp_path)
+    assert table.path is not None
+    Path(table.path).write_bytes(
+        sealed(table.head, {(pattern, 0): (flags, code, 2**28, names, numbers)})
+    )
+    table.loaded = False  # (read from the file: every entry's shape is checked there)
     assert regexcode._compile(pattern, 0).groups == 2
+    assert table.entries[(pattern, 0)][2] == 2  # (the file ignored: compiled anew)
 
 
 def _child(prefix: Path, code: str, **kw: object) -> subprocess.CompletedProcess[bytes]:
@@ -180,16 +183,17 @@ def test_a_table_declaring_a_huge_tuple_is_ignored_not_fatal(tmp_path: Path) -> 
     assert ran.returncode == 0, ran.stderr.decode(errors="replace")[-800:]
 
 
-def test_a_program_changed_by_one_word_never_crashes_a_run(tmp_path: Path) -> None:
+def test_a_program_changed_by_one_word_never_crashes_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`_sre` checks a program's code, but not enough: one word of a real program changed
     (found by mutating programs: many such, on 3.10 to 3.13) passes the check and the
     match reads out of bounds. A table changed on disk is trusted as a .pyc is, yet a
     table that is not the one agentguard wrote must be ignored, not kill every run."""
     prefix = tmp_path / "pyc"
     pattern = r"(?P<a>x+)(y|z)*?\1"
-    program = regexcode._program(pattern, 0)
-    assert program is not None
-    flags, code, groups, names, numbers = program
+    flags, code, groups, names, numbers = kept(pattern, monkeypatch, tmp_path / "first")
+    monkeypatch.undo()
     assert code[23] == 5  # (the same word on 3.10 to 3.13)
     code[23] = 0
     path = _table_path(prefix)
