@@ -17,7 +17,8 @@ a text never seen) is the builtin's.
 
 The table is a :class:`agentguard.codetable.Table` (where it is kept, when it is read and
 written, what it trusts: see there); an entry that is not a code object compiled under
-the name ``exec`` gives its texts makes the whole table ignored.
+the name ``exec`` gives its texts is compiled anew (and not written again); a file whose
+keys are not texts is ignored whole.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from agentguard.codetable import Table
 _NAME = "<string>"  # (what exec names a text's code: tracebacks read the same)
 
 
-def _valid(table: object) -> bool:
-    return isinstance(table, dict) and all(
-        type(k) is str and type(v) is types.CodeType and v.co_filename == _NAME
-        for k, v in table.items()
-    )
+def _valid_key(key: object) -> bool:
+    return type(key) is str
+
+
+def _valid_value(value: object) -> bool:
+    return type(value) is types.CodeType and value.co_filename == _NAME
 
 
 _TABLE: Table[str, types.CodeType] | None = None
@@ -47,7 +49,7 @@ def install() -> None:
     global _TABLE
     if _TABLE is not None or "exec" in vars(dataclasses):
         return
-    _TABLE = Table("dataclass-methods", b"1", _valid)
+    _TABLE = Table("dataclass-methods", b"2", _valid_key, _valid_value)
     dataclasses.exec = _exec  # type: ignore[attr-defined]
 
 

@@ -64,15 +64,8 @@ _TABLE: Table[Key, Program] | None = None
 _ORIGINAL: Any = None
 
 
-def _valid(table: object) -> bool:
-    return isinstance(table, dict) and all(
-        type(k) is tuple
-        and len(k) == 2
-        and type(k[0]) in (str, bytes)
-        and type(k[1]) is int
-        and _whole(v)
-        for k, v in table.items()
-    )
+def _valid_key(k: object) -> bool:
+    return type(k) is tuple and len(k) == 2 and type(k[0]) in (str, bytes) and type(k[1]) is int
 
 
 def _whole(v: object) -> bool:
@@ -105,11 +98,12 @@ def install() -> None:
     original = getattr(_compiler, "compile", None)
     if original is None or not hasattr(_compiler, "_code") or not hasattr(_sre, "compile"):
         return
-    version = f"2 {sys.version} {getattr(_sre, 'MAGIC', '?')} {getattr(_sre, 'CODESIZE', '?')}"
+    version = f"3 {sys.version} {getattr(_sre, 'MAGIC', '?')} {getattr(_sre, 'CODESIZE', '?')}"
     _TABLE = Table(
         "regex-programs",
         version.encode("ascii", "replace"),
-        _valid,
+        _valid_key,
+        _whole,
         verify=_verified,
         keep_bytes=_KEEP_BYTES,
         max_bytes=_MAX_BYTES,
@@ -126,7 +120,7 @@ def _compile(p: Any, flags: Any = 0) -> Any:
     key: Key | None = None
     if table is not None and (type(p) is str or type(p) is bytes) and isinstance(flags, int):
         key = (p, int(flags))
-        program = table.get(key)  # (each loaded entry's shape was checked by _valid)
+        program = table.get(key)  # (its shape checked by _whole when it was read)
         if program is not None:
             try:
                 return _sre.compile(p, *program)

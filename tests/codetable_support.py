@@ -40,7 +40,10 @@ def inspect(prefix: Path, folder: Path, *, write: bool = True) -> None:
 
 
 def sealed(head: bytes, value: object) -> bytes:
-    """A table file as agentguard writes one (its head, the checksum, the body) of ``value``."""
+    """A table file as agentguard writes one (its head, the checksum, the body) of ``value``:
+    a dict's values each marshalled on their own, as a table keeps them."""
+    if isinstance(value, dict):
+        value = {k: marshal.dumps(v) for k, v in value.items()}
     body = marshal.dumps(value)
     return head + zlib.crc32(body).to_bytes(4, "little") + body
 

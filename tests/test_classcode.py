@@ -9,6 +9,7 @@ import marshal
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,7 @@ def test_no_table_is_written_where_python_writes_no_bytecode(tmp_path: Path) -> 
         "truncated",
         "another-magic",
         "not-a-dict",
+        "values-not-marshalled-apart",
         "a-value-not-code",
         "code-named-otherwise",
         "too-large",
@@ -169,12 +171,59 @@ def test_a_table_that_is_not_one_is_never_used(tmp_path: Path, what: str) -> Non
         "truncated": good[: len(good) // 2],
         "another-magic": head[:-4] + b"\x00\x00\x0d\x0a" + good[len(head) :],
         "not-a-dict": sealed(head, [evil]),
+        # (the whole table unmarshalled at once, as before version 2: not a table of this kind)
+        "values-not-marshalled-apart": _whole_body(head, {source: evil}),
         "a-value-not-code": sealed(head, {source: "x"}),
         "code-named-otherwise": sealed(head, {source: compile("1", "evil.py", "exec")}),
         "too-large": sealed(head, {source: evil}) + b"\x00" * codetable.MAX_BYTES,
         "changed-on-disk": good[:-9] + bytes([good[-9] ^ 0x20]) + good[-8:],
     }
     plant_and_rerun(tmp_path, table, blobs.get(what), lambda: _count(prefix)[:2], MANY)
+
+
+def _whole_body(head: bytes, value: object) -> bytes:
+    body = marshal.dumps(value)
+    return head + zlib.crc32(body).to_bytes(4, "little") + body
+
+
+def _table_at(path: Path) -> codetable.Table[str, object]:
+    table: codetable.Table[str, object] = codetable.Table(
+        "dataclass-methods", b"test", classcode._valid_key, classcode._valid_value
+    )
+    table.path = str(path)
+    return table
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"\xff\x00", marshal.dumps("x"), marshal.dumps(compile("1", "evil.py", "exec")), b""],
+    ids=["not-marshal", "not-code", "code-named-otherwise", "empty"],
+)
+def test_one_bad_entry_is_compiled_anew_and_the_others_still_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: bytes
+) -> None:
+    """A table's values are unmarshalled one by one, when asked for: one that is not of
+    its kind is compiled as without a table and written again as compiled; the others
+    serve as kept."""
+    good = "def __create_fn__():\n def f(self): return 1\n return f"
+    other = "def __create_fn__():\n def g(self): return 2\n return g"
+    path = tmp_path / "dataclass-methods.bin"
+    table = _table_at(path)
+    raw = {good: marshal.dumps(compile(good, "<string>", "exec", dont_inherit=True)), other: bad}
+    body = marshal.dumps(raw)
+    path.write_bytes(table.head + zlib.crc32(body).to_bytes(4, "little") + body)
+    assert table.get(good) is not None and table.compiled == 0
+    assert table.get(other) is None and other not in table.stored
+    monkeypatch.setattr(classcode, "_TABLE", table)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    space: dict[str, object] = {}
+    classcode._exec(other, space)
+    assert callable(space["__create_fn__"]) and table.compiled == 2  # (dropped, compiled anew)
+    assert table.save()
+    again = _table_at(path)
+    assert set(again.load()) == {good, other}
+    code = again.get(other)
+    assert isinstance(code, type(compile("1", "<string>", "exec"))) and again.compiled == 0
 
 
 def test_a_forked_reader_writes_no_table(tmp_path: Path) -> None:
@@ -201,7 +250,7 @@ def test_a_table_over_its_budget_keeps_what_the_run_used(
 ) -> None:
     """A table that only grew (texts of earlier releases' classes, never used again) is
     written again with what this run used, never left as it was nor over the read cap."""
-    table = codetable.Table("dataclass-methods", b"1", classcode._valid)
+    table = codetable.Table("dataclass-methods", b"1", classcode._valid_key, classcode._valid_value)
     path = tmp_path / "dataclass-methods.bin"
     table.path = str(path)
     table.loaded = True
@@ -209,7 +258,7 @@ def test_a_table_over_its_budget_keeps_what_the_run_used(
         text: compile(text, "<string>", "exec", dont_inherit=True)
         for text in (f"# an earlier release's class {i}\n" + "x = 1\n" * 40 for i in range(200))
     }
-    stale = len(table.head + marshal.dumps(table.entries)) + 4
+    stale = len(table._blob({k: marshal.dumps(v) for k, v in table.entries.items()}))
     monkeypatch.setattr(classcode, "_TABLE", table)
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     for cap in ("MAX_BYTES", "KEEP_BYTES"):

@@ -16,10 +16,10 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentguard import redact
 from agentguard.errors import UsageError
-from agentguard.facts.pins import LockedPackage
 from agentguard.interrupts import held
 from agentguard.lock import children
 from agentguard.lock.deadline import DEADLINE_CODE, NO_DEADLINE, Deadline
@@ -28,6 +28,9 @@ from agentguard.lock.resolver_errors import classify as _classify
 from agentguard.scratch import make as make_scratch
 from agentguard.scratch import remove as remove_scratch
 from agentguard.scratch import scratch_folder
+
+if TYPE_CHECKING:
+    from agentguard.facts.pins import LockedPackage
 
 RESOLVE_TIMEOUT = 600
 

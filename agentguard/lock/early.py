@@ -220,7 +220,7 @@ def _read_ahead(early: Early) -> None:
     the user configured (as :mod:`agentguard.engine.lock.requirements_flow` would, a second later:
     it takes this client when its index is the same)."""
     from agentguard.lock.configured import configured
-    from agentguard.lock.index import IndexClient
+    from agentguard.lock.index import IndexClient, prefetch_workers
     from agentguard.lock.lockfile import read_quick
 
     opts = early.opts
@@ -236,7 +236,8 @@ def _read_ahead(early: Early) -> None:
         logins=(opts.index_url,) if opts.index_url else (),
         deadline=early.request.deadline,
     )
-    early.client.prefetch(sorted({p.name for p in early.previous.pins}))
+    names = sorted({p.name for p in early.previous.pins})
+    early.client.prefetch(names, workers=prefetch_workers(len(names)))
     if _analyse is not None:
         _analyse(early)
 

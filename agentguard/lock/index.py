@@ -61,6 +61,18 @@ JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 # 2.5 s (see docs/benchmarks.md). Bounded by the pool (one connection per worker) and by
 # the run's deadline (every read is).
 PREFETCH_WORKERS = 16
+# ... but each worker opens a connection of its own, and a TLS handshake costs the CPU the
+# resolver is using: a small stack's pages are read by fewer (15 pages: 4 workers, 4
+# handshakes instead of 15, each page in well before the resolver ends).
+PAGES_PER_WORKER = 4
+MIN_PREFETCH_WORKERS = 4
+
+
+def prefetch_workers(pages: int) -> int:
+    """How many workers read ``pages`` pages ahead: one per :data:`PAGES_PER_WORKER`, within
+    [:data:`MIN_PREFETCH_WORKERS`, :data:`PREFETCH_WORKERS`]."""
+    wanted = -(-pages // PAGES_PER_WORKER)
+    return max(MIN_PREFETCH_WORKERS, min(PREFETCH_WORKERS, wanted))
 
 
 def _file_path(url: str) -> Path:
@@ -156,8 +168,8 @@ class IndexClient:
             return self._http
 
     def prefetch(self, names: Iterable[str], workers: int = PREFETCH_WORKERS) -> None:
-        """Start reading pages in the background (e.g. while the resolver runs). Few
-        workers: more connections only slow the resolver's own requests to the index."""
+        """Start reading pages in the background (e.g. while the resolver runs), by
+        ``workers`` threads (fixed by the first call: see :func:`prefetch_workers`)."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(workers, initializer=background_thread)
         for name in names:

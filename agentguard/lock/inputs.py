@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +49,6 @@ class ProjectInputs:
     requirements: tuple[DeclaredRequirement, ...]
     requires_python: str | None
     selection: tuple[str, ...]  # ("extra:x", "group:y")
-    input_hash: str  # "sha256:<hex>" over the normalised inputs
     # uv's constraint- and override-dependencies: caps uv applies, not requirements
     constraints: tuple[DeclaredRequirement, ...] = ()
     # `dynamic = ["dependencies"]`: what computes them (:mod:`.inputs_dynamic`), and why
@@ -60,6 +57,12 @@ class ProjectInputs:
     dynamic_unknown: str | None = None
     # a uv workspace root with no [project] (`[tool.uv.workspace]` only): no package of its own
     virtual_root: bool = False
+
+    @property
+    def input_hash(self) -> str:
+        """ "sha256:<hex>" over the normalised inputs. Made when asked: a re-lock starts its
+        resolver before anything needs it, and hashlib and json cost 5 ms to import."""
+        return _hash_inputs(self.requirements, self.requires_python, self.selection)
 
     def requirement_lines(self) -> list[str]:
         return [r.text for r in self.requirements]
@@ -80,8 +83,11 @@ def _check_python_spec(requires_python: str) -> None:
 
 
 def _hash_inputs(
-    reqs: list[DeclaredRequirement], requires_python: str | None, selection: list[str]
+    reqs: tuple[DeclaredRequirement, ...], requires_python: str | None, selection: tuple[str, ...]
 ) -> str:
+    import hashlib
+    import json
+
     blob = json.dumps(
         {
             "requirements": sorted(r.text for r in reqs),
@@ -210,7 +216,6 @@ def read_pyproject(
         tuple(reqs),
         requires_python,
         tuple(selection),
-        _hash_inputs(reqs, requires_python, selection),
         constraints,
         dynamic_from=dynamic.how if dynamic is not None else None,
         dynamic_unknown=dynamic.why_unknown if dynamic is not None else None,
@@ -245,7 +250,6 @@ def _read_poetry(
         tuple(reqs),
         requires_python,
         tuple(selection),
-        _hash_inputs(reqs, requires_python, selection),
     )
 
 
@@ -366,7 +370,5 @@ def read_inputs(
         if extras or all_extras or groups:
             raise UsageError("--extra/--all-extras/--group need a pyproject.toml")
         reqs = _dedupe(read_requirements_in(root.resolve()))
-        return ProjectInputs(
-            root, "requirements.in", tuple(reqs), None, (), _hash_inputs(reqs, None, [])
-        )
+        return ProjectInputs(root, "requirements.in", tuple(reqs), None, ())
     raise UsageError(f"{root}: no pyproject.toml or requirements.in to lock")

@@ -11,8 +11,6 @@ mid-switch (exit 3) instead of checking a mixed pair.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -23,6 +21,8 @@ from agentguard.lock.lock_names import PYLOCK, REQUIREMENTS_LOCK, LockfileError
 from agentguard.safeio import MAX_LOCK_BYTES, MAX_SWITCH_BYTES
 
 SWITCH = ".agentguard-lock-switch.json"
+# (hashlib and json are imported where they are used: every re-lock takes the project lock,
+# which looks for a switch to finish, before its resolver starts, and finds none)
 _TEMP = re.compile(r"\.(pylock\.toml|requirements\.lock)\.agentguard-[0-9]+\.tmp")
 
 
@@ -64,6 +64,9 @@ def write_pair(files: Mapping[Path, str]) -> None:
     Whatever stops the write before the switch (a full disk, a read-only folder, SIGINT or
     SIGTERM turned into an exception) removes this run's temp files and leaves the old
     pair; a SIGKILL leaves them for the next run holding the project lock to remove."""
+    import hashlib
+    import json
+
     root = next(iter(files)).parent
     blobs = {path: text.encode("utf-8") for path, text in files.items()}
     prepared: list[tuple[Path, Path]] = []
@@ -107,6 +110,8 @@ def _finish(root: Path, renames: list[tuple[Path, Path]]) -> None:
 def _sha256_regular(path: Path) -> str | None:
     """The sha256 of a regular file in the project folder (through the safe open: no link
     followed, no FIFO waited on, capped as a lock file), or None."""
+    import hashlib
+
     if os.path.islink(path):
         return None
     try:
@@ -123,6 +128,8 @@ def finish_pending(root: Path) -> None:
     path = root / SWITCH
     if not os.path.lexists(path):
         return
+    import json
+
     broken = LockfileError(
         f"{SWITCH} names lock files that are not there or do not match; delete it and re-run",
         code="lock-switch-interrupted",

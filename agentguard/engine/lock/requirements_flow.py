@@ -71,7 +71,7 @@ def lock_requirements(
     from agentguard.engine.lock.lock_report import assemble, command_line, failed_report
     from agentguard.lock import sites as _sites  # noqa: F401
     from agentguard.lock.analysis import analyse
-    from agentguard.lock.index import IndexClient, background_thread
+    from agentguard.lock.index import IndexClient, background_thread, prefetch_workers
     from agentguard.lock.lockfile import QuickPrevious, read_quick
     from agentguard.lock.previous import previous_index, previous_pins
     from agentguard.lock.stored import read_stored
@@ -131,7 +131,7 @@ def lock_requirements(
             if ahead is not None:
                 ahead.close()
             client = IndexClient(guess, opts.find_links, logins=logins, deadline=deadline)
-            client.prefetch(names)
+            client.prefetch(names, workers=prefetch_workers(len(names)))
         elif ahead is not None:
             ahead.close()
     # A re-lock mostly keeps every pin: analyse the previous pins while the resolver runs
