@@ -83,3 +83,19 @@ def plant_and_rerun(
     else:
         compiled, loaded = count()
         assert compiled == 0 and loaded > many
+
+
+def systemerror_bytes(raw: bytes) -> bytes:
+    """``raw`` changed in one byte so that marshal raises SystemError: a code object whose
+    fields are of the wrong types once its references shift (the interpreter's own check of
+    a code object raises ``bad argument to internal function``). The first such change."""
+    for at in range(len(raw)):
+        for byte in range(256):
+            bad = raw[:at] + bytes([byte]) + raw[at + 1 :]
+            try:
+                marshal.loads(bad)
+            except SystemError:
+                return bad
+            except Exception:  # (any other failure: try the next change)
+                continue
+    raise AssertionError("no one-byte change makes marshal raise SystemError")

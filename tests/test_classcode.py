@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 
 from agentguard import classcode, codetable
-from tests.codetable_support import env, inspect, plant_and_rerun, sealed, table_file, written
+from tests.codetable_support import (
+    env,
+    inspect,
+    plant_and_rerun,
+    sealed,
+    systemerror_bytes,
+    table_file,
+    written,
+)
 
 _RECORDS = textwrap.dedent(
     """
@@ -267,3 +275,29 @@ def test_a_table_over_its_budget_keeps_what_the_run_used(
     classcode._exec(used, {})
     assert table.save()
     assert set(table.load()) == {used}
+
+
+def test_an_entry_marshal_fails_with_systemerror_is_compiled_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """marshal raises more than the five errors a value's read catches: a code object whose
+    fields are of the wrong types (one byte of a kept entry changed: its reference flag)
+    raises SystemError, which went out of `re.compile` and `@dataclass` (every `inspect`
+    with such a table died at import with a traceback) instead of the entry being compiled
+    anew as any other value that is not of its kind is."""
+    good = "def __create_fn__():\n def f(self): return 1\n return f"
+    other = "def __create_fn__():\n def g(self): return 2\n return g"
+    kept = marshal.dumps(compile(other, "<string>", "exec", dont_inherit=True))
+    path = tmp_path / "dataclass-methods.bin"
+    table = _table_at(path)
+    raw = {
+        good: marshal.dumps(compile(good, "<string>", "exec", dont_inherit=True)),
+        other: systemerror_bytes(kept),
+    }
+    body = marshal.dumps(raw)
+    path.write_bytes(table.head + zlib.crc32(body).to_bytes(4, "little") + body)
+    assert table.get(good) is not None
+    monkeypatch.setattr(classcode, "_TABLE", table)
+    space: dict[str, object] = {}
+    classcode._exec(other, space)  # (raised SystemError)
+    assert callable(space["__create_fn__"]) and other not in table.stored

@@ -9,12 +9,13 @@ import re
 import subprocess
 import sys
 import warnings
+import zlib
 from pathlib import Path
 
 import pytest
 
 from agentguard import regexcode
-from tests.codetable_support import env, sealed
+from tests.codetable_support import env, sealed, systemerror_bytes
 from tests.test_regexcode import _fresh, kept
 
 # --- attacks on the table (each a hole found by trying; see the commit that adds them) ---
@@ -220,3 +221,21 @@ def test_an_entry_is_written_only_when_it_makes_pythons_own_pattern(
     table.entries[("ab+c", 0)] = (flags, [c for c in code if c != ord("b")], groups, names, numbers)
     assert table.save()
     assert set(table.load()) == {("x(y)z", 0)}
+
+
+def test_an_entry_marshal_fails_with_systemerror_is_compiled_anew(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A value's read catches five of marshal's errors, not SystemError (a code object whose
+    fields are of the wrong types: one byte of a method's kept code changed): it went out of
+    `re.compile` itself instead of the entry being compiled anew as any value not of its
+    kind is."""
+    pattern = "a(b)c"
+    table = _fresh(monkeypatch, tmp_path)
+    assert table.path is not None
+    code = marshal.dumps(compile("def f(self): return 1", "<string>", "exec"))
+    body = marshal.dumps({(pattern, 0): systemerror_bytes(code)})
+    Path(table.path).write_bytes(table.head + zlib.crc32(body).to_bytes(4, "little") + body)
+    table.loaded = False
+    assert regexcode._compile(pattern, 0).groups == 1  # (raised SystemError)
+    assert table.entries[(pattern, 0)][2] == 1  # (compiled anew and kept)
