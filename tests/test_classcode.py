@@ -301,3 +301,22 @@ def test_an_entry_marshal_fails_with_systemerror_is_compiled_anew(
     space: dict[str, object] = {}
     classcode._exec(other, space)  # (raised SystemError)
     assert callable(space["__create_fn__"]) and other not in table.stored
+
+
+def test_a_table_marshal_fails_with_systemerror_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same error from the table's own read (its body a dict holding such a code object
+    itself, as a table before version 2 held its values): out of `@dataclass` at every
+    call (the table never counts as loaded), where any other table not of this kind is
+    ignored whole."""
+    text = "def __create_fn__():\n def g(self): return 2\n return g"
+    bad = systemerror_bytes(marshal.dumps(compile(text, "<string>", "exec", dont_inherit=True)))
+    path = tmp_path / "dataclass-methods.bin"
+    table = _table_at(path)
+    body = b"{" + marshal.dumps(text) + bad + b"0"
+    path.write_bytes(table.head + zlib.crc32(body).to_bytes(4, "little") + body)
+    monkeypatch.setattr(classcode, "_TABLE", table)
+    space: dict[str, object] = {}
+    classcode._exec(text, space)  # (raised SystemError)
+    assert callable(space["__create_fn__"]) and table.loaded and not table.stored
