@@ -15,8 +15,10 @@ table damaged on disk is ignored, never unmarshalled), and is trusted exactly as
 ``.pyc`` files beside it are: whoever can write there can already replace agentguard's
 code (docs/security.md, "agentguard's own files"). It is never looked for in a scanned
 folder nor in a cache folder a workflow restores. A file that is not a table of this kind
-under this interpreter (truncated, another Python's, another program's, too large, an
-entry of another shape) is ignored. Read when the first entry is asked for; written by
+under this interpreter (truncated, another Python's, another program's, too large, a key
+of another shape) is ignored. Read when the first entry is asked for, each value
+unmarshalled when its key is first asked for (one that does not unmarshal, or is not of its
+kind, is compiled anew and not written again); written by
 :func:`save_all` when the command ends, from the process that loaded it (a forked reader
 writes nothing), only when it compiled something new and Python itself may write bytecode
 (``-B``, ``PYTHONDONTWRITEBYTECODE``: never); through the one safe write path, in one
@@ -122,11 +124,10 @@ class Table(Generic[K, V]):
         return got
 
     def _value(self, raw: bytes) -> V | None:
-        try:
-            value = marshal.loads(raw)
-        except (ValueError, EOFError, TypeError, MemoryError, RecursionError):
+        value = _unmarshal(raw)
+        if value is _NOT or not self.valid_value(value):
             return None
-        return value if self.valid_value(value) else None
+        return value  # type: ignore[return-value]  # (valid_value: a V)
 
     def put(self, key: K, value: V) -> None:
         if not self.loaded:  # (compiled while a table loads: see get)
@@ -171,10 +172,7 @@ class Table(Generic[K, V]):
         # engine checks a regular expression's program less than the program needs)
         if zlib.crc32(body).to_bytes(4, "little") != blob[len(self.head) : start]:
             return {}
-        try:
-            table = marshal.loads(body)
-        except (ValueError, EOFError, TypeError, MemoryError, RecursionError):
-            return {}
+        table = _unmarshal(body)
         if not isinstance(table, dict) or not all(
             type(v) is bytes and self.valid_key(k) for k, v in table.items()
         ):
@@ -218,6 +216,20 @@ class Table(Generic[K, V]):
     def _blob(self, entries: dict[K, bytes]) -> bytes:
         body = marshal.dumps(entries)
         return self.head + zlib.crc32(body).to_bytes(4, "little") + body
+
+
+_NOT = object()  # (what _unmarshal gives for bytes that are no marshalled object)
+
+
+def _unmarshal(raw: bytes | memoryview) -> object:
+    """The object ``raw`` holds, or :data:`_NOT`. Whatever marshal raises means "not one":
+    besides the errors of damaged data (ValueError, EOFError, TypeError), MemoryError (a
+    length claim), RecursionError, and SystemError (a code object whose fields are of the
+    wrong types: one flipped flag byte of a kept entry)."""
+    try:
+        return marshal.loads(raw)
+    except Exception:  # (a table is only ever an optimisation: never a failed run)
+        return _NOT
 
 
 def save_all() -> None:

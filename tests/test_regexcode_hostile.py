@@ -138,9 +138,9 @@ def test_a_program_whose_group_count_is_not_its_names_is_never_used(
     Path(table.path).write_bytes(
         sealed(table.head, {(pattern, 0): (flags, code, 2**28, names, numbers)})
     )
-    table.loaded = False  # (read from the file: every entry's shape is checked there)
+    table.loaded = False  # (read from the file: the entry is checked when asked for)
     assert regexcode._compile(pattern, 0).groups == 2
-    assert table.entries[(pattern, 0)][2] == 2  # (the file ignored: compiled anew)
+    assert table.entries[(pattern, 0)][2] == 2  # (the entry dropped: compiled anew)
 
 
 def _child(prefix: Path, code: str, **kw: object) -> subprocess.CompletedProcess[bytes]:
