@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +29,7 @@ from agentguard.inspect.project.model import (
 )
 from agentguard.inspect.project.python_eval import Evaluator, plain
 from agentguard.inspect.project.python_gates import callback_verdicts
-from agentguard.inspect.project.python_import_needles import GAP, may_import, spelled_non_ascii
+from agentguard.inspect.project.python_import_needles import may_import, spelled_non_ascii
 from agentguard.inspect.project.python_scope import (
     CallRef,
     ModuleIndex,
@@ -96,6 +95,7 @@ class Wanted:
         from agentguard.inspect.project.python_fallback_options import may_take_fallbacks
         from agentguard.inspect.project.python_frameworks import may_grant
         from agentguard.inspect.project.python_harness import may_start_containers
+        from agentguard.inspect.project.python_mcp_servers import may_declare_servers
         from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
 
         defines = (path is None or path_context(path) != "test") and may_define(data)
@@ -106,8 +106,7 @@ class Wanted:
             ours = path is None or path_context(path) != "test"
             return cls(True, True, True, b"except" in data, True, True, ours, True)
         claude = may_import(data, _SDK_NEEDLES)  # (_claude_configs' own test)
-        # (no MCP named: no server declared)
-        mcp = b"mcp" in data.lower() and _COMMAND.search(data) is not None
+        mcp = may_declare_servers(data)
         option_fallbacks = may_take_fallbacks(data)
         harnesses = may_start_containers(data)
         # A file parsed for one reader is read by the grant and fallback readers whatever
@@ -421,14 +420,3 @@ def _regated(
         and not (g.option.startswith("PreToolUse") and "hooks" in changed)
     )
     return kept + callback_verdicts(changed, scope, index)
-
-
-# --------------------------------------------------------------------------------------
-# MCP server definitions in code
-# --------------------------------------------------------------------------------------
-
-# what _mcp_servers needs the file to spell: `command` as a whole string (a dict's key:
-# its closing quote, or a backslash continuation inside the string, after it) or as a
-# keyword (`command=`, blanks, newlines and comments between, as inside brackets). Not
-# `"command-r"`, `commands` or `**command`.
-_COMMAND = re.compile(rb"command(?:[\"']|\\\r?\n|\\\r|" + GAP + rb"=(?!=))")

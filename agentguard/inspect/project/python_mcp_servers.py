@@ -3,16 +3,67 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
 from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.python_eval import Evaluator, plain
+from agentguard.inspect.project.python_import_needles import GAP
 from agentguard.inspect.project.python_scope import ModuleIndex, short
 
 if TYPE_CHECKING:
     from agentguard.facts.agents import McpServer
 
 _STDIO_CALLEES = ("stdio", "mcp")
+
+# What mcp_servers needs the file to spell: `command` as a keyword (`command=`, blanks,
+# newlines and comments between, as inside brackets; not `commands` or `**command`), or as
+# a string constant, a dict's key. Python reads a string's letters from escapes too
+# (`"comm\x61nd"`, `"\143ommand"`, `"\N{...}ommand"`), joins adjacent pieces (`"comm" "and"`)
+# and drops a backslash-newline inside one: so each letter may be written as an escape that
+# may stand for it, with piece breaks and continuations between letters, and the word ends
+# at a closing quote or a continuation (not `"command-r"`). An identifier spelled otherwise
+# (a fullwidth letter, which Python reads as its ASCII one) is no ASCII: such a file goes
+# to every reader before this test (python_agents.Wanted.of). A named character is not
+# looked up (any name may stand for a letter); a name is at most 100 characters, so that a
+# line of `\N{` read from each one to the line's end is not quadratic.
+_ESCAPE_ANY = rb"\\N\{[A-Za-z0-9 \-]{1,100}\}"
+_BREAK = rb"(?:\\\r\n|\\\r|\\\n|[\"']" + GAP + rb"[rRuUbBfF]{0,2}[\"'])*"
+
+
+def _letter(c: str) -> bytes:
+    code = ord(c)
+    hexes = f"{code:02x}"
+    hex_class = "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in hexes)
+    octal = f"{code:o}"
+    return (
+        rb"(?:"
+        + c.encode()
+        + rb"|\\(?:x"
+        + hex_class.encode()
+        + rb"|u00"
+        + hex_class.encode()
+        + rb"|U000000"
+        + hex_class.encode()
+        + rb"|"
+        + octal.encode()
+        + rb")|"
+        + _ESCAPE_ANY
+        + rb")"
+    )
+
+
+_SPELLED = re.compile(_BREAK.join(_letter(c) for c in "command") + rb"(?:[\"']|\\\r?\n|\\\r)")
+_KEYWORD = re.compile(rb"command" + GAP + rb"=(?!=)")
+
+
+def may_declare_servers(data: bytes) -> bool:
+    """False only when :func:`mcp_servers` cannot find a server in the file, under the MCP
+    readers' own rule that a file that never names MCP declares none (the second-stage
+    pre-filter): it needs `command` as a keyword or spelled in a string (above)."""
+    return b"mcp" in data.lower() and (
+        _KEYWORD.search(data) is not None or _SPELLED.search(data) is not None
+    )
 
 
 def mcp_servers(path: str, index: ModuleIndex, ev: Evaluator) -> list[McpServer]:

@@ -96,6 +96,55 @@ def test_an_mcp_server_given_by_keyword_across_lines_is_found() -> None:
     assert [s.command for s in got.mcp_servers] == ["npx"]
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param('"comm\\x61nd"', id="hex-escape"),
+        pytest.param('"\\143ommand"', id="octal-escape"),
+        pytest.param('"comm\\u0061nd"', id="u-escape"),
+        pytest.param('"comm\\U00000061nd"', id="U-escape"),
+        pytest.param('"\\N{LATIN SMALL LETTER C}ommand"', id="named-escape"),
+        pytest.param('"comm" "and"', id="two-pieces"),
+        pytest.param('("co"  # the launcher\n \'mm\' r"and")', id="pieces-a-comment-between"),
+        pytest.param('"comm\\\nand"', id="continued-inside"),
+        pytest.param('"""comm\\x61nd"""', id="triple-quoted"),
+    ],
+)
+def test_an_mcp_servers_command_key_spelled_by_escapes_or_pieces_is_found(key: str) -> None:
+    """A pull request's mapping whose `command` key Python reads from escapes or joins from
+    pieces (no `command` bytes in the file) declares its server all the same: the byte test
+    took the file for one that declares none, and the server was never reported."""
+    source = (
+        "import mcp\n"
+        f'SERVERS = {{"evil": {{{key}: "npx", "args": ["-y", "server-filesystem", "/"]}}}}\n'
+    ).encode()
+    assert eval(key) == "command"  # (what Python reads)
+    got = _same_as_full(source)
+    assert [s.command for s in got.mcp_servers] == ["npx"], source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"import mcp\nx = '" + b"\\N{" * 200_000 + b"'\n",
+        b"import mcp\nx = 'c" + b"' '" * 200_000 + b"'\n",
+        b"import mcp\nx = " + b"'c' " * 200_000 + b"\n",
+    ],
+    ids=["named-escapes-never-closed", "empty-pieces-after-a-c", "many-one-letter-pieces"],
+)
+def test_the_mcp_key_test_is_linear_on_a_hostile_file(source: bytes) -> None:
+    """Each place the key test starts from reads a bounded stretch (a named character's
+    name is at most 100 characters): a 600 KB line of `\\N{` takes milliseconds, not the
+    quadratic minutes of reading each one to the line's end."""
+    import time
+
+    from agentguard.inspect.project.python_mcp_servers import may_declare_servers
+
+    started = time.perf_counter()
+    may_declare_servers(source)
+    assert time.perf_counter() - started < 2.0  # (about 0.02 s)
+
+
 # -- what is not parsed ------------------------------------------------------------------
 
 # (an import written in a docstring counts: only prose and strings do not)
