@@ -145,6 +145,29 @@ def test_the_mcp_key_test_is_linear_on_a_hostile_file(source: bytes) -> None:
     assert time.perf_counter() - started < 2.0  # (about 0.02 s)
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"import mcp\nx = 1  #" + b"c' #" * 12_000 + b"\n",
+        b"import mcp\n" + b"#c' \n" * 8_000,
+        b"import mcp\n#" + b"command #" * 8_000 + b"\n",
+    ],
+    ids=["a-comment-after-each-quoted-c", "a-line-of-comment-after-each", "keyword-then-comment"],
+)
+def test_the_mcp_key_test_is_linear_on_a_comment_that_holds_many_starts(source: bytes) -> None:
+    """A comment is a gap between two pieces (and between `command` and `=`), and a gap
+    runs over the lines of comments after it: from each `c'` (each `command`) of a comment,
+    the key test read on to the end of the line or of the file before it failed, so a
+    file of 50 KB took seconds and one of 200 KB minutes (quadratic), before any parse."""
+    import time
+
+    from agentguard.inspect.project.python_mcp_servers import may_declare_servers
+
+    started = time.perf_counter()
+    may_declare_servers(source)
+    assert time.perf_counter() - started < 2.0
+
+
 # -- what is not parsed ------------------------------------------------------------------
 
 # (an import written in a docstring counts: only prose and strings do not)
