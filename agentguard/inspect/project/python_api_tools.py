@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from agentguard.inspect.project.model import ToolGrant
 from agentguard.inspect.project.python_fallback import head_word
-from agentguard.inspect.project.python_import_needles import GAP, gap_start, may_import
+from agentguard.inspect.project.python_import_needles import BLANKS, gap_start, may_import
 from agentguard.inspect.project.python_scope import ModuleIndex
 
 # tool type -> (category, what it lets the model do, provider-hosted)
@@ -96,8 +96,10 @@ _TYPE_START = re.compile(
     r"|local_shell|computer_(?:u(?:s(?:e(?:_(?:p(?:r(?:e(?:v(?:i(?:e(?:w)?)?)?)?)?)?)?)?)?)?)?"
 )
 _NAME_BYTES = re.compile(rb"[A-Za-z0-9_\x80-\xff]*")  # (`\d` is any digit: `٢`, too)
-# another string right after a closing quote: blanks, newlines, continuations, comments
-_NEXT_STRING = re.compile(GAP + rb"[rRuUbBfFtT]{0,2}['\"]")
+# another string right after a closing quote: blanks, newlines, continuations, comments (a
+# comment counts as "maybe" and is not read through: this is asked at every piece that may
+# begin a tool type, and a line of them, each read to the line's end, is quadratic)
+_NEXT_STRING = re.compile(BLANKS + rb"(?:[rRuUbBfFtT]{0,2}['\"]|#)")
 _QUOTES = b"'\""
 _CONTINUED = (b"\\\n", b"\\\r\n", b"\\\r")  # a backslash-newline inside a string: no character
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from agentguard.inspect.project.mcp_mapping import mcp_server_from_mapping
 from agentguard.inspect.project.python_eval import Evaluator, plain
-from agentguard.inspect.project.python_import_needles import GAP
+from agentguard.inspect.project.python_import_needles import BLANKS
 from agentguard.inspect.project.python_scope import ModuleIndex, short
 
 if TYPE_CHECKING:
@@ -17,18 +17,26 @@ if TYPE_CHECKING:
 _STDIO_CALLEES = ("stdio", "mcp")
 
 # What mcp_servers needs the file to spell: `command` as a keyword (`command=`, blanks,
-# newlines and comments between, as inside brackets; not `commands` or `**command`), or as
-# a string constant, a dict's key. Python reads a string's letters from escapes too
+# newlines and continuations between, as inside brackets; not `commands` or `**command`),
+# or as a string constant, a dict's key. Python reads a string's letters from escapes too
 # (`"comm\x61nd"`, `"\143ommand"`, `"\N{...}ommand"`), joins adjacent pieces (`"comm" "and"`)
 # and drops a backslash-newline inside one: so each letter may be written as an escape that
 # may stand for it, with piece breaks and continuations between letters, and the word ends
 # at a closing quote or a continuation (not `"command-r"`). An identifier spelled otherwise
 # (a fullwidth letter, which Python reads as its ASCII one) is no ASCII: such a file goes
 # to every reader before this test (python_agents.Wanted.of). A named character is not
-# looked up (any name may stand for a letter); a name is at most 100 characters, so that a
-# line of `\N{` read from each one to the line's end is not quadratic.
+# looked up (any name may stand for a letter).
+#
+# The test starts at every `c` and backslash of a file, so from each it reads a bounded
+# stretch: a named character's name is at most 100 characters, and a comment is not read
+# through (a line of `c' #` read to its end from each `c` took a minute for 200 KB): a
+# comment where a gap may hold one (after `command`, or after the closing quote of a piece
+# that spells the word's start) counts as "maybe".
 _ESCAPE_ANY = rb"\\N\{[A-Za-z0-9 \-]{1,100}\}"
-_BREAK = rb"(?:\\\r\n|\\\r|\\\n|[\"']" + GAP + rb"[rRuUbBfF]{0,2}[\"'])*"
+_CONTINUED = rb"(?:\\\r\n|\\\r|\\\n)"
+_BREAK = rb"(?:" + _CONTINUED + rb"|[\"']" + BLANKS + rb"[rRuUbBfF]{0,2}[\"'])*"
+_COMMENTED = rb"[\"']" + BLANKS + rb"#"  # (a piece's closing quote, then a comment)
+_END = rb"(?:[\"']|" + _CONTINUED + rb")"
 
 
 def _letter(c: str) -> bytes:
@@ -53,8 +61,17 @@ def _letter(c: str) -> bytes:
     )
 
 
-_SPELLED = re.compile(_BREAK.join(_letter(c) for c in "command") + rb"(?:[\"']|\\\r?\n|\\\r)")
-_KEYWORD = re.compile(rb"command" + GAP + rb"=(?!=)")
+def _spelled(word: str) -> bytes:
+    """``word`` spelled as above, or a start of it spelled so and then a comment."""
+    letters = [_letter(c) for c in word]
+    rest = _END
+    for letter in reversed(letters[1:]):
+        rest = rb"(?:" + _BREAK + rb"(?:" + letter + rest + rb"|" + _COMMENTED + rb"))"
+    return letters[0] + rest
+
+
+_SPELLED = re.compile(_spelled("command"))
+_KEYWORD = re.compile(rb"command" + BLANKS + rb"(?:=(?!=)|#)")
 
 
 def may_declare_servers(data: bytes) -> bool:

@@ -295,6 +295,30 @@ def test_a_tool_class_named_whole_is_still_parsed(code: str) -> None:
 @pytest.mark.parametrize(
     "source",
     [
+        # (every piece a tool type may begin with, its comment read to the line's end)
+        b"import openai\nx = 1 #" + b'{"type": "bash_1" #' * 8000 + b"\n",
+        b"import openai\nx = 1 #" + b'{"type": "bash_" #' * 8000 + b"\n",
+    ],
+    ids=["tool-type-starts", "name-starts"],
+)
+def test_a_line_of_tool_type_starts_each_before_a_comment_is_read_in_linear_time(
+    source: bytes,
+) -> None:
+    """The API tools' test asks, at each piece that may begin a tool type, whether another
+    string follows; a comment there was read to its line's end each time: a 150 KB line
+    of them took 13 s. A comment there now counts as "maybe" (the file is parsed)."""
+    import time
+
+    from agentguard.inspect.project.python_api_tools import may_declare
+
+    started = time.perf_counter()
+    assert may_declare(source)  # (maybe: parsed, and the reader finds nothing)
+    assert time.perf_counter() - started < 2.0  # (about 0.001 s)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
         # (the MCP test: `command`, then a comment of `#`s that no `=` follows)
         b"import mcp\nx = f(command " + b"#" * 4000 + b"\n)\n",
         # (the API tools' test: a tool type's first piece, then such a comment, no string)
