@@ -16,15 +16,16 @@ import ast
 import re
 
 from agentguard.inspect.project.model import ContainerHarness
+from agentguard.inspect.project.python_prefilter import CONTAINER_START
 
-_STARTS = (b"containers.run", b"containers.create")
 _SCRIPT = re.compile(r"(?:^|[\s;&|(])python3?(?:\.\d+)?\s+(?:-u\s+)?([\w.-]+\.py)\b")
 _SOCKET = "/var/run/docker.sock"
 
 
 def may_start_containers(data: bytes) -> bool:
-    """Whether the file can hold a container start this reader matches (its pre-filter)."""
-    return any(s in data for s in _STARTS)
+    """Whether the file can hold a container start this reader matches (its pre-filter:
+    `containers`, then `.run`/`.create`, blanks and line ends around the dot)."""
+    return b"containers" in data and CONTAINER_START.search(data) is not None
 
 
 def _start_line(tree: ast.AST) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from agentguard.inspect.project.python_import_needles import spelled_non_ascii
+from agentguard.inspect.project.python_import_needles import BLANKS, spelled_non_ascii
 
 # A Python file is parsed only when it names ``claude`` anywhere (SDK imports, ``claude``
 # command lines) or imports one of these modules (SDKs, agent frameworks, LLM clients).
@@ -68,7 +68,7 @@ def python_may_matter(data: bytes) -> bool:
     return (
         b"claude" in data
         or _FROM_OR_IMPORT.search(data) is not None
-        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+        or _docker_harness(data)
         or spelled_non_ascii(data)  # (a name in letters Python reads as ASCII: maybe)
     )
 
@@ -79,13 +79,26 @@ def python_risk_may_matter(data: bytes) -> bool:
     return (
         b"claude" in data
         or _RISK_IMPORT.search(data) is not None
-        or (b"containers." in data and _DOCKER_HARNESS.search(data) is not None)
+        or _docker_harness(data)
         or spelled_non_ascii(data)
     )
 
 
 # a harness that starts containers for its package's scripts (agbench's run_cmd.py) imports
-# no agent module: it is read when it imports the Docker SDK and calls a container start
-_DOCKER_HARNESS = re.compile(
-    rb"(?m)^[ \t]*(?:import|from)[ \t]+docker\b[^\n]*$[\s\S]*containers\.(?:run|create)\("
+# no agent module: it is read when it imports the Docker SDK (`import docker`, `import os,
+# docker`, `from docker...`: anywhere in the file) and may start a container as the harness
+# reader matches one, `X.containers.run(...)` or `.create(...)`, spelled as Python allows:
+# blanks, line ends and continuations around the dot (`client.containers .run`), and
+# inside brackets comments, which count as "maybe" (never read through: see BLANKS)
+_DOCKER_IMPORT = _import_of((b"docker",))
+CONTAINER_START = re.compile(
+    rb"containers" + BLANKS + rb"(?:#|\." + BLANKS + rb"(?:#|(?:run|create)(?![A-Za-z0-9_])))"
 )
+
+
+def _docker_harness(data: bytes) -> bool:
+    return (
+        b"containers" in data
+        and CONTAINER_START.search(data) is not None
+        and _DOCKER_IMPORT.search(data) is not None
+    )

@@ -104,19 +104,21 @@ _RISK_FROM, _RISK_IMPORT = _before(PY_MODULES)
 
 
 def _docker_harness(data: bytes) -> bool:
-    """An `import docker`/`from docker` line with a container start after it, line by line."""
-    lines = data.split(b"\n")
-    for i, line in enumerate(lines):
+    """A line that imports docker (`import docker`, `import os, docker`, `from docker...`)
+    and, anywhere, a container start: `containers`, then `.run`/`.create`, blanks and line
+    ends around the dot, or a comment where one may stand (maybe)."""
+    imported = False
+    for line in data.split(b"\n"):
         words = line.lstrip(b" \t")
         for kw in (b"import", b"from"):
             rest = words[len(kw) :]
             if words.startswith(kw) and rest[:1] in (b" ", b"\t"):
-                name = rest.lstrip(b" \t")
-                if name.startswith(b"docker") and not name[6:7].isalnum() and name[6:7] != b"_":
-                    after = b"\n".join(lines[i + 1 :]) if i + 1 < len(lines) else b""
-                    if b"containers.run(" in after or b"containers.create(" in after:
-                        return True
-    return False
+                names = rest.split(b",") if kw == b"import" else [rest]
+                imported = imported or any(n.strip(b" \t").startswith(b"docker") for n in names)
+    flat = re.sub(rb"\\\r?\n|[ \t\f\r\n]", b"", data)
+    return (
+        imported and re.search(rb"containers(?:#|\.(?:#|(?:run|create)(?!\w)))", flat) is not None
+    )
 
 
 def _three_scans(data: bytes, risk_only: bool = False) -> bool:
@@ -140,8 +142,12 @@ def _three_scans(data: bytes, risk_only: bool = False) -> bool:
         (b"import docker\nc = client.containers.run(image)\n", True),
         (b"from docker.errors import APIError\nclient.containers.create(i)\n", True),
         (b"import docker\n", False),
-        (b"client.containers.run(image)\nimport docker\n", False),
-        (b"import dockerfile\nclient.containers.run(image)\n", False),
+        (b"client.containers.run(image)\nimport docker\n", True),  # (imported before it runs)
+        (b"import dockerfile\nclient.containers.run(image)\n", True),  # (a `docker...` module)
+        (b"import os, docker\nc = client.containers .run (image)\n", True),
+        (b"import docker\n(client.containers\n  .create)(x)\n", True),
+        (b"import docker\nclient.containers  # the start\n", True),  # (a comment: maybe)
+        (b"import docker\nclient.containers.runner(x)\n", False),
         (b"frommcp = 1\n", False),
         (b"frompmcp = 1\n", False),  # the byte after `m` is `p`, but this is not `import`
         (b"fromp agents\n", False),

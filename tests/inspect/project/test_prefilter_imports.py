@@ -10,6 +10,7 @@ pre-filtered one finds too.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
 from agentguard.inspect.project.python_import_needles import may_import
 from tests.inspect.project.prefilter_support import facts as _facts
+from tests.inspect.project.prefilter_support import read_whole
 
 
 def _same_as_full(source: bytes) -> PythonFacts:
@@ -166,6 +168,42 @@ def test_the_mcp_key_test_is_linear_on_a_comment_that_holds_many_starts(source: 
     started = time.perf_counter()
     may_declare_servers(source)
     assert time.perf_counter() - started < 2.0
+
+
+_HARNESS = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures/AG301/fail/harness-container-credited/python/packages/agbench/src/agbench"
+    / "run_cmd.py"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param(b"import os\n", b"import sys, docker as d, os\n", id="an-import-list"),
+        pytest.param(b"containers.run(", b"containers .run (", id="blanks-around-the-dot"),
+        pytest.param(b"containers.run(", b"containers\\\n    .run(", id="a-continuation"),
+        pytest.param(b"containers.run(", b"containers.\\\n  run(", id="after-the-dot"),
+    ],
+)
+def test_a_docker_harness_spelled_another_way_python_reads_is_read(old: bytes, new: bytes) -> None:
+    """agbench's harness (it imports the Docker SDK and no agent module, and starts the
+    benchmark's container) with its import or its start spelled as Python also reads them:
+    the byte tests took `containers.run(` and a line `import docker` for the only spellings,
+    and such a file was counted and never parsed."""
+    from agentguard.inspect.project.python_prefilter import python_may_matter
+
+    original = _HARNESS.read_bytes()
+    source = original.replace(old, new)
+    if old == b"import os\n":  # (the import list in place of its own line; lines kept)
+        source = source.replace(b"import docker\n", b"\n").replace(
+            b"docker.from_env", b"d.from_env"
+        )
+    assert source != original and python_may_matter(source)
+    got = read_whole("run_cmd.py", source)
+    assert got.harnesses and [h.line for h in got.harnesses] == [
+        h.line for h in read_whole("run_cmd.py", original).harnesses
+    ]
 
 
 # -- what is not parsed ------------------------------------------------------------------
