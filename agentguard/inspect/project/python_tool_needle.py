@@ -1,14 +1,26 @@
 """The bytes test of the tools decorated onto an agent imported from another module (run
-on every Python file, so it imports nothing but ``re``; each search is linear in the file,
-its spans bounded, whatever the file holds)."""
+on every Python file, so it imports nothing but ``re`` and the byte tests' gap; each search
+is linear in the file, its spans bounded, whatever the file holds)."""
 
 from __future__ import annotations
 
 import re
 
-MAX_NAMES = 20  # decorator owners looked up per file
+from agentguard.inspect.project.python_import_needles import BLANKS
 
-_DECORATOR = re.compile(rb"@[ \t]*([A-Za-z_]\w{0,80})[ \t]*\.[ \t]*tool(?:_plain)?\b")
+MAX_NAMES = 20  # decorator owners looked up per file (past that: parsed)
+
+# `@agent.tool`, as Python also reads it: blanks around the dot, and (since 3.9, any
+# expression) in parentheses, line ends and continuations inside (`@(agent\n .tool)`)
+_DECORATOR = re.compile(
+    rb"@[ \t]*(?:\("
+    + BLANKS
+    + rb")*([A-Za-z_]\w{0,80})"
+    + BLANKS
+    + rb"\."
+    + BLANKS
+    + rb"tool(?:_plain)?\b"
+)
 # an import statement at a line's start: `from X import a, b`, `from X import (a,\n b)`,
 # `import a.b as c` (the names after `import`): a parenthesised list, its comments read
 # whole (a comment may hold a parenthesis: `# re-export (public)`), ending at the next
@@ -33,8 +45,8 @@ def may_decorate_elsewhere(data: bytes) -> bool:
     owners: set[bytes] = set()
     for m in _DECORATOR.finditer(data):
         owners.add(m.group(1))
-        if len(owners) >= MAX_NAMES:
-            break
+        if len(owners) > MAX_NAMES:
+            return True  # (more owners than looked up: maybe; the 21st may be imported)
     if not owners or b"import" not in data:
         return False
     # (every statement's names at once: one search of the file, no Python step per import)

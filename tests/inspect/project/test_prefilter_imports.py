@@ -10,6 +10,7 @@ pre-filtered one finds too.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -203,6 +204,40 @@ def test_a_docker_harness_spelled_another_way_python_reads_is_read(old: bytes, n
     got = read_whole("run_cmd.py", source)
     assert got.harnesses and [h.line for h in got.harnesses] == [
         h.line for h in read_whole("run_cmd.py", original).harnesses
+    ]
+
+
+_SHELL_TOOLS = Path(__file__).resolve().parents[2] / "fixtures/map_tool_imports/app/shell_tools.py"
+
+
+@pytest.mark.parametrize(
+    "respell",
+    [
+        pytest.param(
+            lambda s: s.replace(b"@agent.tool_plain", b"@(agent\n .tool_plain)"), id="parens"
+        ),
+        pytest.param(lambda s: s.replace(b"@agent.tool_plain", b"@agent .tool_plain"), id="blank"),
+        pytest.param(
+            lambda s: b"".join(b"@d%d.tool\ndef f%d(): ...\n" % (i, i) for i in range(21)) + s,
+            id="21-other-owners-first",
+        ),
+    ],
+)
+def test_a_tool_decorated_onto_an_imported_agent_spelled_another_way_is_read(
+    respell: Callable[[bytes], bytes],
+) -> None:
+    """The map's tools decorated onto an agent another module makes (`from .agent import
+    agent`, then `@agent.tool_plain`), the decorator spelled as Python also reads it, or
+    after 21 decorators of other owners (the test looks up 20 owners: past that it said
+    no, and the file was never parsed)."""
+    from agentguard.inspect.project.python_tool_needle import may_decorate_elsewhere
+
+    source = respell(_SHELL_TOOLS.read_bytes())
+    assert may_decorate_elsewhere(source)
+    got = read_whole("app/shell_tools.py", source)
+    assert sorted(d.tool.name for d in got.tool_decorations if d.owners == (".agent.agent",)) == [
+        "run",
+        "today",
     ]
 
 
