@@ -39,35 +39,60 @@ PY_MODULES = (
 MAP_MODULES = (b"aider", b"browser_use")
 
 
-def _import_of(modules: tuple[bytes, ...]) -> re.Pattern[bytes]:
-    alternatives = b"|".join(re.escape(m) for m in modules)
-    return re.compile(
-        rb"m[ \tp](?:(?<=from[ \t])[ \t]*(?:"
-        + alternatives
-        + rb")|(?<=imp)ort[ \t]+(?:[\w. \t]*,[ \t]*)*(?:"
-        + alternatives
-        + rb"))"
-    )
+# a blank between two tokens of a line as Python reads one: a space, a tab, a form feed, or
+# a backslash continuation (`from \<newline> agents import X` is one line to Python)
+_CONTINUED = rb"\\(?:\r\n|\r|\n)"
+_LINE_BLANK = rb"(?:[ \t\f]|" + _CONTINUED + rb")"
+_LINE_BLANKS = rb"[ \t\f]*(?:" + _CONTINUED + rb"[ \t\f]*)*"
+# an import statement's list, `import a.b as c, d` (names, blanks, continuations up to each
+# comma), taken whole from each `import`: one match per statement, none starting inside
+# another (a list read by a search from each `import` and each way its blanks could be
+# split took time exponential in its commas: `import a, a, ..., x` with 28 names, minutes)
+_ITEM = rb"[\w. \t\f]*(?:" + _CONTINUED + rb"[\w. \t\f]*)*"
+_IMPORT_LIST = re.compile(
+    rb"m(?<=im)port" + _LINE_BLANK + rb"((?:" + _ITEM + rb",)*" + _ITEM + rb")"
+)
+_CONTINUATION = re.compile(_CONTINUED)
 
 
-# ``from[ \t]+<module>`` and ``import[ \t]+(?:[\w. \t]*,[ \t]*)*<module>`` (``import a as b,
-# <module>``) in one scan: a match starts at the ``m`` both keywords share (``re`` finds
-# a pattern's single leading literal with its fastest loop), the byte after it (blank for
-# ``from``, ``p`` for ``import``) and a lookbehind tell which keyword it ends, if any.
-# Two scans of the same bytes (``from``..., ``import``...) cost 40% more.
-_FROM_OR_IMPORT = _import_of(PY_MODULES + MAP_MODULES)
-_RISK_IMPORT = _import_of(PY_MODULES)  # (run only on files the first one matched)
+class _Imports:
+    """Whether bytes hold ``from <module>`` or ``import a as b, <module>`` for a module whose
+    name starts with one of ``modules`` (bytes, not syntax; blanks as above between the
+    tokens): one search for ``from`` (its match starts at the ``m``, which ``re`` finds with
+    its fastest loop, a lookbehind telling the keyword), then each import list, whole."""
+
+    def __init__(self, modules: tuple[bytes, ...]) -> None:
+        self.modules = modules
+        alternatives = b"|".join(re.escape(m) for m in modules)
+        self._from = re.compile(
+            rb"m(?<=from)" + _LINE_BLANK + _LINE_BLANKS + rb"(?:" + alternatives + rb")"
+        )
+
+    def search(self, data: bytes) -> bool:
+        if self._from.search(data) is not None:
+            return True
+        for m in _IMPORT_LIST.finditer(data):
+            names = m.group(1)
+            if b"\\" in names:
+                names = _CONTINUATION.sub(b" ", names)
+            if any(n.strip(b" \t\f").startswith(self.modules) for n in names.split(b",")):
+                return True
+        return False
+
+
+_FROM_OR_IMPORT = _Imports(PY_MODULES + MAP_MODULES)
+_RISK_IMPORT = _Imports(PY_MODULES)  # (run only on files the first one matched)
 
 
 def python_may_matter(data: bytes) -> bool:
     """The cheap test run on every Python file before ``ast.parse``: ``claude`` anywhere,
     or a ``from``/``import`` of a module whose name starts with one of :data:`PY_MODULES`
     (bytes, not syntax: ``import a as b, mcp`` and ``x = 1  # from mcp`` both count), or
-    an import of ``docker`` followed by a ``containers.run(``/``.create(`` call; or an
-    import of one of :data:`MAP_MODULES`."""
+    an import of ``docker`` and a ``containers.run``/``.create`` call; or an import of one
+    of :data:`MAP_MODULES`."""
     return (
         b"claude" in data
-        or _FROM_OR_IMPORT.search(data) is not None
+        or _FROM_OR_IMPORT.search(data)
         or _docker_harness(data)
         or spelled_non_ascii(data)  # (a name in letters Python reads as ASCII: maybe)
     )
@@ -78,7 +103,7 @@ def python_risk_may_matter(data: bytes) -> bool:
     the rules read (a file only the map's reader wants is not theirs)."""
     return (
         b"claude" in data
-        or _RISK_IMPORT.search(data) is not None
+        or _RISK_IMPORT.search(data)
         or _docker_harness(data)
         or spelled_non_ascii(data)
     )
@@ -90,7 +115,7 @@ def python_risk_may_matter(data: bytes) -> bool:
 # reader matches one, `X.containers.run(...)` or `.create(...)`, spelled as Python allows:
 # blanks, line ends and continuations around the dot (`client.containers .run`), and
 # inside brackets comments, which count as "maybe" (never read through: see BLANKS)
-_DOCKER_IMPORT = _import_of((b"docker",))
+_DOCKER_IMPORT = _Imports((b"docker",))
 CONTAINER_START = re.compile(
     rb"containers" + BLANKS + rb"(?:#|\." + BLANKS + rb"(?:#|(?:run|create)(?![A-Za-z0-9_])))"
 )
@@ -100,5 +125,5 @@ def _docker_harness(data: bytes) -> bool:
     return (
         b"containers" in data
         and CONTAINER_START.search(data) is not None
-        and _DOCKER_IMPORT.search(data) is not None
+        and _DOCKER_IMPORT.search(data)
     )

@@ -281,6 +281,22 @@ def test_the_same_file_is_parsed_once_it_imports_a_framework() -> None:
 
 
 @pytest.mark.parametrize(
+    "head",
+    [
+        pytest.param(b"from \\\n    agents import ShellTool\n", id="continued-after-from"),
+        pytest.param(b"import os, \\\r\n    agents\nShellTool = agents.ShellTool\n", id="list"),
+        pytest.param(b"from\x0cagents import ShellTool\n", id="a-form-feed"),
+    ],
+)
+def test_an_import_spelled_with_pythons_other_blanks_is_parsed(head: bytes) -> None:
+    """A backslash continuation or a form feed between `from`/`import` and the module is a
+    blank to Python: the first byte test took only spaces and tabs, and such a file (no
+    other watched import, no `claude`) was counted and never parsed."""
+    out = process_file("lib.py", "python", head + b"T = ShellTool(executor=None)\n")
+    assert out.parsed == 1 and [g.tool for g in out.grants] == ["ShellTool"]
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         (b"import agents", True),
