@@ -116,8 +116,10 @@ def python_risk_may_matter(data: bytes) -> bool:
 # blanks, line ends and continuations around the dot (`client.containers .run`), and
 # inside brackets comments, which count as "maybe" (never read through: see BLANKS)
 _DOCKER_IMPORT = _Imports((b"docker",))
+# (the brackets a grouping closes may stand before the dot too: `(client.containers).run`)
+_CLOSERS = rb"(?:[ \t\f\r\n)]|\\(?:\r\n|\r(?!\n)|\n))*"
 CONTAINER_START = re.compile(
-    rb"containers" + BLANKS + rb"(?:#|\." + BLANKS + rb"(?:#|(?:run|create)(?![A-Za-z0-9_])))"
+    rb"containers" + _CLOSERS + rb"(?:#|\." + BLANKS + rb"(?:#|(?:run|create)(?![A-Za-z0-9_])))"
 )
 
 

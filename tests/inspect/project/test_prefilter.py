@@ -125,22 +125,18 @@ _FROM_BEFORE, _IMPORT_BEFORE = _before(WATCHED)
 _RISK_FROM, _RISK_IMPORT = _before(PY_MODULES)
 
 
+_FROM_DOCKER, _DOCKER = _before((b"docker",))
+
+
 def _docker_harness(data: bytes) -> bool:
-    """A line that imports docker (`import docker`, `import os, docker`, `from docker...`)
-    and, anywhere, a container start: `containers`, then `.run`/`.create`, blanks and line
-    ends around the dot, or a comment where one may stand (maybe)."""
-    imported = False
-    for line in data.split(b"\n"):
-        words = line.lstrip(b" \t")
-        for kw in (b"import", b"from"):
-            rest = words[len(kw) :]
-            if words.startswith(kw) and rest[:1] in (b" ", b"\t"):
-                names = rest.split(b",") if kw == b"import" else [rest]
-                imported = imported or any(n.strip(b" \t").startswith(b"docker") for n in names)
+    """An import of docker (`import docker`, `import os, docker`, `from docker...`) and,
+    anywhere, a container start: `containers` (grouping brackets may close after it), then
+    `.run`/`.create`, blanks and line ends around the dot, or a comment where one may stand
+    (maybe)."""
+    imported = _FROM_DOCKER.search(data) is not None or _imports_before(data, _DOCKER)
     flat = re.sub(rb"\\\r?\n|[ \t\f\r\n]", b"", data)
-    return (
-        imported and re.search(rb"containers(?:#|\.(?:#|(?:run|create)(?!\w)))", flat) is not None
-    )
+    start = rb"containers\)*(?:#|\.(?:#|(?:run|create)(?!\w)))"
+    return imported and re.search(start, flat) is not None
 
 
 def _three_scans(data: bytes, risk_only: bool = False) -> bool:
