@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from pathlib import Path
 
 from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
+
+# agbench's harness: it imports the Docker SDK and no agent module, and starts the
+# benchmark's container for its scenario script (the Docker harness tests respell it)
+HARNESS = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures/AG301/fail/harness-container-credited/python/packages/agbench/src/agbench"
+    / "run_cmd.py"
+)
 
 
 def facts(found: PythonFacts) -> dict[str, object]:

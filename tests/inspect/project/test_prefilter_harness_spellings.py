@@ -7,18 +7,11 @@ file in time linear in its length."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from agentguard.inspect.project.python_prefilter import python_may_matter, python_risk_may_matter
-from tests.inspect.project.prefilter_support import read_whole
-
-_HARNESS = (
-    Path(__file__).resolve().parents[2]
-    / "fixtures/AG301/fail/harness-container-credited/python/packages/agbench/src/agbench"
-    / "run_cmd.py"
-)
+from tests.inspect.project.prefilter_support import HARNESS, read_whole
 
 
 @pytest.mark.parametrize(
@@ -35,7 +28,7 @@ _HARNESS = (
 def test_a_container_start_in_grouping_brackets_is_read(old: bytes, new: bytes) -> None:
     """agbench's harness with its start's owner in brackets: both stages took
     `containers`, blanks, then a dot or a comment, for the only spellings."""
-    original = _HARNESS.read_bytes()
+    original = HARNESS.read_bytes()
     assert original.count(old) == 1
     source = original.replace(old, new)
     got = read_whole("run_cmd.py", source)
@@ -58,7 +51,7 @@ def test_an_import_of_docker_spelled_as_python_reads_it_passes_the_first_stage(
     """An import statement of the Docker SDK with a form feed or a backslash continuation
     where the test takes only spaces and tabs (Python reads both as blanks between
     tokens): the first stage said no, and the file was counted and never parsed."""
-    original = _HARNESS.read_bytes()
+    original = HARNESS.read_bytes()
     assert original.count(b"import docker\n") == 1
     source = original.replace(b"import docker\n", imported)
     assert read_whole("run_cmd.py", source).harnesses

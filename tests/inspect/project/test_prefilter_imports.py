@@ -18,8 +18,8 @@ import pytest
 from agentguard.inspect.project.files import process_file
 from agentguard.inspect.project.python_agents import PythonFacts, Wanted, analyse_python
 from agentguard.inspect.project.python_import_needles import may_import
+from tests.inspect.project.prefilter_support import HARNESS, read_whole
 from tests.inspect.project.prefilter_support import facts as _facts
-from tests.inspect.project.prefilter_support import read_whole
 
 
 def _same_as_full(source: bytes) -> PythonFacts:
@@ -171,13 +171,6 @@ def test_the_mcp_key_test_is_linear_on_a_comment_that_holds_many_starts(source: 
     assert time.perf_counter() - started < 2.0
 
 
-_HARNESS = (
-    Path(__file__).resolve().parents[2]
-    / "fixtures/AG301/fail/harness-container-credited/python/packages/agbench/src/agbench"
-    / "run_cmd.py"
-)
-
-
 @pytest.mark.parametrize(
     ("old", "new"),
     [
@@ -194,7 +187,7 @@ def test_a_docker_harness_spelled_another_way_python_reads_is_read(old: bytes, n
     and such a file was counted and never parsed."""
     from agentguard.inspect.project.python_prefilter import python_may_matter
 
-    original = _HARNESS.read_bytes()
+    original = HARNESS.read_bytes()
     source = original.replace(old, new)
     if old == b"import os\n":  # (the import list in place of its own line; lines kept)
         source = source.replace(b"import docker\n", b"\n").replace(
