@@ -114,6 +114,30 @@ def test_a_google_genai_import_spelled_apart_is_parsed(head: bytes) -> None:
             ),
             id="after-try-colon",
         ),
+        pytest.param(
+            lambda s: s.replace(b"from .agent import agent", b"from .agent import(agent)"),
+            id="no-blank-before-the-bracket",
+        ),
+        pytest.param(
+            lambda s: s.replace(b"from .agent import agent", b"from .agent import\\\n agent"),
+            id="continued-after-import",
+        ),
+        pytest.param(
+            lambda s: s.replace(b"from .agent import agent", b"from .agent import\x0cagent"),
+            id="ff-after-import",
+        ),
+        pytest.param(
+            lambda s: s.replace(
+                b"from .agent import agent", b"from .agent import agent as " + b"a" * 90
+            ).replace(b"@agent.", b"@" + b"a" * 90 + b"."),
+            id="an-owner-of-90-letters",
+        ),
+        pytest.param(
+            lambda s: s.replace(
+                b"from .agent import agent", "from .agent import agent as agént".encode()
+            ).replace(b"@agent.", "@agént.".encode()),
+            id="a-non-ascii-owner",
+        ),
     ],
 )
 def test_a_tool_decorated_onto_an_imported_agent_spelled_as_python_reads_it_is_read(
@@ -122,7 +146,8 @@ def test_a_tool_decorated_onto_an_imported_agent_spelled_as_python_reads_it_is_r
     """The map's tools decorated onto an agent another module makes, the decorator or the
     import spelled as Python also reads them: `@(agent).tool_plain` (the bracket closed
     before the dot), a form feed or a continuation after `@` or `from`, blanks inside the
-    relative module's name, or the import after a `;` or a compound statement's colon."""
+    relative module's name, the import after a `;` or a compound statement's colon, no
+    blank or another blank after `import`, or an owner named past 81 bytes or not in ASCII."""
     source = respell(_SHELL_TOOLS.read_bytes())
     compile(source, "shell_tools.py", "exec")
     got = full("app/shell_tools.py", source)
