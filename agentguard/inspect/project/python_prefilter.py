@@ -63,20 +63,41 @@ class _Imports:
 
     def __init__(self, modules: tuple[bytes, ...]) -> None:
         self.modules = modules
-        alternatives = b"|".join(re.escape(m) for m in modules)
+        # a dotted module is also imported as a name of its package (`from google import
+        # genai`), its dots may have blanks around them (`google . genai`): its first name
+        # after `from` is a start, read whole below
+        heads = {m.split(b".", 1)[0] for m in modules}
+        alternatives = b"|".join(re.escape(m) for m in sorted({*modules, *heads}))
         self._from = re.compile(
-            rb"m(?<=from)" + _LINE_BLANK + _LINE_BLANKS + rb"(?:" + alternatives + rb")"
+            rb"m(?<=from)" + _LINE_BLANK + _LINE_BLANKS + rb"(" + alternatives + rb")"
         )
+        self._dotted: dict[bytes, list[bytes]] = {}
+        for m in modules:
+            if b"." in m:
+                head, rest = m.split(b".", 1)
+                self._dotted.setdefault(head, []).append(rest)
 
     def search(self, data: bytes) -> bool:
-        if self._from.search(data) is not None:
-            return True
+        for m in self._from.finditer(data):
+            head = m.group(1)
+            if head not in self._dotted or any(rest in data for rest in self._dotted[head]):
+                return True  # (a dotted module's package, and its other names spelled: maybe)
         for m in _IMPORT_LIST.finditer(data):
             names = m.group(1)
-            if b"\\" in names:
-                names = _CONTINUATION.sub(b" ", names)
-            if any(n.strip(b" \t\f").startswith(self.modules) for n in names.split(b",")):
-                return True
+            continued = b"\\" in m.group()
+            if continued:
+                # (a backslash ends the list's line or another's: a comment ending in
+                # `import \` runs the next line, which may import a module, into this list;
+                # every word after a continuation may start a statement: maybe)
+                names = _CONTINUATION.sub(b",", names)
+            for name in names.split(b","):
+                # (blanks around a dot are Python's too: `google . genai`)
+                name = b".".join(part.strip(b" \t\f") for part in name.split(b"."))
+                if name.startswith(self.modules):
+                    return True
+                words = name.split()
+                if continued and len(words) > 1 and words[-1].startswith(self.modules):
+                    return True
         return False
 
 

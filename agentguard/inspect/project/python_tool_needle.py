@@ -10,44 +10,43 @@ from agentguard.inspect.project.python_import_needles import BLANKS
 
 MAX_NAMES = 20  # decorator owners looked up per file (past that: parsed)
 
-# `@agent.tool`, as Python also reads it: blanks around the dot, and (since 3.9, any
-# expression) in parentheses, line ends and continuations inside (`@(agent\n .tool)`)
+_NAME_BYTE = rb"[A-Za-z0-9_\x80-\xff]"  # (a name's bytes: any non-ASCII letter's too)
+# `@agent.tool`, as Python also reads it: blanks around the dot and after the `@`, and
+# (since 3.9, any expression) in brackets, line ends and continuations inside
+# (`@(agent\n .tool)`, `@(agent).tool`); the owner a name of any length and letters
 _DECORATOR = re.compile(
-    rb"@[ \t]*(?:\("
+    rb"@"
     + BLANKS
-    + rb")*([A-Za-z_]\w{0,80})"
+    + rb"(?:\("
     + BLANKS
-    + rb"\."
+    + rb")*([A-Za-z_\x80-\xff]"
+    + _NAME_BYTE
+    + rb"*)(?:[ \t\f\r\n)]|\\(?:\r\n|\r(?!\n)|\n))*\."
     + BLANKS
-    + rb"tool(?:_plain)?\b"
+    + rb"tool(?:_plain)?(?!"
+    + _NAME_BYTE
+    + rb")"
 )
-# an import statement at a line's start: `from X import a, b`, `from X import (a,\n b)`,
-# `import a.b as c` (the names after `import`): a parenthesised list, its comments read
-# whole (a comment may hold a parenthesis: `# re-export (public)`), ending at the next
-# parenthesis outside a comment; else the logical line, backslash continuations included.
-# Each part is read one way only (plain bytes up to a `#` or a parenthesis, a comment to
-# its newline, a backslash with the byte after it: a shorter run fails at once), and a
-# parenthesised span ends at the next parenthesis, which starts the next such span: no
-# byte is searched by two of them, linear on hostile files.
-_IMPORT = re.compile(
-    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+"
-    rb"(\([^()#]*(?:#[^\n]*\n[^()#]*)*\)|[^\n\\]*(?:\\[\s\S][^\n\\]*)*)",
-    re.MULTILINE,
-)
-_WORD = re.compile(rb"[A-Za-z_]\w*")
 
 
 def may_decorate_elsewhere(data: bytes) -> bool:
-    """A ``@X.tool``/``@X.tool_plain`` decorator whose ``X`` the file imports by name
-    (``from .agent import agent``, in parentheses too, or ``import agent``)."""
+    """A ``@X.tool``/``@X.tool_plain`` decorator whose ``X`` the file may import: an import
+    that binds ``X`` spells it outside the decorators (a name Python reads from other
+    letters sends the file to every reader before this test), so an owner the file spells
+    nowhere else is bound by nothing here. (Read without finding the import statements: a
+    statement after `;` or `try:`, blanks Python allows, a comment ending in a backslash,
+    each made a byte test of them miss one.)"""
     if b".tool" not in data:
         return False
-    owners: set[bytes] = set()
+    uses: dict[bytes, int] = {}
     for m in _DECORATOR.finditer(data):
-        owners.add(m.group(1))
-        if len(owners) > MAX_NAMES:
+        uses[m.group(1)] = uses.get(m.group(1), 0) + 1
+        if len(uses) > MAX_NAMES:
             return True  # (more owners than looked up: maybe; the 21st may be imported)
-    if not owners or b"import" not in data:
-        return False
-    # (every statement's names at once: one search of the file, no Python step per import)
-    return not owners.isdisjoint(_WORD.findall(b"\n".join(_IMPORT.findall(data))))
+    for owner, count in uses.items():
+        word = re.compile(
+            rb"(?<!" + _NAME_BYTE + rb")" + re.escape(owner) + rb"(?!" + _NAME_BYTE + rb")"
+        )
+        if len(word.findall(data)) > count:
+            return True
+    return False

@@ -114,6 +114,13 @@ def _before(modules: tuple[bytes, ...]) -> tuple[re.Pattern[bytes], tuple[bytes,
 
 
 def _imports_before(data: bytes, modules: tuple[bytes, ...]) -> bool:
+    # (a dotted module imported from its package, `from google import genai`: its package
+    # after `from`, and its other name anywhere)
+    for dotted in (m for m in modules if b"." in m):
+        head, rest = dotted.split(b".", 1)
+        blank = rb"(?:[ \t\f]|\\(?:\r\n|\r|\n))"
+        if re.search(rb"from" + blank + rb"+" + re.escape(head), data) and rest in data:
+            return True
     data = _LINE_BLANKS.sub(b" ", data)
     for names in re.findall(rb"import[ \t]([\w., \t]*)", data):
         if any(n.strip(b" \t").startswith(modules) for n in names.split(b",")):
@@ -182,7 +189,10 @@ def _three_scans(data: bytes, risk_only: bool = False) -> bool:
         (b"import os; openai\n", False),
         (b"x = 'from agents'\n", True),
         (b"from google.genai import types\n", True),
-        (b"from google import genai\n", False),  # google.genai is imported as `genai`...
+        (
+            b"from google import genai\n",
+            True,
+        ),  # (a dotted module as its package's name)  # google.genai is imported as `genai`...
         (b"import google.generativeai as g\n", True),
         (b"m", False),
         (b"mp", False),
