@@ -78,27 +78,38 @@ class _Imports:
                 self._dotted.setdefault(head, []).append(rest)
 
     def search(self, data: bytes) -> bool:
+        spelled: bool | None = None  # (a dotted module's other names in the file: asked once)
         for m in self._from.finditer(data):
             head = m.group(1)
-            if head not in self._dotted or any(rest in data for rest in self._dotted[head]):
+            if head not in self._dotted:
+                return True
+            if spelled is None:
+                spelled = any(rest in data for rests in self._dotted.values() for rest in rests)
+            if spelled:
                 return True  # (a dotted module's package, and its other names spelled: maybe)
         for m in _IMPORT_LIST.finditer(data):
             names = m.group(1)
-            continued = b"\\" in m.group()
-            if continued:
-                # (a backslash ends the list's line or another's: a comment ending in
-                # `import \` runs the next line, which may import a module, into this list;
-                # every word after a continuation may start a statement: maybe)
-                names = _CONTINUATION.sub(b",", names)
-            for name in names.split(b","):
-                # (blanks around a dot are Python's too: `google . genai`)
-                name = b".".join(part.strip(b" \t\f") for part in name.split(b"."))
-                if name.startswith(self.modules):
+            if b"\\" not in m.group():
+                if any(_dotted_name(n).startswith(self.modules) for n in names.split(b",")):
                     return True
-                words = name.split()
-                if continued and len(words) > 1 and words[-1].startswith(self.modules):
-                    return True
+                continue
+            # a backslash ends this list's line or another's: read as a continuation
+            # (`import google.\<newline> genai`), and as the end of a comment that ran the
+            # next line into this list (`# ... import \` then `import agents as a`), where
+            # every word may begin a statement: maybe
+            joined = _CONTINUATION.sub(b" ", names)
+            if any(_dotted_name(n).startswith(self.modules) for n in joined.split(b",")):
+                return True
+            words = _CONTINUATION.sub(b",", names).replace(b",", b" ").split()
+            if any(w.startswith(self.modules) for w in words):
+                return True
         return False
+
+
+def _dotted_name(name: bytes) -> bytes:
+    """An import list's name as Python reads it: blanks around a dot are Python's too
+    (`google . genai`)."""
+    return b".".join(part.strip(b" \t\f") for part in name.split(b"."))
 
 
 _FROM_OR_IMPORT = _Imports(PY_MODULES + MAP_MODULES)

@@ -29,6 +29,11 @@ _DECORATOR = re.compile(
 )
 
 
+# a decorator in brackets with a comment inside (`@(agent  # the agent\n).tool`): read as
+# "maybe" rather than through the comment; a bracket longer than a decorator's is maybe too
+_COMMENTED = re.compile(rb"@" + BLANKS + rb"\((?:[^)#]{0,256}#|[^)#]{257})")
+
+
 def may_decorate_elsewhere(data: bytes) -> bool:
     """A ``@X.tool``/``@X.tool_plain`` decorator whose ``X`` the file may import: an import
     that binds ``X`` spells it outside the decorators (a name Python reads from other
@@ -38,6 +43,8 @@ def may_decorate_elsewhere(data: bytes) -> bool:
     each made a byte test of them miss one.)"""
     if b".tool" not in data:
         return False
+    if _COMMENTED.search(data) is not None:
+        return True  # (a decorator in brackets that hold a comment: maybe)
     uses: dict[bytes, int] = {}
     for m in _DECORATOR.finditer(data):
         uses[m.group(1)] = uses.get(m.group(1), 0) + 1
