@@ -133,12 +133,17 @@ def resolver_default() -> tuple[str, ...]:
     except (OSError, UsageError):
         return ()  # no uv: the resolver says so itself
     env = [os.environ.get(n, "") for n in (*_DEFAULT_ENV["uv"], *_EXTRA_ENV["uv"])]
-    return _resolver_default("\n".join([binary, str(st.st_size), str(st.st_mtime_ns), *env]))
+    from agentguard.lock.backend import ResolverError
+
+    try:
+        return _resolver_default("\n".join([binary, str(st.st_size), str(st.st_mtime_ns), *env]))
+    except (ResolverError, OSError):  # (asked again next time: a failure is never cached)
+        return ()
 
 
 @functools.lru_cache(maxsize=8)
 def _resolver_default(stamp: str) -> tuple[str, ...]:
-    from agentguard.lock.backend import ResolverError, default_index_urls
+    from agentguard.lock.backend import default_index_urls
     from agentguard.lock.index import default_cache_dir
 
     cache = default_cache_dir()
@@ -148,10 +153,7 @@ def _resolver_default(stamp: str) -> tuple[str, ...]:
             return tuple(cached["urls"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
-    try:
-        urls = default_index_urls()
-    except (ResolverError, OSError):
-        return ()
+    urls = default_index_urls()  # (ResolverError, OSError: to the caller, not cached)
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs speed
         safeio.write_in(cache, _CACHED, json.dumps({"uv": stamp, "urls": list(urls)}))
     return urls

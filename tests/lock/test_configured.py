@@ -76,6 +76,25 @@ def test_the_resolver_default_is_asked_once_then_read_from_the_cache(
     assert asked == [1, 1]
 
 
+def test_a_resolver_default_that_could_not_be_asked_is_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """uv asked under load (CI, two test workers) once failed; that empty answer was kept
+    for the process, and every later lock in it read pypi.org pins as from an index nobody
+    configured (AG107 in place of AG101 and AG105). A failure is now never kept."""
+    answers: list[tuple[str, ...] | None] = [None, ("https://default.example/simple",)]
+
+    def default() -> tuple[str, ...]:
+        got = answers.pop(0)
+        if got is None:
+            raise backend.ResolverError("uv timed out", code="resolver-failed", retryable=True)
+        return got
+
+    monkeypatch.setattr(backend, "default_index_urls", default)
+    assert cf.configured().urls == ()  # (that run: not known)
+    assert cf.configured().urls == ("https://default.example/simple",)
+
+
 @pytest.mark.parametrize(
     ("url", "allowed"),
     [
