@@ -3,6 +3,7 @@ the resolver's default, AGENTGUARD_INDEX_HOSTS), never a file under review."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,14 @@ _ENV = (
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     for name in _ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AGENTGUARD_CACHE_DIR", str(tmp_path / "cache"))
+    cf._resolver_default.cache_clear()
+    yield
+    # (a test's made-up default index must not outlive it: kept in the process's cache under
+    # the real environment's key, it made a later test's pypi.org pins "unconfigured")
     cf._resolver_default.cache_clear()
 
 
